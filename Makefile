@@ -1,0 +1,77 @@
+# netreduce: the two commands of the README, and a few more.
+#   make demo    namespace testbed, 4 hosts, through the box and the ring baseline
+#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, fuzz smoke)
+# Both install the Debian packages they need, configure meson and build.
+
+SHELL := /bin/bash
+BUILD ?= build
+ASAN  ?= build-asan
+FUZZ  ?= build-fuzz
+FUZZ_SECONDS ?= 60
+MESON_TEST := meson test --print-errorlogs --num-processes 2
+
+DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm \
+	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
+	libcmocka-dev libisal-dev libpcap-dev libjansson-dev \
+	tshark iproute2 ethtool procps psmisc openmpi-bin libopenmpi-dev python3
+
+.PHONY: all deps build asan test demo bench bench-e2e fuzz clean help
+
+all: build
+
+help:
+	@echo "make demo       4-host namespace testbed: box vs ring, checked (root)"
+	@echo "make test       all suites, as CI runs them (root)"
+	@echo "make build      release build in $(BUILD)/"
+	@echo "make bench      engine and switch benchmarks (figures only)"
+	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
+	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "== installing Debian packages:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --buildtype=release -Db_ndebug=false
+
+$(ASAN)/build.ninja:
+	meson setup $(ASAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+$(FUZZ)/build.ninja:
+	CC=clang meson setup $(FUZZ) --buildtype=debugoptimized -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+asan: deps $(ASAN)/build.ninja
+	ninja -C $(ASAN)
+
+test: build asan
+	$(MESON_TEST) -C $(ASAN) --suite unit --suite golden
+	$(MESON_TEST) -C $(BUILD) --suite eal
+	$(MESON_TEST) -C $(BUILD) --suite e2e
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+demo: build
+	tests/testbed/run --build $(BUILD) --hosts 4 --algo netreduce,ring --check \
+		--bytes 4K,1M,16M
+
+bench: build
+	$(BUILD)/bench/agg/nr-bench-agg
+	$(BUILD)/bench/switch/nr-bench-switch
+
+bench-e2e: build
+	tests/testbed/bench-e2e --build $(BUILD)
+
+fuzz: deps $(FUZZ)/build.ninja
+	ninja -C $(FUZZ)
+	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

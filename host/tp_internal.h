@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transport implementations plug in here (see nr_transport.h). */
+#ifndef NR_TP_INTERNAL_H
+#define NR_TP_INTERNAL_H
+
+#include "nr_transport.h"
+
+struct nr_tp_ops {
+	const char *kind;
+	struct nr_tp *(*open)(const struct nr_tp_config *cfg, char *err, size_t errlen);
+	void (*close)(struct nr_tp *tp);
+	int (*reg_mr)(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
+	void (*dereg_mr)(struct nr_tp *tp, struct nr_tp_mr *mr);
+	int (*qp_create)(struct nr_tp *tp, struct nr_tp_qp **qp, struct nr_qp_info *info);
+	int (*qp_connect)(struct nr_tp_qp *qp, const struct nr_qp_info *remote);
+	void (*qp_destroy)(struct nr_tp_qp *qp);
+	int (*post_write_imm)(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
+			      const void *laddr, uint32_t len, uint64_t remote_va,
+			      uint32_t rkey, uint32_t imm);
+	int (*post_recv)(struct nr_tp_qp *qp, uint64_t wr_id);
+	int (*poll)(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
+	const char *(*qp_error)(const struct nr_tp_qp *qp);
+};
+
+/* Every transport object and QP starts with these, so the dispatcher finds its ops. */
+struct nr_tp {
+	const struct nr_tp_ops *ops;
+};
+
+struct nr_tp_qp {
+	const struct nr_tp_ops *ops;
+	struct nr_tp *tp;
+};
+
+extern const struct nr_tp_ops nr_tp_soft_ops;
+extern const struct nr_tp_ops nr_tp_verbs_ops;   /* NULL open when built without rdma-core */
+
+#endif /* NR_TP_INTERNAL_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RoCEv2 invariant CRC (IBTA annex A17.3.3), on ISA-L's crc32_gzip_refl
+ * (the same CRC-32 zlib computes):
+ *   CRC-32 over 8 bytes 0xFF (the masked LRH),
+ *          the IP header with IPv4 TOS, TTL, checksum (IPv6 traffic class,
+ *          flow label, hop limit) set to all ones,
+ *          the UDP header with its checksum set to all ones,
+ *          the BTH with byte 4 (FECN/BECN/resv) set to all ones,
+ *          the extension headers and the payload with its pad,
+ * stored little-endian in the 4 bytes after the payload.
+ * Masked fields may change in flight (ECN marking, TTL) without a new ICRC;
+ * any change to payload, QPN, PSN or addresses needs one.
+ */
+#ifndef NR_ROCE_ICRC_H
+#define NR_ROCE_ICRC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "roce_pkt.h"
+
+/* ICRC of a frame that nr_parse() found to be NR_PKT_ROCE. */
+uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p);
+/* The ICRC stored in the frame (the 4 bytes before p->end). */
+uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p);
+bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p);
+/* Recompute and store. */
+void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p);
+
+/*
+ * The IPv4 fields of a UDP-socket endpoint's packet that the ICRC covers and
+ * the transport headers do not: what the kernel will put in (send) or did put
+ * in (receive) the IP and UDP headers.  A socket bound to one address and sending
+ * with IP_PMTUDISC_DO (DF) from an unconnected socket gets IP ID 0 on Linux.
+ */
+struct nr_icrc_ip4 {
+	uint32_t saddr, daddr;   /* network order */
+	uint16_t sport, dport;   /* host order */
+	uint16_t id;             /* host order */
+	uint16_t frag_off;       /* host order, e.g. NR_IPV4_DF */
+};
+
+/* ICRC over transport bytes [bth, bth + len) (BTH .. pad, ICRC excluded). */
+uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t len);
+
+#endif /* NR_ROCE_ICRC_H */
