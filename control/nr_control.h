@@ -15,6 +15,7 @@
 #ifndef NR_CONTROL_H
 #define NR_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,5 +62,38 @@ struct nr_sw_channel {
 struct nr_backend *nr_backend_sw_create(const struct nr_sw_channel *ch);
 /* path: sysfs resource0 of the device, or a regular file (simulation). */
 struct nr_backend *nr_backend_fpga_create(const char *path, char *err, size_t errlen);
+
+/* ---- the API core: validation, ids, keys, tenancy, request handling ---- */
+
+struct nr_ctl;
+
+struct nr_ctl *nr_ctl_create(struct nr_backend *b);
+void nr_ctl_destroy(struct nr_ctl *c);     /* destroys the backend too */
+
+/*
+ * Handle one request line (without the newline).  admin is true for the UNIX
+ * socket (no token, may list and touch every job), false for TCP (token
+ * required, job operations require the job's key).  Returns a malloc'd reply
+ * line without newline; never NULL except on allocation failure.
+ */
+char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, bool admin);
+
+/* ---- the server --------------------------------------------------------- */
+
+struct nr_ctl_server_cfg {
+	const char *unix_path;     /* NULL: no UNIX socket */
+	const char *tcp_addr;      /* "IP:PORT" or NULL: no TCP listener */
+	const char *token;         /* required when tcp_addr is set */
+	unsigned max_conns;        /* 0: 64 */
+	unsigned idle_timeout_ms;  /* 0: 30000 */
+	size_t max_line;           /* 0: 65536 */
+};
+
+struct nr_ctl_server;
+
+/* Starts a control thread serving both listeners; NULL and err on failure. */
+struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_server_cfg *cfg,
+					  char *err, size_t errlen);
+void nr_ctl_server_stop(struct nr_ctl_server *s);
 
 #endif /* NR_CONTROL_H */

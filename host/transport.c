@@ -6,14 +6,17 @@
 
 #include "tp_internal.h"
 
-static const struct nr_tp_ops *const transports[] = { &nr_tp_soft_ops, &nr_tp_verbs_ops };
+/* Weak: a build may carry only one of them. */
+extern const struct nr_tp_ops nr_tp_soft_ops __attribute__((weak));
+extern const struct nr_tp_ops nr_tp_verbs_ops __attribute__((weak));
 
 struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {
+	const struct nr_tp_ops *const transports[] = { &nr_tp_soft_ops, &nr_tp_verbs_ops };
 	const char *kind = cfg->kind ? cfg->kind : "soft";
 
 	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-		if (strcmp(transports[i]->kind, kind) == 0)
+		if (transports[i] && strcmp(transports[i]->kind, kind) == 0)
 			return transports[i]->open(cfg, err, errlen);
 	snprintf(err, errlen, "transport \"%s\" unknown (use soft or verbs)", kind);
 	return NULL;
