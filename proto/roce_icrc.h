@@ -21,13 +21,19 @@
 
 #include "roce_pkt.h"
 
-/* ICRC of a frame that nr_parse() found to be NR_PKT_ROCE. */
+/*
+ * ICRC of a frame that nr_parse() found to be NR_PKT_ROCE (p->ipver 4 or 6).
+ * A record from nr_parse_transport() has no IP header to cover: use
+ * nr_icrc_ip4() for those (compute returns 0 and check false on them).
+ */
 uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p);
 /* The ICRC stored in the frame (the 4 bytes before p->end). */
 uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p);
 bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p);
 /* Recompute and store. */
 void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p);
+/* Store an ICRC value little-endian at `at` (4 bytes), as the wire carries it. */
+void nr_icrc_store(uint8_t *at, uint32_t crc);
 
 /*
  * The IPv4 fields of a UDP-socket endpoint's packet that the ICRC covers and

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The RoCEv2 ICRC (see roce_icrc.h), rxe_icrc.c style: the masked headers are
+ * copied into a small stack buffer and CRC'd, then the CRC continues directly
+ * over the frame from the first byte after the BTH to the ICRC, so the payload
+ * is never copied.  CRC-32 on ISA-L's crc32_gzip_refl, which chains like
+ * zlib's crc32 (the previous result is the next call's seed, 0 to start).
+ */
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "proto/roce_icrc.h"
+
+#define LRH_MASK_LEN	8
+#define IPV4_MAX_HDR	60
+
+/* Masked LRH + the longest IP header + UDP + BTH. */
+#define MASKED_MAX	(LRH_MASK_LEN + IPV4_MAX_HDR + sizeof(struct nr_udp_hdr) + sizeof(struct nr_bth))
+
+static void mask_ipv4(uint8_t *ip)
+{
+	struct nr_ipv4_hdr *h = (struct nr_ipv4_hdr *)ip;
+
+	h->tos = 0xFF;
+	h->ttl = 0xFF;
+	memset(&h->check, 0xFF, sizeof(h->check));
+}
+
+static void mask_ipv6(uint8_t *ip)
+{
+	struct nr_ipv6_hdr *h = (struct nr_ipv6_hdr *)ip;
+
+	/* Version stays, traffic class and flow label become all ones. */
+	h->vtc_flow = htonl(ntohl(h->vtc_flow) | 0x0FFFFFFFu);
+	h->hop_limit = 0xFF;
+}
+
+static void mask_udp_bth(uint8_t *udp)
+{
+	memset(&((struct nr_udp_hdr *)udp)->check, 0xFF, sizeof(uint16_t));
+	udp[sizeof(struct nr_udp_hdr) + NR_BTH_RESV_BYTE] = 0xFF;
+}
+
+uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
+{
+	uint8_t buf[MASKED_MAX];
+	uint32_t iplen = p->l4_off - p->l3_off;
+	uint32_t hlen = LRH_MASK_LEN + iplen + sizeof(struct nr_udp_hdr) + sizeof(struct nr_bth);
+	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
+	uint32_t crc;
+
+	if ((p->ipver != 4 && p->ipver != 6) || hlen > sizeof(buf) ||
+	    p->end < rest + NR_ICRC_LEN)
+		return 0;   /* not a packet nr_parse() accepted */
+	memset(buf, 0xFF, LRH_MASK_LEN);
+	memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
+	if (p->ipver == 6)
+		mask_ipv6(buf + LRH_MASK_LEN);
+	else
+		mask_ipv4(buf + LRH_MASK_LEN);
+	mask_udp_bth(buf + LRH_MASK_LEN + iplen);
+
+	crc = crc32_gzip_refl(0, buf, hlen);
+	return crc32_gzip_refl(crc, frame + rest, p->end - NR_ICRC_LEN - rest);
+}
+
+uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p)
+{
+	const uint8_t *s = frame + p->end - NR_ICRC_LEN;
+
+	return (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24;
+}
+
+bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p)
+{
+	if (p->ipver != 4 && p->ipver != 6)
+		return false;
+	return nr_icrc_compute(frame, p) == nr_icrc_stored(frame, p);
+}
+
+void nr_icrc_store(uint8_t *at, uint32_t crc)
+{
+	at[0] = (uint8_t)crc;
+	at[1] = (uint8_t)(crc >> 8);
+	at[2] = (uint8_t)(crc >> 16);
+	at[3] = (uint8_t)(crc >> 24);
+}
+
+void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p)
+{
+	nr_icrc_store(frame + p->end - NR_ICRC_LEN, nr_icrc_compute(frame, p));
+}
+
+uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t len)
+{
+	uint8_t buf[LRH_MASK_LEN + sizeof(struct nr_ipv4_hdr) + sizeof(struct nr_udp_hdr) +
+		    sizeof(struct nr_bth)];
+	struct nr_ipv4_hdr *iph = (struct nr_ipv4_hdr *)(buf + LRH_MASK_LEN);
+	struct nr_udp_hdr *udp = (struct nr_udp_hdr *)(iph + 1);
+	size_t blen = len < sizeof(struct nr_bth) ? len : sizeof(struct nr_bth);
+	uint32_t crc;
+
+	memset(buf, 0xFF, LRH_MASK_LEN);
+	iph->ver_ihl = 0x45;
+	nr_st_be16(&iph->tot_len, (uint16_t)(sizeof(*iph) + sizeof(*udp) + len + NR_ICRC_LEN));
+	nr_st_be16(&iph->id, ip->id);
+	nr_st_be16(&iph->frag_off, ip->frag_off);
+	iph->proto = NR_IPPROTO_UDP;
+	iph->saddr = ip->saddr;
+	iph->daddr = ip->daddr;
+	mask_ipv4((uint8_t *)iph);
+	nr_st_be16(&udp->sport, ip->sport);
+	nr_st_be16(&udp->dport, ip->dport);
+	nr_st_be16(&udp->len, (uint16_t)(sizeof(*udp) + len + NR_ICRC_LEN));
+	memcpy(udp + 1, bth, blen);
+	if (blen > NR_BTH_RESV_BYTE)
+		mask_udp_bth((uint8_t *)udp);
+	else
+		memset(&udp->check, 0xFF, sizeof(udp->check));
+
+	crc = crc32_gzip_refl(0, buf, sizeof(buf) - sizeof(struct nr_bth) + blen);
+	return crc32_gzip_refl(crc, bth + blen, len - blen);
+}
