@@ -16,8 +16,9 @@
  *                  either through ops.emit (a result to transmit) or through
  *                  ops.free (job failed or destroyed).
  *   NR_V_RESEND    a duplicate of a packet whose result the engine still holds:
- *                  its payload has been overwritten with the stored result; the
- *                  caller sets ECN if told, recomputes the ICRC and transmits.
+ *                  its payload has been overwritten with the stored result (and
+ *                  ECN-CE set when due); the caller recomputes the ICRC and
+ *                  transmits.
  *
  * Emission: when slot g completes and every earlier slot has been emitted, the
  * engine writes the sum into each connection's own packet g (same headers, same
@@ -163,10 +164,29 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
  */
 int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errlen);
 
+/* Packets of pool room a spec asks for: pool_msgs * ceil(msg_size / mtu). */
+uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
+/* Bytes of engine memory the job's pool takes (validation caps it at 256 MiB). */
+uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
+
+/*
+ * Set ECN-CE in an IPv4 frame and fix the IP header checksum (no ICRC change
+ * needed).  For ops.emit callers when e->ecn_ce; RESEND packets already have it.
+ */
+void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p);
+
 /*
  * Offer one parsed NR_PKT_ROCE packet.  frame is writable (the engine writes
  * results into payloads).  now_ns is a monotonic clock.  May call ops.emit and
- * ops.free before returning.  *ctr (may be NULL) gets the counter that moved.
+ * ops.free before returning.  *ctr (may be NULL) gets the counter that moved
+ * (left untouched when none did).  Decide drop/forward from the verdict only:
+ * UNKNOWN_CONN (an RDMA WRITE to an unregistered IP/QPN), SPOOFED on the ACK
+ * side and ACKS_SNOOPED/ACK_IGNORED come with NR_V_FORWARD and are not drops.
+ * Non-WRITE requests (SEND, READ, atomics) on a registered data QPN are
+ * dropped as NOT_WRITE: registered QPs carry aggregation traffic only.
+ * RESEND packets already carry the stored result, the result ImmDt and, when
+ * a contribution had it, ECN-CE (IP checksum fixed): recompute the ICRC.
+ * IPv6 RoCE is forwarded (jobs are IPv4).
  */
 enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr);

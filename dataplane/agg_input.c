@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-packet path of the aggregation engine (DESIGN.md section 3):
+ * classify against the registered connections, admit a contribution to its
+ * slot (bitmap, length, opcode and tag checks), sum (ordered or streaming),
+ * emit completed slots in sequence order, snoop ACKs/NAKs and release slots.
+ *
+ * Verdicts for packets that reach a registered connection:
+ *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn):
+ *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
+ *     job failed                            -> DROP JOB_FAILED_DROP
+ *     not an RC RDMA WRITE (SEND, READ, ACK, atomics ...)
+ *                                           -> DROP NOT_WRITE: a registered QP
+ *        carries aggregation traffic only (DESIGN.md section 2), and forwarding
+ *        it raw could let a receiver see unaggregated bytes.
+ *     WRITE                                 -> HELD / DROP / RESEND (see below)
+ *   ACK side (daddr, qpn) = (conns[i].src_ip, conns[i].src_qpn):
+ *     packets with an AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then
+ *     FORWARD; everything else FORWARD untouched.  An ACK whose source is not
+ *     conns[i].dst_ip is counted SPOOFED, not snooped, and forwarded.
+ *   anything else -> FORWARD.  An RDMA WRITE to an unregistered (IP, QPN)
+ *     bumps UNKNOWN_CONN (engine-wide): informational, the packet is
+ *     forwarded, it is not a drop.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "dataplane/agg_internal.h"
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+static inline bool op_is_rc_write(uint8_t op)
+{
+	return op >= NR_OP_RC_WRITE_FIRST && op <= NR_OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline bool op_has_imm(uint8_t op)
+{
+	return op == NR_OP_RC_WRITE_LAST_IMM || op == NR_OP_RC_WRITE_ONLY_IMM;
+}
+
+static inline const struct nr_lkp *lkp_find(const struct nr_engine *e, uint32_t daddr,
+					    uint32_t qpn)
+{
+	uint32_t h = nr_lkp_hash(daddr, qpn) & e->lkp_mask;
+
+	for (;;) {
+		const struct nr_lkp *l = &e->lkp[h];
+
+		if (l->job == NR_LKP_EMPTY)
+			return NULL;
+		if (l->daddr == daddr && (l->qpn & NR_BTH_QPN_MASK) == qpn)
+			return l;
+		h = (h + 1) & e->lkp_mask;
+	}
+}
+
+/* ImmDt is the last extension header before the payload (WRITE_LAST_IMM, ONLY_IMM). */
+static inline void frame_set_imm(uint8_t *frame, const struct nr_pkt *p, uint32_t imm)
+{
+	nr_st_be32(frame + p->pay_off - 4, imm);
+}
+
+void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p)
+{
+	struct nr_ipv4_hdr *ip;
+
+	if (p->ipver != 4)
+		return;
+	ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
+	if ((ip->tos & NR_ECN_MASK) == NR_ECN_CE)
+		return;
+	ip->tos |= NR_ECN_CE;
+	ip->check = nr_ipv4_cksum(ip);
+}
+
+static inline enum nr_verdict count(struct nr_job *j, enum nr_engine_ctr c,
+				    enum nr_engine_ctr *out, enum nr_verdict v)
+{
+	j->ctr[c]++;
+	if (out)
+		*out = c;
+	return v;
+}
+
+/* ---- emission ---------------------------------------------------------------- */
+
+static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
+{
+	struct nr_slot *s = &j->slots[si];
+	struct nr_held *h = &j->held[(size_t)si * j->n];
+	struct nr_pkt *pk = &j->pkts[(size_t)si * j->n];
+	uint8_t *res = j->results + (size_t)si * j->mtu;
+	uint32_t g = (uint32_t)(s->x & NR_PSN_MASK);
+
+	for (uint32_t i = 0; i < j->n; i++) {
+		j->srcs[i] = h[i].pay;
+		j->outs[i] = h[i].pay;
+	}
+	if (j->mode == NR_SUM_ORDERED)
+		e->sum->sum_fanout(res, j->srcs, j->n, j->outs, j->n, s->len);
+	else
+		e->sum->copy_fanout(res, j->outs, j->n, s->len);
+
+	for (uint32_t i = 0; i < j->n; i++) {
+		struct nr_emit em = {
+			.handle = h[i].handle,
+			.frame = h[i].frame,
+			.pkt = &pk[i],
+			.job = j->id,
+			.conn = i,
+			.g = g,
+			.ecn_ce = s->ecn_ce,
+		};
+
+		if (s->has_tag && j->result_key) {
+			pk[i].imm = s->tag ^ j->result_key;
+			frame_set_imm(h[i].frame, &pk[i], pk[i].imm);
+		}
+		h[i].handle = NULL;
+		j->ctr[NR_ECTR_EMITTED]++;
+		if (e->ops.emit)
+			e->ops.emit(e->ops.ctx, &em);
+	}
+	s->state = NR_SLOT_EMITTED;
+	j->busy--;
+}
+
+static void job_emit_ready(struct nr_engine *e, struct nr_job *j)
+{
+	for (;;) {
+		struct nr_slot *s = &j->slots[j->emit_slot];
+
+		if (s->state != NR_SLOT_COMPLETE || s->x != j->next_emit)
+			return;
+		slot_emit(e, j, j->emit_slot);
+		j->next_emit++;
+		if (++j->emit_slot == j->pool)
+			j->emit_slot = 0;
+	}
+}
+
+/* ---- ACK snooping and release -------------------------------------------- */
+
+static void job_release(struct nr_job *j)
+{
+	uint64_t low = j->next_emit;
+
+	for (uint32_t i = 0; i < j->n; i++)
+		if (j->acked[i] < low)
+			low = j->acked[i];
+	while (j->next_release < low) {
+		j->slots[j->rel_slot].state = NR_SLOT_RELEASED;
+		j->ctr[NR_ECTR_RELEASED]++;
+		j->next_release++;
+		if (++j->rel_slot == j->pool)
+			j->rel_slot = 0;
+	}
+}
+
+static enum nr_verdict snoop_ack(struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+				 uint64_t now_ns, enum nr_engine_ctr *ctr)
+{
+	uint32_t g = nr_psn_sub(p->psn, j->conns[i].ipsn);
+	uint64_t mark, old = j->acked[i];
+	int32_t d;
+
+	if (nr_syn_is_ack(p->aeth_syn))
+		g = nr_psn_add(g, 1);           /* acknowledges g and everything before */
+	else if (p->aeth_syn != NR_AETH_NAK_PSN_SEQ_ERR)
+		return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD); /* RNR, errors */
+	/* mark = first sequence not acknowledged; must lie in [acked_i, next_emit] */
+	d = nr_psn_diff(g, (uint32_t)(old & NR_PSN_MASK));
+	mark = old + (int64_t)d;
+	if (d < 0 || mark > j->next_emit)
+		return count(j, NR_ECTR_ACK_IGNORED, ctr, NR_V_FORWARD);
+	if (mark > old) {
+		j->acked[i] = mark;
+		j->last_progress_ns = now_ns;
+		if (old == j->next_release)
+			job_release(j);
+	}
+	return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD);
+}
+
+/* ---- contributions --------------------------------------------------------------- */
+
+static void flag_len(struct nr_job *j, uint32_t i, uint64_t x, uint32_t len, uint32_t want)
+{
+	char c[96];
+
+	if (j->reason[0])
+		return;
+	nr_conn_describe(j, i, c, sizeof(c));
+	snprintf(j->reason, sizeof(j->reason), "job %u: %s: payload %u bytes at g=%u, others %u",
+		 j->id, c, len, (uint32_t)(x & NR_PSN_MASK), want);
+	j->flagged = 1;
+}
+
+static void fail_tag(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+		     uint32_t imm, const struct nr_slot *s)
+{
+	char c[96];
+
+	nr_conn_describe(j, i, c, sizeof(c));
+	nr_job_fail(e, j, "%s: immediate 0x%08x at g=%u, connection %u sent 0x%08x (hosts out of step)",
+		    c, imm, (uint32_t)(x & NR_PSN_MASK), s->tag_conn, s->tag);
+}
+
+/* A duplicate of an emitted slot: answer with the stored result. */
+static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
+			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
+{
+	if (p->opcode != s->opcode)
+		return count(j, NR_ECTR_OPCODE_MISMATCH, ctr, NR_V_DROP);
+	if (p->pay_len != s->len)
+		return count(j, NR_ECTR_LEN_MISMATCH, ctr, NR_V_DROP);
+	memcpy(frame + p->pay_off, j->results + (size_t)si * j->mtu, s->len);
+	if (s->has_tag)
+		frame_set_imm(frame, p, s->tag ^ j->result_key);
+	if (s->ecn_ce)
+		nr_frame_set_ce(frame, p);
+	return count(j, NR_ECTR_DUP_RESENT, ctr, NR_V_RESEND);
+}
+
+static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_t i,
+				  uint64_t x, uint32_t si, const struct nr_pkt *p,
+				  uint8_t *frame, void *handle, uint64_t now_ns,
+				  enum nr_engine_ctr *ctr)
+{
+	struct nr_slot *s = &j->slots[si];
+	uint64_t *bits = &j->bits[(size_t)si * j->words];
+	size_t k = (size_t)si * j->n + i;
+	uint8_t *pay = frame + p->pay_off;
+	uint8_t *res = j->results + (size_t)si * j->mtu;
+
+	if (s->state != NR_SLOT_FILLING || s->x != x) {
+		/* take the slot for x */
+		s->x = x;
+		s->state = NR_SLOT_FILLING;
+		s->opcode = p->opcode;
+		s->has_tag = op_has_imm(p->opcode);
+		s->tag = p->imm;
+		s->tag_conn = i;
+		s->len = p->pay_len;
+		s->count = 0;
+		s->ecn_ce = 0;
+		memset(bits, 0, j->words * sizeof(*bits));
+		j->busy++;
+	} else {
+		if (unlikely(p->opcode != s->opcode))
+			return count(j, NR_ECTR_OPCODE_MISMATCH, ctr, NR_V_DROP);
+		if (unlikely(p->pay_len != s->len)) {
+			flag_len(j, i, x, p->pay_len, s->len);
+			return count(j, NR_ECTR_LEN_MISMATCH, ctr, NR_V_DROP);
+		}
+		if (unlikely(s->has_tag && p->imm != s->tag)) {
+			j->ctr[NR_ECTR_TAG_MISMATCH]++;
+			if (ctr)
+				*ctr = NR_ECTR_TAG_MISMATCH;
+			fail_tag(e, j, i, x, p->imm, s);
+			return NR_V_DROP;
+		}
+	}
+	bits[i / 64] |= 1ull << (i % 64);
+	j->held[k] = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay };
+	j->pkts[k] = *p;
+	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
+	if (j->mode == NR_SUM_STREAMING) {
+		if (s->count == 0)
+			memcpy(res, pay, s->len);
+		else
+			e->sum->add(res, pay, s->len);
+	}
+	j->last_progress_ns = now_ns;
+	count(j, NR_ECTR_AGGREGATED, ctr, NR_V_HELD);
+	if (++s->count == j->n) {
+		s->state = NR_SLOT_COMPLETE;
+		j->completed++;
+		j->ctr[NR_ECTR_COMPLETED]++;
+		if (x == j->next_emit)
+			job_emit_ready(e, j);
+	}
+	return NR_V_HELD;
+}
+
+static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_t i,
+				  const struct nr_pkt *p, uint8_t *frame, void *handle,
+				  uint64_t now_ns, enum nr_engine_ctr *ctr)
+{
+	uint32_t g = nr_psn_sub(p->psn, j->conns[i].ipsn);
+	int32_t d = nr_psn_diff(g, (uint32_t)(j->next_release & NR_PSN_MASK));
+	uint64_t x = j->next_release + (int64_t)d;
+	uint32_t si;
+	struct nr_slot *s;
+	const uint64_t *bits;
+
+	if (unlikely(d >= (int32_t)j->pool))     /* beyond the window: the slot is held */
+		return count(j, NR_ECTR_OCCUPIED_DROPPED, ctr, NR_V_DROP);
+	si = nr_job_slot(j, x);
+	s = &j->slots[si];
+	if (s->state != NR_SLOT_FREE && s->x == x) {
+		switch (s->state) {
+		case NR_SLOT_FILLING:
+			bits = &j->bits[(size_t)si * j->words];
+			if (bits[i / 64] >> (i % 64) & 1)
+				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
+			break;
+		case NR_SLOT_COMPLETE:
+			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
+		default: /* EMITTED, RELEASED */
+			return resend(j, s, si, p, frame, ctr);
+		}
+	} else if (d < 0) {
+		/* released long ago and the slot reused, or before the job's start */
+		return count(j, NR_ECTR_STALE_DROPPED, ctr, NR_V_DROP);
+	} else if (s->state != NR_SLOT_FREE && s->state != NR_SLOT_RELEASED) {
+		/* cannot happen while 0 <= d < pool (kept as a guard) */
+		return count(j, NR_ECTR_OCCUPIED_DROPPED, ctr, NR_V_DROP);
+	}
+	/* here: a new contribution to x, slot FILLING with x, or FREE/RELEASED */
+	if (unlikely(p->pay_len == 0 || p->pay_len % 4 || p->pay_len > j->mtu))
+		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
+	return contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
+}
+
+enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
+				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr)
+{
+	const struct nr_lkp *l;
+	struct nr_job *j;
+	uint32_t i;
+
+	if (unlikely(p->kind != NR_PKT_ROCE || p->ipver != 4))
+		return NR_V_FORWARD;
+	l = lkp_find(e, p->daddr, p->qpn);
+	if (!l || l->job >= NR_MAX_JOBS || !(j = e->jobs[l->job])) {
+		if (op_is_rc_write(p->opcode)) {
+			e->ctr[NR_ECTR_UNKNOWN_CONN]++;
+			if (ctr)
+				*ctr = NR_ECTR_UNKNOWN_CONN;
+		}
+		return NR_V_FORWARD;
+	}
+	i = l->conn;
+	if (l->qpn & NR_LKP_ACK) {
+		if (!(p->mask & NR_OPF_AETH) || j->state != NR_JOB_ACTIVE)
+			return NR_V_FORWARD;
+		if (p->saddr != j->conns[i].dst_ip)
+			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
+		return snoop_ack(j, i, p, now_ns, ctr);
+	}
+	if (unlikely(p->saddr != j->conns[i].src_ip))
+		return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
+	if (unlikely(j->state != NR_JOB_ACTIVE))
+		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
+	if (unlikely(!op_is_rc_write(p->opcode)))
+		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
+	return data_input(e, j, i, p, frame, handle, now_ns, ctr);
+}

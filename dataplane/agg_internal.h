@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engine internals shared by agg_engine.c (jobs, lookup, housekeeping) and
+ * agg_input.c (the per-packet path).  Not part of the API.
+ *
+ * Sequences.  On the wire a packet of connection i has g = (psn - ipsn_i) mod
+ * 2^24.  Inside a job the engine extends g to a 64-bit sequence x that never
+ * wraps: x = next_release + nr_psn_diff(g, next_release mod 2^24).  A valid
+ * packet lies within pool_packets of next_release and pool_packets * 2 < 2^23,
+ * so the extension is exact.  Slots are x mod pool_packets, which stays
+ * contiguous across the 24-bit wrap (g mod pool_packets would not unless
+ * pool_packets divides 2^24).  Reported g values are x mod 2^24.
+ */
+#ifndef NR_AGG_INTERNAL_H
+#define NR_AGG_INTERNAL_H
+
+#include <stdint.h>
+
+#include "dataplane/agg_engine.h"
+#include "dataplane/agg_sum.h"
+
+enum nr_slot_state {
+	NR_SLOT_FREE = 0,      /* never used */
+	NR_SLOT_FILLING = 1,   /* some contributions in */
+	NR_SLOT_COMPLETE = 2,  /* all N in, waiting for earlier slots */
+	NR_SLOT_EMITTED = 3,   /* results handed out, waiting for ACKs */
+	NR_SLOT_RELEASED = 4,  /* every connection ACKed; result readable until reuse */
+};
+
+struct nr_slot {
+	uint64_t x;            /* occupant (extended sequence) */
+	uint8_t state;         /* enum nr_slot_state */
+	uint8_t opcode;        /* of the first contribution */
+	uint8_t has_tag;       /* contributions carry ImmDt */
+	uint8_t ecn_ce;        /* some contribution had ECN-CE */
+	uint16_t len;          /* payload bytes of the first contribution */
+	uint16_t count;        /* contributions in */
+	uint32_t tag;          /* ImmDt of the first contribution */
+	uint32_t tag_conn;     /* connection that brought tag */
+};
+
+/* A received packet the engine holds (ordered and streaming modes). */
+struct nr_held {
+	void *handle;
+	uint8_t *frame;
+	uint8_t *pay;
+};
+
+struct nr_job {
+	uint32_t id;
+	uint32_t n;            /* connections */
+	uint32_t words;        /* bitmap words per slot */
+	uint32_t pool;         /* pool_packets */
+	uint64_t pool_magic;   /* fastmod constant for pool */
+	uint32_t slot_bias;    /* multiple of pool above 2^23 (see nr_job_slot) */
+	uint32_t mtu;
+	uint32_t result_key;
+	uint32_t timeout_ms;
+	uint8_t mode;
+	uint8_t state;         /* enum nr_job_state */
+	uint8_t flagged;       /* reason holds a warning (job still active) */
+
+	uint64_t next_emit;    /* extended sequences */
+	uint64_t next_release;
+	uint32_t rel_slot;     /* next_release mod pool */
+	uint32_t emit_slot;    /* next_emit mod pool */
+	uint32_t busy;         /* slots FILLING or COMPLETE */
+	uint64_t last_progress_ns;
+	uint64_t completed;
+
+	struct nr_slot *slots;     /* [pool] */
+	uint64_t *bits;            /* [pool * words] contributor bitmaps */
+	struct nr_held *held;      /* [pool * n] */
+	struct nr_pkt *pkts;       /* [pool * n] parse records of held packets */
+	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
+	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
+	const void **srcs;         /* [n] scratch for the sum */
+	void **outs;               /* [n] scratch for the sum */
+
+	uint64_t ctr[NR_ECTR_MAX];
+	char reason[256];
+	struct nr_conn_spec conns[]; /* [n] */
+};
+
+/* Lookup entry: (daddr, qpn) -> job slot index and connection. */
+struct nr_lkp {
+	uint32_t daddr;
+	uint32_t qpn;          /* 24-bit QPN | NR_LKP_ACK when the key is the ACK side */
+	uint16_t job;          /* index into e->jobs, NR_LKP_EMPTY when unused */
+	uint16_t conn;
+};
+#define NR_LKP_ACK   0x80000000u
+#define NR_LKP_EMPTY 0xFFFF
+
+struct nr_engine {
+	struct nr_engine_ops ops;
+	const struct nr_sum_ops *sum;
+	struct nr_job *jobs[NR_MAX_JOBS];
+	struct nr_lkp *lkp;
+	uint32_t lkp_mask;
+	uint64_t ctr[NR_ECTR_MAX];   /* not attributable to a job, plus deleted jobs */
+};
+
+static inline uint32_t nr_lkp_hash(uint32_t daddr, uint32_t qpn)
+{
+	uint64_t h = ((uint64_t)daddr << 24 | qpn) * 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* Lemire's fastmod: a mod d for 32-bit a, with magic = UINT64_MAX / d + 1. */
+static inline uint32_t nr_fastmod(uint32_t a, uint64_t magic, uint32_t d)
+{
+	uint64_t low = magic * a;
+	return (uint32_t)(((__uint128_t)low * d) >> 64);
+}
+
+static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
+{
+	/* x - next_release lies in (-2^23, 2^23]: shift into [0, 2^24 + pool) */
+	int64_t d = (int64_t)(x - j->next_release);
+	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
+	return nr_fastmod(u, j->pool_magic, j->pool);
+}
+
+/* "connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x11)" */
+void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len);
+/* Fail a job: free held handles, keep reason.  No-op when already failed. */
+void nr_job_fail(struct nr_engine *e, struct nr_job *j, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* NR_AGG_INTERNAL_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Job spec validation, shared by both control-plane backends: every error
+ * names the field and what a valid value looks like.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <arpa/inet.h>
+
+#include "dataplane/agg_internal.h"
+
+#define NR_MAX_MSG_SIZE   (1u << 30)
+#define NR_MAX_POOL_BYTES (256ull << 20)
+#define NR_MAX_TIMEOUT_MS 3600000u
+
+static int spec_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int spec_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *ip_str(uint32_t ip, char *buf)
+{
+	if (!inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN))
+		snprintf(buf, INET_ADDRSTRLEN, "?");
+	return buf;
+}
+
+uint32_t nr_job_pool_packets(const struct nr_job_spec *s)
+{
+	uint64_t per = ((uint64_t)s->msg_size + s->mtu - 1) / s->mtu;
+	uint64_t pp = per * s->pool_msgs;
+
+	return pp > UINT32_MAX ? UINT32_MAX : (uint32_t)pp;
+}
+
+uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
+{
+	uint64_t pp = nr_job_pool_packets(s);
+	uint64_t words = (s->n_conns + 63) / 64;
+
+	return pp * (sizeof(struct nr_slot) + s->mtu + words * 8 +
+		     (uint64_t)s->n_conns * (sizeof(struct nr_held) + sizeof(struct nr_pkt)));
+}
+
+static bool mtu_ok(uint32_t mtu)
+{
+	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
+}
+
+static int check_conn(const struct nr_conn_spec *c, uint32_t i, char *err, size_t len)
+{
+	if (!c->src_ip)
+		return spec_err(err, len, "conns[%u].src_ip: 0.0.0.0 is not a host address", i);
+	if (!c->dst_ip)
+		return spec_err(err, len, "conns[%u].dst_ip: 0.0.0.0 is not a host address", i);
+	if (c->src_qpn == 0 || c->src_qpn > NR_BTH_QPN_MASK)
+		return spec_err(err, len, "conns[%u].src_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
+				i, c->src_qpn);
+	if (c->dst_qpn == 0 || c->dst_qpn > NR_BTH_QPN_MASK)
+		return spec_err(err, len, "conns[%u].dst_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
+				i, c->dst_qpn);
+	if (c->ipsn > NR_PSN_MASK)
+		return spec_err(err, len, "conns[%u].ipsn: 0x%x is not a 24-bit PSN", i, c->ipsn);
+	return 0;
+}
+
+/* Data keys (dst_ip, dst_qpn) and ACK keys (src_ip, src_qpn) must all differ. */
+static int check_keys(const struct nr_job_spec *s, char *err, size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < s->n_conns; i++) {
+		const struct nr_conn_spec *ci = &s->conns[i];
+
+		for (uint32_t k = 0; k < s->n_conns; k++) {
+			const struct nr_conn_spec *ck = &s->conns[k];
+
+			if (k > i && ci->dst_ip == ck->dst_ip && ci->dst_qpn == ck->dst_qpn)
+				return spec_err(err, len,
+						"conns[%u]: receiver %s qpn 0x%x already used by conns[%u]",
+						k, ip_str(ck->dst_ip, a), ck->dst_qpn, i);
+			if (k > i && ci->src_ip == ck->src_ip && ci->src_qpn == ck->src_qpn)
+				return spec_err(err, len,
+						"conns[%u]: sender %s qpn 0x%x already used by conns[%u]",
+						k, ip_str(ck->src_ip, a), ck->src_qpn, i);
+			if (ci->dst_ip == ck->src_ip && ci->dst_qpn == ck->src_qpn)
+				return spec_err(err, len,
+						"conns[%u]: sender %s qpn 0x%x is the receiving QP of conns[%u]; "
+						"a host needs distinct QPs to send and to receive",
+						k, ip_str(ck->src_ip, a), ck->src_qpn, i);
+		}
+	}
+	return 0;
+}
+
+int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
+{
+	uint64_t mem;
+	int rc;
+
+	if (!s)
+		return spec_err(err, len, "spec: missing");
+	if (s->n_conns < 1 || s->n_conns > NR_MAX_CONNS)
+		return spec_err(err, len, "n_conns: %u is out of range (1..%u)", s->n_conns,
+				NR_MAX_CONNS);
+	if (!mtu_ok(s->mtu))
+		return spec_err(err, len, "mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
+				s->mtu);
+	if (s->msg_size < 4 || s->msg_size % 4 || s->msg_size > NR_MAX_MSG_SIZE)
+		return spec_err(err, len,
+				"msg_size: %u must be a multiple of 4 between 4 and %u bytes (FP32 elements)",
+				s->msg_size, NR_MAX_MSG_SIZE);
+	if (s->pool_msgs < 2 || s->pool_msgs % 2)
+		return spec_err(err, len, "pool_msgs: %u must be even and >= 2 (2W messages)",
+				s->pool_msgs);
+	if ((uint64_t)nr_job_pool_packets(s) * 2 >= (1u << 23))
+		return spec_err(err, len,
+				"pool_msgs: %u messages of %u packets exceed the PSN window "
+				"(pool packets * 2 must stay below 2^23)",
+				s->pool_msgs, (s->msg_size + s->mtu - 1) / s->mtu);
+	mem = nr_job_mem_bytes(s);
+	if (mem > NR_MAX_POOL_BYTES)
+		return spec_err(err, len,
+				"pool_msgs: %u messages need %llu MiB of pool, the limit is %llu MiB; "
+				"use fewer messages or smaller ones",
+				s->pool_msgs, (unsigned long long)(mem >> 20),
+				(unsigned long long)(NR_MAX_POOL_BYTES >> 20));
+	if (s->timeout_ms < 1 || s->timeout_ms > NR_MAX_TIMEOUT_MS)
+		return spec_err(err, len, "timeout_ms: %u is out of range (1..%u)", s->timeout_ms,
+				NR_MAX_TIMEOUT_MS);
+	if (s->mode != NR_SUM_ORDERED && s->mode != NR_SUM_STREAMING)
+		return spec_err(err, len, "mode: %u is not a sum mode (0 ordered, 1 streaming)",
+				s->mode);
+	for (uint32_t i = 0; i < s->n_conns; i++) {
+		rc = check_conn(&s->conns[i], i, err, len);
+		if (rc)
+			return rc;
+	}
+	return check_keys(s, err, len);
+}
+
+void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	const struct nr_conn_spec *c = &j->conns[i];
+
+	snprintf(buf, len, "connection %u (%s -> %s qpn 0x%x)", i, ip_str(c->src_ip, a),
+		 ip_str(c->dst_ip, b), c->dst_qpn);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * FP32 sum kernels of the aggregation engine (rte_net_crc.c style): a scalar
+ * version that always exists and an AVX-512 version built in its own static
+ * library with its own flags.  One is picked at engine start from the CPU
+ * flags (override: nr_engine_set_kernel(), or NR_SUM_KERNEL=scalar|avx512 in
+ * the environment).
+ *
+ * Contract shared by every variant, so they are bit-identical:
+ *   - element-wise IEEE-754 single-precision adds, strictly in the order given
+ *     (((s0 + s1) + s2) + ...), no FMA, no reassociation (-ffp-contract=off);
+ *   - nbytes is a multiple of 4 (whole floats), 0 allowed;
+ *   - every source and destination pointer may be unaligned (packet payloads);
+ *     only 'result'/'acc' buffers of the engine are 64-byte aligned, the
+ *     kernels do not rely on it;
+ *   - an output may alias a source (results are written into the received
+ *     packets): each chunk is fully loaded before it is stored.  Outputs must
+ *     not partially overlap each other or a source at a different offset.
+ *   - NaN: a NaN operand propagates; where two NaNs with different payloads
+ *     meet, IEEE 754 leaves open which payload survives and the compiler may
+ *     commute an add, so only "the result is NaN" is guaranteed there (every
+ *     NaN x86 itself creates is 0xFFC00000, so results agree bit for bit
+ *     unless the hosts send NaNs with other payloads);
+ *   - tails are handled with masks (AVX-512) or a plain loop (scalar); no
+ *     byte outside [p, p + nbytes) is read or written.
+ */
+#ifndef NR_AGG_SUM_H
+#define NR_AGG_SUM_H
+
+#include <stdint.h>
+
+#include "dataplane/agg_engine.h"
+
+struct nr_sum_ops {
+	const char *name;
+	/* result = srcs[0] + ... + srcs[n-1] (rank order); stored into result
+	 * (may be NULL) and into outs[0..nouts-1].  n >= 1. */
+	void (*sum_fanout)(void *result, const void *const srcs[], unsigned n,
+			   void *const outs[], unsigned nouts, uint32_t nbytes);
+	/* acc += src */
+	void (*add)(void *acc, const void *src, uint32_t nbytes);
+	/* outs[k] = src for every k */
+	void (*copy_fanout)(const void *src, void *const outs[], unsigned n, uint32_t nbytes);
+};
+
+extern const struct nr_sum_ops nr_sum_scalar_ops;
+#ifdef NR_HAVE_AVX512
+extern const struct nr_sum_ops nr_sum_avx512_ops;
+#endif
+
+/* The kernel k if compiled in and supported by this CPU, else NULL. */
+const struct nr_sum_ops *nr_sum_get(enum nr_sum_kernel k);
+/* NR_SUM_KERNEL from the environment if set and usable, else the best supported. */
+const struct nr_sum_ops *nr_sum_best(void);
+/* true when the CPU and the build support the AVX-512 kernel. */
+bool nr_sum_avx512_supported(void);
+
+#endif /* NR_AGG_SUM_H */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * AVX-512 FP32 sum kernels.  This is the only file built with AVX-512 flags
+ * (its own static library, see dataplane/meson.build); it is called only after
+ * nr_sum_avx512_supported() said yes.  Unaligned loads and stores throughout,
+ * tails with masks, four 64-byte chunks in flight to hide the add latency.
+ * Same operand order as agg_sum_scalar.c, so results are bit-identical.
+ */
+#include <immintrin.h>
+
+#include "dataplane/agg_sum.h"
+
+static inline __mmask16 tail_mask(uint32_t nfl)
+{
+	return nfl >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nfl) - 1);
+}
+
+static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4, off = 0;
+
+	for (; off + 64 <= nfl; off += 64) {
+		const float *s = (const float *)srcs[0] + off;
+		__m512 a0 = _mm512_loadu_ps(s), a1 = _mm512_loadu_ps(s + 16);
+		__m512 a2 = _mm512_loadu_ps(s + 32), a3 = _mm512_loadu_ps(s + 48);
+
+		for (unsigned i = 1; i < n; i++) {
+			s = (const float *)srcs[i] + off;
+			a0 = _mm512_add_ps(a0, _mm512_loadu_ps(s));
+			a1 = _mm512_add_ps(a1, _mm512_loadu_ps(s + 16));
+			a2 = _mm512_add_ps(a2, _mm512_loadu_ps(s + 32));
+			a3 = _mm512_add_ps(a3, _mm512_loadu_ps(s + 48));
+		}
+		if (result) {
+			float *d = (float *)result + off;
+			_mm512_storeu_ps(d, a0);
+			_mm512_storeu_ps(d + 16, a1);
+			_mm512_storeu_ps(d + 32, a2);
+			_mm512_storeu_ps(d + 48, a3);
+		}
+		for (unsigned k = 0; k < nouts; k++) {
+			float *d = (float *)outs[k] + off;
+			_mm512_storeu_ps(d, a0);
+			_mm512_storeu_ps(d + 16, a1);
+			_mm512_storeu_ps(d + 32, a2);
+			_mm512_storeu_ps(d + 48, a3);
+		}
+	}
+	for (; off < nfl; off += 16) {
+		__mmask16 m = tail_mask(nfl - off);
+		__m512 a = _mm512_maskz_loadu_ps(m, (const float *)srcs[0] + off);
+
+		for (unsigned i = 1; i < n; i++)
+			a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(m, (const float *)srcs[i] + off));
+		if (result)
+			_mm512_mask_storeu_ps((float *)result + off, m, a);
+		for (unsigned k = 0; k < nouts; k++)
+			_mm512_mask_storeu_ps((float *)outs[k] + off, m, a);
+	}
+}
+
+static void avx512_add(void *acc, const void *src, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4, off = 0;
+	float *a = acc;
+	const float *s = src;
+
+	for (; off + 32 <= nfl; off += 32) {
+		__m512 a0 = _mm512_add_ps(_mm512_loadu_ps(a + off), _mm512_loadu_ps(s + off));
+		__m512 a1 = _mm512_add_ps(_mm512_loadu_ps(a + off + 16),
+					  _mm512_loadu_ps(s + off + 16));
+		_mm512_storeu_ps(a + off, a0);
+		_mm512_storeu_ps(a + off + 16, a1);
+	}
+	for (; off < nfl; off += 16) {
+		__mmask16 m = tail_mask(nfl - off);
+		__m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + off),
+					 _mm512_maskz_loadu_ps(m, s + off));
+		_mm512_mask_storeu_ps(a + off, m, v);
+	}
+}
+
+static void avx512_copy_fanout(const void *src, void *const outs[], unsigned n, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4;
+	const float *s = src;
+
+	for (uint32_t off = 0; off < nfl; off += 16) {
+		__mmask16 m = tail_mask(nfl - off);
+		__m512 v = _mm512_maskz_loadu_ps(m, s + off);
+
+		for (unsigned k = 0; k < n; k++)
+			_mm512_mask_storeu_ps((float *)outs[k] + off, m, v);
+	}
+}
+
+const struct nr_sum_ops nr_sum_avx512_ops = {
+	.name = "avx512",
+	.sum_fanout = avx512_sum_fanout,
+	.add = avx512_add,
+	.copy_fanout = avx512_copy_fanout,
+};

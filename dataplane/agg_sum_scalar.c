@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Scalar FP32 sum kernels: the reference every other variant must match bit
+ * for bit (see agg_sum.h).  Chunks of 16 floats mirror the AVX-512 kernels so
+ * that an output aliasing a source is handled the same way.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/agg_sum.h"
+
+#define CHUNK 16u	/* floats per chunk */
+
+static void scalar_sum_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4;
+
+	for (uint32_t off = 0; off < nfl; off += CHUNK) {
+		uint32_t m = nfl - off < CHUNK ? nfl - off : CHUNK;
+		size_t bo = (size_t)off * 4;
+		float acc[CHUNK], v[CHUNK];
+
+		memcpy(acc, (const uint8_t *)srcs[0] + bo, m * 4);
+		for (unsigned i = 1; i < n; i++) {
+			memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
+			for (uint32_t j = 0; j < m; j++)
+				acc[j] = acc[j] + v[j];
+		}
+		if (result)
+			memcpy((uint8_t *)result + bo, acc, m * 4);
+		for (unsigned k = 0; k < nouts; k++)
+			memcpy((uint8_t *)outs[k] + bo, acc, m * 4);
+	}
+}
+
+static void scalar_add(void *acc, const void *src, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4;
+
+	for (uint32_t off = 0; off < nfl; off += CHUNK) {
+		uint32_t m = nfl - off < CHUNK ? nfl - off : CHUNK;
+		size_t bo = (size_t)off * 4;
+		float a[CHUNK], v[CHUNK];
+
+		memcpy(a, (uint8_t *)acc + bo, m * 4);
+		memcpy(v, (const uint8_t *)src + bo, m * 4);
+		for (uint32_t j = 0; j < m; j++)
+			a[j] = a[j] + v[j];
+		memcpy((uint8_t *)acc + bo, a, m * 4);
+	}
+}
+
+static void scalar_copy_fanout(const void *src, void *const outs[], unsigned n, uint32_t nbytes)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (outs[k] != src)
+			memmove(outs[k], src, nbytes);
+}
+
+const struct nr_sum_ops nr_sum_scalar_ops = {
+	.name = "scalar",
+	.sum_fanout = scalar_sum_fanout,
+	.add = scalar_add,
+	.copy_fanout = scalar_copy_fanout,
+};
+
+bool nr_sum_avx512_supported(void)
+{
+#ifdef NR_HAVE_AVX512
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl");
+#else
+	return false;
+#endif
+}
+
+const struct nr_sum_ops *nr_sum_get(enum nr_sum_kernel k)
+{
+	switch (k) {
+	case NR_KERNEL_SCALAR:
+		return &nr_sum_scalar_ops;
+	case NR_KERNEL_AVX512:
+#ifdef NR_HAVE_AVX512
+		if (nr_sum_avx512_supported())
+			return &nr_sum_avx512_ops;
+#endif
+		return NULL;
+	case NR_KERNEL_AUTO:
+		return nr_sum_best();
+	}
+	return NULL;
+}
+
+const struct nr_sum_ops *nr_sum_best(void)
+{
+	const char *env = getenv("NR_SUM_KERNEL");
+	const struct nr_sum_ops *o = NULL;
+
+	if (env && strcmp(env, "scalar") == 0)
+		o = nr_sum_get(NR_KERNEL_SCALAR);
+	else if (env && strcmp(env, "avx512") == 0)
+		o = nr_sum_get(NR_KERNEL_AVX512);
+	if (o)
+		return o;
+	o = nr_sum_get(NR_KERNEL_AVX512);
+	return o ? o : &nr_sum_scalar_ops;
+}
