@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Soft transport, the socket side: one receive socket bound to (local ip,
+ * 4791) for every QP, one send socket per QP bound to (local ip, entropy
+ * port), batched recvmmsg/sendmmsg, the packet writer and the test filter.
+ *
+ * What goes on the wire is what an RNIC sends: UDP checksum 0 (SO_NO_CHECK),
+ * DF set (IP_PMTUDISC_DO), and -- because the sockets are unconnected --
+ * IP ID 0, which Linux puts on every DF datagram of an unconnected UDP
+ * socket.  The ICRC covers the IP ID, so our ICRC is computed for ID 0.
+ *
+ * Receive-side limitation: a UDP socket does not show the IP header, so the
+ * ICRC of a received packet is checked assuming what our senders and the box
+ * produce: ID 0, DF, no IP options, the source address from recvmmsg and our
+ * own address as destination (TOS and TTL are masked by the ICRC anyway).  A
+ * packet from an RNIC that uses non-zero IP IDs fails that check and is dropped
+ * and counted as rx_bad_icrc, exactly like a packet with a corrupt ICRC.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/ip.h>
+
+#include "tp_soft_priv.h"
+
+#define SOFT_SOCK_BUF (8 << 20)
+
+static int sock_common(int fd, int bufsz)
+{
+	int one = 1, pmtu = IP_PMTUDISC_DO;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+		return -errno;
+	/* Best effort: the kernel caps these at net.core.[rw]mem_max (root may force). */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	return 0;
+}
+
+static int sock_bind(int fd, uint32_t ip, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = ip };
+
+	return bind(fd, (struct sockaddr *)&a, sizeof(a)) ? -errno : 0;
+}
+
+int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
+{
+	int bufsz = SOFT_SOCK_BUF, r;
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &tp->ip, ip, sizeof(ip));
+	tp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (tp->fd < 0) {
+		snprintf(err, errlen, "soft: socket: %s", strerror(errno));
+		return -errno;
+	}
+	r = sock_common(tp->fd, bufsz);
+	if (!r && setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
+		(void)setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	if (!r)
+		r = sock_bind(tp->fd, tp->ip, tp->port);
+	if (r) {
+		snprintf(err, errlen, "soft: cannot bind UDP %s:%u: %s (is another transport or an "
+			 "RDMA device using this address and port? use another local_ip or udp_port)",
+			 ip, tp->port, strerror(-r));
+		close(tp->fd);
+		tp->fd = -1;
+		return r;
+	}
+	tp->rxbuf = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
+	tp->txbuf = malloc((size_t)(SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX);
+	if (!tp->rxbuf || !tp->txbuf) {
+		snprintf(err, errlen, "soft: out of memory for packet buffers");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < SOFT_BATCH; i++) {
+		tp->rxiov[i].iov_base = tp->rxbuf + (size_t)i * SOFT_PKT_MAX;
+		tp->rxiov[i].iov_len = SOFT_PKT_MAX;
+	}
+	tp->inj_tail = &tp->inj_head;
+	return 0;
+}
+
+void soft_net_close(struct soft_tp *tp)
+{
+	if (tp->fd >= 0)
+		close(tp->fd);
+	tp->fd = -1;
+	free(tp->rxbuf);
+	free(tp->txbuf);
+	soft_inject_free(tp);
+}
+
+/*
+ * The send socket of a QP: bound to the entropy source port RNICs derive from
+ * the QPN (0xC000 | hash), the next free one if taken.
+ */
+int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
+{
+	uint32_t h = qp->qpn * 2654435761u;
+	uint16_t port = 0;
+	int r;
+
+	qp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (qp->fd < 0)
+		return -errno;
+	r = sock_common(qp->fd, SOFT_SOCK_BUF);
+	for (unsigned i = 0; !r && i < 256; i++) {
+		port = (uint16_t)(0xC000 | (((h >> 16) + i * 97) % 0x4000));
+		r = sock_bind(qp->fd, tp->ip, port);
+		if (r != -EADDRINUSE)
+			break;
+	}
+	if (r) {
+		close(qp->fd);
+		qp->fd = -1;
+		return r;
+	}
+	qp->sport = port;
+	return 0;
+}
+
+/* ---- packet writer ------------------------------------------------------ */
+
+/*
+ * BTH (and zeroed extension headers) of opcode; returns the header length.
+ * MigReq is set as ConnectX and rxe set it (APM migrated state).
+ */
+uint32_t soft_write_hdrs(uint8_t *buf, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+			 bool ackreq, uint32_t paylen)
+{
+	const struct nr_opcode_info *i = nr_opcode_info(opcode);
+	struct nr_bth *b = (struct nr_bth *)buf;
+
+	memset(buf, 0, i->length);
+	b->opcode = opcode;
+	b->flags = (uint8_t)(NR_BTH_MIG_MASK | ((((4 - (paylen & 3)) & 3) << NR_BTH_PAD_SHIFT)));
+	nr_bth_set_pkey(b, NR_BTH_PKEY_DEFAULT);
+	nr_st_be32(&b->qpn, dqpn & NR_BTH_QPN_MASK);
+	nr_st_be32(&b->apsn, (ackreq ? NR_BTH_ACK_MASK : 0) | (psn & NR_BTH_PSN_MASK));
+	return i->length;
+}
+
+/* Pad, ICRC; the payload is already at buf + hdrlen.  Returns the UDP payload length. */
+uint32_t soft_finish_pkt(uint8_t *buf, const struct nr_icrc_ip4 *ipx, uint32_t hdrlen,
+			 uint32_t paylen)
+{
+	uint32_t n = hdrlen + paylen, pad = (4 - (paylen & 3)) & 3, crc;
+
+	memset(buf + n, 0, pad);
+	n += pad;
+	crc = nr_icrc_ip4(ipx, buf, n);
+	buf[n] = (uint8_t)crc;
+	buf[n + 1] = (uint8_t)(crc >> 8);
+	buf[n + 2] = (uint8_t)(crc >> 16);
+	buf[n + 3] = (uint8_t)(crc >> 24);
+	return n + NR_ICRC_LEN;
+}
+
+/* ---- send batch ------------------------------------------------------- */
+
+static uint8_t *txpkt(struct soft_tp *tp, unsigned i)
+{
+	return tp->txbuf + (size_t)i * SOFT_PKT_MAX;
+}
+
+/* A buffer for qp's next packet; the batch holds one socket's packets at a time. */
+uint8_t *soft_tx_slot(struct soft_tp *tp, struct soft_qp *qp)
+{
+	if (tp->txqp != qp && (tp->ntx || tp->ndelay))
+		soft_tx_flush(tp);
+	tp->txqp = qp;
+	return txpkt(tp, tp->ntx);
+}
+
+static void tx_add(struct soft_tp *tp, unsigned at, uint32_t len, uint8_t kind, uint32_t psn)
+{
+	tp->txiov[at].iov_len = len;
+	tp->txent[at] = (struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind };
+}
+
+/* The packet of len bytes in the current slot is complete: filter it, queue it. */
+void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn)
+{
+	uint8_t *pkt = txpkt(tp, tp->ntx);
+	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_TX, pkt, len) : NR_SOFT_PASS;
+
+	if (v == NR_SOFT_DROP) {
+		tp->st.tx_filtered++;
+		return;
+	}
+	if (v == NR_SOFT_DELAY && tp->ndelay < SOFT_DELAY_MAX) {
+		unsigned d = SOFT_BATCH + tp->ndelay++;
+
+		memcpy(txpkt(tp, d), pkt, len);
+		tp->delay_len[d - SOFT_BATCH] = len;
+		tp->delay_ent[d - SOFT_BATCH] =
+			(struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind };
+		return;
+	}
+	tx_add(tp, tp->ntx++, len, kind, psn);
+	if (v == NR_SOFT_DUP && tp->ntx < SOFT_BATCH) {
+		memcpy(txpkt(tp, tp->ntx), pkt, len);
+		tx_add(tp, tp->ntx++, len, kind, psn);
+	}
+	if (tp->ntx == SOFT_BATCH)
+		soft_tx_flush(tp);
+}
+
+/* A packet that did not leave: data is sent again from its PSN, an ACK is owed again. */
+static void tx_unsent(struct soft_tp *tp, const struct soft_txent *e)
+{
+	struct soft_qp *qp = e->qp;
+
+	if (qp->state != SOFT_QP_RTS)
+		return;
+	if (e->kind == SOFT_TX_DATA) {
+		if (nr_psn_lt(e->psn, qp->snd_nxt) && !nr_psn_lt(e->psn, qp->snd_una))
+			soft_req_rewind(qp, e->psn);
+	} else if (!qp->ack_due) {
+		qp->ack_due = true;
+		qp->ack_next = tp->ack_list;
+		tp->ack_list = qp;
+	}
+}
+
+int soft_tx_flush(struct soft_tp *tp)
+{
+	struct soft_qp *qp = tp->txqp;
+	unsigned total = tp->ntx + tp->ndelay, sent = 0;
+
+	if (!total)
+		return 0;
+	for (unsigned i = 0; i < tp->ndelay; i++) {
+		tp->txiov[tp->ntx + i].iov_len = tp->delay_len[i];
+		tp->txent[tp->ntx + i] = tp->delay_ent[i];
+	}
+	for (unsigned i = 0; i < total; i++) {
+		struct msghdr *h = &tp->txmsg[i].msg_hdr;
+
+		tp->txiov[i].iov_base = txpkt(tp, i < tp->ntx ? i : SOFT_BATCH + i - tp->ntx);
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &qp->raddr;
+		h->msg_namelen = sizeof(qp->raddr);
+		h->msg_iov = &tp->txiov[i];
+		h->msg_iovlen = 1;
+	}
+	while (sent < total) {
+		int r = sendmmsg(qp->fd, tp->txmsg + sent, total - sent, MSG_DONTWAIT);
+
+		if (r > 0) {
+			for (int i = 0; i < r; i++)
+				tp->st.tx_bytes += tp->txiov[sent + i].iov_len;
+			tp->st.tx_pkts += (unsigned)r;
+			sent += (unsigned)r;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			tp->st.tx_again++;
+			tp->tx_blocked = true;
+			break;
+		}
+		tp->st.tx_errors++;
+		if (errno == EMSGSIZE && qp->state == SOFT_QP_RTS)
+			soft_qp_to_error(qp, NR_WC_LOCAL_ERROR, NR_WC_FLUSHED,
+					 "path MTU %u does not fit the IP MTU toward %s "
+					 "(%zu-byte datagram refused): lower the transport's mtu",
+					 tp->mtu, qp->peer, tp->txiov[sent].iov_len);
+		sent++;     /* that packet is lost; go-back-N recovers it */
+	}
+	/* The state change of a sent packet is done; only unsent ones rewind. */
+	for (unsigned i = sent; i < total; i++)
+		tx_unsent(tp, &tp->txent[i]);
+	tp->ntx = tp->ndelay = 0;
+	tp->txqp = NULL;
+	return 0;
+}
+
+/* ---- receive ------------------------------------------------------------ */
+
+static uint32_t ld_le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
+		   const struct sockaddr_in *from)
+{
+	struct nr_icrc_ip4 ipx = {
+		.saddr = from->sin_addr.s_addr, .daddr = tp->ip,
+		.sport = ntohs(from->sin_port), .dport = tp->port,
+		.id = 0, .frag_off = NR_IPV4_DF,
+	};
+	struct soft_qp *qp;
+	struct nr_pkt p;
+
+	tp->st.rx_pkts++;
+	tp->st.rx_bytes += len;
+	if (nr_parse_transport(buf, len, &p) != NR_PKT_ROCE) {
+		tp->st.rx_malformed++;
+		return;
+	}
+	if (nr_icrc_ip4(&ipx, buf, p.end - NR_ICRC_LEN) != ld_le32(buf + p.end - NR_ICRC_LEN)) {
+		tp->st.rx_bad_icrc++;
+		return;
+	}
+	if (!(p.mask & NR_OPF_RC) || (p.opcode != NR_OP_RC_ACK && !(p.mask & NR_OPF_WRITE))) {
+		tp->st.rx_unsupported++;
+		return;
+	}
+	qp = soft_qp_lookup(tp, p.qpn);
+	if (!qp) {
+		tp->st.rx_unknown_qpn++;
+		return;
+	}
+	if (qp->state != SOFT_QP_RTS) {
+		tp->st.rx_bad_state++;
+		return;
+	}
+	if (from->sin_addr.s_addr != qp->rip) {
+		tp->st.rx_bad_src++;
+		return;
+	}
+	if (p.opcode == NR_OP_RC_ACK)
+		soft_req_rx_ack(qp, &p);
+	else
+		soft_resp_rx(qp, buf, &p);
+}
+
+static void rx_filtered(struct soft_tp *tp, uint8_t *buf, uint32_t len,
+			const struct sockaddr_in *from, unsigned *delayed, unsigned *ndelayed,
+			unsigned idx)
+{
+	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_RX, buf, len) : NR_SOFT_PASS;
+
+	switch (v) {
+	case NR_SOFT_DROP:
+		tp->st.rx_filtered++;
+		return;
+	case NR_SOFT_DELAY:
+		if (delayed && *ndelayed < SOFT_BATCH) {
+			delayed[(*ndelayed)++] = idx;
+			return;
+		}
+		break;
+	case NR_SOFT_DUP:
+		rx_one(tp, buf, len, from);
+		break;
+	}
+	rx_one(tp, buf, len, from);
+}
+
+static void rx_injected(struct soft_tp *tp)
+{
+	struct soft_inject *in = tp->inj_head, *next;
+
+	tp->inj_head = NULL;
+	tp->inj_tail = &tp->inj_head;
+	for (; in; in = next) {
+		next = in->next;
+		rx_one(tp, in->data, in->len, &in->from);
+		free(in);
+	}
+}
+
+/* One receive batch; returns the number of datagrams or -errno. */
+int soft_rx_round(struct soft_tp *tp)
+{
+	unsigned delayed[SOFT_BATCH], ndelayed = 0;
+	int n;
+
+	if (tp->inj_head)
+		rx_injected(tp);
+	for (unsigned i = 0; i < SOFT_BATCH; i++) {
+		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
+
+		memset(h, 0, sizeof(*h));
+		h->msg_name = &tp->rxfrom[i];
+		h->msg_namelen = sizeof(tp->rxfrom[i]);
+		h->msg_iov = &tp->rxiov[i];
+		h->msg_iovlen = 1;
+	}
+	n = recvmmsg(tp->fd, tp->rxmsg, SOFT_BATCH, MSG_DONTWAIT, NULL);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		return -errno;
+	}
+	for (int i = 0; i < n; i++) {
+		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
+
+		if ((h->msg_flags & MSG_TRUNC) || h->msg_namelen != sizeof(struct sockaddr_in)) {
+			tp->st.rx_pkts++;
+			tp->st.rx_malformed++;
+			continue;
+		}
+		rx_filtered(tp, tp->rxiov[i].iov_base, tp->rxmsg[i].msg_len, &tp->rxfrom[i],
+			    delayed, &ndelayed, (unsigned)i);
+	}
+	for (unsigned j = 0; j < ndelayed; j++)
+		rx_one(tp, tp->rxiov[delayed[j]].iov_base, tp->rxmsg[delayed[j]].msg_len,
+		       &tp->rxfrom[delayed[j]]);
+	return n;
+}
+
+/* ---- injection (tests) ---------------------------------------------------- */
+
+int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
+		    const uint8_t *pkt, uint32_t len)
+{
+	struct soft_inject *in;
+
+	if (len > SOFT_PKT_MAX)
+		return -EINVAL;
+	in = malloc(sizeof(*in) + len);
+	if (!in)
+		return -ENOMEM;
+	in->next = NULL;
+	in->from = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(sport),
+					 .sin_addr.s_addr = saddr };
+	in->len = len;
+	memcpy(in->data, pkt, len);
+	*tp->inj_tail = in;
+	tp->inj_tail = &in->next;
+	return 0;
+}
+
+void soft_inject_free(struct soft_tp *tp)
+{
+	struct soft_inject *in = tp->inj_head, *next;
+
+	for (; in; in = next) {
+		next = in->next;
+		free(in);
+	}
+	tp->inj_head = NULL;
+	tp->inj_tail = &tp->inj_head;
+}

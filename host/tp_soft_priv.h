@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Internals of the soft transport, split by role like rxe:
+ *   tp_soft.c       objects (transport, MRs, QPs), posting, the poll loop
+ *   tp_soft_net.c   the sockets: batched receive, batched send, test filter
+ *   tp_soft_req.c   requester: segmentation, window, ACK/NAK, timeouts
+ *   tp_soft_resp.c  responder: PSN checks, RETH checks, writes, ACK/NAK
+ *
+ * Threading: a transport object and its QPs are driven by one thread (the
+ * one calling nr_tp_poll and the posting functions); nothing here locks.
+ */
+#ifndef NR_TP_SOFT_PRIV_H
+#define NR_TP_SOFT_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "proto/roce_hdr.h"
+#include "proto/roce_icrc.h"
+#include "proto/roce_pkt.h"
+#include "tp_internal.h"
+#include "tp_soft.h"
+
+#define SOFT_BATCH        64             /* recvmmsg / sendmmsg batch */
+#define SOFT_RX_ROUNDS    8              /* receive batches per progress call */
+#define SOFT_MAX_MTU      4096
+/* BTH + RETH + ImmDt + payload + ICRC, rounded up: the largest packet we make. */
+#define SOFT_PKT_MAX      (SOFT_MAX_MTU + 64)
+#define SOFT_ACKREQ_EVERY 64             /* AckReq on every 64th packet of a message */
+#define SOFT_DELAY_MAX    16             /* packets a filter may hold back per batch */
+
+enum soft_qp_state {
+	SOFT_QP_INIT = 0,                /* created, not connected */
+	SOFT_QP_RTS = 1,                 /* connected */
+	SOFT_QP_ERR = 2,
+};
+
+/* One posted RDMA WRITE WITH IMMEDIATE.  Its PSNs are fixed at post time. */
+struct soft_swr {
+	uint64_t wr_id;
+	const uint8_t *laddr;
+	uint64_t rva;
+	uint32_t len;
+	uint32_t rkey;
+	uint32_t imm;
+	uint32_t psn;                    /* first PSN */
+	uint32_t npkts;                  /* >= 1 */
+};
+
+/* A write with immediate that arrived before a receive was posted. */
+struct soft_early_recv {
+	uint32_t imm;
+	uint32_t byte_len;
+};
+
+struct soft_mr {
+	uint8_t *addr;
+	size_t len;
+	uint64_t va;
+	uint32_t rkey;
+};
+
+struct soft_tp;
+
+struct soft_qp {
+	struct nr_tp_qp base;
+	struct soft_tp *tp;
+	int state;                       /* enum soft_qp_state */
+	uint32_t qpn;
+	int fd;                          /* send socket bound to (local ip, sport) */
+	uint16_t sport;                  /* UDP source port: per-QP entropy */
+	uint32_t rip;                    /* peer, network order */
+	uint16_t rport;                  /* peer's UDP port, host order */
+	uint32_t rqpn;
+	struct sockaddr_in raddr;
+	struct nr_icrc_ip4 ipx;          /* what the kernel puts in our packets' IP/UDP headers */
+	char peer[INET_ADDRSTRLEN];
+	char err[192];
+
+	/* ---- requester --------------------------------------------------- */
+	struct soft_swr *sq;             /* ring, sq_cap a power of two */
+	uint32_t sq_cap, sq_head, sq_cur, sq_tail; /* free-running indices */
+	uint32_t ipsn;                   /* our initial send PSN */
+	uint32_t next_psn;               /* first PSN of the next posted WR */
+	uint32_t snd_una;                /* oldest unacknowledged PSN */
+	uint32_t snd_nxt;                /* next PSN to transmit (sq_cur holds it) */
+	uint32_t snd_hi;                 /* one past the highest PSN ever sent */
+	uint64_t ack_deadline;           /* ns, 0: timer off */
+	uint64_t rnr_until;              /* ns, 0: no RNR wait */
+	unsigned retries;                /* timeouts without progress */
+
+	/* ---- responder --------------------------------------------------- */
+	uint32_t epsn;                   /* expected PSN */
+	uint32_t msn;                    /* messages completed */
+	bool nak_sent;                   /* sequence NAK sent for this epsn */
+	bool in_msg;                     /* inside a FIRST .. LAST message */
+	bool ack_due;                    /* on the transport's ACK list */
+	uint8_t *wptr;                   /* where the next payload byte lands */
+	uint32_t wrem;                   /* bytes the current message still carries */
+	uint32_t mlen;                   /* its total length */
+	uint64_t *rq;                    /* posted receives: ring of wr_ids */
+	uint32_t rq_cap, rq_head, rq_tail;
+	struct soft_early_recv *er;      /* arrived before a receive was posted */
+	uint32_t er_cap, er_head, er_tail;
+	struct soft_qp *ack_next;
+};
+
+/* One packet waiting in the send batch. */
+struct soft_txent {
+	struct soft_qp *qp;
+	uint32_t psn;
+	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+};
+
+enum { SOFT_TX_DATA = 0, SOFT_TX_ACK = 1 };
+
+struct soft_inject {
+	struct soft_inject *next;
+	struct sockaddr_in from;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct soft_tp {
+	struct nr_tp base;
+	int fd;                          /* receive socket (local ip, udp_port) */
+	uint32_t ip;                     /* network order */
+	uint16_t port;                   /* host order */
+	uint32_t mtu;
+	uint8_t timeout_exp;
+	uint8_t retry_cnt;
+	uint32_t max_inflight;
+	uint64_t timeout_ns;
+	int64_t force_ipsn;              /* < 0: random */
+
+	struct soft_qp **qps;
+	unsigned nqps, qps_cap;
+	struct soft_qp *last_qp;
+
+	struct soft_mr *mrs;
+	unsigned nmrs, mrs_cap;
+
+	struct nr_wc *cq;                /* ring, cq_cap a power of two */
+	uint32_t cq_cap, cq_head, cq_tail;
+
+	struct soft_qp *ack_list;        /* QPs owing an ACK */
+	bool tx_blocked;                 /* a send socket was full */
+	uint64_t now;                    /* ns, CLOCK_MONOTONIC, refreshed per round */
+
+	struct nr_tp_soft_stats st;
+
+	nr_tp_soft_filter_fn filter;
+	void *filter_arg;
+	struct soft_inject *inj_head, **inj_tail;
+
+	/* receive batch */
+	uint8_t *rxbuf;                  /* SOFT_BATCH * SOFT_PKT_MAX */
+	struct mmsghdr rxmsg[SOFT_BATCH];
+	struct iovec rxiov[SOFT_BATCH];
+	struct sockaddr_in rxfrom[SOFT_BATCH];
+
+	/* send batch (one QP's socket at a time) */
+	uint8_t *txbuf;                  /* (SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX */
+	struct soft_qp *txqp;
+	unsigned ntx, ndelay;
+	struct mmsghdr txmsg[SOFT_BATCH];
+	struct iovec txiov[SOFT_BATCH];
+	struct soft_txent txent[SOFT_BATCH];
+	uint32_t delay_len[SOFT_DELAY_MAX];
+	struct soft_txent delay_ent[SOFT_DELAY_MAX];
+};
+
+static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
+static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
+
+/* tp_soft.c */
+void soft_cq_push(struct soft_tp *tp, struct soft_qp *qp, uint64_t wr_id, uint8_t op,
+		  uint8_t status, uint32_t imm, uint32_t byte_len);
+struct soft_qp *soft_qp_lookup(struct soft_tp *tp, uint32_t qpn);
+const struct soft_mr *soft_mr_find(const struct soft_tp *tp, uint32_t rkey, uint64_t va,
+				   uint32_t len);
+/* sq_status: first outstanding send WR; rq_status: first posted receive; the rest flush. */
+void soft_qp_to_error(struct soft_qp *qp, uint8_t sq_status, uint8_t rq_status,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int soft_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elsz);
+
+/* tp_soft_net.c */
+int soft_net_open(struct soft_tp *tp, char *err, size_t errlen);
+void soft_net_close(struct soft_tp *tp);
+int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
+uint8_t *soft_tx_slot(struct soft_tp *tp, struct soft_qp *qp);
+void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn);
+int soft_tx_flush(struct soft_tp *tp);
+int soft_rx_round(struct soft_tp *tp);
+int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
+		    const uint8_t *pkt, uint32_t len);
+void soft_inject_free(struct soft_tp *tp);
+uint32_t soft_write_hdrs(uint8_t *buf, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+			 bool ackreq, uint32_t paylen);
+uint32_t soft_finish_pkt(uint8_t *buf, const struct nr_icrc_ip4 *ipx, uint32_t hdrlen,
+			 uint32_t paylen);
+
+/* tp_soft_req.c */
+void soft_req_tx(struct soft_qp *qp);
+bool soft_req_can_send(const struct soft_qp *qp);
+void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p);
+void soft_req_timer(struct soft_qp *qp);
+void soft_req_rewind(struct soft_qp *qp, uint32_t psn);
+uint32_t soft_npkts(uint32_t len, uint32_t mtu);
+
+/* tp_soft_resp.c */
+void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p);
+void soft_resp_flush_acks(struct soft_tp *tp);
+
+#endif /* NR_TP_SOFT_PRIV_H */

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Soft transport, requester side (rxe_req.c + rxe_comp.c): segmentation of
+ * posted writes to the path MTU, the packet window, ACK and NAK processing,
+ * the local ACK timeout with go-back-N and the retry limit.
+ *
+ * PSNs: a WR gets its PSN range when it is posted (psn .. psn + npkts - 1).
+ *   snd_una  oldest PSN not acknowledged
+ *   snd_nxt  next PSN to transmit; sq_cur is the WR that holds it
+ *   snd_hi   one past the highest PSN ever handed to the socket
+ * Go-back-N moves snd_nxt back (to the NAK'd PSN or to snd_una); packets
+ * between snd_nxt and snd_hi then go out again.
+ */
+#include <stdio.h>
+
+#include "tp_soft_priv.h"
+
+static inline struct soft_swr *swr(const struct soft_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_cap - 1)];
+}
+
+uint32_t soft_npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len - 1) / mtu + 1 : 1;
+}
+
+/* Transmit again from psn, which lies in [snd_una, snd_hi]. */
+void soft_req_rewind(struct soft_qp *qp, uint32_t psn)
+{
+	uint32_t c = qp->sq_head;
+
+	while (c != qp->sq_tail && nr_psn_diff(psn, swr(qp, c)->psn) >= (int32_t)swr(qp, c)->npkts)
+		c++;
+	qp->snd_nxt = psn;
+	qp->sq_cur = c;
+}
+
+bool soft_req_can_send(const struct soft_qp *qp)
+{
+	return qp->state == SOFT_QP_RTS && qp->sq_cur != qp->sq_tail && !qp->rnr_until &&
+	       (uint32_t)nr_psn_diff(qp->snd_nxt, qp->snd_una) < qp->tp->max_inflight;
+}
+
+/* Packet i of w, PSN psn, into the send batch. */
+static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, uint32_t psn,
+		      bool ackreq)
+{
+	struct soft_tp *tp = qp->tp;
+	uint32_t off = i * tp->mtu, plen = w->len - off < tp->mtu ? w->len - off : tp->mtu;
+	bool last = i + 1 == w->npkts;
+	uint8_t op = w->npkts == 1 ? NR_OP_RC_WRITE_ONLY_IMM :
+		     i == 0 ? NR_OP_RC_WRITE_FIRST :
+		     last ? NR_OP_RC_WRITE_LAST_IMM : NR_OP_RC_WRITE_MIDDLE;
+	const struct nr_opcode_info *info = nr_opcode_info(op);
+	uint8_t *buf = soft_tx_slot(tp, qp);
+	uint32_t hl = soft_write_hdrs(buf, op, qp->rqpn, psn, ackreq || last, plen);
+
+	if (info->mask & NR_OPF_RETH) {
+		struct nr_reth *r = (struct nr_reth *)(buf + info->offset[NR_EXT_RETH]);
+
+		nr_reth_set_va(r, w->rva);
+		nr_reth_set_rkey(r, w->rkey);
+		nr_reth_set_len(r, w->len);
+	}
+	if (info->mask & NR_OPF_IMMDT)
+		nr_immdt_set_imm((struct nr_immdt *)(buf + info->offset[NR_EXT_IMMDT]), w->imm);
+	if (plen)
+		memcpy(buf + hl, w->laddr + off, plen);
+	tp->st.tx_data++;
+	soft_tx_commit(tp, soft_finish_pkt(buf, &qp->ipx, hl, plen), SOFT_TX_DATA, psn);
+}
+
+/* Send what the window allows. */
+void soft_req_tx(struct soft_qp *qp)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (qp->rnr_until) {
+		if (tp->now < qp->rnr_until)
+			return;
+		qp->rnr_until = 0;
+		if (!qp->ack_deadline)
+			qp->ack_deadline = tp->now + tp->timeout_ns;
+	}
+	while (soft_req_can_send(qp) && !tp->tx_blocked) {
+		const struct soft_swr *w = swr(qp, qp->sq_cur);
+		uint32_t psn = qp->snd_nxt, i = nr_psn_sub(psn, w->psn);
+		bool fills = (uint32_t)nr_psn_diff(psn, qp->snd_una) + 1 >= tp->max_inflight;
+
+		/* State first: a flush inside send_data may rewind snd_nxt. */
+		if (nr_psn_lt(psn, qp->snd_hi)) {
+			tp->st.tx_retrans++;
+		} else {
+			qp->snd_hi = nr_psn_add(psn, 1);
+		}
+		qp->snd_nxt = nr_psn_add(psn, 1);
+		if (i + 1 == w->npkts)
+			qp->sq_cur++;
+		if (!qp->ack_deadline)
+			qp->ack_deadline = tp->now + tp->timeout_ns;
+		send_data(qp, w, i, psn, fills || i % SOFT_ACKREQ_EVERY == SOFT_ACKREQ_EVERY - 1);
+	}
+}
+
+/* Everything before una is acknowledged: complete the WRs it covers. */
+static void acked_upto(struct soft_qp *qp, uint32_t una)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (!nr_psn_lt(qp->snd_una, una))
+		return;
+	qp->snd_una = una;
+	qp->retries = 0;
+	while (qp->sq_head != qp->sq_tail) {
+		const struct soft_swr *w = swr(qp, qp->sq_head);
+
+		if (nr_psn_diff(una, w->psn) < (int32_t)w->npkts)
+			break;
+		soft_cq_push(tp, qp, w->wr_id, NR_WC_SEND, NR_WC_OK, 0, 0);
+		qp->sq_head++;
+	}
+	if (nr_psn_lt(qp->snd_nxt, una))
+		soft_req_rewind(qp, una);
+	if ((int32_t)(qp->sq_cur - qp->sq_head) < 0)
+		qp->sq_cur = qp->sq_head;
+	qp->ack_deadline = nr_psn_lt(una, qp->snd_hi) ? tp->now + tp->timeout_ns : 0;
+}
+
+/* IBTA RNR NAK timer codes, in microseconds (code 0 is the longest). */
+static uint64_t rnr_us(uint8_t code)
+{
+	static const uint32_t t[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280,
+		1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440,
+		81920, 122880, 163840, 245760, 327680, 491520,
+	};
+	return t[code & 31];
+}
+
+static const char *nak_str(uint8_t syn)
+{
+	switch (syn) {
+	case NR_AETH_NAK_INVALID_REQ: return "invalid request";
+	case NR_AETH_NAK_REM_ACC_ERR: return "remote access error";
+	case NR_AETH_NAK_REM_OP_ERR: return "remote operational error";
+	case NR_AETH_NAK_INV_RD_REQ: return "invalid RD request";
+	}
+	return "reserved NAK code";
+}
+
+void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
+{
+	struct soft_tp *tp = qp->tp;
+	uint8_t syn = p->aeth_syn;
+	uint32_t psn = p->psn;
+	/* An ACK covers psn itself; a NAK covers what is before psn. */
+	bool ack = nr_syn_is_ack(syn);
+	bool in_range = nr_psn_le(qp->snd_una, ack ? nr_psn_add(psn, 1) : psn) &&
+			nr_psn_lt(psn, qp->snd_hi);
+
+	if (ack) {
+		tp->st.rx_acks++;
+		if (!in_range) {
+			tp->st.rx_stale_acks++;
+			return;
+		}
+		acked_upto(qp, nr_psn_add(psn, 1));
+		return;
+	}
+	if (!in_range) {
+		tp->st.rx_stale_acks++;
+		return;
+	}
+	if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
+		tp->st.rx_nak_seq++;
+		acked_upto(qp, psn);
+		soft_req_rewind(qp, psn);
+	} else if (nr_syn_is_rnr(syn)) {
+		tp->st.rx_nak_rnr++;
+		acked_upto(qp, psn);
+		soft_req_rewind(qp, psn);
+		qp->rnr_until = tp->now + rnr_us(syn) * 1000;
+		qp->ack_deadline = 0;
+	} else {
+		tp->st.rx_nak_other++;
+		soft_qp_to_error(qp, NR_WC_REMOTE_ERROR, NR_WC_FLUSHED,
+				 "NAK %s (syndrome 0x%02x) from %s qpn 0x%x for psn 0x%x: the "
+				 "responder rejected the write (check remote address, rkey, length)",
+				 nak_str(syn), syn, qp->peer, qp->rqpn, psn);
+	}
+}
+
+/* Local ACK timeout: go back to the oldest unacknowledged PSN, or give up. */
+void soft_req_timer(struct soft_qp *qp)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (!qp->ack_deadline || tp->now < qp->ack_deadline || qp->state != SOFT_QP_RTS)
+		return;
+	if (!nr_psn_lt(qp->snd_una, qp->snd_hi)) {
+		qp->ack_deadline = 0;
+		return;
+	}
+	if (qp->retries >= tp->retry_cnt) {
+		soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
+				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms timeout)",
+				 qp->peer, qp->rqpn, qp->snd_una, qp->retries,
+				 (double)tp->timeout_ns / 1e6);
+		return;
+	}
+	qp->retries++;
+	tp->st.timeouts++;
+	soft_req_rewind(qp, qp->snd_una);
+	qp->ack_deadline = tp->now + tp->timeout_ns;
+}

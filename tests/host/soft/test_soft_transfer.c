@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Soft transport over loopback without impairment: writes of every
+ * interesting size, both directions, several QPs on one transport, and the
+ * error paths (remote access error, bad arguments, configuration errors).
+ */
+#include "soft_util.h"
+
+#include <errno.h>
+
+static void sizes_run(uint32_t mtu, const char *ipa, const char *ipb)
+{
+	const uint32_t sizes[] = {
+		0, 1, 2, 3, 4, 5, 7, 255, 256, 257, mtu - 1, mtu, mtu + 1, 2 * mtu - 1,
+		2 * mtu, 2 * mtu + 3, 3 * mtu, 10 * mtu + 17, 65535, 65536, 100003,
+		1u << 20, 0, 1, mtu,
+	};
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	size_t offs[N], total = 0;
+	uint64_t seed = tu_seed("sizes"), pkts = 0;
+	struct pair p;
+
+	/* Messages go to consecutive, unaligned places (odd offsets). */
+	for (unsigned i = 0; i < N; i++) {
+		offs[i] = total + (i & 1);
+		total = offs[i] + sizes[i];
+		pkts += tu_npkts(sizes[i], mtu);
+	}
+	pair_open(&p, ipa, ipb, mtu, total + 8);
+	tu_fill(p.sbuf, total + 8, &seed);
+	pair_transfer(&p, N, sizes, offs, 4, 0x01000000, 20000);
+	/* Each data packet executed exactly once, nothing lost or dropped. */
+	assert_int_equal(TU_STAT(p.b, rx_data), pkts);
+	assert_int_equal(TU_STAT(p.a, tx_data), pkts);
+	assert_int_equal(TU_STAT(p.b, rx_bad_icrc), 0);
+	assert_int_equal(TU_STAT(p.a, rx_bad_icrc), 0);
+	assert_int_equal(TU_STAT(p.b, rx_malformed), 0);
+	assert_int_equal(TU_STAT(p.b, rx_dup), 0);
+	assert_true(TU_STAT(p.a, rx_acks) >= 1);
+	pair_close(&p);
+}
+
+static void test_sizes_mtu1024(void **state) { sizes_run(1024, "127.0.0.11", "127.0.0.12"); }
+static void test_sizes_mtu4096(void **state) { sizes_run(4096, "127.0.0.11", "127.0.0.12"); }
+static void test_sizes_mtu256(void **state) { sizes_run(256, "127.0.0.13", "127.0.0.14"); }
+
+/* Many messages in flight at once, beyond the packet window. */
+static void test_many_messages(void **state)
+{
+	enum { N = 2000 };
+	static uint32_t sizes[N];
+	static size_t offs[N];
+	uint64_t seed = tu_seed("many"), total = 0;
+	struct pair p;
+
+	for (unsigned i = 0; i < N; i++) {
+		sizes[i] = (uint32_t)(tu_rand(&seed) % 5000);
+		offs[i] = total;
+		total += sizes[i];
+	}
+	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, total);
+	tu_fill(p.sbuf, total, &seed);
+	pair_transfer(&p, N, sizes, offs, 512, 7, 30000);
+	pair_close(&p);
+}
+
+/* Both directions on one QP pair and a second pair between the same hosts (N = 2 ring). */
+static void test_bidirectional_two_pairs(void **state)
+{
+	uint64_t seed = tu_seed("bidir");
+	const size_t len = 300000;
+	struct nr_tp_qp *q2a, *q2b;
+	struct nr_qp_info i2a, i2b;
+	struct nr_tp_mr amr_r, bmr_s;
+	uint8_t *abuf = malloc(len), *bsrc = malloc(len);
+	unsigned done_a = 0, done_b = 0, recv_a = 0, recv_b = 0;
+	uint64_t t0 = tu_now_ms();
+	struct pair p;
+
+	pair_open(&p, "127.0.0.11", "127.0.0.12", 2048, len);
+	tu_fill(p.sbuf, len, &seed);
+	tu_fill(bsrc, len, &seed);
+	memset(abuf, 0, len);
+	assert_int_equal(nr_tp_reg_mr(p.a, abuf, len, &amr_r), 0);
+	assert_int_equal(nr_tp_reg_mr(p.b, bsrc, len, &bmr_s), 0);
+	assert_int_equal(nr_tp_qp_create(p.a, &q2a, &i2a), 0);
+	assert_int_equal(nr_tp_qp_create(p.b, &q2b, &i2b), 0);
+	assert_int_not_equal(i2a.qpn, p.ia.qpn);
+	assert_int_equal(nr_tp_qp_connect(q2a, &i2b), 0);
+	assert_int_equal(nr_tp_qp_connect(q2b, &i2a), 0);
+
+	/* A -> B on the first pair, B -> A on the first pair (reverse), and B -> A on the second. */
+	assert_int_equal(nr_tp_post_recv(p.qb, 1), 0);
+	assert_int_equal(nr_tp_post_recv(p.qa, 2), 0);
+	assert_int_equal(nr_tp_post_recv(q2a, 3), 0);
+	assert_int_equal(nr_tp_post_write_imm(p.qa, 10, &p.smr, p.sbuf, len, p.rmr.va, p.rmr.rkey,
+					      111), 0);
+	assert_int_equal(nr_tp_post_write_imm(p.qb, 20, &bmr_s, bsrc, len / 2, amr_r.va,
+					      amr_r.rkey, 222), 0);
+	assert_int_equal(nr_tp_post_write_imm(q2b, 30, &bmr_s, bsrc + len / 2, len - len / 2,
+					      amr_r.va + len / 2, amr_r.rkey, 333), 0);
+	while (done_a + done_b + recv_a + recv_b < 5) {
+		struct nr_wc wc[8];
+		int k = nr_tp_poll(p.a, wc, 8, 0);
+
+		for (int i = 0; i < k; i++) {
+			assert_int_equal(wc[i].status, NR_WC_OK);
+			if (wc[i].op == NR_WC_SEND) {
+				assert_int_equal(wc[i].wr_id, 10);
+				done_a++;
+			} else {
+				assert_true(wc[i].qp == p.qa || wc[i].qp == q2a);
+				assert_int_equal(wc[i].wr_id, wc[i].qp == p.qa ? 2 : 3);
+				assert_int_equal(wc[i].imm, wc[i].qp == p.qa ? 222 : 333);
+				recv_a++;
+			}
+		}
+		k = nr_tp_poll(p.b, wc, 8, 0);
+		for (int i = 0; i < k; i++) {
+			assert_int_equal(wc[i].status, NR_WC_OK);
+			if (wc[i].op == NR_WC_SEND) {
+				assert_int_equal(wc[i].wr_id, wc[i].qp == p.qb ? 20 : 30);
+				done_b++;
+			} else {
+				assert_int_equal(wc[i].wr_id, 1);
+				assert_int_equal(wc[i].imm, 111);
+				assert_int_equal(wc[i].byte_len, len);
+				recv_b++;
+			}
+		}
+		if (tu_now_ms() - t0 > 20000)
+			fail_msg("stuck: A %u sent %u recv, B %u sent %u recv", done_a, recv_a,
+				 done_b, recv_b);
+	}
+	assert_memory_equal(p.rbuf, p.sbuf, len);
+	assert_memory_equal(abuf, bsrc, len);
+	nr_tp_qp_destroy(q2a);
+	nr_tp_qp_destroy(q2b);
+	nr_tp_dereg_mr(p.a, &amr_r);
+	nr_tp_dereg_mr(p.b, &bmr_s);
+	free(abuf);
+	free(bsrc);
+	pair_close(&p);
+}
+
+/* A completion that arrives before its receive is posted is kept, not lost. */
+static void test_recv_posted_late(void **state)
+{
+	struct pair p;
+	struct nr_wc wc[4];
+	uint64_t t0;
+	int k = 0;
+
+	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, 4096);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(nr_tp_post_write_imm(p.qa, i, &p.smr, p.sbuf + i, 100, p.rmr.va,
+						      p.rmr.rkey, 40 + i), 0);
+	t0 = tu_now_ms();
+	while (k < 3 && tu_now_ms() - t0 < 5000) {
+		int r = nr_tp_poll(p.a, wc, 4, 0);
+
+		for (int i = 0; i < r; i++)
+			assert_int_equal(wc[i].status, NR_WC_OK);
+		k += r;
+		assert_int_equal(nr_tp_poll(p.b, wc, 4, 0), 0);   /* nothing posted: nothing completes */
+	}
+	assert_int_equal(k, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(nr_tp_post_recv(p.qb, 70 + i), 0);
+	assert_int_equal(nr_tp_poll(p.b, wc, 4, 100), 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(wc[i].wr_id, 70 + i);
+		assert_int_equal(wc[i].imm, 40 + i);
+		assert_int_equal(wc[i].byte_len, 100);
+	}
+	pair_close(&p);
+}
+
+/* A write outside B's region: NAK remote access error, both QPs to error with a message. */
+static void test_remote_access_error(void **state)
+{
+	struct pair p;
+	struct nr_wc wc[8];
+	int got_a = 0, got_b = 0;
+	uint64_t t0;
+
+	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, 4096);
+	assert_int_equal(nr_tp_post_recv(p.qb, 5), 0);
+	assert_int_equal(nr_tp_post_write_imm(p.qa, 1, &p.smr, p.sbuf, 2000, p.rmr.va + 3000,
+					      p.rmr.rkey, 0), 0);
+	assert_int_equal(nr_tp_post_write_imm(p.qa, 2, &p.smr, p.sbuf, 10, p.rmr.va, p.rmr.rkey,
+					      0), 0);
+	t0 = tu_now_ms();
+	while ((got_a < 2 || got_b < 1) && tu_now_ms() - t0 < 5000) {
+		int k = nr_tp_poll(p.a, wc, 8, 0);
+
+		for (int i = 0; i < k; i++, got_a++)
+			assert_int_equal(wc[i].status, got_a == 0 ? NR_WC_REMOTE_ERROR : NR_WC_FLUSHED);
+		k = nr_tp_poll(p.b, wc, 8, 0);
+		for (int i = 0; i < k; i++, got_b++) {
+			assert_int_equal(wc[i].wr_id, 5);
+			assert_int_equal(wc[i].status, NR_WC_LOCAL_ERROR);
+		}
+	}
+	assert_int_equal(got_a, 2);
+	assert_int_equal(got_b, 1);
+	printf("# A: %s\n# B: %s\n", nr_tp_qp_error(p.qa), nr_tp_qp_error(p.qb));
+	assert_non_null(strstr(nr_tp_qp_error(p.qa), "remote access error"));
+	assert_non_null(strstr(nr_tp_qp_error(p.qb), "rkey"));
+	assert_int_equal(TU_STAT(p.b, rx_access_err), 1);
+	/* Nothing of the bad write landed. */
+	for (int i = 0; i < 4096; i++)
+		assert_int_equal(p.rbuf[i], 0xEE);
+	/* Posting to a QP in error completes as flushed. */
+	assert_int_equal(nr_tp_post_write_imm(p.qa, 9, &p.smr, p.sbuf, 1, p.rmr.va, p.rmr.rkey, 0), 0);
+	assert_int_equal(nr_tp_poll(p.a, wc, 8, 0), 1);
+	assert_int_equal(wc[0].status, NR_WC_FLUSHED);
+	pair_close(&p);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.15", 1000);
+	struct nr_tp *tp, *tp2;
+	struct nr_tp_qp *qp;
+	struct nr_qp_info info, bad = { 0 };
+	struct nr_tp_mr mr;
+	char err[256];
+	uint8_t buf[64];
+
+	assert_null(nr_tp_open(&c, err, sizeof(err)));
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "mtu 1000"));
+	c = tu_cfg("127.0.0.15", 0);
+	c.local_ip = 0;
+	assert_null(nr_tp_open(&c, err, sizeof(err)));
+	assert_non_null(strstr(err, "local_ip"));
+	c = tu_cfg("127.0.0.15", 0);
+	tp = tu_open(&c);
+	assert_string_equal(nr_tp_kind(tp), "soft");
+	/* The same address and port twice: a clear bind error. */
+	assert_null(tp2 = nr_tp_open(&c, err, sizeof(err)));
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "127.0.0.15:4791"));
+	assert_int_equal(nr_tp_reg_mr(tp, buf, sizeof(buf), &mr), 0);
+	assert_int_equal(mr.va, (uint64_t)(uintptr_t)buf);
+	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+	assert_true(info.qpn > 1 && info.qpn <= 0xFFFFFF);
+	assert_true(info.psn <= 0xFFFFFF);
+	assert_int_equal(info.udp_port, 4791);
+	assert_int_equal(info.ip, c.local_ip);
+	assert_int_equal(nr_tp_soft_qp_sport(qp) & 0xC000, 0xC000);
+	/* Not connected yet. */
+	assert_int_equal(nr_tp_post_write_imm(qp, 1, &mr, buf, 8, 0, 0, 0), -ENOTCONN);
+	assert_int_equal(nr_tp_qp_connect(qp, &bad), -EINVAL);
+	assert_int_equal(nr_tp_qp_connect(qp, &info), 0);
+	/* Source outside the local region. */
+	assert_int_equal(nr_tp_post_write_imm(qp, 1, &mr, buf + 60, 8, 0, 0, 0), -EINVAL);
+	assert_int_equal(nr_tp_post_write_imm(qp, 1, NULL, buf, 8, 0, 0, 0), -EINVAL);
+	assert_int_equal(nr_tp_soft_set_ipsn(tp, 1 << 24), -EINVAL);
+	nr_tp_qp_destroy(qp);
+	nr_tp_dereg_mr(tp, &mr);
+	nr_tp_close(tp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes_mtu1024),
+		cmocka_unit_test(test_sizes_mtu4096),
+		cmocka_unit_test(test_sizes_mtu256),
+		cmocka_unit_test(test_many_messages),
+		cmocka_unit_test(test_bidirectional_two_pairs),
+		cmocka_unit_test(test_recv_posted_late),
+		cmocka_unit_test(test_remote_access_error),
+		cmocka_unit_test(test_bad_arguments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
