@@ -79,6 +79,49 @@ if [ -n "$info" ]; then
 	[ "$rc" -eq 1 ] || fail "flipped copy: exit $rc, expected 1"
 fi
 
+# The same packets as pcapng, as Linux cooked capture (SLL, tcpdump -i any) and
+# under an unsupported link type (raw IP: exit 2).
+SRC="$V/magnate3_rdma-write-read_ibdump_read2_cx.pcap"
+want=$("$NRPCAP" "$SRC" | tail -n 1)
+python3 - "$SRC" "$TMP" <<'PY' || fail "could not convert $SRC"
+import struct, sys
+src, tmp = sys.argv[1], sys.argv[2]
+b = open(src, 'rb').read()
+recs, off = [], 24
+while off + 16 <= len(b):
+    ts, us, incl, orig = struct.unpack_from('<IIII', b, off)
+    recs.append((ts, us, b[off + 16:off + 16 + incl]))
+    off += 16 + incl
+def pcap(name, dlt, conv):
+    with open(name, 'wb') as o:
+        o.write(struct.pack('<IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, dlt))
+        for ts, us, f in recs:
+            g = conv(f)
+            o.write(struct.pack('<IIII', ts, us, len(g), len(g)) + g)
+# Linux SLL: packet type, ARPHRD_ETHER, address length, 8-byte address, protocol.
+pcap(tmp + '/sll.pcap', 113,
+     lambda f: struct.pack('>HHH', 0, 1, 6) + f[6:12] + b'\0\0' + f[12:14] + f[14:])
+pcap(tmp + '/raw.pcap', 101, lambda f: f[14:])
+def blk(t, body):
+    body += b'\0' * (-len(body) % 4)
+    n = 12 + len(body)
+    return struct.pack('<II', t, n) + body + struct.pack('<I', n)
+with open(tmp + '/ng.pcapng', 'wb') as o:
+    o.write(blk(0x0A0D0D0A, struct.pack('<IHHq', 0x1A2B3C4D, 1, 0, -1)))
+    o.write(blk(1, struct.pack('<HHI', 1, 0, 65535)))
+    for ts, us, f in recs:
+        t = ts * 1000000 + us
+        o.write(blk(6, struct.pack('<IIIII', 0, t >> 32, t & 0xffffffff, len(f), len(f)) + f))
+PY
+for alt in sll.pcap ng.pcapng; do
+	got=$("$NRPCAP" "$TMP/$alt" | tail -n 1); rc=$?
+	echo "$alt: $got"
+	[ "$got" = "$want" ] || fail "$alt: '$got', expected '$want'"
+done
+err=$("$NRPCAP" "$TMP/raw.pcap" 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 2 ] || fail "raw IP link type: exit $rc, expected 2"
+printf '%s\n' "$err" | grep -q "not supported" || fail "raw IP message '$err'"
+
 # Missing file: exit 2 and a message naming it.
 err=$("$NRPCAP" "$TMP/no-such.pcap" 2>&1 >/dev/null); rc=$?
 [ "$rc" -eq 2 ] || fail "missing file: exit $rc, expected 2"
