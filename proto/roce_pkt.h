@@ -10,6 +10,16 @@
  * tag), UDP, with destination port 4791; the source port is entropy and never
  * looked at.  Anything else (ARP, TCP, RoCEv1 ethertype 0x8915, other UDP) is
  * NR_PKT_OTHER, never malformed RoCE.
+ *
+ * Evidence rule: a frame is judged RoCEv2 (well-formed or MALFORMED) only
+ * once IP protocol UDP and destination port 4791 have been read from it.  A
+ * frame cut before that (inside Ethernet, the VLAN tag, the IP header or the
+ * first 4 UDP bytes) and a non-first IP fragment are OTHER.  A frame cut after
+ * it is MALFORMED: TRUNC_UDP, TRUNC_BTH or TRUNC_EXT by where it ends, or
+ * BAD_IP_LEN when it ends inside the payload.  IPv4 IHL < 5 is BAD_IHL when a
+ * UDP/4791 header sits where a 20-byte IP header would end.  TRUNC_L3 is
+ * therefore never produced by nr_parse() (kept for ABI; a cut IP header
+ * carries no evidence).  IPv6 extension headers are not followed (OTHER).
  */
 #ifndef NR_ROCE_PKT_H
 #define NR_ROCE_PKT_H
