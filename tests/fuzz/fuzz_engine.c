@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * fuzz_engine: the aggregation engine driven by a script of operations on a
+ * few registered jobs, against a shadow model.
+ *
+ * Input: a header that shapes the jobs (2 bytes per job: ranks 1..5, mode,
+ * MTU 256/512, packets per message 1..3, last packet length, pool 2/4
+ * messages, initial PSNs), then operations of 5 bytes each:
+ *
+ *   op & 7 in 0..3  data packet: connection, PSN choice (in order, resend,
+ *                   jump ahead, wild), length class, duplicate, spoofed
+ *                   source, ECN-CE, wrong tag, wrong opcode, payload pattern
+ *                   (small integers, fractions, raw bits, NaN/Inf/-0/denormals)
+ *   4               ACK/NAK from the receiver (PSN acked, ahead, behind)
+ *   5               time advance, then nr_engine_poll()
+ *   6               job delete / re-add / duplicate add / invalid add
+ *   7               a data packet with bytes flipped, reparsed
+ *
+ * Every frame is built with nr_build_frame() and parsed with nr_parse().
+ * Invariants (a violation traps):
+ *   - every held handle comes back exactly once (emit or free), no handle that
+ *     was not held comes back, nothing is held after destroy;
+ *   - a handle is freed only by job delete, job failure or destroy;
+ *   - no result before all N contributions; results leave in g order, ranks in
+ *     order; each equals the rank-ordered sum (ordered mode) or the
+ *     arrival-order sum (streaming) of the contributions, bit for bit (any NaN
+ *     equals any NaN); ECN-CE iff a contribution had it; ImmDt = tag ^ key;
+ *     headers of a result are the packet's own (payload and ImmDt aside);
+ *   - a connection never adds twice to one sequence; no aggregation of a
+ *     spoofed, unregistered, failed-job or bad-length packet; tags agree;
+ *   - a resent duplicate carries its own sequence's stored result;
+ *   - an RDMA WRITE of a registered active connection is never forwarded raw;
+ *     an ACK is always forwarded;
+ *   - held handles of a job stay within N * pool packets.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "dataplane/agg_engine.h"
+#include "proto/roce_build.h"
+#include "proto/roce_pkt.h"
+
+#include "nrz_fuzz.h"
+
+#define NRZ_JOBS      2
+#define NRZ_MAXN      5
+#define NRZ_MAX_OPS   1500
+#define NRZ_KEY       0x5A5A0000u
+
+enum hstate { H_IN_ENGINE = 1, H_RETURNED = 2 };
+
+struct handle {
+	uint8_t *frame;
+	uint8_t *orig;           /* the frame as offered */
+	uint32_t len;
+	uint8_t state;           /* enum hstate */
+	int8_t job;              /* shadow job index, -1 for none */
+	uint8_t conn;
+	uint32_t g;
+	bool counted;            /* in the job's held count */
+	struct nr_pkt pkt;
+};
+
+struct contrib {
+	uint8_t have, emitted;
+	uint32_t tag;
+	bool has_tag;
+	uint8_t *pay;
+};
+
+struct rec {
+	uint32_t g;
+	uint16_t len;
+	uint8_t count, nemitted;
+	bool ce;
+	bool done;               /* all N emitted */
+	uint8_t order[NRZ_MAXN]; /* arrival order of connections */
+	struct contrib c[NRZ_MAXN];
+	float *want;             /* expected result, computed at first emit */
+};
+
+struct sjob {
+	uint32_t id;
+	bool registered, failed;
+	struct nr_job_spec *spec;
+	uint32_t ppm;            /* packets per message */
+	uint32_t last_len;
+	uint32_t pool_pkts;
+	uint32_t cursor[NRZ_MAXN];   /* next g each connection sends */
+	uint32_t emit_g, emit_conn;
+	uint32_t held;
+	bool freed_now;          /* handles came back through free during this op */
+	struct rec *recs;
+	size_t nrecs, caprecs;
+};
+
+struct world {
+	struct nr_engine *eng;
+	struct sjob jobs[NRZ_JOBS];
+	unsigned njobs;
+	struct handle **hs;
+	size_t nhs, caphs;
+	uint64_t now;
+	bool deleting, destroying;
+	struct handle *pending;  /* being offered: may come back before the verdict */
+	bool pending_recorded;   /* its contribution is in the shadow already */
+};
+
+/* ---- shadow records ------------------------------------------------------- */
+
+static struct rec *rec_find(struct sjob *j, uint32_t g, bool create)
+{
+	for (size_t k = 0; k < j->nrecs; k++)
+		if (j->recs[k].g == g)
+			return &j->recs[k];
+	if (!create)
+		return NULL;
+	if (j->nrecs == j->caprecs) {
+		j->caprecs = j->caprecs ? 2 * j->caprecs : 16;
+		j->recs = realloc(j->recs, j->caprecs * sizeof(*j->recs));
+		NRZ_CHECK(j->recs != NULL, "realloc");
+	}
+	struct rec *r = &j->recs[j->nrecs++];
+
+	memset(r, 0, sizeof(*r));
+	r->g = g;
+	return r;
+}
+
+static void recs_clear(struct sjob *j)
+{
+	for (size_t k = 0; k < j->nrecs; k++) {
+		for (unsigned i = 0; i < NRZ_MAXN; i++)
+			free(j->recs[k].c[i].pay);
+		free(j->recs[k].want);
+	}
+	free(j->recs);
+	j->recs = NULL;
+	j->nrecs = j->caprecs = 0;
+}
+
+static bool same_float(float a, float b)
+{
+	uint32_t x, y;
+
+	if (isnan(a) && isnan(b))
+		return true;
+	memcpy(&x, &a, 4);
+	memcpy(&y, &b, 4);
+	return x == y;
+}
+
+/* The reference sum: rank order (ordered mode) or arrival order (streaming). */
+static void rec_compute(struct sjob *j, struct rec *r)
+{
+	uint32_t n = j->spec->n_conns, nf = r->len / 4;
+	bool streaming = j->spec->mode == NR_SUM_STREAMING;
+
+	r->want = malloc(r->len ? r->len : 1);
+	NRZ_CHECK(r->want != NULL, "malloc");
+	for (uint32_t e = 0; e < nf; e++) {
+		volatile float acc;
+		float v;
+		unsigned first = streaming ? r->order[0] : 0;
+
+		memcpy(&v, r->c[first].pay + 4 * e, 4);
+		acc = v;
+		for (uint32_t k = 1; k < n; k++) {
+			unsigned c = streaming ? r->order[k] : k;
+
+			memcpy(&v, r->c[c].pay + 4 * e, 4);
+			acc = acc + v;
+		}
+		r->want[e] = acc;
+	}
+}
+
+static void check_payload(struct rec *r, const uint8_t *pay, const char *what, uint32_t conn)
+{
+	for (uint32_t e = 0; e < r->len / 4u; e++) {
+		float got;
+
+		memcpy(&got, pay + 4 * e, 4);
+		NRZ_CHECK(same_float(got, r->want[e]),
+			  "%s g=%u conn %u element %u: got %a, rank/arrival-order sum %a",
+			  what, r->g, conn, e, got, r->want[e]);
+	}
+}
+
+/* ---- callbacks --------------------------------------------------------------- */
+
+static void after_held(struct world *w, struct handle *h);
+
+/*
+ * The packet being offered completed a slot (emit) or was taken and then freed
+ * (job failed) before nr_engine_input() returned: record it as held now.
+ */
+static void pending_held(struct world *w, struct handle *h)
+{
+	if (h == w->pending && !w->pending_recorded) {
+		w->pending_recorded = true;
+		after_held(w, h);
+	}
+}
+
+static struct sjob *job_by_id(struct world *w, uint32_t id)
+{
+	for (unsigned k = 0; k < w->njobs; k++)
+		if (w->jobs[k].id == id)
+			return &w->jobs[k];
+	return NULL;
+}
+
+static void handle_back(struct world *w, struct handle *h, const char *how)
+{
+	bool known = false;
+
+	for (size_t k = 0; k < w->nhs && !known; k++)
+		known = w->hs[k] == h;
+	NRZ_CHECK(known, "%s of a handle the engine was never given (%p)", how, (void *)h);
+	NRZ_CHECK(h->state == H_IN_ENGINE, "%s of a handle already returned (job %d g=%u)",
+		  how, h->job, h->g);
+	h->state = H_RETURNED;
+	if (h->counted) {
+		w->jobs[h->job].held--;
+		h->counted = false;
+	}
+}
+
+static void cb_free(void *ctx, void *handle)
+{
+	struct world *w = ctx;
+	struct handle *h = handle;
+
+	pending_held(w, h);
+	handle_back(w, h, "free");
+	NRZ_CHECK(h->job >= 0, "free of a handle that was never aggregated");
+	if (!w->deleting && !w->destroying)
+		w->jobs[h->job].freed_now = true;   /* must be a job failure: checked after */
+}
+
+static void cb_emit(void *ctx, const struct nr_emit *e)
+{
+	struct world *w = ctx;
+	struct handle *h = e->handle;
+	struct sjob *j = job_by_id(w, e->job);
+	struct rec *r;
+	uint32_t n;
+
+	if (w->pending && !w->pending_recorded)
+		pending_held(w, w->pending);   /* the slot completed by the packet being offered */
+	handle_back(w, h, "emit");
+	NRZ_CHECK(j && j->registered && !j->failed, "emit for job %u that is not live", e->job);
+	n = j->spec->n_conns;
+	NRZ_CHECK(e->frame == h->frame, "emit frame is not the handle's frame");
+	NRZ_CHECK(h->job == j - w->jobs && h->conn == e->conn && h->g == e->g,
+		  "emit job %u conn %u g=%u for a packet of job %d conn %u g=%u",
+		  e->job, e->conn, e->g, h->job, h->conn, h->g);
+	NRZ_CHECK(e->g == j->emit_g && e->conn == j->emit_conn,
+		  "emit out of order: g=%u conn %u, expected g=%u conn %u",
+		  e->g, e->conn, j->emit_g, j->emit_conn);
+	r = rec_find(j, e->g, false);
+	NRZ_CHECK(r && r->count == n, "result for g=%u with %u of %u contributions",
+		  e->g, r ? r->count : 0, n);
+	NRZ_CHECK(!r->c[e->conn].emitted, "g=%u conn %u emitted twice", e->g, e->conn);
+	for (uint32_t i = 1; i < n; i++)
+		NRZ_CHECK(r->c[i].has_tag == r->c[0].has_tag &&
+			  (!r->c[0].has_tag || r->c[i].tag == r->c[0].tag),
+			  "g=%u emitted although tags disagree", e->g);
+	if (!r->want)
+		rec_compute(j, r);
+	NRZ_CHECK(e->pkt->pay_len == r->len, "result length %u, contributions %u",
+		  e->pkt->pay_len, r->len);
+	check_payload(r, e->frame + e->pkt->pay_off, "result", e->conn);
+	NRZ_CHECK(e->ecn_ce == r->ce, "ecn_ce %d, contributions CE %d", e->ecn_ce, r->ce);
+	/* headers untouched but the ImmDt */
+	uint32_t immoff = (h->pkt.mask & NR_OPF_IMMDT) ? h->pkt.pay_off - 4u : h->pkt.pay_off;
+
+	NRZ_CHECK(!memcmp(e->frame, h->orig, immoff) &&
+		  !memcmp(e->frame + h->pkt.pay_off + r->len, h->orig + h->pkt.pay_off + r->len,
+			  h->len - h->pkt.pay_off - r->len),
+		  "result g=%u conn %u: headers or trailer changed", e->g, e->conn);
+	if (h->pkt.mask & NR_OPF_IMMDT) {
+		uint32_t want = r->c[0].tag ^ j->spec->result_key;
+
+		NRZ_CHECK(nr_ld_be32(e->frame + immoff) == want, "result ImmDt 0x%08x, want 0x%08x",
+			  nr_ld_be32(e->frame + immoff), want);
+	}
+	r->c[e->conn].emitted = 1;
+	if (++r->nemitted == n)
+		r->done = true;
+	if (++j->emit_conn == n) {
+		j->emit_conn = 0;
+		j->emit_g = nr_psn_add(j->emit_g, 1);
+	}
+}
+
+/* ---- jobs ----------------------------------------------------------------------- */
+
+static uint32_t ip4(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	return htonl(a << 24 | b << 16 | c << 8 | d);
+}
+
+static void job_shape(struct sjob *j, unsigned idx, uint8_t b0, uint8_t b1, uint8_t b2)
+{
+	uint32_t n = 1 + (b0 & 7) % NRZ_MAXN;
+	uint32_t mtu = 256u << ((b0 >> 3) & 1);
+	struct nr_job_spec *s = calloc(1, sizeof(*s) + n * sizeof(s->conns[0]));
+
+	NRZ_CHECK(s != NULL, "calloc");
+	j->ppm = 1 + b1 % 3;
+	j->last_len = 4 * (1 + (b1 >> 2) % (mtu / 4));
+	s->n_conns = n;
+	s->mtu = mtu;
+	s->msg_size = mtu * (j->ppm - 1) + j->last_len;
+	s->pool_msgs = 2 + 2 * ((b0 >> 4) & 1);
+	s->timeout_ms = 50;
+	s->mode = (b0 >> 5) & 1 ? NR_SUM_STREAMING : NR_SUM_ORDERED;
+	s->result_key = (b0 >> 6) & 1 ? NRZ_KEY | idx : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct nr_conn_spec *c = &s->conns[i];
+
+		c->src_ip = ip4(10, idx + 1, 0, i + 1);
+		c->dst_ip = ip4(10, idx + 1, 0, (i + 1) % n + 1);
+		c->src_qpn = 0x1000 * (idx + 1) + 0x10 + i;
+		c->dst_qpn = 0x1000 * (idx + 1) + 0x20 + i;
+		/* PSNs near the 24-bit wrap are the interesting ones */
+		c->ipsn = (b2 & 0x80) ? (NR_PSN_MASK - (b2 & 0x7F) * (i + 1)) & NR_PSN_MASK
+				      : (uint32_t)(b2 * 0x10101u * (i + 1)) & NR_PSN_MASK;
+		c->src_mac[0] = c->dst_mac[0] = 0x02;
+		c->src_mac[5] = (uint8_t)(i + 1);
+		c->dst_mac[5] = (uint8_t)((i + 1) % n + 1);
+	}
+	j->spec = s;
+	j->id = 7 + 1000 * idx;
+	j->pool_pkts = j->ppm * s->pool_msgs;
+}
+
+static size_t spec_size(const struct nr_job_spec *s)
+{
+	return sizeof(*s) + s->n_conns * sizeof(s->conns[0]);
+}
+
+static void job_reset(struct sjob *j)
+{
+	recs_clear(j);
+	memset(j->cursor, 0, sizeof(j->cursor));
+	j->emit_g = j->emit_conn = 0;
+	j->failed = false;
+}
+
+static void job_add(struct world *w, struct sjob *j)
+{
+	char err[256] = "";
+	uint32_t credits = 0;
+	int rc = nr_engine_job_add(w->eng, j->id, j->spec, w->now, &credits, err, sizeof(err));
+
+	NRZ_CHECK(rc == 0, "job_add of a valid spec: %d (%s)", rc, err);
+	NRZ_CHECK(credits == j->spec->pool_msgs / 2, "credits %u", credits);
+	job_reset(j);
+	j->registered = true;
+}
+
+static void job_del(struct world *w, struct sjob *j)
+{
+	w->deleting = true;
+	NRZ_CHECK(nr_engine_job_del(w->eng, j->id) == 0, "job_del of a registered job");
+	w->deleting = false;
+	NRZ_CHECK(j->held == 0, "job %u deleted with %u handles not returned", j->id, j->held);
+	j->registered = false;
+	job_reset(j);
+}
+
+static void op_jobctl(struct world *w, struct nrz_in *in)
+{
+	struct sjob *j = &w->jobs[nrz_u8(in) % w->njobs];
+	uint8_t b = nrz_u8(in);
+	char err[256];
+	uint32_t cr;
+
+	if (!j->registered) {
+		if (b & 1)    /* come back with other initial PSNs */
+			for (uint32_t i = 0; i < j->spec->n_conns; i++)
+				j->spec->conns[i].ipsn = nr_psn_add(j->spec->conns[i].ipsn, b * 977u);
+		job_add(w, j);
+		return;
+	}
+	if (b & 2) {
+		err[0] = 0;
+		NRZ_CHECK(nr_engine_job_add(w->eng, j->id, j->spec, w->now, &cr, err,
+					    sizeof(err)) == -EEXIST && err[0],
+			  "same id added twice");
+	}
+	if (b & 4) {   /* another id over the same connections */
+		err[0] = 0;
+		NRZ_CHECK(nr_engine_job_add(w->eng, j->id + 500, j->spec, w->now, &cr, err,
+					    sizeof(err)) == -EEXIST && err[0],
+			  "a second job over registered connections");
+	}
+	if (b & 8) {   /* an invalid spec, one field at a time */
+		struct nr_job_spec *bad = malloc(spec_size(j->spec));
+
+		NRZ_CHECK(bad != NULL, "malloc");
+		memcpy(bad, j->spec, spec_size(j->spec));
+		switch ((b >> 4) % 6) {
+		case 0: bad->mtu = 300; break;
+		case 1: bad->msg_size = 6; break;
+		case 2: bad->pool_msgs = 3; break;
+		case 3: bad->conns[0].dst_qpn = 0x1000000; break;
+		case 4: bad->timeout_ms = 0; break;
+		default: bad->mode = 9; break;
+		}
+		err[0] = 0;
+		NRZ_CHECK(nr_engine_job_add(w->eng, j->id + 600, bad, w->now, &cr, err,
+					    sizeof(err)) == -EINVAL && err[0],
+			  "invalid spec accepted");
+		free(bad);
+	}
+	if (b & 1)
+		job_del(w, j);
+}
+
+/* ---- packets ------------------------------------------------------------------ */
+
+static uint32_t xs(uint32_t *s)
+{
+	uint32_t x = *s ? *s : 0x9E3779B9u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
+
+static void fill_payload(uint8_t *p, uint32_t len, uint8_t pattern, uint32_t seed)
+{
+	static const uint32_t specials[] = {
+		0x7FC00000, 0xFFC00001, 0x7F800000, 0xFF800000, 0x80000000, 0x00000000,
+		0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x3F800000, 0x7FA00000,
+	};
+	uint32_t s = seed | 1;
+
+	for (uint32_t k = 0; k + 4 <= len; k += 4) {
+		uint32_t r = xs(&s), bits;
+		float v;
+
+		switch (pattern & 3) {
+		case 0:
+			v = (float)((int)(r % 17) - 8);
+			memcpy(&bits, &v, 4);
+			break;
+		case 1:
+			v = (float)((int)(r % 200001) - 100000) / 1024.0f * 1.0009765f;
+			memcpy(&bits, &v, 4);
+			break;
+		case 2:
+			bits = r;
+			break;
+		default:
+			bits = (r & 3) ? specials[(r >> 2) % 12] : r;
+			break;
+		}
+		memcpy(p + k, &bits, 4);
+	}
+	for (uint32_t k = len & ~3u; k < len; k++)
+		p[k] = (uint8_t)xs(&s);
+}
+
+static void flow_of(const struct sjob *j, uint32_t i, bool ack, struct nr_flow *f)
+{
+	const struct nr_conn_spec *c = &j->spec->conns[i];
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->src_mac, ack ? c->dst_mac : c->src_mac, 6);
+	memcpy(f->dst_mac, ack ? c->src_mac : c->dst_mac, 6);
+	f->saddr = ack ? c->dst_ip : c->src_ip;
+	f->daddr = ack ? c->src_ip : c->dst_ip;
+	f->sport = (uint16_t)(0xC000 + i);
+	f->frag_off = NR_IPV4_DF;
+	f->dqpn = ack ? c->src_qpn : c->dst_qpn;
+}
+
+/* Which shadow job and connection a data packet belongs to (by its daddr and QPN). */
+static bool data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn)
+{
+	for (unsigned k = 0; k < w->njobs; k++) {
+		const struct sjob *j = &w->jobs[k];
+
+		if (!j->registered)
+			continue;
+		for (uint32_t i = 0; i < j->spec->n_conns; i++) {
+			if (j->spec->conns[i].dst_qpn == p->qpn &&
+			    j->spec->conns[i].dst_ip == p->daddr) {
+				*job = (int)k;
+				*conn = i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static bool is_write(uint8_t op)
+{
+	return op >= NR_OP_RC_WRITE_FIRST && op <= NR_OP_RC_WRITE_ONLY_IMM;
+}
+
+static void after_held(struct world *w, struct handle *h)
+{
+	const struct nr_pkt *p = &h->pkt;
+	struct sjob *j;
+	struct rec *r;
+	uint32_t conn;
+	int jk;
+
+	NRZ_CHECK(data_owner(w, p, &jk, &conn), "held a packet of no registered connection");
+	j = &w->jobs[jk];
+	NRZ_CHECK(!j->failed, "held a packet of failed job %u", j->id);
+	NRZ_CHECK(p->saddr == j->spec->conns[conn].src_ip, "held a spoofed packet");
+	NRZ_CHECK(is_write(p->opcode), "held a non-WRITE (opcode 0x%02x)", p->opcode);
+	NRZ_CHECK(p->pay_len && p->pay_len % 4 == 0 && p->pay_len <= j->spec->mtu,
+		  "held a packet of bad length %u", p->pay_len);
+	h->job = (int8_t)jk;
+	h->conn = (uint8_t)conn;
+	h->g = nr_psn_sub(p->psn, j->spec->conns[conn].ipsn);
+	r = rec_find(j, h->g, true);
+	NRZ_CHECK(!r->done, "g=%u aggregated again after its result went out", h->g);
+	NRZ_CHECK(!r->c[conn].have, "conn %u added twice to g=%u", conn, h->g);
+	if (r->count) {
+		NRZ_CHECK(p->pay_len == r->len, "g=%u: lengths %u and %u in one slot", h->g,
+			  p->pay_len, r->len);
+	}
+	r->len = p->pay_len;
+	r->c[conn].have = 1;
+	r->c[conn].has_tag = p->mask & NR_OPF_IMMDT;
+	r->c[conn].tag = p->imm;
+	r->c[conn].pay = malloc(p->pay_len);
+	NRZ_CHECK(r->c[conn].pay != NULL, "malloc");
+	memcpy(r->c[conn].pay, h->orig + p->pay_off, p->pay_len);
+	r->ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
+	r->order[r->count++] = (uint8_t)conn;
+	if (h->state == H_IN_ENGINE) {
+		h->counted = true;
+		j->held++;
+	}
+}
+
+static void after_resend(struct world *w, struct handle *h)
+{
+	struct sjob *j;
+	struct rec *r;
+	uint32_t conn, g;
+	int jk;
+
+	NRZ_CHECK(data_owner(w, &h->pkt, &jk, &conn), "resend for no registered connection");
+	j = &w->jobs[jk];
+	g = nr_psn_sub(h->pkt.psn, j->spec->conns[conn].ipsn);
+	r = rec_find(j, g, false);
+	NRZ_CHECK(r && r->count == j->spec->n_conns && r->nemitted,
+		  "resend of g=%u whose result never went out", g);
+	NRZ_CHECK(h->pkt.pay_len == r->len, "resend length %u, result %u", h->pkt.pay_len, r->len);
+	check_payload(r, h->frame + h->pkt.pay_off, "resend", conn);
+	if (h->pkt.mask & NR_OPF_IMMDT)
+		NRZ_CHECK(nr_ld_be32(h->frame + h->pkt.pay_off - 4) ==
+			  (r->c[0].tag ^ j->spec->result_key), "resend ImmDt");
+	if (r->ce)
+		NRZ_CHECK((h->frame[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_CE,
+			  "resend of a CE result without CE");
+}
+
+/* Offer one frame; the handle is returned to us unless held. */
+static void offer(struct world *w, const uint8_t *frame, uint32_t len)
+{
+	struct handle *h = calloc(1, sizeof(*h));
+	enum nr_engine_ctr ctr = NR_ECTR_MAX;
+	enum nr_verdict v;
+	uint32_t conn;
+	int jk;
+
+	NRZ_CHECK(h != NULL, "calloc");
+	h->frame = malloc(len);
+	h->orig = malloc(len);
+	NRZ_CHECK(h->frame && h->orig, "malloc");
+	memcpy(h->frame, frame, len);
+	memcpy(h->orig, frame, len);
+	h->len = len;
+	h->job = -1;
+	if (nr_parse(h->frame, len, &h->pkt) != NR_PKT_ROCE) {
+		free(h->frame);
+		free(h->orig);
+		free(h);
+		return;
+	}
+	if (w->nhs == w->caphs) {
+		w->caphs = w->caphs ? 2 * w->caphs : 64;
+		w->hs = realloc(w->hs, w->caphs * sizeof(*w->hs));
+		NRZ_CHECK(w->hs != NULL, "realloc");
+	}
+	w->hs[w->nhs++] = h;
+	h->state = H_IN_ENGINE;
+	w->pending = h;
+	w->pending_recorded = false;
+	v = nr_engine_input(w->eng, &h->pkt, h->frame, h, w->now, &ctr);
+	w->pending = NULL;
+	NRZ_CHECK(v <= NR_V_RESEND, "verdict %d", v);
+	NRZ_CHECK(!w->pending_recorded || v == NR_V_HELD,
+		  "packet used in a result (or freed) but verdict %d", v);
+
+	bool owned = data_owner(w, &h->pkt, &jk, &conn);
+
+	if (owned && is_write(h->pkt.opcode) && !w->jobs[jk].failed &&
+	    h->pkt.saddr == w->jobs[jk].spec->conns[conn].src_ip) {
+		NRZ_CHECK(v != NR_V_FORWARD,
+			  "RDMA WRITE of registered job %u conn %u forwarded raw (ctr %d)",
+			  w->jobs[jk].id, conn, ctr);
+	}
+	if (h->pkt.opcode == NR_OP_RC_ACK)
+		NRZ_CHECK(v == NR_V_FORWARD, "ACK not forwarded: verdict %d ctr %d", v, ctr);
+
+	switch (v) {
+	case NR_V_HELD:
+		NRZ_CHECK(ctr == NR_ECTR_AGGREGATED, "held with counter %d", ctr);
+		if (!w->pending_recorded)
+			after_held(w, h);
+		return;
+	case NR_V_RESEND:
+		NRZ_CHECK(ctr == NR_ECTR_DUP_RESENT, "resend with counter %d", ctr);
+		after_resend(w, h);
+		break;
+	case NR_V_DROP:
+		NRZ_CHECK(ctr < NR_ECTR_MAX, "drop without a counter");
+		break;
+	default:
+		break;
+	}
+	NRZ_CHECK(h->state == H_IN_ENGINE, "verdict %d but the handle came back", v);
+	h->state = H_RETURNED;
+}
+
+static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g,
+		      uint8_t cls, uint8_t flags, uint8_t pat, uint32_t seed,
+		      uint8_t *buf, size_t cap)
+{
+	const struct nr_conn_spec *c = &j->spec->conns[conn];
+	uint32_t k = g % j->ppm, mtu = j->spec->mtu, len;
+	struct nr_build_args a = {
+		.psn = nr_psn_add(c->ipsn, g),
+		.va = 0x10000,
+		.rkey = 0x77,
+		.dma_len = j->spec->msg_size,
+		.imm = ((uint32_t)(g / j->ppm) & 0xFFFFFF),
+	};
+	static const uint8_t wrong_ops[] = {
+		NR_OP_RC_SEND_ONLY, NR_OP_RC_WRITE_ONLY, NR_OP_RC_WRITE_MIDDLE,
+		NR_OP_RC_WRITE_LAST, NR_OP_RC_READ_REQ, NR_OP_RC_SEND_ONLY_IMM,
+		NR_OP_UC_WRITE_ONLY_IMM, NR_OP_RC_WRITE_FIRST,
+	};
+	uint8_t pay[NR_MAX_MTU + 64];
+	struct nr_flow f;
+
+	if (j->ppm == 1)
+		a.opcode = NR_OP_RC_WRITE_ONLY_IMM;
+	else if (k == 0)
+		a.opcode = NR_OP_RC_WRITE_FIRST;
+	else if (k + 1 == j->ppm)
+		a.opcode = NR_OP_RC_WRITE_LAST_IMM;
+	else
+		a.opcode = NR_OP_RC_WRITE_MIDDLE;
+	a.ackreq = k + 1 == j->ppm;
+	len = k + 1 == j->ppm ? j->last_len : mtu;
+	switch (cls & 7) {
+	case 5: len = 4 * (1 + seed % (mtu / 4)); break;
+	case 6: len = 1 + seed % mtu; break;
+	case 7: len = (seed & 1) ? 0 : mtu + 4 * (1 + seed % 16); break;
+	default: break;
+	}
+	if ((flags & 0x40) && (pat & 0x10))
+		a.imm ^= 1u << (seed % 32);             /* hosts out of step */
+	if ((flags & 0x80) && (pat & 0x20))
+		a.opcode = wrong_ops[seed % 8];
+	flow_of(j, conn, false, &f);
+	if ((flags & 0x10) && (pat & 0x40))             /* spoofed source */
+		f.saddr = (seed & 1) ? ip4(10, 99, 0, 1) : j->spec->conns[(conn + 1) % j->spec->n_conns].src_ip;
+	if (flags & 0x20)
+		f.tos = NR_ECN_CE;
+	fill_payload(pay, len, pat, seed);
+	(void)w;
+	return nr_build_frame(buf, cap, &f, &a, pay, len);
+}
+
+static void op_data(struct world *w, struct nrz_in *in, bool mutate)
+{
+	uint8_t a = nrz_u8(in), b = nrz_u8(in), flags = nrz_u8(in), pat = nrz_u8(in);
+	struct sjob *j = &w->jobs[(a >> 7) % w->njobs];
+	uint8_t buf[NR_MAX_MTU + 256];
+	uint32_t conn, g, seed;
+	int len;
+
+	if (!j->registered)
+		return;
+	conn = a % j->spec->n_conns;
+	switch (b & 3) {
+	case 0:
+	case 1:
+		g = j->cursor[conn];
+		j->cursor[conn] = nr_psn_add(g, 1);
+		break;
+	case 2:   /* retransmission, maybe go-back-N */
+		g = nr_psn_sub(j->cursor[conn], 1 + ((b >> 2) & 7));
+		if (b & 0x80)
+			j->cursor[conn] = nr_psn_add(g, 1);
+		break;
+	default:
+		g = b == 0xFF ? (nrz_u32(in) & NR_PSN_MASK)
+			      : nr_psn_add(j->cursor[conn], (b >> 2) & 15);
+		break;
+	}
+	seed = (uint32_t)a << 24 ^ (uint32_t)pat << 16 ^ g * 2654435761u ^ conn;
+	len = build_data(w, j, conn, g, flags, flags, pat, seed, buf, sizeof(buf));
+	if (len < 0)
+		return;
+	if (mutate) {
+		unsigned m = 1 + nrz_u8(in) % 4;
+
+		for (unsigned k = 0; k < m; k++) {
+			uint16_t pos = nrz_u16(in);
+
+			buf[pos % (unsigned)len] ^= (uint8_t)(nrz_u8(in) | 1);
+		}
+	}
+	offer(w, buf, (uint32_t)len);
+	if (flags & 8)
+		offer(w, buf, (uint32_t)len);   /* duplicated on the wire */
+}
+
+static void op_ack(struct world *w, struct nrz_in *in)
+{
+	uint8_t a = nrz_u8(in), b = nrz_u8(in), c = nrz_u8(in), d = nrz_u8(in);
+	struct sjob *j = &w->jobs[(a >> 7) % w->njobs];
+	struct nr_build_args args = { .opcode = NR_OP_RC_ACK, .msn = d };
+	uint8_t buf[256];
+	struct nr_flow f;
+	uint32_t conn, g;
+	int len;
+
+	if (!j->registered)
+		return;
+	conn = a % j->spec->n_conns;
+	switch (b & 3) {
+	case 0:   /* everything emitted so far */
+		g = nr_psn_sub(j->emit_g, 1);
+		break;
+	case 1:   /* somewhere in what was emitted, or just past it */
+		g = nr_psn_sub(j->emit_g, (b >> 2) & 15);
+		break;
+	case 2:   /* a PSN never sent */
+		g = nr_psn_add(j->emit_g, 1 + (b >> 2));
+		break;
+	default:
+		g = (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+		break;
+	}
+	switch (c & 3) {
+	case 0: args.syndrome = 0x1F & (c >> 2); break;
+	case 1: args.syndrome = NR_AETH_NAK_PSN_SEQ_ERR; break;
+	case 2: args.syndrome = NR_AETH_RNR_NAK | (c >> 3); break;
+	default: args.syndrome = c; break;
+	}
+	args.psn = nr_psn_add(j->spec->conns[conn].ipsn, g);
+	flow_of(j, conn, true, &f);
+	if ((c & 0xC0) == 0xC0)
+		f.saddr = ip4(10, 99, 0, 2);      /* spoofed ACK */
+	len = nr_build_frame(buf, sizeof(buf), &f, &args, NULL, 0);
+	NRZ_CHECK(len > 0, "ACK build: %d", len);
+	offer(w, buf, (uint32_t)len);
+}
+
+static void op_time(struct world *w, struct nrz_in *in)
+{
+	uint8_t a = nrz_u8(in);
+
+	w->now += (a & 0x80) ? (uint64_t)(a & 0x7F) * 10000000ull : (uint64_t)a * 100000ull;
+	nr_engine_poll(w->eng, w->now);
+}
+
+/* After every operation: failures seen, handles bounded. */
+static void check_world(struct world *w)
+{
+	for (unsigned k = 0; k < w->njobs; k++) {
+		struct sjob *j = &w->jobs[k];
+		struct nr_job_stats st;
+
+		if (!j->registered) {
+			NRZ_CHECK(nr_engine_job_stats(w->eng, j->id, &st) == -ENOENT,
+				  "deleted job %u still has stats", j->id);
+			continue;
+		}
+		NRZ_CHECK(nr_engine_job_stats(w->eng, j->id, &st) == 0, "stats of job %u", j->id);
+		NRZ_CHECK(st.state == NR_JOB_ACTIVE || st.state == NR_JOB_FAILED, "state %u",
+			  st.state);
+		if (st.state == NR_JOB_FAILED) {
+			NRZ_CHECK(st.reason[0], "job %u failed without a reason", j->id);
+			NRZ_CHECK(j->held == 0, "failed job %u still holds %u handles", j->id,
+				  j->held);
+			if (!j->failed)
+				recs_clear(j);
+			j->failed = true;
+		}
+		NRZ_CHECK(!j->freed_now || j->failed,
+			  "job %u handles freed while the job is active", j->id);
+		j->freed_now = false;
+		NRZ_CHECK(j->held <= j->spec->n_conns * j->pool_pkts,
+			  "job %u holds %u handles, bound %u", j->id, j->held,
+			  j->spec->n_conns * j->pool_pkts);
+		NRZ_CHECK(!j->failed || st.state == NR_JOB_FAILED, "failed job came back");
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct nrz_in in = { .p = data, .n = size };
+	struct world w;
+	struct nr_engine_ops ops = { .emit = cb_emit, .free = cb_free, .ctx = &w };
+	unsigned nops = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.now = 1000000000ull;
+	w.eng = nr_engine_create(&ops);
+	NRZ_CHECK(w.eng != NULL, "engine create");
+	w.njobs = 1 + nrz_u8(&in) % NRZ_JOBS;
+	for (unsigned k = 0; k < w.njobs; k++) {
+		uint8_t b0 = nrz_u8(&in), b1 = nrz_u8(&in), b2 = nrz_u8(&in);
+
+		job_shape(&w.jobs[k], k, b0, b1, b2);
+		job_add(&w, &w.jobs[k]);
+	}
+	while (nrz_left(&in) && nops++ < NRZ_MAX_OPS) {
+		uint8_t op = nrz_u8(&in);
+
+		switch (op & 7) {
+		case 4: op_ack(&w, &in); break;
+		case 5: op_time(&w, &in); break;
+		case 6: op_jobctl(&w, &in); break;
+		case 7: op_data(&w, &in, true); break;
+		default: op_data(&w, &in, false); break;
+		}
+		check_world(&w);
+	}
+
+	if (getenv("NRZ_VERBOSE")) {
+		uint64_t ctr[NR_ECTR_MAX];
+
+		nr_engine_counters(w.eng, ctr);
+		fprintf(stderr, "  %u ops, %zu packets:", nops, w.nhs);
+		for (unsigned k = 0; k < NR_ECTR_MAX; k++)
+			if (ctr[k])
+				fprintf(stderr, " %s=%llu", nr_engine_ctr_names[k],
+					(unsigned long long)ctr[k]);
+		fputc('\n', stderr);
+	}
+	w.destroying = true;
+	nr_engine_destroy(w.eng);
+	for (size_t k = 0; k < w.nhs; k++) {
+		NRZ_CHECK(w.hs[k]->state == H_RETURNED, "handle %zu (job %d g=%u) leaked at destroy",
+			  k, w.hs[k]->job, w.hs[k]->g);
+		free(w.hs[k]->frame);
+		free(w.hs[k]->orig);
+		free(w.hs[k]);
+	}
+	free(w.hs);
+	for (unsigned k = 0; k < w.njobs; k++) {
+		recs_clear(&w.jobs[k]);
+		free(w.jobs[k].spec);
+	}
+	return 0;
+}

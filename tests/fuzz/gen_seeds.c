@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Seed inputs made by the packet builders (and by hand for the control
+ * protocol), shared by nrz-gen-corpus (writes them for tests/fuzz/run) and the
+ * regression replayers (run them in-process).
+ *
+ *   parse    every IBTA opcode built with several payload lengths, with and
+ *            without a VLAN tag and ECN, every truncation of a WRITE frame,
+ *            transport-only datagrams;
+ *   engine   scripts in fuzz_engine.c's format that complete, acknowledge,
+ *            retransmit and time out messages on one and two jobs;
+ *   control  JSON request lines ($JOB / $KEY stand for the last job created).
+ */
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/roce_build.h"
+#include "proto/roce_opcode.h"
+
+#include "nrz_fuzz.h"
+
+struct seedbuf {
+	uint8_t b[16384];
+	size_t n;
+};
+
+static void put(struct seedbuf *s, uint8_t v)
+{
+	if (s->n < sizeof(s->b))
+		s->b[s->n++] = v;
+}
+
+static void put5(struct seedbuf *s, uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint8_t e)
+{
+	put(s, a);
+	put(s, b);
+	put(s, c);
+	put(s, d);
+	put(s, e);
+}
+
+/* ---- parse ------------------------------------------------------------------ */
+
+static int gen_parse(nrz_seed_cb cb, void *ctx)
+{
+	static const uint32_t lens[] = { 0, 4, 7, 64, 256 };
+	struct nr_flow f = {
+		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 },
+		.saddr = htonl(0x0A000001), .daddr = htonl(0x0A000002),
+		.sport = 0xC000, .frag_off = NR_IPV4_DF, .dqpn = 0x11,
+	};
+	uint8_t pay[256], buf[1024];
+	char name[64];
+	int n = 0, len;
+
+	for (unsigned k = 0; k < sizeof(pay); k++)
+		pay[k] = (uint8_t)(k * 7 + 1);
+	for (unsigned op = 0; op < 256; op++) {
+		const struct nr_opcode_info *oi = nr_opcode_info((uint8_t)op);
+
+		if (!oi)
+			continue;
+		for (unsigned li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+			struct nr_build_args a = {
+				.opcode = (uint8_t)op, .psn = 0xFFFFF0 + li, .ackreq = li & 1,
+				.va = 0x1000, .rkey = 7, .dma_len = lens[li], .imm = 0xABCD0000 | li,
+				.syndrome = li ? 0x60 : 0x1F, .msn = li, .qkey = 0x80010000, .sqp = 1,
+			};
+
+			f.vlan = li == 2;
+			f.vlan_tci = 100;
+			f.tos = li == 3 ? NR_ECN_CE : 0;
+			len = nr_build_frame(buf, sizeof(buf), &f, &a, pay, lens[li]);
+			if (len < 0)
+				continue;
+			snprintf(name, sizeof(name), "op%02x-len%u", op, lens[li]);
+			cb(ctx, name, buf, (size_t)len);
+			n++;
+		}
+	}
+	/* every truncation of one RDMA WRITE ONLY with immediate */
+	struct nr_build_args w = { .opcode = NR_OP_RC_WRITE_ONLY_IMM, .psn = 5, .dma_len = 64,
+				   .imm = 1 };
+
+	len = nr_build_frame(buf, sizeof(buf), &f, &w, pay, 64);
+	for (int cut = 0; len > 0 && cut < len; cut++) {
+		snprintf(name, sizeof(name), "write-cut%d", cut);
+		cb(ctx, name, buf, (size_t)cut);
+		n++;
+	}
+	/* transport-only datagrams, as a UDP socket endpoint gets them */
+	struct nr_icrc_ip4 ip = { .saddr = f.saddr, .daddr = f.daddr, .sport = 0xC000,
+				  .dport = NR_ROCEV2_PORT, .frag_off = NR_IPV4_DF };
+
+	len = nr_build_transport(buf, sizeof(buf), &ip, 0x11, &w, pay, 64);
+	if (len > 0) {
+		cb(ctx, "transport-write", buf, (size_t)len);
+		n++;
+	}
+	return n;
+}
+
+/* ---- engine ------------------------------------------------------------------ */
+
+/*
+ * Header: njobs-1, then per job b0 (ranks-1 | mtu bit 3 | pool bit 4 | streaming
+ * bit 5 | result key bit 6), b1 (packets per message-1 | last length), b2 (ipsn).
+ */
+static void eng_header(struct seedbuf *s, unsigned njobs, uint8_t b0, uint8_t b1, uint8_t b2)
+{
+	put(s, (uint8_t)(njobs - 1));
+	for (unsigned k = 0; k < njobs; k++) {
+		put(s, b0);
+		put(s, b1);
+		put(s, (uint8_t)(b2 + k));
+	}
+}
+
+/* msgs messages of ppm packets on every rank of job jb (0/1), ACKed after each. */
+static void eng_round(struct seedbuf *s, unsigned jb, unsigned n, unsigned ppm, unsigned msgs,
+		      uint8_t pat, bool dup)
+{
+	for (unsigned m = 0; m < msgs; m++) {
+		for (unsigned p = 0; p < ppm; p++)
+			for (unsigned c = 0; c < n; c++)
+				put5(s, 0, (uint8_t)(jb << 7 | c), 0, dup && c == 0 ? 8 : 0, pat);
+		for (unsigned c = 0; c < n; c++)
+			put5(s, 4, (uint8_t)(jb << 7 | c), 0, 0, 0);
+	}
+}
+
+static int gen_engine(nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s;
+	int n = 0;
+
+	for (unsigned ranks = 1; ranks <= 5; ranks++) {
+		for (unsigned mode = 0; mode < 2; mode++) {
+			for (unsigned ppm = 1; ppm <= 3; ppm++) {
+				char name[64];
+				uint8_t b0 = (uint8_t)((ranks - 1) | (mode << 5) | (1 << 6));
+				uint8_t b1 = (uint8_t)((ppm - 1) | (9 << 2));
+
+				s.n = 0;
+				eng_header(&s, 1, b0, b1, (uint8_t)(0x80 | ranks));
+				eng_round(&s, 0, ranks, ppm, 5, (uint8_t)(ranks + mode), ppm == 2);
+				/* retransmit the last packet of rank 0, then go back */
+				put5(&s, 1, 0, 2 | 0x80, 0, 1);
+				put(&s, 5);                   /* 50 ms: time out what is open */
+				put(&s, 0x85);
+				snprintf(name, sizeof(name), "r%u-%s-ppm%u", ranks,
+					 mode ? "stream" : "ordered", ppm);
+				cb(ctx, name, s.b, s.n);
+				n++;
+			}
+		}
+	}
+	/* two jobs, interleaved; one deleted and re-added in the middle */
+	s.n = 0;
+	eng_header(&s, 2, 2 | 1 << 3, 1 | 20 << 2, 3);
+	eng_round(&s, 0, 3, 2, 2, 3, false);
+	eng_round(&s, 1, 3, 2, 2, 3, true);
+	put(&s, 6); put(&s, 1); put(&s, 0x0F);          /* dup add, invalid add, delete */
+	put(&s, 6); put(&s, 1); put(&s, 0x01);          /* re-add, new PSNs */
+	eng_round(&s, 1, 3, 2, 2, 2, false);
+	cb(ctx, "two-jobs", s.b, s.n);
+	n++;
+	/* mutated frames and hostile options on a 4-rank job */
+	s.n = 0;
+	eng_header(&s, 1, 3, 1 << 2, 0);
+	for (unsigned k = 0; k < 12; k++) {
+		put5(&s, 7, (uint8_t)(k % 4), 0, 0, 0);
+		put(&s, 0); put(&s, (uint8_t)(40 + k)); put(&s, 0); put(&s, 0xFF);
+	}
+	for (unsigned k = 0; k < 8; k++)
+		put5(&s, 0, (uint8_t)(k % 4), 1, (uint8_t)(0x10 | 0x20 | 0x40 | 0x80 | k), 0x73);
+	cb(ctx, "hostile", s.b, s.n);
+	n++;
+	return n;
+}
+
+/* ---- control ------------------------------------------------------------------ */
+
+static const char *const ctl_lines[] = {
+	"{\"op\":\"backend_info\"}",
+	"{\"op\":\"stats\"}",
+	"{\"op\":\"job_list\"}",
+	"{\"op\":\"job_create\",\"spec\":{\"mtu\":1024,\"msg_size\":4096,\"pool_msgs\":4,"
+	"\"mode\":\"ordered\",\"timeout_ms\":5000,\"conns\":["
+	"{\"src_ip\":\"10.77.0.1\",\"dst_ip\":\"10.77.0.2\",\"src_qpn\":17,\"dst_qpn\":18,\"ipsn\":0,"
+	"\"src_mac\":\"02:00:00:00:00:01\",\"dst_mac\":\"02:00:00:00:00:02\"},"
+	"{\"src_ip\":\"10.77.0.2\",\"dst_ip\":\"10.77.0.1\",\"src_qpn\":19,\"dst_qpn\":20,\"ipsn\":100}]}}\n"
+	"{\"op\":\"job_status\",\"job\":$JOB,\"key\":\"$KEY\"}\n"
+	"{\"op\":\"job_destroy\",\"job\":$JOB,\"key\":\"$KEY\"}",
+	"{\"op\":\"job_create\",\"spec\":{\"mtu\":256,\"msg_size\":4,\"mode\":\"streaming\","
+	"\"conns\":[{\"src_ip\":\"10.1.0.1\",\"dst_ip\":\"10.1.0.1\",\"src_qpn\":1,\"dst_qpn\":2}]}}\n"
+	"{\"op\":\"job_status\",\"job\":$JOB}\n"
+	"{\"op\":\"job_status\",\"job\":$JOB,\"key\":\"00000000000000000000000000000000\"}",
+	"{\"op\":\"job_create\",\"spec\":{\"mtu\":1000,\"msg_size\":3,\"pool_msgs\":3,\"conns\":[]}}",
+	"{\"op\":\"job_create\",\"spec\":{\"conns\":[{\"src_ip\":\"300.1.1.1\"}],\"bogus\":1}}",
+	"{\"op\":\"job_destroy\",\"job\":4294967295,\"key\":\"zz\"}",
+	"{\"op\":\"job_status\",\"job\":-1}",
+	"{\"op\":\"nope\"}",
+	"{\"op\":\"stats\",\"token\":\"wrong\"}",
+	"{\"op\":\"stats\",\"token\":\"nrz-token\"}",
+	"{\"op\":\"job_create\",\"token\":\"nrz-token\",\"spec\":{\"mtu\":512,\"msg_size\":2048,"
+	"\"conns\":[{\"src_ip\":\"10.2.0.1\",\"dst_ip\":\"10.2.0.2\",\"src_qpn\":5,\"dst_qpn\":6},"
+	"{\"src_ip\":\"10.2.0.2\",\"dst_ip\":\"10.2.0.1\",\"src_qpn\":7,\"dst_qpn\":8}]}}\n"
+	"{\"op\":\"job_status\",\"token\":\"nrz-token\",\"job\":$JOB,\"key\":\"$KEY\"}",
+	"[1,2,3]",
+	"{\"op\":",
+	"null",
+	"{\"op\":\"job_status\",\"job\":1.5e300}",
+	"{\"op\":\"job_create\",\"spec\":{\"mtu\":4096,\"msg_size\":1073741824,\"pool_msgs\":1000000,"
+	"\"conns\":[{\"src_ip\":\"10.3.0.1\",\"dst_ip\":\"10.3.0.2\",\"src_qpn\":16777216,"
+	"\"dst_qpn\":0,\"ipsn\":16777216}]}}",
+};
+
+static int gen_control(nrz_seed_cb cb, void *ctx)
+{
+	char name[32];
+	unsigned k;
+
+	for (k = 0; k < sizeof(ctl_lines) / sizeof(ctl_lines[0]); k++) {
+		snprintf(name, sizeof(name), "req%02u", k);
+		cb(ctx, name, (const uint8_t *)ctl_lines[k], strlen(ctl_lines[k]));
+	}
+	return (int)k;
+}
+
+int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
+{
+	if (!strcmp(target, "parse"))
+		return gen_parse(cb, ctx);
+	if (!strcmp(target, "engine"))
+		return gen_engine(cb, ctx);
+	if (!strcmp(target, "control"))
+		return gen_control(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control)\n", target);
+	return -1;
+}
