@@ -194,7 +194,15 @@ uint64_t th_ctr(struct th *t, enum nr_engine_ctr c)
 	return ctr[c];
 }
 
-const float *th_payload(const struct th_pkt *k)
+const uint8_t *th_payload(const struct th_pkt *k)
 {
-	return (const float *)(k->frame + k->p.pay_off);
+	return k->frame + k->p.pay_off;
+}
+
+float th_pf(const struct th_pkt *k, uint32_t idx)
+{
+	float f;
+
+	memcpy(&f, th_payload(k) + idx * 4, 4);
+	return f;
 }

@@ -72,6 +72,8 @@ enum nr_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_e
 void th_pkt_free(struct th_pkt *k);
 
 uint64_t th_ctr(struct th *t, enum nr_engine_ctr c);
-const float *th_payload(const struct th_pkt *k);
+const uint8_t *th_payload(const struct th_pkt *k);
+/* float idx of the payload (unaligned-safe) */
+float th_pf(const struct th_pkt *k, uint32_t idx);
 
 #endif /* NR_ENG_HARNESS_H */

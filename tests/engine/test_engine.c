@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Targeted engine cases: one behaviour each (tag mismatch, length mismatch,
+ * spoofing, unknown connections, duplicates, stale and occupied slots, ACKs
+ * and NAKs, timeout, job deletion, ECN, result key, NaN/Inf, wrap, spec
+ * validation).  Frames are built with nr_build_frame and parsed with nr_parse.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dataplane/agg_sum.h"
+#include "eng_harness.h"
+#include "eng_rand.h"
+
+static uint64_t seed;
+
+#define MS 1000000ull
+
+static void rand_payload(struct eng_rng *r, float *f, uint32_t nfl)
+{
+	for (uint32_t k = 0; k < nfl; k++)
+		f[k] = (float)((int32_t)eng_rand(r) % 100000) / 64.0f;
+}
+
+/* Offer one single-packet message (WRITE_ONLY_IMM) of conn at sequence g. */
+static enum nr_verdict send_one(struct th *t, uint32_t conn, uint32_t g, uint32_t imm,
+				const float *pay, uint32_t len, uint64_t now,
+				enum nr_engine_ctr *ctr, struct th_pkt **out)
+{
+	const struct nr_conn_spec *c = &t->spec->conns[conn];
+	struct th_pkt *k = th_data(t->spec, conn, nr_psn_add(c->ipsn, g),
+				   NR_OP_RC_WRITE_ONLY_IMM, imm, pay, len);
+	enum nr_verdict v = th_input(t, k, now, ctr);
+
+	if (out && v != NR_V_HELD)
+		*out = k;
+	else if (v != NR_V_HELD)
+		th_pkt_free(k);
+	return v;
+}
+
+static enum nr_verdict send_ack(struct th *t, uint32_t conn, uint32_t g, uint8_t syn,
+				uint64_t now, enum nr_engine_ctr *ctr)
+{
+	const struct nr_conn_spec *c = &t->spec->conns[conn];
+	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(c->ipsn, g), syn);
+	enum nr_verdict v = th_input(t, k, now, ctr);
+
+	th_pkt_free(k);
+	return v;
+}
+
+static void ref_sum(float *out, float pay[][256], uint32_t n, uint32_t nfl)
+{
+	for (uint32_t k = 0; k < nfl; k++) {
+		float a = pay[0][k];
+		for (uint32_t i = 1; i < n; i++)
+			a = a + pay[i][k];
+		out[k] = a;
+	}
+}
+
+static void test_ordered_basic(void **state)
+{
+	uint32_t ipsn[3] = { 100, 0xFFFFFE, 7 };
+	struct th t;
+	struct eng_rng r;
+	float pay[3][256], sum[256];
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+
+	(void)state;
+	eng_rng_init(&r, seed);
+	th_init(&t, th_spec(3, 1024, 1024, 4, NR_SUM_ORDERED, ipsn), 7);
+	for (int i = 0; i < 3; i++)
+		rand_payload(&r, pay[i], 256);
+	ref_sum(sum, pay, 3, 256);
+	/* arrival order 2, 0, 1: result is still the rank-ordered sum */
+	assert_int_equal(send_one(&t, 2, 0, 0x01000000, pay[2], 1024, 0, &c, NULL), NR_V_HELD);
+	assert_int_equal(c, NR_ECTR_AGGREGATED);
+	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(t.log_len, 0);
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay[1], 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(t.log_len, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct th_emit *em = &t.log[i];
+
+		assert_int_equal(em->conn, i);                 /* rank order */
+		assert_int_equal(em->g, 0);
+		assert_int_equal(em->job, 7);
+		assert_false(em->ecn_ce);
+		assert_int_equal(em->pkt->p.psn, ipsn[i]);     /* own PSN, own QPN */
+		assert_int_equal(em->pkt->p.qpn, t.spec->conns[i].dst_qpn);
+		assert_memory_equal(th_payload(em->pkt), sum, 1024);
+	}
+	assert_int_equal(nr_engine_job_stats(t.e, 7, &st), 0);
+	assert_int_equal(st.next_emit, 1);
+	assert_int_equal(st.next_release, 0);
+	/* two ACKs do not release; the third does */
+	assert_int_equal(send_ack(&t, 0, 0, 0x1F, 0, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	send_ack(&t, 2, 0, 0x1F, 0, NULL);
+	nr_engine_job_stats(t.e, 7, &st);
+	assert_int_equal(st.next_release, 0);
+	send_ack(&t, 1, 0, 0x00, 0, NULL);
+	nr_engine_job_stats(t.e, 7, &st);
+	assert_int_equal(st.next_release, 1);
+	assert_int_equal(st.ctr[NR_ECTR_RELEASED], 1);
+	assert_int_equal(st.ctr[NR_ECTR_EMITTED], 3);
+	assert_int_equal(st.ctr[NR_ECTR_COMPLETED], 1);
+	assert_int_equal(st.completed, 1);
+	assert_string_equal(nr_engine_kernel_name(t.e), nr_sum_best()->name);
+	th_fini(&t);
+}
+
+static void test_tag_mismatch_fails_job(void **state)
+{
+	struct th t;
+	float pay[256] = { 1.0f };
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+
+	(void)state;
+	th_init(&t, th_spec(4, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 3);
+	assert_int_equal(send_one(&t, 0, 1234 % 2, 0x01000004, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(send_one(&t, 1, 1234 % 2, 0x01000004, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(t.held, 2);
+	assert_int_equal(send_one(&t, 2, 1234 % 2, 0x01000005, pay, 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_TAG_MISMATCH);
+	assert_int_equal(t.held, 0);           /* held packets went back through ops.free */
+	assert_int_equal(t.freed, 2);
+	nr_engine_job_stats(t.e, 3, &st);
+	assert_int_equal(st.state, NR_JOB_FAILED);
+	assert_string_equal(st.reason,
+			    "job 3: connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x203): immediate 0x01000005 "
+			    "at g=0, connection 0 sent 0x01000004 (hosts out of step)");
+	/* anything later on the job's data QPNs is dropped, never forwarded raw */
+	assert_int_equal(send_one(&t, 3, 0, 0x01000004, pay, 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_JOB_FAILED_DROP);
+	assert_int_equal(send_ack(&t, 0, 0, 0, 0, NULL), NR_V_FORWARD);
+	assert_int_equal(nr_engine_poll(t.e, 1000000 * MS), 0);
+	th_fini(&t);
+}
+
+static void test_len_mismatch_flags(void **state)
+{
+	struct th t;
+	float pay[256] = { 2.0f };
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+
+	(void)state;
+	th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 1);
+	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay, 1020, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_LEN_MISMATCH);
+	nr_engine_job_stats(t.e, 1, &st);
+	assert_int_equal(st.state, NR_JOB_ACTIVE);
+	assert_string_equal(st.reason, "job 1: connection 1 (10.0.0.2 -> 10.0.0.1 qpn 0x200): "
+			    "payload 1020 bytes at g=0, others 1024");
+	/* the right length still completes the slot */
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(t.log_len, 2);
+	assert_true(th_pf(t.log[0].pkt, 0) == 4.0f);
+	/* bad lengths: not a multiple of 4, over the MTU, empty */
+	assert_int_equal(send_one(&t, 0, 1, 0x01000001, pay, 1022, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_BAD_LEN);
+	/* opcode mismatch: WRITE_ONLY (no imm) against WRITE_ONLY_IMM */
+	assert_int_equal(send_one(&t, 0, 1, 0x01000001, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	{
+		struct th_pkt *k = th_data(t.spec, 1, 1, NR_OP_RC_WRITE_ONLY, 0, pay, 1024);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_OPCODE_MISMATCH);
+		th_pkt_free(k);
+	}
+	th_fini(&t);
+}
+
+static void test_spoofed_and_unknown(void **state)
+{
+	struct th t;
+	float pay[256] = { 2.0f };
+	struct nr_flow f;
+	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY, .psn = 0, .dma_len = 1024 };
+	enum nr_engine_ctr c;
+	struct th_pkt *k;
+
+	(void)state;
+	th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 1);
+	/* registered QPN, wrong source IP: dropped, never aggregated */
+	th_flow_data(t.spec, 0, &f);
+	f.saddr = htonl(0x0A0000FE);
+	k = th_build(&f, &a, pay, 1024);
+	assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_SPOOFED);
+	th_pkt_free(k);
+	assert_int_equal(th_ctr(&t, NR_ECTR_AGGREGATED), 0);
+	/* unregistered QPN: forwarded untouched, counted as unknown, not a drop */
+	th_flow_data(t.spec, 0, &f);
+	f.dqpn = 0x777;
+	k = th_build(&f, &a, pay, 1024);
+	{
+		uint8_t before[TH_FRAME_CAP];
+
+		memcpy(before, k->frame, k->len);
+		c = NR_ECTR_MAX;
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+		assert_int_equal(c, NR_ECTR_UNKNOWN_CONN);
+		assert_memory_equal(before, k->frame, k->len);
+	}
+	th_pkt_free(k);
+	assert_int_equal(th_ctr(&t, NR_ECTR_UNKNOWN_CONN), 1);
+	/* a SEND to an unknown QPN is plain forwarding, no counter */
+	a.opcode = NR_OP_RC_SEND_ONLY;
+	k = th_build(&f, &a, pay, 64);
+	c = NR_ECTR_MAX;
+	assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_MAX);
+	th_pkt_free(k);
+	assert_int_equal(th_ctr(&t, NR_ECTR_UNKNOWN_CONN), 1);
+	/* a SEND or READ on a registered data QPN: NOT_WRITE, dropped */
+	th_flow_data(t.spec, 1, &f);
+	k = th_build(&f, &a, pay, 64);
+	assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_NOT_WRITE);
+	th_pkt_free(k);
+	a.opcode = NR_OP_RC_READ_REQ;
+	a.dma_len = 4096;
+	k = th_build(&f, &a, NULL, 0);
+	assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_NOT_WRITE);
+	th_pkt_free(k);
+	/* an ACK from the wrong source: counted, not snooped, forwarded */
+	{
+		const struct nr_conn_spec *cs = &t.spec->conns[0];
+		struct nr_flow fa = { .saddr = htonl(0x0A0000FE), .daddr = cs->src_ip,
+				      .dqpn = cs->src_qpn, .sport = 1 };
+		struct nr_build_args aa = { .opcode = NR_OP_RC_ACK, .psn = 0 };
+
+		k = th_build(&fa, &aa, NULL, 0);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+		assert_int_equal(c, NR_ECTR_SPOOFED);
+		th_pkt_free(k);
+	}
+	/* a non-RoCE record is forwarded */
+	{
+		struct nr_pkt p = { .kind = NR_PKT_OTHER };
+		assert_int_equal(nr_engine_input(t.e, &p, NULL, NULL, 0, NULL), NR_V_FORWARD);
+	}
+	th_fini(&t);
+}
+
+static void test_dup_stale_occupied(void **state)
+{
+	struct th t;
+	float pay[2][256], sum[256];
+	enum nr_engine_ctr c;
+	struct th_pkt *k = NULL;
+	struct nr_job_stats st;
+	struct eng_rng r;
+
+	(void)state;
+	eng_rng_init(&r, seed + 5);
+	rand_payload(&r, pay[0], 256);
+	rand_payload(&r, pay[1], 256);
+	ref_sum(sum, pay, 2, 256);
+	/* pool of 2 single-packet messages */
+	th_init(&t, th_spec(2, 1024, 1024, 2, NR_SUM_ORDERED, NULL), 9);
+	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+	/* duplicate of an incomplete slot: dropped, contribution already in */
+	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay[0], 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_DUP_DROPPED);
+	/* beyond the window (slot 0 still held by g=0): occupied */
+	assert_int_equal(send_one(&t, 1, 2, 0x01000002, pay[1], 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_OCCUPIED_DROPPED);
+	/* g=1 completes first: held (COMPLETE), not emitted before g=0 */
+	send_one(&t, 0, 1, 0x01000001, pay[0], 1024, 0, NULL, NULL);
+	send_one(&t, 1, 1, 0x01000001, pay[1], 1024, 0, NULL, NULL);
+	assert_int_equal(t.log_len, 0);
+	assert_int_equal(send_one(&t, 1, 1, 0x01000001, pay[1], 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_DUP_DROPPED);           /* COMPLETE, result follows */
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay[1], 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(t.log_len, 4);                    /* g=0 then g=1 */
+	assert_int_equal(t.log[0].g, 0);
+	assert_int_equal(t.log[1].g, 0);
+	assert_int_equal(t.log[2].g, 1);
+	assert_int_equal(t.log[3].conn, 1);
+	/* duplicate of an emitted slot: answered with the stored result */
+	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay[0], 1024, 0, &c, &k), NR_V_RESEND);
+	assert_int_equal(c, NR_ECTR_DUP_RESENT);
+	assert_memory_equal(th_payload(k), sum, 1024);
+	th_pkt_free(k);
+	/* release g=0 (coalesced later for g=1) */
+	send_ack(&t, 0, 0, 0, 0, NULL);
+	send_ack(&t, 1, 0, 0, 0, NULL);
+	nr_engine_job_stats(t.e, 9, &st);
+	assert_int_equal(st.next_release, 1);
+	/* released: still readable, resent */
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay[1], 1024, 0, &c, &k), NR_V_RESEND);
+	assert_memory_equal(th_payload(k), sum, 1024);
+	th_pkt_free(k);
+	/* g=2 takes slot 0 now; then g=0 is stale */
+	assert_int_equal(send_one(&t, 0, 2, 0x01000002, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay[1], 1024, 0, &c, NULL), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_STALE_DROPPED);
+	/* an ACK for a PSN never emitted is ignored */
+	assert_int_equal(send_ack(&t, 0, 5, 0, 0, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACK_IGNORED);
+	/* a repeated ACK of the last acknowledged g changes nothing */
+	send_ack(&t, 0, 0, 0, 0, &c);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	/* an ACK from before anything acknowledged is ignored */
+	send_ack(&t, 0, 0xFFFFFF, 0, 0, &c);
+	assert_int_equal(c, NR_ECTR_ACK_IGNORED);
+	th_fini(&t);   /* destroy frees the held g=2 contribution */
+	(void)st;
+}
+
+static void test_acks_naks_coalesced(void **state)
+{
+	struct th t;
+	float pay[256] = { 1.0f };
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+
+	(void)state;
+	th_init(&t, th_spec(2, 1024, 1024, 8, NR_SUM_ORDERED, NULL), 2);
+	for (uint32_t g = 0; g < 4; g++)
+		for (uint32_t i = 0; i < 2; i++)
+			send_one(&t, i, g, 0x01000000 + g, pay, 1024, 0, NULL, NULL);
+	assert_int_equal(t.log_len, 8);
+	/* RNR NAK acknowledges nothing */
+	assert_int_equal(send_ack(&t, 0, 2, 0x21, 0, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	/* coalesced ACK of g=2 on conn 0; NAK sequence error at 3 on conn 1 (acks 0..2) */
+	send_ack(&t, 0, 2, 0, 0, NULL);
+	nr_engine_job_stats(t.e, 2, &st);
+	assert_int_equal(st.next_release, 0);
+	send_ack(&t, 1, 3, NR_AETH_NAK_PSN_SEQ_ERR, 0, &c);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	nr_engine_job_stats(t.e, 2, &st);
+	assert_int_equal(st.next_release, 3);
+	assert_int_equal(st.ctr[NR_ECTR_RELEASED], 3);
+	/* a NAK beyond what was emitted is ignored; other NAKs acknowledge nothing */
+	send_ack(&t, 1, 5, NR_AETH_NAK_PSN_SEQ_ERR, 0, &c);
+	assert_int_equal(c, NR_ECTR_ACK_IGNORED);
+	send_ack(&t, 0, 3, NR_AETH_NAK_REM_ACC_ERR, 0, NULL);
+	nr_engine_job_stats(t.e, 2, &st);
+	assert_int_equal(st.next_release, 3);
+	send_ack(&t, 0, 3, 0, 0, NULL);
+	send_ack(&t, 1, 3, 0, 0, NULL);
+	nr_engine_job_stats(t.e, 2, &st);
+	assert_int_equal(st.next_release, 4);
+	assert_int_equal(st.next_emit, 4);
+	th_fini(&t);
+}
+
+static void test_timeout_fails_and_frees(void **state)
+{
+	struct th t;
+	float pay[256] = { 1.0f };
+	struct nr_job_stats st;
+	struct nr_job_spec *s = th_spec(3, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
+
+	(void)state;
+	s->timeout_ms = 5;
+	th_init(&t, s, 4);
+	/* idle: never times out */
+	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS), 0);
+	send_one(&t, 0, 0, 1, pay, 1024, 3600000 * MS, NULL, NULL);
+	send_one(&t, 2, 0, 1, pay, 1024, 3600000 * MS + 1 * MS, NULL, NULL);
+	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS + 5 * MS), 0);
+	assert_int_equal(t.held, 2);
+	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS + 6 * MS), 1);
+	assert_int_equal(t.held, 0);
+	nr_engine_job_stats(t.e, 4, &st);
+	assert_int_equal(st.state, NR_JOB_FAILED);
+	assert_int_equal(st.ctr[NR_ECTR_JOB_TIMEOUTS], 1);
+	assert_string_equal(st.reason, "job 4: no progress for 5 ms: slot g=0 has 2 of 3 contributions "
+			    "(missing: connection 1 (10.0.0.2 -> 10.0.0.3 qpn 0x202))");
+	assert_int_equal(nr_engine_poll(t.e, 3700000 * MS), 0);
+	th_fini(&t);
+
+	/* emitted but never ACKed also times out, naming the silent receiver */
+	s = th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
+	s->timeout_ms = 10;
+	th_init(&t, s, 5);
+	send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL);
+	send_one(&t, 1, 0, 1, pay, 1024, 0, NULL, NULL);
+	send_ack(&t, 1, 0, 0, 5 * MS, NULL);
+	assert_int_equal(nr_engine_poll(t.e, 14 * MS), 0);   /* the ACK was progress */
+	assert_int_equal(nr_engine_poll(t.e, 16 * MS), 1);
+	nr_engine_job_stats(t.e, 5, &st);
+	assert_string_equal(st.reason, "job 5: no progress for 10 ms: slot g=0 emitted, waiting for "
+			    "ACK from connection 0 (10.0.0.1 -> 10.0.0.2 qpn 0x201)");
+	th_fini(&t);
+}
+
+static void test_job_del_frees(void **state)
+{
+	struct th t;
+	float pay[256] = { 1.0f };
+	struct nr_job_spec *s2 = th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
+	char err[256];
+	uint64_t ctr[NR_ECTR_MAX];
+
+	(void)state;
+	th_init(&t, th_spec(3, 1024, 1024, 4, NR_SUM_STREAMING, NULL), 11);
+	send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL);
+	send_one(&t, 1, 1, 2, pay, 1024, 0, NULL, NULL);
+	send_one(&t, 2, 1, 2, pay, 1024, 0, NULL, NULL);
+	assert_int_equal(t.held, 3);
+	/* the same connections cannot be registered twice; the same id neither */
+	assert_int_equal(nr_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), -EEXIST);
+	assert_int_equal(nr_engine_job_add(t.e, 11, s2, 0, NULL, err, sizeof(err)), -EEXIST);
+	assert_int_equal(nr_engine_job_del(t.e, 11), 0);
+	assert_int_equal(t.held, 0);
+	assert_int_equal(t.freed, 3);
+	assert_int_equal(nr_engine_job_del(t.e, 11), -ENOENT);
+	/* counters survive the job; its connections are unknown again */
+	nr_engine_counters(t.e, ctr);
+	assert_int_equal(ctr[NR_ECTR_AGGREGATED], 3);
+	assert_int_equal(send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL), NR_V_FORWARD);
+	/* and can be registered again */
+	assert_int_equal(nr_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL), NR_V_HELD);
+	free(s2);
+	th_fini(&t);
+}
+
+static void test_ecn_and_result_key(void **state)
+{
+	struct nr_job_spec *s = th_spec(3, 1024, 1024, 4, NR_SUM_STREAMING, NULL);
+	struct th t;
+	float pay[256] = { 1.0f };
+	struct nr_flow f;
+	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY_IMM, .imm = 0x01000007,
+				   .dma_len = 1024 };
+	struct th_pkt *k;
+	struct nr_pkt p2;
+	enum nr_engine_ctr c;
+
+	(void)state;
+	s->result_key = 0xA5A5A5A5;
+	th_init(&t, s, 6);
+	send_one(&t, 0, 0, 0x01000007, pay, 1024, 0, NULL, NULL);
+	th_flow_data(t.spec, 1, &f);
+	f.tos = 0x02 << 2 | NR_ECN_CE;
+	k = th_build(&f, &a, pay, 1024);
+	assert_int_equal(k->p.ecn, NR_ECN_CE);
+	assert_int_equal(th_input(&t, k, 0, NULL), NR_V_HELD);
+	send_one(&t, 2, 0, 0x01000007, pay, 1024, 0, NULL, NULL);
+	assert_int_equal(t.log_len, 3);
+	for (int i = 0; i < 3; i++) {
+		struct th_pkt *e = t.log[i].pkt;
+
+		assert_true(t.log[i].ecn_ce);
+		assert_int_equal(e->p.imm, 0x01000007 ^ 0xA5A5A5A5);
+		/* the frame itself carries the new immediate */
+		assert_int_equal(nr_parse(e->frame, e->len, &p2), NR_PKT_ROCE);
+		assert_int_equal(p2.imm, 0x01000007 ^ 0xA5A5A5A5);
+		assert_true(th_pf(e, 0) == 3.0f);
+	}
+	/* the box's helper sets CE and fixes the IP checksum */
+	{
+		struct th_pkt *e = t.log[0].pkt;
+		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(e->frame + e->p.l3_off);
+
+		nr_frame_set_ce(e->frame, &e->p);
+		assert_int_equal(ip->tos & 3, NR_ECN_CE);
+		assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+	}
+	/* a duplicate gets the result, the keyed immediate and CE */
+	a.opcode = NR_OP_RC_WRITE_ONLY_IMM;
+	th_flow_data(t.spec, 0, &f);
+	k = th_build(&f, &a, pay, 1024);
+	assert_int_equal(th_input(&t, k, 0, &c), NR_V_RESEND);
+	assert_int_equal(nr_parse(k->frame, k->len, &p2), NR_PKT_ROCE);
+	assert_int_equal(p2.imm, 0x01000007 ^ 0xA5A5A5A5);
+	assert_int_equal(p2.ecn, NR_ECN_CE);
+	{
+		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(k->frame + p2.l3_off);
+		assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+	}
+	assert_true(th_pf(k, 0) == 3.0f);
+	th_pkt_free(k);
+	th_fini(&t);
+}
+
+static void test_nan_inf(void **state)
+{
+	struct th t;
+	float p0[4] = { INFINITY, NAN, 1.0f, -0.0f }, p1[4] = { -INFINITY, 1.0f, INFINITY, -0.0f };
+	float p2[4] = { 1.0f, 2.0f, 3.0f, -0.0f };
+
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		th_init(&t, th_spec(3, 256, 16, 2, (uint8_t)mode, NULL), 1);
+		send_one(&t, 1, 0, 9, p1, 16, 0, NULL, NULL);
+		send_one(&t, 0, 0, 9, p0, 16, 0, NULL, NULL);
+		send_one(&t, 2, 0, 9, p2, 16, 0, NULL, NULL);
+		assert_int_equal(t.log_len, 3);
+		for (int i = 0; i < 3; i++) {
+			float r[4];
+
+			memcpy(r, th_payload(t.log[i].pkt), sizeof(r));
+
+			assert_true(isnan(r[0]));         /* inf + -inf */
+			assert_true(isnan(r[1]));         /* NaN propagates */
+			assert_true(isinf(r[2]) && r[2] > 0);
+			assert_true(r[3] == 0.0f && signbit(r[3]));
+		}
+		th_fini(&t);
+	}
+}
+
+/* A multi-packet message (FIRST, MIDDLE, LAST_IMM with a short last packet)
+ * across the 24-bit PSN wrap with a pool that does not divide 2^24. */
+static void test_multi_packet_wrap(void **state)
+{
+	uint32_t ipsn[2] = { 0xFFFFFD, 0xFFFFF0 };
+	struct th t;
+	float pay[2][256];
+	struct eng_rng r;
+	uint32_t emitted = 0;
+
+	(void)state;
+	eng_rng_init(&r, seed + 7);
+	/* msg 600 B over MTU 256: 256 + 256 + 88; pool 2 msgs = 6 packets */
+	th_init(&t, th_spec(2, 256, 600, 2, NR_SUM_ORDERED, ipsn), 1);
+	for (uint32_t m = 0; m < 12; m++) {
+		for (uint32_t q = 0; q < 3; q++) {
+			uint32_t g = m * 3 + q, len = q < 2 ? 256 : 88;
+			uint8_t op = q == 0 ? NR_OP_RC_WRITE_FIRST :
+				     q == 1 ? NR_OP_RC_WRITE_MIDDLE : NR_OP_RC_WRITE_LAST_IMM;
+			float sum[256];
+
+			rand_payload(&r, pay[0], 64);
+			rand_payload(&r, pay[1], 64);
+			ref_sum(sum, pay, 2, 64);
+			for (uint32_t i = 0; i < 2; i++) {
+				struct th_pkt *k = th_data(t.spec, i, nr_psn_add(ipsn[i], g), op,
+							   m, pay[i], len);
+				assert_int_equal(th_input(&t, k, 0, NULL), NR_V_HELD);
+			}
+			assert_int_equal(t.log_len, emitted + 2);
+			for (uint32_t i = 0; i < 2; i++) {
+				assert_int_equal(t.log[emitted + i].g, g);
+				assert_int_equal(t.log[emitted + i].pkt->p.psn, nr_psn_add(ipsn[i], g));
+				assert_memory_equal(th_payload(t.log[emitted + i].pkt), sum, len);
+			}
+			emitted += 2;
+			send_ack(&t, 0, g, 0, 0, NULL);
+			send_ack(&t, 1, g, 0, 0, NULL);
+		}
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_RELEASED), 36);
+	assert_int_equal(th_ctr(&t, NR_ECTR_OCCUPIED_DROPPED), 0);
+	th_fini(&t);
+}
+
+struct bad_case {
+	const char *want;
+	void (*mutate)(struct nr_job_spec *s);
+};
+
+static void m_n0(struct nr_job_spec *s) { s->n_conns = 0; }
+static void m_n(struct nr_job_spec *s) { s->n_conns = NR_MAX_CONNS + 1; }
+static void m_mtu(struct nr_job_spec *s) { s->mtu = 1500; }
+static void m_msg(struct nr_job_spec *s) { s->msg_size = 1022; }
+static void m_msg0(struct nr_job_spec *s) { s->msg_size = 0; }
+static void m_pool_odd(struct nr_job_spec *s) { s->pool_msgs = 3; }
+static void m_pool_big(struct nr_job_spec *s) { s->pool_msgs = 1u << 22; }
+static void m_pool_mem(struct nr_job_spec *s) { s->msg_size = 1u << 26; s->pool_msgs = 4; }
+static void m_to(struct nr_job_spec *s) { s->timeout_ms = 0; }
+static void m_mode(struct nr_job_spec *s) { s->mode = 2; }
+static void m_qpn(struct nr_job_spec *s) { s->conns[2].dst_qpn = 0x1000000; }
+static void m_sqpn(struct nr_job_spec *s) { s->conns[1].src_qpn = 0; }
+static void m_ip(struct nr_job_spec *s) { s->conns[0].src_ip = 0; }
+static void m_psn(struct nr_job_spec *s) { s->conns[3].ipsn = 1u << 24; }
+static void m_dup_dst(struct nr_job_spec *s) { s->conns[3].dst_ip = s->conns[1].dst_ip;
+					      s->conns[3].dst_qpn = s->conns[1].dst_qpn; }
+static void m_dup_src(struct nr_job_spec *s) { s->conns[2].src_ip = s->conns[0].src_ip;
+					      s->conns[2].src_qpn = s->conns[0].src_qpn; }
+static void m_cross(struct nr_job_spec *s) { s->conns[1].src_qpn = s->conns[0].dst_qpn; }
+
+static void test_validate(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "n_conns: 0 is out of range (1..256)", m_n0 },
+		{ "n_conns: 257 is out of range", m_n },
+		{ "mtu: 1500 is not a RoCE path MTU", m_mtu },
+		{ "msg_size: 1022 must be a multiple of 4", m_msg },
+		{ "msg_size: 0 must be", m_msg0 },
+		{ "pool_msgs: 3 must be even", m_pool_odd },
+		{ "exceed the PSN window", m_pool_big },
+		{ "MiB of pool, the limit is 256 MiB", m_pool_mem },
+		{ "timeout_ms: 0 is out of range", m_to },
+		{ "mode: 2 is not a sum mode", m_mode },
+		{ "conns[2].dst_qpn: 0x1000000 is not a 24-bit QPN", m_qpn },
+		{ "conns[1].src_qpn: 0x0 is not a 24-bit QPN", m_sqpn },
+		{ "conns[0].src_ip: 0.0.0.0", m_ip },
+		{ "conns[3].ipsn: 0x1000000 is not a 24-bit PSN", m_psn },
+		{ "conns[3]: receiver 10.0.0.3 qpn 0x202 already used by conns[1]", m_dup_dst },
+		{ "conns[2]: sender 10.0.0.1 qpn 0x100 already used by conns[0]", m_dup_src },
+		{ "is the receiving QP of conns[0]", m_cross },
+	};
+	char err[256];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct nr_job_spec *s = th_spec(4, 1024, 4096, 8, NR_SUM_ORDERED, NULL);
+		struct nr_engine *e = nr_engine_create(NULL);
+
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
+		cases[c].mutate(s);
+		err[0] = 0;
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, cases[c].want)) {
+			print_error("case %zu: got \"%s\", want \"%s\"\n", c, err, cases[c].want);
+			fail();
+		}
+		assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
+		nr_engine_destroy(e);
+		free(s);
+	}
+	/* N = 1 (a ring of one) and the largest N are fine */
+	{
+		struct nr_job_spec *s = th_spec(1, 4096, 4, 2, NR_SUM_ORDERED, NULL);
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
+		free(s);
+		s = th_spec(NR_MAX_CONNS, 4096, 1u << 20, 4, NR_SUM_STREAMING, NULL);
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
+		free(s);
+	}
+}
+
+static void test_kernel_override(void **state)
+{
+	struct nr_engine *e = nr_engine_create(NULL);
+
+	(void)state;
+	assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_SCALAR), 0);
+	assert_string_equal(nr_engine_kernel_name(e), "scalar");
+	if (nr_sum_avx512_supported()) {
+		assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_AVX512), 0);
+		assert_string_equal(nr_engine_kernel_name(e), "avx512");
+	} else {
+		printf("avx512: not supported on this CPU, scalar only\n");
+		assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_AVX512), -ENOTSUP);
+	}
+	for (int i = 0; i < NR_ECTR_MAX; i++) {
+		assert_non_null(nr_engine_ctr_names[i]);
+		assert_non_null(nr_engine_ctr_help[i]);
+	}
+	assert_string_equal(nr_engine_ctr_names[NR_ECTR_TAG_MISMATCH], "tag_mismatch");
+	nr_engine_destroy(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ordered_basic),
+		cmocka_unit_test(test_tag_mismatch_fails_job),
+		cmocka_unit_test(test_len_mismatch_flags),
+		cmocka_unit_test(test_spoofed_and_unknown),
+		cmocka_unit_test(test_dup_stale_occupied),
+		cmocka_unit_test(test_acks_naks_coalesced),
+		cmocka_unit_test(test_timeout_fails_and_frees),
+		cmocka_unit_test(test_job_del_frees),
+		cmocka_unit_test(test_ecn_and_result_key),
+		cmocka_unit_test(test_nan_inf),
+		cmocka_unit_test(test_multi_packet_wrap),
+		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_kernel_override),
+	};
+
+	seed = eng_seed("test_engine");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
