@@ -53,10 +53,12 @@ asan: deps $(ASAN)/build.ninja
 	ninja -C $(ASAN)
 
 test: build asan
-	$(MESON_TEST) -C $(ASAN) --suite unit --suite golden
-	$(MESON_TEST) -C $(BUILD) --suite eal
-	$(MESON_TEST) -C $(BUILD) --suite e2e
+	rm -f $(ASAN)/meson-logs/*.json $(BUILD)/meson-logs/*.json
+	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
+	$(MESON_TEST) -C $(BUILD) --logbase eal --suite eal
+	$(MESON_TEST) -C $(BUILD) --logbase e2e --suite e2e
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+	tests/summary $(ASAN) $(BUILD)
 
 demo: build
 	tests/testbed/run --build $(BUILD) --hosts 4 --algo netreduce,ring --check \
