@@ -6,9 +6,11 @@
 
 #include "tp_internal.h"
 
-/* Weak: a build may carry only one of them. */
-extern const struct nr_tp_ops nr_tp_soft_ops __attribute__((weak));
-extern const struct nr_tp_ops nr_tp_verbs_ops __attribute__((weak));
+/*
+ * Strong references (declared in tp_internal.h): a weak one would not pull the
+ * transport's object out of the static libnetreduce.a.  Every build carries
+ * both: tp_verbs.c, or tp_verbs_none.c whose open explains it lacks rdma-core.
+ */
 
 struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libnetreduce: all-reduce for training hosts, through a netreduce box or as a
+ * plain ring.  Link with `pkg-config --cflags --libs libnetreduce`.
+ *
+ *   struct nr_config cfg;
+ *   nr_config_default(&cfg);            // or nr_config_from_env(&cfg)
+ *   cfg.rank = r; cfg.world = n; cfg.root = "10.0.0.1:29500"; cfg.addr = "10.0.0.2";
+ *   struct nr_comm *c;
+ *   if (nr_comm_init(&cfg, &c)) { fprintf(stderr, "%s\n", nr_comm_last_error(NULL)); ... }
+ *   nr_allreduce(c, grad, grad, n, NR_FLOAT32, NR_SUM);     // through the box
+ *   nr_ring_allreduce(c, in, out, n, NR_FLOAT32, NR_SUM);   // plain ring, no box
+ *   nr_comm_destroy(c);
+ *
+ * Every rank calls the same sequence of collectives with the same count.  A
+ * call returns 0 or a negative enum nr_err; nr_comm_last_error() then says
+ * what failed, naming the rank, peer or box that stopped answering.  No call
+ * waits longer than timeout_ms without progress.  A communicator is used by
+ * one thread at a time.  After an error other than NR_ERR_INVALID the
+ * communicator is broken: destroy it.
+ */
+#ifndef NETREDUCE_H
+#define NETREDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum nr_err {
+	NR_OK = 0,
+	NR_ERR_CONFIG = -1,     /* bad or missing configuration */
+	NR_ERR_INVALID = -2,    /* bad argument to a call (NULL buffer, dtype, op) */
+	NR_ERR_NOMEM = -3,
+	NR_ERR_BOOTSTRAP = -4,  /* TCP rendezvous failed */
+	NR_ERR_BOX = -5,        /* box refused or lost the job, or is unreachable */
+	NR_ERR_TRANSPORT = -6,  /* transport could not be opened or failed locally */
+	NR_ERR_PEER = -7,       /* a peer stopped answering (retry limit) or errored */
+	NR_ERR_TIMEOUT = -8,    /* no progress within timeout_ms */
+	NR_ERR_BROKEN = -9,     /* communicator failed earlier; destroy it */
+};
+
+enum nr_dtype { NR_FLOAT32 = 0 };
+enum nr_op { NR_SUM = 0 };
+
+struct nr_config {
+	int rank;                /* 0..world-1 */
+	int world;               /* number of ranks, >= 1 */
+	const char *root;        /* "ip:port" of the TCP rendezvous that rank 0 listens on */
+	const char *switch_addr; /* "ip:port" of the box's TCP control listener; NULL: no box */
+	const char *token;       /* shared token for the box's control API */
+	const char *transport;   /* "soft" (default) or "verbs" */
+	const char *device;      /* verbs: RDMA device name (NULL: first one) */
+	const char *addr;        /* this host's IPv4 address on the data path (required if world > 1) */
+	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
+	uint32_t msg_size;       /* bytes per message, multiple of mtu; default 65536 */
+	uint32_t timeout_ms;     /* bound on any wait without progress; default 10000 */
+	uint32_t pool_msgs;      /* box slot pool per job in messages (even); default 8, W = 4 */
+	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
+	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
+	int gid_index;           /* verbs: -1 (default) finds the RoCEv2 GID of addr */
+};
+
+/* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
+void nr_config_default(struct nr_config *cfg);
+
+/*
+ * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
+ * NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
+ * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX from the environment.  Strings
+ * point into the environment.  NR_ERR_CONFIG on a bad value; the message
+ * (nr_comm_last_error(NULL)) names the variable.
+ */
+int nr_config_from_env(struct nr_config *cfg);
+
+/* Check a configuration without starting anything; message as above. */
+int nr_config_check(const struct nr_config *cfg);
+
+struct nr_comm;
+
+/*
+ * Rendezvous with the other ranks, connect both rings, register the box ring
+ * as a job with the box (when switch_addr is set), barrier.  Collective.
+ */
+int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm);
+/* Destroy the job on the box (rank 0), close everything.  Collective when healthy. */
+void nr_comm_destroy(struct nr_comm *comm);
+
+/* Sum count floats of every rank's sendbuf into every rank's recvbuf, through the box. */
+int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+		 enum nr_dtype dtype, enum nr_op op);
+/*
+ * The same as a ring all-reduce (reduce-scatter then all-gather) over QPs that
+ * are not registered with the box.  Element i of chunk c (chunks: count / world
+ * elements each, the first count % world chunks one more) is summed in ring
+ * order starting at rank c: ((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c+world-1}.
+ */
+int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+		      enum nr_dtype dtype, enum nr_op op);
+
+int nr_comm_rank(const struct nr_comm *comm);
+int nr_comm_world(const struct nr_comm *comm);
+/* Credits W granted by the box (0 without a box). */
+uint32_t nr_comm_credits(const struct nr_comm *comm);
+
+const char *nr_strerror(int err);
+/*
+ * Message of the last failure on comm; with comm NULL, the last failure of
+ * nr_config_from_env, nr_config_check or nr_comm_init in this thread.
+ */
+const char *nr_comm_last_error(const struct nr_comm *comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NETREDUCE_H */

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * All-reduce through the box (DESIGN 3).  Every rank sends the same sequence
+ * of messages on its box-ring send QP: the buffer cut into msg_size pieces,
+ * message m of op k written WITH IMM tag (k & 0xFF) << 24 | m into slot
+ * (g mod S) of rank+1's staging area, g counting messages since init.  The
+ * box replaces each payload with the rank-ordered sum and XORs result_key into
+ * the immediate; what lands on our receive QP from rank-1 is the result.
+ *
+ * Flow control: at most W (the box's credits) messages unacknowledged; message
+ * g is sent only after our own message g - S was received, so slot g mod S of
+ * the receiver is free: the box emits result g only once every rank,
+ * the receiver included, contributed g, and a rank contributes g only after it
+ * consumed g - S.  Send slots: W <= S and sends complete in order.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+
+#define BOX_SLOTS_MIN 16
+#define BOX_SLOTS_MAX 64
+#define POLL_BATCH 32
+
+int nr_box_region_init(struct nr_comm *c)
+{
+	struct nr_ring *r = &c->ring[NR_RING_BOX];
+	size_t slots = c->cfg.pool_msgs, bytes;
+	int rc;
+
+	slots = slots < BOX_SLOTS_MIN ? BOX_SLOTS_MIN : slots > BOX_SLOTS_MAX ? BOX_SLOTS_MAX : slots;
+	bytes = 2 * slots * c->cfg.msg_size;    /* staging slots, then send slots */
+	r->mem = aligned_alloc(4096, bytes);
+	if (!r->mem)
+		return nr_fail(c, NR_ERR_NOMEM, "rank %d: cannot allocate %zu bytes of box staging",
+			       c->rank, bytes);
+	memset(r->mem, 0, bytes);
+	rc = nr_tp_reg_mr(c->tp, r->mem, bytes, &r->mr);
+	if (rc) {
+		free(r->mem);
+		r->mem = NULL;
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot register %zu bytes: %s",
+			       c->rank, bytes, strerror(-rc));
+	}
+	r->cap = slots;
+	return 0;
+}
+
+/* 1: nothing more to do (done or error in *rc); 0: go on. */
+int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		  enum nr_dtype dtype, enum nr_op op, const char *fn, int *rc)
+{
+	*rc = 0;
+	if (!c) {
+		*rc = NR_ERR_INVALID;
+		return 1;
+	}
+	if (c->broken) {
+		*rc = NR_ERR_BROKEN;   /* keep the message of the original failure */
+		return 1;
+	}
+	if (dtype != NR_FLOAT32 || op != NR_SUM)
+		*rc = nr_fail(c, NR_ERR_INVALID, "%s: only NR_FLOAT32 with NR_SUM is supported", fn);
+	else if (count && (!sendbuf || !recvbuf))
+		*rc = nr_fail(c, NR_ERR_INVALID, "%s: NULL buffer", fn);
+	else if (count > ((size_t)1 << 40) / 4)
+		*rc = nr_fail(c, NR_ERR_INVALID, "%s: count %zu too large", fn, count);
+	else if (count == 0)
+		return 1;
+	else if (c->world == 1) {
+		if (sendbuf != recvbuf)
+			memmove(recvbuf, sendbuf, count * 4);
+		return 1;
+	} else
+		return 0;
+	return 1;
+}
+
+static inline uint32_t tag(uint8_t seq, uint64_t m)
+{
+	return (uint32_t)seq << 24 | (uint32_t)(m & 0xFFFFFF);
+}
+
+struct box_op {
+	const uint8_t *src;
+	uint8_t *dst;
+	size_t bytes;
+	uint64_t nmsg, sent, acked, recvd, g0;
+	uint32_t window, slots, msg;
+	uint8_t seq;
+};
+
+static uint32_t msg_len(const struct box_op *o, uint64_t m)
+{
+	size_t left = o->bytes - m * o->msg;
+
+	return left < o->msg ? left : o->msg;
+}
+
+static int box_post(struct nr_comm *c, struct box_op *o)
+{
+	struct nr_ring *r = &c->ring[NR_RING_BOX];
+
+	while (o->sent < o->nmsg && o->sent - o->acked < o->window &&
+	       o->sent < o->recvd + o->slots) {
+		uint64_t slot = (o->g0 + o->sent) % o->slots;
+		uint8_t *buf = (uint8_t *)r->mem + (o->slots + slot) * o->msg;
+		uint32_t len = msg_len(o, o->sent);
+		int rc;
+
+		memcpy(buf, o->src + o->sent * o->msg, len);
+		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, buf, len,
+					  r->peer_va + slot * o->msg, r->peer_rkey,
+					  tag(o->seq, o->sent));
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_allreduce: posting message "
+				       "%lu: %s", c->rank, (unsigned long)o->sent, strerror(-rc));
+		o->sent++;
+	}
+	return 0;
+}
+
+static int box_recv(struct nr_comm *c, struct box_op *o, const struct nr_wc *wc)
+{
+	struct nr_ring *r = &c->ring[NR_RING_BOX];
+	uint32_t want = tag(o->seq, o->recvd), len;
+	uint64_t slot;
+
+	r->posted--;
+	if (o->recvd >= o->nmsg)
+		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: unexpected message (imm 0x%08x) "
+			       "after the last one", c->rank, wc->imm);
+	if (wc->imm == want)
+		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu arrived "
+			       "unaggregated: the box lost the job (restarted?)", c->rank,
+			       (unsigned long)o->recvd);
+	if (wc->imm != (want ^ c->box.result_key))
+		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has immediate "
+			       "0x%08x, expected 0x%08x: ranks out of step or the box is wrong",
+			       c->rank, (unsigned long)o->recvd, wc->imm, want ^ c->box.result_key);
+	len = msg_len(o, o->recvd);
+	if (wc->byte_len != len)
+		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has %u bytes, "
+			       "expected %u", c->rank, (unsigned long)o->recvd, wc->byte_len, len);
+	slot = (o->g0 + o->recvd) % o->slots;
+	memcpy(o->dst + o->recvd * o->msg, (uint8_t *)r->mem + slot * o->msg, len);
+	o->recvd++;
+	return nr_post_recvs(c, r);
+}
+
+static int box_run(struct nr_comm *c, struct box_op *o)
+{
+	struct nr_ring *r = &c->ring[NR_RING_BOX];
+	uint64_t last = nr_now_ms();
+	struct nr_wc wc[POLL_BATCH];
+	int rc;
+
+	while (o->recvd < o->nmsg || o->acked < o->nmsg) {
+		rc = box_post(c, o);
+		if (rc)
+			return rc;
+		int n = nr_poll(c, wc, POLL_BATCH, 100);
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != NR_WC_OK)
+				return nr_wc_fail(c, &wc[i], NR_RING_BOX);
+			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
+				o->acked++;
+			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV && o->recvd == o->nmsg)
+				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
+			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
+				rc = box_recv(c, o, &wc[i]);
+			else
+				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_allreduce: completion "
+					     "from a QP outside the box ring", c->rank);
+			if (rc)
+				return rc;
+		}
+		if (n > 0)
+			last = nr_now_ms();
+		else if (nr_now_ms() - last > c->cfg.timeout_ms)
+			return nr_progress_fail(c, "nr_allreduce", NR_RING_BOX,
+						o->recvd < o->sent || o->acked == o->sent);
+	}
+	return 0;
+}
+
+int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 enum nr_dtype dtype, enum nr_op op)
+{
+	struct nr_ring *r;
+	struct box_op o;
+	int rc;
+
+	if (c && !c->broken && !c->has_box)
+		return nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
+			       "use nr_ring_allreduce without a box");
+	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, "nr_allreduce", &rc))
+		return rc;
+	r = &c->ring[NR_RING_BOX];
+	o = (struct box_op){
+		.src = sendbuf, .dst = recvbuf, .bytes = count * 4, .msg = c->cfg.msg_size,
+		.slots = r->cap, .g0 = c->box_msgs, .seq = c->box_seq++,
+	};
+	o.nmsg = (o.bytes + o.msg - 1) / o.msg;
+	o.window = c->box.credits < o.slots ? c->box.credits : o.slots;
+	if (o.nmsg > 0xFFFFFF) {
+		c->box_seq--;
+		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %lu messages exceed the 24-bit tag; "
+			       "raise NR_MSG_SIZE", (unsigned long)o.nmsg);
+	}
+	rc = box_run(c, &o);
+	c->hold_backlog = false;
+	c->box_msgs += o.nmsg;
+	if (rc)
+		c->broken = true;
+	return rc;
+}

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TCP rendezvous at rank 0, JSON lines (jansson):
+ *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box"}, "peer":ROW}
+ *   0 -> rank r   {"ok":true,"credits":W,"result_key":K,"peers":[ROW...]} | {"ok":false,"error":..}
+ *   barrier:      r -> 0 {"barrier":WHAT}; 0 -> r {"go":WHAT}
+ *   plain region: r -> 0 {"region":{"va","rkey"}}; 0 -> r {"next":{"va","rkey"}}
+ * ROW = {"ip","mac","box":EP,"plain":EP}, EP = {"send":QP,"recv":QP,"va","rkey"},
+ * QP = {"qpn","psn","port"}.  The sockets stay open for barriers and region
+ * exchanges; a rank that dies closes its socket and everyone learns it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "comm_internal.h"
+
+#define LINE_MAX_BYTES (1 << 20)
+
+int nr_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
+{
+	char host[64];
+	const char *colon = s ? strrchr(s, ':') : NULL;
+	struct in_addr a;
+	char *end;
+	unsigned long p;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, colon - s);
+	host[colon - s] = '\0';
+	if (inet_pton(AF_INET, host, &a) != 1)
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || p > 65535)
+		return -EINVAL;
+	*ip = a.s_addr;
+	*port = p;
+	return 0;
+}
+
+static void to_sockaddr(uint32_t ip, uint16_t port, struct sockaddr_in *sa)
+{
+	*sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+				    .sin_addr.s_addr = ip };
+}
+
+static void tcp_tune(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Connect to addr, retrying refused connections until timeout_ms passed. */
+int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fdp, char *err, size_t errlen)
+{
+	uint64_t deadline = nr_now_ms() + timeout_ms;
+	struct sockaddr_in sa;
+	uint32_t ip;
+	uint16_t port;
+	int last = 0;
+
+	if (nr_parse_hostport(addr, &ip, &port)) {
+		snprintf(err, errlen, "\"%s\" is not ip:port", addr);
+		return -EINVAL;
+	}
+	to_sockaddr(ip, port, &sa);
+	do {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			snprintf(err, errlen, "socket: %s", strerror(errno));
+			return -errno;
+		}
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			tcp_tune(fd);
+			*fdp = fd;
+			return 0;
+		}
+		last = errno;
+		close(fd);
+		usleep(20000);
+	} while (nr_now_ms() < deadline);
+	snprintf(err, errlen, "cannot connect to %s within %u ms: %s", addr, timeout_ms,
+		 strerror(last));
+	return -ETIMEDOUT;
+}
+
+int nr_send_json_line(int fd, void *json, char *err, size_t errlen)
+{
+	char *s = json_dumps(json, JSON_COMPACT);
+	size_t len, off = 0;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory encoding JSON");
+		return -ENOMEM;
+	}
+	len = strlen(s);
+	s[len++] = '\n';  /* json_dumps leaves the NUL, replaced by the newline */
+	while (off < len) {
+		ssize_t n = send(fd, s + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "send: %s", n < 0 ? strerror(errno) : "closed");
+			free(s);
+			return -EPIPE;
+		}
+		off += n;
+	}
+	free(s);
+	return 0;
+}
+
+int nr_recv_json_line(struct nr_comm *c, int fd, uint64_t deadline, void **json,
+		      char *err, size_t errlen)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	json_error_t jerr;
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
+		int pr;
+		char ch;
+		ssize_t n;
+
+		if (left <= 0) {
+			snprintf(err, errlen, "no answer within the timeout");
+			rc = -ETIMEDOUT;
+			break;
+		}
+		pr = poll(&pfd, 1, c && c->tp ? 2 : (int)(left > 100 ? 100 : left));
+		if (pr < 0 && errno != EINTR) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			rc = -errno;
+			break;
+		}
+		if (pr <= 0) {
+			if (c && c->tp)
+				nr_idle_progress(c);
+			continue;
+		}
+		n = recv(fd, &ch, 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "connection closed%s%s", n < 0 ? ": " : "",
+				 n < 0 ? strerror(errno) : "");
+			rc = -ECONNRESET;
+			break;
+		}
+		if (ch == '\n') {
+			*json = json_loadb(buf, len, 0, &jerr);
+			if (!*json || !json_is_object((json_t *)*json)) {
+				snprintf(err, errlen, "bad JSON line: %s", jerr.text);
+				json_decref(*json);
+				rc = -EPROTO;
+			}
+			break;
+		}
+		if (len + 1 >= cap) {
+			char *nb = cap >= LINE_MAX_BYTES ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				snprintf(err, errlen, "line longer than %d bytes", LINE_MAX_BYTES);
+				rc = -EMSGSIZE;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		buf[len++] = ch;
+	}
+	free(buf);
+	return rc;
+}
+
+/* --- rows --- */
+
+static json_t *qp_json(const struct nr_qp_info *q)
+{
+	return json_pack("{s:I,s:I,s:i}", "qpn", (json_int_t)q->qpn, "psn", (json_int_t)q->psn,
+			 "port", q->udp_port);
+}
+
+static json_t *row_json(const struct nr_peer *p)
+{
+	char ip[INET_ADDRSTRLEN], mac[18];
+	json_t *row;
+
+	nr_ip_str(p->ip, ip);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0], p->mac[1],
+		 p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
+	row = json_pack("{s:s,s:s}", "ip", ip, "mac", mac);
+	for (int i = 0; i < 2; i++)
+		json_object_set_new(row, i == NR_RING_BOX ? "box" : "plain",
+				    json_pack("{s:o,s:o,s:I,s:I}", "send", qp_json(&p->send[i]),
+					      "recv", qp_json(&p->recv[i]), "va", (json_int_t)p->va[i],
+					      "rkey", (json_int_t)p->rkey[i]));
+	return row;
+}
+
+static int qp_parse(json_t *j, struct nr_qp_info *q, uint32_t ip)
+{
+	json_int_t qpn, psn;
+	int port;
+
+	if (json_unpack(j, "{s:I,s:I,s:i}", "qpn", &qpn, "psn", &psn, "port", &port))
+		return -1;
+	*q = (struct nr_qp_info){ .ip = ip, .qpn = qpn, .psn = psn, .udp_port = port };
+	return 0;
+}
+
+static int row_parse(json_t *row, struct nr_peer *p)
+{
+	const char *ip, *mac;
+	struct in_addr a;
+	unsigned m[6];
+
+	memset(p, 0, sizeof(*p));
+	if (json_unpack(row, "{s:s,s:s}", "ip", &ip, "mac", &mac) || inet_pton(AF_INET, ip, &a) != 1)
+		return -1;
+	p->ip = a.s_addr;
+	if (sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6)
+		for (int i = 0; i < 6; i++)
+			p->mac[i] = m[i];
+	for (int i = 0; i < 2; i++) {
+		json_t *ep = json_object_get(row, i == NR_RING_BOX ? "box" : "plain");
+		json_t *s, *r;
+		json_int_t va, rkey;
+
+		if (json_unpack(ep, "{s:o,s:o,s:I,s:I}", "send", &s, "recv", &r, "va", &va,
+				"rkey", &rkey) ||
+		    qp_parse(s, &p->send[i], p->ip) || qp_parse(r, &p->recv[i], p->ip))
+			return -1;
+		for (int k = 0; k < 6; k++)
+			p->send[i].mac[k] = p->recv[i].mac[k] = p->mac[k];
+		p->va[i] = va;
+		p->rkey[i] = rkey;
+	}
+	return 0;
+}
+
+static json_t *hello_json(const struct nr_comm *c)
+{
+	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b},s:o}", "hello", "rank", c->rank,
+			 "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size", (int)c->cfg.msg_size,
+			 "transport", c->transport, "box", c->has_box, "peer",
+			 row_json(&c->peers[c->rank]));
+}
+
+/* Rank 0: check a hello against our own settings; every rank must segment alike. */
+static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
+{
+	json_t *h = json_object_get(msg, "hello");
+	int world, mtu, msg_size, box;
+	const char *tp;
+
+	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b}", "rank", rank, "world", &world, "mtu", &mtu,
+			"msg_size", &msg_size, "transport", &tp, "box", &box))
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: malformed hello", c->root);
+	if (*rank <= 0 || *rank >= c->world)
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: a host claims rank %d of %d",
+			       c->root, *rank, c->world);
+	if (c->fds[*rank] >= 0)
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: two hosts claim rank %d",
+			       c->root, *rank);
+#define SAME(what, a, b) \
+	if ((a) != (b)) \
+		return nr_fail(c, NR_ERR_CONFIG, "rank %d has " what " %d, rank 0 has %d: every " \
+			       "rank must use the same", *rank, (int)(a), (int)(b))
+	SAME("world size (NR_WORLD)", world, c->world);
+	SAME("MTU (NR_MTU)", mtu, (int)c->cfg.mtu);
+	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
+	SAME("box setting (NR_SWITCH set)", box, c->has_box);
+#undef SAME
+	if (strcmp(tp, c->transport))
+		return nr_fail(c, NR_ERR_CONFIG, "rank %d uses transport %s, rank 0 uses %s", *rank,
+			       tp, c->transport);
+	if (row_parse(json_object_get(msg, "peer"), &c->peers[*rank]))
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint row", *rank);
+	return 0;
+}
+
+static int listen_root(struct nr_comm *c)
+{
+	struct sockaddr_in sa;
+	uint32_t ip;
+	uint16_t port;
+	int one = 1;
+
+	nr_parse_hostport(c->root, &ip, &port);
+	to_sockaddr(ip, port, &sa);
+	c->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->lfd < 0)
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "socket: %s", strerror(errno));
+	setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(c->lfd, c->world))
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank 0: cannot listen on %s (NR_ROOT): %s",
+			       c->root, strerror(errno));
+	return 0;
+}
+
+static int root_gather(struct nr_comm *c)
+{
+	uint64_t deadline = nr_now_ms() + c->cfg.timeout_ms;
+	char err[256];
+	int joined = 1, rc;
+
+	while (joined < c->world) {
+		struct pollfd pfd = { .fd = c->lfd, .events = POLLIN };
+		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
+		json_t *msg;
+		int fd, rank;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+			int missing = 1;
+
+			while (missing < c->world && c->fds[missing] >= 0)
+				missing++;
+			return nr_fail(c, NR_ERR_TIMEOUT, "rank 0: only %d of %d ranks joined at %s "
+				       "within %u ms (rank %d missing)", joined, c->world, c->root,
+				       c->cfg.timeout_ms, missing);
+		}
+		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		tcp_tune(fd);
+		if (nr_recv_json_line(NULL, fd, deadline, (void **)&msg, err, sizeof(err))) {
+			close(fd);   /* a stray connection; keep waiting for real ranks */
+			continue;
+		}
+		rc = check_hello(c, msg, &rank);
+		json_decref(msg);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		c->fds[rank] = fd;
+		joined++;
+	}
+	return 0;
+}
+
+static void root_broadcast(struct nr_comm *c, json_t *msg)
+{
+	char err[128];
+
+	for (int r = 1; r < c->world; r++)
+		if (c->fds[r] >= 0)
+			nr_send_json_line(c->fds[r], msg, err, sizeof(err));
+}
+
+static int root_bootstrap(struct nr_comm *c)
+{
+	json_t *peers, *msg;
+	int rc;
+
+	rc = listen_root(c);
+	if (!rc)
+		rc = root_gather(c);
+	if (!rc && c->has_box)
+		rc = nr_box_job_create(c);
+	if (rc) {
+		msg = json_pack("{s:b,s:s}", "ok", 0, "error", c->err);
+		root_broadcast(c, msg);
+		json_decref(msg);
+		return rc;
+	}
+	peers = json_array();
+	for (int r = 0; r < c->world; r++)
+		json_array_append_new(peers, row_json(&c->peers[r]));
+	msg = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits", (json_int_t)c->box.credits,
+			"result_key", (json_int_t)c->box.result_key, "peers", peers);
+	root_broadcast(c, msg);
+	json_decref(msg);
+	return 0;
+}
+
+static int member_bootstrap(struct nr_comm *c)
+{
+	char err[256];
+	json_t *msg, *peers;
+	json_int_t credits, key;
+	int ok, fd;
+
+	if (nr_tcp_connect(c->root, c->cfg.timeout_ms, &fd, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous with rank 0 (NR_ROOT): %s",
+			       c->rank, err);
+	c->fds[0] = fd;
+	msg = hello_json(c);
+	ok = nr_send_json_line(fd, msg, err, sizeof(err));
+	json_decref(msg);
+	if (ok)
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous %s: %s", c->rank, c->root, err);
+	/* rank 0 may wait timeout_ms for late ranks, then for the box */
+	if (nr_recv_json_line(NULL, fd, nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: waiting for the endpoint table from "
+			       "rank 0 (%s): %s", c->rank, c->root, err);
+	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
+		const char *e = json_string_value(json_object_get(msg, "error"));
+
+		nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rank 0 reports: %s", c->rank,
+			e ? e : "malformed reply");
+		json_decref(msg);
+		return strstr(c->err, "box") ? NR_ERR_BOX : NR_ERR_BOOTSTRAP;
+	}
+	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "peers",
+			&peers) || json_array_size(peers) != (size_t)c->world) {
+		json_decref(msg);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint table", c->rank);
+	}
+	c->box.credits = credits;
+	c->box.result_key = key;
+	for (int r = 0; r < c->world; r++) {
+		if (r != c->rank && row_parse(json_array_get(peers, r), &c->peers[r])) {
+			json_decref(msg);
+			return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed row %d", c->rank, r);
+		}
+	}
+	json_decref(msg);
+	return 0;
+}
+
+int nr_bootstrap(struct nr_comm *c)
+{
+	return c->rank == 0 ? root_bootstrap(c) : member_bootstrap(c);
+}
+
+/* Root: read one line from every member; member: send one line.  Then the reverse. */
+static int root_collect(struct nr_comm *c, const char *what, json_t **msgs)
+{
+	uint64_t deadline = nr_now_ms() + c->cfg.timeout_ms;
+	char err[256];
+
+	for (int r = 1; r < c->world; r++) {
+		if (nr_recv_json_line(c, c->fds[r], deadline, (void **)&msgs[r], err, sizeof(err))) {
+			for (int k = 1; k < r; k++)
+				json_decref(msgs[k]);
+			return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
+				       "rank 0: %s: rank %d (%s): %s", what, r,
+				       nr_ip_str(c->peers[r].ip, (char[INET_ADDRSTRLEN]){ 0 }), err);
+		}
+	}
+	return 0;
+}
+
+int nr_barrier(struct nr_comm *c, const char *what)
+{
+	char err[256];
+	json_t *msg;
+
+	if (c->world == 1)
+		return 0;
+	if (c->rank == 0) {
+		json_t *msgs[c->world];
+		int rc = root_collect(c, what, msgs);
+
+		if (rc)
+			return rc;
+		for (int r = 1; r < c->world; r++)
+			json_decref(msgs[r]);
+		msg = json_pack("{s:s}", "go", what);
+		root_broadcast(c, msg);
+		json_decref(msg);
+		return 0;
+	}
+	msg = json_pack("{s:s}", "barrier", what);
+	if (nr_send_json_line(c->fds[0], msg, err, sizeof(err)))
+		goto fail;
+	json_decref(msg);
+	if (nr_recv_json_line(c, c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err)))
+		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
+			       "rank %d: %s: rank 0 (%s): %s", c->rank, what, c->root, err);
+	json_decref(msg);
+	return 0;
+fail:
+	json_decref(msg);
+	return nr_fail(c, NR_ERR_PEER, "rank %d: %s: rank 0 (%s): %s", c->rank, what, c->root, err);
+}
+
+int nr_exchange_plain_region(struct nr_comm *c)
+{
+	struct nr_ring *ring = &c->ring[NR_RING_PLAIN];
+	char err[256];
+	json_t *msg;
+	json_int_t va, rkey;
+
+	if (c->world == 1)
+		return 0;
+	if (c->rank == 0) {
+		json_t *msgs[c->world];
+		int rc = root_collect(c, "plain ring region exchange", msgs);
+
+		if (rc)
+			return rc;
+		msgs[0] = json_pack("{s:{s:I,s:I}}", "region", "va", (json_int_t)ring->mr.va,
+				    "rkey", (json_int_t)ring->mr.rkey);
+		for (int r = 0; r < c->world; r++) {
+			json_t *next = json_object_get(msgs[(r + 1) % c->world], "region");
+
+			if (r == 0) {
+				if (json_unpack(next, "{s:I,s:I}", "va", &va, "rkey", &rkey))
+					rc = nr_fail(c, NR_ERR_BOOTSTRAP, "rank 1: malformed region");
+				ring->peer_va = va;
+				ring->peer_rkey = rkey;
+				continue;
+			}
+			msg = json_pack("{s:O}", "next", next);
+			nr_send_json_line(c->fds[r], msg, err, sizeof(err));
+			json_decref(msg);
+		}
+		for (int r = 0; r < c->world; r++)
+			json_decref(msgs[r]);
+		return rc;
+	}
+	msg = json_pack("{s:{s:I,s:I}}", "region", "va", (json_int_t)ring->mr.va, "rkey",
+			(json_int_t)ring->mr.rkey);
+	if (nr_send_json_line(c->fds[0], msg, err, sizeof(err))) {
+		json_decref(msg);
+		return nr_fail(c, NR_ERR_PEER, "rank %d: region exchange: rank 0 (%s): %s", c->rank,
+			       c->root, err);
+	}
+	json_decref(msg);
+	if (nr_recv_json_line(c, c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err)))
+		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
+			       "rank %d: region exchange: rank 0 (%s): %s", c->rank, c->root, err);
+	if (json_unpack(msg, "{s:{s:I,s:I}}", "next", "va", &va, "rkey", &rkey)) {
+		json_decref(msg);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed region reply", c->rank);
+	}
+	json_decref(msg);
+	ring->peer_va = va;
+	ring->peer_rkey = rkey;
+	return 0;
+}
+
+void nr_bootstrap_close(struct nr_comm *c)
+{
+	if (c->fds)
+		for (int r = 0; r < c->world; r++)
+			if (c->fds[r] >= 0)
+				close(c->fds[r]);
+	if (c->lfd >= 0)
+		close(c->lfd);
+}

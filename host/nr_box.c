@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
+ * job_create for the box ring at init, job_destroy at nr_comm_destroy.
+ */
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm_internal.h"
+
+static json_t *conn_json(const struct nr_comm *c, int i)
+{
+	const struct nr_peer *src = &c->peers[i], *dst = &c->peers[(i + 1) % c->world];
+	char sip[INET_ADDRSTRLEN], dip[INET_ADDRSTRLEN];
+	static const uint8_t zero[6];
+	json_t *o;
+
+	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip_str(src->ip, sip), "dst_ip",
+		      nr_ip_str(dst->ip, dip), "src_qpn", (json_int_t)src->send[NR_RING_BOX].qpn,
+		      "dst_qpn", (json_int_t)dst->recv[NR_RING_BOX].qpn, "ipsn",
+		      (json_int_t)src->send[NR_RING_BOX].psn);
+	if (memcmp(src->mac, zero, 6) && memcmp(dst->mac, zero, 6)) {
+		char m[18];
+
+		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", src->mac[0], src->mac[1],
+			 src->mac[2], src->mac[3], src->mac[4], src->mac[5]);
+		json_object_set_new(o, "src_mac", json_string(m));
+		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", dst->mac[0], dst->mac[1],
+			 dst->mac[2], dst->mac[3], dst->mac[4], dst->mac[5]);
+		json_object_set_new(o, "dst_mac", json_string(m));
+	}
+	return o;
+}
+
+/* Send one request, read one reply; "ok":false becomes an error with the box's message. */
+static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *what)
+{
+	char err[256];
+	int ok;
+
+	if (nr_send_json_line(c->box.fd, req, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
+	if (nr_recv_json_line(NULL, c->box.fd, nr_now_ms() + c->cfg.timeout_ms, (void **)reply,
+			      err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
+	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
+		const char *e = json_string_value(json_object_get(*reply, "error"));
+
+		nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", c->switch_addr, what,
+			e ? e : "malformed reply");
+		json_decref(*reply);
+		return NR_ERR_BOX;
+	}
+	return 0;
+}
+
+int nr_box_job_create(struct nr_comm *c)
+{
+	json_t *conns = json_array(), *req, *reply;
+	json_int_t job, credits, rkey;
+	const char *key;
+	char err[256];
+	int rc;
+
+	if (nr_tcp_connect(c->switch_addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000,
+			   &c->box.fd, err, sizeof(err))) {
+		json_decref(conns);
+		return nr_fail(c, NR_ERR_BOX, "cannot register the job with the box at %s "
+			       "(NR_SWITCH): %s; is netreduce-switch running with its TCP control "
+			       "listener there?", c->switch_addr, err);
+	}
+	for (int i = 0; i < c->world; i++)
+		json_array_append_new(conns, conn_json(c, i));
+	req = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:s,s:i,s:o}}", "op", "job_create", "token",
+			c->token, "spec", "mtu", (int)c->cfg.mtu, "msg_size", (int)c->cfg.msg_size,
+			"pool_msgs", (int)c->cfg.pool_msgs, "mode", "ordered", "timeout_ms",
+			(int)c->cfg.timeout_ms, "conns", conns);
+	rc = box_call(c, req, &reply, "job_create");
+	json_decref(req);
+	if (rc)
+		return rc;
+	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
+			"result_key", &rkey) || credits < 1 || rkey == 0 ||
+	    strlen(key) >= sizeof(c->box.key)) {
+		json_decref(reply);
+		return nr_fail(c, NR_ERR_BOX, "box %s: malformed job_create reply (need job, key, "
+			       "credits >= 1, result_key != 0)", c->switch_addr);
+	}
+	c->box.job = job;
+	strcpy(c->box.key, key);
+	c->box.credits = credits;
+	c->box.result_key = rkey;
+	json_decref(reply);
+	return 0;
+}
+
+void nr_box_job_destroy(struct nr_comm *c)
+{
+	json_t *req, *reply;
+	char err[256];
+
+	if (c->box.fd < 0 && c->box.key[0]) {
+		/* the control connection is gone: the box may have restarted; try once */
+		if (nr_tcp_connect(c->switch_addr, 1000, &c->box.fd, err, sizeof(err)))
+			return;
+	}
+	if (c->box.fd < 0 || !c->box.key[0])
+		return;
+	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
+			(json_int_t)c->box.job, "key", c->box.key);
+	if (box_call(c, req, &reply, "job_destroy") == 0)
+		json_decref(reply);
+	json_decref(req);
+	close(c->box.fd);
+	c->box.fd = -1;
+	c->box.key[0] = '\0';
+}

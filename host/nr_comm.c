@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Communicator: open the transport, create both rings' QPs and regions,
+ * rendezvous (nr_bootstrap.c), connect, barrier; and the teardown that mirrors it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm_internal.h"
+
+uint64_t nr_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *nr_ip_str(uint32_t ip, char *buf)
+{
+	struct in_addr a = { .s_addr = ip };
+
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
+int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
+uint32_t nr_comm_credits(const struct nr_comm *comm) { return comm->has_box ? comm->box.credits : 0; }
+
+int nr_post_recvs(struct nr_comm *c, struct nr_ring *r)
+{
+	while (r->posted < NR_RECV_DEPTH) {
+		int rc = nr_tp_post_recv(r->rqp, 0);
+
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: post_recv: %s", c->rank,
+				       strerror(-rc));
+		r->posted++;
+	}
+	return 0;
+}
+
+void nr_idle_progress(struct nr_comm *c)
+{
+	int room = NR_BACKLOG - c->nbacklog;
+	int n;
+
+	if (!c->tp || room <= 0)
+		return;
+	n = nr_tp_poll(c->tp, c->backlog + c->nbacklog, room, 0);
+	if (n > 0)
+		c->nbacklog += n;
+}
+
+int nr_poll(struct nr_comm *c, struct nr_wc *wc, int max, int timeout_ms)
+{
+	int n;
+
+	if (c->nbacklog && !c->hold_backlog) {
+		n = c->nbacklog < max ? c->nbacklog : max;
+		memcpy(wc, c->backlog, n * sizeof(*wc));
+		memmove(c->backlog, c->backlog + n, (c->nbacklog - n) * sizeof(*wc));
+		c->nbacklog -= n;
+		return n;
+	}
+	n = nr_tp_poll(c->tp, wc, max, timeout_ms);
+	if (n < 0)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s transport poll failed: %s", c->rank,
+			       nr_tp_kind(c->tp), strerror(-n));
+	return n;
+}
+
+int nr_defer(struct nr_comm *c, const struct nr_wc *wc)
+{
+	if (c->nbacklog == NR_BACKLOG)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: more than %d messages of the next collective "
+			       "arrived early: ranks out of step", c->rank, NR_BACKLOG);
+	c->backlog[c->nbacklog++] = *wc;
+	c->hold_backlog = true;
+	return 0;
+}
+
+static const char *ring_name(int ring) { return ring == NR_RING_BOX ? "box" : "plain"; }
+
+int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
+{
+	int peer = wc->op == NR_WC_SEND ? (c->rank + 1) % c->world
+					 : (c->rank + c->world - 1) % c->world;
+	char ip[INET_ADDRSTRLEN];
+	const char *detail = wc->qp ? nr_tp_qp_error(wc->qp) : NULL;
+
+	nr_ip_str(c->peers[peer].ip, ip);
+	if (wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer from rank %d (%s) on the %s "
+			       "ring: %s (%s)", c->rank, peer, ip, ring_name(ring),
+			       nr_wc_status_str(wc->status), detail ? detail : "");
+	return nr_fail(c, NR_ERR_PEER, "rank %d: %s from rank %d (%s) on the %s ring failed: %s (%s)",
+		       c->rank, wc->op == NR_WC_SEND ? "write to" : "receive", peer, ip,
+		       ring_name(ring), nr_wc_status_str(wc->status), detail ? detail : "");
+}
+
+int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv)
+{
+	int peer = waiting_recv ? (c->rank + c->world - 1) % c->world : (c->rank + 1) % c->world;
+	char ip[INET_ADDRSTRLEN];
+
+	nr_ip_str(c->peers[peer].ip, ip);
+	return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no %s rank %d (%s) on the %s ring "
+		       "within %u ms", c->rank, what, waiting_recv ? "data from" : "acknowledgement from",
+		       peer, ip, ring_name(ring), c->cfg.timeout_ms);
+}
+
+/* The MAC of the interface that holds ip, when there is one. */
+static void find_mac(uint32_t ip, uint8_t mac[6])
+{
+	struct ifaddrs *ifa, *i;
+	struct ifreq ifr = { 0 };
+	int fd;
+
+	memset(mac, 0, 6);
+	if (getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == ip) {
+			snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
+			fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+				memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+}
+
+/* Local ACK timeout exponent so that the retry limit fires within about timeout_ms. */
+static uint8_t ack_timeout_exp(uint32_t timeout_ms)
+{
+	uint8_t t = 10;
+
+	while (t < 20 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
+		t++;
+	return t;
+}
+
+static int open_transport(struct nr_comm *c)
+{
+	struct nr_tp_config tcfg = {
+		.kind = c->transport,
+		.local_ip = c->peers[c->rank].ip,
+		.device = c->device[0] ? c->device : NULL,
+		.gid_index = c->cfg.gid_index,
+		.mtu = c->cfg.mtu,
+		.timeout = ack_timeout_exp(c->cfg.timeout_ms),
+		.retry_cnt = 7,
+		.udp_port = c->cfg.udp_port,
+	};
+	char err[256] = "";
+
+	c->tp = nr_tp_open(&tcfg, err, sizeof(err));
+	if (!c->tp)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot open the %s transport on %s: %s",
+			       c->rank, c->transport, c->addr, err);
+	return 0;
+}
+
+static int create_ring(struct nr_comm *c, int i)
+{
+	struct nr_ring *r = &c->ring[i];
+	int rc;
+
+	rc = nr_tp_qp_create(c->tp, &r->sqp, &r->sinfo);
+	if (!rc)
+		rc = nr_tp_qp_create(c->tp, &r->rqp, &r->rinfo);
+	if (rc)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot create a QP: %s", c->rank,
+			       strerror(-rc));
+	rc = i == NR_RING_BOX ? nr_box_region_init(c) : nr_plain_region_init(c, 1 << 20);
+	if (rc)
+		return rc;
+	c->peers[c->rank].send[i] = r->sinfo;
+	c->peers[c->rank].recv[i] = r->rinfo;
+	c->peers[c->rank].va[i] = r->mr.va;
+	c->peers[c->rank].rkey[i] = r->mr.rkey;
+	return 0;
+}
+
+static int connect_ring(struct nr_comm *c, int i)
+{
+	struct nr_ring *r = &c->ring[i];
+	const struct nr_peer *next = &c->peers[(c->rank + 1) % c->world];
+	const struct nr_peer *prev = &c->peers[(c->rank + c->world - 1) % c->world];
+	int rc;
+
+	rc = nr_tp_qp_connect(r->sqp, &next->recv[i]);
+	if (!rc)
+		rc = nr_tp_qp_connect(r->rqp, &prev->send[i]);
+	if (rc)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot connect the %s ring: %s",
+			       c->rank, ring_name(i), strerror(-rc));
+	r->peer_va = next->va[i];
+	r->peer_rkey = next->rkey[i];
+	return nr_post_recvs(c, r);
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static struct nr_comm *comm_alloc(const struct nr_config *cfg)
+{
+	struct nr_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	copy_str(c->root, sizeof(c->root), cfg->root);
+	copy_str(c->switch_addr, sizeof(c->switch_addr), cfg->switch_addr);
+	copy_str(c->token, sizeof(c->token), cfg->token);
+	copy_str(c->transport, sizeof(c->transport), cfg->transport);
+	copy_str(c->device, sizeof(c->device), cfg->device);
+	copy_str(c->addr, sizeof(c->addr), cfg->addr);
+	c->rank = cfg->rank;
+	c->world = cfg->world;
+	c->has_box = cfg->switch_addr != NULL;
+	c->lfd = -1;
+	c->box.fd = -1;
+	c->peers = calloc(c->world, sizeof(*c->peers));
+	c->fds = malloc(c->world * sizeof(int));
+	if (!c->peers || !c->fds) {
+		free(c->peers);
+		free(c->fds);
+		free(c);
+		return NULL;
+	}
+	for (int r = 0; r < c->world; r++)
+		c->fds[r] = -1;
+	return c;
+}
+
+static void rings_close(struct nr_comm *c)
+{
+	for (int i = 0; i < 2; i++) {
+		struct nr_ring *r = &c->ring[i];
+
+		nr_tp_qp_destroy(r->sqp);
+		nr_tp_qp_destroy(r->rqp);
+		if (r->mem) {
+			nr_tp_dereg_mr(c->tp, &r->mr);
+			free(r->mem);
+		}
+		memset(r, 0, sizeof(*r));
+	}
+}
+
+static void comm_free(struct nr_comm *c)
+{
+	if (c->rank == 0 && c->has_box)
+		nr_box_job_destroy(c);
+	if (c->box.fd >= 0)
+		close(c->box.fd);
+	if (c->tp)
+		rings_close(c);
+	nr_tp_close(c->tp);
+	nr_bootstrap_close(c);
+	free(c->peers);
+	free(c->fds);
+	free(c);
+}
+
+int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
+{
+	struct nr_comm *c;
+	struct in_addr a;
+	int rc;
+
+	*comm = NULL;
+	rc = nr_config_check(cfg);
+	if (rc)
+		return rc;
+	c = comm_alloc(cfg);
+	if (!c) {
+		nr_set_tls_error("nr_comm_init: out of memory");
+		return NR_ERR_NOMEM;
+	}
+	if (c->world == 1) {     /* nothing to connect: both collectives copy */
+		*comm = c;
+		return 0;
+	}
+	inet_pton(AF_INET, c->addr, &a);
+	c->peers[c->rank].ip = a.s_addr;
+	find_mac(a.s_addr, c->peers[c->rank].mac);
+	rc = open_transport(c);
+	for (int i = 0; !rc && i < 2; i++)
+		rc = create_ring(c, i);
+	if (!rc)
+		rc = nr_bootstrap(c);
+	if (c->lfd >= 0) {
+		close(c->lfd);
+		c->lfd = -1;
+	}
+	for (int i = 0; !rc && i < 2; i++)
+		rc = connect_ring(c, i);
+	if (!rc)
+		rc = nr_barrier(c, "connecting the rings");
+	if (rc) {
+		nr_set_tls_error("%s", c->err);
+		c->has_box = c->has_box && c->box.key[0];
+		comm_free(c);
+		return rc;
+	}
+	*comm = c;
+	return 0;
+}
+
+void nr_comm_destroy(struct nr_comm *c)
+{
+	if (!c)
+		return;
+	/* a healthy rank keeps answering (ACKs) until every rank is done with the rings */
+	if (!c->broken && c->world > 1)
+		nr_barrier(c, "nr_comm_destroy");
+	comm_free(c);
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration: defaults, the NR_* environment, validation, error strings. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+
+static __thread char tls_err[NR_ERRLEN];
+
+void nr_set_tls_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tls_err, sizeof(tls_err), fmt, ap);
+	va_end(ap);
+}
+
+const char *nr_comm_last_error(const struct nr_comm *comm)
+{
+	return comm ? comm->err : tls_err;
+}
+
+const char *nr_strerror(int err)
+{
+	switch (err) {
+	case NR_OK: return "success";
+	case NR_ERR_CONFIG: return "bad configuration";
+	case NR_ERR_INVALID: return "invalid argument";
+	case NR_ERR_NOMEM: return "out of memory";
+	case NR_ERR_BOOTSTRAP: return "rendezvous failed";
+	case NR_ERR_BOX: return "box error";
+	case NR_ERR_TRANSPORT: return "transport error";
+	case NR_ERR_PEER: return "peer failed";
+	case NR_ERR_TIMEOUT: return "timed out";
+	case NR_ERR_BROKEN: return "communicator broken by an earlier error";
+	}
+	return "unknown error";
+}
+
+void nr_config_default(struct nr_config *cfg)
+{
+	*cfg = (struct nr_config){
+		.rank = 0,
+		.world = 1,
+		.transport = "soft",
+		.mtu = 1024,
+		.msg_size = 65536,
+		.timeout_ms = 10000,
+		.pool_msgs = 8,
+		.ring_window = 16,
+		.udp_port = 4791,
+		.gid_index = -1,
+	};
+}
+
+static int env_uint(const char *name, unsigned long long max, unsigned long long *out)
+{
+	const char *s = getenv(name);
+	char *end;
+
+	if (!s || !*s)
+		return 0;   /* unset or empty: the default */
+	errno = 0;
+	if (*s == '-')
+		goto bad;
+	*out = strtoull(s, &end, 0);
+	if (errno || *end != '\0' || *out > max)
+		goto bad;
+	return 1;
+bad:
+	nr_set_tls_error("%s=\"%s\": not an integer in 0..%llu", name, s, max);
+	return -1;
+}
+
+static const char *env_str(const char *name, const char *dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? s : dflt;
+}
+
+int nr_config_from_env(struct nr_config *cfg)
+{
+	static const struct { const char *name; unsigned long long max; size_t off; int size; } nums[] = {
+#define F(n, m, f) { n, m, offsetof(struct nr_config, f), sizeof(((struct nr_config *)0)->f) }
+		F("NR_RANK", INT_MAX, rank),
+		F("NR_WORLD", INT_MAX, world),
+		F("NR_MTU", 4096, mtu),
+		F("NR_MSG_SIZE", UINT32_MAX, msg_size),
+		F("NR_TIMEOUT_MS", 3600000, timeout_ms),
+		F("NR_POOL_MSGS", 65536, pool_msgs),
+		F("NR_RING_WINDOW", 4096, ring_window),
+		F("NR_UDP_PORT", 65535, udp_port),
+		F("NR_GID_INDEX", 255, gid_index),
+#undef F
+	};
+
+	nr_config_default(cfg);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		unsigned long long v;
+		int rc = env_uint(nums[i].name, nums[i].max, &v);
+		char *p = (char *)cfg + nums[i].off;
+
+		if (rc < 0)
+			return NR_ERR_CONFIG;
+		if (rc == 0)
+			continue;
+		if (nums[i].size == 2)
+			*(uint16_t *)p = v;
+		else if (nums[i].size == 4)
+			*(uint32_t *)p = v;   /* int and uint32_t alike, range checked above */
+	}
+	cfg->root = env_str("NR_ROOT", NULL);
+	cfg->switch_addr = env_str("NR_SWITCH", NULL);
+	cfg->token = env_str("NR_TOKEN", NULL);
+	cfg->transport = env_str("NR_TRANSPORT", "soft");
+	cfg->device = env_str("NR_DEVICE", NULL);
+	cfg->addr = env_str("NR_ADDR", NULL);
+	return nr_config_check_env(cfg, true);
+}
+
+static bool good_hostport(const char *s)
+{
+	uint32_t ip;
+	uint16_t port;
+
+	return nr_parse_hostport(s, &ip, &port) == 0 && port != 0;
+}
+
+/* names: env variable names (true) or struct field names (false) in messages. */
+int nr_config_check_env(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	struct in_addr a;
+
+	if (cfg->world < 1) {
+		nr_set_tls_error("%s=%d: the world size must be at least 1",
+				 NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->rank < 0 || cfg->rank >= cfg->world) {
+		nr_set_tls_error("%s=%d: must be in 0..%d (%s=%d)", NAME("NR_RANK", "rank"),
+				 cfg->rank, cfg->world - 1, NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (!cfg->transport || (strcmp(cfg->transport, "soft") && strcmp(cfg->transport, "verbs"))) {
+		nr_set_tls_error("%s=\"%s\": use soft or verbs", NAME("NR_TRANSPORT", "transport"),
+				 cfg->transport ? cfg->transport : "(null)");
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 && cfg->mtu != 2048 &&
+	    cfg->mtu != 4096) {
+		nr_set_tls_error("%s=%u: use 256, 512, 1024, 2048 or 4096", NAME("NR_MTU", "mtu"),
+				 cfg->mtu);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->msg_size == 0 || cfg->msg_size % cfg->mtu || cfg->msg_size > (1u << 30)) {
+		nr_set_tls_error("%s=%u: must be a multiple of the MTU (%u) up to 1 GiB",
+				 NAME("NR_MSG_SIZE", "msg_size"), cfg->msg_size, cfg->mtu);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->timeout_ms < 10) {
+		nr_set_tls_error("%s=%u: must be at least 10 ms", NAME("NR_TIMEOUT_MS", "timeout_ms"),
+				 cfg->timeout_ms);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->pool_msgs < 2 || cfg->pool_msgs % 2) {
+		nr_set_tls_error("%s=%u: must be even and at least 2",
+				 NAME("NR_POOL_MSGS", "pool_msgs"), cfg->pool_msgs);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->ring_window < 1 || cfg->ring_window > 4096) {
+		nr_set_tls_error("%s=%u: must be in 1..4096", NAME("NR_RING_WINDOW", "ring_window"),
+				 cfg->ring_window);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->world > 1) {
+		if (!cfg->root || !good_hostport(cfg->root)) {
+			nr_set_tls_error("%s=\"%s\": need the rendezvous address ip:port of rank 0",
+					 NAME("NR_ROOT", "root"), cfg->root ? cfg->root : "");
+			return NR_ERR_CONFIG;
+		}
+		if (!cfg->addr || inet_pton(AF_INET, cfg->addr, &a) != 1) {
+			nr_set_tls_error("%s=\"%s\": need this host's IPv4 address on the data path",
+					 NAME("NR_ADDR", "addr"), cfg->addr ? cfg->addr : "");
+			return NR_ERR_CONFIG;
+		}
+	}
+	if (cfg->switch_addr && !good_hostport(cfg->switch_addr)) {
+		nr_set_tls_error("%s=\"%s\": need the box's control address ip:port",
+				 NAME("NR_SWITCH", "switch_addr"), cfg->switch_addr);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->switch_addr && cfg->world > 1 && (!cfg->token || !*cfg->token)) {
+		nr_set_tls_error("%s: the box's control API needs the shared token (%s is set)",
+				 NAME("NR_TOKEN", "token"), NAME("NR_SWITCH", "switch_addr"));
+		return NR_ERR_CONFIG;
+	}
+	return NR_OK;
+#undef NAME
+}
+
+int nr_config_check(const struct nr_config *cfg)
+{
+	return nr_config_check_env(cfg, false);
+}

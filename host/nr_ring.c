@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ring all-reduce over the plain ring (QPs never registered with the box):
+ * reduce-scatter then all-gather, 2(N-1) steps, pipelined in messages.
+ *
+ * Chunk c holds count/N elements (the first count%N chunks one more).  At step
+ * s rank r sends chunk sc(s) to r+1 and receives chunk rc(s) from r-1:
+ *   reduce-scatter s < N-1:  sc = r - s,          rc = r - 1 - s
+ *   all-gather  s = N-1+t:   sc = r + 1 - t,      rc = r - t        (mod N)
+ * rc(s-1) == sc(s): message m of step s is sent as soon as message m of step
+ * s-1 arrived (and, in reduce-scatter, was added: work = incoming + work).
+ * Chunk c is thus summed in ring order from rank c: ((x_c + x_c+1) + ...).
+ *
+ * Memory, one registered region per rank: [stage0 | stage1 | work], each
+ * `cap` bytes.  Rank r-1 writes into stage[op parity] at the chunk's offset.
+ * Each (chunk, message) offset is written once by reduce-scatter and once by
+ * all-gather; the all-gather write of it follows (through the ring) our own
+ * forwarding of the reduce-scatter data, so it never overwrites unread data.
+ * Op k+2 reuses op k's stage only after every rank finished op k+1, and so op k.
+ * Sends read work (steps < N) or the received all-gather data in stage.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+
+#define POLL_BATCH 32
+#define RING_WINDOW_MAX 64   /* keep below NR_RECV_DEPTH */
+
+int nr_plain_region_init(struct nr_comm *c, size_t cap)
+{
+	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+	struct nr_tp_mr mr;
+	void *mem;
+	int rc;
+
+	mem = aligned_alloc(4096, 3 * cap);
+	if (!mem)
+		return nr_fail(c, NR_ERR_NOMEM, "rank %d: cannot allocate %zu bytes of ring "
+			       "staging", c->rank, 3 * cap);
+	memset(mem, 0, 3 * cap);
+	rc = nr_tp_reg_mr(c->tp, mem, 3 * cap, &mr);
+	if (rc) {
+		free(mem);
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot register %zu bytes: %s",
+			       c->rank, 3 * cap, strerror(-rc));
+	}
+	if (r->mem) {
+		nr_tp_dereg_mr(c->tp, &r->mr);
+		free(r->mem);
+	}
+	r->mem = mem;
+	r->mr = mr;
+	r->cap = cap;
+	return 0;
+}
+
+/* Grow the region for an op of `bytes`; collective (every rank sees the same count). */
+static int plain_region_fit(struct nr_comm *c, size_t bytes)
+{
+	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+	size_t cap = r->cap;
+	int rc;
+
+	if (bytes <= cap)
+		return 0;
+	while (cap < bytes)
+		cap *= 2;
+	rc = nr_plain_region_init(c, cap);
+	return rc ? rc : nr_exchange_plain_region(c);
+}
+
+struct ring_op {
+	int n, r;
+	size_t count;
+	uint32_t msg, window;
+	uint8_t seq;
+	int steps;
+	uint8_t *stage, *work, *dst;
+	uint64_t *sstart, *rstart;     /* first flattened message index of each step */
+	uint64_t nsend, nrecv;
+	uint64_t sent, acked, recvd;
+	int ss, rs;                    /* step of the next send / next receive */
+};
+
+static inline int mod(int a, int n) { return ((a % n) + n) % n; }
+
+static int send_chunk(const struct ring_op *o, int s)
+{
+	return s < o->n - 1 ? mod(o->r - s, o->n) : mod(o->r + 1 - (s - (o->n - 1)), o->n);
+}
+
+static int recv_chunk(const struct ring_op *o, int s)
+{
+	return s < o->n - 1 ? mod(o->r - 1 - s, o->n) : mod(o->r - (s - (o->n - 1)), o->n);
+}
+
+static size_t chunk_off(const struct ring_op *o, int c)   /* bytes */
+{
+	size_t base = o->count / o->n, rem = o->count % o->n;
+
+	return 4 * (c * base + ((size_t)c < rem ? (size_t)c : rem));
+}
+
+static size_t chunk_len(const struct ring_op *o, int c)   /* bytes */
+{
+	return 4 * (o->count / o->n + ((size_t)c < o->count % o->n));
+}
+
+static uint64_t chunk_msgs(const struct ring_op *o, int c)
+{
+	return (chunk_len(o, c) + o->msg - 1) / o->msg;
+}
+
+static uint32_t piece_len(const struct ring_op *o, int c, uint64_t m)
+{
+	size_t left = chunk_len(o, c) - m * o->msg;
+
+	return left < o->msg ? left : o->msg;
+}
+
+static __attribute__((optimize("tree-vectorize"))) void
+add_into(float *restrict w, const float *restrict in, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		w[i] = in[i] + w[i];
+}
+
+static inline uint32_t tag(uint8_t seq, uint64_t i)
+{
+	return (uint32_t)seq << 24 | (uint32_t)(i & 0xFFFFFF);
+}
+
+static int ring_post(struct nr_comm *c, struct ring_op *o)
+{
+	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+
+	while (o->sent < o->nsend && o->sent - o->acked < o->window) {
+		uint64_t m;
+		int ch, rc;
+
+		while (o->sent >= o->sstart[o->ss + 1])
+			o->ss++;
+		m = o->sent - o->sstart[o->ss];
+		/* gate: the data of (step, m) is what (step-1, m) brought */
+		if (o->ss > 0 && o->rstart[o->ss - 1] + m >= o->recvd)
+			break;
+		ch = send_chunk(o, o->ss);
+		size_t off = chunk_off(o, ch) + m * o->msg;
+		const uint8_t *src = (o->ss < o->n ? o->work : o->stage) + off;
+
+		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, src, piece_len(o, ch, m),
+					  r->peer_va + (o->stage - (uint8_t *)r->mem) + off,
+					  r->peer_rkey, tag(o->seq, o->sent));
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_ring_allreduce: posting "
+				       "message %lu: %s", c->rank, (unsigned long)o->sent,
+				       strerror(-rc));
+		o->sent++;
+	}
+	return 0;
+}
+
+static int ring_recv(struct nr_comm *c, struct ring_op *o, const struct nr_wc *wc)
+{
+	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+	uint32_t want = tag(o->seq, o->recvd), len;
+	uint64_t m;
+	size_t off;
+	int ch;
+
+	r->posted--;
+	if (o->recvd >= o->nrecv || wc->imm != want)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: nr_ring_allreduce: message from rank %d "
+			       "has immediate 0x%08x, expected 0x%08x: ranks out of step (same "
+			       "count on every rank?)", c->rank, mod(c->rank - 1, c->world), wc->imm,
+			       want);
+	while (o->recvd >= o->rstart[o->rs + 1])
+		o->rs++;
+	m = o->recvd - o->rstart[o->rs];
+	ch = recv_chunk(o, o->rs);
+	off = chunk_off(o, ch) + m * o->msg;
+	len = piece_len(o, ch, m);
+	if (wc->byte_len != len)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: nr_ring_allreduce: message %lu has %u bytes, "
+			       "expected %u", c->rank, (unsigned long)o->recvd, wc->byte_len, len);
+	if (o->rs < o->n - 1)
+		add_into((float *)(o->work + off), (const float *)(o->stage + off), len / 4);
+	else
+		memcpy(o->dst + off, o->stage + off, len);
+	o->recvd++;
+	return nr_post_recvs(c, r);
+}
+
+static int ring_run(struct nr_comm *c, struct ring_op *o)
+{
+	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+	uint64_t last = nr_now_ms();
+	struct nr_wc wc[POLL_BATCH];
+	int rc;
+
+	while (o->recvd < o->nrecv || o->acked < o->nsend) {
+		rc = ring_post(c, o);
+		if (rc)
+			return rc;
+		int n = nr_poll(c, wc, POLL_BATCH, 100);
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != NR_WC_OK)
+				return nr_wc_fail(c, &wc[i], NR_RING_PLAIN);
+			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
+				o->acked++;
+			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV && o->recvd == o->nrecv)
+				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
+			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
+				rc = ring_recv(c, o, &wc[i]);
+			else
+				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_ring_allreduce: "
+					     "completion from a QP outside the plain ring", c->rank);
+			if (rc)
+				return rc;
+		}
+		if (n > 0)
+			last = nr_now_ms();
+		else if (nr_now_ms() - last > c->cfg.timeout_ms)
+			return nr_progress_fail(c, "nr_ring_allreduce", NR_RING_PLAIN,
+						o->recvd < o->nrecv);
+	}
+	return 0;
+}
+
+static int ring_plan(struct ring_op *o)
+{
+	o->sstart = calloc(o->steps + 2, sizeof(uint64_t));
+	o->rstart = calloc(o->steps + 2, sizeof(uint64_t));
+	if (!o->sstart || !o->rstart)
+		return -1;
+	for (int s = 0; s < o->steps; s++) {
+		o->sstart[s + 1] = o->sstart[s] + chunk_msgs(o, send_chunk(o, s));
+		o->rstart[s + 1] = o->rstart[s] + chunk_msgs(o, recv_chunk(o, s));
+	}
+	/* sentinel step so the step cursors never run past the end */
+	o->sstart[o->steps + 1] = UINT64_MAX;
+	o->rstart[o->steps + 1] = UINT64_MAX;
+	o->nsend = o->sstart[o->steps];
+	o->nrecv = o->rstart[o->steps];
+	return 0;
+}
+
+int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		      enum nr_dtype dtype, enum nr_op op)
+{
+	struct ring_op o = { 0 };
+	struct nr_ring *r;
+	int rc;
+
+	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, "nr_ring_allreduce", &rc))
+		return rc;
+	rc = plain_region_fit(c, count * 4);
+	if (rc)
+		goto out;
+	r = &c->ring[NR_RING_PLAIN];
+	o = (struct ring_op){
+		.n = c->world, .r = c->rank, .count = count, .msg = c->cfg.msg_size,
+		.window = c->cfg.ring_window < RING_WINDOW_MAX ? c->cfg.ring_window : RING_WINDOW_MAX,
+		.seq = c->ring_seq, .steps = 2 * (c->world - 1), .dst = recvbuf,
+		.stage = (uint8_t *)r->mem + (c->ring_seq & 1) * r->cap,
+		.work = (uint8_t *)r->mem + 2 * r->cap,
+	};
+	c->ring_seq++;
+	if (ring_plan(&o)) {
+		rc = nr_fail(c, NR_ERR_NOMEM, "nr_ring_allreduce: out of memory");
+		goto out;
+	}
+	if (o.nsend > 0xFFFFFF) {
+		rc = nr_fail(c, NR_ERR_INVALID, "nr_ring_allreduce: %lu messages exceed the 24-bit "
+			     "tag; raise NR_MSG_SIZE", (unsigned long)o.nsend);
+		goto out;
+	}
+	memcpy(o.work, sendbuf, count * 4);
+	rc = ring_run(c, &o);
+	c->hold_backlog = false;
+	if (!rc) {
+		int own = mod(c->rank + 1, c->world);   /* fully reduced here at the last RS step */
+
+		memcpy(o.dst + chunk_off(&o, own), o.work + chunk_off(&o, own), chunk_len(&o, own));
+	}
+out:
+	free(o.sstart);
+	free(o.rstart);
+	if (rc && rc != NR_ERR_INVALID)
+		c->broken = true;
+	return rc;
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers for multi-process libnetreduce tests on loopback: rank r binds
+ * 127.0.0.(10+r); the rendezvous is 127.0.0.10:PORT.  Ports (TCP rendezvous,
+ * UDP data) are chosen per run from the pid so concurrent runs do not collide.
+ * Deterministic data: value(seed, rank, index); reference sums in ring order.
+ */
+#ifndef NR_TEST_RANKS_H
+#define NR_TEST_RANKS_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/netreduce.h"
+
+#define RANKS_MAX 8
+
+struct ranks_env {
+	char root[32];
+	char addr[RANKS_MAX][32];
+	uint16_t udp_port;
+};
+
+static inline uint64_t ranks_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void ranks_env_init(struct ranks_env *e, unsigned salt)
+{
+	unsigned base = 20000 + ((unsigned)getpid() * 7 + salt * 131) % 30000;
+
+	snprintf(e->root, sizeof(e->root), "127.0.0.10:%u", base);
+	for (int r = 0; r < RANKS_MAX; r++)
+		snprintf(e->addr[r], sizeof(e->addr[r]), "127.0.0.%d", 10 + r);
+	e->udp_port = base + 1;
+}
+
+static inline void ranks_config(const struct ranks_env *e, int rank, int world,
+				struct nr_config *cfg)
+{
+	nr_config_default(cfg);
+	cfg->rank = rank;
+	cfg->world = world;
+	cfg->root = e->root;
+	cfg->addr = e->addr[rank];
+	cfg->udp_port = e->udp_port;
+	cfg->transport = "soft";
+}
+
+/* splitmix64: data that depends on (seed, rank, index) only */
+static inline uint64_t ranks_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Values of mixed magnitude, so the summation order shows in the rounding. */
+static inline float ranks_value(uint64_t seed, int rank, size_t i)
+{
+	uint64_t h = ranks_mix(seed ^ ranks_mix(((uint64_t)rank << 40) ^ i));
+	static const float scale[4] = { 1.0f, 1e-3f, 1e3f, 3.14159f };
+
+	return (float)((int64_t)(h % 2000001) - 1000000) / 1024.0f * scale[(h >> 32) & 3];
+}
+
+static inline void ranks_fill(uint64_t seed, int rank, float *x, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		x[i] = ranks_value(seed, rank, i);
+}
+
+/*
+ * Reference of nr_ring_allreduce: chunk c (count/N elements, the first count%N
+ * chunks one more) is summed starting at rank c and going round the ring:
+ * ((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c+N-1}, indices mod N.
+ */
+static inline void ranks_ring_reference(uint64_t seed, int world, float *ref, size_t count)
+{
+	size_t base = count / world, rem = count % world, i = 0;
+
+	for (int c = 0; c < world; c++) {
+		size_t n = base + ((size_t)c < rem);
+
+		for (size_t k = 0; k < n; k++, i++) {
+			float acc = ranks_value(seed, c, i);
+
+			for (int j = 1; j < world; j++)
+				acc = acc + ranks_value(seed, (c + j) % world, i);
+			ref[i] = acc;
+		}
+	}
+}
+
+/* Reference of nr_allreduce through the box (ordered mode): rank order 0..N-1. */
+static inline void ranks_box_reference(uint64_t seed, int world, float *ref, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		float acc = ranks_value(seed, 0, i);
+
+		for (int r = 1; r < world; r++)
+			acc = acc + ranks_value(seed, r, i);
+		ref[i] = acc;
+	}
+}
+
+/* Fork world children running fn(rank, world, arg); returns their pids. */
+typedef int (*ranks_fn)(int rank, int world, void *arg);
+
+static inline void ranks_fork(int world, ranks_fn fn, void *arg, pid_t *pids)
+{
+	fflush(NULL);
+	for (int r = 0; r < world; r++) {
+		pids[r] = fork();
+		if (pids[r] == 0) {
+			alarm(120);   /* a child never outlives a hung test */
+			_exit(fn(r, world, arg));
+		}
+	}
+}
+
+/*
+ * Wait for every child up to deadline_ms from now; kill the rest.  status[r]
+ * is the exit code, or 128 + signal, or -1 when it had to be killed.
+ */
+static inline void ranks_wait(int world, pid_t *pids, int *status, uint64_t deadline_ms,
+			      uint64_t *exit_ms)
+{
+	uint64_t end = ranks_now_ms() + deadline_ms;
+	int left = 0;
+
+	for (int r = 0; r < world; r++) {
+		status[r] = -1;
+		left += pids[r] > 0;
+	}
+	while (left && ranks_now_ms() < end) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p <= 0) {
+			usleep(5000);
+			continue;
+		}
+		for (int r = 0; r < world; r++) {
+			if (pids[r] != p)
+				continue;
+			status[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			if (exit_ms)
+				exit_ms[r] = ranks_now_ms();
+			pids[r] = 0;
+			left--;
+		}
+	}
+	for (int r = 0; r < world; r++) {
+		if (pids[r] > 0) {
+			fprintf(stderr, "rank %d still running at the deadline: killed\n", r);
+			kill(pids[r], SIGKILL);
+			waitpid(pids[r], NULL, 0);
+			pids[r] = 0;
+		}
+	}
+}
+
+#endif /* NR_TEST_RANKS_H */

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration from the environment and from the struct; single-rank communicators. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "host/netreduce.h"
+
+static const char *const vars[] = {
+	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
+	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
+	"NR_UDP_PORT", "NR_GID_INDEX",
+};
+
+static int clear_env(void **state)
+{
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	return 0;
+}
+
+static void set_good(void)
+{
+	setenv("NR_RANK", "2", 1);
+	setenv("NR_WORLD", "4", 1);
+	setenv("NR_ROOT", "10.0.0.1:29500", 1);
+	setenv("NR_ADDR", "10.0.0.3", 1);
+}
+
+static void test_env_good(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	setenv("NR_SWITCH", "10.0.0.254:7000", 1);
+	setenv("NR_TOKEN", "s3cret", 1);
+	setenv("NR_TRANSPORT", "verbs", 1);
+	setenv("NR_DEVICE", "rxe0", 1);
+	setenv("NR_MTU", "4096", 1);
+	setenv("NR_MSG_SIZE", "0x20000", 1);
+	setenv("NR_TIMEOUT_MS", "2500", 1);
+	setenv("NR_POOL_MSGS", "16", 1);
+	setenv("NR_UDP_PORT", "4792", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.rank, 2);
+	assert_int_equal(cfg.world, 4);
+	assert_string_equal(cfg.root, "10.0.0.1:29500");
+	assert_string_equal(cfg.switch_addr, "10.0.0.254:7000");
+	assert_string_equal(cfg.token, "s3cret");
+	assert_string_equal(cfg.transport, "verbs");
+	assert_string_equal(cfg.device, "rxe0");
+	assert_string_equal(cfg.addr, "10.0.0.3");
+	assert_int_equal(cfg.mtu, 4096);
+	assert_int_equal(cfg.msg_size, 131072);
+	assert_int_equal(cfg.timeout_ms, 2500);
+	assert_int_equal(cfg.pool_msgs, 16);
+	assert_int_equal(cfg.udp_port, 4792);
+}
+
+static void test_env_defaults(void **state)
+{
+	struct nr_config cfg;
+
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.rank, 0);
+	assert_int_equal(cfg.world, 1);
+	assert_string_equal(cfg.transport, "soft");
+	assert_null(cfg.switch_addr);
+	assert_int_equal(cfg.mtu, 1024);
+	assert_int_equal(cfg.msg_size, 65536);
+	assert_int_equal(cfg.timeout_ms, 10000);
+}
+
+/* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
+static void test_env_bad(void **state)
+{
+	static const struct { const char *var, *val, *named; } bad[] = {
+		{ "NR_RANK", "-1", "NR_RANK" },
+		{ "NR_RANK", "4", "NR_RANK" },
+		{ "NR_RANK", "two", "NR_RANK" },
+		{ "NR_WORLD", "0", "NR_WORLD" },
+		{ "NR_WORLD", "3x", "NR_WORLD" },
+		{ "NR_ROOT", "10.0.0.1", "NR_ROOT" },
+		{ "NR_ROOT", "host:1", "NR_ROOT" },
+		{ "NR_ROOT", "10.0.0.1:70000", "NR_ROOT" },
+		{ "NR_ADDR", "10.0.0", "NR_ADDR" },
+		{ "NR_SWITCH", "10.0.0.9", "NR_SWITCH" },
+		{ "NR_TRANSPORT", "tcp", "NR_TRANSPORT" },
+		{ "NR_MTU", "1500", "NR_MTU" },
+		{ "NR_MTU", "99999", "NR_MTU" },
+		{ "NR_MSG_SIZE", "1000", "NR_MSG_SIZE" },
+		{ "NR_MSG_SIZE", "", NULL },   /* empty = unset: default */
+		{ "NR_TIMEOUT_MS", "5", "NR_TIMEOUT_MS" },
+		{ "NR_POOL_MSGS", "7", "NR_POOL_MSGS" },
+		{ "NR_UDP_PORT", "65536", "NR_UDP_PORT" },
+	};
+	struct nr_config cfg;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		clear_env(NULL);
+		set_good();
+		setenv(bad[i].var, bad[i].val, 1);
+		int rc = nr_config_from_env(&cfg);
+
+		printf("%s=\"%s\": %s\n", bad[i].var, bad[i].val, rc ? nr_comm_last_error(NULL) : "ok");
+		if (!bad[i].named) {
+			assert_int_equal(rc, NR_OK);
+			continue;
+		}
+		assert_int_equal(rc, NR_ERR_CONFIG);
+		assert_non_null(strstr(nr_comm_last_error(NULL), bad[i].named));
+	}
+	/* the box needs the token */
+	clear_env(NULL);
+	set_good();
+	setenv("NR_SWITCH", "10.0.0.9:7000", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_TOKEN"));
+	/* world > 1 needs NR_ROOT and NR_ADDR */
+	clear_env(NULL);
+	setenv("NR_WORLD", "2", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_ROOT"));
+}
+
+static void test_struct_check(void **state)
+{
+	struct nr_config cfg;
+	struct nr_comm *c = (void *)1;
+
+	nr_config_default(&cfg);
+	cfg.world = 2;
+	assert_int_equal(nr_comm_init(&cfg, &c), NR_ERR_CONFIG);
+	assert_null(c);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "root"));
+	cfg.root = "127.0.0.1:1";
+	cfg.addr = "127.0.0.1";
+	cfg.msg_size = 1000;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "msg_size"));
+	cfg.msg_size = 4096;
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
+}
+
+/* World size 1: both collectives copy; nr_allreduce without a box is refused. */
+static void test_world_one(void **state)
+{
+	struct nr_config cfg;
+	struct nr_comm *c;
+	float in[5] = { 1, -2, 3.5f, 4, 1e30f }, out[5] = { 0 };
+
+	nr_config_default(&cfg);
+	assert_int_equal(nr_comm_init(&cfg, &c), NR_OK);
+	assert_int_equal(nr_comm_world(c), 1);
+	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(nr_ring_allreduce(c, in, in, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_int_equal(nr_ring_allreduce(c, NULL, NULL, 0, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_int_equal(nr_ring_allreduce(c, in, out, 5, 7, NR_SUM), NR_ERR_INVALID);
+	assert_int_equal(nr_ring_allreduce(c, NULL, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
+	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_SWITCH)"));
+	/* a refused call does not break the communicator */
+	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	nr_comm_destroy(c);
+
+	cfg.switch_addr = "127.0.0.1:9";
+	cfg.token = "t";
+	assert_int_equal(nr_comm_init(&cfg, &c), NR_OK);
+	memset(out, 0, sizeof(out));
+	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_memory_equal(in, out, sizeof(in));
+	nr_comm_destroy(c);
+}
+
+static void test_strerror(void **state)
+{
+	for (int e = NR_OK; e >= NR_ERR_BROKEN; e--)
+		assert_string_not_equal(nr_strerror(e), "unknown error");
+	assert_string_equal(nr_strerror(42), "unknown error");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_env_good, clear_env),
+		cmocka_unit_test_setup(test_env_defaults, clear_env),
+		cmocka_unit_test_setup(test_env_bad, clear_env),
+		cmocka_unit_test_setup(test_struct_check, clear_env),
+		cmocka_unit_test(test_world_one),
+		cmocka_unit_test(test_strerror),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

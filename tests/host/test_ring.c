@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nr_ring_allreduce over the soft transport between 2 to 8 processes on
+ * loopback, sizes from 1 element to 64 MiB, odd sizes, in place and out of
+ * place: every rank must end with bytes identical to the reference summed in
+ * the ring's own order (ranks.h), hence with the same bytes as every other rank.
+ * Also: killing one rank mid-operation, and the box path with no box listening.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "ranks.h"
+
+#define MAX_SIZES 16
+
+struct shared_out {
+	uint64_t hash[RANKS_MAX][MAX_SIZES][2];
+	char msg[RANKS_MAX][512];
+	int started[RANKS_MAX];
+	uint64_t fail_ms[RANKS_MAX];
+	int rc[RANKS_MAX];
+};
+
+struct ring_case {
+	struct ranks_env env;
+	size_t sizes[MAX_SIZES];
+	int nsizes;
+	size_t big;          /* an extra size done only out of place (0: none) */
+	uint64_t seed;
+	uint32_t timeout_ms;
+	struct shared_out *out;
+};
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static int child_fail(struct ring_case *t, int rank, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->out->msg[rank], sizeof(t->out->msg[rank]), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rank %d: %s\n", rank, t->out->msg[rank]);
+	return code;
+}
+
+static int check_one(struct ring_case *t, struct nr_comm *c, int rank, int world, size_t count,
+		     int k, int inplace)
+{
+	size_t bytes = count ? count * 4 : 4;
+	float *send = malloc(bytes), *recv = malloc(bytes), *ref = malloc(bytes);
+	int rc;
+
+	if (!send || !recv || !ref)
+		return child_fail(t, rank, 3, "out of memory for %zu elements", count);
+	ranks_fill(t->seed + count, rank, send, count);
+	ranks_ring_reference(t->seed + count, world, ref, count);
+	memset(recv, 0xA5, bytes);
+	if (inplace) {
+		memcpy(recv, send, count * 4);
+		rc = nr_ring_allreduce(c, recv, recv, count, NR_FLOAT32, NR_SUM);
+	} else {
+		rc = nr_ring_allreduce(c, send, recv, count, NR_FLOAT32, NR_SUM);
+	}
+	if (rc) {
+		rc = child_fail(t, rank, 4, "count %zu %s: %s: %s", count, inplace ? "in place" :
+				"out of place", nr_strerror(rc), nr_comm_last_error(c));
+		goto out;
+	}
+	if (!inplace) {
+		float *again = malloc(bytes);
+
+		ranks_fill(t->seed + count, rank, again, count);
+		if (memcmp(again, send, count * 4))
+			rc = child_fail(t, rank, 5, "count %zu: sendbuf was modified", count);
+		free(again);
+		if (rc)
+			goto out;
+	}
+	if (memcmp(recv, ref, count * 4)) {
+		size_t i = 0;
+
+		while (!memcmp(&recv[i], &ref[i], 4))
+			i++;
+		rc = child_fail(t, rank, 6, "count %zu %s: element %zu is %.9g, reference %.9g",
+				count, inplace ? "in place" : "out of place", i, recv[i], ref[i]);
+		goto out;
+	}
+	t->out->hash[rank][k][inplace] = fnv(recv, count * 4);
+out:
+	free(send);
+	free(recv);
+	free(ref);
+	return rc;
+}
+
+static int ring_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+	int rc;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	rc = nr_comm_init(&cfg, &c);
+	if (rc)
+		return child_fail(t, rank, 2, "init: %s: %s", nr_strerror(rc), nr_comm_last_error(NULL));
+	for (int k = 0; k < t->nsizes && !rc; k++)
+		for (int inplace = 0; inplace < 2 && !rc; inplace++)
+			rc = check_one(t, c, rank, world, t->sizes[k], k, inplace);
+	if (!rc && t->big)
+		rc = check_one(t, c, rank, world, t->big, MAX_SIZES - 1, 0);
+	nr_comm_destroy(c);
+	return rc;
+}
+
+static void run_ring(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt)
+{
+	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
+	printf("ring world %d: seed %llu\n", world, (unsigned long long)t.seed);
+	ranks_env_init(&t.env, salt);
+	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(world, ring_child, &t, pids);
+	ranks_wait(world, pids, status, 150000, NULL);
+	for (int r = 0; r < world; r++) {
+		if (status[r])
+			fprintf(stderr, "rank %d exit %d: %s\n", r, status[r], t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+	}
+	/* every rank holds the same bytes */
+	for (int k = 0; k < MAX_SIZES; k++)
+		for (int ip = 0; ip < 2; ip++)
+			for (int r = 1; r < world; r++)
+				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
+	munmap(t.out, sizeof(*t.out));
+}
+
+static void test_ring_2(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 1023, 16385, 65537, (1 << 20) + 3 };
+
+	run_ring(2, sizes, sizeof(sizes) / sizeof(sizes[0]), 16u << 20 /* 64 MiB */, 1);
+}
+
+static void test_ring_3(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 3, 4, 1023, 65537, (1 << 20) + 3 };
+
+	run_ring(3, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 2);
+}
+
+static void test_ring_4(void **state)
+{
+	static const size_t sizes[] = { 1, 3, 5, 1023, 65537, (1 << 20) + 3 };
+
+	run_ring(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 3);
+}
+
+static void test_ring_8(void **state)
+{
+	static const size_t sizes[] = { 1, 7, 9, 1023, 65537, 262147 };
+
+	run_ring(8, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 4);
+}
+
+/* ---- a rank killed mid-operation ---- */
+
+static int kill_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	size_t count = 4u << 20;
+	float *buf = malloc(count * 4);
+	struct nr_config cfg;
+	struct nr_comm *c;
+	int rc;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	rc = nr_comm_init(&cfg, &c);
+	if (rc)
+		return child_fail(t, rank, 2, "init: %s", nr_comm_last_error(NULL));
+	ranks_fill(1, rank, buf, count);
+	for (int i = 0; i < 1000; i++) {
+		rc = nr_ring_allreduce(c, buf, buf, count, NR_FLOAT32, NR_SUM);
+		if (i == 0)
+			t->out->started[rank] = 1;
+		if (rc)
+			break;
+	}
+	t->out->fail_ms[rank] = ranks_now_ms();
+	t->out->rc[rank] = rc;
+	child_fail(t, rank, 0, "%s", nr_comm_last_error(c));
+	/* a second call after the failure must not hang either */
+	if (nr_ring_allreduce(c, buf, buf, count, NR_FLOAT32, NR_SUM) != NR_ERR_BROKEN)
+		return 7;
+	nr_comm_destroy(c);
+	free(buf);
+	return rc ? 0 : 8;
+}
+
+static void test_kill_one_rank(void **state)
+{
+	const int world = 4, victim = 2;
+	struct ring_case t = { .timeout_ms = 2000 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+	uint64_t killed, bound = t.timeout_ms + 3000;
+
+	ranks_env_init(&t.env, 5);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(world, kill_child, &t, pids);
+	for (uint64_t end = ranks_now_ms() + 30000; ranks_now_ms() < end;) {
+		int all = 1;
+
+		for (int r = 0; r < world; r++)
+			all &= t.out->started[r];
+		if (all)
+			break;
+		usleep(10000);
+	}
+	for (int r = 0; r < world; r++)
+		assert_int_equal(t.out->started[r], 1);
+	usleep(50000);     /* well inside the second or third operation */
+	kill(pids[victim], SIGKILL);
+	killed = ranks_now_ms();
+	printf("killed rank %d; documented bound %llu ms\n", victim, (unsigned long long)bound);
+	ranks_wait(world, pids, status, bound + 5000, NULL);
+	for (int r = 0; r < world; r++) {
+		if (r == victim) {
+			assert_int_equal(status[r], 128 + SIGKILL);
+			continue;
+		}
+		printf("rank %d: %s after %lld ms: %s\n", r, nr_strerror(t.out->rc[r]),
+		       (long long)(t.out->fail_ms[r] - killed), t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+		assert_true(t.out->rc[r] == NR_ERR_PEER || t.out->rc[r] == NR_ERR_TIMEOUT);
+		assert_true(t.out->fail_ms[r] <= killed + bound);
+		/* the message names the dead peer, or says which wait timed out */
+		assert_true(strstr(t.out->msg[r], "rank 2") || strstr(t.out->msg[r], "timeout"));
+	}
+	munmap(t.out, sizeof(*t.out));
+}
+
+/* ---- box path with nothing listening at NR_SWITCH ---- */
+
+static int nobox_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+	uint64_t t0 = ranks_now_ms();
+	int rc;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	cfg.switch_addr = "127.0.0.1:9";   /* discard port: nothing listens there */
+	cfg.token = "secret";
+	rc = nr_comm_init(&cfg, &c);
+	t->out->fail_ms[rank] = ranks_now_ms() - t0;
+	t->out->rc[rank] = rc;
+	child_fail(t, rank, 0, "%s", nr_comm_last_error(NULL));
+	if (rc == 0)
+		nr_comm_destroy(c);
+	return 0;
+}
+
+static void test_box_unreachable(void **state)
+{
+	struct ring_case t = { .timeout_ms = 1000 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	ranks_env_init(&t.env, 6);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(2, nobox_child, &t, pids);
+	ranks_wait(2, pids, status, 20000, NULL);
+	for (int r = 0; r < 2; r++) {
+		printf("rank %d: %s in %llu ms: %s\n", r, nr_strerror(t.out->rc[r]),
+		       (unsigned long long)t.out->fail_ms[r], t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+		assert_int_equal(t.out->rc[r], NR_ERR_BOX);
+		assert_non_null(strstr(t.out->msg[r], "127.0.0.1:9"));
+		assert_true(t.out->fail_ms[r] < 3 * t.timeout_ms + 2000);
+	}
+	munmap(t.out, sizeof(*t.out));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_2),
+		cmocka_unit_test(test_ring_3),
+		cmocka_unit_test(test_ring_4),
+		cmocka_unit_test(test_ring_8),
+		cmocka_unit_test(test_kill_one_rank),
+		cmocka_unit_test(test_box_unreachable),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("NR_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("NR_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
