@@ -165,9 +165,9 @@ struct soft_tp {
 	uint8_t *txbuf;                  /* (SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX */
 	struct soft_qp *txqp;
 	unsigned ntx, ndelay;
-	struct mmsghdr txmsg[SOFT_BATCH];
-	struct iovec txiov[SOFT_BATCH];
-	struct soft_txent txent[SOFT_BATCH];
+	struct mmsghdr txmsg[SOFT_BATCH + SOFT_DELAY_MAX];
+	struct iovec txiov[SOFT_BATCH + SOFT_DELAY_MAX];
+	struct soft_txent txent[SOFT_BATCH + SOFT_DELAY_MAX];
 	uint32_t delay_len[SOFT_DELAY_MAX];
 	struct soft_txent delay_ent[SOFT_DELAY_MAX];
 };

@@ -129,6 +129,16 @@ static inline void pair_close(struct pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* The pair of the running test; the group teardown closes it even after a failure. */
+static struct pair tu_pair;
+
+static inline int tu_teardown(void **state)
+{
+	(void)state;
+	pair_close(&tu_pair);
+	return 0;
+}
+
 static inline void tu_fill(uint8_t *b, size_t n, uint64_t *seed)
 {
 	for (size_t i = 0; i < n; i++)

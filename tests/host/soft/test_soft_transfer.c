@@ -18,7 +18,7 @@ static void sizes_run(uint32_t mtu, const char *ipa, const char *ipb)
 	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
 	size_t offs[N], total = 0;
 	uint64_t seed = tu_seed("sizes"), pkts = 0;
-	struct pair p;
+	struct pair *const pp = &tu_pair;
 
 	/* Messages go to consecutive, unaligned places (odd offsets). */
 	for (unsigned i = 0; i < N; i++) {
@@ -26,18 +26,18 @@ static void sizes_run(uint32_t mtu, const char *ipa, const char *ipb)
 		total = offs[i] + sizes[i];
 		pkts += tu_npkts(sizes[i], mtu);
 	}
-	pair_open(&p, ipa, ipb, mtu, total + 8);
-	tu_fill(p.sbuf, total + 8, &seed);
-	pair_transfer(&p, N, sizes, offs, 4, 0x01000000, 20000);
+	pair_open(pp, ipa, ipb, mtu, total + 8);
+	tu_fill(pp->sbuf, total + 8, &seed);
+	pair_transfer(pp, N, sizes, offs, 4, 0x01000000, 20000);
 	/* Each data packet executed exactly once, nothing lost or dropped. */
-	assert_int_equal(TU_STAT(p.b, rx_data), pkts);
-	assert_int_equal(TU_STAT(p.a, tx_data), pkts);
-	assert_int_equal(TU_STAT(p.b, rx_bad_icrc), 0);
-	assert_int_equal(TU_STAT(p.a, rx_bad_icrc), 0);
-	assert_int_equal(TU_STAT(p.b, rx_malformed), 0);
-	assert_int_equal(TU_STAT(p.b, rx_dup), 0);
-	assert_true(TU_STAT(p.a, rx_acks) >= 1);
-	pair_close(&p);
+	assert_int_equal(TU_STAT(pp->b, rx_data), pkts);
+	assert_int_equal(TU_STAT(pp->a, tx_data), pkts);
+	assert_int_equal(TU_STAT(pp->b, rx_bad_icrc), 0);
+	assert_int_equal(TU_STAT(pp->a, rx_bad_icrc), 0);
+	assert_int_equal(TU_STAT(pp->b, rx_malformed), 0);
+	assert_int_equal(TU_STAT(pp->b, rx_dup), 0);
+	assert_true(TU_STAT(pp->a, rx_acks) >= 1);
+	pair_close(pp);
 }
 
 static void test_sizes_mtu1024(void **state) { sizes_run(1024, "127.0.0.11", "127.0.0.12"); }
@@ -51,17 +51,17 @@ static void test_many_messages(void **state)
 	static uint32_t sizes[N];
 	static size_t offs[N];
 	uint64_t seed = tu_seed("many"), total = 0;
-	struct pair p;
+	struct pair *const pp = &tu_pair;
 
 	for (unsigned i = 0; i < N; i++) {
 		sizes[i] = (uint32_t)(tu_rand(&seed) % 5000);
 		offs[i] = total;
 		total += sizes[i];
 	}
-	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, total);
-	tu_fill(p.sbuf, total, &seed);
-	pair_transfer(&p, N, sizes, offs, 512, 7, 30000);
-	pair_close(&p);
+	pair_open(pp, "127.0.0.11", "127.0.0.12", 1024, total);
+	tu_fill(pp->sbuf, total, &seed);
+	pair_transfer(pp, N, sizes, offs, 512, 7, 30000);
+	pair_close(pp);
 }
 
 /* Both directions on one QP pair and a second pair between the same hosts (N = 2 ring). */
@@ -75,33 +75,33 @@ static void test_bidirectional_two_pairs(void **state)
 	uint8_t *abuf = malloc(len), *bsrc = malloc(len);
 	unsigned done_a = 0, done_b = 0, recv_a = 0, recv_b = 0;
 	uint64_t t0 = tu_now_ms();
-	struct pair p;
+	struct pair *const pp = &tu_pair;
 
-	pair_open(&p, "127.0.0.11", "127.0.0.12", 2048, len);
-	tu_fill(p.sbuf, len, &seed);
+	pair_open(pp, "127.0.0.11", "127.0.0.12", 2048, len);
+	tu_fill(pp->sbuf, len, &seed);
 	tu_fill(bsrc, len, &seed);
 	memset(abuf, 0, len);
-	assert_int_equal(nr_tp_reg_mr(p.a, abuf, len, &amr_r), 0);
-	assert_int_equal(nr_tp_reg_mr(p.b, bsrc, len, &bmr_s), 0);
-	assert_int_equal(nr_tp_qp_create(p.a, &q2a, &i2a), 0);
-	assert_int_equal(nr_tp_qp_create(p.b, &q2b, &i2b), 0);
-	assert_int_not_equal(i2a.qpn, p.ia.qpn);
+	assert_int_equal(nr_tp_reg_mr(pp->a, abuf, len, &amr_r), 0);
+	assert_int_equal(nr_tp_reg_mr(pp->b, bsrc, len, &bmr_s), 0);
+	assert_int_equal(nr_tp_qp_create(pp->a, &q2a, &i2a), 0);
+	assert_int_equal(nr_tp_qp_create(pp->b, &q2b, &i2b), 0);
+	assert_int_not_equal(i2a.qpn, pp->ia.qpn);
 	assert_int_equal(nr_tp_qp_connect(q2a, &i2b), 0);
 	assert_int_equal(nr_tp_qp_connect(q2b, &i2a), 0);
 
 	/* A -> B on the first pair, B -> A on the first pair (reverse), and B -> A on the second. */
-	assert_int_equal(nr_tp_post_recv(p.qb, 1), 0);
-	assert_int_equal(nr_tp_post_recv(p.qa, 2), 0);
+	assert_int_equal(nr_tp_post_recv(pp->qb, 1), 0);
+	assert_int_equal(nr_tp_post_recv(pp->qa, 2), 0);
 	assert_int_equal(nr_tp_post_recv(q2a, 3), 0);
-	assert_int_equal(nr_tp_post_write_imm(p.qa, 10, &p.smr, p.sbuf, len, p.rmr.va, p.rmr.rkey,
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 10, &pp->smr, pp->sbuf, len, pp->rmr.va, pp->rmr.rkey,
 					      111), 0);
-	assert_int_equal(nr_tp_post_write_imm(p.qb, 20, &bmr_s, bsrc, len / 2, amr_r.va,
+	assert_int_equal(nr_tp_post_write_imm(pp->qb, 20, &bmr_s, bsrc, len / 2, amr_r.va,
 					      amr_r.rkey, 222), 0);
 	assert_int_equal(nr_tp_post_write_imm(q2b, 30, &bmr_s, bsrc + len / 2, len - len / 2,
 					      amr_r.va + len / 2, amr_r.rkey, 333), 0);
 	while (done_a + done_b + recv_a + recv_b < 5) {
 		struct nr_wc wc[8];
-		int k = nr_tp_poll(p.a, wc, 8, 0);
+		int k = nr_tp_poll(pp->a, wc, 8, 0);
 
 		for (int i = 0; i < k; i++) {
 			assert_int_equal(wc[i].status, NR_WC_OK);
@@ -109,17 +109,17 @@ static void test_bidirectional_two_pairs(void **state)
 				assert_int_equal(wc[i].wr_id, 10);
 				done_a++;
 			} else {
-				assert_true(wc[i].qp == p.qa || wc[i].qp == q2a);
-				assert_int_equal(wc[i].wr_id, wc[i].qp == p.qa ? 2 : 3);
-				assert_int_equal(wc[i].imm, wc[i].qp == p.qa ? 222 : 333);
+				assert_true(wc[i].qp == pp->qa || wc[i].qp == q2a);
+				assert_int_equal(wc[i].wr_id, wc[i].qp == pp->qa ? 2 : 3);
+				assert_int_equal(wc[i].imm, wc[i].qp == pp->qa ? 222 : 333);
 				recv_a++;
 			}
 		}
-		k = nr_tp_poll(p.b, wc, 8, 0);
+		k = nr_tp_poll(pp->b, wc, 8, 0);
 		for (int i = 0; i < k; i++) {
 			assert_int_equal(wc[i].status, NR_WC_OK);
 			if (wc[i].op == NR_WC_SEND) {
-				assert_int_equal(wc[i].wr_id, wc[i].qp == p.qb ? 20 : 30);
+				assert_int_equal(wc[i].wr_id, wc[i].qp == pp->qb ? 20 : 30);
 				done_b++;
 			} else {
 				assert_int_equal(wc[i].wr_id, 1);
@@ -132,71 +132,71 @@ static void test_bidirectional_two_pairs(void **state)
 			fail_msg("stuck: A %u sent %u recv, B %u sent %u recv", done_a, recv_a,
 				 done_b, recv_b);
 	}
-	assert_memory_equal(p.rbuf, p.sbuf, len);
+	assert_memory_equal(pp->rbuf, pp->sbuf, len);
 	assert_memory_equal(abuf, bsrc, len);
 	nr_tp_qp_destroy(q2a);
 	nr_tp_qp_destroy(q2b);
-	nr_tp_dereg_mr(p.a, &amr_r);
-	nr_tp_dereg_mr(p.b, &bmr_s);
+	nr_tp_dereg_mr(pp->a, &amr_r);
+	nr_tp_dereg_mr(pp->b, &bmr_s);
 	free(abuf);
 	free(bsrc);
-	pair_close(&p);
+	pair_close(pp);
 }
 
 /* A completion that arrives before its receive is posted is kept, not lost. */
 static void test_recv_posted_late(void **state)
 {
-	struct pair p;
+	struct pair *const pp = &tu_pair;
 	struct nr_wc wc[4];
 	uint64_t t0;
 	int k = 0;
 
-	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, 4096);
+	pair_open(pp, "127.0.0.11", "127.0.0.12", 1024, 4096);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(nr_tp_post_write_imm(p.qa, i, &p.smr, p.sbuf + i, 100, p.rmr.va,
-						      p.rmr.rkey, 40 + i), 0);
+		assert_int_equal(nr_tp_post_write_imm(pp->qa, i, &pp->smr, pp->sbuf + i, 100, pp->rmr.va,
+						      pp->rmr.rkey, 40 + i), 0);
 	t0 = tu_now_ms();
 	while (k < 3 && tu_now_ms() - t0 < 5000) {
-		int r = nr_tp_poll(p.a, wc, 4, 0);
+		int r = nr_tp_poll(pp->a, wc, 4, 0);
 
 		for (int i = 0; i < r; i++)
 			assert_int_equal(wc[i].status, NR_WC_OK);
 		k += r;
-		assert_int_equal(nr_tp_poll(p.b, wc, 4, 0), 0);   /* nothing posted: nothing completes */
+		assert_int_equal(nr_tp_poll(pp->b, wc, 4, 0), 0);   /* nothing posted: nothing completes */
 	}
 	assert_int_equal(k, 3);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(nr_tp_post_recv(p.qb, 70 + i), 0);
-	assert_int_equal(nr_tp_poll(p.b, wc, 4, 100), 3);
+		assert_int_equal(nr_tp_post_recv(pp->qb, 70 + i), 0);
+	assert_int_equal(nr_tp_poll(pp->b, wc, 4, 100), 3);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(wc[i].wr_id, 70 + i);
 		assert_int_equal(wc[i].imm, 40 + i);
 		assert_int_equal(wc[i].byte_len, 100);
 	}
-	pair_close(&p);
+	pair_close(pp);
 }
 
 /* A write outside B's region: NAK remote access error, both QPs to error with a message. */
 static void test_remote_access_error(void **state)
 {
-	struct pair p;
+	struct pair *const pp = &tu_pair;
 	struct nr_wc wc[8];
 	int got_a = 0, got_b = 0;
 	uint64_t t0;
 
-	pair_open(&p, "127.0.0.11", "127.0.0.12", 1024, 4096);
-	assert_int_equal(nr_tp_post_recv(p.qb, 5), 0);
-	assert_int_equal(nr_tp_post_write_imm(p.qa, 1, &p.smr, p.sbuf, 2000, p.rmr.va + 3000,
-					      p.rmr.rkey, 0), 0);
-	assert_int_equal(nr_tp_post_write_imm(p.qa, 2, &p.smr, p.sbuf, 10, p.rmr.va, p.rmr.rkey,
+	pair_open(pp, "127.0.0.11", "127.0.0.12", 1024, 4096);
+	assert_int_equal(nr_tp_post_recv(pp->qb, 5), 0);
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 2000, pp->rmr.va + 3000,
+					      pp->rmr.rkey, 0), 0);
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 2, &pp->smr, pp->sbuf, 10, pp->rmr.va, pp->rmr.rkey,
 					      0), 0);
 	t0 = tu_now_ms();
 	while ((got_a < 2 || got_b < 1) && tu_now_ms() - t0 < 5000) {
-		int k = nr_tp_poll(p.a, wc, 8, 0);
+		int k = nr_tp_poll(pp->a, wc, 8, 0);
 
 		for (int i = 0; i < k; i++, got_a++)
 			assert_int_equal(wc[i].status, got_a == 0 ? NR_WC_REMOTE_ERROR : NR_WC_FLUSHED);
-		k = nr_tp_poll(p.b, wc, 8, 0);
+		k = nr_tp_poll(pp->b, wc, 8, 0);
 		for (int i = 0; i < k; i++, got_b++) {
 			assert_int_equal(wc[i].wr_id, 5);
 			assert_int_equal(wc[i].status, NR_WC_LOCAL_ERROR);
@@ -204,18 +204,18 @@ static void test_remote_access_error(void **state)
 	}
 	assert_int_equal(got_a, 2);
 	assert_int_equal(got_b, 1);
-	printf("# A: %s\n# B: %s\n", nr_tp_qp_error(p.qa), nr_tp_qp_error(p.qb));
-	assert_non_null(strstr(nr_tp_qp_error(p.qa), "remote access error"));
-	assert_non_null(strstr(nr_tp_qp_error(p.qb), "rkey"));
-	assert_int_equal(TU_STAT(p.b, rx_access_err), 1);
+	printf("# A: %s\n# B: %s\n", nr_tp_qp_error(pp->qa), nr_tp_qp_error(pp->qb));
+	assert_non_null(strstr(nr_tp_qp_error(pp->qa), "remote access error"));
+	assert_non_null(strstr(nr_tp_qp_error(pp->qb), "rkey"));
+	assert_int_equal(TU_STAT(pp->b, rx_access_err), 1);
 	/* Nothing of the bad write landed. */
 	for (int i = 0; i < 4096; i++)
-		assert_int_equal(p.rbuf[i], 0xEE);
+		assert_int_equal(pp->rbuf[i], 0xEE);
 	/* Posting to a QP in error completes as flushed. */
-	assert_int_equal(nr_tp_post_write_imm(p.qa, 9, &p.smr, p.sbuf, 1, p.rmr.va, p.rmr.rkey, 0), 0);
-	assert_int_equal(nr_tp_poll(p.a, wc, 8, 0), 1);
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 9, &pp->smr, pp->sbuf, 1, pp->rmr.va, pp->rmr.rkey, 0), 0);
+	assert_int_equal(nr_tp_poll(pp->a, wc, 8, 0), 1);
 	assert_int_equal(wc[0].status, NR_WC_FLUSHED);
-	pair_close(&p);
+	pair_close(pp);
 }
 
 static void test_bad_arguments(void **state)
@@ -266,14 +266,14 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sizes_mtu1024),
-		cmocka_unit_test(test_sizes_mtu4096),
-		cmocka_unit_test(test_sizes_mtu256),
-		cmocka_unit_test(test_many_messages),
-		cmocka_unit_test(test_bidirectional_two_pairs),
-		cmocka_unit_test(test_recv_posted_late),
-		cmocka_unit_test(test_remote_access_error),
-		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test_teardown(test_sizes_mtu1024, tu_teardown),
+		cmocka_unit_test_teardown(test_sizes_mtu4096, tu_teardown),
+		cmocka_unit_test_teardown(test_sizes_mtu256, tu_teardown),
+		cmocka_unit_test_teardown(test_many_messages, tu_teardown),
+		cmocka_unit_test_teardown(test_bidirectional_two_pairs, tu_teardown),
+		cmocka_unit_test_teardown(test_recv_posted_late, tu_teardown),
+		cmocka_unit_test_teardown(test_remote_access_error, tu_teardown),
+		cmocka_unit_test_teardown(test_bad_arguments, tu_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
