@@ -59,9 +59,32 @@ struct nr_sw_channel {
 	void *ctx;
 };
 
+/* Copies *ch; NULL on allocation failure. */
 struct nr_backend *nr_backend_sw_create(const struct nr_sw_channel *ch);
 /* path: sysfs resource0 of the device, or a regular file (simulation). */
 struct nr_backend *nr_backend_fpga_create(const char *path, char *err, size_t errlen);
+
+/*
+ * Register accessor of the fpga driver: every register access goes through it
+ * (32-bit, byte offset into the register file).  The default does volatile
+ * loads and stores on the mapping; tests pass their own to watch the driver
+ * or to run the device model synchronously on a doorbell write.
+ */
+struct nr_fpga_io {
+	uint32_t (*read32)(void *ctx, uint32_t off);
+	void (*write32)(void *ctx, uint32_t off, uint32_t val);
+	void *ctx;
+};
+
+struct nr_fpga_opts {
+	const struct nr_fpga_io *io;   /* NULL: the mapping of path */
+	unsigned cmd_timeout_ms;       /* 0: 100 */
+	bool no_reset;                 /* true: do not reset the device at open */
+};
+
+/* Like nr_backend_fpga_create with options (path is still mapped and checked). */
+struct nr_backend *nr_backend_fpga_open(const char *path, const struct nr_fpga_opts *o,
+					char *err, size_t errlen);
 
 /* ---- the API core: validation, ids, keys, tenancy, request handling ---- */
 
@@ -75,8 +98,52 @@ void nr_ctl_destroy(struct nr_ctl *c);     /* destroys the backend too */
  * socket (no token, may list and touch every job), false for TCP (token
  * required, job operations require the job's key).  Returns a malloc'd reply
  * line without newline; never NULL except on allocation failure.
+ *
+ * Thread safety: every nr_ctl_* function takes the nr_ctl's mutex, so any
+ * thread may call them; backend calls are made under that mutex, one at a
+ * time (the sw channel is never entered concurrently).
+ * nr_ctl_handle does not look at "token": the server checks it first.
  */
 char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, bool admin);
+
+/* The same on a parsed request (borrowed); returns a new reply object. */
+json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin);
+
+/*
+ * Parse one request line the way nr_ctl_handle does (jansson, duplicate keys
+ * refused, objects only).  NULL and err on failure.
+ */
+json_t *nr_ctl_parse_line(const char *line, size_t len, char *err, size_t errlen);
+
+/* {"ok":false,"error":msg} as a malloc'd line. */
+char *nr_ctl_error_line(const char *msg);
+
+/* Control-plane counters, shown under "control" in the stats reply. */
+#define NR_FOREACH_CTL_CTR(_)                                                 \
+	_(REQUESTS, "requests", "requests handled")                         \
+	_(ERRORS, "errors", "requests answered with an error")             \
+	_(BAD_JSON, "bad_json", "lines that were not a JSON object")        \
+	_(BAD_TOKEN, "bad_token", "TCP requests with a bad or missing token") \
+	_(BAD_KEY, "bad_key", "job requests with a wrong or missing key")   \
+	_(OVERSIZE, "oversize", "request lines over the size limit")        \
+	_(RATE_LIMITED, "rate_limited", "requests refused by the rate limit") \
+	_(CONNS_REFUSED, "conns_refused", "connections over max_conns")     \
+	_(IDLE_CLOSED, "idle_closed", "connections closed for idleness")    \
+	_(JOBS_CREATED, "jobs_created", "jobs created")                     \
+	_(JOBS_DESTROYED, "jobs_destroyed", "jobs destroyed")
+
+enum nr_ctl_ctr {
+#define NR_CTL_CTR_ENUM(e, n, d) NR_CCTR_##e,
+	NR_FOREACH_CTL_CTR(NR_CTL_CTR_ENUM)
+#undef NR_CTL_CTR_ENUM
+	NR_CCTR_MAX
+};
+
+void nr_ctl_count(struct nr_ctl *c, enum nr_ctl_ctr k);
+uint64_t nr_ctl_counter(struct nr_ctl *c, enum nr_ctl_ctr k);
+
+/* Spec parsing and validation alone (tests, tools): NULL and err on failure. */
+struct nr_job_spec *nr_ctl_spec_from_json(const json_t *spec, char *err, size_t errlen);
 
 /* ---- the server --------------------------------------------------------- */
 
@@ -87,6 +154,8 @@ struct nr_ctl_server_cfg {
 	unsigned max_conns;        /* 0: 64 */
 	unsigned idle_timeout_ms;  /* 0: 30000 */
 	size_t max_line;           /* 0: 65536 */
+	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */
+	unsigned rate_burst;       /* burst above the rate; 0: 20 */
 };
 
 struct nr_ctl_server;
@@ -94,6 +163,9 @@ struct nr_ctl_server;
 /* Starts a control thread serving both listeners; NULL and err on failure. */
 struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_server_cfg *cfg,
 					  char *err, size_t errlen);
+/* The bound TCP port (useful with port 0), or -1 without a TCP listener. */
+int nr_ctl_server_tcp_port(const struct nr_ctl_server *s);
+/* Stops the thread, closes every socket, unlinks the UNIX path. */
 void nr_ctl_server_stop(struct nr_ctl_server *s);
 
 #endif /* NR_CONTROL_H */

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The control server: one thread, one poll() loop over a UNIX listener
+ * (admin: netreducectl; mode 0600, no token), a TCP listener (host
+ * libraries; shared token), and up to max_conns non-blocking clients.
+ * Requests are JSON lines of at most max_line bytes (PROTOCOL.md); every
+ * line gets exactly one reply line.  Limits: an oversize line is answered
+ * with an error and its connection closed; a client idle (no complete
+ * request) for idle_timeout_ms is closed; each connection may send
+ * rate_per_sec requests a second with a burst of rate_burst, more are
+ * answered "rate limit".  No input can stop the server.
+ *
+ * Thread contract: everything here runs on the server thread, except
+ * nr_ctl_server_start/stop (caller's thread).  Requests reach nr_ctl through
+ * nr_ctl_handle_json, which takes nr_ctl's own mutex.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/nr_control.h"
+
+#define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
+
+struct client {
+	int fd;
+	bool admin;
+	bool closing;          /* flush out, then close */
+	char *in;
+	size_t in_len, in_cap;
+	char *out;
+	size_t out_len, out_off;
+	uint64_t last_ms;      /* last complete request (or accept) */
+	double tokens;
+	uint64_t tok_ms;
+};
+
+struct nr_ctl_server {
+	struct nr_ctl *c;
+	char *unix_path;
+	char *token;
+	size_t token_len;
+	unsigned max_conns, idle_ms, rate, burst;
+	size_t max_line;
+	int ufd, tfd, wake[2];
+	int tcp_port;
+	bool stop;
+	pthread_t th;
+	struct client *cl;
+	unsigned ncl;
+	struct pollfd *pfd;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void client_flush(struct client *k)
+{
+	while (k->out_off < k->out_len) {
+		ssize_t r = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				k->closing = true;
+				k->out_off = k->out_len;  /* peer gone: drop the backlog */
+			}
+			break;
+		}
+		k->out_off += (size_t)r;
+	}
+	if (k->out_off == k->out_len)
+		k->out_off = k->out_len = 0;
+}
+
+static void client_reply(struct client *k, const char *line)
+{
+	size_t n = line ? strlen(line) : 0;
+	char *p;
+
+	if (!line || k->out_len - k->out_off + n + 1 > OUT_MAX) {
+		k->closing = true;    /* allocation failure or a client that never reads */
+		return;
+	}
+	if (k->out_off) {
+		memmove(k->out, k->out + k->out_off, k->out_len - k->out_off);
+		k->out_len -= k->out_off;
+		k->out_off = 0;
+	}
+	p = realloc(k->out, k->out_len + n + 1);
+	if (!p) {
+		k->closing = true;
+		return;
+	}
+	k->out = p;
+	memcpy(k->out + k->out_len, line, n);
+	k->out[k->out_len + n] = '\n';
+	k->out_len += n + 1;
+	client_flush(k);
+}
+
+static void client_error(struct client *k, const char *msg)
+{
+	char *line = nr_ctl_error_line(msg);
+
+	client_reply(k, line);
+	free(line);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* Constant time in the configured token's length. */
+static bool token_ok(const struct nr_ctl_server *s, const json_t *tok)
+{
+	const char *g;
+	size_t gl, i;
+	unsigned char d;
+
+	if (!json_is_string(tok))
+		return false;
+	g = json_string_value(tok);
+	gl = json_string_length(tok);
+	d = gl != s->token_len;
+	for (i = 0; i < s->token_len; i++)
+		d |= (unsigned char)s->token[i] ^ (unsigned char)(gl ? g[i % gl] : 0);
+	return d == 0;
+}
+
+static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
+{
+	k->tokens += (double)(now - k->tok_ms) * s->rate / 1000.0;
+	k->tok_ms = now;
+	if (k->tokens > s->burst)
+		k->tokens = s->burst;
+	if (k->tokens < 1.0)
+		return false;
+	k->tokens -= 1.0;
+	return true;
+}
+
+static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, size_t len)
+{
+	char err[256], msg[64], *out;
+	json_t *req, *reply;
+
+	if (len && line[len - 1] == '\r')
+		len--;
+	if (!len)
+		return;       /* blank lines are keep-alives */
+	k->last_ms = now_ms();
+	if (!rate_ok(s, k, k->last_ms)) {
+		nr_ctl_count(s->c, NR_CCTR_RATE_LIMITED);
+		snprintf(msg, sizeof(msg), "rate limit: at most %u requests per second", s->rate);
+		client_error(k, msg);
+		return;
+	}
+	req = nr_ctl_parse_line(line, len, err, sizeof(err));
+	if (!req) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		client_error(k, err);
+		return;
+	}
+	if (!k->admin && !token_ok(s, json_object_get(req, "token"))) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		json_decref(req);
+		client_error(k, "bad or missing token");
+		return;
+	}
+	reply = nr_ctl_handle_json(s->c, req, k->admin);
+	json_decref(req);
+	out = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+	json_decref(reply);
+	client_reply(k, out);
+	free(out);
+}
+
+static void oversize(struct nr_ctl_server *s, struct client *k)
+{
+	char msg[64];
+
+	nr_ctl_count(s->c, NR_CCTR_OVERSIZE);
+	nr_ctl_count(s->c, NR_CCTR_ERRORS);
+	snprintf(msg, sizeof(msg), "request longer than %zu bytes", s->max_line);
+	client_error(k, msg);
+	k->closing = true;
+	k->in_len = 0;
+}
+
+static void client_read(struct nr_ctl_server *s, struct client *k)
+{
+	size_t start, i;
+	ssize_t r;
+
+	if (k->in_cap - k->in_len < 4096 && k->in_cap < s->max_line + 1) {
+		size_t cap = k->in_cap ? k->in_cap * 2 : 4096;
+		char *p;
+
+		if (cap > s->max_line + 1)
+			cap = s->max_line + 1;
+		p = realloc(k->in, cap);
+		if (!p) {
+			k->closing = true;
+			return;
+		}
+		k->in = p;
+		k->in_cap = cap;
+	}
+	r = recv(k->fd, k->in + k->in_len, k->in_cap - k->in_len, MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		k->closing = true;
+		k->out_off = k->out_len = 0;
+		return;
+	}
+	if (r < 0)
+		return;
+	i = k->in_len;
+	k->in_len += (size_t)r;
+	start = 0;
+	for (; i < k->in_len && !k->closing; i++) {
+		if (k->in[i] != '\n')
+			continue;
+		if (i - start > s->max_line) {
+			oversize(s, k);
+			return;
+		}
+		handle_line(s, k, k->in + start, i - start);
+		start = i + 1;
+	}
+	if (k->closing)
+		return;
+	memmove(k->in, k->in + start, k->in_len - start);
+	k->in_len -= start;
+	if (k->in_len > s->max_line)
+		oversize(s, k);
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static void client_close(struct nr_ctl_server *s, unsigned i)
+{
+	struct client *k = &s->cl[i];
+
+	close(k->fd);
+	free(k->in);
+	free(k->out);
+	s->cl[i] = s->cl[--s->ncl];
+}
+
+static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
+{
+	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
+	struct client *k;
+	int fd;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (s->ncl >= s->max_conns) {
+		nr_ctl_count(s->c, NR_CCTR_CONNS_REFUSED);
+		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			/* nothing more to do: the peer is told by the close */
+		}
+		close(fd);
+		return;
+	}
+	k = &s->cl[s->ncl++];
+	memset(k, 0, sizeof(*k));
+	k->fd = fd;
+	k->admin = admin;
+	k->last_ms = k->tok_ms = now_ms();
+	k->tokens = s->burst;
+}
+
+static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
+{
+	uint64_t t = 1000;
+	unsigned i;
+
+	for (i = 0; i < s->ncl; i++) {
+		uint64_t due = s->cl[i].last_ms + s->idle_ms;
+
+		if (due <= now)
+			return 0;
+		if (due - now < t)
+			t = due - now;
+	}
+	return (int)t;
+}
+
+static void *server_main(void *arg)
+{
+	struct nr_ctl_server *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		unsigned n = 0, i, base;
+		uint64_t now = now_ms();
+		int rc;
+
+		s->pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
+		s->pfd[n++] = (struct pollfd){ .fd = s->ufd, .events = POLLIN };
+		s->pfd[n++] = (struct pollfd){ .fd = s->tfd, .events = POLLIN };
+		base = n;
+		for (i = 0; i < s->ncl; i++) {
+			struct client *k = &s->cl[i];
+			short ev = 0;
+
+			if (!k->closing && k->out_len == 0)
+				ev |= POLLIN;
+			if (k->out_len)
+				ev |= POLLOUT;
+			s->pfd[n++] = (struct pollfd){ .fd = k->fd, .events = ev };
+		}
+		rc = poll(s->pfd, n, poll_timeout(s, now));
+		if (rc < 0 && errno != EINTR)
+			break;
+		now = now_ms();
+		/* Clients first (indices shift when one closes), listeners after. */
+		for (i = s->ncl; i-- > 0;) {
+			struct client *k = &s->cl[i];
+			short re = rc > 0 ? s->pfd[base + i].revents : 0;
+
+			if (re & POLLOUT)
+				client_flush(k);
+			if (re & (POLLIN | POLLHUP | POLLERR) && !k->closing && !k->out_len)
+				client_read(s, k);
+			if (!k->closing && now >= k->last_ms + s->idle_ms) {
+				nr_ctl_count(s->c, NR_CCTR_IDLE_CLOSED);
+				client_error(k, "idle timeout: connection closed");
+				k->closing = true;
+			}
+			if (k->closing && (k->out_len == 0 || re & (POLLHUP | POLLERR) ||
+					   now >= k->last_ms + s->idle_ms + 1000))
+				client_close(s, i);
+		}
+		if (rc > 0 && s->pfd[1].revents & POLLIN)
+			do_accept(s, s->ufd, true);
+		if (rc > 0 && s->pfd[2].revents & POLLIN)
+			do_accept(s, s->tfd, false);
+	}
+	return NULL;
+}
+
+/* ---- listeners ---------------------------------------------------------- */
+
+static int listen_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)];
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "control socket path %s is longer than %zu bytes", path,
+			 sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (mkdir(dirname(dir), 0755) < 0 && errno != EEXIST) {
+		/* bind() below reports a missing directory with its own errno */
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "control socket path %s exists and is not a socket; "
+				 "remove it or choose another path", path);
+			return -1;
+		}
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			close(fd);
+			snprintf(err, errlen, "control socket %s: another server is listening on it", path);
+			return -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		unlink(path);    /* stale socket of a previous run */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* Nobody can connect before listen(): the socket is 0600 before it is reachable. */
+	if (chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+		int e = errno;
+
+		unlink(path);
+		snprintf(err, errlen, "control socket %s: %s", sa.sun_path, strerror(e));
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int listen_tcp(const char *addr, int *port, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct addrinfo *ai = NULL;
+	char host[128], *colon;
+	int fd = -1, one = 1;
+
+	snprintf(host, sizeof(host), "%s", addr);
+	colon = strrchr(host, ':');
+	if (!colon || colon == host) {
+		snprintf(err, errlen, "tcp address \"%s\": expected IP:PORT (e.g. 0.0.0.0:7400)", addr);
+		return -1;
+	}
+	*colon = '\0';
+	if (host[0] == '[' && colon[-1] == ']') {
+		colon[-1] = '\0';
+		memmove(host, host + 1, strlen(host));
+	}
+	if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai) {
+		snprintf(err, errlen, "tcp address \"%s\": not a numeric IP:PORT", addr);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		snprintf(err, errlen, "tcp listener %s: %s", addr, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					      : ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static void server_free(struct nr_ctl_server *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncl; i++) {
+		close(s->cl[i].fd);
+		free(s->cl[i].in);
+		free(s->cl[i].out);
+	}
+	if (s->ufd >= 0) {
+		close(s->ufd);
+		unlink(s->unix_path);
+	}
+	if (s->tfd >= 0)
+		close(s->tfd);
+	if (s->wake[0] >= 0)
+		close(s->wake[0]);
+	if (s->wake[1] >= 0)
+		close(s->wake[1]);
+	free(s->cl);
+	free(s->pfd);
+	free(s->unix_path);
+	free(s->token);
+	free(s);
+}
+
+struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_server_cfg *cfg,
+					  char *err, size_t errlen)
+{
+	struct nr_ctl_server *s;
+
+	if (!c || !cfg || (!cfg->unix_path && !cfg->tcp_addr)) {
+		snprintf(err, errlen, "control server: give a UNIX socket path, a TCP address or both");
+		return NULL;
+	}
+	if (cfg->tcp_addr && (!cfg->token || !cfg->token[0])) {
+		snprintf(err, errlen, "control server: the TCP listener %s needs a token "
+			 "(hosts send it with every request)", cfg->tcp_addr);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "control server: out of memory");
+		return NULL;
+	}
+	s->c = c;
+	s->ufd = s->tfd = s->wake[0] = s->wake[1] = -1;
+	s->tcp_port = -1;
+	s->max_conns = cfg->max_conns ? cfg->max_conns : 64;
+	s->idle_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : 30000;
+	s->max_line = cfg->max_line ? cfg->max_line : 65536;
+	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
+	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;
+	s->cl = calloc(s->max_conns, sizeof(*s->cl));
+	s->pfd = calloc(s->max_conns + 3, sizeof(*s->pfd));
+	s->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
+	s->token = cfg->token ? strdup(cfg->token) : NULL;
+	s->token_len = s->token ? strlen(s->token) : 0;
+	if (!s->cl || !s->pfd || (cfg->unix_path && !s->unix_path) || (cfg->token && !s->token)) {
+		snprintf(err, errlen, "control server: out of memory");
+		goto fail;
+	}
+	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "control server: pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if (s->unix_path && (s->ufd = listen_unix(s->unix_path, err, errlen)) < 0)
+		goto fail;
+	if (cfg->tcp_addr && (s->tfd = listen_tcp(cfg->tcp_addr, &s->tcp_port, err, errlen)) < 0)
+		goto fail;
+	if (pthread_create(&s->th, NULL, server_main, s)) {
+		snprintf(err, errlen, "control server: cannot start its thread");
+		goto fail;
+	}
+	return s;
+fail:
+	server_free(s);
+	return NULL;
+}
+
+int nr_ctl_server_tcp_port(const struct nr_ctl_server *s)
+{
+	return s ? s->tcp_port : -1;
+}
+
+void nr_ctl_server_stop(struct nr_ctl_server *s)
+{
+	char b = 1;
+
+	if (!s)
+		return;
+	__atomic_store_n(&s->stop, true, __ATOMIC_RELEASE);
+	if (write(s->wake[1], &b, 1) < 0) {
+		/* the pipe is non-blocking and never full here; the poll timeout covers it */
+	}
+	pthread_join(s->th, NULL);
+	server_free(s);
+}

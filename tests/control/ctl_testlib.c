@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/roce_build.h"
+#include "proto/roce_pkt.h"
+#include "tests/control/ctl_testlib.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- sw: an engine behind a channel ------------------------------------ */
+
+static void eng_emit(void *ctx, const struct nr_emit *e)
+{
+}
+
+static void eng_free(void *ctx, void *handle)
+{
+}
+
+static int ch_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
+		  char *err, size_t errlen)
+{
+	return nr_engine_job_add(ctx, id, spec, mono_ns(), credits, err, errlen);
+}
+
+static int ch_del(void *ctx, uint32_t id)
+{
+	return nr_engine_job_del(ctx, id);
+}
+
+static int ch_stats_job(void *ctx, uint32_t id, struct nr_job_stats *st)
+{
+	return nr_engine_job_stats(ctx, id, st);
+}
+
+static json_t *ch_stats(void *ctx)
+{
+	uint64_t ctr[NR_ECTR_MAX];
+	json_t *c = json_object();
+
+	nr_engine_counters(ctx, ctr);
+	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
+		json_object_set_new(c, nr_engine_ctr_names[i], json_integer((json_int_t)ctr[i]));
+	return json_pack("{s:{s:s,s:o}}", "engine", "kernel", nr_engine_kernel_name(ctx),
+			 "counters", c);
+}
+
+static json_t *ch_info(void *ctx)
+{
+	return json_pack("{s:s,s:i,s:[]}", "kernel", nr_engine_kernel_name(ctx), "lcores", 1,
+			 "ports");
+}
+
+/* ---- fpga: temp register file + model ---------------------------------- */
+
+int tb_tmpdir(char *buf, size_t len)
+{
+	snprintf(buf, len, "/tmp/nrctl-XXXXXX");
+	return mkdtemp(buf) ? 0 : -errno;
+}
+
+static struct nr_backend *fpga_backend(struct tb *t)
+{
+	struct nr_fpga_opts o = { 0 };
+	struct nr_backend *b;
+	char err[256];
+	int fd;
+
+	if (tb_tmpdir(t->dir, sizeof(t->dir)))
+		return NULL;
+	snprintf(t->path, sizeof(t->path), "%s/regs", t->dir);
+	fd = open(t->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, NR_FPGA_REGS_SIZE) < 0) {
+		perror("register file");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	t->map = mmap(NULL, NR_FPGA_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (t->map == MAP_FAILED) {
+		t->map = NULL;
+		return NULL;
+	}
+	fpga_model_init(&t->model, t->map, NULL);
+	t->have_model = true;
+	o.io = fpga_model_io(&t->model);
+	b = nr_backend_fpga_open(t->path, &o, err, sizeof(err));
+	if (!b)
+		fprintf(stderr, "fpga backend: %s\n", err);
+	return b;
+}
+
+struct nr_backend *tb_backend(struct tb *t, const char *kind)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->kind, sizeof(t->kind), "%s", kind);
+	if (!strcmp(kind, "sw")) {
+		struct nr_engine_ops ops = { .emit = eng_emit, .free = eng_free };
+		struct nr_sw_channel ch = { .job_add = ch_add, .job_del = ch_del,
+					    .job_stats = ch_stats_job, .stats = ch_stats,
+					    .info = ch_info };
+
+		t->eng = nr_engine_create(&ops);
+		if (!t->eng)
+			return NULL;
+		ch.ctx = t->eng;
+		return nr_backend_sw_create(&ch);
+	}
+	if (!strcmp(kind, "fpga"))
+		return fpga_backend(t);
+	fprintf(stderr, "unknown backend kind %s\n", kind);
+	return NULL;
+}
+
+void tb_cleanup(struct tb *t)
+{
+	if (t->eng)
+		nr_engine_destroy(t->eng);
+	if (t->have_model)
+		fpga_model_fini(&t->model);
+	if (t->map)
+		munmap(t->map, NR_FPGA_REGS_SIZE);
+	if (t->path[0])
+		unlink(t->path);
+	if (t->dir[0])
+		rmdir(t->dir);
+	memset(t, 0, sizeof(*t));
+}
+
+static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
+{
+	const json_t *c0 = json_array_get(json_object_get(spec, "conns"), 0);
+	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY_IMM, .ackreq = true,
+				   .rkey = 1, .imm = 0 };
+	struct nr_flow fl = { .sport = 49152, .frag_off = NR_IPV4_DF };
+	json_int_t msg = json_integer_value(json_object_get(spec, "msg_size"));
+	enum nr_engine_ctr ctr;
+	uint8_t payload[4096] = { 0 };
+	struct nr_pkt p;
+	int len;
+
+	inet_pton(AF_INET, json_string_value(json_object_get(c0, "src_ip")), &fl.saddr);
+	inet_pton(AF_INET, json_string_value(json_object_get(c0, "dst_ip")), &fl.daddr);
+	fl.dqpn = (uint32_t)json_integer_value(json_object_get(c0, "dst_qpn"));
+	a.psn = (uint32_t)json_integer_value(json_object_get(c0, "ipsn"));
+	a.dma_len = (uint32_t)msg;
+	len = nr_build_frame(t->frame, sizeof(t->frame), &fl, &a, payload, (uint32_t)msg);
+	if (len < 0 || nr_parse(t->frame, (uint32_t)len, &p) != NR_PKT_ROCE) {
+		fprintf(stderr, "tb_fail_job: cannot build rank 0's packet (%d)\n", len);
+		return;
+	}
+	if (nr_engine_input(t->eng, &p, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
+		fprintf(stderr, "tb_fail_job: engine did not take job %u's packet (%s)\n", id,
+			nr_engine_ctr_names[ctr]);
+	/* Far past any timeout: the engine fails the job for lack of progress. */
+	nr_engine_poll(t->eng, mono_ns() + 4000ull * 1000000000ull);
+}
+
+void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec)
+{
+	if (t->eng) {
+		sw_stall_job(t, id, spec);
+	} else if (t->have_model) {
+		int slot = fpga_model_slot_of(&t->model, id);
+
+		if (slot >= 0)
+			fpga_model_fail(&t->model, (unsigned)slot, NR_FPGA_FAIL_TIMEOUT);
+	}
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+json_t *tb_spec(unsigned n, unsigned net, uint32_t qpn_base)
+{
+	json_t *conns = json_array();
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned r = (i + 1) % n;
+		char sip[32], dip[32], smac[24], dmac[24];
+
+		snprintf(sip, sizeof(sip), "10.%u.%u.%u", net, (i + 1) >> 8, (i + 1) & 255);
+		snprintf(dip, sizeof(dip), "10.%u.%u.%u", net, (r + 1) >> 8, (r + 1) & 255);
+		snprintf(smac, sizeof(smac), "02:00:00:%02x:%02x:%02x", net & 255, (i + 1) >> 8, (i + 1) & 255);
+		snprintf(dmac, sizeof(dmac), "02:00:00:%02x:%02x:%02x", net & 255, (r + 1) >> 8, (r + 1) & 255);
+		json_array_append_new(conns, json_pack("{s:s,s:s,s:I,s:I,s:I,s:s,s:s}",
+			"src_ip", sip, "dst_ip", dip, "src_qpn", (json_int_t)(qpn_base + 2 * i),
+			"dst_qpn", (json_int_t)(qpn_base + 2 * r + 1), "ipsn", (json_int_t)(1000 * i),
+			"src_mac", smac, "dst_mac", dmac));
+	}
+	return json_pack("{s:o}", "conns", conns);
+}
+
+json_t *tb_call(struct nr_ctl *c, json_t *req, bool admin)
+{
+	char *line = json_dumps(req, JSON_COMPACT);
+	json_t *r;
+
+	json_decref(req);
+	r = tb_call_text(c, line, admin);
+	free(line);
+	return r;
+}
+
+json_t *tb_call_text(struct nr_ctl *c, const char *line, bool admin)
+{
+	char *out = nr_ctl_handle(c, line, strlen(line), admin);
+	json_t *r = out ? json_loads(out, 0, NULL) : NULL;
+
+	free(out);
+	return r;
+}

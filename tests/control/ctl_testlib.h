@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test backends for the control suites: "sw" (an in-process nr_engine behind
+ * a small struct nr_sw_channel, no EAL) and "fpga" (the driver on a temp
+ * register file, the register-level device model serviced synchronously).
+ */
+#ifndef NR_TEST_CTL_TESTLIB_H
+#define NR_TEST_CTL_TESTLIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "control/nr_control.h"
+#include "tests/control/fpga_model.h"
+
+struct tb {
+	char kind[8];
+	/* sw */
+	struct nr_engine *eng;
+	uint8_t frame[2048];
+	/* fpga */
+	char dir[64];
+	char path[96];
+	void *map;
+	struct fpga_model model;
+	bool have_model;
+};
+
+/* A backend of the given kind ("sw" or "fpga"); NULL on failure (printed). */
+struct nr_backend *tb_backend(struct tb *t, const char *kind);
+/* After nr_ctl_destroy (which destroyed the backend): free the rest. */
+void tb_cleanup(struct tb *t);
+/*
+ * Make the backend report job id (spec: its JSON spec, msg_size <= mtu) as
+ * failed for lack of progress, as its dataplane would: sw feeds rank 0's
+ * first packet to the engine and polls past the timeout; fpga has the model
+ * fail the slot.
+ */
+void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec);
+
+/*
+ * A ring of n connections: rank i at 10.<net>.0.(i+1), QPNs base+2i (send)
+ * and base+2i+1 (receive), ipsn 1000*i, MACs 02:00:00:<net>:00:(i+1).
+ */
+json_t *tb_spec(unsigned n, unsigned net, uint32_t qpn_base);
+/* Send a request (object, stolen) through nr_ctl_handle; returns the reply. */
+json_t *tb_call(struct nr_ctl *c, json_t *req, bool admin);
+/* Same on raw text. */
+json_t *tb_call_text(struct nr_ctl *c, const char *line, bool admin);
+/* Make a temp dir; path written into buf. */
+int tb_tmpdir(char *buf, size_t len);
+
+#endif
