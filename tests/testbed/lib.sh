@@ -1,0 +1,423 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+#
+# The netreduce namespace testbed, as functions: tests/testbed/run and the
+# end-to-end suites (tests/e2e/*.sh) source this file.
+#
+# Topology (every name starts with "nrt" + a 4-hex run id, so two runs on one
+# machine never collide; nothing is created in the root namespace):
+#
+#   host ns nrtIDh<i>                      box ns nrtIDb
+#   +-------------------+                  +-----------------------------------+
+#   | nrtIDd<i>  data   |==== veth ========| nrtIDp<i>  net_af_packet port i   |
+#   | 10.77.0.<i+1>/16  |  (htb both ways) |            of netreduce-switch    |
+#   |                   |                  |            (or Linux bridge       |
+#   |                   |                  |             nrtIDsw: --no-box)    |
+#   | nrtIDm<i>  mgmt   |==== veth ========| nrtIDn<i> -- bridge nrtIDbr       |
+#   | 10.76.0.<i+1>/24  |                  |             10.76.0.254/24        |
+#   +-------------------+                  |   box control TCP :7100          |
+#                                          +-----------------------------------+
+# With --loss/--dup/--reorder on a kernel without sch_netem, each data link
+# gets a relay in the box ns: nrtIDd<i> == nrtIDa<i> <nr-impair> nrtIDc<i> ==
+# nrtIDp<i>.  With netem, netem sits under htb on both ends of the link.
+#
+# Data (RoCE, the rank-0 rendezvous, MPI's TCP) crosses the box; only the
+# hosts' control connection to the box uses the management bridge.
+
+TB_CTL_PORT=${TB_CTL_PORT:-7100}
+TB_ROOT_PORT=${TB_ROOT_PORT:-29500}
+TB_SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_TOPDIR=$(cd "$TB_SRCDIR/../.." && pwd)
+
+tb_log() { printf '[testbed %s] %s\n' "${TB_ID:-?}" "$*" >&2; }
+tb_die() { printf '[testbed %s] error: %s\n' "${TB_ID:-?}" "$*" >&2; exit 2; }
+
+tb_need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "tests/testbed: must run as root (creates network namespaces, veths, tc" \
+			"qdiscs and runs DPDK); try: sudo $0 $*" >&2
+		exit 2
+	fi
+}
+
+# tb_init BUILD_DIR: pick a run id and a run directory; call before tb_setup.
+tb_init() {
+	TB_BUILD=$(cd "${1:?build dir}" && pwd) || tb_die "no build directory '$1': run 'make build' or pass --build DIR"
+	local try
+	for try in 1 2 3 4 5 6 7 8; do
+		TB_ID=$(printf '%04x' $(( (RANDOM ^ ($$ << 3) ^ (try << 11)) & 0xffff )))
+		if ! ip netns list 2>/dev/null | grep -q "^nrt${TB_ID}" &&
+		   [ ! -e "/tmp/nrt-${TB_ID}" ]; then
+			break
+		fi
+	done
+	TB_P="nrt${TB_ID}"
+	TB_RUNDIR="/tmp/nrt-${TB_ID}"
+	mkdir -m 0700 "$TB_RUNDIR" || tb_die "cannot create $TB_RUNDIR"
+	TB_NS_BOX="${TB_P}b"
+	TB_HOSTS=0
+	TB_MODE=${TB_MODE:-box}
+	TB_RATE=${TB_RATE:-0}
+	TB_LOSS=${TB_LOSS:-0}
+	TB_DUP=${TB_DUP:-0}
+	TB_REORDER=${TB_REORDER:-0}
+	TB_IMPAIR=none
+	TB_BOX_PID=
+	TB_IMPAIR_PID=
+	TB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	TB_BOX_ADDR="10.76.0.254"
+	TB_SWITCH="${TB_BOX_ADDR}:${TB_CTL_PORT}"
+	TB_CTL_SOCK="$TB_RUNDIR/ctl.sock"
+	: > "$TB_RUNDIR/pids"
+	printf '%s' "$TB_TOKEN" > "$TB_RUNDIR/token"
+	chmod 0600 "$TB_RUNDIR/token"
+}
+
+tb_ns_host() { echo "${TB_P}h$1"; }
+tb_data_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+tb_mgmt_ip() { echo "10.76.0.$(( $1 + 1 ))"; }
+tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
+
+tb_bin_switch() { echo "$TB_BUILD/netreduce-switch"; }
+tb_bin_perf() { echo "$TB_BUILD/host/nr-allreduce-perf"; }
+tb_bin_mpi() { echo "$TB_BUILD/bench/e2e/nr-mpi-allreduce"; }
+tb_bin_ctl() { echo "$TB_BUILD/control/netreducectl"; }
+tb_bin_impair() { echo "$TB_BUILD/tests/e2e/nr-impair"; }
+
+# Remember a process we started, so teardown kills it (and only it).
+tb_track() { echo "$1" >> "$TB_RUNDIR/pids"; }
+
+tb_quiet() { "$@" >/dev/null 2>&1; }
+
+# Offloads off on a veth end: tx checksum (else UDP/TCP checksums arrive wrong
+# through af_packet) and segmentation/GRO (else af_packet sees 64 KiB frames).
+tb_offloads_off() {
+	local ns=$1 dev=$2
+	ip netns exec "$ns" ethtool -K "$dev" tx off tso off gso off gro off >/dev/null 2>&1 ||
+		ip netns exec "$ns" ethtool -K "$dev" tx off >/dev/null 2>&1 ||
+		tb_die "ethtool -K $dev tx off failed in $ns (install ethtool)"
+}
+
+tb_have_netem() {
+	tc -n "$TB_NS_BOX" qdisc add dev lo root netem delay 0 >/dev/null 2>&1 || return 1
+	tc -n "$TB_NS_BOX" qdisc del dev lo root >/dev/null 2>&1
+	return 0
+}
+
+tb_impaired() {
+	[ "$TB_LOSS" != 0 ] || [ "$TB_DUP" != 0 ] || [ "$TB_REORDER" != 0 ]
+}
+
+# Shape (and, with netem, impair) the egress of one link end.
+tb_shape() {
+	local ns=$1 dev=$2 netem=$3
+	local q="tc -n $ns qdisc" c="tc -n $ns class"
+	if [ "$TB_RATE" != 0 ]; then
+		$q add dev "$dev" root handle 1: htb default 1 r2q 100000 ||
+			tb_die "tc htb on $dev failed"
+		$c add dev "$dev" parent 1: classid 1:1 htb rate "${TB_RATE}mbit" \
+			burst 64k cburst 64k quantum 30000 || tb_die "tc htb class on $dev failed"
+		if [ -n "$netem" ]; then
+			# shellcheck disable=SC2086
+			$q add dev "$dev" parent 1:1 handle 10: netem $netem limit 10000 ||
+				tb_die "netem under htb on $dev failed"
+		else
+			$q add dev "$dev" parent 1:1 handle 10: pfifo limit 10000
+		fi
+	elif [ -n "$netem" ]; then
+		# shellcheck disable=SC2086
+		$q add dev "$dev" root netem $netem limit 10000 || tb_die "netem on $dev failed"
+	fi
+}
+
+tb_netem_args() {
+	local a=""
+	[ "$TB_LOSS" != 0 ] && a="$a loss ${TB_LOSS}%"
+	[ "$TB_DUP" != 0 ] && a="$a duplicate ${TB_DUP}%"
+	# netem sends REORDER% at once and delays the rest by 1 ms: the ones sent
+	# at once overtake those delayed.
+	[ "$TB_REORDER" != 0 ] && a="$a delay 1ms reorder ${TB_REORDER}%"
+	echo "$a"
+}
+
+# tb_setup N: namespaces, links, addresses, shaping, impairment.
+tb_setup() {
+	local n=$1 i ns d p netem=""
+	TB_HOSTS=$n
+	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
+	ip netns add "$TB_NS_BOX" || tb_die "ip netns add $TB_NS_BOX failed"
+	echo "$TB_NS_BOX" >> "$TB_RUNDIR/netns"
+	ip -n "$TB_NS_BOX" link set lo up
+	ip -n "$TB_NS_BOX" link add "${TB_P}br" type bridge || tb_die "no bridge support"
+	ip -n "$TB_NS_BOX" addr add "$TB_BOX_ADDR/24" dev "${TB_P}br"
+	ip -n "$TB_NS_BOX" link set "${TB_P}br" up
+	if [ "$TB_MODE" = bridge ]; then
+		ip -n "$TB_NS_BOX" link add "${TB_P}sw" type bridge
+		ip -n "$TB_NS_BOX" link set "${TB_P}sw" up
+	fi
+	if tb_impaired; then
+		if tb_have_netem; then
+			TB_IMPAIR=netem
+			netem=$(tb_netem_args)
+		else
+			TB_IMPAIR=user
+			[ -x "$(tb_bin_impair)" ] || tb_die "this kernel has no sch_netem and" \
+				"$(tb_bin_impair) is not built (ninja -C $TB_BUILD tests/e2e/nr-impair)"
+		fi
+	fi
+	: > "$TB_RUNDIR/hostmap"
+	for ((i = 0; i < n; i++)); do
+		ns=$(tb_ns_host "$i")
+		d="${TB_P}d$i"
+		p="${TB_P}p$i"
+		ip netns add "$ns" || tb_die "ip netns add $ns failed"
+		echo "$ns" >> "$TB_RUNDIR/netns"
+		ip -n "$ns" link set lo up
+		if [ "$TB_IMPAIR" = user ]; then
+			ip link add "$d" netns "$ns" type veth peer name "${TB_P}a$i" netns "$TB_NS_BOX"
+			ip link add "${TB_P}c$i" netns "$TB_NS_BOX" type veth peer name "$p" netns "$TB_NS_BOX"
+			for dev in "${TB_P}a$i" "${TB_P}c$i"; do
+				tb_offloads_off "$TB_NS_BOX" "$dev"
+				ip -n "$TB_NS_BOX" link set "$dev" up
+			done
+		else
+			ip link add "$d" netns "$ns" type veth peer name "$p" netns "$TB_NS_BOX" ||
+				tb_die "veth $d/$p failed"
+		fi
+		ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
+		ip -n "$ns" addr add "$(tb_data_ip "$i")/16" dev "$d"
+		ip -n "$ns" link set "$d" up
+		tb_offloads_off "$ns" "$d"
+		tb_offloads_off "$TB_NS_BOX" "$p"
+		ip -n "$TB_NS_BOX" link set "$p" up
+		[ "$TB_MODE" = bridge ] && ip -n "$TB_NS_BOX" link set "$p" master "${TB_P}sw"
+		# management link
+		ip link add "${TB_P}m$i" netns "$ns" type veth peer name "${TB_P}n$i" netns "$TB_NS_BOX"
+		ip -n "$ns" addr add "$(tb_mgmt_ip "$i")/24" dev "${TB_P}m$i"
+		ip -n "$ns" link set "${TB_P}m$i" up
+		ip -n "$TB_NS_BOX" link set "${TB_P}n$i" master "${TB_P}br"
+		ip -n "$TB_NS_BOX" link set "${TB_P}n$i" up
+		# shaping (both directions) and netem impairment
+		tb_shape "$ns" "$d" "$netem"
+		if [ "$TB_IMPAIR" = user ]; then
+			tb_shape "$TB_NS_BOX" "${TB_P}a$i" ""
+		else
+			tb_shape "$TB_NS_BOX" "$p" "$netem"
+		fi
+		printf '%s %s %s\n' "$(tb_data_ip "$i")" "$ns" "$(tb_mgmt_ip "$i")" >> "$TB_RUNDIR/hostmap"
+	done
+	# Static neighbours: hosts find each other without depending on ARP
+	# flooding through the box (ARP still works; this only removes a race).
+	for ((i = 0; i < n; i++)); do
+		ns=$(tb_ns_host "$i")
+		local j
+		for ((j = 0; j < n; j++)); do
+			[ "$j" = "$i" ] && continue
+			ip -n "$ns" neigh replace "$(tb_data_ip "$j")" lladdr "$(tb_host_mac "$j")" \
+				dev "${TB_P}d$i" nud permanent
+		done
+	done
+	if [ "$TB_IMPAIR" = user ]; then
+		local pairs=()
+		for ((i = 0; i < n; i++)); do pairs+=("${TB_P}a$i:${TB_P}c$i"); done
+		ip netns exec "$TB_NS_BOX" "$(tb_bin_impair)" --loss "$TB_LOSS" --dup "$TB_DUP" \
+			--reorder "$TB_REORDER" --seed "${TB_SEED:-$$}" "${pairs[@]}" \
+			> "$TB_RUNDIR/impair.log" 2>&1 &
+		TB_IMPAIR_PID=$!
+		tb_track "$TB_IMPAIR_PID"
+		sleep 0.2
+		kill -0 "$TB_IMPAIR_PID" 2>/dev/null || { cat "$TB_RUNDIR/impair.log" >&2; tb_die "nr-impair failed"; }
+	fi
+	tb_log "$n hosts, mode $TB_MODE, rate ${TB_RATE} Mbit/s, loss ${TB_LOSS}% dup ${TB_DUP}%" \
+		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
+}
+
+# EAL + application arguments of the box (see dataplane/dp_main.c --help).
+tb_box_cmd() {
+	local i cmd=("$(tb_bin_switch)" --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
+		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")
+	for ((i = 0; i < TB_HOSTS; i++)); do
+		cmd+=(--vdev "net_af_packet$i,iface=${TB_P}p$i,qdisc_bypass=0")
+	done
+	cmd+=(-- --mode switch --ctl-listen "$TB_SWITCH" --token-file "$TB_RUNDIR/token"
+		--ctl-socket "$TB_CTL_SOCK" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
+	# shellcheck disable=SC2206
+	[ -n "${TB_BOX_EXTRA:-}" ] && cmd+=($TB_BOX_EXTRA)
+	printf '%q ' "${cmd[@]}"
+}
+
+# Wait until the box's control listener accepts TCP connections.
+tb_box_wait_ready() {
+	local deadline=$((SECONDS + ${1:-30}))
+	while [ $SECONDS -lt $deadline ]; do
+		if ! kill -0 "$TB_BOX_PID" 2>/dev/null; then
+			tail -n 30 "$TB_RUNDIR/box.log" >&2
+			tb_die "netreduce-switch exited during start (log above, $TB_RUNDIR/box.log)"
+		fi
+		if ip netns exec "$TB_NS_BOX" bash -c \
+			"exec 3<>/dev/tcp/${TB_BOX_ADDR}/${TB_CTL_PORT}" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	tail -n 30 "$TB_RUNDIR/box.log" >&2
+	tb_die "netreduce-switch control listener ${TB_SWITCH} not up after ${1:-30} s"
+}
+
+tb_box_start() {
+	[ "$TB_MODE" = bridge ] && return 0
+	[ -x "$(tb_bin_switch)" ] || tb_die "$(tb_bin_switch) not built (ninja -C $TB_BUILD netreduce-switch)," \
+		"or use --no-box for ring/mpi over a Linux bridge"
+	local cmd
+	cmd=$(tb_box_cmd)
+	echo "# $cmd" >> "$TB_RUNDIR/box.log"
+	ip netns exec "$TB_NS_BOX" bash -c "exec $cmd" >> "$TB_RUNDIR/box.log" 2>&1 &
+	TB_BOX_PID=$!
+	tb_track "$TB_BOX_PID"
+	tb_box_wait_ready 40
+	tb_log "box up (pid $TB_BOX_PID, control $TB_SWITCH, socket $TB_CTL_SOCK)"
+}
+
+tb_box_stop() {
+	[ -n "$TB_BOX_PID" ] || return 0
+	kill -TERM "$TB_BOX_PID" 2>/dev/null || true
+	local t
+	for t in $(seq 50); do
+		kill -0 "$TB_BOX_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$TB_BOX_PID" 2>/dev/null || true
+	wait "$TB_BOX_PID" 2>/dev/null || true
+	TB_BOX_PID=
+}
+
+# netreducectl against the box's UNIX socket.
+tb_ctl() {
+	ip netns exec "$TB_NS_BOX" "$(tb_bin_ctl)" --socket "$TB_CTL_SOCK" "$@"
+}
+
+# tb_host_env I RANK WORLD ROOT_I: the NR_* environment of host I.
+tb_host_env() {
+	local i=$1 rank=$2 world=$3 root=$4
+	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
+		"NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN NR_TRANSPORT=${TB_TRANSPORT:-soft}" \
+		"NR_ADDR=$(tb_data_ip "$i")"
+}
+
+# tb_launch TAG FIRST COUNT CMD...: start CMD in hosts FIRST..FIRST+COUNT-1
+# (ranks 0..COUNT-1 of one job) in the background.  Rank 0's stdout goes to
+# RUNDIR/TAG.out; every host's stderr (and other ranks' stdout) to
+# RUNDIR/TAG.h<i>.log.  Sets TB_LAUNCH_PIDS.
+tb_launch() {
+	local tag=$1 first=$2 count=$3 r i
+	shift 3
+	TB_LAUNCH_PIDS=()
+	: > "$TB_RUNDIR/$tag.out"
+	for ((r = 0; r < count; r++)); do
+		i=$((first + r))
+		local envs
+		envs=$(tb_host_env "$i" "$r" "$count" "$first")
+		if [ "$r" = 0 ]; then
+			# shellcheck disable=SC2086
+			ip netns exec "$(tb_ns_host "$i")" env $envs "$@" \
+				> "$TB_RUNDIR/$tag.out" 2> "$TB_RUNDIR/$tag.h$i.log" &
+		else
+			# shellcheck disable=SC2086
+			ip netns exec "$(tb_ns_host "$i")" env $envs "$@" \
+				> "$TB_RUNDIR/$tag.h$i.log" 2>&1 &
+		fi
+		TB_LAUNCH_PIDS+=($!)
+		tb_track "$!"
+	done
+}
+
+# tb_wait TIMEOUT PID...: wait for all; kill all at the timeout.  Sets
+# TB_RCS to the exit codes in PID order (124 = timed out).  Must run in the
+# shell that started the processes (not in a subshell).
+tb_wait() {
+	local timeout=$1 deadline pid left rc
+	shift
+	deadline=$((SECONDS + timeout))
+	TB_RCS=()
+	local -A timed_out=()
+	while :; do
+		left=0
+		for pid in "$@"; do
+			if kill -0 "$pid" 2>/dev/null; then left=1; fi
+		done
+		[ "$left" = 0 ] && break
+		if [ $SECONDS -ge $deadline ]; then
+			for pid in "$@"; do
+				if kill -0 "$pid" 2>/dev/null; then
+					timed_out[$pid]=1
+					tb_kill_tree "$pid" TERM
+				fi
+			done
+			sleep 1
+			for pid in "$@"; do tb_kill_tree "$pid" KILL; done
+			break
+		fi
+		sleep 0.1
+	done
+	for pid in "$@"; do
+		rc=0
+		wait "$pid" 2>/dev/null || rc=$?
+		[ -n "${timed_out[$pid]:-}" ] && rc=124
+		TB_RCS+=("$rc")
+	done
+}
+
+# Signal a process and its descendants (ip netns exec -> env -> the program).
+tb_kill_tree() {
+	local pid=$1 sig=${2:-TERM} c
+	for c in $(pgrep -P "$pid" 2>/dev/null); do
+		tb_kill_tree "$c" "$sig"
+	done
+	kill "-$sig" "$pid" 2>/dev/null || true
+}
+
+# Kill every process still inside our namespaces (ours by construction),
+# delete the namespaces (which deletes their veths, bridges and qdiscs) and
+# the run directory.  Safe to call twice and from a trap.
+tb_teardown() {
+	[ -n "${TB_RUNDIR:-}" ] && [ -d "$TB_RUNDIR" ] || return 0
+	set +e
+	local pid ns
+	if [ -f "$TB_RUNDIR/pids" ]; then
+		while read -r pid; do
+			[ -n "$pid" ] && tb_kill_tree "$pid" TERM
+		done < "$TB_RUNDIR/pids"
+	fi
+	if [ -f "$TB_RUNDIR/netns" ]; then
+		while read -r ns; do
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				kill -TERM "$pid" 2>/dev/null
+			done
+		done < "$TB_RUNDIR/netns"
+		sleep 0.3
+		while read -r ns; do
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				kill -KILL "$pid" 2>/dev/null
+			done
+		done < "$TB_RUNDIR/netns"
+		while read -r ns; do
+			ip netns del "$ns" 2>/dev/null
+		done < "$TB_RUNDIR/netns"
+	fi
+	# DPDK leaves its runtime files under /var/run/dpdk/<file-prefix>.
+	rm -rf "/var/run/dpdk/${TB_P:?}" 2>/dev/null
+	if [ -n "${TB_KEEP_RUNDIR:-}" ]; then
+		tb_log "run dir kept: $TB_RUNDIR"
+	else
+		rm -rf "$TB_RUNDIR"
+	fi
+	TB_RUNDIR=
+}
+
+# Verify nothing of this run is left (used by the e2e suites).
+tb_leftovers() {
+	local p=$1
+	ip netns list | grep "^$p" || true
+	ip -br link | grep "$p" || true
+	ls -d "/tmp/nrt-${p#nrt}" 2>/dev/null || true
+}
