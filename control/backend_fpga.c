@@ -135,6 +135,7 @@ static int fpga_cmd(struct fpga *f, uint32_t op, uint32_t idx, uint32_t *code, u
 {
 	uint64_t deadline;
 	unsigned spins = 0;
+	char what[48];
 	uint32_t st;
 
 	f->tag = (uint8_t)(f->tag % 255 + 1);
@@ -160,9 +161,26 @@ static int fpga_cmd(struct fpga *f, uint32_t op, uint32_t idx, uint32_t *code, u
 		return 0;
 	*code = (st >> NR_FPGA_CS_ERR_SHIFT) & 0xff;
 	*info = rd(f, NR_FPGA_CMD_INFO);
-	snprintf(err, errlen, "fpga: device refused command 0x%02x on job slot %u: %s (info %u)",
+	switch (*code) {
+	case NR_FPGA_ERR_BAD_FIELD:
+		snprintf(what, sizeof(what), " (job register 0x%02x)", *info);
+		break;
+	case NR_FPGA_ERR_BAD_CONN:
+	case NR_FPGA_ERR_CONN_CLASH:
+		snprintf(what, sizeof(what), " (connection entry %u)", *info);
+		break;
+	case NR_FPGA_ERR_CONN_COUNT:
+		snprintf(what, sizeof(what), " (%u entries found)", *info);
+		break;
+	case NR_FPGA_ERR_NO_POOL:
+		snprintf(what, sizeof(what), " (%u bytes free)", *info);
+		break;
+	default:
+		what[0] = '\0';
+	}
+	snprintf(err, errlen, "fpga: device refused command 0x%02x on job slot %u: %s%s",
 		 op, idx, *code < N_CMD_ERR && cmd_err_str[*code] ? cmd_err_str[*code] : "unknown error",
-		 *info);
+		 what);
 	return -EIO;
 }
 

@@ -40,6 +40,8 @@ struct client {
 	int fd;
 	bool admin;
 	bool closing;          /* flush out, then close */
+	bool shut;             /* write side shut: drain input until EOF or close_by */
+	uint64_t close_by;
 	char *in;
 	size_t in_len, in_cap;
 	char *out;
@@ -263,6 +265,22 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 
 /* ---- connections -------------------------------------------------------- */
 
+/* Discard input of a closing client; true at EOF or error. */
+static bool client_drain(struct client *k)
+{
+	char junk[4096];
+	unsigned i;
+
+	for (i = 0; i < 64; i++) {      /* bounded: a flood cannot hold the thread */
+		ssize_t r = recv(k->fd, junk, sizeof(junk), MSG_DONTWAIT);
+
+		if (r > 0)
+			continue;
+		return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+	}
+	return false;
+}
+
 static void client_close(struct nr_ctl_server *s, unsigned i)
 {
 	struct client *k = &s->cl[i];
@@ -304,7 +322,7 @@ static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
 	unsigned i;
 
 	for (i = 0; i < s->ncl; i++) {
-		uint64_t due = s->cl[i].last_ms + s->idle_ms;
+		uint64_t due = s->cl[i].shut ? s->cl[i].close_by : s->cl[i].last_ms + s->idle_ms;
 
 		if (due <= now)
 			return 0;
@@ -331,7 +349,7 @@ static void *server_main(void *arg)
 			struct client *k = &s->cl[i];
 			short ev = 0;
 
-			if (!k->closing && k->out_len == 0)
+			if ((!k->closing && k->out_len == 0) || k->shut)
 				ev |= POLLIN;
 			if (k->out_len)
 				ev |= POLLOUT;
@@ -346,6 +364,12 @@ static void *server_main(void *arg)
 			struct client *k = &s->cl[i];
 			short re = rc > 0 ? s->pfd[base + i].revents : 0;
 
+			if (k->shut) {
+				if ((re & (POLLIN | POLLHUP | POLLERR) && client_drain(k)) ||
+				    now >= k->close_by)
+					client_close(s, i);
+				continue;
+			}
 			if (re & POLLOUT)
 				client_flush(k);
 			if (re & (POLLIN | POLLHUP | POLLERR) && !k->closing && !k->out_len)
@@ -355,9 +379,20 @@ static void *server_main(void *arg)
 				client_error(k, "idle timeout: connection closed");
 				k->closing = true;
 			}
-			if (k->closing && (k->out_len == 0 || re & (POLLHUP | POLLERR) ||
-					   now >= k->last_ms + s->idle_ms + 1000))
+			if (!k->closing)
+				continue;
+			if (k->out_len == 0 && !(re & (POLLHUP | POLLERR))) {
+				/*
+				 * Lingering close: closing with unread input would
+				 * reset the connection and could lose the last reply.
+				 */
+				shutdown(k->fd, SHUT_WR);
+				k->shut = true;
+				k->close_by = now + 1000;
+			} else if (k->out_len == 0 || re & (POLLHUP | POLLERR) ||
+				   now >= k->last_ms + s->idle_ms + 1000) {
 				client_close(s, i);
+			}
 		}
 		if (rc > 0 && s->pfd[1].revents & POLLIN)
 			do_accept(s, s->ufd, true);

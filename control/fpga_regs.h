@@ -57,6 +57,10 @@
 
 /* ---- command doorbell --------------------------------------------------- */
 /*
+ * CMD_INFO after an error: BAD_FIELD the field's offset in the job slot,
+ * BAD_CONN and CONN_CLASH the entry, CONN_COUNT the entries found, NO_POOL
+ * the pool bytes free.
+ *
  * Write CMD = op | tag << 8 | index << 16.  The device services it and then
  * writes CMD_STATUS = state | error << 8 | tag << 16 (tag echoed, so a stale
  * status of the previous command is never mistaken for this one's) and
@@ -85,11 +89,11 @@
 	_(BAD_INDEX, 2, "job slot index out of range")                     \
 	_(SLOT_BUSY, 3, "job slot already loaded")                         \
 	_(SLOT_FREE, 4, "job slot not loaded")                             \
-	_(BAD_FIELD, 5, "job field out of range (CMD_INFO: field offset)") \
-	_(BAD_CONN, 6, "connection entry invalid (CMD_INFO: entry)")       \
+	_(BAD_FIELD, 5, "job field out of range") \
+	_(BAD_CONN, 6, "connection entry invalid")       \
 	_(CONN_COUNT, 7, "connection entries do not match N_CONNS")        \
 	_(NO_POOL, 8, "not enough pool memory")                            \
-	_(CONN_CLASH, 9, "connection already used by a loaded job (CMD_INFO: entry)") \
+	_(CONN_CLASH, 9, "connection already used by a loaded job") \
 	_(DISABLED, 10, "device not enabled")
 
 enum nr_fpga_cmd_err {
