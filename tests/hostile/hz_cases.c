@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* The hostile-traffic cases (see hz_cases.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <cmocka.h>
+
+#include "proto/roce_icrc.h"
+
+#include "hz_cases.h"
+
+#define HZ_RANKS 4
+#define HZ_MTU   256
+#define HZ_MSG   600      /* 256 + 256 + 88: FIRST, MIDDLE, LAST_IMM */
+#define HZ_MSGS  6
+
+struct hz_run;
+typedef void (*hz_hook)(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len);
+
+struct hz_run {
+	struct hz_drv *d;
+	struct hz_job j;
+	uint32_t rng;
+	uint64_t sent;                  /* frames injected */
+	uint64_t exp_malformed[NR_BAD_MAX];  /* by our own parse of what we sent */
+	uint64_t exp_other;             /* frames nr_parse calls OTHER */
+	uint64_t hostile;               /* hostile frames sent */
+	hz_hook before, after;
+	void *arg;
+};
+
+/* Inject and remember what the parser will make of it. */
+static void hz_send(struct hz_run *R, unsigned port, const uint8_t *f, uint32_t len, bool hostile)
+{
+	struct nr_pkt p;
+	int k = nr_parse(f, len, &p);
+
+	if (len > R->d->max_frame)
+		return;
+	if (k == NR_PKT_MALFORMED)
+		R->exp_malformed[p.bad]++;
+	else if (k == NR_PKT_OTHER)
+		R->exp_other++;
+	R->d->inject(R->d->ctx, port % R->j.n, f, len);
+	R->sent++;
+	R->hostile += hostile;
+}
+
+static void setup(struct hz_run *R, struct hz_drv *d, enum hz_values v, uint32_t seed)
+{
+	uint32_t ips[HZ_RANKS];
+	uint8_t macs[HZ_RANKS][6];
+
+	memset(R, 0, sizeof(*R));
+	R->d = d;
+	R->rng = seed;
+	printf("# %s: seed 0x%08x\n", d->name, seed);
+	for (unsigned r = 0; r < HZ_RANKS; r++) {
+		ips[r] = d->ip_of(r);
+		d->mac_of(r, macs[r]);
+	}
+	assert_int_equal(d->begin(d->ctx), 0);
+	assert_int_equal(hz_job_init(&R->j, HZ_RANKS, ips, (const uint8_t (*)[6])macs, HZ_MTU,
+				     HZ_MSG, HZ_MSGS, v, seed), 0);
+	assert_int_equal(d->job_add(d->ctx, &R->j), 0);
+}
+
+/* The workload: message by message, every rank, then every receiver's ACK. */
+static void workload(struct hz_run *R)
+{
+	uint8_t buf[HZ_FRAME_MAX];
+	struct hz_job *j = &R->j;
+
+	for (uint32_t m = 0; m < j->msgs; m++) {
+		for (uint32_t p = 0; p < j->ppm; p++) {
+			for (unsigned r = 0; r < j->n; r++) {
+				uint32_t g = m * j->ppm + p;
+				int len = hz_data(j, r, g, buf, sizeof(buf));
+
+				assert_true(len > 0);
+				if (R->before)
+					R->before(R, r, g, buf, &len);
+				hz_send(R, r, buf, (uint32_t)len, false);
+				if (R->after)
+					R->after(R, r, g, buf, &len);
+			}
+		}
+		R->d->settle(R->d->ctx, j);
+		for (unsigned r = 0; r < j->n; r++) {
+			int len = hz_ack(j, r, m * j->ppm + j->ppm - 1, 0x1F, buf, sizeof(buf));
+
+			assert_true(len > 0);
+			hz_send(R, (r + 1) % j->n, buf, (uint32_t)len, false);
+		}
+		R->d->settle(R->d->ctx, j);
+	}
+}
+
+/* The checks every case ends with; returns the counters for case checks. */
+static void finish(struct hz_run *R, struct hz_acct *a)
+{
+	uint64_t mal = 0, ed = 0;
+	struct hz_job *j = &R->j;
+
+	R->d->settle(R->d->ctx, j);
+	R->d->acct(R->d->ctx, a);
+	for (unsigned b = 0; b < NR_BAD_MAX; b++)
+		mal += a->malformed[b];
+	for (unsigned c = 0; c < NR_ECTR_MAX; c++)
+		ed += a->edrop[c];
+	printf("# %s: sent %llu (hostile %llu): rx %llu = forwarded %llu + held %llu + resent %llu"
+	       " + dropped %llu (malformed %llu, engine %llu, other %llu); results %u wrong %u\n",
+	       R->d->name, (unsigned long long)R->sent, (unsigned long long)R->hostile,
+	       (unsigned long long)a->rx, (unsigned long long)a->forwarded,
+	       (unsigned long long)a->held, (unsigned long long)a->resent,
+	       (unsigned long long)a->dropped, (unsigned long long)mal, (unsigned long long)ed,
+	       (unsigned long long)a->other_drop, j->results, j->wrong);
+	/* every frame accounted for */
+	assert_int_equal(a->rx, R->sent);
+	assert_int_equal(a->rx, a->forwarded + a->held + a->resent + a->dropped);
+	assert_int_equal(a->dropped, mal + ed + a->other_drop);
+	/* the malformed reasons are exactly what the parser says of what we sent */
+	for (unsigned b = 0; b < NR_BAD_MAX; b++)
+		if (a->malformed[b] != R->exp_malformed[b])
+			fail_msg("malformed reason %s: box counted %llu, sent %llu",
+				 nr_malformed_str(b), (unsigned long long)a->malformed[b],
+				 (unsigned long long)R->exp_malformed[b]);
+	/* the job's sums stay exact, nothing else was added */
+	assert_int_equal(j->wrong, 0);
+	assert_true(hz_all_results(j));
+	assert_int_equal(j->unsigned_imm, 0);
+	assert_int_equal(a->held, (uint64_t)j->n * hz_packets(j));
+	assert_int_equal(a->ectr[NR_ECTR_AGGREGATED], a->held);
+	assert_int_equal(a->ectr[NR_ECTR_DUP_RESENT], a->resent);
+	for (unsigned c = 0; c < NR_ECTR_MAX; c++)
+		if (c != NR_ECTR_SPOOFED && c != NR_ECTR_UNKNOWN_CONN &&
+		    c != NR_ECTR_ACKS_SNOOPED && c != NR_ECTR_ACK_IGNORED && a->edrop[c])
+			assert_int_equal(a->edrop[c], a->ectr[c]);
+}
+
+static void teardown(struct hz_run *R)
+{
+	R->d->end(R->d->ctx);
+	hz_job_fini(&R->j);
+}
+
+/* ---- every length, random and RoCE-prefixed ----------------------------------- */
+
+static void lengths_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t buf[HZ_FRAME_MAX];
+	uint32_t ppm = R->j.ppm, n = R->j.n, pk = hz_packets(&R->j);
+	uint32_t per = 9001 / (n * pk) + 1, first = (g * n + r) * per;
+	uint32_t per2 = 9001 / (n * (pk - ppm)) + 1, first2 = ((g - ppm) * n + r) * per2;
+
+	for (uint32_t l = first; l < first + per && l <= 9000; l++) {
+		hz_random_frame(&R->rng, buf, l);
+		hz_send(R, r, buf, l, true);
+	}
+	/*
+	 * Valid headers of message 0 and random bytes after: once message 0 is
+	 * out, a frame long enough to carry a payload is a duplicate of it (the
+	 * box resends the stored result) or stale.  Before that it would be a
+	 * contribution with a broken ICRC: hz_case_bad_icrc's business.
+	 */
+	if (g < ppm)
+		return;
+	for (uint32_t l = first2; l < first2 + per2 && l <= 9000; l++) {
+		hz_roce_prefixed(&R->j, &R->rng, buf, l);
+		hz_send(R, r, buf, l, true);
+	}
+}
+
+void hz_case_lengths(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0x1E46u);
+	R.after = lengths_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_true(R.hostile >= 2 * (uint64_t)(d->max_frame < 9000 ? d->max_frame : 9001));
+	teardown(&R);
+}
+
+/* ---- bad IHL, IP total length, UDP length, fragments -------------------------- */
+
+static void bad_headers_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+	uint32_t n = (uint32_t)*len;
+	const uint16_t tot = nr_ld_be16(f + 16), ulen = nr_ld_be16(f + 38);
+	struct { uint8_t ihl; int tot; int ulen; uint16_t frag; uint8_t bad; } m[] = {
+		{ 0, -1, -1, 0x4000, NR_BAD_BAD_IHL }, { 3, -1, -1, 0x4000, NR_BAD_BAD_IHL },
+		{ 4, -1, -1, 0x4000, NR_BAD_BAD_IHL },
+		{ 5, 0, -1, 0x4000, NR_BAD_BAD_IP_LEN }, { 5, 28, -1, 0x4000, NR_BAD_BAD_UDP_LEN },
+		{ 5, tot + 1, -1, 0x4000, NR_BAD_BAD_IP_LEN }, { 5, 65535, -1, 0x4000, NR_BAD_BAD_IP_LEN },
+		{ 5, -1, 0, 0x4000, NR_BAD_BAD_UDP_LEN }, { 5, -1, 7, 0x4000, NR_BAD_BAD_UDP_LEN },
+		{ 5, -1, ulen - 4, 0x4000, NR_BAD_BAD_UDP_LEN }, { 5, -1, ulen + 4, 0x4000, NR_BAD_BAD_UDP_LEN },
+		{ 5, -1, -1, 0x2000, NR_BAD_IP_FRAGMENT },
+	};
+
+	for (unsigned k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		struct nr_pkt p;
+
+		memcpy(b, f, n);
+		b[14] = (uint8_t)(0x40 | m[k].ihl);
+		if (m[k].tot >= 0)
+			nr_st_be16(b + 16, (uint16_t)m[k].tot);
+		if (m[k].ulen >= 0)
+			nr_st_be16(b + 38, (uint16_t)m[k].ulen);
+		nr_st_be16(b + 20, m[k].frag);
+		if (m[k].ihl >= 5)
+			((struct nr_ipv4_hdr *)(b + 14))->check =
+				nr_ipv4_cksum((struct nr_ipv4_hdr *)(b + 14));
+		/* the parser must call each of these what it is */
+		if (nr_parse(b, n, &p) != NR_PKT_MALFORMED || p.bad != m[k].bad)
+			fail_msg("mutation %u (ihl %u tot %d udp %d frag 0x%x): kind %u reason %s, want %s",
+				 k, m[k].ihl, m[k].tot, m[k].ulen, m[k].frag, p.kind,
+				 nr_malformed_str(p.bad), nr_malformed_str(m[k].bad));
+		hz_send(R, r, b, n, true);
+	}
+	/* and a truncation at every byte of the headers */
+	for (uint32_t cut = 0; cut < 14 + 20 + 8 + 12 + 16 + 4; cut++)
+		hz_send(R, r, f, cut, true);
+}
+
+void hz_case_bad_headers(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0xBAD1u);
+	R.after = bad_headers_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_true(a.malformed[NR_BAD_BAD_IHL] > 0 && a.malformed[NR_BAD_BAD_IP_LEN] > 0 &&
+		    a.malformed[NR_BAD_BAD_UDP_LEN] > 0 && a.malformed[NR_BAD_IP_FRAGMENT] > 0);
+	teardown(&R);
+}
+
+/* ---- PadCnt past the payload; RETH lengths that lie ------------------------------ */
+
+static void pad_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+	struct nr_flow fl;
+	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY, .psn = g, .dma_len = 0 };
+	struct nr_pkt p;
+	int n;
+
+	/* a payload-less WRITE ONLY claiming 1..3 pad bytes */
+	memset(&fl, 0, sizeof(fl));
+	fl.saddr = R->j.ip[r];
+	fl.daddr = R->j.ip[(r + 1) % R->j.n];
+	memcpy(fl.src_mac, R->j.mac[r], 6);
+	memcpy(fl.dst_mac, R->j.mac[(r + 1) % R->j.n], 6);
+	fl.dqpn = R->j.spec->conns[r].dst_qpn;
+	a.psn = nr_psn_add(R->j.spec->conns[r].ipsn, g);
+	n = nr_build_frame(b, sizeof(b), &fl, &a, NULL, 0);
+	assert_true(n > 0);
+	for (uint8_t pad = 1; pad <= 3; pad++) {
+		nr_bth_set_pad((struct nr_bth *)(b + 42), pad);
+		hz_refresh(b, (uint32_t)n);
+		if (nr_parse(b, (uint32_t)n, &p) != NR_PKT_MALFORMED || p.bad != NR_BAD_BAD_PAD)
+			fail_msg("PadCnt %u on an empty WRITE: kind %u reason %s", pad, p.kind,
+				 nr_malformed_str(p.bad));
+		hz_send(R, r, b, (uint32_t)n, true);
+	}
+}
+
+static void reth_lies_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	static const uint32_t lies[] = { 0, 1, 3, 0xFFFFFFFFu, 0x80000000u, 4096 };
+	struct nr_pkt p;
+
+	assert_int_equal(nr_parse(f, (uint32_t)*len, &p), NR_PKT_ROCE);
+	if (!(p.mask & NR_OPF_RETH))
+		return;
+	/* the contribution itself carries a RETH length that lies */
+	nr_st_be32(f + p.bth_off + 12 + 12, lies[(g + r) % 6]);
+	hz_refresh(f, (uint32_t)*len);
+}
+
+void hz_case_pad_and_reth(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0x9ADu);
+	R.before = reth_lies_before;
+	R.after = pad_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_int_equal(a.malformed[NR_BAD_BAD_PAD], 3ull * R.j.n * hz_packets(&R.j));
+	teardown(&R);
+}
+
+/* ---- opcodes that do not exist --------------------------------------------------- */
+
+static void opcodes_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	unsigned nops;
+	const uint8_t *ops = hz_undefined_opcodes(&nops);
+	uint8_t b[HZ_FRAME_MAX];
+
+	/* a slice of the undefined opcodes after each packet: all of them over the run */
+	for (unsigned k = (g * R->j.n + r) % 8; k < nops; k += 8) {
+		memcpy(b, f, (size_t)*len);
+		b[42] = ops[k];
+		hz_refresh(b, (uint32_t)*len);
+		hz_send(R, r, b, (uint32_t)*len, true);
+	}
+}
+
+void hz_case_unknown_opcodes(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0x0BCDu);
+	R.after = opcodes_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_int_equal(a.malformed[NR_BAD_UNKNOWN_OPCODE], R.hostile);
+	teardown(&R);
+}
+
+/* ---- NaN and Inf: summed as IEEE 754 says ------------------------------------------ */
+
+void hz_case_nan_inf(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+	unsigned nan = 0, inf = 0;
+
+	setup(&R, d, HZ_VAL_SPECIAL, 0x7FC0u);
+	for (size_t k = 0; k < (size_t)hz_packets(&R.j) * R.j.n * (HZ_MTU / 4); k++) {
+		nan += R.j.val[k] != R.j.val[k];
+		inf += R.j.val[k] == R.j.val[k] && R.j.val[k] - R.j.val[k] != 0.0f;
+	}
+	assert_true(nan > 0 && inf > 0);
+	workload(&R);
+	finish(&R, &a);
+	teardown(&R);
+}
+
+/* ---- a flood for QPNs nobody registered --------------------------------------------- */
+
+static void flood_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+
+	for (unsigned k = 0; k < 40; k++) {
+		uint32_t q = 0x10000 + (hz_rand(&R->rng) & 0xFFFF);
+
+		memcpy(b, f, (size_t)*len);
+		nr_bth_set_qpn((struct nr_bth *)(b + 42), q);
+		if (k & 1)   /* a registered QPN behind an address it does not belong to */
+			nr_bth_set_qpn((struct nr_bth *)(b + 42), R->j.spec->conns[r].dst_qpn),
+			memcpy(b + 30, &(uint32_t){ htonl(0x0A630000u | k) }, 4);
+		hz_random_frame(&R->rng, b + 42 + 12 + 16, 64);   /* raw bytes must not leak in */
+		hz_refresh(b, (uint32_t)*len);
+		hz_send(R, r, b, (uint32_t)*len, true);
+	}
+}
+
+void hz_case_unknown_qpn_flood(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0xF100Du);
+	R.after = flood_after;
+	workload(&R);
+	finish(&R, &a);
+	/* forwarded untouched, counted as unknown connections (only FIRST carries RETH
+	 * at offset 54; every copy is an RDMA WRITE) */
+	assert_int_equal(a.ectr[NR_ECTR_UNKNOWN_CONN], R.hostile);
+	assert_true(a.forwarded >= R.hostile);
+	teardown(&R);
+}
+
+/* ---- spoofed sources on registered QPNs ------------------------------------------------ */
+
+static void spoof_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+
+	for (unsigned k = 0; k < 4; k++) {
+		uint32_t s = k == 0 ? R->j.ip[(r + 2) % R->j.n] : htonl(0x0A000000u | hz_rand(&R->rng) % 0xFFFF);
+
+		if (s == R->j.ip[r])
+			s ^= htonl(0x100);
+		memcpy(b, f, (size_t)*len);
+		memcpy(b + 26, &s, 4);
+		hz_random_frame(&R->rng, b + (size_t)*len - 4 - 64, 64);
+		hz_refresh(b, (uint32_t)*len);
+		hz_send(R, r, b, (uint32_t)*len, true);
+	}
+}
+
+void hz_case_spoofed(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0x5900Fu);
+	R.after = spoof_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_int_equal(a.edrop[NR_ECTR_SPOOFED], R.hostile);
+	teardown(&R);
+}
+
+/* ---- duplicates of every packet ---------------------------------------------------------- */
+
+static void dup_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+
+	/* the same packet again at once, and the previous message's once more */
+	hz_send(R, r, f, (uint32_t)*len, true);
+	if (g >= R->j.ppm) {
+		int n = hz_data(&R->j, r, g - R->j.ppm, b, sizeof(b));
+
+		hz_send(R, r, b, (uint32_t)n, true);
+	}
+}
+
+void hz_case_duplicates(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0xD0Bu);
+	R.after = dup_after;
+	workload(&R);
+	finish(&R, &a);
+	/* every duplicate is either dropped as such or answered with the stored result */
+	assert_int_equal(a.edrop[NR_ECTR_DUP_DROPPED] + a.edrop[NR_ECTR_STALE_DROPPED] + a.resent,
+			 R.hostile);
+	assert_true(a.resent > 0 && R.j.dup_results == a.resent);
+	teardown(&R);
+}
+
+/* ---- ACKs and NAKs for PSNs never sent ------------------------------------------------ */
+
+static void acks_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	static const uint8_t syn[] = { 0x1F, 0x00, NR_AETH_NAK_PSN_SEQ_ERR };
+	uint8_t b[256];
+
+	for (unsigned k = 0; k < 3; k++) {
+		uint32_t ahead = g + 1 + R->j.ppm * (2 + k) + (hz_rand(&R->rng) % 1000);
+		int n = hz_ack(&R->j, r, ahead, syn[k], b, sizeof(b));
+
+		hz_send(R, (r + 1) % R->j.n, b, (uint32_t)n, true);
+	}
+}
+
+void hz_case_acks_never_sent(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0xACCu);
+	R.after = acks_after;
+	workload(&R);
+	finish(&R, &a);
+	assert_int_equal(a.ectr[NR_ECTR_ACK_IGNORED], R.hostile);
+	assert_true(a.forwarded >= R.hostile);
+	teardown(&R);
+}
+
+/* ---- contributions whose ICRC is broken ------------------------------------------------ */
+
+static void bad_icrc_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+	struct nr_pkt p;
+
+	/* the same packet with one payload bit flipped in flight, ICRC left as sent */
+	memcpy(b, f, (size_t)*len);
+	assert_int_equal(nr_parse(b, (uint32_t)*len, &p), NR_PKT_ROCE);
+	b[p.pay_off + (g * 7 + r) % p.pay_len] ^= (uint8_t)(1u << (g % 8));
+	assert_false(nr_icrc_check(b, &p));
+	hz_send(R, r, b, (uint32_t)*len, true);
+}
+
+void hz_case_bad_icrc(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+
+	setup(&R, d, HZ_VAL_PLAIN, 0x1C2Cu);
+	R.before = bad_icrc_before;
+	workload(&R);
+	finish(&R, &a);
+	teardown(&R);
+}
