@@ -129,6 +129,14 @@ static inline void pair_close(struct pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* Missing tool or privilege: a skip with its reason, never a failure. */
+#define skip_msg_and_return(msg)                        \
+	do {                                            \
+		printf("# SKIP: %s\n", (msg));        \
+		skip();                                 \
+		return;                                 \
+	} while (0)
+
 /* The pair of the running test; the group teardown closes it even after a failure. */
 static struct pair tu_pair;
 
