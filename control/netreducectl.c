@@ -396,13 +396,13 @@ static void print_table(const json_t *arr, const char *const *cols, const char *
 		}
 	}
 	for (c = 0; c < ncols; c++)
-		printf("%-*s%s", (int)w[c], heads[c], c + 1 < ncols ? "  " : "\n");
+		printf("%-*s%s", c + 1 < ncols ? (int)w[c] : 0, heads[c], c + 1 < ncols ? "  " : "\n");
 	json_array_foreach(arr, i, row) {
 		for (c = 0; c < ncols; c++) {
 			json_t *v = json_object_get(row, cols[c]);
 			char *s = v ? scalar_str(v) : strdup("-");
 
-			printf("%-*s%s", (int)w[c], s ? s : "", c + 1 < ncols ? "  " : "\n");
+			printf("%-*s%s", c + 1 < ncols ? (int)w[c] : 0, s ? s : "", c + 1 < ncols ? "  " : "\n");
 			free(s);
 		}
 	}
@@ -441,6 +441,14 @@ static void show_job(const json_t *job)
 
 		if (!v || (!strcmp(top[i], "reason") && !strcmp(json_string_value(v) ?: "", "")))
 			continue;
+		if (!strcmp(top[i], "result_key") && json_is_integer(v)) {
+			char *h = malloc(16);
+
+			if (h)
+				snprintf(h, 16, "0x%08llx", (unsigned long long)json_integer_value(v));
+			kv_add(&l, top[i], h ? h : strdup("?"));
+			continue;
+		}
 		kv_add(&l, top[i], scalar_str(v));
 	}
 	if (json_is_object(spec)) {
@@ -478,7 +486,9 @@ static json_t *load_spec(const char *path, int *ex)
 	else
 		spec = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
 	if (!spec) {
-		if (je.line < 0 || strstr(je.text, "unable to open"))
+		if (strstr(je.text, "unable to open"))
+			fprintf(stderr, "netreducectl: %s\n", je.text);
+		else if (je.line < 0)
 			fprintf(stderr, "netreducectl: %s: %s\n", path, je.text);
 		else
 			fprintf(stderr, "netreducectl: %s:%d:%d: %s\n", path, je.line, je.column, je.text);
