@@ -11,44 +11,58 @@
 
 #define CHUNK 16u	/* floats per chunk */
 
+/* One chunk of m floats (m <= CHUNK); m is a constant in the full-chunk call,
+ * so the copies inline and the adds may use SSE lanes, one IEEE add per
+ * element in rank order either way. */
+static inline __attribute__((always_inline)) void
+sum_chunk(void *result, const void *const srcs[], unsigned n, void *const outs[],
+	  unsigned nouts, size_t bo, uint32_t m)
+{
+	float acc[CHUNK], v[CHUNK];
+
+	memcpy(acc, (const uint8_t *)srcs[0] + bo, m * 4);
+	for (unsigned i = 1; i < n; i++) {
+		memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
+		for (uint32_t j = 0; j < m; j++)
+			acc[j] = acc[j] + v[j];
+	}
+	if (result)
+		memcpy((uint8_t *)result + bo, acc, m * 4);
+	for (unsigned k = 0; k < nouts; k++)
+		memcpy((uint8_t *)outs[k] + bo, acc, m * 4);
+}
+
 static void scalar_sum_fanout(void *result, const void *const srcs[], unsigned n,
 			      void *const outs[], unsigned nouts, uint32_t nbytes)
 {
-	uint32_t nfl = nbytes / 4;
+	uint32_t nfl = nbytes / 4, off = 0;
 
-	for (uint32_t off = 0; off < nfl; off += CHUNK) {
-		uint32_t m = nfl - off < CHUNK ? nfl - off : CHUNK;
-		size_t bo = (size_t)off * 4;
-		float acc[CHUNK], v[CHUNK];
+	for (; off + CHUNK <= nfl; off += CHUNK)
+		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, CHUNK);
+	if (off < nfl)
+		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, nfl - off);
+}
 
-		memcpy(acc, (const uint8_t *)srcs[0] + bo, m * 4);
-		for (unsigned i = 1; i < n; i++) {
-			memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
-			for (uint32_t j = 0; j < m; j++)
-				acc[j] = acc[j] + v[j];
-		}
-		if (result)
-			memcpy((uint8_t *)result + bo, acc, m * 4);
-		for (unsigned k = 0; k < nouts; k++)
-			memcpy((uint8_t *)outs[k] + bo, acc, m * 4);
-	}
+static inline __attribute__((always_inline)) void
+add_chunk(uint8_t *acc, const uint8_t *src, uint32_t m)
+{
+	float a[CHUNK], v[CHUNK];
+
+	memcpy(a, acc, m * 4);
+	memcpy(v, src, m * 4);
+	for (uint32_t j = 0; j < m; j++)
+		a[j] = a[j] + v[j];
+	memcpy(acc, a, m * 4);
 }
 
 static void scalar_add(void *acc, const void *src, uint32_t nbytes)
 {
-	uint32_t nfl = nbytes / 4;
+	uint32_t nfl = nbytes / 4, off = 0;
 
-	for (uint32_t off = 0; off < nfl; off += CHUNK) {
-		uint32_t m = nfl - off < CHUNK ? nfl - off : CHUNK;
-		size_t bo = (size_t)off * 4;
-		float a[CHUNK], v[CHUNK];
-
-		memcpy(a, (uint8_t *)acc + bo, m * 4);
-		memcpy(v, (const uint8_t *)src + bo, m * 4);
-		for (uint32_t j = 0; j < m; j++)
-			a[j] = a[j] + v[j];
-		memcpy((uint8_t *)acc + bo, a, m * 4);
-	}
+	for (; off + CHUNK <= nfl; off += CHUNK)
+		add_chunk((uint8_t *)acc + off * 4, (const uint8_t *)src + off * 4, CHUNK);
+	if (off < nfl)
+		add_chunk((uint8_t *)acc + off * 4, (const uint8_t *)src + off * 4, nfl - off);
 }
 
 static void scalar_copy_fanout(const void *src, void *const outs[], unsigned n, uint32_t nbytes)
