@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The box path against the real control server (control/, sw backend on an
+ * in-process engine, TCP listener on loopback) but without a dataplane on the
+ * path: ranks register the job (credits from the reply), nr_allreduce's
+ * messages then reach the receivers unaggregated, which every rank must detect
+ * ("arrived unaggregated") instead of returning a wrong sum; rank 0 destroys
+ * the job at nr_comm_destroy.  A wrong token is refused with the server's message.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "control/nr_control.h"
+#include "tests/control/ctl_testlib.h"
+#include "ranks.h"
+
+struct box_case {
+	struct ranks_env env;
+	char sw[32];
+	const char *token;
+	int rc_init[RANKS_MAX], rc_op[RANKS_MAX];
+	uint32_t credits[RANKS_MAX];
+	char msg[RANKS_MAX][512];
+};
+
+struct server {
+	struct tb tb;
+	struct nr_ctl *ctl;
+	struct nr_ctl_server *srv;
+	int port;
+};
+
+static int start_server(struct server *s)
+{
+	struct nr_backend *b = tb_backend(&s->tb, "sw");
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "tok" };
+	char err[256];
+
+	if (!b)
+		return -1;
+	s->ctl = nr_ctl_create(b);
+	if (!s->ctl)
+		return -1;
+	s->srv = nr_ctl_server_start(s->ctl, &cfg, err, sizeof(err));
+	if (!s->srv) {
+		printf("control server: %s\n", err);
+		return -1;
+	}
+	s->port = nr_ctl_server_tcp_port(s->srv);
+	return 0;
+}
+
+static void stop_server(struct server *s)
+{
+	nr_ctl_server_stop(s->srv);
+	nr_ctl_destroy(s->ctl);
+	tb_cleanup(&s->tb);
+}
+
+static int box_child(int rank, int world, void *arg)
+{
+	struct box_case *t = arg;
+	size_t count = 100000;
+	float *x = malloc(count * 4), *y = malloc(count * 4);
+	struct nr_config cfg;
+	struct nr_comm *c;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.switch_addr = t->sw;
+	cfg.token = t->token;
+	cfg.timeout_ms = 3000;
+	ranks_fill(9, rank, x, count);
+	t->rc_init[rank] = nr_comm_init(&cfg, &c);
+	if (t->rc_init[rank]) {
+		snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(NULL));
+		return 0;
+	}
+	t->credits[rank] = nr_comm_credits(c);
+	t->rc_op[rank] = nr_allreduce(c, x, y, count, NR_FLOAT32, NR_SUM);
+	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
+	nr_comm_destroy(c);
+	free(x);
+	free(y);
+	return 0;
+}
+
+static struct box_case *run(struct server *s, const char *token, int world, unsigned salt)
+{
+	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	assert_true(t != MAP_FAILED);
+	memset(t, 0, sizeof(*t));
+	ranks_env_init(&t->env, salt);
+	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->port);
+	t->token = token;
+	ranks_fork(world, box_child, t, pids);
+	ranks_wait(world, pids, status, 30000, NULL);
+	for (int r = 0; r < world; r++) {
+		printf("rank %d: init %s, op %s: %s\n", r, nr_strerror(t->rc_init[r]),
+		       nr_strerror(t->rc_op[r]), t->msg[r]);
+		assert_int_equal(status[r], 0);
+	}
+	return t;
+}
+
+static void test_job_registered_unaggregated_detected(void **state)
+{
+	struct server s = { 0 };
+	struct box_case *t;
+	const int world = 3;
+
+	assert_int_equal(start_server(&s), 0);
+	t = run(&s, "tok", world, 21);
+	for (int r = 0; r < world; r++) {
+		assert_int_equal(t->rc_init[r], NR_OK);
+		assert_int_equal(t->credits[r], 4);          /* pool_msgs 8 -> W = 4 */
+		assert_int_equal(t->rc_op[r], NR_ERR_BOX);
+		assert_non_null(strstr(t->msg[r], "arrived unaggregated"));
+	}
+	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_CREATED), 1);
+	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_DESTROYED), 1);
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+}
+
+static void test_bad_token(void **state)
+{
+	struct server s = { 0 };
+	struct box_case *t;
+
+	assert_int_equal(start_server(&s), 0);
+	t = run(&s, "wrong", 2, 22);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		assert_non_null(strstr(t->msg[r], "refused job_create"));
+		assert_non_null(strstr(t->msg[r], "token"));
+	}
+	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_CREATED), 0);
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_job_registered_unaggregated_detected),
+		cmocka_unit_test(test_bad_token),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
