@@ -567,6 +567,57 @@ static void test_multi_packet_wrap(void **state)
 	th_fini(&t);
 }
 
+/* Contributor bitmaps of more than one word: N = 65, 100 and 256. */
+static void test_wide_bitmap(void **state)
+{
+	static const uint32_t ns[] = { 65, 100, NR_MAX_CONNS };
+	struct eng_rng r;
+
+	(void)state;
+	eng_rng_init(&r, seed + 11);
+	for (unsigned c = 0; c < 3; c++) {
+		uint32_t n = ns[c], *perm = malloc(n * sizeof(*perm));
+		float (*pay)[256] = malloc(n * sizeof(*pay)), sum[64];
+		enum nr_engine_ctr ctr;
+		struct th t;
+
+		th_init(&t, th_spec(n, 256, 256, 2, NR_SUM_ORDERED, NULL), 1);
+		for (uint32_t i = 0; i < n; i++) {
+			perm[i] = i;
+			rand_payload(&r, pay[i], 64);
+		}
+		for (uint32_t i = n - 1; i > 0; i--) {       /* random arrival order */
+			uint32_t k = eng_rand(&r) % (i + 1), x = perm[i];
+			perm[i] = perm[k];
+			perm[k] = x;
+		}
+		for (uint32_t k = 0; k < 64; k++) {
+			float a = pay[0][k];
+			for (uint32_t i = 1; i < n; i++)
+				a = a + pay[i][k];
+			sum[k] = a;
+		}
+		for (uint32_t q = 0; q + 1 < n; q++) {
+			assert_int_equal(send_one(&t, perm[q], 0, 5, pay[perm[q]], 256, 0, NULL, NULL),
+					 NR_V_HELD);
+			/* a duplicate of any connection so far is caught by its own bit */
+			uint32_t d = perm[eng_rand(&r) % (q + 1)];
+			assert_int_equal(send_one(&t, d, 0, 5, pay[d], 256, 0, &ctr, NULL), NR_V_DROP);
+			assert_int_equal(ctr, NR_ECTR_DUP_DROPPED);
+		}
+		assert_int_equal(t.log_len, 0);
+		send_one(&t, perm[n - 1], 0, 5, pay[perm[n - 1]], 256, 0, NULL, NULL);
+		assert_int_equal(t.log_len, n);
+		for (uint32_t i = 0; i < n; i++) {
+			assert_int_equal(t.log[i].conn, i);
+			assert_memory_equal(th_payload(t.log[i].pkt), sum, 256);
+		}
+		th_fini(&t);
+		free(perm);
+		free(pay);
+	}
+}
+
 struct bad_case {
 	const char *want;
 	void (*mutate)(struct nr_job_spec *s);
@@ -679,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_ecn_and_result_key),
 		cmocka_unit_test(test_nan_inf),
 		cmocka_unit_test(test_multi_packet_wrap),
+		cmocka_unit_test(test_wide_bitmap),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_kernel_override),
 	};
