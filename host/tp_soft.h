@@ -17,7 +17,7 @@
 	_(tx_pkts, "packets sent (data, ACK, NAK)")                              \
 	_(tx_bytes, "UDP payload bytes sent")                                    \
 	_(tx_data, "data packets sent")                                          \
-	_(tx_retrans, "data packets sent again (go-back-N)")                     \
+	_(tx_retrans, "data packets sent again (go-back-N, or after a full send buffer)")                     \
 	_(tx_acks, "ACKs sent")                                                  \
 	_(tx_nak_seq, "NAK PSN sequence error sent")                             \
 	_(tx_nak_other, "NAK invalid request / remote access error sent")        \

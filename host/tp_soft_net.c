@@ -48,6 +48,25 @@ static int sock_bind(int fd, uint32_t ip, uint16_t port)
 	return bind(fd, (struct sockaddr *)&a, sizeof(a)) ? -errno : 0;
 }
 
+/*
+ * Without root, SO_RCVBUF is capped by net.core.rmem_max (often 208 KiB), less
+ * than one QP's packet window: bursts then drop in the kernel and go-back-N
+ * resends them.  Say so once, with the fix.
+ */
+static void warn_small_rcvbuf(const struct soft_tp *tp, const char *ip)
+{
+	uint64_t want = (uint64_t)tp->max_inflight * (tp->mtu + 64) * 2;
+	int have = 0;
+	socklen_t l = sizeof(have);
+
+	if (getsockopt(tp->fd, SOL_SOCKET, SO_RCVBUF, &have, &l) || (uint64_t)have >= want)
+		return;
+	fprintf(stderr, "soft: %s:%u: UDP receive buffer %d bytes is below the %llu bytes a "
+		"window of %u packets needs; expect drops and retransmissions (raise "
+		"net.core.rmem_max to %llu or run as root)\n", ip, tp->port, have,
+		(unsigned long long)want, tp->max_inflight, (unsigned long long)want * 4);
+}
+
 int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 {
 	int bufsz = SOFT_SOCK_BUF, r;
@@ -72,6 +91,7 @@ int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 		tp->fd = -1;
 		return r;
 	}
+	warn_small_rcvbuf(tp, ip);
 	tp->rxbuf = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
 	tp->txbuf = malloc((size_t)(SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX);
 	if (!tp->rxbuf || !tp->txbuf) {

@@ -77,7 +77,7 @@ struct soft_qp {
 	struct sockaddr_in raddr;
 	struct nr_icrc_ip4 ipx;          /* what the kernel puts in our packets' IP/UDP headers */
 	char peer[INET_ADDRSTRLEN];
-	char err[192];
+	char err[320];
 
 	/* ---- requester --------------------------------------------------- */
 	struct soft_swr *sq;             /* ring, sq_cap a power of two */

@@ -123,23 +123,29 @@ void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p
 		ack_owed(qp);
 		return;
 	}
-	if (first == qp->in_msg)
-		return resp_fail(qp, p, NR_AETH_NAK_INVALID_REQ, first ?
-				 "a new message starts before the previous one ended" :
-				 "middle or last packet without a first one");
+	if (first == qp->in_msg) {
+		resp_fail(qp, p, NR_AETH_NAK_INVALID_REQ, first ?
+			  "a new message starts before the previous one ended" :
+			  "middle or last packet without a first one");
+		return;
+	}
 	if (first) {
 		const struct soft_mr *mr = NULL;
 
 		/* A zero-length write touches no memory: no R_Key check (IBTA 9.7.4.1.5). */
-		if (p->reth_len && !(mr = soft_mr_find(tp, p->reth_rkey, p->reth_va, p->reth_len)))
-			return resp_fail(qp, p, NR_AETH_NAK_REM_ACC_ERR,
-					 "rkey unknown or range outside its memory region");
+		if (p->reth_len && !(mr = soft_mr_find(tp, p->reth_rkey, p->reth_va, p->reth_len))) {
+			resp_fail(qp, p, NR_AETH_NAK_REM_ACC_ERR,
+				  "rkey unknown or range outside its memory region");
+			return;
+		}
 		qp->wptr = mr ? mr->addr + (p->reth_va - mr->va) : NULL;
 		qp->wrem = qp->mlen = p->reth_len;
 	}
-	if ((!last && plen != tp->mtu) || plen > qp->wrem || (last && plen != qp->wrem))
-		return resp_fail(qp, p, NR_AETH_NAK_INVALID_REQ,
-				 "payload length disagrees with the path MTU or the RETH length");
+	if ((!last && plen != tp->mtu) || plen > qp->wrem || (last && plen != qp->wrem)) {
+		resp_fail(qp, p, NR_AETH_NAK_INVALID_REQ,
+			  "payload length disagrees with the path MTU or the RETH length");
+		return;
+	}
 	if (plen) {
 		memcpy(qp->wptr, pkt + p->pay_off, plen);
 		qp->wptr += plen;

@@ -7,6 +7,9 @@
 #include "soft_util.h"
 
 #include <errno.h>
+#include <pthread.h>
+
+#include "proto/roce_build.h"
 
 static void sizes_run(uint32_t mtu, const char *ipa, const char *ipb)
 {
@@ -263,6 +266,122 @@ static void test_bad_arguments(void **state)
 	nr_tp_close(tp);
 }
 
+/* Out-of-sequence opcodes and lengths that lie: NAK invalid request, responder QP to error. */
+static void invalid_request(uint8_t opcode, uint32_t paylen, uint32_t reth_len, const char *why)
+{
+	struct pair *const pp = &tu_pair;
+	struct nr_icrc_ip4 ipx;
+	struct nr_build_args a;
+	static uint8_t pkt[8192], payload[4096];
+	struct nr_wc wc[4];
+	int n;
+
+	pair_open(pp, "127.0.0.16", "127.0.0.17", 1024, 8192);
+	assert_int_equal(nr_tp_post_recv(pp->qb, 3), 0);
+	ipx = (struct nr_icrc_ip4){ .saddr = pp->ia.ip, .daddr = pp->ib.ip,
+				    .sport = (uint16_t)nr_tp_soft_qp_sport(pp->qa), .dport = 4791,
+				    .frag_off = NR_IPV4_DF };
+	a = (struct nr_build_args){ .opcode = opcode, .psn = pp->ia.psn, .va = pp->rmr.va,
+				    .rkey = pp->rmr.rkey, .dma_len = reth_len, .imm = 1 };
+	n = nr_build_transport(pkt, sizeof(pkt), &ipx, pp->ib.qpn, &a, payload, paylen);
+	assert_true(n > 0);
+	assert_int_equal(nr_tp_soft_inject(pp->b, pp->ia.ip, ipx.sport, pkt, (uint32_t)n), 0);
+	assert_int_equal(nr_tp_poll(pp->b, wc, 4, 50), 1);
+	assert_int_equal(wc[0].wr_id, 3);
+	assert_int_equal(wc[0].status, NR_WC_LOCAL_ERROR);
+	printf("# B: %s\n", nr_tp_qp_error(pp->qb));
+	assert_non_null(strstr(nr_tp_qp_error(pp->qb), why));
+	assert_int_equal(TU_STAT(pp->b, rx_bad_req), 1);
+	assert_int_equal(TU_STAT(pp->b, tx_nak_other), 1);
+	assert_int_equal(TU_STAT(pp->b, rx_data), 0);
+	for (int i = 0; i < 8192; i++)
+		assert_int_equal(pp->rbuf[i], 0xEE);
+	pair_close(pp);
+}
+
+static void test_invalid_middle_first(void **state)
+{
+	invalid_request(0x07, 1024, 0, "without a first");
+}
+
+static void test_invalid_first_short(void **state)
+{
+	invalid_request(0x06, 1000, 4000, "path MTU");
+}
+
+static void test_invalid_only_longer_than_reth(void **state)
+{
+	invalid_request(0x0B, 100, 50, "RETH length");
+}
+
+/* Each side on its own thread, blocking in nr_tp_poll (the ppoll wait path). */
+struct side {
+	struct nr_tp *tp;
+	struct nr_tp_qp *qp;
+	unsigned n, got;
+	int bad;
+};
+
+static void *recv_side(void *arg)
+{
+	struct side *s = arg;
+	uint64_t t0 = tu_now_ms();
+
+	for (unsigned i = 0; i < s->n; i++)
+		if (nr_tp_post_recv(s->qp, i))
+			s->bad++;
+	while (s->got < s->n && tu_now_ms() - t0 < 20000) {
+		struct nr_wc wc[8];
+		int k = nr_tp_poll(s->tp, wc, 8, 50);
+
+		for (int i = 0; i < k; i++, s->got++)
+			if (wc[i].status != NR_WC_OK || wc[i].imm != s->got)
+				s->bad++;
+	}
+	/* Keep answering until the requester saw its last ACK. */
+	for (int i = 0; i < 10; i++) {
+		struct nr_wc wc;
+
+		nr_tp_poll(s->tp, &wc, 1, 10);
+	}
+	return NULL;
+}
+
+static void test_threads_blocking_poll(void **state)
+{
+	enum { N = 200, SZ = 70000 };
+	struct pair *const pp = &tu_pair;
+	struct side rs;
+	pthread_t th;
+	uint64_t seed = tu_seed("threads"), t0;
+	unsigned done = 0;
+
+	pair_open(pp, "127.0.0.18", "127.0.0.19", 4096, SZ);
+	tu_fill(pp->sbuf, SZ, &seed);
+	rs = (struct side){ .tp = pp->b, .qp = pp->qb, .n = N };
+	assert_int_equal(pthread_create(&th, NULL, recv_side, &rs), 0);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(nr_tp_post_write_imm(pp->qa, i, &pp->smr, pp->sbuf, SZ, pp->rmr.va,
+						      pp->rmr.rkey, i), 0);
+	t0 = tu_now_ms();
+	while (done < N && tu_now_ms() - t0 < 20000) {
+		struct nr_wc wc[8];
+		int k = nr_tp_poll(pp->a, wc, 8, 100);
+
+		assert_true(k >= 0);
+		for (int i = 0; i < k; i++, done++) {
+			assert_int_equal(wc[i].status, NR_WC_OK);
+			assert_int_equal(wc[i].wr_id, done);
+		}
+	}
+	pthread_join(th, NULL);
+	assert_int_equal(done, N);
+	assert_int_equal(rs.got, N);
+	assert_int_equal(rs.bad, 0);
+	assert_memory_equal(pp->rbuf, pp->sbuf, SZ);
+	pair_close(pp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +393,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_recv_posted_late, tu_teardown),
 		cmocka_unit_test_teardown(test_remote_access_error, tu_teardown),
 		cmocka_unit_test_teardown(test_bad_arguments, tu_teardown),
+		cmocka_unit_test_teardown(test_invalid_middle_first, tu_teardown),
+		cmocka_unit_test_teardown(test_invalid_first_short, tu_teardown),
+		cmocka_unit_test_teardown(test_invalid_only_longer_than_reth, tu_teardown),
+		cmocka_unit_test_teardown(test_threads_blocking_poll, tu_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
