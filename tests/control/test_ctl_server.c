@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * The control server over real sockets: a UNIX socket in a temp dir and TCP
- * on 127.0.0.1 with an ephemeral port, the sw backend on an in-process
- * engine.  Every bad input gets its error and the server still answers a
+ * on 127.0.0.1 with an ephemeral port; run once per backend (argv[1]: sw,
+ * an in-process engine, or fpga, the driver on the device model).  Every bad input gets its error and the server still answers a
  * good request afterwards.
  */
 #include <arpa/inet.h>
@@ -26,6 +26,8 @@
 #include "tests/control/ctl_testlib.h"
 
 #define TOKEN "s3cret-token-for-tests"
+
+static const char *kind = "sw";
 
 struct fx {
 	struct tb tb;
@@ -64,7 +66,7 @@ static int setup(void **state)
 	if (!f || tb_tmpdir(f->dir, sizeof(f->dir)))
 		return -1;
 	snprintf(f->path, sizeof(f->path), "%s/ctl.sock", f->dir);
-	b = tb_backend(&f->tb, "sw");
+	b = tb_backend(&f->tb, kind);
 	f->c = b ? nr_ctl_create(b) : NULL;
 	*state = f;
 	return f->c ? 0 : -1;
@@ -449,7 +451,7 @@ static void test_pipelined_and_split(void **state)
 	send_str(k, "{\"op\":\"backend_info\",\"token\":\"" TOKEN "\"}\n{\"op\":\"nope\",\"token\":\""
 		 TOKEN "\"}\n");
 	r = recv_reply(k, 5000);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "backend"), "name")), "sw");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "backend"), "name")), kind);
 	json_decref(r);
 	expect_error(k, "op: \"nope\" is not an operation");
 	send_str(k, "{\"op\":");
@@ -545,7 +547,7 @@ static void test_random_junk(void **state)
 	still_serving(f, false);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_unix_socket_0600, setup, teardown),
@@ -560,5 +562,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_random_junk, setup, teardown),
 	};
 
-	return cmocka_run_group_tests_name("ctl_server", tests, NULL, NULL);
+	char name[32];
+
+	if (argc > 1)
+		kind = argv[1];
+	if (strcmp(kind, "sw") && strcmp(kind, "fpga")) {
+		fprintf(stderr, "usage: %s sw|fpga\n", argv[0]);
+		return 2;
+	}
+	snprintf(name, sizeof(name), "ctl_server_%s", kind);
+	return cmocka_run_group_tests_name(name, tests, NULL, NULL);
 }
