@@ -247,7 +247,8 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->len = p->pay_len;
 		s->count = 0;
 		s->ecn_ce = 0;
-		memset(bits, 0, j->words * sizeof(*bits));
+		for (uint32_t w = 0; w < j->words; w++)
+			bits[w] = 0;
 		j->busy++;
 	} else {
 		if (unlikely(p->opcode != s->opcode))

@@ -155,6 +155,16 @@ static void bench_teardown(struct bench *b)
 	free(b->spec);
 }
 
+/* Parse-record PSNs of sequence g (one per connection). */
+static void set_psns(struct bench *b, uint64_t g)
+{
+	struct frame *row = &b->data[(g % WINDOW) * b->n];
+	uint32_t g24 = (uint32_t)(g & NR_PSN_MASK);
+
+	for (uint32_t i = 0; i < b->n; i++)
+		row[i].p.psn = nr_psn_add(b->spec->conns[i].ipsn, g24);
+}
+
 /* One repetition: `slots` slots through a fresh job; returns seconds. */
 static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 {
@@ -171,16 +181,18 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 	}
 	b->emitted = 0;
 	t0 = now_s();
+	set_psns(b, 0);
 	for (uint64_t g = 0; g < slots; g++) {
 		struct frame *row = &b->data[(g % WINDOW) * n];
 		uint32_t g24 = (uint32_t)(g & NR_PSN_MASK);
 
-		for (uint32_t r = 0; r < n; r++) {
-			uint32_t i = (uint32_t)((r + g) % n);   /* rotate the arrival order */
-			struct frame *f = &row[i];
-
-			f->p.psn = nr_psn_add(b->spec->conns[i].ipsn, g24);
-			nr_engine_input(e, &f->p, f->buf, f, 0, NULL);
+		/* the box parses a burst into its side array before acting on it:
+		 * here the next row's records are written one row ahead */
+		set_psns(b, g + 1);
+		for (uint32_t r = 0, i = (uint32_t)(g % n); r < n; r++) {
+			nr_engine_input(e, &row[i].p, row[i].buf, &row[i], 0, NULL);
+			if (++i == n)                           /* rotate the arrival order */
+				i = 0;
 		}
 		if (g % ACK_EVERY == ACK_EVERY - 1) {
 			for (uint32_t i = 0; i < n; i++) {
@@ -246,7 +258,8 @@ static void usage(FILE *o)
 		"  the same volume over the same working set.  Figures only; never fails.\n"
 		"  --json   one JSON object per line instead of the table\n"
 		"  --quick  shorter runs, fewer repetitions\n"
-		"  --workers N, --payload B   run only that N / payload (for profiling)\n");
+		"  --workers N, --payload B, --kernel avx512|scalar, --mode ordered|streaming\n"
+		"           run only those (for profiling)\n");
 }
 
 int main(int argc, char **argv)
@@ -257,18 +270,23 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "workers", required_argument, NULL, 'n' },
 		{ "payload", required_argument, NULL, 'p' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const uint32_t ns[] = { 2, 4, 8, 16, 32 }, pays[] = { 1024, 4096 };
 	bool json = false, quick = false;
 	uint32_t only_n = 0, only_pay = 0;
+	const char *only_k = NULL, *only_m = NULL;
 	unsigned reps;
 	uint64_t volume;
 	char cpu[128];
 	int o;
 
-	while ((o = getopt_long(argc, argv, "jqhn:p:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "jqhn:p:k:m:", lo, NULL)) != -1) {
 		switch (o) {
+		case 'k': only_k = optarg; break;
+		case 'm': only_m = optarg; break;
 		case 'n': only_n = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'p': only_pay = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'j': json = true; break;
@@ -319,11 +337,14 @@ int main(int argc, char **argv)
 			for (int ki = 0; ki < 2; ki++) {
 				enum nr_sum_kernel k = ki == 0 ? NR_KERNEL_AVX512 : NR_KERNEL_SCALAR;
 
-				if (!nr_sum_get(k))
+				if (!nr_sum_get(k) || (only_k && strcmp(only_k, nr_sum_get(k)->name)))
 					continue;
 				for (uint8_t mode = 0; mode < 2; mode++) {
 					double s, gbps, mpps;
 					const char *mname = mode ? "streaming" : "ordered";
+
+					if (only_m && strcmp(only_m, mname))
+						continue;
 
 					b.spec->mode = mode;
 					run_engine(&b, k, slots / 4 + 1);     /* warm-up */
