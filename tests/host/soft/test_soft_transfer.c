@@ -382,6 +382,30 @@ static void test_threads_blocking_poll(void **state)
 	pair_close(pp);
 }
 
+/* NR_SOFT_IPSN forces the initial PSN of new QPs; a bad value is a clear error. */
+static void test_env_ipsn(void **state)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.20", 0);
+	struct nr_tp_qp *qp;
+	struct nr_qp_info info;
+	struct nr_tp *tp;
+	char err[256];
+
+	setenv("NR_SOFT_IPSN", "0xfffffe", 1);
+	tp = tu_open(&c);
+	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+	assert_int_equal(info.psn, 0xFFFFFE);
+	assert_int_equal(nr_tp_soft_set_ipsn(tp, 12345), 0);
+	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+	assert_int_equal(info.psn, 12345);
+	nr_tp_close(tp);
+	setenv("NR_SOFT_IPSN", "0x1000000", 1);
+	assert_null(nr_tp_open(&c, err, sizeof(err)));
+	printf("# %s\n", err);
+	assert_non_null(strstr(err, "NR_SOFT_IPSN"));
+	unsetenv("NR_SOFT_IPSN");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +421,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_invalid_first_short, tu_teardown),
 		cmocka_unit_test_teardown(test_invalid_only_longer_than_reth, tu_teardown),
 		cmocka_unit_test_teardown(test_threads_blocking_poll, tu_teardown),
+		cmocka_unit_test_teardown(test_env_ipsn, tu_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
