@@ -514,6 +514,33 @@ static uint32_t alloc_id(struct nr_ctl *c)
 	}
 }
 
+/*
+ * Error texts quote the request (truncated with %.Ns) and jansson's messages:
+ * replace bytes that are not valid UTF-8 with '?' so the reply always encodes.
+ */
+static void utf8_sanitize(char *p)
+{
+	unsigned char *s = (unsigned char *)p;
+
+	while (*s) {
+		unsigned n = *s < 0x80 ? 0 : (*s & 0xe0) == 0xc0 ? 1 : (*s & 0xf0) == 0xe0 ? 2 :
+			     (*s & 0xf8) == 0xf0 ? 3 : 4, i;
+
+		if (n == 4 || (n == 1 && *s < 0xc2)) {
+			*s++ = '?';
+			continue;
+		}
+		for (i = 1; i <= n; i++)
+			if ((s[i] & 0xc0) != 0x80)
+				break;
+		if (i <= n) {
+			*s++ = '?';
+			continue;
+		}
+		s += n + 1;
+	}
+}
+
 static json_t *reply_err(struct nr_ctl *c, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static json_t *reply_err(struct nr_ctl *c, const char *f, ...)
 {
@@ -523,6 +550,7 @@ static json_t *reply_err(struct nr_ctl *c, const char *f, ...)
 	va_start(ap, f);
 	vsnprintf(buf, sizeof(buf), f, ap);
 	va_end(ap);
+	utf8_sanitize(buf);
 	nr_ctl_count(c, NR_CCTR_ERRORS);
 	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
 }
@@ -840,6 +868,8 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
 	else
 		reply = op_backend_info(c);
 	pthread_mutex_unlock(&c->lock);
+	if (!reply)     /* a backend string that does not encode, or no memory */
+		reply = reply_err(c, "%s: could not build the reply", op);
 	return reply;
 }
 
@@ -863,9 +893,13 @@ json_t *nr_ctl_parse_line(const char *line, size_t len, char *err, size_t errlen
 
 char *nr_ctl_error_line(const char *msg)
 {
-	json_t *o = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+	char buf[512];
+	json_t *o;
 	char *s;
 
+	snprintf(buf, sizeof(buf), "%s", msg ? msg : "error");
+	utf8_sanitize(buf);
+	o = json_pack("{s:b,s:s}", "ok", 0, "error", buf);
 	if (!o)
 		return NULL;
 	s = json_dumps(o, JSON_COMPACT);

@@ -363,6 +363,11 @@ static void test_bad_requests(void **state)
 		assert_err(r, cases[i].want);
 		json_decref(r);
 	}
+	/* Quoted text cut inside a UTF-8 character still makes a valid reply. */
+	r = tb_call_text(f->c, "{\"op\":\"a\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"
+			 "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\"}", false);
+	assert_err(r, "is not an operation");
+	json_decref(r);
 	/* Embedded NUL and deep nesting: an error, not a crash. */
 	r = NULL;
 	{
