@@ -116,6 +116,11 @@ static inline uint32_t nr_fastmod(uint32_t a, uint64_t magic, uint32_t d)
 
 static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
 {
+	/* the common case: 0 <= x - next_release < pool, no division at all */
+	if (x - j->next_release < j->pool) {
+		uint32_t s = j->rel_slot + (uint32_t)(x - j->next_release);
+		return s >= j->pool ? s - j->pool : s;
+	}
 	/* x - next_release lies in (-2^23, 2^23]: shift into [0, 2^24 + pool) */
 	int64_t d = (int64_t)(x - j->next_release);
 	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
