@@ -435,6 +435,84 @@ static void test_foreign_packets(void **state)
 	pair_close(pp);
 }
 
+/* ---- RNR NAK and the packet window ------------------------------------------ */
+
+static int drop_acks_rx(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t len)
+{
+	return dir == NR_SOFT_RX && pkt[0] == 0x11 ? NR_SOFT_DROP : NR_SOFT_PASS;
+}
+
+static void test_rnr_nak_retry(void **state)
+{
+	struct pair *const pp = &tu_pair;
+	struct nr_icrc_ip4 ipx;
+	struct nr_build_args nak = { .opcode = 0x11, .syndrome = 0x20 | 14 };  /* 1.28 ms */
+	uint8_t pkt[64];
+	struct nr_wc wc[4];
+	uint64_t t0, t1;
+	int n, k = 0;
+
+	pair_open(pp, "127.0.0.31", "127.0.0.32", 1024, 4096);
+	assert_int_equal(nr_tp_post_recv(pp->qb, 1), 0);
+	nr_tp_soft_set_filter(pp->a, drop_acks_rx, NULL);
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 7, &pp->smr, pp->sbuf, 100, pp->rmr.va,
+					      pp->rmr.rkey, 5), 0);
+	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 0), 0);      /* sent */
+	assert_int_equal(nr_tp_poll(pp->b, wc, 4, 50), 1);     /* executed ... */
+	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 20), 0);     /* ... its ACK lost at A */
+	assert_int_equal(TU_STAT(pp->a, rx_acks), 0);
+	/* B (as an RNIC would) says "receiver not ready" for that PSN. */
+	ipx = (struct nr_icrc_ip4){ .saddr = pp->ib.ip, .daddr = pp->ia.ip, .sport = 0xC123,
+				    .dport = 4791, .frag_off = NR_IPV4_DF };
+	nak.psn = pp->ia.psn;
+	n = nr_build_transport(pkt, sizeof(pkt), &ipx, pp->ia.qpn, &nak, NULL, 0);
+	assert_true(n > 0);
+	nr_tp_soft_set_filter(pp->a, NULL, NULL);
+	assert_int_equal(nr_tp_soft_inject(pp->a, pp->ib.ip, 0xC123, pkt, (uint32_t)n), 0);
+	t0 = tu_now_ms();
+	while (k == 0 && tu_now_ms() - t0 < 3000) {
+		k = nr_tp_poll(pp->a, wc, 4, 0);
+		assert_true(nr_tp_poll(pp->b, wc + 1, 3, 0) == 0);
+	}
+	t1 = tu_now_ms();
+	assert_int_equal(k, 1);
+	assert_int_equal(wc[0].wr_id, 7);
+	assert_int_equal(wc[0].status, NR_WC_OK);
+	assert_int_equal(TU_STAT(pp->a, rx_nak_rnr), 1);
+	assert_int_equal(TU_STAT(pp->a, timeouts), 0);
+	assert_true(TU_STAT(pp->b, rx_dup) >= 1);              /* the retry was a duplicate */
+	assert_true(t1 - t0 >= 1);
+	pair_close(pp);
+}
+
+static int drop_all_rx(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t len)
+{
+	return dir == NR_SOFT_RX ? NR_SOFT_DROP : NR_SOFT_PASS;
+}
+
+/* No more than max_inflight packets leave before an ACK. */
+static void test_window_limit(void **state)
+{
+	struct nr_tp_config ca = tu_cfg("127.0.0.33", 1024), cb = tu_cfg("127.0.0.34", 1024);
+	struct pair *const pp = &tu_pair;
+	struct nr_wc wc[4];
+
+	ca.max_inflight = 16;
+	ca.timeout = 18;     /* ~1 s: no retransmission during the check */
+	pair_open_cfg(pp, &ca, &cb, 1 << 20);
+	nr_tp_soft_set_filter(pp->b, drop_all_rx, NULL);
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 1 << 20, pp->rmr.va,
+					      pp->rmr.rkey, 0), 0);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(nr_tp_poll(pp->a, wc, 4, 2), 0);
+		assert_int_equal(nr_tp_poll(pp->b, wc, 4, 0), 0);
+	}
+	assert_int_equal(TU_STAT(pp->a, tx_data), 16);
+	/* Open the path: everything arrives. */
+	nr_tp_soft_set_filter(pp->b, NULL, NULL);
+	pair_close(pp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +529,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_retry_exhausted_short, tu_teardown),
 		cmocka_unit_test_teardown(test_retry_exhausted_default, tu_teardown),
 		cmocka_unit_test_teardown(test_foreign_packets, tu_teardown),
+		cmocka_unit_test_teardown(test_rnr_nak_retry, tu_teardown),
+		cmocka_unit_test_teardown(test_window_limit, tu_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
