@@ -432,7 +432,7 @@ static void test_rate_limit(void **state)
 	}
 	print_message("  40 requests at once: %u answered, %u rate-limited\n", ok, limited);
 	assert_int_equal(ok + limited, 40);
-	assert_true(ok >= 5 && ok <= 8);
+	assert_true(ok >= 5 && ok <= 15);   /* burst 5, plus what refills while they arrive */
 	/* The bucket refills. */
 	usleep(300000);
 	send_str(k, "{\"op\":\"stats\"}\n");
