@@ -64,7 +64,6 @@ static void job_free_pool(struct nr_job *j)
 	free(j->slots);
 	free(j->bits);
 	free(j->held);
-	free(j->pkts);
 	free(j->results);
 	free(j->acked);
 	free(j->srcs);
@@ -72,7 +71,6 @@ static void job_free_pool(struct nr_job *j)
 	j->slots = NULL;
 	j->bits = NULL;
 	j->held = NULL;
-	j->pkts = NULL;
 	j->results = NULL;
 	j->acked = NULL;
 	j->srcs = NULL;
@@ -191,12 +189,11 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->slots = calloc(pp, sizeof(*j->slots));
 	j->bits = calloc(pp * j->words, sizeof(*j->bits));
 	j->held = calloc(pp * j->n, sizeof(*j->held));
-	j->pkts = malloc(pp * j->n * sizeof(*j->pkts));
 	j->results = aligned_alloc(64, (pp * j->mtu + 63) / 64 * 64);
 	j->acked = calloc(j->n, sizeof(*j->acked));
 	j->srcs = calloc(j->n, sizeof(*j->srcs));
 	j->outs = calloc(j->n, sizeof(*j->outs));
-	if (!j->slots || !j->bits || !j->held || !j->pkts || !j->results || !j->acked ||
+	if (!j->slots || !j->bits || !j->held || !j->results || !j->acked ||
 	    !j->srcs || !j->outs) {
 		job_free_pool(j);
 		free(j);

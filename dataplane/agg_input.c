@@ -91,7 +91,6 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 {
 	struct nr_slot *s = &j->slots[si];
 	struct nr_held *h = &j->held[(size_t)si * j->n];
-	struct nr_pkt *pk = &j->pkts[(size_t)si * j->n];
 	uint8_t *res = j->results + (size_t)si * j->mtu;
 	uint32_t g = (uint32_t)(s->x & NR_PSN_MASK);
 
@@ -108,7 +107,7 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 		struct nr_emit em = {
 			.handle = h[i].handle,
 			.frame = h[i].frame,
-			.pkt = &pk[i],
+			.pkt = &h[i].pkt,
 			.job = j->id,
 			.conn = i,
 			.g = g,
@@ -116,8 +115,8 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 		};
 
 		if (s->has_tag && j->result_key) {
-			pk[i].imm = s->tag ^ j->result_key;
-			frame_set_imm(h[i].frame, &pk[i], pk[i].imm);
+			h[i].pkt.imm = s->tag ^ j->result_key;
+			frame_set_imm(h[i].frame, &h[i].pkt, h[i].pkt.imm);
 		}
 		h[i].handle = NULL;
 		j->ctr[NR_ECTR_EMITTED]++;
@@ -266,8 +265,10 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		}
 	}
 	bits[i / 64] |= 1ull << (i % 64);
-	j->held[k] = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay };
-	j->pkts[k] = *p;
+	j->held[k].handle = handle;
+	j->held[k].frame = frame;
+	j->held[k].pay = pay;
+	j->held[k].pkt = *p;
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)

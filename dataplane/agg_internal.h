@@ -39,11 +39,13 @@ struct nr_slot {
 	uint32_t tag_conn;     /* connection that brought tag */
 };
 
-/* A received packet the engine holds (ordered and streaming modes). */
+/* A received packet the engine holds (ordered and streaming modes), with its
+ * parse record next to it: one region written per contribution. */
 struct nr_held {
 	void *handle;
 	uint8_t *frame;
 	uint8_t *pay;
+	struct nr_pkt pkt;
 };
 
 struct nr_job {
@@ -71,7 +73,6 @@ struct nr_job {
 	struct nr_slot *slots;     /* [pool] */
 	uint64_t *bits;            /* [pool * words] contributor bitmaps */
 	struct nr_held *held;      /* [pool * n] */
-	struct nr_pkt *pkts;       /* [pool * n] parse records of held packets */
 	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
 	const void **srcs;         /* [n] scratch for the sum */

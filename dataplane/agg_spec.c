@@ -50,7 +50,7 @@ uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
 	uint64_t words = (s->n_conns + 63) / 64;
 
 	return pp * (sizeof(struct nr_slot) + s->mtu + words * 8 +
-		     (uint64_t)s->n_conns * (sizeof(struct nr_held) + sizeof(struct nr_pkt)));
+		     (uint64_t)s->n_conns * sizeof(struct nr_held));
 }
 
 static bool mtu_ok(uint32_t mtu)
