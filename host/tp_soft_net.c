@@ -280,9 +280,9 @@ int soft_tx_flush(struct soft_tp *tp)
 			sent += (unsigned)r;
 			continue;
 		}
-		if (errno == EINTR)
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+		if (r == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
 			tp->st.tx_again++;
 			tp->tx_blocked = true;
 			break;
