@@ -24,6 +24,27 @@
  * engine writes the sum into each connection's own packet g (same headers, same
  * QPN and PSN) and hands it to ops.emit, connections in rank order, slots in g
  * order.  The caller recomputes the ICRC (UDP checksum stays 0) and transmits.
+ *
+ * Data packets (WRITE on a registered data QPN) of connection i with sequence
+ * g = (psn - ipsn_i) mod 2^24, against the occupant of slot(g):
+ *   occupant is g:   FILLING  -> add (bit clear) or DUP_DROPPED (bit set)
+ *                    COMPLETE -> DUP_DROPPED (its result follows in order)
+ *                    EMITTED/RELEASED -> RESEND with the stored result
+ *   g already released and slot reused (or before the job's start) -> STALE_DROPPED
+ *   g at or past next_release + pool_packets -> OCCUPIED_DROPPED
+ *   otherwise the slot is FREE or RELEASED: g takes it.
+ * Checks on add: BAD_LEN (0, not a multiple of 4, over the MTU), then against
+ * the slot's first contribution OPCODE_MISMATCH, LEN_MISMATCH (job flagged:
+ * reason set, still active), TAG_MISMATCH (ImmDt differs: the job fails).
+ * ACKs (AETH on the sender's QPN) acknowledge g and everything before; a NAK
+ * sequence error at PSN p acknowledges up to p - 1; RNR and other NAKs
+ * acknowledge nothing; an ACK beyond what was emitted or before the
+ * connection's mark is ACK_IGNORED.  A slot is released once every
+ * connection's mark covers it.  Hosts must respect the credit window W:
+ * then no occupied-slot drop happens and no sender ever finds the slot of a
+ * packet it has not seen ACKed reused (a host that oversends can stall and
+ * the job then fails by progress timeout).
+ * Time (now_ns) only matters for the progress timeout.
  */
 #ifndef NR_AGG_ENGINE_H
 #define NR_AGG_ENGINE_H
