@@ -234,7 +234,7 @@ tb_setup() {
 
 # EAL + application arguments of the box (see dataplane/dp_main.c --help).
 tb_box_cmd() {
-	local i cmd=("$(tb_bin_switch)" --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
+	local i cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
 		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")
 	for ((i = 0; i < TB_HOSTS; i++)); do
 		cmd+=(--vdev "net_af_packet$i,iface=${TB_P}p$i,qdisc_bypass=0")
@@ -383,6 +383,7 @@ tb_teardown() {
 	[ -n "${TB_RUNDIR:-}" ] && [ -d "$TB_RUNDIR" ] || return 0
 	set +e
 	local pid ns
+	tb_box_stop
 	if [ -f "$TB_RUNDIR/pids" ]; then
 		while read -r pid; do
 			[ -n "$pid" ] && tb_kill_tree "$pid" TERM
