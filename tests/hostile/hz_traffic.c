@@ -222,10 +222,14 @@ int hz_result(struct hz_job *j, const uint8_t *frame, uint32_t len, bool check_i
 		j->wrong++;
 		return 1;
 	}
-	if (j->seen[(size_t)g * j->n + r]++)
+	uint8_t *seen = &j->seen[(size_t)g * j->n + r];
+
+	if (*seen)
 		j->dup_results++;
 	else
 		j->results++;
+	if (*seen < 255)
+		(*seen)++;
 	return 1;
 }
 
