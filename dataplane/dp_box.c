@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The box: mempool, ports, worker lcores and their engines, start and stop.
+ * See dp_box.h for the threading model.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/dp_box.h"
+
+RTE_LOG_REGISTER(dp_logtype, netreduce.dp, INFO);
+
+void dp_cfg_defaults(struct dp_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = DP_MODE_SWITCH;
+	cfg->burst = DP_DEFAULT_BURST;
+	cfg->pool_mbufs = 8191;
+	cfg->idle_sleep_us = 50;
+	cfg->idle_polls = 1000;
+	cfg->rx_desc = 1024;
+	cfg->tx_desc = 1024;
+	cfg->kernel = NR_KERNEL_AUTO;
+	cfg->promisc = true;
+	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
+}
+
+static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigned rxq,
+		      char *err, size_t errlen)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	uint16_t nrx = rxq ? 1 : 0, ntx = (uint16_t)b->n_workers;
+	uint16_t rxd = b->cfg.rx_desc, txd = b->cfg.tx_desc;
+	int rc;
+
+	if (!rte_eth_dev_is_valid_port(id) || id >= DP_MAX_PORTS) {
+		snprintf(err, errlen, "port %u: no such port (or id >= %d)", id, DP_MAX_PORTS);
+		return -ENODEV;
+	}
+	rc = rte_eth_dev_info_get(id, &info);
+	if (rc) {
+		snprintf(err, errlen, "port %u: cannot read device info: %s", id, rte_strerror(-rc));
+		return rc;
+	}
+	dp->id = id;
+	rte_eth_dev_get_name_by_port(id, dp->name);
+	snprintf(dp->driver, sizeof(dp->driver), "%s", info.driver_name ? info.driver_name : "?");
+	nrx = 1;
+	if (info.max_tx_queues < ntx) {
+		snprintf(err, errlen, "port %u (%s): %u TX queues needed (one per worker lcore), driver %s offers %u; "
+			 "use fewer worker lcores (or qpairs=N for net_af_packet)",
+			 id, dp->name, ntx, dp->driver, info.max_tx_queues);
+		return -EINVAL;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads = 0; /* flood copies share mbufs: no fast free */
+	rc = rte_eth_dev_configure(id, nrx, ntx, &conf);
+	if (rc) {
+		snprintf(err, errlen, "port %u (%s): configure failed: %s", id, dp->name, rte_strerror(-rc));
+		return rc;
+	}
+	rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxd, &txd);
+	if (b->cfg.mtu) {
+		rc = rte_eth_dev_set_mtu(id, (uint16_t)b->cfg.mtu);
+		if (rc)
+			DP_LOG(WARNING, "port %u (%s): cannot set MTU %u: %s; keeping the port's",
+			       id, dp->name, b->cfg.mtu, rte_strerror(-rc));
+	}
+	rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), NULL, b->pool);
+	if (rc) {
+		snprintf(err, errlen, "port %u (%s): RX queue setup failed: %s", id, dp->name, rte_strerror(-rc));
+		return rc;
+	}
+	for (uint16_t q = 0; q < ntx; q++) {
+		rc = rte_eth_tx_queue_setup(id, q, txd, rte_eth_dev_socket_id(id), NULL);
+		if (rc) {
+			snprintf(err, errlen, "port %u (%s): TX queue %u setup failed: %s",
+				 id, dp->name, q, rte_strerror(-rc));
+			return rc;
+		}
+	}
+	rc = rte_eth_dev_start(id);
+	if (rc) {
+		snprintf(err, errlen, "port %u (%s): start failed: %s", id, dp->name, rte_strerror(-rc));
+		return rc;
+	}
+	if (b->cfg.promisc) {
+		rc = rte_eth_promiscuous_enable(id);
+		if (rc && rc != -ENOTSUP)
+			DP_LOG(WARNING, "port %u (%s): promiscuous mode: %s", id, dp->name, rte_strerror(-rc));
+	}
+	rte_eth_macaddr_get(id, &dp->mac);
+	return 0;
+}
+
+static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lcore,
+				    char *err, size_t errlen)
+{
+	struct nr_engine_ops ops = { .emit = dp_engine_emit, .free = dp_engine_free };
+	struct dp_worker *w = rte_zmalloc("nr_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	char name[RTE_RING_NAMESIZE];
+	static unsigned seq;
+
+	if (w == NULL) {
+		snprintf(err, errlen, "worker %u: out of memory (try -m with more MB)", idx);
+		return NULL;
+	}
+	w->box = b;
+	w->idx = idx;
+	w->lcore = lcore;
+	ops.ctx = w;
+	w->eng = nr_engine_create(&ops);
+	if (w->eng == NULL) {
+		snprintf(err, errlen, "worker %u: cannot create its engine (out of memory)", idx);
+		goto fail;
+	}
+	if (b->cfg.kernel != NR_KERNEL_AUTO && nr_engine_set_kernel(w->eng, b->cfg.kernel) != 0) {
+		snprintf(err, errlen, "sum kernel %d not available on this CPU", b->cfg.kernel);
+		goto fail;
+	}
+	snprintf(name, sizeof(name), "nr_cmd_%u_%u", idx, __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	w->cmd = rte_ring_create(name, 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "nr_hoff_%u_%u", idx, __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	w->handoff = rte_ring_create(name, DP_HANDOFF_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (w->cmd == NULL || w->handoff == NULL) {
+		snprintf(err, errlen, "worker %u: cannot create its rings: %s", idx, rte_strerror(rte_errno));
+		goto fail;
+	}
+	return w;
+fail:
+	if (w->eng)
+		nr_engine_destroy(w->eng);
+	rte_ring_free(w->cmd);
+	rte_ring_free(w->handoff);
+	rte_free(w);
+	return NULL;
+}
+
+static void worker_free(struct dp_worker *w)
+{
+	void *obj;
+
+	if (w == NULL)
+		return;
+	while (rte_ring_dequeue(w->handoff, &obj) == 0)
+		rte_pktmbuf_free(obj);
+	nr_engine_destroy(w->eng);   /* held mbufs come back through dp_engine_free */
+	for (unsigned i = 0; i < DP_MAX_PORTS; i++) {
+		rte_pktmbuf_free_bulk(w->tx[i].m, w->tx[i].n);
+		w->tx[i].n = 0;
+	}
+	for (unsigned j = 0; j < w->n_jobs; j++)
+		free(w->jobs[j].ep);
+	rte_ring_free(w->cmd);
+	rte_ring_free(w->handoff);
+	rte_free(w);
+}
+
+struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, unsigned n_ports,
+			     const unsigned *lcores, unsigned n_lcores, struct rte_mempool *pool,
+			     char *err, size_t errlen)
+{
+	struct dp_box *b;
+	static unsigned seq;
+
+	if (n_ports == 0 || n_ports > DP_MAX_PORTS) {
+		snprintf(err, errlen, "%u ports: the box needs 1 to %d ports (EAL -a/--vdev)", n_ports, DP_MAX_PORTS);
+		return NULL;
+	}
+	if (n_lcores == 0 || n_lcores > DP_MAX_WORKERS) {
+		snprintf(err, errlen, "%u worker lcores: need 1 to %d (EAL -l)", n_lcores, DP_MAX_WORKERS);
+		return NULL;
+	}
+	if (cfg->mode == DP_MODE_ONE_ARMED && n_ports != 1) {
+		snprintf(err, errlen, "one-armed mode takes exactly one port, %u given", n_ports);
+		return NULL;
+	}
+	if (cfg->burst == 0 || cfg->burst > DP_MAX_BURST) {
+		snprintf(err, errlen, "burst %u: must be 1..%d", cfg->burst, DP_MAX_BURST);
+		return NULL;
+	}
+	b = rte_zmalloc("nr_box", sizeof(*b), RTE_CACHE_LINE_SIZE);
+	if (b == NULL) {
+		snprintf(err, errlen, "out of memory for the box (EAL -m)");
+		return NULL;
+	}
+	b->cfg = *cfg;
+	pthread_mutex_init(&b->ctl_lock, NULL);
+	b->tsc_hz = rte_get_tsc_hz();
+	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
+	b->owners = rte_zmalloc("nr_owners", sizeof(*b->owners), RTE_CACHE_LINE_SIZE);
+	dp_l2_init(&b->l2);
+	if (b->owners == NULL) {
+		snprintf(err, errlen, "out of memory for the owner map (EAL -m)");
+		goto fail;
+	}
+	b->pool = pool;
+	if (pool == NULL) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "nr_pool_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, 0, DP_MBUF_DATAROOM,
+						  rte_socket_id());
+		if (b->pool == NULL) {
+			snprintf(err, errlen, "cannot create a pool of %u mbufs of %u bytes: %s "
+				 "(raise EAL -m or lower --pool-mbufs)",
+				 cfg->pool_mbufs, DP_MBUF_DATAROOM, rte_strerror(rte_errno));
+			goto fail;
+		}
+		b->own_pool = true;
+	}
+	b->n_workers = n_lcores;
+	for (unsigned i = 0; i < n_lcores; i++) {
+		b->workers[i] = worker_new(b, i, lcores[i], err, errlen);
+		if (b->workers[i] == NULL)
+			goto fail;
+	}
+	b->kernel_name = nr_engine_kernel_name(b->workers[0]->eng);
+	for (unsigned i = 0; i < n_ports; i++) {
+		struct dp_worker *w = b->workers[i % n_lcores];
+
+		if (port_setup(b, &b->ports[i], ports[i], 1, err, errlen) != 0)
+			goto fail;
+		b->n_ports = i + 1;
+		w->rxq[w->n_rxq].port = ports[i];
+		w->rxq[w->n_rxq].queue = 0;
+		w->n_rxq++;
+	}
+	return b;
+fail:
+	dp_box_destroy(b, false);
+	return NULL;
+}
+
+int dp_box_launch(struct dp_box *b)
+{
+	__atomic_store_n(&b->quit, 0, __ATOMIC_RELEASE);
+	b->started = true;
+	for (unsigned i = 0; i < b->n_workers; i++) {
+		struct dp_worker *w = b->workers[i];
+		int rc;
+
+		if (w->lcore == rte_lcore_id())
+			continue;   /* the caller runs dp_worker_main() itself */
+		rc = rte_eal_remote_launch(dp_worker_main, w, w->lcore);
+		if (rc == 0)
+			w->launched = true;
+		if (rc) {
+			DP_LOG(ERR, "cannot launch worker %u on lcore %u: %s (is it an EAL worker lcore? -l)",
+			       i, w->lcore, rte_strerror(-rc));
+			dp_box_stop(b);
+			return rc;
+		}
+	}
+	/* Wait until every loop runs so commands go through the rings. */
+	for (unsigned i = 0; i < b->n_workers; i++)
+		while (b->workers[i]->launched &&
+		       !__atomic_load_n(&b->workers[i]->running, __ATOMIC_ACQUIRE))
+			rte_pause();
+	return 0;
+}
+
+void dp_box_stop(struct dp_box *b)
+{
+	__atomic_store_n(&b->quit, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < b->n_workers; i++)
+		if (b->workers[i]->launched) {
+			rte_eal_wait_lcore(b->workers[i]->lcore);
+			b->workers[i]->launched = false;
+		}
+	pthread_mutex_lock(&b->ctl_lock);
+	b->started = false;
+	pthread_mutex_unlock(&b->ctl_lock);
+}
+
+void dp_box_destroy(struct dp_box *b, bool close_ports)
+{
+	if (b == NULL)
+		return;
+	if (b->started)
+		dp_box_stop(b);
+	for (unsigned i = 0; i < b->n_ports; i++) {
+		int rc = rte_eth_dev_stop(b->ports[i].id);
+
+		if (rc)
+			DP_LOG(WARNING, "port %u: stop: %s", b->ports[i].id, rte_strerror(-rc));
+	}
+	for (unsigned i = 0; i < b->n_workers; i++)
+		worker_free(b->workers[i]);
+	if (close_ports)
+		for (unsigned i = 0; i < b->n_ports; i++)
+			rte_eth_dev_close(b->ports[i].id);
+	for (unsigned i = 0; i < b->n_jobs; i++)
+		free(b->job_spec[i]);
+	if (b->own_pool)
+		rte_mempool_free(b->pool);
+	rte_free(b->owners);
+	pthread_mutex_destroy(&b->ctl_lock);
+	rte_free(b);
+}

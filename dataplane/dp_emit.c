@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Where frames leave the box.
+ *
+ * Results (engine emit) and resent duplicates: ECN-CE set if any contribution
+ * carried it (IPv4 header checksum fixed; the ICRC masks the TOS byte), UDP
+ * checksum 0 (RoCEv2 practice), ICRC recomputed with ISA-L (nr_icrc_update),
+ * then routed like any frame, except that a result may leave on the port it
+ * came in on (sender and receiver behind one port).
+ *
+ * Switch mode: destination MAC looked up in the learning table; unknown or
+ * group destinations are flooded to every other port (one mbuf, its refcnt
+ * raised once per extra port); a frame whose destination sits on its ingress
+ * port is filtered (dropped, counted), as a learning bridge does.
+ *
+ * One-armed mode (one port): every frame goes back out of its port.  A frame
+ * addressed to the box's own MAC (hosts route through the box) is re-addressed
+ * to the MAC the jobs' endpoints give for its IPv4 destination (source MAC =
+ * the port's); with no such endpoint it is dropped (no_route) rather than
+ * bounced back to the box.  Every other frame (the ToR steers UDP 4791 to the
+ * box with the original addresses; ARP; anything not RoCE) goes back
+ * unchanged.  Endpoints are known to the worker owning the job: with several
+ * workers, routed frames of unregistered traffic are re-addressed only by a
+ * worker that owns a job naming that IP.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/dp_box.h"
+#include "proto/roce_icrc.h"
+
+void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
+void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
+
+void dp_tx_flush(struct dp_worker *w, uint16_t port)
+{
+	struct dp_txbuf *t = &w->tx[port];
+	uint16_t sent;
+
+	if (t->n == 0)
+		return;
+	sent = rte_eth_tx_burst(port, (uint16_t)w->idx, t->m, t->n);
+	w->ctr.c[DP_CTR_TX] += sent;
+	if (unlikely(sent < t->n)) {
+		w->ctr.c[DP_CTR_TX_DROPPED] += t->n - sent;
+		rte_pktmbuf_free_bulk(&t->m[sent], t->n - sent);
+	}
+	t->n = 0;
+}
+
+void dp_tx_drain(struct dp_worker *w)
+{
+	struct dp_box *b = w->box;
+
+	for (unsigned i = 0; i < b->n_ports; i++)
+		dp_tx_flush(w, b->ports[i].id);
+}
+
+void dp_tx_one(struct dp_worker *w, uint16_t port, struct rte_mbuf *m)
+{
+	struct dp_txbuf *t = &w->tx[port];
+
+	t->m[t->n++] = m;
+	if (t->n >= w->box->cfg.burst)
+		dp_tx_flush(w, port);
+}
+
+static void flood(struct dp_worker *w, struct rte_mbuf *m, bool count)
+{
+	struct dp_box *b = w->box;
+	unsigned others = 0;
+
+	for (unsigned i = 0; i < b->n_ports; i++)
+		others += b->ports[i].id != m->port;
+	if (others == 0) {
+		if (count)
+			w->ctr.c[DP_CTR_FILTERED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (count)
+		w->ctr.c[DP_CTR_FLOODED]++;
+	if (others > 1) {
+		rte_mbuf_refcnt_update(m, (int16_t)(others - 1));
+		w->ctr.c[DP_CTR_FLOOD_COPIES] += others - 1;
+	}
+	for (unsigned i = 0; i < b->n_ports; i++)
+		if (b->ports[i].id != m->port)
+			dp_tx_one(w, b->ports[i].id, m);
+}
+
+static bool ep_lookup(const struct dp_worker *w, uint32_t ip, uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	for (unsigned j = 0; j < w->n_jobs; j++) {
+		const struct dp_job_ep *job = &w->jobs[j];
+
+		for (unsigned i = 0; i < 2 * job->n_conns; i++)
+			if (job->ep[i].ip == ip && memcmp(job->ep[i].mac, zero, 6) != 0) {
+				memcpy(mac, job->ep[i].mac, 6);
+				return true;
+			}
+	}
+	return false;
+}
+
+/* One-armed: back out of the ingress port, re-addressed if sent to us. */
+static void one_armed_out(struct dp_worker *w, struct rte_mbuf *m, bool count)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	const struct dp_port *port = NULL;
+	uint8_t mac[6];
+
+	for (unsigned i = 0; i < w->box->n_ports; i++)
+		if (w->box->ports[i].id == m->port)
+			port = &w->box->ports[i];
+	if (port && rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
+	    rte_is_same_ether_addr(&eh->dst_addr, &port->mac)) {
+		const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eh + 1);
+
+		if (eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+		    rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(*ip) ||
+		    !ep_lookup(w, ip->dst_addr, mac)) {
+			w->ctr.c[DP_CTR_NO_ROUTE]++;
+			w->ctr.c[DP_CTR_DROPPED]++;
+			DP_LOG_RL(NOTICE, "lcore %u: frame for the box's MAC on port %u has no known next hop; dropped (counter no_route)",
+				  w->lcore, m->port);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		memcpy(&eh->src_addr, &port->mac, 6);
+		memcpy(&eh->dst_addr, mac, 6);
+	}
+	if (count)
+		w->ctr.c[DP_CTR_FORWARDED]++;
+	dp_tx_one(w, m->port, m);
+}
+
+static void route(struct dp_worker *w, struct rte_mbuf *m, bool is_result)
+{
+	const struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t out;
+
+	if (w->box->cfg.mode == DP_MODE_ONE_ARMED) {
+		one_armed_out(w, m, !is_result);
+		return;
+	}
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN || dp_mac_is_group(eh->dst_addr.addr_bytes)) {
+		flood(w, m, !is_result);
+		return;
+	}
+	out = dp_l2_lookup(&w->box->l2, eh->dst_addr.addr_bytes);
+	if (out == DP_L2_NONE) {
+		flood(w, m, !is_result);
+		return;
+	}
+	if (out == m->port && !is_result) {
+		w->ctr.c[DP_CTR_FILTERED]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!is_result)
+		w->ctr.c[DP_CTR_FORWARDED]++;
+	dp_tx_one(w, out, m);
+}
+
+void dp_l2_out(struct dp_worker *w, struct rte_mbuf *m)
+{
+	route(w, m, false);
+}
+
+void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p)
+{
+	route(w, m, true);
+}
+
+void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce)
+{
+	if (p->ipver == 4) {
+		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
+
+		if (ecn_ce && (ip->tos & NR_ECN_MASK) != NR_ECN_CE) {
+			ip->tos |= NR_ECN_CE;
+			ip->check = nr_ipv4_cksum(ip);
+			w->ctr.c[DP_CTR_ECN_MARKED]++;
+		}
+	}
+	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
+	nr_icrc_update(frame, p);
+}
+
+void dp_engine_emit(void *ctx, const struct nr_emit *e)
+{
+	struct dp_worker *w = ctx;
+	struct rte_mbuf *m = e->handle;
+
+	w->ctr.c[DP_CTR_RESULTS]++;
+	dp_result_fixup(w, e->frame, e->pkt, e->ecn_ce);
+	dp_result_out(w, m, e->pkt);
+}
+
+void dp_engine_free(void *ctx, void *handle)
+{
+	struct dp_worker *w = ctx;
+
+	w->ctr.c[DP_CTR_FREED_HELD]++;
+	rte_pktmbuf_free(handle);
+}

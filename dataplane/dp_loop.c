@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The burst loop of a worker lcore, l3fwd lpm_main_loop style:
+ *   drain TX on a TSC timer, rx_burst each (port, queue) this lcore polls,
+ *   parse the burst into a side array of struct nr_pkt, act on the burst,
+ *   take the frames other lcores handed over, serve the command ring,
+ *   housekeeping (progress timeouts) every DP_HOUSEKEEP_ITERS iterations,
+ *   back off to short sleeps after a stretch of empty polls if asked to.
+ *
+ * What happens to a frame:
+ *   not RoCEv2 (NR_PKT_OTHER)      switched unchanged (dp_emit.c)
+ *   malformed UDP/4791             dropped and counted by reason: such a frame
+ *                                  can never be a valid packet for any RoCE
+ *                                  receiver (its ICRC or headers are broken),
+ *                                  so forwarding it would only waste the link
+ *   RoCEv2 of a job another lcore
+ *   owns (several workers)         handed to that lcore's handoff ring
+ *   RoCEv2                         offered to the engine; its verdict decides:
+ *                                  forward unchanged, drop (counted by reason),
+ *                                  held (comes back as a result or is freed),
+ *                                  resend (a stored result, re-ICRC'd, sent)
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+#include <rte_ring.h>
+
+#include "dataplane/dp_box.h"
+
+void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
+void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
+
+static inline void drop(struct dp_worker *w, struct rte_mbuf *m)
+{
+	w->ctr.c[DP_CTR_DROPPED]++;
+	rte_pktmbuf_free(m);
+}
+
+static void act_malformed(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p)
+{
+	unsigned bad = p->bad < NR_BAD_MAX ? p->bad : NR_BAD_NONE;
+
+	w->ctr.c[DP_CTR_MALFORMED]++;
+	w->ctr.malformed[bad]++;
+	DP_LOG_RL(NOTICE, "lcore %u: malformed RoCEv2 frame on port %u (%u bytes): %s; dropped (counter malformed.%s)",
+		  w->lcore, m->port, rte_pktmbuf_data_len(m), nr_malformed_str(bad),
+		  dp_malformed_names[bad]);
+	drop(w, m);
+}
+
+/* Hand a frame of a job owned elsewhere to its lcore; true if it left. */
+static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p)
+{
+	struct dp_box *b = w->box;
+	int owner;
+
+	if (b->n_workers < 2 || p->ipver != 4)
+		return false;
+	owner = dp_owner_get(b->owners, p->daddr, p->qpn);
+	if (owner < 0 || (unsigned)owner == w->idx)
+		return false;
+	if (rte_ring_mp_enqueue(b->workers[owner]->handoff, m) != 0) {
+		w->ctr.c[DP_CTR_HANDOFF_FULL]++;
+		DP_LOG_RL(WARNING, "lcore %u: handoff ring of worker %d full; frame dropped (counter handoff_full)",
+			  w->lcore, owner);
+		drop(w, m);
+		return true;
+	}
+	w->ctr.c[DP_CTR_HANDOFF_OUT]++;
+	return true;
+}
+
+static void act_roce(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p,
+		     bool handed_in)
+{
+	enum nr_engine_ctr ctr = NR_ECTR_MAX;
+	enum nr_verdict v;
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+
+	if (!handed_in && handoff(w, m, p))
+		return;
+	v = nr_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
+	switch (v) {
+	case NR_V_FORWARD:
+		dp_l2_out(w, m);
+		break;
+	case NR_V_HELD:
+		w->ctr.c[DP_CTR_HELD]++;
+		break;
+	case NR_V_RESEND:
+		w->ctr.c[DP_CTR_RESENT]++;
+		dp_result_fixup(w, frame, p, false);
+		dp_result_out(w, m, p);
+		break;
+	case NR_V_DROP:
+	default:
+		w->ctr.c[DP_CTR_ENGINE_DROP]++;
+		if (ctr < NR_ECTR_MAX)
+			w->ctr.engine_drop[ctr]++;
+		drop(w, m);
+		break;
+	}
+}
+
+static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct nr_pkt *p = &w->side[i];
+
+		if (m == NULL)
+			continue;
+		switch (p->kind) {
+		case NR_PKT_ROCE:
+			act_roce(w, m, p, handed_in);
+			break;
+		case NR_PKT_MALFORMED:
+			act_malformed(w, m, p);
+			break;
+		default:
+			dp_l2_out(w, m);
+			break;
+		}
+	}
+}
+
+/* Parse a burst into the side array; multi-segment frames are linearized. */
+static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool learn)
+{
+	const uint16_t ahead = 3;
+
+	for (uint16_t i = 0; i < n && i < ahead; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint8_t *frame;
+
+		if (i + ahead < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + ahead], void *));
+		if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
+			w->ctr.c[DP_CTR_MULTISEG]++;
+			DP_LOG_RL(WARNING, "lcore %u: %u-segment frame on port %u could not be linearized; dropped (counter multiseg)",
+				  w->lcore, m->nb_segs, m->port);
+			drop(w, m);
+			pkts[i] = NULL;
+			continue;
+		}
+		if (unlikely(rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)) {
+			w->ctr.c[DP_CTR_RUNT]++;
+			drop(w, m);
+			pkts[i] = NULL;
+			continue;
+		}
+		frame = rte_pktmbuf_mtod(m, uint8_t *);
+		if (learn)
+			dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
+		nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]);
+	}
+}
+
+void dp_burst(struct dp_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	w->ctr.c[DP_CTR_RX] += n;
+	for (uint16_t i = 0; i < n; i++)
+		pkts[i]->port = port;   /* not every PMD sets it (net_ring does not) */
+	parse_burst(w, pkts, n, w->box->cfg.mode == DP_MODE_SWITCH);
+	act_burst(w, pkts, n, false);
+}
+
+void dp_burst_handoff(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
+{
+	w->ctr.c[DP_CTR_HANDOFF_IN] += n;
+	parse_burst(w, pkts, n, false);
+	act_burst(w, pkts, n, true);
+}
+
+int dp_worker_main(void *arg)
+{
+	struct dp_worker *w = arg;
+	struct dp_box *b = w->box;
+	struct rte_mbuf *pkts[DP_MAX_BURST];
+	const uint64_t drain_tsc = (b->tsc_hz + 1000000 - 1) / 1000000 * DP_TX_DRAIN_US;
+	const unsigned burst = b->cfg.burst;
+	uint64_t prev_tsc = rte_get_tsc_cycles(), iter = 0;
+	unsigned idle = 0;
+
+	w->lcore = rte_lcore_id();
+	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
+	DP_LOG(INFO, "worker %u on lcore %u: %u rx queues, engine kernel %s",
+	       w->idx, w->lcore, w->n_rxq, nr_engine_kernel_name(w->eng));
+
+	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE)) {
+		uint64_t cur_tsc = rte_get_tsc_cycles();
+		unsigned got = 0, nh;
+
+		w->now_ns = dp_now_ns(b, cur_tsc);
+		if (unlikely(cur_tsc - prev_tsc > drain_tsc)) {
+			dp_tx_drain(w);
+			prev_tsc = cur_tsc;
+		}
+		for (unsigned q = 0; q < w->n_rxq; q++) {
+			uint16_t nb = rte_eth_rx_burst(w->rxq[q].port, w->rxq[q].queue, pkts, burst);
+
+			if (nb) {
+				dp_burst(w, w->rxq[q].port, pkts, nb);
+				got += nb;
+			}
+		}
+		nh = rte_ring_sc_dequeue_burst(w->handoff, (void **)pkts, burst, NULL);
+		if (nh) {
+			dp_burst_handoff(w, pkts, nh);
+			got += nh;
+		}
+		got += dp_cmd_service(w);
+		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0))
+			nr_engine_poll(w->eng, w->now_ns);
+		if (got) {
+			idle = 0;
+		} else if (b->cfg.idle_sleep_us && ++idle >= b->cfg.idle_polls) {
+			dp_tx_drain(w);
+			w->ctr.c[DP_CTR_IDLE_SLEEPS]++;
+			usleep(b->cfg.idle_sleep_us);
+		}
+	}
+	dp_tx_drain(w);
+	__atomic_store_n(&w->running, 0, __ATOMIC_RELEASE);
+	return 0;
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netreduce-switch [EAL args] -- [options]
+ *
+ * main(): options, EAL, ports, the box, the control server (UNIX socket for
+ * netreducectl, optional TCP listener for hosts), telemetry, signals.  The
+ * first EAL lcore runs control and --stats-interval; every other lcore runs
+ * the burst loop.  With a single lcore the loop runs on it and control on its
+ * own thread.  SIGINT/SIGTERM: loops leave, control server stops, engines are
+ * destroyed (held mbufs freed), ports stopped and closed, exit 0.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include "control/nr_control.h"
+#include "dataplane/dp_box.h"
+
+static volatile sig_atomic_t got_signal;
+static struct dp_box *the_box;  /* for the signal handler only */
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+	if (the_box)
+		__atomic_store_n(&the_box->quit, 1, __ATOMIC_RELEASE);
+}
+
+/* -h/--help without "--" is ours (the EAL's own help: --help after EAL args). */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	return false;
+}
+
+/* Split argv at "--": our options are after it (argv[0] kept as program name). */
+static int our_args(int argc, char **argv, char ***out)
+{
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int n = 1, i;
+
+	if (v == NULL)
+		return -ENOMEM;
+	v[0] = argv[0];
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		;
+	for (i++; i < argc; i++)
+		v[n++] = argv[i];
+	*out = v;
+	return n;
+}
+
+static int read_token(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		fprintf(stderr, "netreduce-switch: --token-file %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (buf[0] == '\0') {
+		fprintf(stderr, "netreduce-switch: --token-file %s: the first line is empty\n", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int make_socket_dir(const char *path)
+{
+	char *copy = strdup(path), *dir, *p;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	dir = dirname(copy);
+	for (p = dir + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "netreduce-switch: cannot create %s for the control socket: %s\n",
+			dir, strerror(errno));
+		free(copy);
+		return -errno;
+	}
+	free(copy);
+	return 0;
+}
+
+static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
+{
+	printf("netreduce-switch: mode %s, sum kernel %s, burst %u, idle %s\n",
+	       cfg->mode == DP_MODE_SWITCH ? "switch" : "one-armed", b->kernel_name, cfg->burst,
+	       cfg->idle_sleep_us ? "sleep after empty polls" : "busy polling");
+	for (unsigned i = 0; i < b->n_ports; i++) {
+		char mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+		rte_ether_format_addr(mac, sizeof(mac), &b->ports[i].mac);
+		printf("  port %u: %s  %s  driver %s  (worker %u)\n", b->ports[i].id,
+		       b->ports[i].name, mac, b->ports[i].driver, i % b->n_workers);
+	}
+	printf("  control lcore %u; worker lcores:", rte_get_main_lcore());
+	for (unsigned i = 0; i < b->n_workers; i++)
+		printf(" %u", b->workers[i]->lcore);
+	printf("\n  control: unix %s, tcp %s\n", cfg->ctl_socket ? cfg->ctl_socket : "off",
+	       cfg->ctl_listen ? cfg->ctl_listen : "off");
+	printf("  telemetry: dpdk-telemetry.py -f %s, then /netreduce/stats\n",
+	       rte_eal_get_runtime_dir() ? basename((char *)rte_eal_get_runtime_dir()) : "?");
+	fflush(stdout);
+}
+
+static void *stats_thread(void *arg)
+{
+	struct dp_box *b = arg;
+	unsigned tick = 0;
+
+	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE)) {
+		usleep(100000);
+		if (b->cfg.stats_interval && ++tick >= b->cfg.stats_interval * 10) {
+			char line[512];
+
+			tick = 0;
+			dp_stats_line(b, line, sizeof(line));
+			printf("stats: %s\n", line);
+			fflush(stdout);
+		}
+	}
+	return NULL;
+}
+
+static struct nr_ctl_server *start_control(struct dp_box *b, const struct dp_cfg *cfg,
+					   struct nr_ctl **ctlp, const char *token)
+{
+	struct nr_ctl_server_cfg sc = {
+		.unix_path = cfg->ctl_socket,
+		.tcp_addr = cfg->ctl_listen,
+		.token = token,
+	};
+	struct nr_backend *be;
+	struct nr_ctl_server *srv;
+	char err[256] = "";
+
+	if (!cfg->ctl_socket && !cfg->ctl_listen)
+		return NULL;
+	if (cfg->ctl_socket && make_socket_dir(cfg->ctl_socket) != 0)
+		return NULL;
+	be = nr_backend_sw_create(dp_box_channel(b));
+	*ctlp = be ? nr_ctl_create(be) : NULL;
+	if (*ctlp == NULL) {
+		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");
+		return NULL;
+	}
+	srv = nr_ctl_server_start(*ctlp, &sc, err, sizeof(err));
+	if (srv == NULL)
+		fprintf(stderr, "netreduce-switch: control server: %s\n", err);
+	return srv;
+}
+
+int main(int argc, char **argv)
+{
+	struct dp_cfg cfg;
+	struct dp_box *b;
+	struct nr_ctl *ctl = NULL;
+	struct nr_ctl_server *srv = NULL;
+	uint16_t ports[DP_MAX_PORTS];
+	unsigned lcores[DP_MAX_WORKERS], n_ports = 0, n_lcores = 0, lc;
+	char err[512] = "", token[512] = "";
+	char **ov;
+	int on, rc, pid;
+	uint16_t pid16;
+	pthread_t st;
+	bool inline_worker;
+
+	dp_cfg_defaults(&cfg);
+	if (wants_help(argc, argv)) {
+		dp_opts_usage(stdout, argv[0]);
+		return 0;
+	}
+	on = our_args(argc, argv, &ov);
+	if (on < 0)
+		return 1;
+	rc = dp_opts_parse(on, ov, &cfg, err, sizeof(err));
+	if (rc == 1) {
+		dp_opts_usage(stdout, argv[0]);
+		free(ov);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "netreduce-switch: %s\n\n", err);
+		dp_opts_usage(stderr, argv[0]);
+		free(ov);
+		return 2;
+	}
+	if (cfg.token_file && read_token(cfg.token_file, token, sizeof(token)) != 0) {
+		free(ov);
+		return 2;
+	}
+	if (cfg.token)
+		snprintf(token, sizeof(token), "%s", cfg.token);
+	free(ov);   /* cfg points into argv itself, not into ov */
+	ov = NULL;
+
+	rc = rte_eal_init(argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "netreduce-switch: EAL init failed: %s (see the EAL lines above; "
+			"%s --help for this program's options)\n", rte_strerror(rte_errno), argv[0]);
+		return rte_errno == EINVAL ? 2 : 1;
+	}
+	if (cfg.log_level)
+		rte_log_set_level(dp_logtype, (uint32_t)cfg.log_level);
+	RTE_ETH_FOREACH_DEV(pid16) {
+		if (n_ports < DP_MAX_PORTS)
+			ports[n_ports++] = pid16;
+	}
+	(void)pid;
+	if (n_ports == 0) {
+		fprintf(stderr, "netreduce-switch: no ports: give EAL -a <PCI> for a NIC bound to vfio-pci, "
+			"or --vdev net_af_packet0,iface=<veth> / --vdev net_ring0\n");
+		rte_eal_cleanup();
+		return 1;
+	}
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (n_lcores < DP_MAX_WORKERS)
+			lcores[n_lcores++] = lc;
+	}
+	inline_worker = n_lcores == 0;
+	if (inline_worker)
+		lcores[n_lcores++] = rte_get_main_lcore();
+	b = dp_box_create(&cfg, ports, n_ports, lcores, n_lcores, NULL, err, sizeof(err));
+	if (b == NULL) {
+		fprintf(stderr, "netreduce-switch: %s\n", err);
+		rte_eal_cleanup();
+		return 1;
+	}
+	the_box = b;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (dp_telemetry_register(b) != 0)
+		DP_LOG(WARNING, "telemetry commands not registered (is telemetry disabled?)");
+	if (dp_box_launch(b) != 0) {
+		dp_box_destroy(b, true);
+		rte_eal_cleanup();
+		return 1;
+	}
+	srv = start_control(b, &cfg, &ctl, token);
+	if ((cfg.ctl_socket || cfg.ctl_listen) && srv == NULL) {
+		dp_box_stop(b);
+		if (ctl)
+			nr_ctl_destroy(ctl);
+		dp_box_destroy(b, true);
+		rte_eal_cleanup();
+		return 1;
+	}
+	banner(b, &cfg);
+	if (inline_worker) {
+		rc = pthread_create(&st, NULL, stats_thread, b);
+		dp_worker_main(b->workers[0]);
+		if (rc == 0)
+			pthread_join(st, NULL);
+	} else {
+		stats_thread(b);
+	}
+	printf("netreduce-switch: %s, shutting down\n", got_signal ? strsignal(got_signal) : "stopped");
+	if (srv)
+		nr_ctl_server_stop(srv);
+	dp_box_stop(b);
+	if (ctl)
+		nr_ctl_destroy(ctl);
+	dp_stats_line(b, err, sizeof(err));
+	printf("final: %s\n", err);
+	the_box = NULL;
+	dp_box_destroy(b, true);
+	rte_eal_cleanup();
+	free(ov);
+	return 0;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Command-line options of netreduce-switch (after the EAL's "--"). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_log.h>
+
+#include "dataplane/dp_box.h"
+
+void dp_opts_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"Usage: %s [EAL options] -- [options]\n"
+"\n"
+"netreduce-switch: the in-network aggregation box.  Sums the FP32 gradients of\n"
+"registered RoCEv2 jobs packet by packet and switches everything else.\n"
+"\n"
+"EAL options (DPDK): -l CORES (first = main lcore for control, the others run\n"
+"the burst loop), -a PCI / --vdev net_af_packet0,iface=IF / --vdev net_ring0,\n"
+"--no-huge -m MB, --file-prefix NAME (telemetry: dpdk-telemetry.py -f NAME).\n"
+"\n"
+"Options:\n"
+"  --mode switch|one-armed  switch (default): one port per host, L2 learning and\n"
+"                           flooding for everything not aggregated; one-armed:\n"
+"                           one port, every frame goes back out of it; frames\n"
+"                           sent to the box's MAC are re-addressed to the MAC\n"
+"                           the job endpoints give for their destination IP,\n"
+"                           other frames (non-RoCE too) go back unchanged\n"
+"  --ctl-socket PATH        admin UNIX socket (default /run/netreduce/netreduce.sock,\n"
+"                           directory created; 'none' disables it)\n"
+"  --ctl-listen IP:PORT     TCP listener for host libraries (off by default;\n"
+"                           needs --token or --token-file)\n"
+"  --token T                shared token for the TCP listener\n"
+"  --token-file F           read the token from the first line of F\n"
+"  --idle-sleep-us N        sleep N us per empty poll after --idle-polls empty\n"
+"                           polls in a row (default 50; 0 = pure busy polling,\n"
+"                           right for a dedicated core)\n"
+"  --idle-polls N           empty polls before sleeping (default 1000)\n"
+"  --burst N                RX burst and TX buffer size, 1..%d (default %d)\n"
+"  --pool-mbufs N           mbufs in the packet pool (default 8191; each %d B)\n"
+"  --mtu N                  set the ports' MTU (default: leave as is)\n"
+"  --kernel auto|scalar|avx512  sum kernel (default auto: AVX-512 if the CPU has it)\n"
+"  --no-promisc             do not put ports in promiscuous mode\n"
+"  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
+"  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
+"  -h, --help               this text\n",
+		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_MBUF_DATAROOM);
+}
+
+static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
+		      unsigned *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end != '\0' || *s == '-' || v < min || v > max) {
+		snprintf(err, errlen, "--%s %s: expected an integer in %lu..%lu", name, s, min, max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_level(const char *s, int *lvl)
+{
+	static const struct { const char *n; int l; } t[] = {
+		{ "error", RTE_LOG_ERR }, { "warning", RTE_LOG_WARNING },
+		{ "notice", RTE_LOG_NOTICE }, { "info", RTE_LOG_INFO }, { "debug", RTE_LOG_DEBUG },
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(t); i++)
+		if (strcmp(s, t[i].n) == 0) {
+			*lvl = t[i].l;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+enum {
+	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
+	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
+	OPT_LOG_LEVEL,
+};
+
+/* 0: run; 1: help printed wanted; -EINVAL: err says why. */
+int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t errlen)
+{
+	static const struct option lo[] = {
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
+		{ "ctl-listen", required_argument, NULL, OPT_CTL_LISTEN },
+		{ "token", required_argument, NULL, OPT_TOKEN },
+		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+		{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_US },
+		{ "idle-polls", required_argument, NULL, OPT_IDLE_POLLS },
+		{ "burst", required_argument, NULL, OPT_BURST },
+		{ "pool-mbufs", required_argument, NULL, OPT_POOL },
+		{ "mtu", required_argument, NULL, OPT_MTU },
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "no-promisc", no_argument, NULL, OPT_NO_PROMISC },
+		{ "stats-interval", required_argument, NULL, OPT_STATS },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			if (strcmp(optarg, "switch") == 0)
+				cfg->mode = DP_MODE_SWITCH;
+			else if (strcmp(optarg, "one-armed") == 0)
+				cfg->mode = DP_MODE_ONE_ARMED;
+			else {
+				snprintf(err, errlen, "--mode %s: expected switch or one-armed", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_CTL_SOCKET:
+			cfg->ctl_socket = strcmp(optarg, "none") == 0 ? NULL : optarg;
+			break;
+		case OPT_CTL_LISTEN:
+			if (strchr(optarg, ':') == NULL) {
+				snprintf(err, errlen, "--ctl-listen %s: expected IP:PORT, e.g. 10.78.0.254:7471", optarg);
+				return -EINVAL;
+			}
+			cfg->ctl_listen = optarg;
+			break;
+		case OPT_TOKEN: cfg->token = optarg; break;
+		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
+		case OPT_IDLE_US: rc = parse_uint("idle-sleep-us", optarg, 0, 1000000, &cfg->idle_sleep_us, err, errlen); break;
+		case OPT_IDLE_POLLS: rc = parse_uint("idle-polls", optarg, 1, UINT_MAX, &cfg->idle_polls, err, errlen); break;
+		case OPT_BURST: rc = parse_uint("burst", optarg, 1, DP_MAX_BURST, &cfg->burst, err, errlen); break;
+		case OPT_POOL: rc = parse_uint("pool-mbufs", optarg, 512, 1u << 24, &cfg->pool_mbufs, err, errlen); break;
+		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
+		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;
+		case OPT_NO_PROMISC: cfg->promisc = false; break;
+		case OPT_KERNEL:
+			if (strcmp(optarg, "auto") == 0)
+				cfg->kernel = NR_KERNEL_AUTO;
+			else if (strcmp(optarg, "scalar") == 0)
+				cfg->kernel = NR_KERNEL_SCALAR;
+			else if (strcmp(optarg, "avx512") == 0)
+				cfg->kernel = NR_KERNEL_AVX512;
+			else {
+				snprintf(err, errlen, "--kernel %s: expected auto, scalar or avx512", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_LOG_LEVEL:
+			if (parse_level(optarg, &cfg->log_level) != 0) {
+				snprintf(err, errlen, "--log-level %s: expected error, warning, notice, info or debug", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (cfg->ctl_listen && !cfg->token && !cfg->token_file) {
+		snprintf(err, errlen, "--ctl-listen %s needs --token T or --token-file F", cfg->ctl_listen);
+		return -EINVAL;
+	}
+	if (cfg->token && cfg->token_file) {
+		snprintf(err, errlen, "--token and --token-file: give only one");
+		return -EINVAL;
+	}
+	return 0;
+}

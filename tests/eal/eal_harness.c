@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The EAL suite's harness (see eal_harness.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "eal_harness.h"
+
+struct rte_mempool *h_pool;
+struct harness *h_current;
+
+int h_eal_init(void)
+{
+	static char prefix[64];
+	char *argv[] = {
+		"nr-test-eal", "-l", "0,1", "--no-huge", "-m", "512", "--no-pci",
+		"--file-prefix", prefix, "--log-level", "lib.eal:error",
+		"--log-level", "netreduce.dp:warning", NULL,
+	};
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+
+	snprintf(prefix, sizeof(prefix), "nrb-eal-%d", (int)getpid());
+	if (rte_eal_init(argc, argv) < 0) {
+		fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	if (rte_lcore_count() < 2) {
+		fprintf(stderr, "need 2 lcores (-l 0,1)\n");
+		return -1;
+	}
+	h_pool = rte_pktmbuf_pool_create("nrb_test_pool", 8191, 0, 0, DP_MBUF_DATAROOM, rte_socket_id());
+	if (h_pool == NULL) {
+		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+void h_host_mac(unsigned r, uint8_t mac[6])
+{
+	const uint8_t m[6] = { 0x02, 0x4e, 0x52, 0x00, 0x00, (uint8_t)(r + 1) };
+
+	memcpy(mac, m, 6);
+}
+
+uint32_t h_host_ip(unsigned r)
+{
+	return htonl(0x0A4E0000u | (r + 1));   /* 10.78.0.r+1 */
+}
+
+int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode)
+{
+	static unsigned seq;
+	struct dp_cfg cfg;
+	unsigned lcore = 1;
+	char err[256];
+
+	memset(h, 0, sizeof(*h));
+	h_current = h;
+	h->pool = h_pool;
+	h->n_ports = n_ports;
+	for (unsigned i = 0; i < n_ports; i++) {
+		char name[64];
+		int id;
+
+		snprintf(name, sizeof(name), "nrbr%u_%u", seq, i);
+		h->rx[i] = rte_ring_create(name, 4096, SOCKET_ID_ANY, 0);
+		snprintf(name, sizeof(name), "nrbt%u_%u", seq, i);
+		h->tx[i] = rte_ring_create(name, 8192, SOCKET_ID_ANY, 0);
+		if (h->rx[i] == NULL || h->tx[i] == NULL)
+			return -1;
+		snprintf(name, sizeof(name), "nrbp%u_%u", seq, i);
+		id = rte_eth_from_rings(name, &h->rx[i], 1, &h->tx[i], 1, SOCKET_ID_ANY);
+		if (id < 0)
+			return -1;
+		h->port_id[i] = (uint16_t)id;
+	}
+	seq++;
+	dp_cfg_defaults(&cfg);
+	cfg.mode = mode;
+	cfg.idle_sleep_us = 20;
+	cfg.idle_polls = 200;
+	h->box = dp_box_create(&cfg, h->port_id, n_ports, &lcore, 1, h->pool, err, sizeof(err));
+	if (h->box == NULL) {
+		fprintf(stderr, "box: %s\n", err);
+		return -1;
+	}
+	return dp_box_launch(h->box);
+}
+
+void h_clear_out(struct harness *h)
+{
+	for (unsigned i = 0; i < h->n_out; i++)
+		free(h->out[i].data);
+	h->n_out = 0;
+}
+
+void h_collect(struct harness *h)
+{
+	for (unsigned i = 0; i < h->n_ports; i++) {
+		void *objs[64];
+		unsigned n;
+
+		while ((n = rte_ring_dequeue_burst(h->tx[i], objs, 64, NULL)) > 0) {
+			for (unsigned k = 0; k < n; k++) {
+				struct rte_mbuf *m = objs[k];
+				struct h_out *o;
+
+				if (h->n_out < H_MAX_OUT) {
+					o = &h->out[h->n_out++];
+					o->port = (uint16_t)i;
+					o->len = (uint16_t)rte_pktmbuf_pkt_len(m);
+					o->data = malloc(o->len);
+					memcpy(o->data, rte_pktmbuf_mtod(m, void *), o->len);
+				}
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+}
+
+void h_teardown(struct harness *h)
+{
+	if (h == NULL)
+		return;
+	h_current = NULL;
+	if (h->box)
+		dp_box_destroy(h->box, true);
+	h->box = NULL;
+	h_collect(h);
+	h_clear_out(h);
+	for (unsigned i = 0; i < h->n_ports; i++) {
+		void *obj;
+
+		while (rte_ring_dequeue(h->rx[i], &obj) == 0)
+			rte_pktmbuf_free(obj);
+		rte_ring_free(h->rx[i]);
+		rte_ring_free(h->tx[i]);
+	}
+}
+
+void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+	char *d;
+
+	if (m == NULL) {
+		fprintf(stderr, "h_inject: pool empty\n");
+		abort();
+	}
+	d = rte_pktmbuf_append(m, (uint16_t)len);
+	if (d == NULL)
+		abort();
+	memcpy(d, frame, len);
+	while (rte_ring_enqueue(h->rx[i], m) != 0) {
+		h_collect(h);
+		usleep(10);
+	}
+	h->injected++;
+}
+
+static uint64_t total_tx(struct harness *h)
+{
+	struct dp_ctr s;
+
+	dp_box_counters(h->box, &s);
+	return s.c[DP_CTR_TX] + s.c[DP_CTR_TX_DROPPED];
+}
+
+void h_settle(struct harness *h)
+{
+	uint64_t deadline = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
+	uint64_t last_tx = UINT64_MAX;
+	unsigned stable = 0;
+
+	for (;;) {
+		struct dp_ctr s;
+		bool rings_empty = true;
+
+		h_collect(h);
+		for (unsigned i = 0; i < h->n_ports; i++)
+			rings_empty &= rte_ring_count(h->rx[i]) == 0;
+		dp_box_counters(h->box, &s);
+		if (rings_empty && s.c[DP_CTR_RX] >= h->injected) {
+			uint64_t tx = total_tx(h);
+
+			stable = tx == last_tx ? stable + 1 : 0;
+			last_tx = tx;
+			if (stable >= 3)  /* 3 x 1 ms > the 100 us TX drain */
+				break;
+		}
+		if (rte_get_tsc_cycles() > deadline) {
+			fprintf(stderr, "h_settle: box did not settle (rx %lu of %u injected)\n",
+				s.c[DP_CTR_RX], h->injected);
+			break;
+		}
+		usleep(1000);
+	}
+	h_collect(h);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Harness of the EAL suite: a box on ring-backed ports (rte_eth_from_rings),
+ * one port per simulated host, its loop running on worker lcore 1.  Frames
+ * are injected into a port's RX ring and collected from its TX ring.
+ */
+#ifndef NR_EAL_HARNESS_H
+#define NR_EAL_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dataplane/dp_box.h"
+#include "proto/roce_build.h"
+
+#define H_MAX_HOSTS 8
+#define H_MAX_OUT   8192
+
+struct h_out {
+	uint16_t port;        /* index of the host port it left on */
+	uint16_t len;
+	uint8_t *data;        /* malloc'd copy */
+};
+
+struct harness {
+	struct rte_mempool *pool;
+	unsigned n_ports;
+	uint16_t port_id[H_MAX_HOSTS];
+	struct rte_ring *rx[H_MAX_HOSTS];   /* host -> box */
+	struct rte_ring *tx[H_MAX_HOSTS];   /* box -> host */
+	struct dp_box *box;
+	unsigned injected;
+	unsigned n_out;
+	struct h_out out[H_MAX_OUT];
+};
+
+extern struct rte_mempool *h_pool;    /* the suite's pool (no per-lcore cache) */
+extern struct harness *h_current;     /* set up and not yet torn down */
+
+int h_eal_init(void);
+/* Box in mode with n ports and one worker on lcore 1, launched. */
+int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
+void h_teardown(struct harness *h);
+/* Inject one frame on host port i. */
+void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len);
+/* Wait until the box received everything injected and TX went quiet. */
+void h_settle(struct harness *h);
+/* Move every frame the box sent into h->out. */
+void h_collect(struct harness *h);
+void h_clear_out(struct harness *h);
+
+/* Addresses of simulated host r (10.78.0.r+1, 02:4e:52:00:00:r+1). */
+void h_host_mac(unsigned r, uint8_t mac[6]);
+uint32_t h_host_ip(unsigned r);
+
+#endif /* NR_EAL_HARNESS_H */
