@@ -10,8 +10,9 @@
  * JSON line per size, printed by rank 0:
  *   {"algo":"mpi","ranks":N,"bytes":B,"time_us":T,"algbw_gbps":X,
  *    "busbw_gbps":Y,"wrong":K}
- * time_us is the slowest rank's mean time of one MPI_Allreduce; algbw is
- * bytes / time in Gbit/s; busbw = algbw * 2(N-1)/N.
+ * As nr-allreduce-perf: time_us is the median over the iterations of one
+ * call, on rank 0; algbw = bytes / time in GB/s (1e9 bytes/s); busbw =
+ * algbw * 2(N-1)/N.
  *
  * --check: MPI does not define the order in which it sums the ranks'
  * contributions, so unlike netreduce's ordered mode the result cannot be
@@ -198,12 +199,19 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int run_size(const struct opts *o, size_t count, float *send, float *recv,
-		    float *root_recv, int rank, int world, uint64_t *wrong_total)
+		    float *root_recv, double *t, int rank, int world, uint64_t *wrong_total)
 {
 	size_t bytes = count * sizeof(float);
-	double t0, dt, dt_max;
 	uint64_t wrong = 0, wrong_all = 0;
+	double med;
 	int rc;
 
 	fill(send, count, rank);
@@ -213,14 +221,16 @@ static int run_size(const struct opts *o, size_t count, float *send, float *recv
 			return -EIO;
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = now_s();
 	for (int i = 0; i < o->iters; i++) {
+		double t0 = now_s();
+
 		rc = MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		if (rc != MPI_SUCCESS)
 			return -EIO;
+		t[i] = now_s() - t0;
 	}
-	dt = (now_s() - t0) / o->iters;
-	MPI_Reduce(&dt, &dt_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	qsort(t, o->iters, sizeof(double), cmp_double);
+	med = o->iters % 2 ? t[o->iters / 2] : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2;
 
 	if (o->check) {
 		memcpy(root_recv, recv, bytes);
@@ -229,16 +239,16 @@ static int run_size(const struct opts *o, size_t count, float *send, float *recv
 		MPI_Reduce(&wrong, &wrong_all, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 	}
 	if (rank == 0) {
-		double algbw = bytes * 8.0 / dt_max / 1e9;
+		double algbw = bytes / med / 1e9;
 		double busbw = algbw * 2.0 * (world - 1) / world;
 
 		if (o->json)
-			printf("{\"algo\":\"mpi\",\"ranks\":%d,\"bytes\":%zu,\"time_us\":%.1f,"
-			       "\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f,\"wrong\":%" PRIu64 "}\n",
-			       world, bytes, dt_max * 1e6, algbw, busbw, wrong_all);
+			printf("{\"algo\":\"mpi\",\"ranks\":%d,\"bytes\":%zu,\"time_us\":%.2f,"
+			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%" PRIu64 "}\n",
+			       world, bytes, med * 1e6, algbw, busbw, wrong_all);
 		else
-			printf("%12zu %12zu %12.1f %10.4f %10.4f %10" PRIu64 "\n",
-			       bytes, count, dt_max * 1e6, algbw, busbw, wrong_all);
+			printf("%12zu %12zu %12.2f %12.4f %12.4f %8" PRIu64 "\n",
+			       bytes, count, med * 1e6, algbw, busbw, wrong_all);
 		fflush(stdout);
 		*wrong_total += wrong_all;
 	}
@@ -249,6 +259,7 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	float *send, *recv, *root_recv;
+	double *t;
 	uint64_t wrong_total = 0;
 	size_t max_count;
 	int rank, world, rc;
@@ -267,15 +278,16 @@ int main(int argc, char **argv)
 	send = malloc(max_count * sizeof(float));
 	recv = malloc(max_count * sizeof(float));
 	root_recv = malloc(max_count * sizeof(float));
-	if (!send || !recv || !root_recv) {
+	t = malloc(sizeof(double) * (size_t)o.iters);
+	if (!send || !recv || !root_recv || !t) {
 		fprintf(stderr, "nr-mpi-allreduce: rank %d: cannot allocate 3 x %zu bytes; "
 			"lower -e\n", rank, o.max_bytes);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	if (rank == 0 && !o.json)
 		printf("# nr-mpi-allreduce: %d ranks, MPI_Allreduce float sum\n"
-		       "%12s %12s %12s %10s %10s %10s\n", world,
-		       "bytes", "count", "time_us", "algbw_gbps", "busbw_gbps", "wrong");
+		       "%12s %12s %12s %12s %12s %8s\n", world,
+		       "size(B)", "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
 
 	for (double b = (double)o.min_bytes; b <= (double)o.max_bytes * 1.0000001;
 	     b *= o.factor) {
@@ -283,7 +295,7 @@ int main(int argc, char **argv)
 
 		if (count == 0)
 			count = 1;
-		if (run_size(&o, count, send, recv, root_recv, rank, world, &wrong_total)) {
+		if (run_size(&o, count, send, recv, root_recv, t, rank, world, &wrong_total)) {
 			fprintf(stderr, "nr-mpi-allreduce: rank %d: MPI_Allreduce of %zu floats "
 				"failed\n", rank, count);
 			MPI_Abort(MPI_COMM_WORLD, 2);
@@ -292,6 +304,7 @@ int main(int argc, char **argv)
 	free(send);
 	free(recv);
 	free(root_recv);
+	free(t);
 	MPI_Bcast(&wrong_total, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	MPI_Finalize();
 	return wrong_total ? 1 : 0;

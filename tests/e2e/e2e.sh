@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# End-to-end scenarios on the namespace testbed (tests/testbed), one per
+# meson test:  tests/e2e/e2e.sh SCENARIO [BUILD_DIR]
+# (meson passes NR_BUILD).  Exit 0 pass, 1 fail, 77 skip (with the reason).
+# The last line is "PASS: e2e/SCENARIO ..." or "FAIL: e2e/SCENARIO: why".
+set -euo pipefail
+
+scenario=${1:?usage: e2e.sh SCENARIO [BUILD_DIR]}
+build=${2:-${NR_BUILD:-build}}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+run="$top/tests/testbed/run"
+
+skip() { echo "SKIP: e2e/$scenario: $*"; exit 77; }
+pass() { echo "PASS: e2e/$scenario: $*"; exit 0; }
+fail() { echo "FAIL: e2e/$scenario: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veths, DPDK af_packet ports)"
+for b in netreduce-switch host/nr-allreduce-perf; do
+	[ -x "$build/$b" ] || skip "$build/$b is not built"
+done
+for t in ip tc ethtool jq; do
+	command -v "$t" >/dev/null || skip "$t not installed"
+done
+build=$(cd "$build" && pwd)
+
+# run_check NAME EXPECTED_ROWS RUN_ARGS...: the testbed with --check --json;
+# every host must exit 0, every row must say 0 wrong, and all rows must be there.
+run_check() {
+	local name=$1 rows=$2 out rc=0 got wrong
+	shift 2
+	out=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	echo "== $name: tests/testbed/run $*"
+	"$run" --build "$build" --check --json --timeout "${E2E_TIMEOUT:-240}" "$@" > "$out" || rc=$?
+	cat "$out"
+	got=$(grep -c '^{' "$out" || true)
+	wrong=$(jq -s 'map(.wrong) | add // 0' "$out")
+	rm -f "$out"
+	[ "$rc" = 0 ] || fail "$name: testbed exit $rc (1 = wrong results, 2 = a host failed or timed out)"
+	[ "$got" = "$rows" ] || fail "$name: $got result rows, expected $rows"
+	[ "$wrong" = 0 ] || fail "$name: $wrong wrong elements"
+	echo "== $name: $got rows, 0 wrong"
+}
+
+# Sizes: one element, odd byte counts (not a multiple of the MTU or of a
+# message), powers of two, up to 64 MiB.
+case $scenario in
+hosts2)
+	run_check "2 hosts" 8 --hosts 2 --algo netreduce --iters 2 --warmup 1 \
+		--bytes 4,8,12,1020,4100,65540,1048580,4M
+	pass "2 hosts, 8 sizes 4 B..4 MiB, bit-identical to the rank-ordered reference"
+	;;
+hosts3)
+	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
+		--bytes 4,20,4096,262148,1M,16M
+	pass "3 hosts, 6 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference"
+	;;
+hosts4)
+	run_check "4 hosts" 5 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 4,1028,65536,1048580,64M
+	pass "4 hosts, 5 sizes 4 B..64 MiB, bit-identical to the rank-ordered reference"
+	;;
+hosts8)
+	run_check "8 hosts" 4 --hosts 8 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 4,4100,1M,16M
+	pass "8 hosts, 4 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference"
+	;;
+ring4)
+	run_check "ring baseline, 4 hosts" 3 --hosts 4 --algo ring --iters 1 --warmup 1 \
+		--bytes 4,4100,1M
+	pass "ring baseline through the box's L2 switching, 4 hosts"
+	;;
+impair4)
+	run_check "4 hosts, 1% loss, 1% dup, 1% reorder" 3 --hosts 4 --algo netreduce \
+		--loss 1 --dup 1 --reorder 1 --iters 2 --warmup 0 --bytes 4,4100,1048580
+	pass "4 hosts with 1% loss, 1% duplication, 1% reordering on every link: exact"
+	;;
+impair8)
+	run_check "8 hosts, 1% loss, 1% dup, 1% reorder" 2 --hosts 8 --algo netreduce \
+		--loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 --bytes 12,262148
+	pass "8 hosts with 1% loss, 1% duplication, 1% reordering on every link: exact"
+	;;
+twojobs)
+	# Jobs of different sizes: a leak between them changes the sums.
+	run_check "two jobs (3 + 4 hosts) at once" 6 --hosts 7 --jobs 3,4 --algo netreduce \
+		--iters 2 --warmup 1 --bytes 4100,1M,4M
+	pass "two jobs of 3 and 4 hosts at the same time on one box, both exact"
+	;;
+hostkill|boxrestart)
+	exec "$here/fault.sh" "$scenario" "$build"
+	;;
+*)
+	echo "e2e.sh: unknown scenario '$scenario'" >&2
+	exit 2
+	;;
+esac
