@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Control-plane security (DESIGN.md sections 5 and 10), as an attacker on the
+ * TCP listener sees it: a real server (UNIX + TCP on loopback) over an
+ * in-process engine.  Each case checks the answer is a clear error and that
+ * the server keeps serving everyone else afterwards.
+ *
+ *   tenant_isolation   a tenant with the shared token but not the job's key
+ *                      cannot see or destroy another tenant's job (no key,
+ *                      wrong key, near-miss keys, other job's key, id sweep)
+ *   tokens             wrong, missing, truncated, extended, non-string tokens
+ *   oversize_and_slow  a line over max_line, a client trickling one request a
+ *                      byte at a time, a client that never sends a newline
+ *   admin_lockout      (run apart, see meson.build) unauthenticated TCP
+ *                      connections must not use up the admin's UNIX socket
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "control/nr_control.h"
+
+#define TOKEN "nrz-shared-token-0123456789"
+
+struct srv {
+	struct nr_engine *eng;
+	struct nr_ctl *ctl;
+	struct nr_ctl_server *s;
+	char dir[32], path[64];
+	int port;
+};
+
+/* ---- an in-process sw channel ------------------------------------------------ */
+
+static int ch_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
+		  char *err, size_t errlen)
+{
+	return nr_engine_job_add(ctx, id, spec, 1, credits, err, errlen);
+}
+
+static int ch_del(void *ctx, uint32_t id)
+{
+	return nr_engine_job_del(ctx, id);
+}
+
+static int ch_stats(void *ctx, uint32_t id, struct nr_job_stats *st)
+{
+	return nr_engine_job_stats(ctx, id, st);
+}
+
+static void srv_start(struct srv *v, unsigned max_conns, unsigned idle_ms, size_t max_line)
+{
+	struct nr_sw_channel ch = { .job_add = ch_add, .job_del = ch_del, .job_stats = ch_stats };
+	struct nr_ctl_server_cfg cfg = {
+		.tcp_addr = "127.0.0.1:0", .token = TOKEN, .max_conns = max_conns,
+		.idle_timeout_ms = idle_ms, .max_line = max_line, .rate_per_sec = 1000,
+		.rate_burst = 1000,
+	};
+	char err[256];
+
+	memset(v, 0, sizeof(*v));
+	snprintf(v->dir, sizeof(v->dir), "/tmp/nrz-ctl-XXXXXX");
+	assert_non_null(mkdtemp(v->dir));
+	snprintf(v->path, sizeof(v->path), "%s/ctl.sock", v->dir);
+	cfg.unix_path = v->path;
+	v->eng = nr_engine_create(&(struct nr_engine_ops){ 0 });
+	assert_non_null(v->eng);
+	ch.ctx = v->eng;
+	v->ctl = nr_ctl_create(nr_backend_sw_create(&ch));
+	assert_non_null(v->ctl);
+	v->s = nr_ctl_server_start(v->ctl, &cfg, err, sizeof(err));
+	if (!v->s)
+		fail_msg("server: %s", err);
+	v->port = nr_ctl_server_tcp_port(v->s);
+	assert_true(v->port > 0);
+}
+
+static void srv_stop(struct srv *v)
+{
+	nr_ctl_server_stop(v->s);
+	nr_ctl_destroy(v->ctl);
+	nr_engine_destroy(v->eng);
+	unlink(v->path);
+	rmdir(v->dir);
+}
+
+/* ---- clients --------------------------------------------------------------------- */
+
+static int conn_tcp(const struct srv *v)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)v->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static int conn_unix(const struct srv *v)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", v->path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static void send_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t r = send(fd, s, n, MSG_NOSIGNAL);
+
+		if (r <= 0)
+			return;     /* the server may have closed on us: the reply says why */
+		s += r;
+		n -= (size_t)r;
+	}
+}
+
+/* One reply line (parsed), or NULL on EOF/timeout. */
+static json_t *recv_reply(int fd, int timeout_ms)
+{
+	char buf[65536];
+	size_t n = 0;
+
+	while (n + 1 < sizeof(buf)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return NULL;
+		r = recv(fd, buf + n, 1, 0);
+		if (r <= 0)
+			return NULL;
+		if (buf[n] == '\n')
+			return json_loadb(buf, n, 0, NULL);
+		n++;
+	}
+	return NULL;
+}
+
+static json_t *call(int fd, const char *line)
+{
+	send_all(fd, line, strlen(line));
+	send_all(fd, "\n", 1);
+	return recv_reply(fd, 3000);
+}
+
+static void expect_ok(json_t *r)
+{
+	assert_non_null(r);
+	if (!json_is_true(json_object_get(r, "ok")))
+		fail_msg("expected ok, got error: %s",
+			 json_string_value(json_object_get(r, "error")));
+}
+
+/* An error with a message naming what (contains needle, case-sensitive). */
+static void expect_err(json_t *r, const char *needle)
+{
+	const char *e;
+
+	assert_non_null(r);
+	assert_true(json_is_false(json_object_get(r, "ok")));
+	e = json_string_value(json_object_get(r, "error"));
+	assert_non_null(e);
+	if (needle && !strstr(e, needle))
+		fail_msg("error '%s' does not mention '%s'", e, needle);
+	json_decref(r);
+}
+
+static char *spec_line(unsigned net, const char *op_extra)
+{
+	char *s;
+
+	assert_true(asprintf(&s,
+		"{\"op\":\"job_create\",\"token\":\"" TOKEN "\"%s,\"spec\":{\"mtu\":1024,"
+		"\"msg_size\":4096,\"conns\":["
+		"{\"src_ip\":\"10.%u.0.1\",\"dst_ip\":\"10.%u.0.2\",\"src_qpn\":17,\"dst_qpn\":18,\"ipsn\":0},"
+		"{\"src_ip\":\"10.%u.0.2\",\"dst_ip\":\"10.%u.0.1\",\"src_qpn\":19,\"dst_qpn\":20,\"ipsn\":100}]}}",
+		op_extra, net, net, net, net) > 0);
+	return s;
+}
+
+/* ---- cases ---------------------------------------------------------------------------- */
+
+static void test_tenant_isolation(void **state)
+{
+	struct srv v;
+	char line[512], *s;
+	json_t *r;
+	json_int_t ida, idb;
+	char keya[64], keyb[64];
+	int a, b, adm;
+
+	(void)state;
+	srv_start(&v, 16, 30000, 65536);
+	a = conn_tcp(&v);
+	b = conn_tcp(&v);
+	s = spec_line(81, "");
+	r = call(a, s);
+	free(s);
+	expect_ok(r);
+	ida = json_integer_value(json_object_get(r, "job"));
+	snprintf(keya, sizeof(keya), "%s", json_string_value(json_object_get(r, "key")));
+	json_decref(r);
+	s = spec_line(82, "");
+	r = call(b, s);
+	free(s);
+	expect_ok(r);
+	idb = json_integer_value(json_object_get(r, "job"));
+	snprintf(keyb, sizeof(keyb), "%s", json_string_value(json_object_get(r, "key")));
+	json_decref(r);
+	assert_int_equal(strlen(keya), 32);
+
+	/* tenant b against job a: every guess is refused the same way */
+	char nearmiss[64], shorter[64], longer[80];
+
+	snprintf(nearmiss, sizeof(nearmiss), "%s", keya);
+	nearmiss[31] = nearmiss[31] == '0' ? '1' : '0';
+	snprintf(shorter, sizeof(shorter), "%.31s", keya);
+	snprintf(longer, sizeof(longer), "%s0", keya);
+	const char *keys[] = { NULL, "", keyb, nearmiss, shorter, longer,
+			       "00000000000000000000000000000000", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz" };
+	const char *ops[] = { "job_status", "job_destroy" };
+
+	for (unsigned o = 0; o < 2; o++) {
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (keys[k])
+				snprintf(line, sizeof(line),
+					 "{\"op\":\"%s\",\"token\":\"" TOKEN "\",\"job\":%lld,\"key\":\"%s\"}",
+					 ops[o], (long long)ida, keys[k]);
+			else
+				snprintf(line, sizeof(line),
+					 "{\"op\":\"%s\",\"token\":\"" TOKEN "\",\"job\":%lld}",
+					 ops[o], (long long)ida);
+			r = call(b, line);
+			assert_non_null(r);
+			assert_true(json_is_false(json_object_get(r, "ok")));
+			json_decref(r);
+		}
+	}
+	/* an id sweep with b's own key finds nothing but b's job */
+	for (json_int_t id = 0; id < 64; id++) {
+		snprintf(line, sizeof(line),
+			 "{\"op\":\"job_status\",\"token\":\"" TOKEN "\",\"job\":%lld,\"key\":\"%s\"}",
+			 (long long)id, keyb);
+		r = call(b, line);
+		assert_non_null(r);
+		assert_true(json_is_true(json_object_get(r, "ok")) == (id == idb));
+		json_decref(r);
+	}
+	/* a tenant cannot list jobs */
+	expect_err(call(b, "{\"op\":\"job_list\",\"token\":\"" TOKEN "\"}"), NULL);
+	/* job a is untouched and its owner still reaches it; the admin sees both */
+	snprintf(line, sizeof(line),
+		 "{\"op\":\"job_status\",\"token\":\"" TOKEN "\",\"job\":%lld,\"key\":\"%s\"}",
+		 (long long)ida, keya);
+	r = call(a, line);
+	expect_ok(r);
+	json_decref(r);
+	adm = conn_unix(&v);
+	r = call(adm, "{\"op\":\"job_list\"}");
+	expect_ok(r);
+	assert_int_equal(json_array_size(json_object_get(r, "jobs")), 2);
+	json_decref(r);
+	close(a);
+	close(b);
+	close(adm);
+	srv_stop(&v);
+}
+
+static void test_tokens(void **state)
+{
+	static const char *const bad[] = {
+		"{\"op\":\"stats\"}",
+		"{\"op\":\"stats\",\"token\":\"\"}",
+		"{\"op\":\"stats\",\"token\":\"nrz-shared-token-012345678\"}",
+		"{\"op\":\"stats\",\"token\":\"nrz-shared-token-01234567890\"}",
+		"{\"op\":\"stats\",\"token\":\"NRZ-SHARED-TOKEN-0123456789\"}",
+		"{\"op\":\"stats\",\"token\":null}",
+		"{\"op\":\"stats\",\"token\":12345}",
+		"{\"op\":\"stats\",\"token\":[\"" TOKEN "\"]}",
+		"{\"op\":\"stats\",\"token\":\"nrz-shared-token-0123456789\\u0000x\"}",
+	};
+	struct srv v;
+	json_t *r;
+	int t;
+
+	(void)state;
+	srv_start(&v, 16, 30000, 65536);
+	t = conn_tcp(&v);
+	/* the last one is refused as JSON already (a NUL inside a string) */
+	for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		expect_err(call(t, bad[k]), k + 1 < sizeof(bad) / sizeof(bad[0]) ? "token" : NULL);
+	/* the same connection is still served with the right token */
+	r = call(t, "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}");
+	expect_ok(r);
+	json_decref(r);
+	close(t);
+	srv_stop(&v);
+}
+
+static void test_oversize_and_slow(void **state)
+{
+	struct srv v;
+	char *big;
+	json_t *r;
+	int o, slow, never, good;
+	const char *req = "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}\n";
+
+	(void)state;
+	srv_start(&v, 16, 400, 1024);
+	/* a line over max_line: a clear error, then the connection is closed */
+	o = conn_tcp(&v);
+	big = malloc(8192);
+	assert_non_null(big);
+	memset(big, 'x', 8192);
+	send_all(o, big, 8192);
+	expect_err(recv_reply(o, 3000), "longer");
+	free(big);
+	/* a request trickled a byte every 50 ms never completes in time: closed */
+	slow = conn_tcp(&v);
+	never = conn_tcp(&v);
+	send_all(never, "{\"op\":", 6);
+	for (size_t k = 0; k < 20; k++) {
+		send_all(slow, req + k, 1);
+		usleep(50000);
+	}
+	r = recv_reply(slow, 2000);
+	expect_err(r, "idle");
+	expect_err(recv_reply(never, 2000), "idle");
+	/* meanwhile and after, others are served */
+	good = conn_tcp(&v);
+	r = call(good, "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}");
+	expect_ok(r);
+	json_decref(r);
+	close(o);
+	close(slow);
+	close(never);
+	close(good);
+	srv_stop(&v);
+}
+
+static void test_admin_lockout(void **state)
+{
+	struct srv v;
+	int t[4], adm;
+	json_t *r;
+
+	(void)state;
+	srv_start(&v, 4, 30000, 65536);
+	/* four connections from the network, no token, no request */
+	for (unsigned k = 0; k < 4; k++)
+		t[k] = conn_tcp(&v);
+	usleep(100000);
+	/* the operator on the box must still get in */
+	adm = conn_unix(&v);
+	r = call(adm, "{\"op\":\"job_list\"}");
+	for (unsigned k = 0; k < 4; k++)
+		close(t[k]);
+	close(adm);
+	srv_stop(&v);
+	if (!r || !json_is_true(json_object_get(r, "ok")))
+		fail_msg("admin locked out by %u unauthenticated TCP connections: %s", 4u,
+			 r ? json_string_value(json_object_get(r, "error")) : "no reply");
+	json_decref(r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tenant_isolation),
+		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_oversize_and_slow),
+	};
+	const struct CMUnitTest lockout[] = {
+		cmocka_unit_test(test_admin_lockout),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "admin_lockout"))
+		return cmocka_run_group_tests_name("control security: admin lockout", lockout,
+						   NULL, NULL);
+	return cmocka_run_group_tests_name("control security", tests, NULL, NULL);
+}
