@@ -32,6 +32,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->tx_desc = 1024;
 	cfg->kernel = NR_KERNEL_AUTO;
 	cfg->promisc = true;
+	cfg->icrc_check = true;
 	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
 }
 

@@ -64,6 +64,7 @@ struct dp_cfg {
 	unsigned mtu;              /* 0: leave the ports' MTU alone */
 	enum nr_sum_kernel kernel;
 	bool promisc;              /* switch mode wants every frame */
+	bool icrc_check;           /* drop RoCEv2 frames with a wrong ICRC */
 	/* control plane (dp_main) */
 	const char *ctl_socket;
 	const char *ctl_listen;

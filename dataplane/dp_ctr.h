@@ -9,8 +9,8 @@
  *
  *   rx + handoff_in = forwarded + flooded + filtered + handoff_out
  *                   + held + resent + dropped
- *   dropped         = runt + multiseg + handoff_full + no_route + engine_drop
- *                   + malformed (= sum of malformed.<reason>)
+ *   dropped         = runt + bad_icrc + multiseg + handoff_full + no_route
+ *                   + engine_drop + malformed (= sum of malformed.<reason>)
  *
  * held frames later leave as results (results) or are freed when their job
  * fails or is destroyed (freed_held).  Results and flood copies are counted on
@@ -41,6 +41,7 @@
 	_(RESENT, "resent", "duplicates answered with the stored result")    \
 	_(DROPPED, "dropped", "frames dropped, all reasons")                  \
 	_(RUNT, "runt", "frames shorter than an Ethernet header (dropped)") \
+	_(BAD_ICRC, "bad_icrc", "RoCEv2 frames whose ICRC is wrong (corrupted; dropped)") \
 	_(MULTISEG, "multiseg", "multi-segment frames that could not be linearized (dropped)") \
 	_(HANDOFF_FULL, "handoff_full", "owner lcore's handoff ring full (dropped)") \
 	_(NO_ROUTE, "no_route", "one-armed: frame for the box's MAC to an IP no job knows (dropped)") \

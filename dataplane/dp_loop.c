@@ -9,6 +9,11 @@
  *
  * What happens to a frame:
  *   not RoCEv2 (NR_PKT_OTHER)      switched unchanged (dp_emit.c)
+ *   RoCEv2 with a wrong ICRC       dropped (bad_icrc): corrupted in flight; the
+ *                                  receiver would drop it, and aggregating it
+ *                                  would hide the corruption under a fresh
+ *                                  ICRC (--no-icrc-check skips the check when
+ *                                  the NIC has validated it)
  *   malformed UDP/4791             dropped and counted by reason: such a frame
  *                                  can never be a valid packet for any RoCE
  *                                  receiver (its ICRC or headers are broken),
@@ -32,6 +37,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/dp_box.h"
+#include "proto/roce_icrc.h"
 
 void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
 void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
@@ -160,7 +166,14 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		frame = rte_pktmbuf_mtod(m, uint8_t *);
 		if (learn)
 			dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
-		nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]);
+		if (nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]) == NR_PKT_ROCE &&
+		    w->box->cfg.icrc_check && unlikely(!nr_icrc_check(frame, &w->side[i]))) {
+			w->ctr.c[DP_CTR_BAD_ICRC]++;
+			DP_LOG_RL(NOTICE, "lcore %u: RoCEv2 frame with a wrong ICRC on port %u (qpn 0x%x psn %u); dropped (counter bad_icrc)",
+				  w->lcore, m->port, w->side[i].qpn, w->side[i].psn);
+			drop(w, m);
+			pkts[i] = NULL;
+		}
 	}
 }
 

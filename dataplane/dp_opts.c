@@ -45,6 +45,8 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --mtu N                  set the ports' MTU (default: leave as is)\n"
 "  --kernel auto|scalar|avx512  sum kernel (default auto: AVX-512 if the CPU has it)\n"
 "  --no-promisc             do not put ports in promiscuous mode\n"
+"  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
+"                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
 "  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
@@ -85,7 +87,7 @@ static int parse_level(const char *s, int *lvl)
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
-	OPT_LOG_LEVEL,
+	OPT_LOG_LEVEL, OPT_NO_ICRC,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -104,6 +106,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "no-promisc", no_argument, NULL, OPT_NO_PROMISC },
+		{ "no-icrc-check", no_argument, NULL, OPT_NO_ICRC },
 		{ "stats-interval", required_argument, NULL, OPT_STATS },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +147,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
 		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;
 		case OPT_NO_PROMISC: cfg->promisc = false; break;
+		case OPT_NO_ICRC: cfg->icrc_check = false; break;
 		case OPT_KERNEL:
 			if (strcmp(optarg, "auto") == 0)
 				cfg->kernel = NR_KERNEL_AUTO;

@@ -13,7 +13,8 @@
  *            back to its baseline once the job is gone.
  * Impairments: loss with go-back-N retransmission, duplicates, reordering
  * across connections, coalesced and repeated ACKs, garbage frames (random
- * bytes, truncated RoCE, runts), unregistered connections, spoofed sources,
+ * bytes, truncated RoCE, runts, flipped payload bits under the sender's ICRC),
+ * unregistered connections, spoofed sources,
  * ECN-CE on a contribution, job destroy mid-stream.
  * Seed: NR_SEED=<n> to replay (printed by every test).
  */
@@ -82,7 +83,7 @@ struct sim {
 	unsigned sent[H_MAX_HOSTS][MAX_G];
 	unsigned results_seen, resends_seen;
 	unsigned dup_data;                  /* duplicate data packets injected */
-	unsigned spoofed, malformed, runts, unknown_conn;
+	unsigned spoofed, malformed, runts, unknown_conn, bad_icrc, garbage_roce;
 	/* frames expected to leave unchanged: (port, bytes) */
 	unsigned n_expect;
 	struct { uint16_t port, len; bool hit; uint8_t *data; } expect[MAX_EXPECT];
@@ -407,9 +408,29 @@ static void send_garbage(struct sim *s, unsigned r, unsigned g)
 {
 	uint8_t f[8192];
 	int len = build_data(s, r, g, NULL, false, f, sizeof(f));
-	unsigned kind = (unsigned)(rnd() % 4);
+	unsigned kind = (unsigned)(rnd() % 6);
 
-	if (kind < 3) {
+	if (kind == 5) {
+		/* random bytes behind Ethernet/IPv4/UDP 4791 headers */
+		unsigned n = 60 + (unsigned)(rnd() % 1000);
+
+		for (unsigned i = 14; i < n; i++)
+			f[i] = (uint8_t)rnd();
+		f[12] = 0x08;
+		f[13] = 0x00;
+		f[14] = 0x45;
+		f[14 + 6] = 0x40;   /* DF, not a fragment (a later fragment is not RoCE) */
+		f[14 + 7] = 0x00;
+		f[14 + 9] = NR_IPPROTO_UDP;
+		nr_st_be16(f + 34 + 2, NR_ROCEV2_PORT);
+		h_inject(s->h, r, f, n);
+		s->garbage_roce++;
+	} else if (kind == 4) {
+		/* one payload bit flipped in flight, ICRC as sent: never summed */
+		f[len - 8] ^= 0x10;
+		h_inject(s->h, r, f, (unsigned)len);
+		s->bad_icrc++;
+	} else if (kind < 3) {
 		/* truncated anywhere after the UDP header: IP length disagrees */
 		unsigned cut = 42 + (unsigned)(rnd() % (unsigned)(len - 42));
 
@@ -549,10 +570,15 @@ static void check_accounting(struct sim *s, unsigned total_g)
 			 c.c[DP_CTR_FORWARDED] + c.c[DP_CTR_FLOODED] + c.c[DP_CTR_FILTERED] +
 			 c.c[DP_CTR_HANDOFF_OUT] + c.c[DP_CTR_HELD] + c.c[DP_CTR_RESENT] +
 			 c.c[DP_CTR_DROPPED]);
-	dropped_parts = c.c[DP_CTR_RUNT] + c.c[DP_CTR_MULTISEG] + c.c[DP_CTR_HANDOFF_FULL] +
+	dropped_parts = c.c[DP_CTR_RUNT] + c.c[DP_CTR_BAD_ICRC] + c.c[DP_CTR_MULTISEG] + c.c[DP_CTR_HANDOFF_FULL] +
 			c.c[DP_CTR_NO_ROUTE] + c.c[DP_CTR_ENGINE_DROP] + c.c[DP_CTR_MALFORMED];
 	assert_int_equal(c.c[DP_CTR_DROPPED], dropped_parts);
-	assert_int_equal(c.c[DP_CTR_MALFORMED], s->malformed);
+	/* random bytes behind UDP/4791 headers are malformed, or (rarely) parse
+	 * and then fail their ICRC */
+	assert_true(c.c[DP_CTR_MALFORMED] >= s->malformed);
+	assert_true(c.c[DP_CTR_BAD_ICRC] >= s->bad_icrc);
+	assert_int_equal(c.c[DP_CTR_MALFORMED] + c.c[DP_CTR_BAD_ICRC],
+			 s->malformed + s->bad_icrc + s->garbage_roce);
 	assert_int_equal(c.c[DP_CTR_RUNT], s->runts);
 	assert_int_equal(c.engine_drop[NR_ECTR_SPOOFED], s->spoofed);
 	assert_int_equal(c.c[DP_CTR_HELD], (uint64_t)s->n * total_g);     /* each once */
@@ -598,10 +624,10 @@ static void run_agg(unsigned n, const char *name)
 
 		dp_box_counters(h->box, &c);
 		printf("  n=%u: rx %lu results %lu resent %lu dup_dropped %lu stale %lu malformed %lu "
-		       "runt %lu spoofed %lu forwarded %lu unknown_conn %u\n", n, c.c[DP_CTR_RX],
+		       "runt %lu bad_icrc %lu spoofed %lu forwarded %lu unknown_conn %u\n", n, c.c[DP_CTR_RX],
 		       c.c[DP_CTR_RESULTS], c.c[DP_CTR_RESENT], c.engine_drop[NR_ECTR_DUP_DROPPED],
 		       c.engine_drop[NR_ECTR_STALE_DROPPED], c.c[DP_CTR_MALFORMED], c.c[DP_CTR_RUNT],
-		       c.engine_drop[NR_ECTR_SPOOFED], c.c[DP_CTR_FORWARDED], s->unknown_conn);
+		       c.c[DP_CTR_BAD_ICRC], c.engine_drop[NR_ECTR_SPOOFED], c.c[DP_CTR_FORWARDED], s->unknown_conn);
 	}
 	ch = dp_box_channel(h->box);
 	assert_int_equal(ch->job_stats(ch->ctx, 7, &st), 0);
