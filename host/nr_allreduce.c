@@ -169,7 +169,8 @@ static int box_run(struct nr_comm *c, struct box_op *o)
 				return nr_wc_fail(c, &wc[i], NR_RING_BOX);
 			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
 				o->acked++;
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV && o->recvd == o->nmsg)
+			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == c->ring[NR_RING_PLAIN].rqp ||
+							   (wc[i].qp == r->rqp && o->recvd == o->nmsg)))
 				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
 			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
 				rc = box_recv(c, o, &wc[i]);

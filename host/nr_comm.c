@@ -155,12 +155,17 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
 	freeifaddrs(ifa);
 }
 
-/* Local ACK timeout exponent so that the retry limit fires within about timeout_ms. */
+/*
+ * Local ACK timeout exponent (4.096 us * 2^t): the 8 tries of the retry limit
+ * take at most half of timeout_ms, and one try at most 268 ms (t = 16), so a
+ * lost tail packet is resent soon while a live but descheduled peer is not
+ * declared dead in a blink.
+ */
 static uint8_t ack_timeout_exp(uint32_t timeout_ms)
 {
 	uint8_t t = 10;
 
-	while (t < 20 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
+	while (t < 16 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms / 2.0)
 		t++;
 	return t;
 }

@@ -212,7 +212,8 @@ static int ring_run(struct nr_comm *c, struct ring_op *o)
 				return nr_wc_fail(c, &wc[i], NR_RING_PLAIN);
 			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
 				o->acked++;
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV && o->recvd == o->nrecv)
+			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == c->ring[NR_RING_BOX].rqp ||
+							   (wc[i].qp == r->rqp && o->recvd == o->nrecv)))
 				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
 			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
 				rc = ring_recv(c, o, &wc[i]);

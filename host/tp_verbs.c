@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +234,9 @@ static int verbs_qp_create(struct nr_tp *tp, struct nr_tp_qp **qpp, struct nr_qp
 	q->base.ops = &nr_tp_verbs_ops;
 	q->base.tp = tp;
 	q->vt = vt;
-	q->psn = random() & 0xFFFFFF;
+	if (getrandom(&q->psn, sizeof(q->psn), 0) != sizeof(q->psn))
+		q->psn = (uint32_t)(uintptr_t)q ^ q->qp->qp_num;
+	q->psn &= 0xFFFFFF;
 	vt->qps[vt->nqps++] = q;
 	*info = (struct nr_qp_info){ .ip = vt->local_ip, .qpn = q->qp->qp_num, .psn = q->psn,
 				     .udp_port = 4791 };

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "host/comm_internal.h"
+#include "host/tp_soft.h"
 #include "ranks.h"
 
 #define MAX_SIZES 16
@@ -30,6 +32,8 @@ struct ring_case {
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 	size_t big;          /* an extra size done only out of place (0: none) */
+	int loss_pct;        /* drop this share of the packets each rank sends (soft filter) */
+	int reps;            /* repeat the sizes (default 1) */
 	uint64_t seed;
 	uint32_t timeout_ms;
 	struct shared_out *out;
@@ -106,6 +110,24 @@ out:
 	return rc;
 }
 
+/* Drops pct% of the packets a rank sends (seeded xorshift). */
+struct lossy {
+	uint64_t state;
+	int pct;
+};
+
+static int lossy_filter(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t len)
+{
+	struct lossy *l = arg;
+
+	if (dir != NR_SOFT_TX)
+		return NR_SOFT_PASS;
+	l->state ^= l->state << 13;
+	l->state ^= l->state >> 7;
+	l->state ^= l->state << 17;
+	return (int)(l->state % 100) < l->pct ? NR_SOFT_DROP : NR_SOFT_PASS;
+}
+
 static int ring_child(int rank, int world, void *arg)
 {
 	struct ring_case *t = arg;
@@ -118,23 +140,32 @@ static int ring_child(int rank, int world, void *arg)
 	rc = nr_comm_init(&cfg, &c);
 	if (rc)
 		return child_fail(t, rank, 2, "init: %s: %s", nr_strerror(rc), nr_comm_last_error(NULL));
-	for (int k = 0; k < t->nsizes && !rc; k++)
-		for (int inplace = 0; inplace < 2 && !rc; inplace++)
-			rc = check_one(t, c, rank, world, t->sizes[k], k, inplace);
+	if (t->loss_pct) {
+		static struct lossy l;
+
+		l = (struct lossy){ .state = t->seed * 31 + rank + 1, .pct = t->loss_pct };
+		nr_tp_soft_set_filter(c->tp, lossy_filter, &l);
+	}
+	for (int rep = 0; rep < (t->reps ? t->reps : 1) && !rc; rep++)
+		for (int k = 0; k < t->nsizes && !rc; k++)
+			for (int inplace = 0; inplace < 2 && !rc; inplace++)
+				rc = check_one(t, c, rank, world, t->sizes[k], k, inplace);
 	if (!rc && t->big)
 		rc = check_one(t, c, rank, world, t->big, MAX_SIZES - 1, 0);
 	nr_comm_destroy(c);
 	return rc;
 }
 
-static void run_ring(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt)
+static void run_ring_lossy(int world, const size_t *sizes, int nsizes, size_t big,
+			   unsigned salt, int loss_pct, int reps)
 {
-	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000 };
+	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000,
+			       .loss_pct = loss_pct, .reps = reps };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
 	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
-	printf("ring world %d: seed %llu\n", world, (unsigned long long)t.seed);
+	printf("ring world %d: seed %llu, loss %d%%\n", world, (unsigned long long)t.seed, loss_pct);
 	ranks_env_init(&t.env, salt);
 	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
 	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -153,6 +184,11 @@ static void run_ring(int world, const size_t *sizes, int nsizes, size_t big, uns
 			for (int r = 1; r < world; r++)
 				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
 	munmap(t.out, sizeof(*t.out));
+}
+
+static void run_ring(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt)
+{
+	run_ring_lossy(world, sizes, nsizes, big, salt, 0, 1);
 }
 
 static void test_ring_2(void **state)
@@ -181,6 +217,14 @@ static void test_ring_8(void **state)
 	static const size_t sizes[] = { 1, 7, 9, 1023, 65537, 262147 };
 
 	run_ring(8, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 4);
+}
+
+/* 2% of every rank's packets lost: go-back-N recovers, results stay exact. */
+static void test_ring_4_lossy(void **state)
+{
+	static const size_t sizes[] = { 1, 3, 1023, 65537 };
+
+	run_ring_lossy(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 7, 2, 3);
 }
 
 /* ---- a rank killed mid-operation ---- */
@@ -316,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_ring_3),
 		cmocka_unit_test(test_ring_4),
 		cmocka_unit_test(test_ring_8),
+		cmocka_unit_test(test_ring_4_lossy),
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
 	};
