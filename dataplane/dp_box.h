@@ -110,6 +110,7 @@ struct dp_worker {
 	struct dp_job_ep jobs[NR_MAX_JOBS];
 	volatile int running;      /* set by the lcore itself */
 	bool launched;             /* remote-launched by dp_box_launch */
+	pthread_t thread;          /* of the loop (CPU-time clocks for benchmarks) */
 	struct dp_ctr ctr;
 	struct dp_txbuf tx[DP_MAX_PORTS];
 	struct nr_pkt side[DP_MAX_BURST];

@@ -54,7 +54,8 @@
 	_(TX, "tx", "frames transmitted")                                     \
 	_(TX_DROPPED, "tx_dropped", "frames the TX queue refused (freed)")     \
 	_(CMDS, "cmds", "control commands served")                            \
-	_(IDLE_SLEEPS, "idle_sleeps", "short sleeps after a stretch of empty polls")
+	_(IDLE_SLEEPS, "idle_sleeps", "short sleeps after a stretch of empty polls") \
+	_(BUSY_CYCLES, "busy_cycles", "TSC cycles spent in loop iterations that found work")
 
 enum dp_ctr_id {
 #define DP_CTR_ENUM(e, n, d) DP_CTR_##e,

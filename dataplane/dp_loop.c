@@ -26,6 +26,7 @@
  *                                  resend (a stored result, re-ICRC'd, sent)
  */
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -200,10 +201,12 @@ int dp_worker_main(void *arg)
 	struct rte_mbuf *pkts[DP_MAX_BURST];
 	const uint64_t drain_tsc = (b->tsc_hz + 1000000 - 1) / 1000000 * DP_TX_DRAIN_US;
 	const unsigned burst = b->cfg.burst;
-	uint64_t prev_tsc = rte_get_tsc_cycles(), iter = 0;
+	uint64_t prev_tsc = rte_get_tsc_cycles(), iter = 0, iter_tsc = prev_tsc;
+	bool was_busy = false;
 	unsigned idle = 0;
 
 	w->lcore = rte_lcore_id();
+	w->thread = pthread_self();
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
 	DP_LOG(INFO, "worker %u on lcore %u: %u rx queues, engine kernel %s",
 	       w->idx, w->lcore, w->n_rxq, nr_engine_kernel_name(w->eng));
@@ -213,6 +216,9 @@ int dp_worker_main(void *arg)
 		unsigned got = 0, nh;
 
 		w->now_ns = dp_now_ns(b, cur_tsc);
+		if (was_busy)   /* the previous iteration found work: its time was busy */
+			w->ctr.c[DP_CTR_BUSY_CYCLES] += cur_tsc - iter_tsc;
+		iter_tsc = cur_tsc;
 		if (unlikely(cur_tsc - prev_tsc > drain_tsc)) {
 			dp_tx_drain(w);
 			prev_tsc = cur_tsc;
@@ -233,6 +239,7 @@ int dp_worker_main(void *arg)
 		got += dp_cmd_service(w);
 		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0))
 			nr_engine_poll(w->eng, w->now_ns);
+		was_busy = got != 0;
 		if (got) {
 			idle = 0;
 		} else if (b->cfg.idle_sleep_us && ++idle >= b->cfg.idle_polls) {

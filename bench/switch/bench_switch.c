@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nr-bench-switch: the box's full path on ring ports.
+ *
+ *   generator (main lcore 0)  --ring ports-->  box loop (worker lcore 1)
+ *
+ * aggregate: a job of N connections is registered; the generator sends
+ *   message after message (WRITE FIRST/MIDDLE/LAST_IMM of one payload size),
+ *   keeps at most W messages outstanding (the job's credits), takes the
+ *   results off the TX rings and ACKs each completed message for every
+ *   connection (coalesced ACK: one per message), as hosts would.  The box
+ *   does rx, parse, ICRC check, aggregate, rewrite, ICRC, tx.
+ * forward: the same traffic with no job: the box parses, checks the ICRC,
+ *   asks the engine (unknown connection) and switches every frame by MAC.
+ * memcpy: one core copying the same volume over a working set of the same
+ *   size (the job's slots-worth of packets), for scale.
+ *
+ * gbps counts gradient payload bytes entering the box (N contributions per
+ * packet position) per second of the box core's busy time (TSC cycles of
+ * loop iterations that found work, counter busy_cycles), so a slow generator
+ * does not lower the figure; wall-clock figures and the generator's share are
+ * printed too.  The generator builds each frame by copying a template and
+ * patching PSN, immediate and ICRC (ISA-L), as cheap as a fresh frame gets.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+
+#include "dataplane/dp_box.h"
+#include "proto/roce_build.h"
+#include "proto/roce_icrc.h"
+
+#define MAXN 16
+#define PKTS_PER_MSG 16
+
+struct tmpl {
+	uint8_t f[NR_MAX_MTU + 128];
+	uint16_t len;
+	struct nr_pkt p;
+};
+
+struct bench {
+	unsigned n, payload, w, reps;
+	double seconds;
+	bool json, quick;
+	struct rte_mempool *pool;
+	uint16_t port[MAXN];
+	struct rte_ring *rx[MAXN], *tx[MAXN];
+	struct dp_box *box;
+	struct tmpl data[MAXN][PKTS_PER_MSG];
+	struct tmpl ack[MAXN];
+	uint32_t ipsn[MAXN];
+	uint64_t ipsn_off;        /* PSNs keep growing across repetitions */
+};
+
+static void mac_of(unsigned r, uint8_t m[6])
+{
+	const uint8_t x[6] = { 0x02, 0x4e, 0x52, 0x00, 0x01, (uint8_t)(r + 1) };
+
+	memcpy(m, x, 6);
+}
+
+static uint32_t ip_of(unsigned r) { return htonl(0x0A4E0100u | (r + 1)); }
+
+static void make_templates(struct bench *B)
+{
+	float pay[NR_MAX_MTU / 4];
+
+	for (unsigned r = 0; r < B->n; r++) {
+		unsigned d = (r + 1) % B->n;
+		struct nr_flow f = { .saddr = ip_of(r), .daddr = ip_of(d), .sport = (uint16_t)(0xC000 + r),
+				     .frag_off = NR_IPV4_DF, .dqpn = 0x200 + d };
+		struct nr_flow a = { .saddr = ip_of(d), .daddr = ip_of(r), .sport = (uint16_t)(0xD000 + r),
+				     .frag_off = NR_IPV4_DF, .dqpn = 0x100 + r };
+		struct nr_build_args ack = { .opcode = NR_OP_RC_ACK, .syndrome = 0x1F };
+
+		mac_of(r, f.src_mac);
+		mac_of(d, f.dst_mac);
+		mac_of(d, a.src_mac);
+		mac_of(r, a.dst_mac);
+		B->ipsn[r] = 0x1000u * (r + 1);
+		for (unsigned i = 0; i < B->payload / 4; i++)
+			pay[i] = (float)(r + 1) * 0.25f + (float)i;
+		for (unsigned k = 0; k < PKTS_PER_MSG; k++) {
+			struct nr_build_args ar = { .psn = B->ipsn[r] + k, .va = 0x10000, .rkey = 1,
+						    .dma_len = B->payload * PKTS_PER_MSG };
+			struct tmpl *t = &B->data[r][k];
+
+			ar.opcode = k == 0 ? NR_OP_RC_WRITE_FIRST :
+				    k + 1 == PKTS_PER_MSG ? NR_OP_RC_WRITE_LAST_IMM : NR_OP_RC_WRITE_MIDDLE;
+			ar.ackreq = k + 1 == PKTS_PER_MSG;
+			t->len = (uint16_t)nr_build_frame(t->f, sizeof(t->f), &f, &ar, pay, B->payload);
+			nr_parse(t->f, t->len, &t->p);
+		}
+		B->ack[r].len = (uint16_t)nr_build_frame(B->ack[r].f, sizeof(B->ack[r].f), &a, &ack, NULL, 0);
+		nr_parse(B->ack[r].f, B->ack[r].len, &B->ack[r].p);
+	}
+}
+
+/* A fresh frame from a template: copy, patch PSN (and immediate), new ICRC. */
+static struct rte_mbuf *gen_frame(struct bench *B, const struct tmpl *t, uint32_t psn, bool imm,
+				  uint32_t immv)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(B->pool);
+	uint8_t *d;
+
+	if (m == NULL)
+		return NULL;
+	d = (uint8_t *)rte_pktmbuf_append(m, t->len);
+	rte_memcpy(d, t->f, t->len);
+	nr_bth_set_psn((struct nr_bth *)(d + t->p.bth_off), psn);
+	if (imm)
+		nr_st_be32(d + t->p.bth_off + 12, immv);
+	nr_icrc_update(d, &t->p);
+	return m;
+}
+
+static unsigned drain(struct bench *B)
+{
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < B->n; i++) {
+		struct rte_mbuf *m[64];
+		unsigned k = rte_ring_dequeue_burst(B->tx[i], (void **)m, 64, NULL);
+
+		rte_pktmbuf_free_bulk(m, k);
+		got += k;
+	}
+	return got;
+}
+
+static void enqueue(struct bench *B, unsigned r, struct rte_mbuf *m)
+{
+	while (rte_ring_enqueue(B->rx[r], m) != 0)
+		drain(B);
+}
+
+struct run_res {
+	double wall_s, busy_s, gen_s, box_cpu_s;
+	uint64_t pkts, bytes;
+};
+
+static double cpu_s(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static clockid_t box_clock(struct bench *B)
+{
+	clockid_t c;
+
+	if (pthread_getcpuclockid(B->box->workers[0]->thread, &c) != 0)
+		return CLOCK_MONOTONIC;
+	return c;
+}
+
+/* Send messages for `seconds`; aggregate (ACKs, credits) or forward. */
+static void run(struct bench *B, bool agg, double seconds, struct run_res *res)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	const unsigned per_msg_out = B->n * PKTS_PER_MSG;   /* results or forwards */
+	uint64_t start = rte_get_tsc_cycles(), end = start + (uint64_t)(seconds * (double)hz);
+	uint64_t sent_msgs = 0, out = 0, acked = 0, gen_cyc = 0, acks_out = 0;
+	struct dp_ctr c0, c1;
+	clockid_t bc = box_clock(B);
+	double bcpu0 = cpu_s(bc), gcpu0 = cpu_s(CLOCK_THREAD_CPUTIME_ID), gcpu_in = 0;
+
+	dp_box_counters(B->box, &c0);
+	while (rte_get_tsc_cycles() < end) {
+		uint64_t done = (out - acks_out) / per_msg_out;
+
+		if (sent_msgs - done < B->w) {
+			uint64_t t0 = rte_get_tsc_cycles();
+			uint64_t m = sent_msgs;
+
+			for (unsigned k = 0; k < PKTS_PER_MSG; k++)
+				for (unsigned r = 0; r < B->n; r++) {
+					uint32_t g = (uint32_t)(B->ipsn_off + m * PKTS_PER_MSG + k);
+					struct rte_mbuf *mb = gen_frame(B, &B->data[r][k], B->ipsn[r] + g,
+									k + 1 == PKTS_PER_MSG,
+									(uint32_t)((B->ipsn_off / PKTS_PER_MSG + m) & 0xFFFFFF));
+
+					while (mb == NULL) {
+						drain(B);
+						mb = gen_frame(B, &B->data[r][k], B->ipsn[r] + g,
+							       k + 1 == PKTS_PER_MSG,
+							       (uint32_t)((B->ipsn_off / PKTS_PER_MSG + m) & 0xFFFFFF));
+					}
+					enqueue(B, r, mb);
+				}
+			sent_msgs++;
+			gen_cyc += rte_get_tsc_cycles() - t0;
+		}
+		{
+			unsigned got = drain(B);
+
+			out += got;
+		}
+		if (agg) {
+			uint64_t now_done = (out - acks_out) / per_msg_out;
+
+			while (acked < now_done) {
+				uint64_t t0 = rte_get_tsc_cycles();
+				uint32_t g_last = (uint32_t)(B->ipsn_off + (acked + 1) * PKTS_PER_MSG - 1);
+
+				for (unsigned r = 0; r < B->n; r++) {
+					struct rte_mbuf *mb = gen_frame(B, &B->ack[r], B->ipsn[r] + g_last, false, 0);
+
+					if (mb)
+						enqueue(B, (r + 1) % B->n, mb);
+				}
+				acked++;
+				acks_out += B->n;   /* each ACK is forwarded back out */
+				gen_cyc += rte_get_tsc_cycles() - t0;
+			}
+		}
+	}
+	/* let the box finish what is in flight */
+	for (uint64_t t = rte_get_tsc_cycles(); rte_get_tsc_cycles() - t < hz / 20;)
+		out += drain(B);
+	dp_box_counters(B->box, &c1);
+	res->wall_s = (double)(rte_get_tsc_cycles() - start) / (double)hz;
+	/*
+	 * The machine may be shared: the box thread's CPU time, scaled by the
+	 * share of its loop time that found work, is its busy CPU time.
+	 */
+	res->box_cpu_s = cpu_s(bc) - bcpu0;
+	res->busy_s = res->box_cpu_s * ((double)(c1.c[DP_CTR_BUSY_CYCLES] - c0.c[DP_CTR_BUSY_CYCLES]) /
+					(double)hz / res->wall_s);
+	(void)gen_cyc;
+	(void)gcpu_in;
+	res->gen_s = cpu_s(CLOCK_THREAD_CPUTIME_ID) - gcpu0;
+	res->pkts = sent_msgs * per_msg_out;
+	res->bytes = res->pkts * B->payload;
+	B->ipsn_off += (sent_msgs + 1) * PKTS_PER_MSG;
+}
+
+static double run_memcpy(struct bench *B, uint64_t volume)
+{
+	size_t ws = (size_t)B->n * B->w * 2 * PKTS_PER_MSG * B->payload;
+	uint8_t *src = rte_malloc(NULL, ws, 64), *dst = rte_malloc(NULL, ws, 64);
+	uint64_t t0, done = 0;
+	double s;
+
+	if (!src || !dst)
+		return 0;
+	memset(src, 1, ws);
+	memset(dst, 2, ws);
+	s = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+	(void)t0;
+	while (done < volume)
+		for (size_t off = 0; off + B->payload <= ws && done < volume; off += B->payload) {
+			rte_memcpy(dst + off, src + off, B->payload);
+			done += B->payload;
+		}
+	s = cpu_s(CLOCK_THREAD_CPUTIME_ID) - s;   /* CPU time: the machine may be shared */
+	rte_free(src);
+	rte_free(dst);
+	return (double)volume * 8 / s / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int setup(struct bench *B)
+{
+	struct dp_cfg cfg;
+	unsigned lcore = 1;
+	char err[256];
+
+	B->pool = rte_pktmbuf_pool_create("nrb_bench_pool", 16383, 256, 0, DP_MBUF_DATAROOM, rte_socket_id());
+	if (B->pool == NULL) {
+		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < B->n; i++) {
+		char name[32];
+		int id;
+
+		snprintf(name, sizeof(name), "nrbb_rx%u", i);
+		B->rx[i] = rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "nrbb_tx%u", i);
+		B->tx[i] = rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "nrbb_p%u", i);
+		id = rte_eth_from_rings(name, &B->rx[i], 1, &B->tx[i], 1, SOCKET_ID_ANY);
+		if (!B->rx[i] || !B->tx[i] || id < 0)
+			return -1;
+		B->port[i] = (uint16_t)id;
+	}
+	dp_cfg_defaults(&cfg);
+	cfg.idle_sleep_us = 0;           /* busy polling: a dedicated core */
+	B->box = dp_box_create(&cfg, B->port, B->n, &lcore, 1, B->pool, err, sizeof(err));
+	if (B->box == NULL) {
+		fprintf(stderr, "box: %s\n", err);
+		return -1;
+	}
+	return dp_box_launch(B->box);
+}
+
+static int add_job(struct bench *B)
+{
+	const struct nr_sw_channel *ch = dp_box_channel(B->box);
+	struct nr_job_spec *sp = calloc(1, sizeof(*sp) + B->n * sizeof(sp->conns[0]));
+	uint32_t credits;
+	char err[256];
+	int rc;
+
+	sp->n_conns = B->n;
+	sp->mtu = B->payload;
+	sp->msg_size = B->payload * PKTS_PER_MSG;
+	sp->pool_msgs = 2 * B->w;
+	sp->timeout_ms = 60000;
+	sp->mode = NR_SUM_ORDERED;
+	for (unsigned r = 0; r < B->n; r++) {
+		sp->conns[r].src_ip = ip_of(r);
+		sp->conns[r].dst_ip = ip_of((r + 1) % B->n);
+		sp->conns[r].src_qpn = 0x100 + r;
+		sp->conns[r].dst_qpn = 0x200 + (r + 1) % B->n;
+		sp->conns[r].ipsn = B->ipsn[r] + (uint32_t)B->ipsn_off;
+	}
+	rc = ch->job_add(ch->ctx, 1, sp, &credits, err, sizeof(err));
+	free(sp);
+	if (rc)
+		fprintf(stderr, "job: %s\n", err);
+	return rc;
+}
+
+static void usage(const char *p)
+{
+	printf("Usage: %s [EAL options] -- [--conns N] [--payload B] [--reps R] [--seconds S] [--quick] [--json]\n"
+	       "  defaults: N=8, B=1024, 5 repetitions of 2 s (--quick: 3 of 0.5 s); EAL default\n"
+	       "  -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n", p);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench *B = calloc(1, sizeof(*B));
+	char prefix[64], *def[] = { argv[0], "-l", "0,1", "--no-huge", "-m", "1024", "--no-pci",
+				    "--file-prefix", prefix, "--log-level", "lib.eal:error", NULL };
+	static const struct option lo[] = {
+		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
+		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	double agg_g[16], agg_m[16], agg_w[16], fwd_g[16], fwd_m[16], genshare[16], boxshare[16], mc[16];
+	int rc, c;
+
+	snprintf(prefix, sizeof(prefix), "nrb-bench-%d", (int)getpid());
+	B->n = 8;
+	B->payload = 1024;
+	B->w = 8;
+	B->reps = 5;
+	B->seconds = 2.0;
+	if (argc > 1 && strcmp(argv[1], "--") != 0 && argv[1][0] == '-' && argv[1][1] == '-' &&
+	    strcmp(argv[1], "--vdev") != 0 && strcmp(argv[1], "--no-huge") != 0) {
+		/* our options only: default EAL arguments */
+		rc = rte_eal_init((int)(sizeof(def) / sizeof(def[0])) - 1, def);
+		if (rc < 0)
+			return 1;
+	} else {
+		rc = rte_eal_init(argc > 1 ? argc : (int)(sizeof(def) / sizeof(def[0])) - 1, argc > 1 ? argv : def);
+		if (rc < 0)
+			return 1;
+		argc -= rc;
+		argv += rc;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n': B->n = (unsigned)atoi(optarg); break;
+		case 'b': B->payload = (unsigned)atoi(optarg); break;
+		case 'r': B->reps = (unsigned)atoi(optarg); break;
+		case 's': B->seconds = atof(optarg); break;
+		case 'q': B->quick = true; break;
+		case 'j': B->json = true; break;
+		default: usage(argv[0]); return c == 'h' ? 0 : 2;
+		}
+	}
+	if (B->quick) {
+		B->reps = 3;
+		B->seconds = 0.5;
+	}
+	if (B->n < 2 || B->n > MAXN || B->payload < 64 || B->payload > 4096 || B->payload % 4 ||
+	    (B->payload & (B->payload - 1)) || B->reps < 1 || B->reps > 16) {
+		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 (a power of two: it is the MTU), --reps 1..16\n", MAXN);
+		return 2;
+	}
+	if (rte_lcore_count() < 2) {
+		fprintf(stderr, "need 2 lcores (EAL -l 0,1): generator and box\n");
+		return 2;
+	}
+	make_templates(B);
+	if (setup(B) != 0)
+		return 1;
+	if (!B->json)
+		printf("nr-bench-switch: %u connections, %u-byte payload, %u packets a message, W=%u messages, "
+		       "1 box worker (lcore 1, busy polling, kernel %s), generator on lcore 0, ring ports, "
+		       "%u x %.1f s, medians\n", B->n, B->payload, PKTS_PER_MSG, B->w, B->box->kernel_name,
+		       B->reps, B->seconds);
+	for (unsigned i = 0; i < B->reps; i++) {
+		struct run_res a, f;
+		const struct nr_sw_channel *ch = dp_box_channel(B->box);
+
+		if (add_job(B) != 0)
+			return 1;
+		run(B, true, B->seconds, &a);
+		ch->job_del(ch->ctx, 1);
+		run(B, false, B->seconds, &f);
+		agg_g[i] = (double)a.bytes * 8 / a.busy_s / 1e9;
+		agg_m[i] = (double)a.pkts / a.busy_s / 1e6;
+		agg_w[i] = (double)a.bytes * 8 / a.wall_s / 1e9;
+		genshare[i] = a.gen_s / a.wall_s;
+		boxshare[i] = a.box_cpu_s / a.wall_s;
+		fwd_g[i] = (double)f.bytes * 8 / f.busy_s / 1e9;
+		fwd_m[i] = (double)f.pkts / f.busy_s / 1e6;
+		mc[i] = run_memcpy(B, a.bytes);
+	}
+	{
+		double ag = median(agg_g, B->reps), am = median(agg_m, B->reps), aw = median(agg_w, B->reps);
+		double fg = median(fwd_g, B->reps), fm = median(fwd_m, B->reps), m = median(mc, B->reps);
+		double gs = median(genshare, B->reps);
+
+		if (B->json) {
+			printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"wall_gbps\":%.2f}\n",
+			       B->n, B->payload, ag, am, aw);
+			printf("{\"bench\":\"switch\",\"path\":\"forward\",\"workers\":1,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f}\n",
+			       B->n, B->payload, fg, fm);
+			printf("{\"bench\":\"memcpy\",\"gbps\":%.2f}\n", m);
+		} else {
+			printf("%-10s %10s %10s %12s\n", "path", "Gbit/s", "Mpps", "wall Gbit/s");
+			printf("%-10s %10.2f %10.3f %12.2f\n", "aggregate", ag, am, aw);
+			printf("%-10s %10.2f %10.3f %12s\n", "forward", fg, fm, "");
+			printf("%-10s %10.2f %10s %12s\n", "memcpy", m, "", "");
+			printf("aggregate / memcpy = %.2f (target >= 0.5); aggregate %s 40 Gbit/s target\n",
+			       ag / m, ag >= 40 ? "meets the" : "below the");
+			printf("Gbit/s: gradient payload bytes into the box per second of the box thread's busy CPU time\n"
+			       "(its CPU time x the share of loop time that found work); wall: per second of wall time.\n"
+			       "CPU share of wall time: generator %.0f%%, box thread %.0f%%%s\n", gs * 100,
+			       median(boxshare, B->reps) * 100,
+			       median(boxshare, B->reps) < 0.9 ? " (the machine is shared: the box core was not its own)" : "");
+		}
+	}
+	dp_box_destroy(B->box, true);
+	rte_mempool_free(B->pool);
+	rte_eal_cleanup();
+	free(B);
+	return 0;
+}
