@@ -519,5 +519,7 @@ void hz_case_bad_icrc(struct hz_drv *d)
 	R.before = bad_icrc_before;
 	workload(&R);
 	finish(&R, &a);
+	/* dropped before the engine saw them: nothing else was dropped */
+	assert_int_equal(a.other_drop, R.hostile);
 	teardown(&R);
 }

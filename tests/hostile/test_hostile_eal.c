@@ -94,6 +94,10 @@ static void eb_settle(void *ctx, struct hz_job *j)
 	h_clear_out(h);
 }
 
+static const char *const other_drops[] = {
+	"runt", "bad_icrc", "multiseg", "handoff_full", "no_route",
+};
+
 static void eb_acct(void *ctx, struct hz_acct *a)
 {
 	struct harness *h = ctx;
@@ -108,8 +112,11 @@ static void eb_acct(void *ctx, struct hz_acct *a)
 	a->dropped = s.c[DP_CTR_DROPPED];
 	memcpy(a->malformed, s.malformed, sizeof(a->malformed));
 	memcpy(a->edrop, s.engine_drop, sizeof(a->edrop));
-	a->other_drop = s.c[DP_CTR_RUNT] + s.c[DP_CTR_MULTISEG] + s.c[DP_CTR_HANDOFF_FULL] +
-			s.c[DP_CTR_NO_ROUTE];
+	/* the box's other drop reasons, by name (the list grows) */
+	for (unsigned k = 0; k < DP_CTR_MAX; k++)
+		for (unsigned n = 0; n < sizeof(other_drops) / sizeof(other_drops[0]); n++)
+			if (!strcmp(dp_ctr_names[k], other_drops[n]))
+				a->other_drop += s.c[k];
 	assert_int_equal(s.c[DP_CTR_HANDOFF_IN], 0);   /* one worker */
 	assert_int_equal(dp_box_engine_counters(h->box, a->ectr), 0);
 }
@@ -149,7 +156,7 @@ CASE(duplicates)
 CASE(acks_never_sent)
 CASE(bad_icrc)
 
-int main(int argc, char **argv)
+int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_lengths, eb_teardown),
@@ -161,8 +168,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_spoofed, eb_teardown),
 		cmocka_unit_test_teardown(test_duplicates, eb_teardown),
 		cmocka_unit_test_teardown(test_acks_never_sent, eb_teardown),
-	};
-	const struct CMUnitTest icrc[] = {
 		cmocka_unit_test_teardown(test_bad_icrc, eb_teardown),
 	};
 
@@ -170,7 +175,5 @@ int main(int argc, char **argv)
 	if (!g_eal_ok)
 		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
 		       "box cases skipped\n");
-	if (argc > 1 && !strcmp(argv[1], "bad_icrc"))
-		return cmocka_run_group_tests_name("hostile traffic, box: bad ICRC", icrc, NULL, NULL);
 	return cmocka_run_group_tests_name("hostile traffic, box", tests, NULL, NULL);
 }
