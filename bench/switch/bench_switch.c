@@ -354,8 +354,9 @@ static int add_job(struct bench *B)
 
 static void usage(const char *p)
 {
-	printf("Usage: %s [EAL options] -- [--conns N] [--payload B] [--reps R] [--seconds S] [--quick] [--json]\n"
-	       "  defaults: N=8, B=1024, 5 repetitions of 2 s (--quick: 3 of 0.5 s); EAL default\n"
+	printf("Usage: %s [EAL options] -- [--conns N] [--payload B] [--window W] [--reps R] [--seconds S] [--quick] [--json]\n"
+	       "  defaults: N=8, B=1024, W=32 messages of 16 packets in flight, 5 repetitions of 2 s\n"
+	       "  (--quick: 3 of 0.5 s); EAL default\n"
 	       "  -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n", p);
 }
 
@@ -367,6 +368,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
+		{ "window", 1, NULL, 'w' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	double agg_g[16], agg_m[16], agg_w[16], fwd_g[16], fwd_m[16], genshare[16], boxshare[16], mc[16];
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
 	snprintf(prefix, sizeof(prefix), "nrb-bench-%d", (int)getpid());
 	B->n = 8;
 	B->payload = 1024;
-	B->w = 8;
+	B->w = 32;
 	B->reps = 5;
 	B->seconds = 2.0;
 	if (argc > 1 && strcmp(argv[1], "--") != 0 && argv[1][0] == '-' && argv[1][1] == '-' &&
@@ -397,6 +399,7 @@ int main(int argc, char **argv)
 		case 'n': B->n = (unsigned)atoi(optarg); break;
 		case 'b': B->payload = (unsigned)atoi(optarg); break;
 		case 'r': B->reps = (unsigned)atoi(optarg); break;
+		case 'w': B->w = (unsigned)atoi(optarg); break;
 		case 's': B->seconds = atof(optarg); break;
 		case 'q': B->quick = true; break;
 		case 'j': B->json = true; break;
@@ -408,8 +411,8 @@ int main(int argc, char **argv)
 		B->seconds = 0.5;
 	}
 	if (B->n < 2 || B->n > MAXN || B->payload < 64 || B->payload > 4096 || B->payload % 4 ||
-	    (B->payload & (B->payload - 1)) || B->reps < 1 || B->reps > 16) {
-		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 (a power of two: it is the MTU), --reps 1..16\n", MAXN);
+	    (B->payload & (B->payload - 1)) || B->reps < 1 || B->reps > 16 || B->w < 1 || B->w > 64) {
+		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 (a power of two: it is the MTU), --reps 1..16, --window 1..64\n", MAXN);
 		return 2;
 	}
 	if (rte_lcore_count() < 2) {
