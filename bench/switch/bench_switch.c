@@ -23,6 +23,7 @@
  * patching PSN, immediate and ICRC (ISA-L), as cheap as a fresh frame gets.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -472,7 +473,17 @@ int main(int argc, char **argv)
 	}
 	dp_box_destroy(B->box, true);
 	rte_mempool_free(B->pool);
-	rte_eal_cleanup();
+	{
+		char dir[PATH_MAX], cmd[PATH_MAX + 16];
+
+		snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+		rte_eal_cleanup();
+		if (strncmp(dir, "/var/run/dpdk/nrb-bench-", 24) == 0) {  /* our own default prefix */
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+			if (system(cmd) != 0)
+				fprintf(stderr, "could not remove %s\n", dir);
+		}
+	}
 	free(B);
 	return 0;
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <limits.h>
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
@@ -42,6 +44,30 @@ int h_eal_init(void)
 		return -1;
 	}
 	return 0;
+}
+
+/* rte_eal_cleanup() leaves the runtime directory (/var/run/dpdk/<prefix>): remove it. */
+void h_eal_fini(void)
+{
+	char dir[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[PATH_MAX + 256];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
 }
 
 void h_host_mac(unsigned r, uint8_t mac[6])

@@ -42,6 +42,8 @@ extern struct rte_mempool *h_pool;    /* the suite's pool (no per-lcore cache) *
 extern struct harness *h_current;     /* set up and not yet torn down */
 
 int h_eal_init(void);
+/* rte_eal_cleanup() and removal of the EAL runtime directory. */
+void h_eal_fini(void);
 /* Box in mode with n ports and one worker on lcore 1, launched. */
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
 void h_teardown(struct harness *h);

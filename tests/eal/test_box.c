@@ -862,7 +862,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	rte_mempool_free(h_pool);
-	rte_eal_cleanup();
+	h_eal_fini();
 	return 0;
 }
 
