@@ -23,7 +23,7 @@ int h_eal_init(void)
 {
 	static char prefix[64];
 	char *argv[] = {
-		"nr-test-eal", "-l", "0,1", "--no-huge", "-m", "512", "--no-pci",
+		"nr-test-eal", "--lcores", "0@0,1@1,2@1", "--no-huge", "-m", "512", "--no-pci",
 		"--file-prefix", prefix, "--log-level", "lib.eal:error",
 		"--log-level", "netreduce.dp:warning", NULL,
 	};
@@ -34,8 +34,8 @@ int h_eal_init(void)
 		fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
-	if (rte_lcore_count() < 2) {
-		fprintf(stderr, "need 2 lcores (-l 0,1)\n");
+	if (rte_lcore_count() < 3) {
+		fprintf(stderr, "need 3 lcores (--lcores 0@0,1@1,2@1)\n");
 		return -1;
 	}
 	h_pool = rte_pktmbuf_pool_create("nrb_test_pool", 8191, 0, 0, DP_MBUF_DATAROOM, rte_socket_id());
@@ -84,9 +84,14 @@ uint32_t h_host_ip(unsigned r)
 
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode)
 {
+	return h_setup_workers(h, n_ports, mode, 1);
+}
+
+int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers)
+{
 	static unsigned seq;
 	struct dp_cfg cfg;
-	unsigned lcore = 1;
+	unsigned lcores[2] = { 1, 2 };
 	char err[256];
 
 	memset(h, 0, sizeof(*h));
@@ -104,7 +109,12 @@ int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode)
 		if (h->rx[i] == NULL || h->tx[i] == NULL)
 			return -1;
 		snprintf(name, sizeof(name), "nrbp%u_%u", seq, i);
-		id = rte_eth_from_rings(name, &h->rx[i], 1, &h->tx[i], 1, SOCKET_ID_ANY);
+		{
+			/* one TX queue per worker, all into the host's (multi-producer) ring */
+			struct rte_ring *txq[2] = { h->tx[i], h->tx[i] };
+
+			id = rte_eth_from_rings(name, &h->rx[i], 1, txq, n_workers, SOCKET_ID_ANY);
+		}
 		if (id < 0)
 			return -1;
 		h->port_id[i] = (uint16_t)id;
@@ -114,7 +124,11 @@ int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode)
 	cfg.mode = mode;
 	cfg.idle_sleep_us = 20;
 	cfg.idle_polls = 200;
-	h->box = dp_box_create(&cfg, h->port_id, n_ports, &lcore, 1, h->pool, err, sizeof(err));
+	if (n_workers < 1 || n_workers > 2 || rte_lcore_count() < n_workers + 1) {
+		fprintf(stderr, "h_setup: %u workers need lcores 1..%u\n", n_workers, n_workers);
+		return -1;
+	}
+	h->box = dp_box_create(&cfg, h->port_id, n_ports, lcores, n_workers, h->pool, err, sizeof(err));
 	if (h->box == NULL) {
 		fprintf(stderr, "box: %s\n", err);
 		return -1;

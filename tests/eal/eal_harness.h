@@ -46,6 +46,8 @@ int h_eal_init(void);
 void h_eal_fini(void);
 /* Box in mode with n ports and one worker on lcore 1, launched. */
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
+/* Same with 1 or 2 workers (lcores 1 and 2; lcore 2 shares CPU 1). */
+int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers);
 void h_teardown(struct harness *h);
 /* Inject one frame on host port i. */
 void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len);
