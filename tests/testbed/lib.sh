@@ -384,6 +384,12 @@ tb_teardown() {
 	set +e
 	local pid ns
 	tb_box_stop
+	if [ -n "${TB_IMPAIR_PID:-}" ]; then
+		kill -TERM "$TB_IMPAIR_PID" 2>/dev/null
+		wait "$TB_IMPAIR_PID" 2>/dev/null
+		tb_log "$(tail -n 1 "$TB_RUNDIR/impair.log")"
+		TB_IMPAIR_PID=
+	fi
 	if [ -f "$TB_RUNDIR/pids" ]; then
 		while read -r pid; do
 			[ -n "$pid" ] && tb_kill_tree "$pid" TERM
