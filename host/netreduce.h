@@ -61,6 +61,8 @@ struct nr_config {
 	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
 	int gid_index;           /* verbs: -1 (default) finds the RoCEv2 GID of addr */
+	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):
+				    the 8 tries of the retry limit span up to timeout_ms, t <= 18 */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
@@ -69,7 +71,7 @@ void nr_config_default(struct nr_config *cfg);
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
  * NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
- * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX from the environment.  Strings
+ * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */

@@ -110,6 +110,12 @@ int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
 	const char *detail = wc->qp ? nr_tp_qp_error(wc->qp) : NULL;
 
 	nr_ip_str(c->peers[peer].ip, ip);
+	/* on the box ring an ACK needs every rank's contribution: anyone may be the dead one */
+	if (ring == NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer through the box (%s) from rank %d "
+			       "(%s): a rank of the job or the box stopped answering: %s (%s)",
+			       c->rank, c->switch_addr, peer, ip, nr_wc_status_str(wc->status),
+			       detail ? detail : "");
 	if (wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer from rank %d (%s) on the %s "
 			       "ring: %s (%s)", c->rank, peer, ip, ring_name(ring),
@@ -125,6 +131,11 @@ int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting
 	char ip[INET_ADDRSTRLEN];
 
 	nr_ip_str(c->peers[peer].ip, ip);
+	if (ring == NR_RING_BOX)
+		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
+			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "
+			       "no %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms, peer, ip,
+			       waiting_recv ? "data" : "acknowledgement");
 	return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no %s rank %d (%s) on the %s ring "
 		       "within %u ms", c->rank, what, waiting_recv ? "data from" : "acknowledgement from",
 		       peer, ip, ring_name(ring), c->cfg.timeout_ms);
@@ -157,15 +168,16 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
 
 /*
  * Local ACK timeout exponent (4.096 us * 2^t): the 8 tries of the retry limit
- * take at most half of timeout_ms, and one try at most 268 ms (t = 16), so a
- * lost tail packet is resent soon while a live but descheduled peer is not
- * declared dead in a blink.
+ * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
+ * purpose: on the box ring a message is acknowledged only once every rank
+ * contributed it, so rank skew and a loaded box (2 shared cores here) must not
+ * look like a dead peer.  NR_ACK_TIMEOUT overrides.
  */
 static uint8_t ack_timeout_exp(uint32_t timeout_ms)
 {
 	uint8_t t = 10;
 
-	while (t < 16 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms / 2.0)
+	while (t < 18 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
 		t++;
 	return t;
 }
@@ -178,7 +190,7 @@ static int open_transport(struct nr_comm *c)
 		.device = c->device[0] ? c->device : NULL,
 		.gid_index = c->cfg.gid_index,
 		.mtu = c->cfg.mtu,
-		.timeout = ack_timeout_exp(c->cfg.timeout_ms),
+		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout : ack_timeout_exp(c->cfg.timeout_ms),
 		.retry_cnt = 7,
 		.udp_port = c->cfg.udp_port,
 	};

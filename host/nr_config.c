@@ -98,6 +98,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_RING_WINDOW", 4096, ring_window),
 		F("NR_UDP_PORT", 65535, udp_port),
 		F("NR_GID_INDEX", 255, gid_index),
+		F("NR_ACK_TIMEOUT", 31, ack_timeout),
 #undef F
 	};
 
@@ -111,7 +112,9 @@ int nr_config_from_env(struct nr_config *cfg)
 			return NR_ERR_CONFIG;
 		if (rc == 0)
 			continue;
-		if (nums[i].size == 2)
+		if (nums[i].size == 1)
+			*(uint8_t *)p = v;
+		else if (nums[i].size == 2)
 			*(uint16_t *)p = v;
 		else if (nums[i].size == 4)
 			*(uint32_t *)p = v;   /* int and uint32_t alike, range checked above */
