@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <sched.h>
 #include <limits.h>
 #include <arpa/inet.h>
 
@@ -21,14 +22,26 @@ struct harness *h_current;
 
 int h_eal_init(void)
 {
-	static char prefix[64];
+	static char prefix[64], lcores[64];
 	char *argv[] = {
-		"nr-test-eal", "--lcores", "0@0,1@1,2@1", "--no-huge", "-m", "512", "--no-pci",
+		"nr-test-eal", "--lcores", lcores, "--no-huge", "-m", "512", "--no-pci",
 		"--file-prefix", prefix, "--log-level", "lib.eal:error",
 		"--log-level", "netreduce.dp:warning", NULL,
 	};
 	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
 
+	cpu_set_t set;
+	int cpu[2] = { 0, 0 }, k = 0;
+
+	/* lcore 0 (the test) on the first CPU we may use, lcores 1 and 2 (box
+	 * workers) on the second, or all on one CPU when there is only one */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+			if (CPU_ISSET(c, &set))
+				cpu[k++] = c;
+	if (k == 1)
+		cpu[1] = cpu[0];
+	snprintf(lcores, sizeof(lcores), "0@%d,1@%d,2@%d", cpu[0], cpu[1], cpu[1]);
 	snprintf(prefix, sizeof(prefix), "nrb-eal-%d", (int)getpid());
 	if (rte_eal_init(argc, argv) < 0) {
 		fprintf(stderr, "EAL init failed: %s\n", rte_strerror(rte_errno));
