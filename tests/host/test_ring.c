@@ -34,6 +34,7 @@ struct ring_case {
 	size_t big;          /* an extra size done only out of place (0: none) */
 	int loss_pct;        /* drop this share of the packets each rank sends (soft filter) */
 	int reps;            /* repeat the sizes (default 1) */
+	uint32_t mtu, msg_size;  /* 0: defaults */
 	uint64_t seed;
 	uint32_t timeout_ms;
 	struct shared_out *out;
@@ -137,6 +138,10 @@ static int ring_child(int rank, int world, void *arg)
 
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.timeout_ms = t->timeout_ms;
+	if (t->mtu)
+		cfg.mtu = t->mtu;
+	if (t->msg_size)
+		cfg.msg_size = t->msg_size;
 	rc = nr_comm_init(&cfg, &c);
 	if (rc)
 		return child_fail(t, rank, 2, "init: %s: %s", nr_strerror(rc), nr_comm_last_error(NULL));
@@ -156,16 +161,17 @@ static int ring_child(int rank, int world, void *arg)
 	return rc;
 }
 
-static void run_ring_lossy(int world, const size_t *sizes, int nsizes, size_t big,
-			   unsigned salt, int loss_pct, int reps)
+static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big,
+			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size)
 {
 	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000,
-			       .loss_pct = loss_pct, .reps = reps };
+			       .loss_pct = loss_pct, .reps = reps, .mtu = mtu, .msg_size = msg_size };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
 	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
-	printf("ring world %d: seed %llu, loss %d%%\n", world, (unsigned long long)t.seed, loss_pct);
+	printf("ring world %d: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
+	       (unsigned long long)t.seed, loss_pct, mtu, msg_size);
 	ranks_env_init(&t.env, salt);
 	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
 	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -188,7 +194,7 @@ static void run_ring_lossy(int world, const size_t *sizes, int nsizes, size_t bi
 
 static void run_ring(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt)
 {
-	run_ring_lossy(world, sizes, nsizes, big, salt, 0, 1);
+	run_ring_opts(world, sizes, nsizes, big, salt, 0, 1, 0, 0);
 }
 
 static void test_ring_2(void **state)
@@ -198,11 +204,13 @@ static void test_ring_2(void **state)
 	run_ring(2, sizes, sizeof(sizes) / sizeof(sizes[0]), 16u << 20 /* 64 MiB */, 1);
 }
 
+/* 2 KiB MTU, 8 KiB messages: 1M+3 elements are ~700 messages per op, far more
+ * than the receives kept posted and the send window. */
 static void test_ring_3(void **state)
 {
 	static const size_t sizes[] = { 1, 2, 3, 4, 1023, 65537, (1 << 20) + 3 };
 
-	run_ring(3, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 2);
+	run_ring_opts(3, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 2, 0, 1, 2048, 8192);
 }
 
 static void test_ring_4(void **state)
@@ -224,7 +232,7 @@ static void test_ring_4_lossy(void **state)
 {
 	static const size_t sizes[] = { 1, 3, 1023, 65537 };
 
-	run_ring_lossy(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 7, 2, 3);
+	run_ring_opts(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 7, 2, 3, 0, 0);
 }
 
 /* ---- a rank killed mid-operation ---- */
