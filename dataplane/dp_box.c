@@ -289,6 +289,7 @@ void dp_box_destroy(struct dp_box *b, bool close_ports)
 {
 	if (b == NULL)
 		return;
+	dp_telemetry_forget(b);
 	if (b->started)
 		dp_box_stop(b);
 	for (unsigned i = 0; i < b->n_ports; i++) {

@@ -219,6 +219,8 @@ json_t *dp_info_json(struct dp_box *b);
 void dp_stats_line(struct dp_box *b, char *buf, size_t len);
 /* Register /netreduce/... telemetry commands for this box (one box a process). */
 int dp_telemetry_register(struct dp_box *b);
+/* Called by dp_box_destroy: telemetry stops reading b (waits for a running callback). */
+void dp_telemetry_forget(struct dp_box *b);
 
 static inline uint64_t dp_now_ns(const struct dp_box *b, uint64_t tsc)
 {

@@ -42,7 +42,7 @@
 	_(DROPPED, "dropped", "frames dropped, all reasons")                  \
 	_(RUNT, "runt", "frames shorter than an Ethernet header (dropped)") \
 	_(BAD_ICRC, "bad_icrc", "RoCEv2 frames whose ICRC is wrong (corrupted; dropped)") \
-	_(MULTISEG, "multiseg", "multi-segment frames that could not be linearized (dropped)") \
+	_(MULTISEG, "multiseg", "multi-segment UDP/4791 frames that could not be linearized (dropped)") \
 	_(HANDOFF_FULL, "handoff_full", "owner lcore's handoff ring full (dropped)") \
 	_(NO_ROUTE, "no_route", "one-armed: frame for the box's MAC to an IP no job knows (dropped)") \
 	_(ENGINE_DROP, "engine_drop", "frames the engine dropped (reason in the engine counters)") \

@@ -151,8 +151,18 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		if (i + ahead < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + ahead], void *));
 		if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
+			/* too long for one buffer: a chain that is surely not
+			 * RoCEv2 is switched as it is, anything else dropped */
+			if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
+			    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+				     &w->side[i]) == NR_PKT_OTHER) {
+				if (learn)
+					dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
+						    m->port);
+				continue;
+			}
 			w->ctr.c[DP_CTR_MULTISEG]++;
-			DP_LOG_RL(WARNING, "lcore %u: %u-segment frame on port %u could not be linearized; dropped (counter multiseg)",
+			DP_LOG_RL(WARNING, "lcore %u: %u-segment UDP/4791 frame on port %u could not be linearized; dropped (counter multiseg)",
 				  w->lcore, m->nb_segs, m->port);
 			drop(w, m);
 			pkts[i] = NULL;

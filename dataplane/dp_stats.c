@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
@@ -169,7 +170,27 @@ void dp_stats_line(struct dp_box *b, char *buf, size_t len)
 
 /* ---- telemetry (callbacks get no context: the registered box) ---------- */
 
+/* The box the telemetry callbacks read; tel_lock keeps it alive while they run. */
 static struct dp_box *tel_box;
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dp_telemetry_forget(struct dp_box *b)
+{
+	pthread_mutex_lock(&tel_lock);
+	if (tel_box == b)
+		tel_box = NULL;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+#define TEL_WRAP(fn)                                                           \
+	static int fn##_locked(const char *cmd, const char *params, struct rte_tel_data *d) \
+	{                                                                     \
+		int rc;                                                       \
+		pthread_mutex_lock(&tel_lock);                                \
+		rc = fn(cmd, params, d);                                      \
+		pthread_mutex_unlock(&tel_lock);                              \
+		return rc;                                                    \
+	}
 
 static void tel_ctr(struct rte_tel_data *d, const struct dp_ctr *c)
 {
@@ -308,27 +329,36 @@ static int tel_job(const char *cmd, const char *params, struct rte_tel_data *d)
 	return rc;
 }
 
+TEL_WRAP(tel_stats)
+TEL_WRAP(tel_lcore)
+TEL_WRAP(tel_ports)
+TEL_WRAP(tel_engine)
+TEL_WRAP(tel_jobs)
+TEL_WRAP(tel_job)
+
 int dp_telemetry_register(struct dp_box *b)
 {
 	static bool done;
 	int rc = 0;
 
 	dp_box_channel(b);
+	pthread_mutex_lock(&tel_lock);
 	tel_box = b;
+	pthread_mutex_unlock(&tel_lock);
 	if (done)
 		return 0;
 	done = true;
-	rc |= rte_telemetry_register_cmd("/netreduce/stats", tel_stats,
+	rc |= rte_telemetry_register_cmd("/netreduce/stats", tel_stats_locked,
 					 "Box-wide counters of netreduce-switch (sums over lcores). No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/lcore", tel_lcore,
+	rc |= rte_telemetry_register_cmd("/netreduce/lcore", tel_lcore_locked,
 					 "Counters of one worker. Parameter: worker index");
-	rc |= rte_telemetry_register_cmd("/netreduce/ports", tel_ports,
+	rc |= rte_telemetry_register_cmd("/netreduce/ports", tel_ports_locked,
 					 "Per-port statistics of netreduce-switch. No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/engine", tel_engine,
+	rc |= rte_telemetry_register_cmd("/netreduce/engine", tel_engine_locked,
 					 "Aggregation engine counters (sums over workers). No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/jobs", tel_jobs,
+	rc |= rte_telemetry_register_cmd("/netreduce/jobs", tel_jobs_locked,
 					 "Ids of the jobs on the box. No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/job", tel_job,
+	rc |= rte_telemetry_register_cmd("/netreduce/job", tel_job_locked,
 					 "State and counters of one job. Parameter: job id");
 	return rc ? -EINVAL : 0;
 }

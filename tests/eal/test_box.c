@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <cmocka.h>
 
@@ -882,6 +884,80 @@ static void test_one_armed(void **state)
 	free(h);
 }
 
+/* One request on the EAL's telemetry socket (what dpdk-telemetry.py does). */
+static json_t *telemetry(const char *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[16384];
+	json_t *j = NULL;
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2", rte_eal_get_runtime_dir());
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		goto out;
+	if (recv(fd, buf, sizeof(buf), 0) <= 0)   /* the greeting */
+		goto out;
+	if (send(fd, req, strlen(req), 0) < 0)
+		goto out;
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 0) {
+		buf[n] = '\0';
+		j = json_loads(buf, 0, NULL);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return j;
+}
+
+/* dpdk-telemetry.py reads a running box: counters, jobs, one job. */
+static void test_telemetry(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *s = calloc(1, sizeof(*s));
+	json_t *j, *v;
+	char req[64];
+
+	test_seed("telemetry");
+	assert_int_equal(h_setup(h, 3, DP_MODE_SWITCH), 0);
+	assert_int_equal(dp_telemetry_register(h->box), 0);
+	sim_init(s, h, 3, 1024, 1024, 4);
+	learn_all(s, 3);
+	sim_job_add(s, 42);
+	send_data(s, 0, 0);
+	h_settle(h);
+	check_outputs(s);
+	j = telemetry("/netreduce/stats");
+	assert_non_null(j);
+	v = json_object_get(json_object_get(j, "/netreduce/stats"), "rx");
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(v), h->injected);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "/netreduce/stats"), "held")), 1);
+	json_decref(j);
+	j = telemetry("/netreduce/jobs");
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "/netreduce/jobs")), 1);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(j, "/netreduce/jobs"), 0)), 42);
+	json_decref(j);
+	snprintf(req, sizeof(req), "/netreduce/job,%u", 42);
+	j = telemetry(req);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "/netreduce/job"), "state")), "active");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "/netreduce/job"), "aggregated")), 1);
+	json_decref(j);
+	j = telemetry("/netreduce/ports");
+	assert_non_null(j);
+	assert_int_equal(json_object_size(json_object_get(j, "/netreduce/ports")), 3);
+	json_decref(j);
+	h_teardown(h);
+	j = telemetry("/netreduce/stats");          /* box gone: an error, not a crash */
+	assert_non_null(j);
+	json_decref(j);
+	free(s);
+	free(h);
+}
+
 /* A failed assertion leaves the test early: stop its box here. */
 static int test_teardown(void **state)
 {
@@ -976,6 +1052,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_destroy_midstream, test_teardown),
 		cmocka_unit_test_teardown(test_one_armed, test_teardown),
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
+		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);
