@@ -378,7 +378,7 @@ static int root_bootstrap(struct nr_comm *c)
 	if (!rc && c->has_box)
 		rc = nr_box_job_create(c);
 	if (rc) {
-		msg = json_pack("{s:b,s:s}", "ok", 0, "error", c->err);
+		msg = json_pack("{s:b,s:s,s:i}", "ok", 0, "error", c->err, "code", rc);
 		root_broadcast(c, msg);
 		json_decref(msg);
 		return rc;
@@ -416,11 +416,15 @@ static int member_bootstrap(struct nr_comm *c)
 			       "rank 0 (%s): %s", c->rank, c->root, err);
 	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
 		const char *e = json_string_value(json_object_get(msg, "error"));
+		json_int_t code = json_integer_value(json_object_get(msg, "code"));
 
-		nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rank 0 reports: %s", c->rank,
+		/* rank 0's own error code (NR_ERR_BOX, NR_ERR_CONFIG, ...) */
+		if (code >= 0 || code < NR_ERR_BROKEN)
+			code = NR_ERR_BOOTSTRAP;
+		nr_fail(c, (int)code, "rank %d: rank 0 reports: %s", c->rank,
 			e ? e : "malformed reply");
 		json_decref(msg);
-		return strstr(c->err, "box") ? NR_ERR_BOX : NR_ERR_BOOTSTRAP;
+		return (int)code;
 	}
 	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "peers",
 			&peers) || json_array_size(peers) != (size_t)c->world) {

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct verbs_qp {
 	struct ibv_qp *qp;
 	uint32_t psn;
 	struct nr_qp_info remote;
+	bool sends;                  /* a requester (writes posted); else a responder */
 	char err[160];
 };
 
@@ -348,6 +350,7 @@ static int verbs_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struc
 	};
 	struct ibv_send_wr *bad;
 
+	q->sends = true;
 	return -ibv_post_send(q->qp, &wr, &bad);
 }
 
@@ -412,9 +415,9 @@ static int poll_once(struct verbs_tp *vt, struct nr_wc *wc, int max)
 			.imm = (w[i].wc_flags & IBV_WC_WITH_IMM) ? ntohl(w[i].imm_data) : 0,
 			.byte_len = w[i].byte_len,
 		};
-		/* an error completion does not say its opcode: the QP's role does */
+		/* an error completion's opcode is undefined: the QP's role says it */
 		if (w[i].status != IBV_WC_SUCCESS)
-			wc[i].op = w[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM ? NR_WC_RECV : NR_WC_SEND;
+			wc[i].op = q && q->sends ? NR_WC_SEND : NR_WC_RECV;
 	}
 	return n;
 }
