@@ -9,11 +9,19 @@
  *                         touches only the 4 ICRC bytes and then check() passes;
  *                         for IHL-5 IPv4 frames nr_icrc_ip4() agrees;
  *   nr_parse_transport()  on the raw bytes (never OTHER, offsets inside) and on
- *                         [BTH, end) of a RoCE frame (same decode).
+ *                         [BTH, end) of a RoCE frame (same decode);
+ *   builders              the input also read as builder arguments (opcode, PSN,
+ *                         QPN, flags, RETH/AETH/ImmDt/DETH fields, VLAN, payload):
+ *                         nr_build_frame() and nr_build_transport() either refuse
+ *                         (-EINVAL/-ENOSPC) or write what nr_parse() and
+ *                         nr_parse_transport() read back field for field, with a
+ *                         good ICRC.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
 #include "proto/roce_opcode.h"
 #include "proto/roce_pkt.h"
@@ -169,6 +177,103 @@ static void check_transport_raw(const uint8_t *d, uint32_t len)
 	}
 }
 
+static void check_decoded(const struct nr_pkt *p, const struct nr_build_args *a, uint32_t qpn,
+			  uint32_t len)
+{
+	const struct nr_opcode_info *oi = nr_opcode_info(a->opcode);
+
+	NRZ_CHECK(p->opcode == a->opcode && p->psn == (a->psn & NR_PSN_MASK) &&
+		  p->qpn == (qpn & NR_BTH_QPN_MASK), "opcode/psn/qpn do not read back");
+	NRZ_CHECK(p->pay_len == len && p->pad == ((4 - len % 4) % 4),
+		  "payload %u (pad %u) read back as %u (pad %u)", len, (4 - len % 4) % 4,
+		  p->pay_len, p->pad);
+	NRZ_CHECK(!!p->ackreq == a->ackreq && !!p->se == a->se &&
+		  !!p->fecn == a->fecn && !!p->becn == a->becn, "BTH flags");
+	if (oi->mask & NR_OPF_RETH)
+		NRZ_CHECK(p->reth_va == a->va && p->reth_rkey == a->rkey &&
+			  p->reth_len == a->dma_len, "RETH");
+	if (oi->mask & NR_OPF_IMMDT)
+		NRZ_CHECK(p->imm == a->imm, "ImmDt");
+	if (oi->mask & NR_OPF_AETH)
+		NRZ_CHECK(p->aeth_syn == a->syndrome && p->aeth_msn == (a->msn & NR_AETH_MSN_MASK),
+			  "AETH");
+	if (oi->mask & NR_OPF_DETH)
+		NRZ_CHECK(p->deth_qkey == a->qkey && p->deth_sqp == (a->sqp & NR_BTH_QPN_MASK),
+			  "DETH");
+}
+
+/* The input as builder arguments: 40 bytes of fields, the rest payload. */
+static void check_builders(const uint8_t *data, size_t size)
+{
+	struct nrz_in in = { .p = data, .n = size };
+	struct nr_flow f = { 0 };
+	struct nr_build_args a = { 0 };
+	uint8_t flags, *buf;
+	uint32_t len;
+	size_t cap;
+	struct nr_pkt p;
+	int n;
+
+	a.opcode = nrz_u8(&in);
+	flags = nrz_u8(&in);
+	a.psn = nrz_u32(&in);
+	f.dqpn = nrz_u32(&in);
+	a.ackreq = flags & 1;
+	a.se = flags & 2;
+	a.fecn = flags & 4;
+	a.becn = flags & 8;
+	f.vlan = flags & 16;
+	f.vlan_tci = nrz_u16(&in);
+	f.tos = nrz_u8(&in);
+	f.ttl = nrz_u8(&in);
+	f.sport = nrz_u16(&in);
+	f.saddr = nrz_u32(&in);
+	f.daddr = nrz_u32(&in);
+	a.va = (uint64_t)nrz_u32(&in) << 32 | nrz_u32(&in);
+	a.rkey = nrz_u32(&in);
+	a.dma_len = nrz_u32(&in);
+	a.imm = nrz_u32(&in);
+	a.syndrome = nrz_u8(&in);
+	a.msn = nrz_u32(&in);
+	a.qkey = a.rkey ^ a.imm;
+	a.sqp = a.msn;
+	len = (uint32_t)nrz_left(&in);
+	cap = (flags & 32) ? len / 2 : len + 128;   /* sometimes too small */
+	buf = malloc(cap ? cap : 1);
+	NRZ_CHECK(buf != NULL, "malloc");
+	n = nr_build_frame(buf, cap, &f, &a, data + in.off, len);
+	NRZ_CHECK(n > 0 || n == -EINVAL || n == -ENOSPC, "nr_build_frame returned %d", n);
+	NRZ_CHECK(n != -EINVAL || !nr_opcode_info(a.opcode) ||
+		  (len && !(nr_opcode_info(a.opcode)->mask & NR_OPF_PAYLOAD)),
+		  "nr_build_frame refused opcode 0x%02x with %u payload bytes", a.opcode, len);
+	if (n > 0) {
+		NRZ_CHECK((size_t)n <= cap, "wrote %d into %zu", n, cap);
+		NRZ_CHECK(nr_parse(buf, (uint32_t)n, &p) == NR_PKT_ROCE,
+			  "built frame (opcode 0x%02x, %u bytes payload) does not parse: reason %s",
+			  a.opcode, len, nr_malformed_str(p.bad));
+		NRZ_CHECK(p.end == (uint32_t)n && nr_icrc_check(buf, &p), "built frame ICRC");
+		NRZ_CHECK(!memcmp(buf + p.pay_off, data + in.off, len), "payload bytes");
+		NRZ_CHECK(p.saddr == f.saddr && p.daddr == f.daddr && p.ecn == (f.tos & 3) &&
+			  !!p.has_vlan == f.vlan, "IP fields");
+		check_decoded(&p, &a, f.dqpn, len);
+	}
+	struct nr_icrc_ip4 ip = { .saddr = f.saddr, .daddr = f.daddr, .sport = f.sport,
+				  .dport = NR_ROCEV2_PORT, .id = f.vlan_tci,
+				  .frag_off = NR_IPV4_DF };
+
+	n = nr_build_transport(buf, cap, &ip, f.dqpn, &a, data + in.off, len);
+	NRZ_CHECK(n > 0 || n == -EINVAL || n == -ENOSPC, "nr_build_transport returned %d", n);
+	if (n > 0) {
+		NRZ_CHECK(nr_parse_transport(buf, (uint32_t)n, &p) == NR_PKT_ROCE,
+			  "built datagram does not parse: reason %s", nr_malformed_str(p.bad));
+		check_decoded(&p, &a, f.dqpn, len);
+		NRZ_CHECK(nr_icrc_ip4(&ip, buf, (size_t)n - NR_ICRC_LEN) ==
+			  (uint32_t)(buf[n - 4] | buf[n - 3] << 8 | buf[n - 2] << 16 |
+				     (uint32_t)buf[n - 1] << 24), "datagram ICRC");
+	}
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct nr_pkt p;
@@ -187,5 +292,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_transport_of_frame(data, &p);
 	}
 	check_transport_raw(data, len);
+	check_builders(data, size);
 	return 0;
 }
