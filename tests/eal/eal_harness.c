@@ -220,6 +220,23 @@ void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len)
 	h->injected++;
 }
 
+void h_inject_chain(struct harness *h, unsigned i, const uint8_t *frame, unsigned len, unsigned cut)
+{
+	struct rte_mbuf *a = rte_pktmbuf_alloc(h->pool), *b = rte_pktmbuf_alloc(h->pool);
+
+	if (a == NULL || b == NULL || cut == 0 || cut >= len)
+		abort();
+	memcpy(rte_pktmbuf_append(a, (uint16_t)cut), frame, cut);
+	memcpy(rte_pktmbuf_append(b, (uint16_t)(len - cut)), frame + cut, len - cut);
+	if (rte_pktmbuf_chain(a, b) != 0)
+		abort();
+	while (rte_ring_enqueue(h->rx[i], a) != 0) {
+		h_collect(h);
+		usleep(10);
+	}
+	h->injected++;
+}
+
 static uint64_t total_tx(struct harness *h)
 {
 	struct dp_ctr s;

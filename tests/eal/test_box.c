@@ -852,6 +852,16 @@ static void test_one_armed(void **state)
 		len = build_data(s, r, 0, NULL, false, f, sizeof(f));
 		h_inject(h, 0, f, (unsigned)len);
 	}
+	/* for the box's MAC, to an IP no job knows: dropped (no_route) */
+	{
+		struct nr_flow fl = s->data[0];
+		struct nr_build_args ar = { .opcode = NR_OP_RC_SEND_ONLY, .psn = 1 };
+		uint8_t pay[64] = { 0 };
+
+		fl.daddr = htonl(0x0A4E0063);
+		len = nr_build_frame(f, sizeof(f), &fl, &ar, pay, sizeof(pay));
+		h_inject(h, 0, f, (unsigned)len);
+	}
 	/* not for the box: back unchanged */
 	send_plain(s, 0, 1);
 	s->expect[0].port = 0;
@@ -878,7 +888,52 @@ static void test_one_armed(void **state)
 	}
 	assert_int_equal(h->n_out, 3);
 	h_clear_out(h);
+	{
+		struct dp_ctr c;
+
+		dp_box_counters(h->box, &c);
+		assert_int_equal(c.c[DP_CTR_NO_ROUTE], 1);
+		assert_int_equal(c.c[DP_CTR_RX], h->injected);
+	}
 	free(s->expect[0].data);
+	h_teardown(h);
+	free(s);
+	free(h);
+}
+
+/* Chained mbufs: linearized, then aggregated or switched like any frame. */
+static void test_multiseg(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *s = calloc(1, sizeof(*s));
+	uint8_t f[8192], p[300];
+	struct dp_ctr c;
+	int len;
+
+	test_seed("multiseg");
+	assert_int_equal(h_setup(h, 2, DP_MODE_SWITCH), 0);
+	sim_init(s, h, 2, 1024, 1024, 4);
+	learn_all(s, 2);
+	sim_job_add(s, 9);
+	len = build_data(s, 0, 0, NULL, false, f, sizeof(f));
+	h_inject_chain(h, 0, f, (unsigned)len, 40);        /* split inside the UDP header */
+	s->sent[0][0]++;
+	send_data(s, 1, 0);
+	for (unsigned i = 0; i < sizeof(p); i++)
+		p[i] = (uint8_t)rnd();
+	h_host_mac(1, p);
+	h_host_mac(0, p + 6);
+	p[12] = 0x88;
+	p[13] = 0xB5;
+	h_inject_chain(h, 0, p, sizeof(p), 100);
+	expect_fwd(s, 1, p, sizeof(p));
+	h_settle(h);
+	check_outputs(s);
+	check_expect_all_hit(s);
+	assert_int_equal(s->results_seen, 2);
+	dp_box_counters(h->box, &c);
+	assert_int_equal(c.c[DP_CTR_MULTISEG], 0);
+	assert_int_equal(c.c[DP_CTR_HELD], 2);
 	h_teardown(h);
 	free(s);
 	free(h);
@@ -1053,6 +1108,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_one_armed, test_teardown),
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
+		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);
