@@ -3,6 +3,7 @@
 #ifndef NR_COMM_INTERNAL_H
 #define NR_COMM_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +13,7 @@
 
 #define NR_ERRLEN 512
 #define NR_RECV_DEPTH 128   /* receives kept posted on every receiving QP */
-#define NR_BACKLOG 256      /* completions seen outside a collective, kept for the next one */
+#define NR_BACKLOG_MAX (1 << 20)  /* completions kept for the next collective, at most */
 
 /* What one rank tells the others about itself (bootstrap table row). */
 struct nr_peer {
@@ -63,9 +64,19 @@ struct nr_comm {
 	bool broken;
 	uint8_t box_seq, ring_seq;   /* op sequence per ring (imm tag high byte) */
 	uint64_t box_msgs;           /* messages sent on the box ring since init */
-	struct nr_wc backlog[NR_BACKLOG];
-	int nbacklog;
+	/* completions of the next collective seen early: backlog[head..nbacklog) */
+	struct nr_wc *backlog;
+	int nbacklog, head, capbacklog;
 	bool hold_backlog;           /* set while the backlog holds the next op's completions */
+	/*
+	 * soft transport: a progress thread keeps answering (ACKs, retransmissions)
+	 * between collectives, as an RNIC would.  lock: held by every public call
+	 * for its whole duration and by the thread around each poll.
+	 */
+	pthread_mutex_t lock;
+	pthread_t progress;
+	bool has_progress;
+	volatile bool stop;
 	char err[NR_ERRLEN];
 };
 
@@ -88,6 +99,9 @@ int nr_defer(struct nr_comm *c, const struct nr_wc *wc);
 /* Turn a failed completion into NR_ERR_PEER naming the peer. */
 int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring);
 int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv);
+
+void nr_comm_lock(struct nr_comm *c);
+void nr_comm_unlock(struct nr_comm *c);
 
 /* nr_bootstrap.c */
 int nr_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);

@@ -189,7 +189,7 @@ static int box_run(struct nr_comm *c, struct box_op *o)
 	return 0;
 }
 
-int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op)
 {
 	struct nr_ring *r;
@@ -218,5 +218,18 @@ int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t c
 	c->box_msgs += o.nmsg;
 	if (rc)
 		c->broken = true;
+	return rc;
+}
+
+int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 enum nr_dtype dtype, enum nr_op op)
+{
+	int rc;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	nr_comm_lock(c);   /* keeps the progress thread off the transport */
+	rc = box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+	nr_comm_unlock(c);
 	return rc;
 }

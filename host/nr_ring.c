@@ -250,7 +250,7 @@ static int ring_plan(struct ring_op *o)
 	return 0;
 }
 
-int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op)
 {
 	struct ring_op o = { 0 };
@@ -293,5 +293,18 @@ out:
 	free(o.rstart);
 	if (rc && rc != NR_ERR_INVALID)
 		c->broken = true;
+	return rc;
+}
+
+int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 enum nr_dtype dtype, enum nr_op op)
+{
+	int rc;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	nr_comm_lock(c);   /* keeps the progress thread off the transport */
+	rc = ring_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+	nr_comm_unlock(c);
 	return rc;
 }

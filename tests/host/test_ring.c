@@ -235,6 +235,54 @@ static void test_ring_4_lossy(void **state)
 	run_ring_opts(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 7, 2, 3, 0, 0);
 }
 
+/*
+ * A rank that stays away from the library between collectives (800 ms, while
+ * the others start the next one) must keep answering, as an RNIC does: the
+ * soft transport's progress thread ACKs for it.  The ACK timeout is cut to
+ * 16 ms (8 tries: 134 ms), so without that thread the others would fail.
+ */
+static int idle_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+	int rc;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = 10000;
+	cfg.ack_timeout = 12;
+	rc = nr_comm_init(&cfg, &c);
+	if (rc)
+		return child_fail(t, rank, 2, "init: %s", nr_comm_last_error(NULL));
+	for (int k = 0; k < 3 && !rc; k++) {
+		rc = check_one(t, c, rank, world, 65537 + k, k, 0);
+		if (rank == 1)
+			usleep(800000);
+	}
+	nr_comm_destroy(c);
+	return rc;
+}
+
+static void test_idle_rank_keeps_answering(void **state)
+{
+	struct ring_case t = { .seed = 77 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	ranks_env_init(&t.env, 8);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(3, idle_child, &t, pids);
+	ranks_wait(3, pids, status, 60000, NULL);
+	for (int r = 0; r < 3; r++) {
+		if (status[r])
+			fprintf(stderr, "rank %d exit %d: %s\n", r, status[r], t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+	}
+	munmap(t.out, sizeof(*t.out));
+}
+
 /* ---- a rank killed mid-operation ---- */
 
 static int kill_child(int rank, int world, void *arg)
@@ -369,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_ring_4),
 		cmocka_unit_test(test_ring_8),
 		cmocka_unit_test(test_ring_4_lossy),
+		cmocka_unit_test(test_idle_rank_keeps_answering),
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
 	};
