@@ -16,8 +16,9 @@
  * call returns 0 or a negative enum nr_err; nr_comm_last_error() then says
  * what failed, naming the rank, peer or box that stopped answering.  No call
  * waits longer than timeout_ms without progress.  A communicator is used by
- * one thread at a time.  After an error other than NR_ERR_INVALID the
- * communicator is broken: destroy it.
+ * one thread at a time (with the soft transport the library runs one progress
+ * thread per communicator that keeps answering peers between calls).  After an
+ * error other than NR_ERR_INVALID the communicator is broken: destroy it.
  */
 #ifndef NETREDUCE_H
 #define NETREDUCE_H

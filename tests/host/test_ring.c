@@ -409,6 +409,50 @@ static void test_box_unreachable(void **state)
 	munmap(t.out, sizeof(*t.out));
 }
 
+/* ---- a rank that never shows up at the rendezvous ---- */
+
+static int missing_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+	uint64_t t0 = ranks_now_ms();
+
+	if (rank == world - 1)
+		return 0;    /* never joins */
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	t->out->rc[rank] = nr_comm_init(&cfg, &c);
+	t->out->fail_ms[rank] = ranks_now_ms() - t0;
+	child_fail(t, rank, 0, "%s", nr_comm_last_error(NULL));
+	if (t->out->rc[rank] == 0)
+		nr_comm_destroy(c);
+	return 0;
+}
+
+static void test_missing_rank(void **state)
+{
+	struct ring_case t = { .timeout_ms = 1000 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	ranks_env_init(&t.env, 9);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(3, missing_child, &t, pids);
+	ranks_wait(3, pids, status, 20000, NULL);
+	for (int r = 0; r < 2; r++) {
+		printf("rank %d: %s in %llu ms: %s\n", r, nr_strerror(t.out->rc[r]),
+		       (unsigned long long)t.out->fail_ms[r], t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+		assert_int_equal(t.out->rc[r], NR_ERR_TIMEOUT);
+		assert_non_null(strstr(t.out->msg[r], "rank 2 missing"));
+		assert_true(t.out->fail_ms[r] < t.timeout_ms + 2000);
+	}
+	munmap(t.out, sizeof(*t.out));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_idle_rank_keeps_answering),
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
+		cmocka_unit_test(test_missing_rank),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
