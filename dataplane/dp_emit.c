@@ -84,7 +84,7 @@ static void flood(struct dp_worker *w, struct rte_mbuf *m, bool count)
 	if (count)
 		w->ctr.c[DP_CTR_FLOODED]++;
 	if (others > 1) {
-		rte_mbuf_refcnt_update(m, (int16_t)(others - 1));
+		rte_pktmbuf_refcnt_update(m, (int16_t)(others - 1));
 		w->ctr.c[DP_CTR_FLOOD_COPIES] += others - 1;
 	}
 	for (unsigned i = 0; i < b->n_ports; i++)
