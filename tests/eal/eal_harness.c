@@ -172,7 +172,11 @@ void h_collect(struct harness *h)
 					o->port = (uint16_t)i;
 					o->len = (uint16_t)rte_pktmbuf_pkt_len(m);
 					o->data = malloc(o->len);
-					memcpy(o->data, rte_pktmbuf_mtod(m, void *), o->len);
+					/* a chained frame: copy every segment, not past the first */
+					const void *src = rte_pktmbuf_read(m, 0, o->len, o->data);
+
+					if (src && src != o->data)
+						memcpy(o->data, src, o->len);
 				}
 				rte_pktmbuf_free(m);
 			}
