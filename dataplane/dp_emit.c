@@ -34,6 +34,7 @@
 
 void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
 void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
+void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p);
 
 void dp_tx_flush(struct dp_worker *w, uint16_t port)
 {
@@ -193,11 +194,19 @@ void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p
 	nr_icrc_update(frame, p);
 }
 
+/* A result ends at its ICRC: Ethernet trailer bytes the sender's frame had go. */
+void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p)
+{
+	if (rte_pktmbuf_pkt_len(m) > p->end)
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - p->end));
+}
+
 void dp_engine_emit(void *ctx, const struct nr_emit *e)
 {
 	struct dp_worker *w = ctx;
 	struct rte_mbuf *m = e->handle;
 
+	dp_result_trim(m, e->pkt);
 	w->ctr.c[DP_CTR_RESULTS]++;
 	dp_result_fixup(w, e->frame, e->pkt, e->ecn_ce);
 	dp_result_out(w, m, e->pkt);

@@ -42,6 +42,7 @@
 
 void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
 void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
+void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p);
 
 static inline void drop(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -102,6 +103,7 @@ static void act_roce(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pk
 		break;
 	case NR_V_RESEND:
 		w->ctr.c[DP_CTR_RESENT]++;
+		dp_result_trim(m, p);
 		dp_result_fixup(w, frame, p, false);
 		dp_result_out(w, m, p);
 		break;

@@ -226,15 +226,25 @@ void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len)
 
 void h_inject_chain(struct harness *h, unsigned i, const uint8_t *frame, unsigned len, unsigned cut)
 {
-	struct rte_mbuf *a = rte_pktmbuf_alloc(h->pool), *b = rte_pktmbuf_alloc(h->pool);
+	struct rte_mbuf *head = NULL;
+	unsigned off = 0;
 
-	if (a == NULL || b == NULL || cut == 0 || cut >= len)
+	if (cut == 0 || cut >= len)
 		abort();
-	memcpy(rte_pktmbuf_append(a, (uint16_t)cut), frame, cut);
-	memcpy(rte_pktmbuf_append(b, (uint16_t)(len - cut)), frame + cut, len - cut);
-	if (rte_pktmbuf_chain(a, b) != 0)
-		abort();
-	while (rte_ring_enqueue(h->rx[i], a) != 0) {
+	while (off < len) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
+		unsigned n = len - off < cut ? len - off : cut;
+
+		if (m == NULL)
+			abort();
+		memcpy(rte_pktmbuf_append(m, (uint16_t)n), frame + off, n);
+		off += n;
+		if (head == NULL)
+			head = m;
+		else if (rte_pktmbuf_chain(head, m) != 0)
+			abort();
+	}
+	while (rte_ring_enqueue(h->rx[i], head) != 0) {
 		h_collect(h);
 		usleep(10);
 	}

@@ -51,7 +51,7 @@ int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsi
 void h_teardown(struct harness *h);
 /* Inject one frame on host port i. */
 void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len);
-/* Inject as a two-segment mbuf chain split at cut. */
+/* Inject as an mbuf chain of segments of cut bytes (the last one shorter). */
 void h_inject_chain(struct harness *h, unsigned i, const uint8_t *frame, unsigned len, unsigned cut);
 /* Wait until the box received everything injected and TX went quiet. */
 void h_settle(struct harness *h);

@@ -939,6 +939,57 @@ static void test_multiseg(void **state)
 	free(h);
 }
 
+/*
+ * Duplicates whose payload differs (valid headers and ICRC, random bytes,
+ * Ethernet trailer, chains): never forwarded raw, only answered with the
+ * stored result or dropped.
+ */
+static void test_dup_garbage_payload(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *s = calloc(1, sizeof(*s));
+	struct impair im = { 0 };
+	uint8_t f[9216];
+	struct dp_ctr c;
+	unsigned lens[] = { 80, 500, 1100, 1500, 3000, 4400, 6000, 9000 };
+
+	test_seed("dup_garbage_payload");
+	assert_int_equal(h_setup(h, 2, DP_MODE_SWITCH), 0);
+	sim_init(s, h, 2, 1024, 1024, 4);
+	learn_all(s, 2);
+	sim_job_add(s, 4);
+	run_window(s, 0, 2, &im, false);
+	for (unsigned i = 0; i < RTE_DIM(lens); i++) {
+		int len = build_data(s, 0, 0, NULL, false, f, sizeof(f));
+		struct nr_pkt p;
+
+		for (unsigned k = 70; k < lens[i]; k++)
+			f[k] = (uint8_t)rnd();
+		if (nr_parse(f, lens[i], &p) == NR_PKT_ROCE)
+			nr_icrc_update(f, &p);
+		if (lens[i] > 4000)
+			h_inject_chain(h, 0, f, lens[i], 4000);
+		else
+			h_inject(h, 0, f, lens[i]);
+		(void)len;
+	}
+	h_settle(h);
+	for (unsigned i = 0; i < h->n_out; i++) {
+		struct nr_pkt p;
+
+		nr_parse(h->out[i].data, h->out[i].len, &p);
+		printf("  out %u bytes port %u kind %u pay_len %u\n", h->out[i].len, h->out[i].port, p.kind, p.pay_len);
+	}
+	check_outputs(s);
+	dp_box_counters(h->box, &c);
+	printf("  resent %lu engine_drop %lu malformed %lu bad_icrc %lu multiseg %lu fwd %lu\n",
+	       c.c[DP_CTR_RESENT], c.c[DP_CTR_ENGINE_DROP], c.c[DP_CTR_MALFORMED],
+	       c.c[DP_CTR_BAD_ICRC], c.c[DP_CTR_MULTISEG], c.c[DP_CTR_FORWARDED]);
+	h_teardown(h);
+	free(s);
+	free(h);
+}
+
 /* One request on the EAL's telemetry socket (what dpdk-telemetry.py does). */
 static json_t *telemetry(const char *req)
 {
@@ -1109,6 +1160,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
+		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);
