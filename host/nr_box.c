@@ -80,6 +80,8 @@ int nr_box_job_create(struct nr_comm *c)
 			(int)c->cfg.timeout_ms, "conns", conns);
 	rc = box_call(c, req, &reply, "job_create");
 	json_decref(req);
+	close(c->box.fd);   /* one connection per request: the box closes idle ones */
+	c->box.fd = -1;
 	if (rc)
 		return rc;
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
@@ -102,13 +104,14 @@ void nr_box_job_destroy(struct nr_comm *c)
 	json_t *req, *reply;
 	char err[256];
 
-	if (c->box.fd < 0 && c->box.key[0]) {
-		/* the control connection is gone: the box may have restarted; try once */
-		if (nr_tcp_connect(c->switch_addr, 1000, &c->box.fd, err, sizeof(err)))
-			return;
-	}
-	if (c->box.fd < 0 || !c->box.key[0])
+	if (!c->box.key[0])
 		return;
+	/* a fresh connection: the create one was closed, the box may have restarted */
+	if (c->box.fd < 0 &&
+	    nr_tcp_connect(c->switch_addr, 1000, &c->box.fd, err, sizeof(err))) {
+		c->box.key[0] = '\0';
+		return;
+	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
 			(json_int_t)c->box.job, "key", c->box.key);
 	if (box_call(c, req, &reply, "job_destroy") == 0)
