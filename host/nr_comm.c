@@ -251,27 +251,34 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
  * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
  * purpose: on the box ring a message is acknowledged only once every rank
  * contributed it, so rank skew and a loaded box (2 shared cores here) must not
- * look like a dead peer.  NR_ACK_TIMEOUT overrides.
+ * look like a dead peer.  The soft transport doubles the timeout per retry
+ * (backoff), so its 8 tries span 255 base timeouts: a lost packet is resent
+ * after timeout_ms / 255 (39 ms for 10 s) instead of timeout_ms / 8, and the
+ * same rank skew is tolerated.  NR_ACK_TIMEOUT overrides.
  */
-static uint8_t ack_timeout_exp(uint32_t timeout_ms)
+static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
 {
+	double tries = backoff ? 255.0 : 8.0;
 	uint8_t t = 10;
 
-	while (t < 18 && 8.0 * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
+	while (t < 18 && tries * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
 		t++;
 	return t;
 }
 
 static int open_transport(struct nr_comm *c)
 {
+	bool soft = strcmp(c->transport, "soft") == 0;
 	struct nr_tp_config tcfg = {
 		.kind = c->transport,
 		.local_ip = c->peers[c->rank].ip,
 		.device = c->device[0] ? c->device : NULL,
 		.gid_index = c->cfg.gid_index,
 		.mtu = c->cfg.mtu,
-		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout : ack_timeout_exp(c->cfg.timeout_ms),
+		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout
+					      : ack_timeout_exp(c->cfg.timeout_ms, soft),
 		.retry_cnt = 7,
+		.backoff = soft,
 		.udp_port = c->cfg.udp_port,
 	};
 	char err[256] = "";

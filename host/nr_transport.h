@@ -20,6 +20,7 @@
 #ifndef NR_TRANSPORT_H
 #define NR_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,11 @@ struct nr_tp_config {
 	uint8_t retry_cnt;       /* 0..7, default 7 */
 	uint16_t udp_port;       /* soft: local UDP port, default 4791 (tests may change it) */
 	uint32_t max_inflight;   /* max packets in flight per QP (soft), default 256 */
+	bool backoff;            /* soft: double the ACK timeout after each retry without
+				  * progress (back to the base on progress).  RNICs keep it
+				  * fixed; on the box ring a short first timeout recovers a
+				  * lost contribution quickly while the doubling still
+				  * tolerates rank skew of 255 base timeouts in all. */
 };
 
 /* What a peer needs to connect to one of our QPs. */

@@ -153,6 +153,7 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 		return -EINVAL;
 	}
 	tp->timeout_ns = 4096ull << tp->timeout_exp;
+	tp->backoff = cfg->backoff;
 	tp->retry_cnt = cfg->retry_cnt ? cfg->retry_cnt : 7;
 	if (tp->retry_cnt > 7) {
 		snprintf(err, errlen, "soft: retry_cnt %u out of range (0..7)", tp->retry_cnt);

@@ -133,6 +133,7 @@ struct soft_tp {
 	uint8_t retry_cnt;
 	uint32_t max_inflight;
 	uint64_t timeout_ns;
+	bool backoff;                    /* see nr_tp_config.backoff */
 	int64_t force_ipsn;              /* < 0: random */
 
 	struct soft_qp **qps;
@@ -213,5 +214,13 @@ uint32_t soft_npkts(uint32_t len, uint32_t mtu);
 /* tp_soft_resp.c */
 void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p);
 void soft_resp_flush_acks(struct soft_tp *tp);
+
+/* How long to wait for an ACK now: the base timeout, doubled per retry with backoff. */
+static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
+{
+	unsigned k = qp->tp->backoff ? (qp->retries < 7 ? qp->retries : 7) : 0;
+
+	return qp->tp->timeout_ns << k;
+}
 
 #endif /* NR_TP_SOFT_PRIV_H */

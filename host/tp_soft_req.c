@@ -81,7 +81,7 @@ void soft_req_tx(struct soft_qp *qp)
 			return;
 		qp->rnr_until = 0;
 		if (!qp->ack_deadline)
-			qp->ack_deadline = tp->now + tp->timeout_ns;
+			qp->ack_deadline = tp->now + soft_ack_wait(qp);
 	}
 	while (soft_req_can_send(qp) && !tp->tx_blocked) {
 		const struct soft_swr *w = swr(qp, qp->sq_cur);
@@ -98,7 +98,7 @@ void soft_req_tx(struct soft_qp *qp)
 		if (i + 1 == w->npkts)
 			qp->sq_cur++;
 		if (!qp->ack_deadline)
-			qp->ack_deadline = tp->now + tp->timeout_ns;
+			qp->ack_deadline = tp->now + soft_ack_wait(qp);
 		send_data(qp, w, i, psn, fills || i % SOFT_ACKREQ_EVERY == SOFT_ACKREQ_EVERY - 1);
 	}
 }
@@ -124,7 +124,7 @@ static void acked_upto(struct soft_qp *qp, uint32_t una)
 		soft_req_rewind(qp, una);
 	if ((int32_t)(qp->sq_cur - qp->sq_head) < 0)
 		qp->sq_cur = qp->sq_head;
-	qp->ack_deadline = nr_psn_lt(una, qp->snd_hi) ? tp->now + tp->timeout_ns : 0;
+	qp->ack_deadline = nr_psn_lt(una, qp->snd_hi) ? tp->now + soft_ack_wait(qp) : 0;
 }
 
 /* IBTA RNR NAK timer codes, in microseconds (code 0 is the longest). */
@@ -204,13 +204,13 @@ void soft_req_timer(struct soft_qp *qp)
 	}
 	if (qp->retries >= tp->retry_cnt) {
 		soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
-				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms timeout)",
+				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms timeout%s)",
 				 qp->peer, qp->rqpn, qp->snd_una, qp->retries,
-				 (double)tp->timeout_ns / 1e6);
+				 (double)tp->timeout_ns / 1e6, tp->backoff ? ", doubled per retry" : "");
 		return;
 	}
 	qp->retries++;
 	tp->st.timeouts++;
 	soft_req_rewind(qp, qp->snd_una);
-	qp->ack_deadline = tp->now + tp->timeout_ns;
+	qp->ack_deadline = tp->now + soft_ack_wait(qp);
 }

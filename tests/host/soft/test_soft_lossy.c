@@ -326,8 +326,8 @@ static void test_dup_middle_not_reexecuted(void **state) { dup_not_reexecuted(0x
 
 /* ---- retry exhaustion --------------------------------------------------- */
 
-static void retry_exhausted(uint8_t timeout, uint8_t retry, unsigned expect_retries,
-			    uint64_t min_ms, uint64_t max_ms)
+static void retry_exhausted_cfg(uint8_t timeout, uint8_t retry, bool backoff,
+				unsigned expect_retries, uint64_t min_ms, uint64_t max_ms)
 {
 	struct nr_tp_config ca = tu_cfg("127.0.0.27", 1024), cb = tu_cfg("127.0.0.28", 1024);
 	struct nr_wc wc[4];
@@ -338,6 +338,7 @@ static void retry_exhausted(uint8_t timeout, uint8_t retry, unsigned expect_retr
 
 	ca.timeout = timeout;
 	ca.retry_cnt = retry;
+	ca.backoff = backoff;
 	pair_open_cfg(pp, &ca, &cb, 4096);
 	/* The peer goes away. */
 	nr_tp_qp_destroy(pp->qb);
@@ -372,8 +373,19 @@ static void retry_exhausted(uint8_t timeout, uint8_t retry, unsigned expect_retr
 	pair_close(pp);
 }
 
+static void retry_exhausted(uint8_t timeout, uint8_t retry, unsigned expect_retries,
+			    uint64_t min_ms, uint64_t max_ms)
+{
+	retry_exhausted_cfg(timeout, retry, false, expect_retries, min_ms, max_ms);
+}
+
 /* 2^10 * 4.096 us = 4.2 ms, 3 retries: 4 timeouts, ~17 ms. */
 static void test_retry_exhausted_short(void **state) { retry_exhausted(10, 3, 3, 16, 1000); }
+/* With backoff the waits double: 4.2 + 8.4 + 16.8 + 33.6 ms = ~63 ms (not ~17). */
+static void test_retry_exhausted_backoff(void **state)
+{
+	retry_exhausted_cfg(10, 3, true, 3, 62, 1000);
+}
 /* Defaults: 7 retries of ~67 ms: 8 timeouts, ~537 ms. */
 static void test_retry_exhausted_default(void **state) { retry_exhausted(0, 0, 7, 530, 2500); }
 
@@ -527,6 +539,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_dup_only_not_reexecuted, tu_teardown),
 		cmocka_unit_test_teardown(test_dup_middle_not_reexecuted, tu_teardown),
 		cmocka_unit_test_teardown(test_retry_exhausted_short, tu_teardown),
+		cmocka_unit_test_teardown(test_retry_exhausted_backoff, tu_teardown),
 		cmocka_unit_test_teardown(test_retry_exhausted_default, tu_teardown),
 		cmocka_unit_test_teardown(test_foreign_packets, tu_teardown),
 		cmocka_unit_test_teardown(test_rnr_nak_retry, tu_teardown),
