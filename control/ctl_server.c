@@ -36,6 +36,9 @@
 
 #define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
 
+/* Connections kept for the admin socket beyond max_conns. */
+#define NR_ADMIN_RESERVED 4
+
 struct client {
 	int fd;
 	bool admin;
@@ -62,8 +65,9 @@ struct nr_ctl_server {
 	int tcp_port;
 	bool stop;
 	pthread_t th;
-	struct client *cl;
-	unsigned ncl;
+	struct client *cl;     /* [max_conns + NR_ADMIN_RESERVED] */
+	unsigned ncl;          /* clients, admin or not */
+	unsigned ntcp;         /* of which TCP (at most max_conns) */
 	struct pollfd *pfd;
 };
 
@@ -285,6 +289,8 @@ static void client_close(struct nr_ctl_server *s, unsigned i)
 {
 	struct client *k = &s->cl[i];
 
+	if (!k->admin)
+		s->ntcp--;
 	close(k->fd);
 	free(k->in);
 	free(k->out);
@@ -300,7 +306,12 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (s->ncl >= s->max_conns) {
+	/*
+	 * TCP clients may hold max_conns connections; the admin socket has
+	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
+	 * operator out.
+	 */
+	if (admin ? s->ncl >= s->max_conns + NR_ADMIN_RESERVED : s->ntcp >= s->max_conns) {
 		nr_ctl_count(s->c, NR_CCTR_CONNS_REFUSED);
 		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			/* nothing more to do: the peer is told by the close */
@@ -312,6 +323,8 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	memset(k, 0, sizeof(*k));
 	k->fd = fd;
 	k->admin = admin;
+	if (!admin)
+		s->ntcp++;
 	k->last_ms = k->tok_ms = now_ms();
 	k->tokens = s->burst;
 }
@@ -551,8 +564,8 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;
-	s->cl = calloc(s->max_conns, sizeof(*s->cl));
-	s->pfd = calloc(s->max_conns + 3, sizeof(*s->pfd));
+	s->cl = calloc(s->max_conns + NR_ADMIN_RESERVED, sizeof(*s->cl));
+	s->pfd = calloc(s->max_conns + NR_ADMIN_RESERVED + 3, sizeof(*s->pfd));
 	s->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
 	s->token = cfg->token ? strdup(cfg->token) : NULL;
 	s->token_len = s->token ? strlen(s->token) : 0;

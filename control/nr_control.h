@@ -151,7 +151,7 @@ struct nr_ctl_server_cfg {
 	const char *unix_path;     /* NULL: no UNIX socket */
 	const char *tcp_addr;      /* "IP:PORT" or NULL: no TCP listener */
 	const char *token;         /* required when tcp_addr is set */
-	unsigned max_conns;        /* 0: 64 */
+	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
 	unsigned idle_timeout_ms;  /* 0: 30000 */
 	size_t max_line;           /* 0: 65536 */
 	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */
