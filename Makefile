@@ -71,8 +71,11 @@ bench: build
 bench-e2e: build
 	tests/testbed/bench-e2e --build $(BUILD)
 
+FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
+	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-gen-corpus
+
 fuzz: deps $(FUZZ)/build.ninja
-	ninja -C $(FUZZ)
+	ninja -C $(FUZZ) $(FUZZ_TARGETS)
 	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS)
 
 clean:

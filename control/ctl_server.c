@@ -175,7 +175,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 	if (len && line[len - 1] == '\r')
 		len--;
 	if (!len)
-		return;       /* blank lines are keep-alives */
+		return;       /* ignored; they do not reset the idle timer either */
 	k->last_ms = now_ms();
 	if (!rate_ok(s, k, k->last_ms)) {
 		nr_ctl_count(s->c, NR_CCTR_RATE_LIMITED);
