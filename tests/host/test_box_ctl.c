@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -27,38 +29,75 @@ struct box_case {
 	char msg[RANKS_MAX][512];
 };
 
+/*
+ * The control server runs in a process of its own: the ranks are forked from
+ * the test process, which must have no other thread at fork time (a child
+ * could inherit a lock, e.g. the sanitizer allocator's, held by that thread).
+ */
 struct server {
-	struct tb tb;
-	struct nr_ctl *ctl;
-	struct nr_ctl_server *srv;
-	int port;
+	pid_t pid;
+	int stop[2];           /* test -> server: close to stop */
+	struct server_shm {
+		int port;      /* > 0 once listening, -1 on failure */
+		uint64_t created, destroyed;
+	} *shm;
 };
+
+static void server_main(struct server *s)
+{
+	struct tb tb = { 0 };
+	struct nr_backend *b = tb_backend(&tb, "sw");
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "tok" };
+	struct nr_ctl_server *srv = NULL;
+	struct nr_ctl *ctl = b ? nr_ctl_create(b) : NULL;
+	char err[256], c;
+
+	if (ctl)
+		srv = nr_ctl_server_start(ctl, &cfg, err, sizeof(err));
+	if (!srv) {
+		printf("control server: %s\n", ctl ? err : "cannot create the API");
+		__atomic_store_n(&s->shm->port, -1, __ATOMIC_RELEASE);
+		_exit(1);
+	}
+	__atomic_store_n(&s->shm->port, nr_ctl_server_tcp_port(srv), __ATOMIC_RELEASE);
+	close(s->stop[1]);
+	while (read(s->stop[0], &c, 1) > 0)
+		;
+	s->shm->created = nr_ctl_counter(ctl, NR_CCTR_JOBS_CREATED);
+	s->shm->destroyed = nr_ctl_counter(ctl, NR_CCTR_JOBS_DESTROYED);
+	nr_ctl_server_stop(srv);
+	nr_ctl_destroy(ctl);
+	tb_cleanup(&tb);
+	_exit(0);
+}
 
 static int start_server(struct server *s)
 {
-	struct nr_backend *b = tb_backend(&s->tb, "sw");
-	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "tok" };
-	char err[256];
-
-	if (!b)
+	s->shm = mmap(NULL, sizeof(*s->shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	if (s->shm == MAP_FAILED || pipe(s->stop))
 		return -1;
-	s->ctl = nr_ctl_create(b);
-	if (!s->ctl)
+	memset(s->shm, 0, sizeof(*s->shm));
+	fflush(stdout);
+	s->pid = fork();
+	if (s->pid < 0)
 		return -1;
-	s->srv = nr_ctl_server_start(s->ctl, &cfg, err, sizeof(err));
-	if (!s->srv) {
-		printf("control server: %s\n", err);
-		return -1;
-	}
-	s->port = nr_ctl_server_tcp_port(s->srv);
-	return 0;
+	if (s->pid == 0)
+		server_main(s);
+	close(s->stop[0]);
+	for (int i = 0; i < 500 && !__atomic_load_n(&s->shm->port, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	return s->shm->port > 0 ? 0 : -1;
 }
 
+/* Stops the server; its counters are then in s->shm. */
 static void stop_server(struct server *s)
 {
-	nr_ctl_server_stop(s->srv);
-	nr_ctl_destroy(s->ctl);
-	tb_cleanup(&s->tb);
+	int status;
+
+	close(s->stop[1]);
+	assert_int_equal(waitpid(s->pid, &status, 0), s->pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 static int box_child(int rank, int world, void *arg)
@@ -98,7 +137,7 @@ static struct box_case *run(struct server *s, const char *token, int world, unsi
 	assert_true(t != MAP_FAILED);
 	memset(t, 0, sizeof(*t));
 	ranks_env_init(&t->env, salt);
-	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->port);
+	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->shm->port);
 	t->token = token;
 	ranks_fork(world, box_child, t, pids);
 	ranks_wait(world, pids, status, 30000, NULL);
@@ -118,16 +157,30 @@ static void test_job_registered_unaggregated_detected(void **state)
 
 	assert_int_equal(start_server(&s), 0);
 	t = run(&s, "tok", world, 21);
+	/*
+	 * No rank may return success (that would be a wrong sum).  A rank sees the
+	 * raw tag itself (NR_ERR_BOX), unless a peer that saw it first has
+	 * already stopped: then its own send or receive fails (NR_ERR_PEER or
+	 * NR_ERR_TIMEOUT).  At least one rank must have seen the raw tag.
+	 */
+	int unaggregated = 0;
+
 	for (int r = 0; r < world; r++) {
 		assert_int_equal(t->rc_init[r], NR_OK);
 		assert_int_equal(t->credits[r], 4);          /* pool_msgs 8 -> W = 4 */
-		assert_int_equal(t->rc_op[r], NR_ERR_BOX);
-		assert_non_null(strstr(t->msg[r], "arrived unaggregated"));
+		if (t->rc_op[r] == NR_ERR_BOX) {
+			assert_non_null(strstr(t->msg[r], "arrived unaggregated"));
+			unaggregated++;
+		} else {
+			assert_true(t->rc_op[r] == NR_ERR_PEER || t->rc_op[r] == NR_ERR_TIMEOUT);
+		}
 	}
-	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_CREATED), 1);
-	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_DESTROYED), 1);
+	assert_true(unaggregated >= 1);
 	munmap(t, sizeof(*t));
 	stop_server(&s);
+	assert_int_equal(s.shm->created, 1);
+	assert_int_equal(s.shm->destroyed, 1);
+	munmap(s.shm, sizeof(*s.shm));
 }
 
 static void test_bad_token(void **state)
@@ -142,9 +195,10 @@ static void test_bad_token(void **state)
 		assert_non_null(strstr(t->msg[r], "refused job_create"));
 		assert_non_null(strstr(t->msg[r], "token"));
 	}
-	assert_int_equal(nr_ctl_counter(s.ctl, NR_CCTR_JOBS_CREATED), 0);
 	munmap(t, sizeof(*t));
 	stop_server(&s);
+	assert_int_equal(s.shm->created, 0);
+	munmap(s.shm, sizeof(*s.shm));
 }
 
 int main(void)
