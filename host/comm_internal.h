@@ -100,6 +100,27 @@ int nr_defer(struct nr_comm *c, const struct nr_wc *wc);
 int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring);
 int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv);
 
+/*
+ * One collective in flight on one ring, as nr_drive() runs it: post what the
+ * window allows, poll, count send completions, hand receives to the op, keep
+ * receives of the next collective for later, fail with a message when nothing
+ * moves for timeout_ms.
+ */
+struct nr_drive {
+	const char *name;               /* "nr_allreduce", for messages */
+	int ring;                       /* NR_RING_BOX or NR_RING_PLAIN */
+	void *op;
+	const uint64_t *recvd;          /* messages received so far (recv bumps it) */
+	uint64_t nrecv;                 /* ... of this many */
+	uint64_t *acked;                /* send completions so far (nr_drive bumps it) */
+	uint64_t nsend;                 /* ... of this many */
+	int (*post)(struct nr_comm *c, void *op);
+	int (*recv)(struct nr_comm *c, void *op, const struct nr_wc *wc);
+	bool (*waiting_recv)(const void *op);   /* stalled on a receive (for the message) */
+};
+
+int nr_drive(struct nr_comm *c, const struct nr_drive *d);
+
 void nr_comm_lock(struct nr_comm *c);
 void nr_comm_unlock(struct nr_comm *c);
 

@@ -21,7 +21,6 @@
 
 #define BOX_SLOTS_MIN 16
 #define BOX_SLOTS_MAX 64
-#define POLL_BATCH 32
 
 int nr_box_region_init(struct nr_comm *c)
 {
@@ -98,8 +97,9 @@ static uint32_t msg_len(const struct box_op *o, uint64_t m)
 	return left < o->msg ? left : o->msg;
 }
 
-static int box_post(struct nr_comm *c, struct box_op *o)
+static int box_post(struct nr_comm *c, void *op)
 {
+	struct box_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_BOX];
 
 	while (o->sent < o->nmsg && o->sent - o->acked < o->window &&
@@ -121,8 +121,9 @@ static int box_post(struct nr_comm *c, struct box_op *o)
 	return 0;
 }
 
-static int box_recv(struct nr_comm *c, struct box_op *o, const struct nr_wc *wc)
+static int box_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
+	struct box_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_BOX];
 	uint32_t want = tag(o->seq, o->recvd), len;
 	uint64_t slot;
@@ -149,44 +150,22 @@ static int box_recv(struct nr_comm *c, struct box_op *o, const struct nr_wc *wc)
 	return nr_post_recvs(c, r);
 }
 
+static bool box_waiting_recv(const void *op)
+{
+	const struct box_op *o = op;
+
+	return o->recvd < o->sent || o->acked == o->sent;
+}
+
 static int box_run(struct nr_comm *c, struct box_op *o)
 {
-	struct nr_ring *r = &c->ring[NR_RING_BOX];
-	uint64_t last = nr_now_ms();
-	struct nr_wc wc[POLL_BATCH];
-	int rc;
+	const struct nr_drive d = {
+		.name = "nr_allreduce", .ring = NR_RING_BOX, .op = o,
+		.recvd = &o->recvd, .nrecv = o->nmsg, .acked = &o->acked, .nsend = o->nmsg,
+		.post = box_post, .recv = box_recv, .waiting_recv = box_waiting_recv,
+	};
 
-	while (o->recvd < o->nmsg || o->acked < o->nmsg) {
-		rc = box_post(c, o);
-		if (rc)
-			return rc;
-		int n = nr_poll(c, wc, POLL_BATCH, 100);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != NR_WC_OK)
-				return nr_wc_fail(c, &wc[i], NR_RING_BOX);
-			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
-				o->acked++;
-			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == c->ring[NR_RING_PLAIN].rqp ||
-							   (wc[i].qp == r->rqp && o->recvd == o->nmsg)))
-				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
-				rc = box_recv(c, o, &wc[i]);
-			else
-				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_allreduce: completion "
-					     "from a QP outside the box ring", c->rank);
-			if (rc)
-				return rc;
-		}
-		if (n > 0)
-			last = nr_now_ms();
-		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return nr_progress_fail(c, "nr_allreduce", NR_RING_BOX,
-						o->recvd < o->sent || o->acked == o->sent);
-	}
-	return 0;
+	return nr_drive(c, &d);
 }
 
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,

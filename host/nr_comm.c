@@ -221,6 +221,49 @@ int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting
 		       peer, ip, ring_name(ring), c->cfg.timeout_ms);
 }
 
+#define POLL_BATCH 32
+
+int nr_drive(struct nr_comm *c, const struct nr_drive *d)
+{
+	const struct nr_ring *r = &c->ring[d->ring];
+	const struct nr_ring *other = &c->ring[d->ring == NR_RING_BOX ? NR_RING_PLAIN : NR_RING_BOX];
+	uint64_t last = nr_now_ms();
+	struct nr_wc wc[POLL_BATCH];
+	int rc;
+
+	while (*d->recvd < d->nrecv || *d->acked < d->nsend) {
+		rc = d->post(c, d->op);
+		if (rc)
+			return rc;
+		int n = nr_poll(c, wc, POLL_BATCH, 100);
+
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != NR_WC_OK)
+				return nr_wc_fail(c, &wc[i], d->ring);
+			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
+				(*d->acked)++;
+			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == other->rqp ||
+							   (wc[i].qp == r->rqp && *d->recvd == d->nrecv)))
+				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
+			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
+				rc = d->recv(c, d->op, &wc[i]);
+			else
+				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: completion from a QP "
+					     "outside the %s ring", c->rank, d->name,
+					     d->ring == NR_RING_BOX ? "box" : "plain");
+			if (rc)
+				return rc;
+		}
+		if (n > 0)
+			last = nr_now_ms();
+		else if (nr_now_ms() - last > c->cfg.timeout_ms)
+			return nr_progress_fail(c, d->name, d->ring, d->waiting_recv(d->op));
+	}
+	return 0;
+}
+
 /* The MAC of the interface that holds ip, when there is one. */
 static void find_mac(uint32_t ip, uint8_t mac[6])
 {

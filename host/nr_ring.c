@@ -24,7 +24,6 @@
 
 #include "comm_internal.h"
 
-#define POLL_BATCH 32
 #define RING_WINDOW_MAX 64   /* keep below NR_RECV_DEPTH */
 
 int nr_plain_region_init(struct nr_comm *c, size_t cap)
@@ -131,8 +130,9 @@ static inline uint32_t tag(uint8_t seq, uint64_t i)
 	return (uint32_t)seq << 24 | (uint32_t)(i & 0xFFFFFF);
 }
 
-static int ring_post(struct nr_comm *c, struct ring_op *o)
+static int ring_post(struct nr_comm *c, void *op)
 {
+	struct ring_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
 
 	while (o->sent < o->nsend && o->sent - o->acked < o->window) {
@@ -161,8 +161,9 @@ static int ring_post(struct nr_comm *c, struct ring_op *o)
 	return 0;
 }
 
-static int ring_recv(struct nr_comm *c, struct ring_op *o, const struct nr_wc *wc)
+static int ring_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
+	struct ring_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
 	uint32_t want = tag(o->seq, o->recvd), len;
 	uint64_t m;
@@ -192,44 +193,22 @@ static int ring_recv(struct nr_comm *c, struct ring_op *o, const struct nr_wc *w
 	return nr_post_recvs(c, r);
 }
 
+static bool ring_waiting_recv(const void *op)
+{
+	const struct ring_op *o = op;
+
+	return o->recvd < o->nrecv;
+}
+
 static int ring_run(struct nr_comm *c, struct ring_op *o)
 {
-	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
-	uint64_t last = nr_now_ms();
-	struct nr_wc wc[POLL_BATCH];
-	int rc;
+	const struct nr_drive d = {
+		.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN, .op = o,
+		.recvd = &o->recvd, .nrecv = o->nrecv, .acked = &o->acked, .nsend = o->nsend,
+		.post = ring_post, .recv = ring_recv, .waiting_recv = ring_waiting_recv,
+	};
 
-	while (o->recvd < o->nrecv || o->acked < o->nsend) {
-		rc = ring_post(c, o);
-		if (rc)
-			return rc;
-		int n = nr_poll(c, wc, POLL_BATCH, 100);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != NR_WC_OK)
-				return nr_wc_fail(c, &wc[i], NR_RING_PLAIN);
-			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
-				o->acked++;
-			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == c->ring[NR_RING_BOX].rqp ||
-							   (wc[i].qp == r->rqp && o->recvd == o->nrecv)))
-				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
-				rc = ring_recv(c, o, &wc[i]);
-			else
-				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_ring_allreduce: "
-					     "completion from a QP outside the plain ring", c->rank);
-			if (rc)
-				return rc;
-		}
-		if (n > 0)
-			last = nr_now_ms();
-		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return nr_progress_fail(c, "nr_ring_allreduce", NR_RING_PLAIN,
-						o->recvd < o->nrecv);
-	}
-	return 0;
+	return nr_drive(c, &d);
 }
 
 static int ring_plan(struct ring_op *o)
