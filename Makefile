@@ -10,7 +10,7 @@ FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 60
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
-DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm \
+DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
 	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker-compose
