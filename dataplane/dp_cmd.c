@@ -346,32 +346,44 @@ out:
 	return rc;
 }
 
+/*
+ * Run a command on the worker owning job id (ctl_lock held): -ENOENT when no
+ * such job, else the worker's answer; *slot gets the job's index.  A command
+ * the worker did not answer in time stays with it (it frees it when done).
+ */
+static int job_cmd(struct dp_box *b, int type, uint32_t id, const char *what, int *slot,
+		   struct nr_job_stats *st)
+{
+	char err[256];
+	struct dp_cmd *c;
+	int rc;
+
+	*slot = job_find(b, id);
+	if (*slot < 0)
+		return -ENOENT;
+	c = cmd_new(type, id, NULL);
+	if (c == NULL)
+		return -ENOMEM;
+	rc = cmd_call(b, b->workers[b->job_worker[*slot]], c, err, sizeof(err));
+	if (rc) {
+		DP_LOG(ERR, "job %u %s: %s", id, what, err);
+		return rc;
+	}
+	rc = c->rc;
+	if (rc == 0 && st)
+		*st = c->st;
+	free(c);
+	return rc;
+}
+
 static int ch_job_del(void *ctx, uint32_t id)
 {
 	struct dp_box *b = ctx;
-	char err[256];
-	struct dp_cmd *c;
 	int i, rc;
 
 	pthread_mutex_lock(&b->ctl_lock);
-	i = job_find(b, id);
-	if (i < 0) {
-		rc = -ENOENT;
-		goto out;
-	}
-	c = cmd_new(DP_CMD_JOB_DEL, id, NULL);
-	if (c == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = cmd_call(b, b->workers[b->job_worker[i]], c, err, sizeof(err));
-	if (rc == 0) {
-		rc = c->rc;
-		free(c);
-	} else {
-		DP_LOG(ERR, "job %u destroy: %s", id, err);
-	}
-	if (rc == 0 || rc == -ENOENT) {
+	rc = job_cmd(b, DP_CMD_JOB_DEL, id, "destroy", &i, NULL);
+	if (i >= 0 && (rc == 0 || rc == -ENOENT)) {
 		if (b->job_spec[i])
 			owners_update(b, b->job_spec[i], -1);
 		free(b->job_spec[i]);
@@ -380,7 +392,6 @@ static int ch_job_del(void *ctx, uint32_t id)
 		b->job_worker[i] = b->job_worker[b->n_jobs];
 		b->job_spec[i] = b->job_spec[b->n_jobs];
 	}
-out:
 	pthread_mutex_unlock(&b->ctl_lock);
 	return rc;
 }
@@ -388,31 +399,10 @@ out:
 static int ch_job_stats(void *ctx, uint32_t id, struct nr_job_stats *st)
 {
 	struct dp_box *b = ctx;
-	char err[256];
-	struct dp_cmd *c;
 	int i, rc;
 
 	pthread_mutex_lock(&b->ctl_lock);
-	i = job_find(b, id);
-	if (i < 0) {
-		rc = -ENOENT;
-		goto out;
-	}
-	c = cmd_new(DP_CMD_JOB_STATS, id, NULL);
-	if (c == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = cmd_call(b, b->workers[b->job_worker[i]], c, err, sizeof(err));
-	if (rc == 0) {
-		rc = c->rc;
-		if (rc == 0)
-			*st = c->st;
-		free(c);
-	} else {
-		DP_LOG(ERR, "job %u status: %s", id, err);
-	}
-out:
+	rc = job_cmd(b, DP_CMD_JOB_STATS, id, "status", &i, st);
 	pthread_mutex_unlock(&b->ctl_lock);
 	return rc;
 }
