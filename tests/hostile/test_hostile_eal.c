@@ -175,5 +175,9 @@ int main(void)
 	if (!g_eal_ok)
 		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
 		       "box cases skipped\n");
-	return cmocka_run_group_tests_name("hostile traffic, box", tests, NULL, NULL);
+	int failed = cmocka_run_group_tests_name("hostile traffic, box", tests, NULL, NULL);
+
+	if (g_eal_ok)
+		h_eal_fini();   /* also removes the EAL runtime directory */
+	return failed;
 }
