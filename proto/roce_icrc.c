@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "proto/roce_icrc.h"
 
@@ -42,6 +45,37 @@ static void mask_udp_bth(uint8_t *udp)
 	udp[sizeof(struct nr_udp_hdr) + NR_BTH_RESV_BYTE] = 0xFF;
 }
 
+#if defined(__SSE2__)
+/*
+ * The common case, IPv4 without options: the 48 masked header bytes are the
+ * 48 frame bytes from 8 before the IP header (the tail of the Ethernet header,
+ * replaced by the 0xFF of the LRH) to the end of the BTH, with the masked
+ * fields ORed to all ones.  They are built in three 16-byte registers and
+ * stored as the three 16-byte chunks ISA-L loads, so its loads are forwarded
+ * from whole stores.  The generic path (memcpy, then byte stores of the
+ * masks) makes every 16-byte load span several pending stores: the load waits
+ * for them to commit, about 15 ns a packet here, twice per result.
+ */
+static uint32_t icrc_ip4_fast(const uint8_t *frame, const struct nr_pkt *p)
+{
+	/* chunk 0: LRH (8 x FF) + IP 0..7 (TOS at 1); chunk 1: IP 8..19 (TTL 8,
+	 * checksum 10-11) + UDP 0..3; chunk 2: UDP 4..7 (checksum 6-7) + BTH
+	 * (byte 4 at chunk offset 8) */
+	const __m128i m0 = _mm_set_epi8(0, 0, 0, 0, 0, 0, -1, 0, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i m1 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, -1);
+	const __m128i m2 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0);
+	const uint8_t *h = frame + p->l3_off - LRH_MASK_LEN;
+	__m128i buf[3];
+	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
+
+	buf[0] = _mm_or_si128(_mm_loadu_si128((const __m128i *)h), m0);
+	buf[1] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 16)), m1);
+	buf[2] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 32)), m2);
+	return crc32_gzip_refl(crc32_gzip_refl(0, (const uint8_t *)buf, sizeof(buf)),
+			       frame + rest, p->end - NR_ICRC_LEN - rest);
+}
+#endif
+
 uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
 {
 	uint8_t buf[MASKED_MAX];
@@ -53,6 +87,10 @@ uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
 	if ((p->ipver != 4 && p->ipver != 6) || hlen > sizeof(buf) ||
 	    p->end < rest + NR_ICRC_LEN)
 		return 0;   /* not a packet nr_parse() accepted */
+#if defined(__SSE2__)
+	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN)
+		return icrc_ip4_fast(frame, p);
+#endif
 	memset(buf, 0xFF, LRH_MASK_LEN);
 	memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
 	if (p->ipver == 6)
