@@ -139,52 +139,95 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 	}
 }
 
-/* Parse a burst into the side array; multi-segment frames are linearized. */
+/* Prefetch distances (packets ahead) of the three passes of parse_burst. */
+#define PF_MBUF   8      /* mbuf header (buf_addr, data_off, lengths) */
+#define PF_HDR    4      /* first two lines of the frame (Eth .. RETH) */
+#define PF_WHOLE  2      /* every line of a RoCE frame, for its ICRC */
+
+static inline void prefetch_lines(const uint8_t *p, uint32_t len)
+{
+	for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0(p + o);
+}
+
+/* Parse one frame into w->side[i]; false when the frame was consumed. */
+static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, unsigned i, bool learn)
+{
+	uint8_t *frame;
+
+	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
+		/* too long for one buffer: a chain that is surely not
+		 * RoCEv2 is switched as it is, anything else dropped */
+		if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
+		    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
+			     &w->side[i]) == NR_PKT_OTHER) {
+			if (learn)
+				dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
+					    m->port);
+			return true;
+		}
+		w->ctr.c[DP_CTR_MULTISEG]++;
+		DP_LOG_RL(WARNING, "lcore %u: %u-segment UDP/4791 frame on port %u could not be linearized; dropped (counter multiseg)",
+			  w->lcore, m->nb_segs, m->port);
+		drop(w, m);
+		return false;
+	}
+	if (unlikely(rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)) {
+		w->ctr.c[DP_CTR_RUNT]++;
+		drop(w, m);
+		return false;
+	}
+	frame = rte_pktmbuf_mtod(m, uint8_t *);
+	if (learn)
+		dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
+	nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]);
+	return true;
+}
+
+/*
+ * Parse a burst into the side array (multi-segment frames are linearized),
+ * then check the ICRC of its RoCEv2 frames.  Frames arrive cold (DMA, or
+ * another core), so each pass prefetches ahead: mbuf headers, then frame
+ * headers while parsing, then, for RoCEv2 frames only, every line of the
+ * frame the ICRC check will read.
+ */
 static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool learn)
 {
-	const uint16_t ahead = 3;
-
-	for (uint16_t i = 0; i < n && i < ahead; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	for (uint16_t i = 0; i < n && i < PF_MBUF; i++)
+		rte_prefetch0(pkts[i]);
+	for (uint16_t i = 0; i < n && i < PF_HDR; i++)
+		prefetch_lines(rte_pktmbuf_mtod(pkts[i], uint8_t *), 2 * RTE_CACHE_LINE_SIZE);
 	for (uint16_t i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
+		if (i + PF_MBUF < n)
+			rte_prefetch0(pkts[i + PF_MBUF]);
+		if (i + PF_HDR < n)
+			prefetch_lines(rte_pktmbuf_mtod(pkts[i + PF_HDR], uint8_t *),
+				       2 * RTE_CACHE_LINE_SIZE);
+		if (!parse_one(w, pkts[i], i, learn))
+			pkts[i] = NULL;
+	}
+	if (!w->box->cfg.icrc_check)
+		return;
+	for (uint16_t i = 0; i < n; i++) {
+		uint16_t k = i + PF_WHOLE;
 		uint8_t *frame;
 
-		if (i + ahead < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + ahead], void *));
-		if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
-			/* too long for one buffer: a chain that is surely not
-			 * RoCEv2 is switched as it is, anything else dropped */
-			if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
-			    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-				     &w->side[i]) == NR_PKT_OTHER) {
-				if (learn)
-					dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
-						    m->port);
-				continue;
-			}
-			w->ctr.c[DP_CTR_MULTISEG]++;
-			DP_LOG_RL(WARNING, "lcore %u: %u-segment UDP/4791 frame on port %u could not be linearized; dropped (counter multiseg)",
-				  w->lcore, m->nb_segs, m->port);
-			drop(w, m);
-			pkts[i] = NULL;
+		if (i == 0)
+			for (uint16_t j = 0; j < n && j < PF_WHOLE; j++)
+				if (pkts[j] && w->side[j].kind == NR_PKT_ROCE)
+					prefetch_lines(rte_pktmbuf_mtod(pkts[j], uint8_t *), w->side[j].end);
+		if (k < n && pkts[k] && w->side[k].kind == NR_PKT_ROCE)
+			prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + 2 * RTE_CACHE_LINE_SIZE,
+				       w->side[k].end > 2 * RTE_CACHE_LINE_SIZE ?
+				       w->side[k].end - 2 * RTE_CACHE_LINE_SIZE : 0);
+		if (pkts[i] == NULL || w->side[i].kind != NR_PKT_ROCE)
 			continue;
-		}
-		if (unlikely(rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)) {
-			w->ctr.c[DP_CTR_RUNT]++;
-			drop(w, m);
-			pkts[i] = NULL;
-			continue;
-		}
-		frame = rte_pktmbuf_mtod(m, uint8_t *);
-		if (learn)
-			dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
-		if (nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]) == NR_PKT_ROCE &&
-		    w->box->cfg.icrc_check && unlikely(!nr_icrc_check(frame, &w->side[i]))) {
+		frame = rte_pktmbuf_mtod(pkts[i], uint8_t *);
+		if (unlikely(!nr_icrc_check(frame, &w->side[i]))) {
 			w->ctr.c[DP_CTR_BAD_ICRC]++;
 			DP_LOG_RL(NOTICE, "lcore %u: RoCEv2 frame with a wrong ICRC on port %u (qpn 0x%x psn %u); dropped (counter bad_icrc)",
-				  w->lcore, m->port, w->side[i].qpn, w->side[i].psn);
-			drop(w, m);
+				  w->lcore, pkts[i]->port, w->side[i].qpn, w->side[i].psn);
+			drop(w, pkts[i]);
 			pkts[i] = NULL;
 		}
 	}
