@@ -328,26 +328,45 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	return contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
 }
 
-enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
-				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr)
+/* What the lookup found for a packet: stage 1 of the input, pure reads. */
+struct nr_route {
+	struct nr_job *j;      /* NULL: not a registered connection */
+	uint32_t conn;
+	bool ack_side;
+};
+
+static inline void classify(const struct nr_engine *e, const struct nr_pkt *p, struct nr_route *r)
 {
 	const struct nr_lkp *l;
-	struct nr_job *j;
-	uint32_t i;
 
+	r->j = NULL;
 	if (unlikely(p->kind != NR_PKT_ROCE || p->ipver != 4))
-		return NR_V_FORWARD;
+		return;
 	l = lkp_find(e, p->daddr, p->qpn);
-	if (!l || l->job >= NR_MAX_JOBS || !(j = e->jobs[l->job])) {
-		if (op_is_rc_write(p->opcode)) {
+	if (!l || l->job >= NR_MAX_JOBS)
+		return;
+	r->j = e->jobs[l->job];
+	r->conn = l->conn;
+	r->ack_side = (l->qpn & NR_LKP_ACK) != 0;
+}
+
+/* Stage 2: act on a classified packet (mutates the job). */
+static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_route *r,
+					   const struct nr_pkt *p, uint8_t *frame, void *handle,
+					   uint64_t now_ns, enum nr_engine_ctr *ctr)
+{
+	struct nr_job *j = r->j;
+	uint32_t i = r->conn;
+
+	if (!j) {
+		if (p->kind == NR_PKT_ROCE && p->ipver == 4 && op_is_rc_write(p->opcode)) {
 			e->ctr[NR_ECTR_UNKNOWN_CONN]++;
 			if (ctr)
 				*ctr = NR_ECTR_UNKNOWN_CONN;
 		}
 		return NR_V_FORWARD;
 	}
-	i = l->conn;
-	if (l->qpn & NR_LKP_ACK) {
+	if (r->ack_side) {
 		if (!(p->mask & NR_OPF_AETH) || j->state != NR_JOB_ACTIVE)
 			return NR_V_FORWARD;
 		if (p->saddr != j->conns[i].dst_ip)
@@ -361,4 +380,34 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uin
 	if (unlikely(!op_is_rc_write(p->opcode)))
 		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
 	return data_input(e, j, i, p, frame, handle, now_ns, ctr);
+}
+
+enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
+				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr)
+{
+	struct nr_route r;
+
+	classify(e, p, &r);
+	return input_routed(e, &r, p, frame, handle, now_ns, ctr);
+}
+
+void nr_engine_input_burst(struct nr_engine *e, const struct nr_pkt *const pkts[],
+			   uint8_t *const frames[], void *const handles[], unsigned n,
+			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[])
+{
+	struct nr_route r[NR_ENGINE_BURST];
+
+	for (unsigned base = 0; base < n; base += NR_ENGINE_BURST) {
+		unsigned m = n - base < NR_ENGINE_BURST ? n - base : NR_ENGINE_BURST;
+
+		/* the lookups of the whole burst first: independent of each
+		 * other, so their load chains overlap instead of queueing
+		 * behind each packet's slot work */
+		for (unsigned k = 0; k < m; k++)
+			classify(e, pkts[base + k], &r[k]);
+		for (unsigned k = 0; k < m; k++)
+			verdicts[base + k] = input_routed(e, &r[k], pkts[base + k], frames[base + k],
+							  handles[base + k], now_ns,
+							  ctrs ? &ctrs[base + k] : NULL);
+	}
 }

@@ -36,6 +36,11 @@ struct bench {
 	struct frame *data;      /* [WINDOW][n] */
 	struct frame *acks;      /* [n] */
 	uint64_t emitted;
+	/* one row (a slot's N packets, rotated arrival order) as a burst */
+	const struct nr_pkt *pk[64];
+	uint8_t *fr[64];
+	void *hd[64];
+	enum nr_verdict vd[64];
 };
 
 static void on_emit(void *ctx, const struct nr_emit *e)
@@ -197,10 +202,13 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 		 * here the next row's records are written one row ahead */
 		set_psns(b, g + 1);
 		for (uint32_t r = 0, i = (uint32_t)(g % n); r < n; r++) {
-			nr_engine_input(e, &row[i].p, row[i].buf, &row[i], 0, NULL);
+			b->pk[r] = &row[i].p;
+			b->fr[r] = row[i].buf;
+			b->hd[r] = &row[i];
 			if (++i == n)                           /* rotate the arrival order */
 				i = 0;
 		}
+		nr_engine_input_burst(e, b->pk, b->fr, b->hd, n, 0, b->vd, NULL);
 		if (g % ACK_EVERY == ACK_EVERY - 1) {
 			for (uint32_t i = 0; i < n; i++) {
 				struct frame *a = &b->acks[i];
