@@ -179,8 +179,14 @@ void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt 
 	route(w, m, true);
 }
 
+/*
+ * The ICRC first, then the fields it masks (UDP checksum, ECN, IP checksum):
+ * their values do not change it, and written before it their small stores
+ * would stall the CRC's 16-byte loads of the same bytes until they commit.
+ */
 void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce)
 {
+	nr_icrc_update(frame, p);
 	if (p->ipver == 4) {
 		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
 
@@ -191,7 +197,6 @@ void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p
 		}
 	}
 	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
-	nr_icrc_update(frame, p);
 }
 
 /* A result ends at its ICRC: Ethernet trailer bytes the sender's frame had go. */
