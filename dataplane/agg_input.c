@@ -114,10 +114,6 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 			.ecn_ce = s->ecn_ce,
 		};
 
-		if (s->has_tag && j->result_key) {
-			h[i].pkt.imm = s->tag ^ j->result_key;
-			frame_set_imm(h[i].frame, &h[i].pkt, h[i].pkt.imm);
-		}
 		h[i].handle = NULL;
 		j->ctr[NR_ECTR_EMITTED]++;
 		if (e->ops.emit)
@@ -269,6 +265,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	j->held[k].frame = frame;
 	j->held[k].pay = pay;
 	j->held[k].pkt = *p;
+	if (s->has_tag && j->result_key) {
+		/* the result's ImmDt, written now rather than at emission: the
+		 * ICRC that follows emission would wait for this store */
+		j->held[k].pkt.imm = s->tag ^ j->result_key;
+		frame_set_imm(frame, p, j->held[k].pkt.imm);
+	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)

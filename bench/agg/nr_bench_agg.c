@@ -95,6 +95,7 @@ static struct nr_job_spec *make_spec(uint32_t n, uint32_t payload, uint8_t mode)
 	s->pool_msgs = WINDOW;
 	s->timeout_ms = 3600000;
 	s->mode = mode;
+	s->result_key = 0x6e720001;   /* as the control API sets one: results' ImmDt rewritten */
 	for (uint32_t i = 0; i < n; i++) {
 		s->conns[i].src_ip = htonl(0x0A000001u + i);
 		s->conns[i].dst_ip = htonl(0x0A000001u + (i + 1) % n);
