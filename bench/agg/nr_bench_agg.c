@@ -185,7 +185,7 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 	struct nr_engine *e = nr_engine_create(&ops);
 	char err[256];
 	double t0, t1;
-	uint32_t n = b->n;
+	uint32_t n = b->n, rows = n >= 32 ? 1 : 32 / n;
 
 	if (!e || nr_engine_set_kernel(e, k) ||
 	    nr_engine_job_add(e, 1, b->spec, 0, NULL, err, sizeof(err))) {
@@ -194,27 +194,33 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 	}
 	b->emitted = 0;
 	t0 = now_s();
-	set_psns(b, 0);
-	for (uint64_t g = 0; g < slots; g++) {
-		struct frame *row = &b->data[(g % WINDOW) * n];
-		uint32_t g24 = (uint32_t)(g & NR_PSN_MASK);
+	/* rows (a slot's N packets each, arrival order rotated) go in as bursts
+	 * of up to 32 packets, as the box hands an rx burst to the engine; the
+	 * records of a burst are written before it (the box's side array) */
+	for (uint64_t g = 0; g < slots; g += rows) {
+		uint32_t m = 0;
+		uint64_t end = g + rows < slots ? g + rows : slots;
 
-		/* the box parses a burst into its side array before acting on it:
-		 * here the next row's records are written one row ahead */
-		set_psns(b, g + 1);
-		for (uint32_t r = 0, i = (uint32_t)(g % n); r < n; r++) {
-			b->pk[r] = &row[i].p;
-			b->fr[r] = row[i].buf;
-			b->hd[r] = &row[i];
-			if (++i == n)                           /* rotate the arrival order */
-				i = 0;
+		for (uint64_t h = g; h < end; h++) {
+			struct frame *row = &b->data[(h % WINDOW) * n];
+
+			set_psns(b, h);
+			for (uint32_t r = 0, i = (uint32_t)(h % n); r < n; r++, m++) {
+				b->pk[m] = &row[i].p;
+				b->fr[m] = row[i].buf;
+				b->hd[m] = &row[i];
+				if (++i == n)
+					i = 0;
+			}
 		}
-		nr_engine_input_burst(e, b->pk, b->fr, b->hd, n, 0, b->vd, NULL);
-		if (g % ACK_EVERY == ACK_EVERY - 1) {
+		nr_engine_input_burst(e, b->pk, b->fr, b->hd, m, 0, b->vd, NULL);
+		for (uint64_t h = g; h < end; h++) {
+			if (h % ACK_EVERY != ACK_EVERY - 1)
+				continue;
 			for (uint32_t i = 0; i < n; i++) {
 				struct frame *a = &b->acks[i];
 
-				a->p.psn = nr_psn_add(b->spec->conns[i].ipsn, g24);
+				a->p.psn = nr_psn_add(b->spec->conns[i].ipsn, (uint32_t)(h & NR_PSN_MASK));
 				nr_engine_input(e, &a->p, a->buf, NULL, 0, NULL);
 			}
 		}
