@@ -716,6 +716,142 @@ static void test_kernel_override(void **state)
 	nr_engine_destroy(e);
 }
 
+/*
+ * nr_engine_input_burst has the effect of one nr_engine_input per packet in
+ * order: one random schedule (N=5, shuffled arrival, duplicates, packets of
+ * an unknown QPN, a length mismatch, ACKs, PSNs wrapping) through two engines,
+ * one packet at a time and in bursts of 1..40; verdicts, counters moved,
+ * emissions (connection, g, payload bytes) and counters all equal.
+ */
+static void test_burst_equals_single(void **state)
+{
+	enum { N = 5, ROUNDS = 60, MAXP = ROUNDS * (2 * N + N + 3) };
+	uint32_t ipsn[N];
+	struct th a, b;
+	struct th_pkt **ka = calloc(MAXP, sizeof(*ka)), **kb = calloc(MAXP, sizeof(*kb));
+	enum nr_verdict *va = calloc(MAXP, sizeof(*va)), *vb = calloc(MAXP, sizeof(*vb));
+	enum nr_engine_ctr *ca = calloc(MAXP, sizeof(*ca)), *cb = calloc(MAXP, sizeof(*cb));
+	uint32_t np = 0;
+	struct eng_rng rng;
+	uint64_t cta[NR_ECTR_MAX], ctb[NR_ECTR_MAX];
+
+	(void)state;
+	eng_rng_init(&rng, 7);
+	for (uint32_t i = 0; i < N; i++)
+		ipsn[i] = NR_PSN_MASK - 20 + i * 3;           /* wraps within the run */
+	th_init(&a, th_spec(N, 256, 256, 8, NR_SUM_ORDERED, ipsn), 1);
+	th_init(&b, th_spec(N, 256, 256, 8, NR_SUM_ORDERED, ipsn), 1);
+	for (uint32_t g = 0; g < ROUNDS; g++) {
+		uint32_t order[N];
+
+		for (uint32_t i = 0; i < N; i++)
+			order[i] = i;
+		for (uint32_t i = N - 1; i > 0; i--) {
+			uint32_t j = eng_rand(&rng) % (i + 1), x = order[i];
+
+			order[i] = order[j];
+			order[j] = x;
+		}
+		for (uint32_t r = 0; r < N; r++) {
+			uint32_t i = order[r], len = 256;
+			float pay[64];
+
+			for (uint32_t f = 0; f < 64; f++)
+				pay[f] = (float)(eng_rand(&rng) % 1000) / 8.0f;
+			for (int copies = eng_rand(&rng) % 8 == 0 ? 2 : 1; copies > 0; copies--) {
+				uint32_t psn = nr_psn_add(ipsn[i], g);
+
+				ka[np] = th_data(a.spec, i, psn, NR_OP_RC_WRITE_ONLY_IMM, g, pay, len);
+				kb[np++] = th_data(b.spec, i, psn, NR_OP_RC_WRITE_ONLY_IMM, g, pay, len);
+			}
+		}
+		if (g == 17) {                                   /* a length that differs */
+			float pay[32] = { 0 };
+
+			ka[np] = th_data(a.spec, 2, nr_psn_add(ipsn[2], g), NR_OP_RC_WRITE_ONLY_IMM, g, pay, 128);
+			kb[np++] = th_data(b.spec, 2, nr_psn_add(ipsn[2], g), NR_OP_RC_WRITE_ONLY_IMM, g, pay, 128);
+		}
+		if (g % 5 == 0) {                                /* unknown QPN */
+			struct nr_flow f;
+			struct nr_build_args ar = { .opcode = NR_OP_RC_WRITE_ONLY, .psn = g,
+						    .dma_len = 64 };
+			float pay[16] = { 1 };
+
+			th_flow_data(a.spec, 0, &f);
+			f.dqpn = 0x777;
+			ka[np] = th_build(&f, &ar, pay, 64);
+			kb[np++] = th_build(&f, &ar, pay, 64);
+		}
+		for (uint32_t i = 0; i < N; i++) {               /* ACKs, some lost */
+			if (eng_rand(&rng) % 4 == 0 && g + 1 < ROUNDS)
+				continue;
+			ka[np] = th_ack(a.spec, i, nr_psn_add(ipsn[i], g), 0);
+			kb[np++] = th_ack(b.spec, i, nr_psn_add(ipsn[i], g), 0);
+		}
+	}
+	assert_true(np <= MAXP);
+	for (uint32_t k = 0; k < np; k++) {
+		ca[k] = cb[k] = NR_ECTR_MAX;
+		va[k] = th_input(&a, ka[k], k, &ca[k]);
+	}
+	for (uint32_t k = 0; k < np;) {
+		uint32_t m = 1 + eng_rand(&rng) % 40;
+		const struct nr_pkt *pk[40];
+		uint8_t *fr[40];
+		void *hd[40];
+
+		if (m > np - k)
+			m = np - k;
+		for (uint32_t q = 0; q < m; q++) {
+			pk[q] = &kb[k + q]->p;
+			fr[q] = kb[k + q]->frame;
+			hd[q] = kb[k + q];
+			kb[k + q]->state = TH_HELD;   /* as th_input: it may come back at once */
+			b.held++;
+		}
+		nr_engine_input_burst(b.e, pk, fr, hd, m, k, &vb[k], &cb[k]);
+		for (uint32_t q = 0; q < m; q++)
+			if (vb[k + q] != NR_V_HELD) {
+				kb[k + q]->state = TH_TEST;
+				b.held--;
+			}
+		k += m;
+	}
+	for (uint32_t k = 0; k < np; k++) {
+		assert_int_equal(va[k], vb[k]);
+		assert_int_equal(ca[k], cb[k]);
+	}
+	assert_int_equal(a.log_len, b.log_len);
+	assert_true(a.log_len >= (ROUNDS - 2) * N);
+	for (uint32_t k = 0; k < a.log_len; k++) {
+		assert_int_equal(a.log[k].conn, b.log[k].conn);
+		assert_int_equal(a.log[k].g, b.log[k].g);
+		assert_int_equal(a.log[k].pkt->p.pay_len, b.log[k].pkt->p.pay_len);
+		assert_memory_equal(th_payload(a.log[k].pkt), th_payload(b.log[k].pkt),
+				    a.log[k].pkt->p.pay_len);
+	}
+	nr_engine_counters(a.e, cta);
+	nr_engine_counters(b.e, ctb);
+	assert_memory_equal(cta, ctb, sizeof(cta));
+	assert_true(cta[NR_ECTR_DUP_DROPPED] + cta[NR_ECTR_DUP_RESENT] > 0);
+	assert_true(cta[NR_ECTR_UNKNOWN_CONN] > 0);
+	assert_true(cta[NR_ECTR_LEN_MISMATCH] > 0);
+	for (uint32_t k = 0; k < np; k++) {
+		if (ka[k]->state == TH_TEST)
+			th_pkt_free(ka[k]);
+		if (kb[k]->state == TH_TEST)
+			th_pkt_free(kb[k]);
+	}
+	th_fini(&a);
+	th_fini(&b);
+	free(ka);
+	free(kb);
+	free(va);
+	free(vb);
+	free(ca);
+	free(cb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_wide_bitmap),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_kernel_override),
+		cmocka_unit_test(test_burst_equals_single),
 	};
 
 	seed = eng_seed("test_engine");
