@@ -150,6 +150,14 @@ static inline void prefetch_lines(const uint8_t *p, uint32_t len)
 		rte_prefetch0(p + o);
 }
 
+/* Every line of RoCE frame k from byte `from` on: its ICRC check reads them all. */
+static inline void prefetch_roce(const struct dp_worker *w, struct rte_mbuf **pkts, uint16_t k,
+				 uint32_t from)
+{
+	if (pkts[k] && w->side[k].kind == NR_PKT_ROCE && w->side[k].end > from)
+		prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + from, w->side[k].end - from);
+}
+
 /* Parse one frame into w->side[i]; false when the frame was consumed. */
 static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, unsigned i, bool learn)
 {
@@ -208,18 +216,14 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	}
 	if (!w->box->cfg.icrc_check)
 		return;
+	/* the first two lines of every frame are already on their way */
+	for (uint16_t i = 0; i < n && i < PF_WHOLE; i++)
+		prefetch_roce(w, pkts, i, 2 * RTE_CACHE_LINE_SIZE);
 	for (uint16_t i = 0; i < n; i++) {
-		uint16_t k = i + PF_WHOLE;
 		uint8_t *frame;
 
-		if (i == 0)
-			for (uint16_t j = 0; j < n && j < PF_WHOLE; j++)
-				if (pkts[j] && w->side[j].kind == NR_PKT_ROCE)
-					prefetch_lines(rte_pktmbuf_mtod(pkts[j], uint8_t *), w->side[j].end);
-		if (k < n && pkts[k] && w->side[k].kind == NR_PKT_ROCE)
-			prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + 2 * RTE_CACHE_LINE_SIZE,
-				       w->side[k].end > 2 * RTE_CACHE_LINE_SIZE ?
-				       w->side[k].end - 2 * RTE_CACHE_LINE_SIZE : 0);
+		if (i + PF_WHOLE < n)
+			prefetch_roce(w, pkts, i + PF_WHOLE, 2 * RTE_CACHE_LINE_SIZE);
 		if (pkts[i] == NULL || w->side[i].kind != NR_PKT_ROCE)
 			continue;
 		frame = rte_pktmbuf_mtod(pkts[i], uint8_t *);

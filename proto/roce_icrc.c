@@ -56,7 +56,7 @@ static void mask_udp_bth(uint8_t *udp)
  * masks) makes every 16-byte load span several pending stores: the load waits
  * for them to commit, about 15 ns a packet here, twice per result.
  */
-static uint32_t icrc_ip4_fast(const uint8_t *frame, const struct nr_pkt *p)
+static uint32_t icrc_ip4_hdr(const uint8_t *frame, const struct nr_pkt *p)
 {
 	/* chunk 0: LRH (8 x FF) + IP 0..7 (TOS at 1); chunk 1: IP 8..19 (TTL 8,
 	 * checksum 10-11) + UDP 0..3; chunk 2: UDP 4..7 (checksum 6-7) + BTH
@@ -66,13 +66,11 @@ static uint32_t icrc_ip4_fast(const uint8_t *frame, const struct nr_pkt *p)
 	const __m128i m2 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, -1, 0, 0);
 	const uint8_t *h = frame + p->l3_off - LRH_MASK_LEN;
 	__m128i buf[3];
-	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
 
 	buf[0] = _mm_or_si128(_mm_loadu_si128((const __m128i *)h), m0);
 	buf[1] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 16)), m1);
 	buf[2] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 32)), m2);
-	return crc32_gzip_refl(crc32_gzip_refl(0, (const uint8_t *)buf, sizeof(buf)),
-			       frame + rest, p->end - NR_ICRC_LEN - rest);
+	return crc32_gzip_refl(0, (const uint8_t *)buf, sizeof(buf));
 }
 #endif
 
@@ -88,18 +86,20 @@ uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
 	    p->end < rest + NR_ICRC_LEN)
 		return 0;   /* not a packet nr_parse() accepted */
 #if defined(__SSE2__)
-	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN)
-		return icrc_ip4_fast(frame, p);
+	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN) {
+		crc = icrc_ip4_hdr(frame, p);
+	} else
 #endif
-	memset(buf, 0xFF, LRH_MASK_LEN);
-	memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
-	if (p->ipver == 6)
-		mask_ipv6(buf + LRH_MASK_LEN);
-	else
-		mask_ipv4(buf + LRH_MASK_LEN);
-	mask_udp_bth(buf + LRH_MASK_LEN + iplen);
-
-	crc = crc32_gzip_refl(0, buf, hlen);
+	{
+		memset(buf, 0xFF, LRH_MASK_LEN);
+		memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
+		if (p->ipver == 6)
+			mask_ipv6(buf + LRH_MASK_LEN);
+		else
+			mask_ipv4(buf + LRH_MASK_LEN);
+		mask_udp_bth(buf + LRH_MASK_LEN + iplen);
+		crc = crc32_gzip_refl(0, buf, hlen);
+	}
 	return crc32_gzip_refl(crc, frame + rest, p->end - NR_ICRC_LEN - rest);
 }
 
