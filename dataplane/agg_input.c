@@ -268,8 +268,10 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */
-		j->held[k].pkt.imm = s->tag ^ j->result_key;
-		frame_set_imm(frame, p, j->held[k].pkt.imm);
+		uint32_t imm = s->tag ^ j->result_key;
+
+		j->held[k].pkt.imm = imm;
+		frame_set_imm(frame, p, imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	if (j->mode == NR_SUM_STREAMING) {

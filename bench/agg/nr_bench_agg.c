@@ -36,10 +36,12 @@ struct bench {
 	struct frame *data;      /* [WINDOW][n] */
 	struct frame *acks;      /* [n] */
 	uint64_t emitted;
-	/* one row (a slot's N packets, rotated arrival order) as a burst */
-	const struct nr_pkt *pk[64];
-	uint8_t *fr[64];
-	void *hd[64];
+	/* the arrival order of every row (a slot's N packets, order rotated by
+	 * g), rows back to back: rows g .. g+k-1 are one burst, as the box
+	 * hands the engine an rx burst with its parse records in a side array */
+	const struct nr_pkt **pk;   /* [WINDOW * n] */
+	uint8_t **fr;
+	void **hd;
 	enum nr_verdict vd[64];
 };
 
@@ -145,6 +147,20 @@ static int bench_setup(struct bench *b, uint32_t n, uint32_t payload, uint8_t mo
 				return -1;
 		}
 	}
+	b->pk = calloc((size_t)WINDOW * n, sizeof(*b->pk));
+	b->fr = calloc((size_t)WINDOW * n, sizeof(*b->fr));
+	b->hd = calloc((size_t)WINDOW * n, sizeof(*b->hd));
+	if (!b->pk || !b->fr || !b->hd)
+		return -1;
+	for (m = 0; m < WINDOW; m++) {
+		for (uint32_t r = 0, k = m * n; r < n; r++, k++) {
+			struct frame *f = &b->data[m * n + (m + r) % n];
+
+			b->pk[k] = &f->p;
+			b->fr[k] = f->buf;
+			b->hd[k] = f;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		const struct nr_conn_spec *c = &b->spec->conns[i];
 		struct nr_flow fl = { .saddr = c->dst_ip, .daddr = c->src_ip, .dqpn = c->src_qpn,
@@ -165,6 +181,9 @@ static void bench_teardown(struct bench *b)
 		free(b->acks[i].buf);
 	free(b->data);
 	free(b->acks);
+	free(b->pk);
+	free(b->fr);
+	free(b->hd);
 	free(b->spec);
 }
 
@@ -194,26 +213,16 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 	}
 	b->emitted = 0;
 	t0 = now_s();
-	/* rows (a slot's N packets each, arrival order rotated) go in as bursts
-	 * of up to 32 packets, as the box hands an rx burst to the engine; the
-	 * records of a burst are written before it (the box's side array) */
+	/* rows go in as bursts of up to 32 packets (WINDOW is a multiple of
+	 * rows, so a burst never wraps); each row's PSNs are written first */
 	for (uint64_t g = 0; g < slots; g += rows) {
-		uint32_t m = 0;
 		uint64_t end = g + rows < slots ? g + rows : slots;
+		size_t base = (size_t)(g % WINDOW) * n;
 
-		for (uint64_t h = g; h < end; h++) {
-			struct frame *row = &b->data[(h % WINDOW) * n];
-
+		for (uint64_t h = g; h < end; h++)
 			set_psns(b, h);
-			for (uint32_t r = 0, i = (uint32_t)(h % n); r < n; r++, m++) {
-				b->pk[m] = &row[i].p;
-				b->fr[m] = row[i].buf;
-				b->hd[m] = &row[i];
-				if (++i == n)
-					i = 0;
-			}
-		}
-		nr_engine_input_burst(e, b->pk, b->fr, b->hd, m, 0, b->vd, NULL);
+		nr_engine_input_burst(e, &b->pk[base], &b->fr[base], &b->hd[base],
+				      (unsigned)((end - g) * n), 0, b->vd, NULL);
 		for (uint64_t h = g; h < end; h++) {
 			if (h % ACK_EVERY != ACK_EVERY - 1)
 				continue;
