@@ -12,9 +12,14 @@
  *                  ...): the caller forwards the frame unchanged.  ACKs of
  *                  registered connections have been snooped first.
  *   NR_V_DROP      the caller frees it; *reason says which counter moved.
- *   NR_V_HELD      the engine keeps the handle; it comes back to the caller
- *                  either through ops.emit (a result to transmit) or through
- *                  ops.free (job failed or destroyed).
+ *   NR_V_HELD      the engine keeps the handle and the parse record: the
+ *                  caller leaves the record where it is, unchanged, until the
+ *                  handle comes back, either through ops.emit (a result to
+ *                  transmit; e->pkt is that record) or through ops.free (job
+ *                  failed or destroyed).  Keep the record with the packet (the
+ *                  box: in the mbuf's private area); the engine stores only a
+ *                  pointer, as a copy of every record cost it a tenth of its
+ *                  time.
  *   NR_V_RESEND    a duplicate of a packet whose result the engine still holds:
  *                  its payload has been overwritten with the stored result (and
  *                  ECN-CE set when due); the caller recomputes the ICRC and
@@ -129,7 +134,9 @@ extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];
 struct nr_emit {
 	void *handle;          /* the connection's own packet g, payload = sum */
 	uint8_t *frame;        /* its bytes (as given to nr_engine_input) */
-	const struct nr_pkt *pkt; /* its parse record (engine-owned copy) */
+	const struct nr_pkt *pkt; /* its parse record, as given to nr_engine_input
+				   * (imm = the result's ImmDt when the job has a
+				   * result key) */
 	uint32_t job;
 	uint32_t conn;
 	uint32_t g;
@@ -198,7 +205,8 @@ void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p);
 
 /*
  * Offer one parsed NR_PKT_ROCE packet.  frame is writable (the engine writes
- * results into payloads).  now_ns is a monotonic clock.  May call ops.emit and
+ * results into payloads); so is p, which the engine keeps with a HELD packet
+ * (see "Ownership" above) and whose imm it sets to the result's ImmDt.  now_ns is a monotonic clock.  May call ops.emit and
  * ops.free before returning.  *ctr (may be NULL) gets the counter that moved
  * (left untouched when none did).  Decide drop/forward from the verdict only:
  * UNKNOWN_CONN (an RDMA WRITE to an unregistered IP/QPN), SPOOFED on the ACK
@@ -209,7 +217,7 @@ void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p);
  * a contribution had it, ECN-CE (IP checksum fixed): recompute the ICRC.
  * IPv6 RoCE is forwarded (jobs are IPv4).
  */
-enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
+enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *frame,
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr);
 
 /*
@@ -219,7 +227,7 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uin
  * NR_ENGINE_BURST packets run before their slot work.
  */
 #define NR_ENGINE_BURST 32
-void nr_engine_input_burst(struct nr_engine *e, const struct nr_pkt *const pkts[],
+void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 			   uint8_t *const frames[], void *const handles[], unsigned n,
 			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[]);
 

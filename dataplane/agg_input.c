@@ -107,7 +107,7 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 		struct nr_emit em = {
 			.handle = h[i].handle,
 			.frame = h[i].frame,
-			.pkt = &h[i].pkt,
+			.pkt = h[i].pkt,
 			.job = j->id,
 			.conn = i,
 			.g = g,
@@ -221,7 +221,7 @@ static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 }
 
 static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_t i,
-				  uint64_t x, uint32_t si, const struct nr_pkt *p,
+				  uint64_t x, uint32_t si, struct nr_pkt *p,
 				  uint8_t *frame, void *handle, uint64_t now_ns,
 				  enum nr_engine_ctr *ctr)
 {
@@ -264,14 +264,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	j->held[k].handle = handle;
 	j->held[k].frame = frame;
 	j->held[k].pay = pay;
-	j->held[k].pkt = *p;
+	j->held[k].pkt = p;
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */
-		uint32_t imm = s->tag ^ j->result_key;
-
-		j->held[k].pkt.imm = imm;
-		frame_set_imm(frame, p, imm);
+		p->imm = s->tag ^ j->result_key;
+		frame_set_imm(frame, p, p->imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	if (j->mode == NR_SUM_STREAMING) {
@@ -293,7 +291,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 }
 
 static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_t i,
-				  const struct nr_pkt *p, uint8_t *frame, void *handle,
+				  struct nr_pkt *p, uint8_t *frame, void *handle,
 				  uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
 	uint32_t g = nr_psn_sub(p->psn, j->conns[i].ipsn);
@@ -356,7 +354,7 @@ static inline void classify(const struct nr_engine *e, const struct nr_pkt *p, s
 
 /* Stage 2: act on a classified packet (mutates the job). */
 static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_route *r,
-					   const struct nr_pkt *p, uint8_t *frame, void *handle,
+					   struct nr_pkt *p, uint8_t *frame, void *handle,
 					   uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
 	struct nr_job *j = r->j;
@@ -386,7 +384,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 	return data_input(e, j, i, p, frame, handle, now_ns, ctr);
 }
 
-enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uint8_t *frame,
+enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *frame,
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
 	struct nr_route r;
@@ -395,7 +393,7 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, const struct nr_pkt *p, uin
 	return input_routed(e, &r, p, frame, handle, now_ns, ctr);
 }
 
-void nr_engine_input_burst(struct nr_engine *e, const struct nr_pkt *const pkts[],
+void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 			   uint8_t *const frames[], void *const handles[], unsigned n,
 			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[])
 {

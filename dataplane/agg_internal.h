@@ -39,13 +39,13 @@ struct nr_slot {
 	uint32_t tag_conn;     /* connection that brought tag */
 };
 
-/* A received packet the engine holds (ordered and streaming modes), with its
- * parse record next to it: one region written per contribution. */
+/* A received packet the engine holds (ordered and streaming modes); its
+ * parse record stays with the caller (see NR_V_HELD in agg_engine.h). */
 struct nr_held {
 	void *handle;
 	uint8_t *frame;
 	uint8_t *pay;
-	struct nr_pkt pkt;
+	const struct nr_pkt *pkt;
 };
 
 struct nr_job {

@@ -207,12 +207,18 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 		goto fail;
 	}
 	b->pool = pool;
+	if (pool != NULL && rte_pktmbuf_priv_size(pool) < sizeof(struct nr_pkt)) {
+		snprintf(err, errlen, "mbuf pool %s has a private area of %u bytes, the box needs %zu "
+			 "(create it with priv_size DP_MBUF_PRIV)", pool->name,
+			 rte_pktmbuf_priv_size(pool), sizeof(struct nr_pkt));
+		goto fail;
+	}
 	if (pool == NULL) {
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "nr_pool_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, 0, DP_MBUF_DATAROOM,
-						  rte_socket_id());
+		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, DP_MBUF_PRIV,
+						  DP_MBUF_DATAROOM, rte_socket_id());
 		if (b->pool == NULL) {
 			snprintf(err, errlen, "cannot create a pool of %u mbufs of %u bytes: %s "
 				 "(raise EAL -m or lower --pool-mbufs)",

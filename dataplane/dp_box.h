@@ -47,6 +47,9 @@
 #define DP_CMD_TIMEOUT_MS 2000
 #define DP_HANDOFF_RING  4096
 #define DP_MBUF_DATAROOM (RTE_PKTMBUF_HEADROOM + 4352) /* a 4096-MTU RoCE frame */
+/* mbuf private area: a frame's parse record lives there, so the engine can
+ * keep a pointer to it while it holds the frame (see NR_V_HELD) */
+#define DP_MBUF_PRIV     RTE_CACHE_LINE_ROUNDUP(sizeof(struct nr_pkt))
 
 enum dp_mode {
 	DP_MODE_SWITCH = 0,    /* one port per host, L2 learning, flooding */
@@ -113,8 +116,13 @@ struct dp_worker {
 	pthread_t thread;          /* of the loop (CPU-time clocks for benchmarks) */
 	struct dp_ctr ctr;
 	struct dp_txbuf tx[DP_MAX_PORTS];
-	struct nr_pkt side[DP_MAX_BURST];
 } __rte_cache_aligned;
+
+/* The parse record of a frame of the box's pool (DP_MBUF_PRIV). */
+static inline struct nr_pkt *dp_rec(struct rte_mbuf *m)
+{
+	return (struct nr_pkt *)rte_mbuf_to_priv(m);
+}
 
 struct dp_port {
 	uint16_t id;

@@ -2,7 +2,8 @@
 /*
  * The burst loop of a worker lcore, l3fwd lpm_main_loop style:
  *   drain TX on a TSC timer, rx_burst each (port, queue) this lcore polls,
- *   parse the burst into a side array of struct nr_pkt, act on the burst,
+ *   parse the burst (each frame's struct nr_pkt in its mbuf's private area,
+ *   where the engine can keep it while it holds the frame), act on the burst,
  *   take the frames other lcores handed over, serve the command ring,
  *   housekeeping (progress timeouts) every DP_HOUSEKEEP_ITERS iterations,
  *   back off to short sleeps after a stretch of empty polls if asked to.
@@ -84,7 +85,7 @@ static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt
 	return true;
 }
 
-static void act_roce(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p,
+static void act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p,
 		     bool handed_in)
 {
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
@@ -121,10 +122,11 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 {
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		const struct nr_pkt *p = &w->side[i];
+		struct nr_pkt *p;
 
 		if (m == NULL)
 			continue;
+		p = dp_rec(m);
 		switch (p->kind) {
 		case NR_PKT_ROCE:
 			act_roce(w, m, p, handed_in);
@@ -154,21 +156,55 @@ static inline void prefetch_lines(const uint8_t *p, uint32_t len)
 static inline void prefetch_roce(const struct dp_worker *w, struct rte_mbuf **pkts, uint16_t k,
 				 uint32_t from)
 {
-	if (pkts[k] && w->side[k].kind == NR_PKT_ROCE && w->side[k].end > from)
-		prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + from, w->side[k].end - from);
+	const struct nr_pkt *p;
+
+	if (pkts[k] == NULL)
+		return;
+	p = dp_rec(pkts[k]);
+	if (p->kind == NR_PKT_ROCE && p->end > from)
+		prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + from, p->end - from);
 }
 
-/* Parse one frame into w->side[i]; false when the frame was consumed. */
-static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, unsigned i, bool learn)
+/*
+ * A frame whose pool has no room for its parse record (a foreign pool feeding
+ * a ring port; the box's own pools and rx queues always have it) is copied
+ * into the box's pool.  NULL when it was dropped.
+ */
+static struct rte_mbuf *adopt(struct dp_worker *w, struct rte_mbuf *m)
 {
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->box->pool, 0, UINT32_MAX);
+
+	if (c == NULL) {
+		w->ctr.c[DP_CTR_NO_MBUF]++;
+		DP_LOG_RL(WARNING, "lcore %u: no mbuf to copy a frame of pool %s (no room for the parse record) into; dropped (counter no_mbuf)",
+			  w->lcore, m->pool->name);
+		drop(w, m);
+		return NULL;
+	}
+	c->port = m->port;
+	rte_pktmbuf_free(m);
+	w->ctr.c[DP_CTR_RX_COPIED]++;
+	return c;
+}
+
+/* Parse frame *mp into its mbuf's record; false when the frame was consumed. */
+static bool parse_one(struct dp_worker *w, struct rte_mbuf **mp, bool learn)
+{
+	struct rte_mbuf *m = *mp;
 	uint8_t *frame;
 
+	if (unlikely(m->priv_size < sizeof(struct nr_pkt))) {
+		m = adopt(w, m);
+		if (m == NULL)
+			return false;
+		*mp = m;
+	}
 	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
 		/* too long for one buffer: a chain that is surely not
 		 * RoCEv2 is switched as it is, anything else dropped */
 		if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
 		    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-			     &w->side[i]) == NR_PKT_OTHER) {
+			     dp_rec(m)) == NR_PKT_OTHER) {
 			if (learn)
 				dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
 					    m->port);
@@ -188,12 +224,13 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, unsigned i, bool 
 	frame = rte_pktmbuf_mtod(m, uint8_t *);
 	if (learn)
 		dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
-	nr_parse(frame, rte_pktmbuf_data_len(m), &w->side[i]);
+	nr_parse(frame, rte_pktmbuf_data_len(m), dp_rec(m));
 	return true;
 }
 
 /*
- * Parse a burst into the side array (multi-segment frames are linearized),
+ * Parse a burst into the records of its mbufs (frames of foreign pools are
+ * copied into the box's pool first, multi-segment frames are linearized),
  * then check the ICRC of its RoCEv2 frames.  Frames arrive cold (DMA, or
  * another core), so each pass prefetches ahead: mbuf headers, then frame
  * headers while parsing, then, for RoCEv2 frames only, every line of the
@@ -211,7 +248,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		if (i + PF_HDR < n)
 			prefetch_lines(rte_pktmbuf_mtod(pkts[i + PF_HDR], uint8_t *),
 				       2 * RTE_CACHE_LINE_SIZE);
-		if (!parse_one(w, pkts[i], i, learn))
+		if (!parse_one(w, &pkts[i], learn))
 			pkts[i] = NULL;
 	}
 	if (!w->box->cfg.icrc_check)
@@ -224,13 +261,13 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 
 		if (i + PF_WHOLE < n)
 			prefetch_roce(w, pkts, i + PF_WHOLE, 2 * RTE_CACHE_LINE_SIZE);
-		if (pkts[i] == NULL || w->side[i].kind != NR_PKT_ROCE)
+		if (pkts[i] == NULL || dp_rec(pkts[i])->kind != NR_PKT_ROCE)
 			continue;
 		frame = rte_pktmbuf_mtod(pkts[i], uint8_t *);
-		if (unlikely(!nr_icrc_check(frame, &w->side[i]))) {
+		if (unlikely(!nr_icrc_check(frame, dp_rec(pkts[i])))) {
 			w->ctr.c[DP_CTR_BAD_ICRC]++;
 			DP_LOG_RL(NOTICE, "lcore %u: RoCEv2 frame with a wrong ICRC on port %u (qpn 0x%x psn %u); dropped (counter bad_icrc)",
-				  w->lcore, pkts[i]->port, w->side[i].qpn, w->side[i].psn);
+				  w->lcore, pkts[i]->port, dp_rec(pkts[i])->qpn, dp_rec(pkts[i])->psn);
 			drop(w, pkts[i]);
 			pkts[i] = NULL;
 		}

@@ -24,6 +24,7 @@
 
 #define WINDOW   64u     /* messages of pool (2W), also frames per connection */
 #define ACK_EVERY 8u     /* receivers ACK every 8 messages (coalesced) */
+#define BENCH_TAG 0x01000000u   /* ImmDt of every contribution */
 
 struct frame {
 	uint8_t *buf;
@@ -39,7 +40,7 @@ struct bench {
 	/* the arrival order of every row (a slot's N packets, order rotated by
 	 * g), rows back to back: rows g .. g+k-1 are one burst, as the box
 	 * hands the engine an rx burst with its parse records in a side array */
-	const struct nr_pkt **pk;   /* [WINDOW * n] */
+	struct nr_pkt **pk;         /* [WINDOW * n] */
 	uint8_t **fr;
 	void **hd;
 	enum nr_verdict vd[64];
@@ -140,7 +141,7 @@ static int bench_setup(struct bench *b, uint32_t n, uint32_t payload, uint8_t mo
 					      .dqpn = c->dst_qpn, .sport = 49152,
 					      .frag_off = NR_IPV4_DF };
 			struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY_IMM,
-						   .psn = c->ipsn, .imm = 0x01000000,
+						   .psn = c->ipsn, .imm = BENCH_TAG,
 						   .dma_len = payload };
 
 			if (build(&b->data[m * n + i], &fl, &a, zeros, payload))
@@ -187,14 +188,17 @@ static void bench_teardown(struct bench *b)
 	free(b->spec);
 }
 
-/* Parse-record PSNs of sequence g (one per connection). */
+/* The parse records of sequence g as the box's parser would write them for
+ * new packets: the PSN, and the ImmDt the engine rewrote in the last use. */
 static void set_psns(struct bench *b, uint64_t g)
 {
 	struct frame *row = &b->data[(g % WINDOW) * b->n];
 	uint32_t g24 = (uint32_t)(g & NR_PSN_MASK);
 
-	for (uint32_t i = 0; i < b->n; i++)
+	for (uint32_t i = 0; i < b->n; i++) {
 		row[i].p.psn = nr_psn_add(b->spec->conns[i].ipsn, g24);
+		row[i].p.imm = BENCH_TAG;
+	}
 }
 
 /* One repetition: `slots` slots through a fresh job; returns seconds. */

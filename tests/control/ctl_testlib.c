@@ -151,7 +151,7 @@ static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
 	json_int_t msg = json_integer_value(json_object_get(spec, "msg_size"));
 	enum nr_engine_ctr ctr;
 	uint8_t payload[4096] = { 0 };
-	struct nr_pkt p;
+	struct nr_pkt *p = &t->pkt;
 	int len;
 
 	inet_pton(AF_INET, json_string_value(json_object_get(c0, "src_ip")), &fl.saddr);
@@ -160,11 +160,11 @@ static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
 	a.psn = (uint32_t)json_integer_value(json_object_get(c0, "ipsn"));
 	a.dma_len = (uint32_t)msg;
 	len = nr_build_frame(t->frame, sizeof(t->frame), &fl, &a, payload, (uint32_t)msg);
-	if (len < 0 || nr_parse(t->frame, (uint32_t)len, &p) != NR_PKT_ROCE) {
+	if (len < 0 || nr_parse(t->frame, (uint32_t)len, p) != NR_PKT_ROCE) {
 		fprintf(stderr, "tb_fail_job: cannot build rank 0's packet (%d)\n", len);
 		return;
 	}
-	if (nr_engine_input(t->eng, &p, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
+	if (nr_engine_input(t->eng, p, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
 		fprintf(stderr, "tb_fail_job: engine did not take job %u's packet (%s)\n", id,
 			nr_engine_ctr_names[ctr]);
 	/* Far past any timeout: the engine fails the job for lack of progress. */

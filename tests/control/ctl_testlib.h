@@ -20,6 +20,7 @@ struct tb {
 	/* sw */
 	struct nr_engine *eng;
 	uint8_t frame[2048];
+	struct nr_pkt pkt;       /* frame's parse record, kept by the engine while held */
 	/* fpga */
 	char dir[64];
 	char path[96];

@@ -796,7 +796,7 @@ static void test_burst_equals_single(void **state)
 	}
 	for (uint32_t k = 0; k < np;) {
 		uint32_t m = 1 + eng_rand(&rng) % 40;
-		const struct nr_pkt *pk[40];
+		struct nr_pkt *pk[40];
 		uint8_t *fr[40];
 		void *hd[40];
 

@@ -538,7 +538,8 @@ static void after_held(struct world *w, struct handle *h)
 	r->len = p->pay_len;
 	r->c[conn].have = 1;
 	r->c[conn].has_tag = p->mask & NR_OPF_IMMDT;
-	r->c[conn].tag = p->imm;
+	/* from the bytes sent: the engine rewrote p->imm to the result's ImmDt */
+	r->c[conn].tag = r->c[conn].has_tag ? nr_ld_be32(h->orig + p->pay_off - 4) : 0;
 	r->c[conn].pay = malloc(p->pay_len);
 	NRZ_CHECK(r->c[conn].pay != NULL, "malloc");
 	memcpy(r->c[conn].pay, h->orig + p->pay_off, p->pay_len);

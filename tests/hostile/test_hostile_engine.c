@@ -33,6 +33,7 @@ struct mbox {
 struct held {
 	uint8_t *frame;
 	uint32_t len;
+	struct nr_pkt p;       /* the engine keeps it with a held frame */
 };
 
 static void fixup(uint8_t *frame, uint32_t len, bool ce)
@@ -114,12 +115,13 @@ static void mb_inject(void *ctx, unsigned port, const uint8_t *f, uint32_t len)
 	struct mbox *b = ctx;
 	struct held *h = malloc(sizeof(*h));
 	enum nr_engine_ctr c = NR_ECTR_MAX;
-	struct nr_pkt p;
+	struct nr_pkt *p;
 
 	assert_non_null(h);
 	h->frame = malloc(len ? len : 1);     /* exact size: ASan sees any overread */
 	assert_non_null(h->frame);
 	memcpy(h->frame, f, len);
+	p = &h->p;
 	h->len = len;
 	b->a.rx++;
 	b->now += 1000;
@@ -128,10 +130,10 @@ static void mb_inject(void *ctx, unsigned port, const uint8_t *f, uint32_t len)
 		b->a.other_drop++;
 		goto out;
 	}
-	switch (nr_parse(h->frame, len, &p)) {
+	switch (nr_parse(h->frame, len, p)) {
 	case NR_PKT_MALFORMED:
 		b->a.dropped++;
-		b->a.malformed[p.bad]++;
+		b->a.malformed[p->bad]++;
 		goto out;
 	case NR_PKT_OTHER:
 		b->a.forwarded++;
@@ -139,13 +141,13 @@ static void mb_inject(void *ctx, unsigned port, const uint8_t *f, uint32_t len)
 	default:
 		break;
 	}
-	if (!nr_icrc_check(h->frame, &p)) {     /* the box's bad_icrc drop */
+	if (!nr_icrc_check(h->frame, p)) {     /* the box's bad_icrc drop */
 		b->a.dropped++;
 		b->a.other_drop++;
 		goto out;
 	}
 	b->live++;
-	switch (nr_engine_input(b->eng, &p, h->frame, h, b->now, &c)) {
+	switch (nr_engine_input(b->eng, p, h->frame, h, b->now, &c)) {
 	case NR_V_HELD:
 		b->a.held++;
 		return;
