@@ -138,8 +138,23 @@ static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lco
 		snprintf(err, errlen, "worker %u: cannot create its rings: %s", idx, rte_strerror(rte_errno));
 		goto fail;
 	}
+	/* a record for every mbuf of the pool that could be held here, and a burst */
+	w->rec_cap = (b->pool ? b->pool->size : b->cfg.pool_mbufs) + DP_MAX_BURST;
+	if (w->rec_cap < DP_MIN_RECORDS)
+		w->rec_cap = DP_MIN_RECORDS;
+	w->recs = rte_malloc("nr_recs", (size_t)w->rec_cap * sizeof(*w->recs), RTE_CACHE_LINE_SIZE);
+	w->rec_free = rte_malloc("nr_rec_free", (size_t)w->rec_cap * sizeof(*w->rec_free), 0);
+	if (w->recs == NULL || w->rec_free == NULL) {
+		snprintf(err, errlen, "worker %u: out of memory for %u parse records (try -m with more MB)",
+			 idx, w->rec_cap);
+		goto fail;
+	}
+	for (w->rec_top = 0; w->rec_top < w->rec_cap; w->rec_top++)
+		w->rec_free[w->rec_top] = w->rec_cap - 1 - w->rec_top;
 	return w;
 fail:
+	rte_free(w->recs);
+	rte_free(w->rec_free);
 	if (w->eng)
 		nr_engine_destroy(w->eng);
 	rte_ring_free(w->cmd);
@@ -157,6 +172,8 @@ static void worker_free(struct dp_worker *w)
 	while (rte_ring_dequeue(w->handoff, &obj) == 0)
 		rte_pktmbuf_free(obj);
 	nr_engine_destroy(w->eng);   /* held mbufs come back through dp_engine_free */
+	rte_free(w->recs);
+	rte_free(w->rec_free);
 	for (unsigned i = 0; i < DP_MAX_PORTS; i++) {
 		rte_pktmbuf_free_bulk(w->tx[i].m, w->tx[i].n);
 		w->tx[i].n = 0;
@@ -207,18 +224,12 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 		goto fail;
 	}
 	b->pool = pool;
-	if (pool != NULL && rte_pktmbuf_priv_size(pool) < sizeof(struct nr_pkt)) {
-		snprintf(err, errlen, "mbuf pool %s has a private area of %u bytes, the box needs %zu "
-			 "(create it with priv_size DP_MBUF_PRIV)", pool->name,
-			 rte_pktmbuf_priv_size(pool), sizeof(struct nr_pkt));
-		goto fail;
-	}
 	if (pool == NULL) {
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "nr_pool_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, DP_MBUF_PRIV,
-						  DP_MBUF_DATAROOM, rte_socket_id());
+		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, 0, DP_MBUF_DATAROOM,
+						  rte_socket_id());
 		if (b->pool == NULL) {
 			snprintf(err, errlen, "cannot create a pool of %u mbufs of %u bytes: %s "
 				 "(raise EAL -m or lower --pool-mbufs)",

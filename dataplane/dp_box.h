@@ -46,10 +46,8 @@
 #define DP_HOUSEKEEP_ITERS 64
 #define DP_CMD_TIMEOUT_MS 2000
 #define DP_HANDOFF_RING  4096
+#define DP_MIN_RECORDS   16384  /* parse records per lcore, at least */
 #define DP_MBUF_DATAROOM (RTE_PKTMBUF_HEADROOM + 4352) /* a 4096-MTU RoCE frame */
-/* mbuf private area: a frame's parse record lives there, so the engine can
- * keep a pointer to it while it holds the frame (see NR_V_HELD) */
-#define DP_MBUF_PRIV     RTE_CACHE_LINE_ROUNDUP(sizeof(struct nr_pkt))
 
 enum dp_mode {
 	DP_MODE_SWITCH = 0,    /* one port per host, L2 learning, flooding */
@@ -116,12 +114,28 @@ struct dp_worker {
 	pthread_t thread;          /* of the loop (CPU-time clocks for benchmarks) */
 	struct dp_ctr ctr;
 	struct dp_txbuf tx[DP_MAX_PORTS];
+	/*
+	 * Parse records.  The engine keeps a pointer to the record of a frame
+	 * it holds (NR_V_HELD), so a record is taken from this stack for each
+	 * received frame (its index in mbuf->hash.usr) and goes back when the
+	 * frame leaves the lcore: forwarded, dropped, handed off, emitted or
+	 * freed by the engine.  LIFO: the few records of a burst stay in L1.
+	 */
+	struct nr_pkt *recs;       /* [rec_cap] */
+	uint32_t *rec_free;        /* [rec_cap] free indices into recs */
+	uint32_t rec_top, rec_cap;
 } __rte_cache_aligned;
 
-/* The parse record of a frame of the box's pool (DP_MBUF_PRIV). */
-static inline struct nr_pkt *dp_rec(struct rte_mbuf *m)
+/* The parse record of a frame this lcore received. */
+static inline struct nr_pkt *dp_rec(const struct dp_worker *w, const struct rte_mbuf *m)
 {
-	return (struct nr_pkt *)rte_mbuf_to_priv(m);
+	return &w->recs[m->hash.usr];
+}
+
+/* The frame left the lcore (or the engine gave it back): its record is free. */
+static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
+{
+	w->rec_free[w->rec_top++] = m->hash.usr;
 }
 
 struct dp_port {

@@ -9,7 +9,7 @@
  *
  *   rx + handoff_in = forwarded + flooded + filtered + handoff_out
  *                   + held + resent + dropped
- *   dropped         = runt + bad_icrc + multiseg + no_mbuf + handoff_full
+ *   dropped         = runt + bad_icrc + multiseg + no_record + handoff_full
  *                   + no_route + engine_drop + malformed (= sum of malformed.<reason>)
  *
  * held frames later leave as results (results) or are freed when their job
@@ -43,7 +43,7 @@
 	_(RUNT, "runt", "frames shorter than an Ethernet header (dropped)") \
 	_(BAD_ICRC, "bad_icrc", "RoCEv2 frames whose ICRC is wrong (corrupted; dropped)") \
 	_(MULTISEG, "multiseg", "multi-segment UDP/4791 frames that could not be linearized (dropped)") \
-	_(NO_MBUF, "no_mbuf", "frames of a foreign pool that could not be copied into the box's pool (pool empty; dropped)") \
+	_(NO_RECORD, "no_record", "frames received while every parse record was taken by held frames (dropped)") \
 	_(HANDOFF_FULL, "handoff_full", "owner lcore's handoff ring full (dropped)") \
 	_(NO_ROUTE, "no_route", "one-armed: frame for the box's MAC to an IP no job knows (dropped)") \
 	_(ENGINE_DROP, "engine_drop", "frames the engine dropped (reason in the engine counters)") \
@@ -52,7 +52,6 @@
 	_(FREED_HELD, "freed_held", "held frames freed (job failed or destroyed)") \
 	_(ECN_MARKED, "ecn_marked", "results given ECN-CE from a contribution") \
 	_(FLOOD_COPIES, "flood_copies", "extra references made to flood a frame") \
-	_(RX_COPIED, "rx_copied", "frames of a pool without room for the parse record (a foreign pool feeding a ring port), copied into the box's pool") \
 	_(TX, "tx", "frames transmitted")                                     \
 	_(TX_DROPPED, "tx_dropped", "frames the TX queue refused (freed)")     \
 	_(CMDS, "cmds", "control commands served")                            \

@@ -214,6 +214,7 @@ void dp_engine_emit(void *ctx, const struct nr_emit *e)
 	dp_result_trim(m, e->pkt);
 	w->ctr.c[DP_CTR_RESULTS]++;
 	dp_result_fixup(w, e->frame, e->pkt, e->ecn_ce);
+	dp_rec_put(w, m);
 	dp_result_out(w, m, e->pkt);
 }
 
@@ -222,5 +223,6 @@ void dp_engine_free(void *ctx, void *handle)
 	struct dp_worker *w = ctx;
 
 	w->ctr.c[DP_CTR_FREED_HELD]++;
+	dp_rec_put(w, handle);
 	rte_pktmbuf_free(handle);
 }

@@ -2,8 +2,8 @@
 /*
  * The burst loop of a worker lcore, l3fwd lpm_main_loop style:
  *   drain TX on a TSC timer, rx_burst each (port, queue) this lcore polls,
- *   parse the burst (each frame's struct nr_pkt in its mbuf's private area,
- *   where the engine can keep it while it holds the frame), act on the burst,
+ *   parse the burst (each frame into a record from the lcore's LIFO stack,
+ *   which the engine may keep while it holds the frame), act on the burst,
  *   take the frames other lcores handed over, serve the command ring,
  *   housekeeping (progress timeouts) every DP_HOUSEKEEP_ITERS iterations,
  *   back off to short sleeps after a stretch of empty polls if asked to.
@@ -85,15 +85,15 @@ static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt
 	return true;
 }
 
-static void act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p,
-		     bool handed_in)
+/* True when the engine took the frame (its record stays taken). */
+static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, bool handed_in)
 {
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
 	enum nr_verdict v;
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
 
 	if (!handed_in && handoff(w, m, p))
-		return;
+		return false;
 	v = nr_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
@@ -116,6 +116,7 @@ static void act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p,
 		drop(w, m);
 		break;
 	}
+	return v == NR_V_HELD;
 }
 
 static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
@@ -123,13 +124,17 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct nr_pkt *p;
+		uint32_t r;
 
 		if (m == NULL)
 			continue;
-		p = dp_rec(m);
+		/* the record index first: the frame may be gone after its action */
+		r = m->hash.usr;
+		p = &w->recs[r];
 		switch (p->kind) {
 		case NR_PKT_ROCE:
-			act_roce(w, m, p, handed_in);
+			if (act_roce(w, m, p, handed_in))
+				continue;   /* held: the record goes back at emit or free */
 			break;
 		case NR_PKT_MALFORMED:
 			act_malformed(w, m, p);
@@ -138,6 +143,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 			dp_l2_out(w, m);
 			break;
 		}
+		w->rec_free[w->rec_top++] = r;
 	}
 }
 
@@ -160,51 +166,39 @@ static inline void prefetch_roce(const struct dp_worker *w, struct rte_mbuf **pk
 
 	if (pkts[k] == NULL)
 		return;
-	p = dp_rec(pkts[k]);
+	p = dp_rec(w, pkts[k]);
 	if (p->kind == NR_PKT_ROCE && p->end > from)
 		prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + from, p->end - from);
 }
 
-/*
- * A frame whose pool has no room for its parse record (a foreign pool feeding
- * a ring port; the box's own pools and rx queues always have it) is copied
- * into the box's pool.  NULL when it was dropped.
- */
-static struct rte_mbuf *adopt(struct dp_worker *w, struct rte_mbuf *m)
+/* Drop a frame that holds a record. */
+static void drop_rec(struct dp_worker *w, struct rte_mbuf *m)
 {
-	struct rte_mbuf *c = rte_pktmbuf_copy(m, w->box->pool, 0, UINT32_MAX);
-
-	if (c == NULL) {
-		w->ctr.c[DP_CTR_NO_MBUF]++;
-		DP_LOG_RL(WARNING, "lcore %u: no mbuf to copy a frame of pool %s (no room for the parse record) into; dropped (counter no_mbuf)",
-			  w->lcore, m->pool->name);
-		drop(w, m);
-		return NULL;
-	}
-	c->port = m->port;
-	rte_pktmbuf_free(m);
-	w->ctr.c[DP_CTR_RX_COPIED]++;
-	return c;
+	dp_rec_put(w, m);
+	drop(w, m);
 }
 
-/* Parse frame *mp into its mbuf's record; false when the frame was consumed. */
-static bool parse_one(struct dp_worker *w, struct rte_mbuf **mp, bool learn)
+/* Take a record for frame m and parse the frame into it; false when the frame
+ * was consumed. */
+static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, bool learn)
 {
-	struct rte_mbuf *m = *mp;
 	uint8_t *frame;
 
-	if (unlikely(m->priv_size < sizeof(struct nr_pkt))) {
-		m = adopt(w, m);
-		if (m == NULL)
-			return false;
-		*mp = m;
+	if (unlikely(w->rec_top == 0)) {
+		w->ctr.c[DP_CTR_NO_RECORD]++;
+		DP_LOG_RL(WARNING, "lcore %u: all %u parse records taken by held frames; frame dropped (counter no_record)",
+			  w->lcore, w->rec_cap);
+		drop(w, m);
+		return false;
 	}
+	m->hash.usr = w->rec_free[--w->rec_top];
+
 	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
 		/* too long for one buffer: a chain that is surely not
 		 * RoCEv2 is switched as it is, anything else dropped */
 		if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
 		    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
-			     dp_rec(m)) == NR_PKT_OTHER) {
+			     dp_rec(w, m)) == NR_PKT_OTHER) {
 			if (learn)
 				dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
 					    m->port);
@@ -213,24 +207,23 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf **mp, bool learn)
 		w->ctr.c[DP_CTR_MULTISEG]++;
 		DP_LOG_RL(WARNING, "lcore %u: %u-segment UDP/4791 frame on port %u could not be linearized; dropped (counter multiseg)",
 			  w->lcore, m->nb_segs, m->port);
-		drop(w, m);
+		drop_rec(w, m);
 		return false;
 	}
 	if (unlikely(rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN)) {
 		w->ctr.c[DP_CTR_RUNT]++;
-		drop(w, m);
+		drop_rec(w, m);
 		return false;
 	}
 	frame = rte_pktmbuf_mtod(m, uint8_t *);
 	if (learn)
 		dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
-	nr_parse(frame, rte_pktmbuf_data_len(m), dp_rec(m));
+	nr_parse(frame, rte_pktmbuf_data_len(m), dp_rec(w, m));
 	return true;
 }
 
 /*
- * Parse a burst into the records of its mbufs (frames of foreign pools are
- * copied into the box's pool first, multi-segment frames are linearized),
+ * Parse a burst into parse records (multi-segment frames are linearized),
  * then check the ICRC of its RoCEv2 frames.  Frames arrive cold (DMA, or
  * another core), so each pass prefetches ahead: mbuf headers, then frame
  * headers while parsing, then, for RoCEv2 frames only, every line of the
@@ -248,7 +241,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		if (i + PF_HDR < n)
 			prefetch_lines(rte_pktmbuf_mtod(pkts[i + PF_HDR], uint8_t *),
 				       2 * RTE_CACHE_LINE_SIZE);
-		if (!parse_one(w, &pkts[i], learn))
+		if (!parse_one(w, pkts[i], learn))
 			pkts[i] = NULL;
 	}
 	if (!w->box->cfg.icrc_check)
@@ -261,14 +254,14 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 
 		if (i + PF_WHOLE < n)
 			prefetch_roce(w, pkts, i + PF_WHOLE, 2 * RTE_CACHE_LINE_SIZE);
-		if (pkts[i] == NULL || dp_rec(pkts[i])->kind != NR_PKT_ROCE)
+		if (pkts[i] == NULL || dp_rec(w, pkts[i])->kind != NR_PKT_ROCE)
 			continue;
 		frame = rte_pktmbuf_mtod(pkts[i], uint8_t *);
-		if (unlikely(!nr_icrc_check(frame, dp_rec(pkts[i])))) {
+		if (unlikely(!nr_icrc_check(frame, dp_rec(w, pkts[i])))) {
 			w->ctr.c[DP_CTR_BAD_ICRC]++;
 			DP_LOG_RL(NOTICE, "lcore %u: RoCEv2 frame with a wrong ICRC on port %u (qpn 0x%x psn %u); dropped (counter bad_icrc)",
-				  w->lcore, pkts[i]->port, dp_rec(pkts[i])->qpn, dp_rec(pkts[i])->psn);
-			drop(w, pkts[i]);
+				  w->lcore, pkts[i]->port, dp_rec(w, pkts[i])->qpn, dp_rec(w, pkts[i])->psn);
+			drop_rec(w, pkts[i]);
 			pkts[i] = NULL;
 		}
 	}

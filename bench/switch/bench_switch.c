@@ -404,8 +404,7 @@ static int make_box(struct bench *B, unsigned lcore)
 static int setup(struct bench *B)
 {
 
-	B->pool = rte_pktmbuf_pool_create("nrb_bench_pool", 16383, 256, DP_MBUF_PRIV, DP_MBUF_DATAROOM,
-					   rte_socket_id());
+	B->pool = rte_pktmbuf_pool_create("nrb_bench_pool", 16383, 256, 0, DP_MBUF_DATAROOM, rte_socket_id());
 	if (B->pool == NULL) {
 		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
 		return -1;

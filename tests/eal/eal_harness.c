@@ -18,7 +18,6 @@
 #include "eal_harness.h"
 
 struct rte_mempool *h_pool;
-struct rte_mempool *h_pool_bare;
 struct harness *h_current;
 
 int h_eal_init(void)
@@ -52,11 +51,8 @@ int h_eal_init(void)
 		fprintf(stderr, "need 3 lcores (--lcores 0@0,1@1,2@1)\n");
 		return -1;
 	}
-	h_pool = rte_pktmbuf_pool_create("nrb_test_pool", 8191, 0, DP_MBUF_PRIV, DP_MBUF_DATAROOM,
-					 rte_socket_id());
-	h_pool_bare = rte_pktmbuf_pool_create("nrb_bare_pool", 4095, 0, 0, DP_MBUF_DATAROOM,
-					      rte_socket_id());
-	if (h_pool == NULL || h_pool_bare == NULL) {
+	h_pool = rte_pktmbuf_pool_create("nrb_test_pool", 8191, 0, 0, DP_MBUF_DATAROOM, rte_socket_id());
+	if (h_pool == NULL) {
 		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
@@ -114,7 +110,6 @@ int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsi
 	memset(h, 0, sizeof(*h));
 	h_current = h;
 	h->pool = h_pool;
-	h->inject_pool = h_pool;
 	h->n_ports = n_ports;
 	for (unsigned i = 0; i < n_ports; i++) {
 		char name[64];
@@ -211,7 +206,7 @@ void h_teardown(struct harness *h)
 
 void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(h->inject_pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
 	char *d;
 
 	if (m == NULL) {

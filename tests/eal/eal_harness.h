@@ -28,7 +28,6 @@ struct h_out {
 
 struct harness {
 	struct rte_mempool *pool;
-	struct rte_mempool *inject_pool;   /* h_inject's frames (default: pool) */
 	unsigned n_ports;
 	uint16_t port_id[H_MAX_HOSTS];
 	struct rte_ring *rx[H_MAX_HOSTS];   /* host -> box */
@@ -40,9 +39,6 @@ struct harness {
 };
 
 extern struct rte_mempool *h_pool;    /* the suite's pool (no per-lcore cache) */
-/* a pool without room for the box's parse record (DP_MBUF_PRIV), as a foreign
- * application feeding a ring port might have */
-extern struct rte_mempool *h_pool_bare;
 extern struct harness *h_current;     /* set up and not yet torn down */
 
 int h_eal_init(void);

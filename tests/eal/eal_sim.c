@@ -562,7 +562,7 @@ void check_accounting(struct sim *s, unsigned total_g)
 			 c.c[DP_CTR_HANDOFF_OUT] + c.c[DP_CTR_HELD] + c.c[DP_CTR_RESENT] +
 			 c.c[DP_CTR_DROPPED]);
 	dropped_parts = c.c[DP_CTR_RUNT] + c.c[DP_CTR_BAD_ICRC] + c.c[DP_CTR_MULTISEG] +
-			c.c[DP_CTR_NO_MBUF] + c.c[DP_CTR_HANDOFF_FULL] +
+			c.c[DP_CTR_NO_RECORD] + c.c[DP_CTR_HANDOFF_FULL] +
 			c.c[DP_CTR_NO_ROUTE] + c.c[DP_CTR_ENGINE_DROP] + c.c[DP_CTR_MALFORMED];
 	assert_int_equal(c.c[DP_CTR_DROPPED], dropped_parts);
 	/* random bytes behind UDP/4791 headers are malformed, or (rarely) parse

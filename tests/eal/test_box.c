@@ -45,7 +45,7 @@
 
 /* ---- tests ---------------------------------------------------------------- */
 
-static void run_agg(unsigned n, const char *name, bool foreign)
+static void run_agg(unsigned n, const char *name)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct sim *s = calloc(1, sizeof(*s));
@@ -56,8 +56,6 @@ static void run_agg(unsigned n, const char *name, bool foreign)
 
 	test_seed(name);
 	assert_int_equal(h_setup(h, n, DP_MODE_SWITCH), 0);
-	if (foreign)       /* frames without room for their record: copied in */
-		h->inject_pool = h_pool_bare;
 	baseline = rte_mempool_in_use_count(h_pool);
 	sim_init(s, h, n, 1024, 3000, 4);     /* 3 packets a message, last one short */
 	learn_all(s, n);
@@ -75,11 +73,6 @@ static void run_agg(unsigned n, const char *name, bool foreign)
 		       c.c[DP_CTR_RESULTS], c.c[DP_CTR_RESENT], c.engine_drop[NR_ECTR_DUP_DROPPED],
 		       c.engine_drop[NR_ECTR_STALE_DROPPED], c.c[DP_CTR_MALFORMED], c.c[DP_CTR_RUNT],
 		       c.c[DP_CTR_BAD_ICRC], c.engine_drop[NR_ECTR_SPOOFED], c.c[DP_CTR_FORWARDED], s->unknown_conn);
-		if (foreign)       /* every frame, runts too: copied before parsing */
-			assert_int_equal(c.c[DP_CTR_RX_COPIED], c.c[DP_CTR_RX]);
-		else
-			assert_int_equal(c.c[DP_CTR_RX_COPIED], 0);
-		assert_int_equal(c.c[DP_CTR_NO_MBUF], 0);
 	}
 	ch = dp_box_channel(h->box);
 	assert_int_equal(ch->job_stats(ch->ctx, 7, &st), 0);
@@ -90,17 +83,14 @@ static void run_agg(unsigned n, const char *name, bool foreign)
 	h_settle(h);
 	check_outputs(s);
 	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);
-	assert_int_equal(rte_mempool_in_use_count(h_pool_bare), 0);
 	h_teardown(h);
 	free(s);
 	free(h);
 }
 
-static void test_agg_n2(void **state) { run_agg(2, "agg_n2", false); }
-static void test_agg_n4(void **state) { run_agg(4, "agg_n4", false); }
-static void test_agg_n8(void **state) { run_agg(8, "agg_n8", false); }
-/* the same traffic from a pool without a private area for the parse record */
-static void test_agg_foreign_pool(void **state) { run_agg(4, "agg_foreign", true); }
+static void test_agg_n2(void **state) { run_agg(2, "agg_n2"); }
+static void test_agg_n4(void **state) { run_agg(4, "agg_n4"); }
+static void test_agg_n8(void **state) { run_agg(8, "agg_n8"); }
 
 static void test_l2_switching(void **state)
 {
@@ -560,7 +550,6 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	rte_mempool_free(h_pool);
-	rte_mempool_free(h_pool_bare);
 	h_eal_fini();
 	return 0;
 }
@@ -573,7 +562,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_agg_n2, test_teardown),
 		cmocka_unit_test_teardown(test_agg_n4, test_teardown),
 		cmocka_unit_test_teardown(test_agg_n8, test_teardown),
-		cmocka_unit_test_teardown(test_agg_foreign_pool, test_teardown),
 		cmocka_unit_test_teardown(test_ecn, test_teardown),
 		cmocka_unit_test_teardown(test_destroy_midstream, test_teardown),
 		cmocka_unit_test_teardown(test_one_armed, test_teardown),

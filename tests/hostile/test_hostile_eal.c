@@ -95,7 +95,7 @@ static void eb_settle(void *ctx, struct hz_job *j)
 }
 
 static const char *const other_drops[] = {
-	"runt", "bad_icrc", "multiseg", "no_mbuf", "handoff_full", "no_route",
+	"runt", "bad_icrc", "multiseg", "no_record", "handoff_full", "no_route",
 };
 
 static void eb_acct(void *ctx, struct hz_acct *a)
