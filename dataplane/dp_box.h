@@ -132,10 +132,16 @@ static inline struct nr_pkt *dp_rec(const struct dp_worker *w, const struct rte_
 	return &w->recs[m->hash.usr];
 }
 
+/* Record r is free again. */
+static inline void dp_rec_put_idx(struct dp_worker *w, uint32_t r)
+{
+	w->rec_free[w->rec_top++] = r;
+}
+
 /* The frame left the lcore (or the engine gave it back): its record is free. */
 static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
 {
-	w->rec_free[w->rec_top++] = m->hash.usr;
+	dp_rec_put_idx(w, m->hash.usr);
 }
 
 struct dp_port {

@@ -130,7 +130,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 			continue;
 		/* the record index first: the frame may be gone after its action */
 		r = m->hash.usr;
-		p = &w->recs[r];
+		p = dp_rec(w, m);
 		switch (p->kind) {
 		case NR_PKT_ROCE:
 			if (act_roce(w, m, p, handed_in))
@@ -143,7 +143,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 			dp_l2_out(w, m);
 			break;
 		}
-		w->rec_free[w->rec_top++] = r;
+		dp_rec_put_idx(w, r);
 	}
 }
 
