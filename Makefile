@@ -12,7 +12,7 @@ MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
 	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
-	libcmocka-dev libisal-dev libpcap-dev libjansson-dev \
+	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker-compose
 
 .PHONY: all deps build asan test demo bench bench-e2e fuzz clean help

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
+#include <zlib.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -74,7 +75,10 @@ static uint32_t icrc_ip4_hdr(const uint8_t *frame, const struct nr_pkt *p)
 }
 #endif
 
-uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
+/* CRC-32 of the masked headers and the frame bytes from the end of the BTH to
+ * `stop` (the ICRC region, or the part of it before a shared tail); 0 with
+ * *ok false for a record nr_parse() would not have made NR_PKT_ROCE. */
+static uint32_t icrc_upto(const uint8_t *frame, const struct nr_pkt *p, uint32_t stop, bool *ok)
 {
 	uint8_t buf[MASKED_MAX];
 	uint32_t iplen = p->l4_off - p->l3_off;
@@ -82,9 +86,10 @@ uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
 	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
 	uint32_t crc;
 
-	if ((p->ipver != 4 && p->ipver != 6) || hlen > sizeof(buf) ||
-	    p->end < rest + NR_ICRC_LEN)
-		return 0;   /* not a packet nr_parse() accepted */
+	*ok = (p->ipver == 4 || p->ipver == 6) && hlen <= sizeof(buf) &&
+	      p->end >= rest + NR_ICRC_LEN && stop >= rest && stop <= p->end - (uint32_t)NR_ICRC_LEN;
+	if (!*ok)
+		return 0;
 #if defined(__SSE2__)
 	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN) {
 		crc = icrc_ip4_hdr(frame, p);
@@ -100,7 +105,49 @@ uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
 		mask_udp_bth(buf + LRH_MASK_LEN + iplen);
 		crc = crc32_gzip_refl(0, buf, hlen);
 	}
-	return crc32_gzip_refl(crc, frame + rest, p->end - NR_ICRC_LEN - rest);
+	return crc32_gzip_refl(crc, frame + rest, stop - rest);
+}
+
+uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
+{
+	bool ok;
+
+	return icrc_upto(frame, p, p->end - NR_ICRC_LEN, &ok);
+}
+
+/*
+ * zlib's crc32_combine_op(crc1, 0, op) multiplies crc1 by x^(8 len) modulo
+ * the CRC polynomial: linear over GF(2) in crc1, so it is the XOR of the
+ * images of crc1's set bits.  The table holds those XORs a byte at a time.
+ */
+void nr_crc_shift_init(struct nr_crc_shift *k, uint32_t len)
+{
+	uLong op = crc32_combine_gen((z_off_t)len);
+
+	k->len = len;
+	for (unsigned j = 0; j < 4; j++) {
+		uint32_t col[8];
+
+		for (unsigned b = 0; b < 8; b++)
+			col[b] = (uint32_t)crc32_combine_op((uLong)1 << (8 * j + b), 0, op);
+		k->t[j][0] = 0;
+		for (unsigned v = 1; v < 256; v++)
+			k->t[j][v] = k->t[j][v & (v - 1)] ^ col[__builtin_ctz(v)];
+	}
+}
+
+uint32_t nr_icrc_compute_tail(const uint8_t *frame, const struct nr_pkt *p, uint32_t tail_crc,
+			      const struct nr_crc_shift *k)
+{
+	bool ok;
+	uint32_t head;
+
+	if (p->end < k->len + NR_ICRC_LEN)
+		return nr_icrc_compute(frame, p);
+	head = icrc_upto(frame, p, p->end - NR_ICRC_LEN - k->len, &ok);
+	if (!ok)
+		return nr_icrc_compute(frame, p);
+	return nr_crc_shift(k, head) ^ tail_crc;
 }
 
 uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p)

@@ -32,6 +32,37 @@ uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p);
 bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p);
 /* Recompute and store. */
 void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p);
+/*
+ * Frames that end in the same bytes (the N results of one aggregated slot
+ * carry one payload behind each connection's own headers): the CRC-32 of the
+ * shared tail is computed once, and each frame's ICRC from its headers and
+ * that CRC, as zlib's crc32_combine() would join them.  struct nr_crc_shift
+ * is the combine step for one tail length, as four byte tables (4 KiB).
+ */
+struct nr_crc_shift {
+	uint32_t len;              /* tail bytes this table shifts over */
+	uint32_t t[4][256];
+};
+
+void nr_crc_shift_init(struct nr_crc_shift *k, uint32_t len);
+
+/* The CRC-32 state crc carried over k->len more bytes of zeros: with tail_crc
+ * = crc32(0, tail, k->len), crc32(crc, tail) = nr_crc_shift(k, crc) ^ tail_crc. */
+static inline uint32_t nr_crc_shift(const struct nr_crc_shift *k, uint32_t crc)
+{
+	return k->t[0][crc & 0xFF] ^ k->t[1][(crc >> 8) & 0xFF] ^
+	       k->t[2][(crc >> 16) & 0xFF] ^ k->t[3][crc >> 24];
+}
+
+/*
+ * ICRC of a RoCE frame whose last k->len bytes before the ICRC (payload and
+ * pad) have CRC-32 tail_crc (crc32_gzip_refl(0, tail, k->len)): only the
+ * bytes before the tail are read.  A frame shorter than its headers plus the
+ * tail gets nr_icrc_compute().
+ */
+uint32_t nr_icrc_compute_tail(const uint8_t *frame, const struct nr_pkt *p, uint32_t tail_crc,
+			      const struct nr_crc_shift *k);
+
 /* Store an ICRC value little-endian at `at` (4 bytes), as the wire carries it. */
 void nr_icrc_store(uint8_t *at, uint32_t crc);
 

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <isa-l/crc.h>
+#include <zlib.h>
+
 #include "proto_test.h"
 
 static unsigned seed;
@@ -80,6 +83,50 @@ static void test_icrc_matches_reference(void **state)
 		assert_int_equal(nr_icrc_stored(buf, &p), pt_ref_icrc(buf, p.l3_off, p.end));
 		assert_int_equal(nr_icrc_compute(buf, &p), nr_icrc_stored(buf, &p));
 		assert_true(nr_icrc_check(buf, &p));
+	}
+}
+
+/*
+ * The shared-tail ICRC: nr_crc_shift against zlib's crc32_combine for random
+ * states and lengths, and nr_icrc_compute_tail over the payload (any tail
+ * length up to payload + pad) equal to nr_icrc_compute on random frames of
+ * every opcode, with the fallback for a tail longer than the frame allows.
+ */
+static void test_icrc_shared_tail(void **state)
+{
+	uint8_t buf[FRAME_CAP], ops[256];
+	int nops = pt_all_opcodes(ops);
+	static struct nr_crc_shift k;
+
+	for (int it = 0; it < 300; it++) {
+		uint32_t len = (uint32_t)(rand() % 9000), c1 = (uint32_t)rand() ^ (uint32_t)rand() << 16;
+		uint32_t c2 = (uint32_t)rand() ^ (uint32_t)rand() << 16;
+
+		nr_crc_shift_init(&k, len);
+		assert_int_equal(nr_crc_shift(&k, c1) ^ c2, (uint32_t)crc32_combine(c1, c2, (z_off_t)len));
+	}
+	for (int it = 0; it < 500; it++) {
+		struct nr_flow f = pt_flow();
+		uint8_t op = ops[rand() % nops];
+		uint32_t len = nr_opcode_info(op)->mask & NR_OPF_PAYLOAD ? (uint32_t)(rand() % 4200) : 0;
+		uint32_t tail, tcrc;
+		struct nr_pkt p;
+		int n;
+
+		f.vlan = rand() & 1;
+		for (uint32_t i = 0; i < len; i++)
+			pay[i] = (uint8_t)rand();
+		n = build(buf, &f, op, len, (uint32_t)it);
+		assert_int_equal(nr_parse(buf, (uint32_t)n, &p), NR_PKT_ROCE);
+		/* the payload and pad, a part of it, or past the BTH (fallback) */
+		switch (it % 3) {
+		case 0: tail = p.end - NR_ICRC_LEN - p.pay_off; break;
+		case 1: tail = (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.pay_off + 1); break;
+		default: tail = p.end - NR_ICRC_LEN - p.l4_off; break;
+		}
+		nr_crc_shift_init(&k, tail);
+		tcrc = crc32_gzip_refl(0, buf + p.end - NR_ICRC_LEN - tail, tail);
+		assert_int_equal(nr_icrc_compute_tail(buf, &p, tcrc, &k), nr_icrc_stored(buf, &p));
 	}
 }
 
@@ -351,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_real_cnp),
 		cmocka_unit_test(test_icrc_matches_reference),
 		cmocka_unit_test(test_icrc_ipv4_paths),
+		cmocka_unit_test(test_icrc_shared_tail),
 		cmocka_unit_test(test_icrc_flip_every_byte),
 		cmocka_unit_test(test_icrc_kept_by_masked_changes),
 		cmocka_unit_test(test_transport_equals_frame),
