@@ -14,8 +14,9 @@
  *   NR_V_DROP      the caller frees it; *reason says which counter moved.
  *   NR_V_HELD      the engine keeps the handle and the parse record: the
  *                  caller leaves the record where it is, unchanged, until the
- *                  handle comes back, either through ops.emit (a result to
- *                  transmit; e->pkt is that record) or through ops.free (job
+ *                  handle comes back, either through ops.emit or
+ *                  ops.emit_slot (a result to transmit, with that record)
+ *                  or through ops.free (job
  *                  failed or destroyed).  The box takes records from a
  *                  per-lcore stack (dp_box.h); the engine stores only a
  *                  pointer (copying every record cost it about 6% in
@@ -28,7 +29,9 @@
  * Emission: when slot g completes and every earlier slot has been emitted, the
  * engine writes the sum into each connection's own packet g (same headers, same
  * QPN and PSN) and hands it to ops.emit, connections in rank order, slots in g
- * order.  The caller recomputes the ICRC (UDP checksum stays 0) and transmits.
+ * order; or, when the caller sets ops.emit_slot, hands the slot's N packets in
+ * one call (the payloads are identical, so their CRC can be shared).  The
+ * caller recomputes the ICRC (UDP checksum stays 0) and transmits.
  *
  * Data packets (WRITE on a registered data QPN) of connection i with sequence
  * g = (psn - ipsn_i) mod 2^24, against the occupant of slot(g):
@@ -143,8 +146,30 @@ struct nr_emit {
 	bool ecn_ce;           /* some contribution carried ECN-CE: set it */
 };
 
+/* A packet the engine holds, as ops.emit_slot sees it. */
+struct nr_held {
+	void *handle;
+	uint8_t *frame;
+	uint8_t *pay;              /* frame + pkt->pay_off */
+	const struct nr_pkt *pkt;  /* its parse record (imm as in struct nr_emit) */
+};
+
+/* What ops.emit_slot gets: every result packet of one slot. */
+struct nr_emit_slot {
+	const struct nr_held *held; /* [n]: connection i's own packet g, payload = sum */
+	const uint8_t *sum;        /* the sum itself (len bytes, 64-byte aligned);
+				    * valid during the call */
+	uint32_t n;
+	uint32_t len;              /* payload bytes */
+	uint32_t job;
+	uint32_t g;
+	bool ecn_ce;               /* as in struct nr_emit */
+};
+
 struct nr_engine_ops {
 	void (*emit)(void *ctx, const struct nr_emit *e);
+	/* optional: when set, called once a slot instead of emit n times */
+	void (*emit_slot)(void *ctx, const struct nr_emit_slot *s);
 	void (*free)(void *ctx, void *handle);
 	void *ctx;
 };

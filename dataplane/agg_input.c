@@ -103,21 +103,33 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 	else
 		e->sum->copy_fanout(res, j->outs, j->n, s->len);
 
-	for (uint32_t i = 0; i < j->n; i++) {
-		struct nr_emit em = {
-			.handle = h[i].handle,
-			.frame = h[i].frame,
-			.pkt = h[i].pkt,
-			.job = j->id,
-			.conn = i,
-			.g = g,
+	if (e->ops.emit_slot) {
+		struct nr_emit_slot es = {
+			.held = h, .sum = res, .n = j->n, .len = s->len, .job = j->id, .g = g,
 			.ecn_ce = s->ecn_ce,
 		};
 
-		h[i].handle = NULL;
-		j->ctr[NR_ECTR_EMITTED]++;
-		if (e->ops.emit)
-			e->ops.emit(e->ops.ctx, &em);
+		e->ops.emit_slot(e->ops.ctx, &es);
+		for (uint32_t i = 0; i < j->n; i++)
+			h[i].handle = NULL;
+		j->ctr[NR_ECTR_EMITTED] += j->n;
+	} else {
+		for (uint32_t i = 0; i < j->n; i++) {
+			struct nr_emit em = {
+				.handle = h[i].handle,
+				.frame = h[i].frame,
+				.pkt = h[i].pkt,
+				.job = j->id,
+				.conn = i,
+				.g = g,
+				.ecn_ce = s->ecn_ce,
+			};
+
+			h[i].handle = NULL;
+			j->ctr[NR_ECTR_EMITTED]++;
+			if (e->ops.emit)
+				e->ops.emit(e->ops.ctx, &em);
+		}
 	}
 	s->state = NR_SLOT_EMITTED;
 	j->busy--;
@@ -182,6 +194,7 @@ static enum nr_verdict snoop_ack(struct nr_job *j, uint32_t i, const struct nr_p
 
 /* ---- contributions --------------------------------------------------------------- */
 
+__attribute__((noinline, cold))
 static void flag_len(struct nr_job *j, uint32_t i, uint64_t x, uint32_t len, uint32_t want)
 {
 	char c[96];
@@ -194,6 +207,7 @@ static void flag_len(struct nr_job *j, uint32_t i, uint64_t x, uint32_t len, uin
 	j->flagged = 1;
 }
 
+__attribute__((noinline, cold))
 static void fail_tag(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
 		     uint32_t imm, const struct nr_slot *s)
 {
@@ -227,7 +241,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 {
 	struct nr_slot *s = &j->slots[si];
 	uint64_t *bits = &j->bits[(size_t)si * j->words];
-	size_t k = (size_t)si * j->n + i;
+	struct nr_held *hk = &j->held[(size_t)si * j->n + i];
 	uint8_t *pay = frame + p->pay_off;
 	uint8_t *res = j->results + (size_t)si * j->mtu;
 
@@ -261,10 +275,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		}
 	}
 	bits[i / 64] |= 1ull << (i % 64);
-	j->held[k].handle = handle;
-	j->held[k].frame = frame;
-	j->held[k].pay = pay;
-	j->held[k].pkt = p;
+	*hk = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */

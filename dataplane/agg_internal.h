@@ -39,15 +39,6 @@ struct nr_slot {
 	uint32_t tag_conn;     /* connection that brought tag */
 };
 
-/* A received packet the engine holds (ordered and streaming modes); its
- * parse record stays with the caller (see NR_V_HELD in agg_engine.h). */
-struct nr_held {
-	void *handle;
-	uint8_t *frame;
-	uint8_t *pay;
-	const struct nr_pkt *pkt;
-};
-
 struct nr_job {
 	uint32_t id;
 	uint32_t n;            /* connections */
@@ -72,7 +63,9 @@ struct nr_job {
 
 	struct nr_slot *slots;     /* [pool] */
 	uint64_t *bits;            /* [pool * words] contributor bitmaps */
-	struct nr_held *held;      /* [pool * n] */
+	struct nr_held *held;      /* [pool * n]: received packets held (ordered and
+				    * streaming modes); their parse records stay
+				    * with the caller (NR_V_HELD in agg_engine.h) */
 	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
 	const void **srcs;         /* [n] scratch for the sum */
