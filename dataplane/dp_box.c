@@ -108,7 +108,7 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigne
 static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lcore,
 				    char *err, size_t errlen)
 {
-	struct nr_engine_ops ops = { .emit = dp_engine_emit, .free = dp_engine_free };
+	struct nr_engine_ops ops = { .emit_slot = dp_engine_emit_slot, .free = dp_engine_free };
 	struct dp_worker *w = rte_zmalloc("nr_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 	char name[RTE_RING_NAMESIZE];
 	static unsigned seq;
@@ -180,6 +180,8 @@ static void worker_free(struct dp_worker *w)
 	}
 	for (unsigned j = 0; j < w->n_jobs; j++)
 		free(w->jobs[j].ep);
+	for (unsigned i = 0; i < w->n_crc_shift; i++)
+		rte_free(w->crc_shift[i]);
 	rte_ring_free(w->cmd);
 	rte_ring_free(w->handoff);
 	rte_free(w);

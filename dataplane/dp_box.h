@@ -34,6 +34,7 @@
 
 #include "control/nr_control.h"
 #include "dataplane/agg_engine.h"
+#include "proto/roce_icrc.h"
 #include "dataplane/dp_ctr.h"
 #include "dataplane/dp_l2.h"
 #include "proto/roce_pkt.h"
@@ -47,6 +48,7 @@
 #define DP_CMD_TIMEOUT_MS 2000
 #define DP_HANDOFF_RING  4096
 #define DP_MIN_RECORDS   16384  /* parse records per lcore, at least */
+#define DP_CRC_SHIFTS    8      /* MTUs per lcore with a shared-payload ICRC */
 #define DP_MBUF_DATAROOM (RTE_PKTMBUF_HEADROOM + 4352) /* a 4096-MTU RoCE frame */
 
 enum dp_mode {
@@ -124,6 +126,14 @@ struct dp_worker {
 	struct nr_pkt *recs;       /* [rec_cap] */
 	uint32_t *rec_free;        /* [rec_cap] free indices into recs */
 	uint32_t rec_top, rec_cap;
+	/*
+	 * CRC shift tables for the MTUs of this lcore's jobs: the N results of
+	 * a slot carry one payload, whose CRC is computed once and joined to
+	 * each result's own headers (dp_engine_emit_slot).  Other lengths (a
+	 * message's short last packet) get a whole ICRC per result.
+	 */
+	struct nr_crc_shift *crc_shift[DP_CRC_SHIFTS];
+	unsigned n_crc_shift;
 } __rte_cache_aligned;
 
 /* The parse record of a frame this lcore received. */
@@ -221,9 +231,11 @@ void dp_l2_out(struct dp_worker *w, struct rte_mbuf *m);
 void dp_tx_one(struct dp_worker *w, uint16_t port, struct rte_mbuf *m);
 void dp_tx_flush(struct dp_worker *w, uint16_t port);
 void dp_tx_drain(struct dp_worker *w);
-/* Engine callbacks: a result to fix up and send, a held frame to free. */
-void dp_engine_emit(void *ctx, const struct nr_emit *e);
+/* Engine callbacks: a slot's results to fix up and send, a held frame to free. */
+void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s);
 void dp_engine_free(void *ctx, void *handle);
+/* Shared-payload ICRCs for results of len bytes (at job add; up to DP_CRC_SHIFTS). */
+void dp_crc_shift_add(struct dp_worker *w, uint32_t len);
 /* Service the command ring (once per loop iteration). */
 unsigned dp_cmd_service(struct dp_worker *w);
 

@@ -128,6 +128,7 @@ static int ep_add(struct dp_worker *w, uint32_t id, const struct nr_job_spec *s)
 		memcpy(j->ep[2 * i + 1].mac, s->conns[i].dst_mac, 6);
 	}
 	w->n_jobs++;
+	dp_crc_shift_add(w, s->mtu);
 	return 0;
 }
 

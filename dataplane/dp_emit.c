@@ -25,8 +25,11 @@
  */
 #include <string.h>
 
+#include <isa-l/crc.h>
+
 #include <rte_ethdev.h>
 #include <rte_ether.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "dataplane/dp_box.h"
@@ -179,14 +182,10 @@ void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt 
 	route(w, m, true);
 }
 
-/*
- * The ICRC first, then the fields it masks (UDP checksum, ECN, IP checksum):
- * their values do not change it, and written before it their small stores
- * would stall the CRC's 16-byte loads of the same bytes until they commit.
- */
-void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce)
+/* The fields the ICRC masks, after it (see dp_result_fixup). */
+static inline void result_masked(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p,
+				 bool ecn_ce)
 {
-	nr_icrc_update(frame, p);
 	if (p->ipver == 4) {
 		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
 
@@ -199,6 +198,17 @@ void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p
 	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
 }
 
+/*
+ * The ICRC first, then the fields it masks (UDP checksum, ECN, IP checksum):
+ * their values do not change it, and written before it their small stores
+ * would stall the CRC's 16-byte loads of the same bytes until they commit.
+ */
+void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce)
+{
+	nr_icrc_update(frame, p);
+	result_masked(w, frame, p, ecn_ce);
+}
+
 /* A result ends at its ICRC: Ethernet trailer bytes the sender's frame had go. */
 void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p)
 {
@@ -206,16 +216,56 @@ void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p)
 		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - p->end));
 }
 
-void dp_engine_emit(void *ctx, const struct nr_emit *e)
+static const struct nr_crc_shift *crc_shift_find(const struct dp_worker *w, uint32_t len)
+{
+	for (unsigned i = 0; i < w->n_crc_shift; i++)
+		if (w->crc_shift[i]->len == len)
+			return w->crc_shift[i];
+	return NULL;
+}
+
+/*
+ * A slot's N results: each connection's own frame with the sum as payload.
+ * The payloads are the same bytes, so with a shift table for their length
+ * the payload's CRC is computed once, from the engine's aligned copy, and
+ * each frame's ICRC reads only its headers (nr_icrc_compute_tail).
+ */
+void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s)
 {
 	struct dp_worker *w = ctx;
-	struct rte_mbuf *m = e->handle;
+	const struct nr_crc_shift *k = crc_shift_find(w, s->len);
+	uint32_t tail = k ? crc32_gzip_refl(0, s->sum, s->len) : 0;
 
-	dp_result_trim(m, e->pkt);
-	w->ctr.c[DP_CTR_RESULTS]++;
-	dp_result_fixup(w, e->frame, e->pkt, e->ecn_ce);
-	dp_rec_put(w, m);
-	dp_result_out(w, m, e->pkt);
+	w->ctr.c[DP_CTR_RESULTS] += s->n;
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct rte_mbuf *m = s->held[i].handle;
+		const struct nr_pkt *p = s->held[i].pkt;
+		uint8_t *frame = s->held[i].frame;
+
+		dp_result_trim(m, p);
+		if (k && p->pay_off + s->len + NR_ICRC_LEN == p->end)   /* no pad */
+			nr_icrc_store(frame + p->end - NR_ICRC_LEN,
+				      nr_icrc_compute_tail(frame, p, tail, k));
+		else
+			nr_icrc_update(frame, p);
+		result_masked(w, frame, p, s->ecn_ce);
+		dp_rec_put(w, m);
+		dp_result_out(w, m, p);
+	}
+}
+
+/* A shift table for payloads of len bytes on this lcore (jobs' MTU). */
+void dp_crc_shift_add(struct dp_worker *w, uint32_t len)
+{
+	struct nr_crc_shift *k;
+
+	if (crc_shift_find(w, len) || w->n_crc_shift == DP_CRC_SHIFTS)
+		return;      /* results of further MTUs get a whole ICRC each */
+	k = rte_malloc("nr_crc_shift", sizeof(*k), RTE_CACHE_LINE_SIZE);
+	if (k == NULL)
+		return;
+	nr_crc_shift_init(k, len);
+	w->crc_shift[w->n_crc_shift++] = k;
 }
 
 void dp_engine_free(void *ctx, void *handle)
