@@ -150,7 +150,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 /* Prefetch distances (packets ahead) of the three passes of parse_burst. */
 #define PF_MBUF   8      /* mbuf header (buf_addr, data_off, lengths) */
 #define PF_HDR    4      /* first two lines of the frame (Eth .. RETH) */
-#define PF_WHOLE  2      /* every line of a RoCE frame, for its ICRC */
+#define PF_WHOLE  4      /* every line of a RoCE frame, for its ICRC */
 
 static inline void prefetch_lines(const uint8_t *p, uint32_t len)
 {
