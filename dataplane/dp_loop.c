@@ -235,6 +235,13 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		rte_prefetch0(pkts[i]);
 	for (uint16_t i = 0; i < n && i < PF_HDR; i++)
 		prefetch_lines(rte_pktmbuf_mtod(pkts[i], uint8_t *), 2 * RTE_CACHE_LINE_SIZE);
+	/* the first frames' checks have no earlier frames to hide behind:
+	 * their whole bodies go out now, ahead of the parse */
+	if (w->box->cfg.icrc_check)
+		for (uint16_t i = 0; i < n && i < PF_WHOLE; i++)
+			prefetch_lines(rte_pktmbuf_mtod(pkts[i], uint8_t *) + 2 * RTE_CACHE_LINE_SIZE,
+				       rte_pktmbuf_data_len(pkts[i]) > 2 * RTE_CACHE_LINE_SIZE ?
+				       rte_pktmbuf_data_len(pkts[i]) - 2 * RTE_CACHE_LINE_SIZE : 0);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + PF_MBUF < n)
 			rte_prefetch0(pkts[i + PF_MBUF]);
@@ -246,9 +253,8 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	}
 	if (!w->box->cfg.icrc_check)
 		return;
-	/* the first two lines of every frame are already on their way */
-	for (uint16_t i = 0; i < n && i < PF_WHOLE; i++)
-		prefetch_roce(w, pkts, i, 2 * RTE_CACHE_LINE_SIZE);
+	/* the first two lines of every frame are already on their way, and
+	 * all of the first PF_WHOLE frames */
 	for (uint16_t i = 0; i < n; i++) {
 		uint8_t *frame;
 
