@@ -171,6 +171,16 @@ static inline void prefetch_roce(const struct dp_worker *w, struct rte_mbuf **pk
 		prefetch_lines(rte_pktmbuf_mtod(pkts[k], uint8_t *) + from, p->end - from);
 }
 
+/* Every line of a frame after its first two, before it is parsed (by length). */
+static inline void prefetch_body(const struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	if (len > 2 * RTE_CACHE_LINE_SIZE)
+		prefetch_lines(rte_pktmbuf_mtod(m, const uint8_t *) + 2 * RTE_CACHE_LINE_SIZE,
+			       len - 2 * RTE_CACHE_LINE_SIZE);
+}
+
 /* Drop a frame that holds a record. */
 static void drop_rec(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -239,9 +249,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 	 * their whole bodies go out now, ahead of the parse */
 	if (w->box->cfg.icrc_check)
 		for (uint16_t i = 0; i < n && i < PF_WHOLE; i++)
-			prefetch_lines(rte_pktmbuf_mtod(pkts[i], uint8_t *) + 2 * RTE_CACHE_LINE_SIZE,
-				       rte_pktmbuf_data_len(pkts[i]) > 2 * RTE_CACHE_LINE_SIZE ?
-				       rte_pktmbuf_data_len(pkts[i]) - 2 * RTE_CACHE_LINE_SIZE : 0);
+			prefetch_body(pkts[i]);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + PF_MBUF < n)
 			rte_prefetch0(pkts[i + PF_MBUF]);
