@@ -7,9 +7,16 @@
  *
  * Verdicts for packets that reach a registered connection:
  *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn):
+ *     a response (ACK, NAK, atomic ACK, READ response)
+ *                                           -> FORWARD, untouched: an RC QP is a
+ *        requester as well as a responder, and a response addressed to it
+ *        answers a request it sent.  Dropping it would leave that request to
+ *        the requester's retry timer and, when retries run out, move the QP to
+ *        the error state.  A response carries nothing the box sums and writes
+ *        no unrequested bytes into the receiver's memory.
  *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
  *     job failed                            -> DROP JOB_FAILED_DROP
- *     not an RC RDMA WRITE (SEND, READ, ACK, atomics ...)
+ *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
  *                                           -> DROP NOT_WRITE: a registered QP
  *        carries aggregation traffic only (DESIGN.md section 2), and forwarding
  *        it raw could let a receiver see unaggregated bytes.
@@ -386,6 +393,8 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
 		return snoop_ack(j, i, p, now_ns, ctr);
 	}
+	if (unlikely(p->mask & NR_OPF_RESP))
+		return NR_V_FORWARD;
 	if (unlikely(p->saddr != j->conns[i].src_ip))
 		return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
 	if (unlikely(j->state != NR_JOB_ACTIVE))

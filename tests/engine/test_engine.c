@@ -238,6 +238,37 @@ static void test_spoofed_and_unknown(void **state)
 	assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_NOT_WRITE);
 	th_pkt_free(k);
+	/*
+	 * Responses addressed to a registered data QPN (the receiver's QP acting
+	 * as a requester): forwarded untouched, whatever their source, and no
+	 * counter moves.  Dropping one would stall the request it answers.
+	 */
+	{
+		static const uint8_t resp_ops[] = { NR_OP_RC_ACK, NR_OP_RC_ATOMIC_ACK,
+						    NR_OP_RC_READ_RESP_ONLY };
+		struct nr_flow fr;
+
+		th_flow_data(t.spec, 1, &fr);
+		for (unsigned w = 0; w < 2; w++) {
+			if (w)  /* from a source other than the connection's peer */
+				fr.saddr = htonl(0x0A0000FE);
+			for (size_t o = 0; o < sizeof(resp_ops); o++) {
+				struct nr_build_args ra = { .opcode = resp_ops[o], .psn = 7 };
+				bool rd = resp_ops[o] == NR_OP_RC_READ_RESP_ONLY;
+				uint8_t before[TH_FRAME_CAP];
+
+				k = th_build(&fr, &ra, rd ? pay : NULL, rd ? 64 : 0);
+				memcpy(before, k->frame, k->len);
+				c = NR_ECTR_MAX;
+				assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+				assert_int_equal(c, NR_ECTR_MAX);
+				assert_memory_equal(before, k->frame, k->len);
+				th_pkt_free(k);
+			}
+		}
+		assert_int_equal(th_ctr(&t, NR_ECTR_NOT_WRITE), 2);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SPOOFED), 1);   /* the first case's */
+	}
 	/* an ACK from the wrong source: counted, not snooped, forwarded */
 	{
 		const struct nr_conn_spec *cs = &t.spec->conns[0];

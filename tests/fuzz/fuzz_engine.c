@@ -17,21 +17,56 @@
  *   7               a data packet with bytes flipped, reparsed
  *
  * Every frame is built with nr_build_frame() and parsed with nr_parse().
- * Invariants (a violation traps):
+ * Invariants (a violation traps), each with why it must hold on a real
+ * network, where RNICs keep their own reliability and trust what arrives:
  *   - every held handle comes back exactly once (emit or free), no handle that
- *     was not held comes back, nothing is held after destroy;
- *   - a handle is freed only by job delete, job failure or destroy;
+ *     was not held comes back, nothing is held after destroy.  Why: a handle
+ *     is an mbuf in the box; one that never comes back leaks the pool until rx
+ *     stops, one that comes back twice is transmitted twice or freed while
+ *     another lcore sends it.
+ *   - a handle is freed only by job delete, job failure or destroy.  Why: a
+ *     contribution freed while its job is healthy is lost: the sender already
+ *     counts it as sent, its slot can never complete, and the job stalls until
+ *     the sender's timer resends it (or forever, once its ACK was snooped).
  *   - no result before all N contributions; results leave in g order, ranks in
- *     order; each equals the rank-ordered sum (ordered mode) or the
+ *     order.  Why: a receiver's RNIC accepts PSNs only in order; a result out
+ *     of g order is a sequence error (NAK, go-back-N), and a partial sum would
+ *     be accepted as final.
+ *   - each result equals the rank-ordered sum (ordered mode) or the
  *     arrival-order sum (streaming) of the contributions, bit for bit (any NaN
- *     equals any NaN); ECN-CE iff a contribution had it; ImmDt = tag ^ key;
- *     headers of a result are the packet's own (payload and ImmDt aside);
- *   - a connection never adds twice to one sequence; no aggregation of a
- *     spoofed, unregistered, failed-job or bad-length packet; tags agree;
- *   - a resent duplicate carries its own sequence's stored result;
- *   - an RDMA WRITE of a registered active connection is never forwarded raw;
- *     an ACK is always forwarded;
- *   - held handles of a job stay within N * pool packets.
+ *     equals any NaN).  Why: the result lands in the receiver's memory as the
+ *     gradient; nothing downstream can tell a wrong sum, and ordered mode
+ *     promises sums every rank and every rerun can reproduce.
+ *   - ECN-CE on a result iff a contribution had it.  Why: CE is the only
+ *     congestion signal the senders' DCQCN gets back (through the receivers'
+ *     CNPs); dropping it hides congestion, inventing it throttles for nothing.
+ *   - ImmDt = tag ^ key.  Why: the receiving host tells an aggregated message
+ *     from a raw one by the key; a raw tag would be taken for a box bypass.
+ *   - headers of a result are the packet's own (payload and ImmDt aside).
+ *     Why: the receiver's RNIC checks QPN, PSN, opcode, RETH and addresses
+ *     against its QP state; any other header drops or misplaces the data.
+ *   - a connection never adds twice to one sequence.  Why: retransmissions and
+ *     link duplicates are normal on RoCE; counting one twice corrupts the sum
+ *     silently.
+ *   - no aggregation of a spoofed, unregistered, failed-job or bad-length
+ *     packet; tags agree.  Why: any host on the fabric can send to the box; a
+ *     packet the job did not send must not enter a sum that receivers trust.
+ *   - a resent duplicate carries its own sequence's stored result.  Why: a
+ *     sender retransmits when a result or its ACK was lost after the box; the
+ *     receiver must get the same result again, not the retransmitted raw
+ *     contribution, which would be written into its memory as the sum.
+ *   - an RDMA WRITE of a registered active connection is never forwarded raw.
+ *     Why: the receiver's RNIC would write one host's gradient where the sum
+ *     belongs and acknowledge it; nothing would ever notice.
+ *   - every response (ACK, NAK, atomic ACK, READ response), on whichever side
+ *     of a registered connection, is forwarded.  Why: an RC QP is a requester
+ *     as well as a responder; a dropped response leaves its request to the
+ *     requester's retry timer, and after retry_cnt timeouts the QP moves to
+ *     the error state and the job dies.  ACKs on the ACK side are snooped
+ *     first (they free the box's slots) and still forwarded.
+ *   - held handles of a job stay within N * pool packets.  Why: the box's pool
+ *     is sized from the jobs' specs at admission; a job that holds more
+ *     starves the others and the rx rings.
  */
 #include <errno.h>
 #include <math.h>
@@ -620,8 +655,9 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 			  "RDMA WRITE of registered job %u conn %u forwarded raw (ctr %d)",
 			  w->jobs[jk].id, conn, ctr);
 	}
-	if (h->pkt.opcode == NR_OP_RC_ACK)
-		NRZ_CHECK(v == NR_V_FORWARD, "ACK not forwarded: verdict %d ctr %d", v, ctr);
+	if (h->pkt.mask & NR_OPF_RESP)
+		NRZ_CHECK(v == NR_V_FORWARD, "response %s (owned %d) not forwarded: verdict %d ctr %d",
+			  nr_opcode_name(h->pkt.opcode), owned, v, ctr);
 
 	switch (v) {
 	case NR_V_HELD:
@@ -660,6 +696,8 @@ static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g
 		NR_OP_RC_SEND_ONLY, NR_OP_RC_WRITE_ONLY, NR_OP_RC_WRITE_MIDDLE,
 		NR_OP_RC_WRITE_LAST, NR_OP_RC_READ_REQ, NR_OP_RC_SEND_ONLY_IMM,
 		NR_OP_UC_WRITE_ONLY_IMM, NR_OP_RC_WRITE_FIRST,
+		/* responses to the data QP: the receiver's QP as a requester */
+		NR_OP_RC_ACK, NR_OP_RC_ATOMIC_ACK, NR_OP_RC_READ_RESP_ONLY,
 	};
 	uint8_t pay[NR_MAX_MTU + 64];
 	struct nr_flow f;
@@ -682,8 +720,11 @@ static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g
 	}
 	if ((flags & 0x40) && (pat & 0x10))
 		a.imm ^= 1u << (seed % 32);             /* hosts out of step */
-	if ((flags & 0x80) && (pat & 0x20))
-		a.opcode = wrong_ops[seed % 8];
+	if ((flags & 0x80) && (pat & 0x20)) {
+		a.opcode = wrong_ops[seed % sizeof(wrong_ops)];
+		if (!(nr_opcode_info(a.opcode)->mask & NR_OPF_PAYLOAD))
+			len = 0;
+	}
 	flow_of(j, conn, false, &f);
 	if ((flags & 0x10) && (pat & 0x40))             /* spoofed source */
 		f.saddr = (seed & 1) ? ip4(10, 99, 0, 1) : j->spec->conns[(conn + 1) % j->spec->n_conns].src_ip;
