@@ -342,8 +342,7 @@ static int create_ring(struct nr_comm *c, int i)
 	if (!rc)
 		rc = nr_tp_qp_create(c->tp, &r->rqp, &r->rinfo);
 	if (rc)
-		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot create a QP: %s", c->rank,
-			       strerror(-rc));
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s", c->rank, nr_tp_error(c->tp));
 	rc = i == NR_RING_BOX ? nr_box_region_init(c) : nr_plain_region_init(c, 1 << 20);
 	if (rc)
 		return rc;

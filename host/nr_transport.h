@@ -93,8 +93,14 @@ const char *nr_tp_kind(const struct nr_tp *tp);
 int nr_tp_reg_mr(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
 void nr_tp_dereg_mr(struct nr_tp *tp, struct nr_tp_mr *mr);
 
-/* Create an RC QP; *info is what to tell the peer. */
+/*
+ * Create an RC QP; *info is what to tell the peer.  0 or -errno;
+ * nr_tp_error(tp) then says what failed, naming the address and port or the
+ * device.
+ */
 int nr_tp_qp_create(struct nr_tp *tp, struct nr_tp_qp **qp, struct nr_qp_info *info);
+/* Why the last failed call on tp failed ("" when the transport said nothing). */
+const char *nr_tp_error(const struct nr_tp *tp);
 /* Connect to the peer's QP (INIT -> RTR -> RTS). */
 int nr_tp_qp_connect(struct nr_tp_qp *qp, const struct nr_qp_info *remote);
 void nr_tp_qp_destroy(struct nr_tp_qp *qp);

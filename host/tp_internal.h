@@ -22,10 +22,18 @@ struct nr_tp_ops {
 	const char *(*qp_error)(const struct nr_tp_qp *qp);
 };
 
-/* Every transport object and QP starts with these, so the dispatcher finds its ops. */
+/*
+ * Every transport object and QP starts with these, so the dispatcher finds its
+ * ops.  err: why the last failed call on the transport failed (nr_tp_error),
+ * naming what it tried; set with nr_tp_set_error.
+ */
 struct nr_tp {
 	const struct nr_tp_ops *ops;
+	char err[256];
 };
+
+void nr_tp_set_error(struct nr_tp *tp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 struct nr_tp_qp {
 	const struct nr_tp_ops *ops;

@@ -118,23 +118,53 @@ void soft_net_close(struct soft_tp *tp)
 
 /*
  * The send socket of a QP: bound to the entropy source port RNICs derive from
- * the QPN (0xC000 | hash), the next free one if taken.
+ * the QPN (0xC000 | hash); when another socket of this address holds it (a
+ * QP of this or another process), the next of SOFT_SPORT_TRIES candidates
+ * (stride 97, coprime with the 0x4000 ports of the range, so all distinct).
  */
+#define SOFT_SPORT_TRIES 256
+
+uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt)
+{
+	uint32_t h = qpn * 2654435761u;
+
+	return (uint16_t)(0xC000 | (((h >> 16) + attempt * 97) % 0x4000));
+}
+
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 {
-	uint32_t h = qp->qpn * 2654435761u;
+	char ip[INET_ADDRSTRLEN];
 	uint16_t port = 0;
+	unsigned i;
 	int r;
 
+	inet_ntop(AF_INET, &tp->ip, ip, sizeof(ip));
 	qp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (qp->fd < 0)
-		return -errno;
+	if (qp->fd < 0) {
+		r = -errno;
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket: %s", qp->qpn, strerror(-r));
+		return r;
+	}
 	r = sock_common(qp->fd, SOFT_SOCK_BUF);
-	for (unsigned i = 0; !r && i < 256; i++) {
-		port = (uint16_t)(0xC000 | (((h >> 16) + i * 97) % 0x4000));
+	if (r)
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket options: %s", qp->qpn,
+				strerror(-r));
+	for (i = 0; !r && i < SOFT_SPORT_TRIES; i++) {
+		port = soft_qp_sport(qp->qpn, i);
 		r = sock_bind(qp->fd, tp->ip, port);
 		if (r != -EADDRINUSE)
 			break;
+		r = 0;
+	}
+	if (!r && i == SOFT_SPORT_TRIES) {
+		r = -EADDRINUSE;
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: no free UDP source port: %s:%u "
+				"(the QPN's) and the %u next candidates on that address are all "
+				"bound by other sockets (free some, or use another local address)",
+				qp->qpn, ip, soft_qp_sport(qp->qpn, 0), SOFT_SPORT_TRIES - 1);
+	} else if (r && r != -EADDRINUSE && port) {
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: cannot bind UDP %s:%u: %s",
+				qp->qpn, ip, port, strerror(-r));
 	}
 	if (r) {
 		close(qp->fd);

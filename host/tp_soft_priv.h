@@ -191,6 +191,8 @@ int soft_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, siz
 int soft_net_open(struct soft_tp *tp, char *err, size_t errlen);
 void soft_net_close(struct soft_tp *tp);
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
+/* The UDP source port a QP tries at attempt 0, 1, ... (0xC000 | QPN hash, then stride 97). */
+uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
 uint8_t *soft_tx_slot(struct soft_tp *tp, struct soft_qp *qp);
 void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn);
 int soft_tx_flush(struct soft_tp *tp);
