@@ -72,6 +72,13 @@ ring4)
 		--bytes 4,4100,1M
 	pass "ring baseline through the box's L2 switching, 4 hosts"
 	;;
+bridge-ring)
+	# The baseline a user runs first: no box anywhere, hosts on a Linux bridge,
+	# and no NR_SWITCH in their environment.
+	run_check "ring over a plain bridge, 4 hosts" 4 --bridge --hosts 4 --algo ring \
+		--iters 1 --warmup 1 --bytes 4,4100,1048580,16M
+	pass "ring all-reduce over a Linux bridge with no box, 4 hosts, 4 B..16 MiB: exact"
+	;;
 impair4)
 	run_check "4 hosts, 1% loss, 1% dup, 1% reorder" 4 --hosts 4 --algo netreduce \
 		--loss 1 --dup 1 --reorder 1 --iters 2 --warmup 0 --bytes 4,4100,1048580,16M

@@ -296,12 +296,14 @@ tb_ctl() {
 	ip netns exec "$TB_NS_BOX" "$(tb_bin_ctl)" --socket "$TB_CTL_SOCK" "$@"
 }
 
-# tb_host_env I RANK WORLD ROOT_I: the NR_* environment of host I.
+# tb_host_env I RANK WORLD ROOT_I: the NR_* environment of host I.  Over a
+# plain bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so the
+# library runs without one (ring only) instead of trying to register a job.
 tb_host_env() {
-	local i=$1 rank=$2 world=$3 root=$4
+	local i=$1 rank=$2 world=$3 root=$4 box=""
+	[ "$TB_MODE" = bridge ] || box="NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
-		"NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN NR_TRANSPORT=${TB_TRANSPORT:-soft}" \
-		"NR_ADDR=$(tb_data_ip "$i")"
+		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i")"
 }
 
 # tb_launch TAG FIRST COUNT CMD...: start CMD in hosts FIRST..FIRST+COUNT-1
