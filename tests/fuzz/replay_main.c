@@ -13,10 +13,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -144,13 +146,23 @@ static int replay_pcap(const char *path)
 
 int main(int argc, char **argv)
 {
+	bool no_vectors = false;
 	int rc = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
 			nrz_gen_seeds(argv[++i], seed_cb, NULL);
+		} else if (!strcmp(argv[i], "--vectors") && i + 1 < argc) {
+			/* the captures live beside the repository, never in it */
+			no_vectors = access(argv[++i], F_OK) != 0;
+			if (no_vectors)
+				printf("note: no captures directory %s: the --pcap frames that "
+				       "follow are not replayed (-Dvectors_dir=DIR)\n", argv[i]);
 		} else if (!strcmp(argv[i], "--pcap") && i + 1 < argc) {
-			rc |= replay_pcap(argv[++i]);
+			if (no_vectors)
+				i++;
+			else
+				rc |= replay_pcap(argv[++i]);
 		} else {
 			struct stat st;
 

@@ -10,7 +10,10 @@ V=$2
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-[ -d "$V" ] || { echo "FAIL: captures directory $V missing (set -Dvectors_dir)"; exit 1; }
+# The captures live beside the repository (../shared/vectors/roce), never in it:
+# without that directory there is nothing to check, so skip and say so.
+[ -d "$V" ] || { echo "SKIP: the real RoCEv2 captures are not at $V (they are read from" \
+	"../shared/vectors/roce beside the checkout; meson configure -Dvectors_dir=DIR)"; exit 77; }
 TMP=$(mktemp -d /tmp/nrp-pcap-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
