@@ -8,6 +8,7 @@ BUILD ?= build
 ASAN  ?= build-asan
 FUZZ  ?= build-fuzz
 FUZZ_SECONDS ?= 60
+SOAK_MINUTES ?= 30
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
 DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
@@ -15,7 +16,7 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker-compose
 
-.PHONY: all deps build asan test demo bench bench-e2e fuzz clean help
+.PHONY: all deps build asan test demo bench bench-e2e fuzz soak clean help
 
 all: build
 
@@ -26,6 +27,8 @@ help:
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
+	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
+	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -79,6 +82,10 @@ FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 fuzz: deps $(FUZZ)/build.ninja
 	ninja -C $(FUZZ) $(FUZZ_TARGETS)
 	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS)
+
+# Opt-in, not part of make test: see tests/testbed/soak --help.
+soak: build
+	tests/testbed/soak --build $(BUILD) --minutes $(SOAK_MINUTES)
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(FUZZ)

@@ -106,6 +106,25 @@ static json_t *port_json(const struct dp_port *p)
 	return o;
 }
 
+/*
+ * What the box holds right now: packet buffers out of the pool (in rx/tx
+ * rings, held by the engine, in flight between stages) and contributions the
+ * engine holds.  At idle both return to their level before the first job; the
+ * soak test checks that after every job.
+ */
+static json_t *memory_json(const struct dp_box *b, const struct dp_ctr *sum)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "mbufs", json_integer(b->pool ? (json_int_t)b->pool->size : 0));
+	json_object_set_new(o, "mbufs_in_use",
+			    json_integer(b->pool ? (json_int_t)rte_mempool_in_use_count(b->pool) : 0));
+	json_object_set_new(o, "held_now",
+			    json_integer((json_int_t)(sum->c[DP_CTR_HELD] - sum->c[DP_CTR_RESULTS] -
+						      sum->c[DP_CTR_FREED_HELD])));
+	return o;
+}
+
 json_t *dp_stats_json(struct dp_box *b)
 {
 	json_t *o = json_object(), *ports = json_array(), *lcores = json_array(), *eng = json_object();
@@ -132,6 +151,7 @@ json_t *dp_stats_json(struct dp_box *b)
 	json_object_set_new(o, "lcores", lcores);
 	json_object_set_new(o, "totals", ctr_json(&sum));
 	json_object_set_new(o, "engine", eng);
+	json_object_set_new(o, "memory", memory_json(b, &sum));
 	return o;
 }
 

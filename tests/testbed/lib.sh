@@ -104,8 +104,11 @@ tb_have_netem() {
 	return 0
 }
 
+# Impairment is set up when a rate is nonzero, or always with
+# TB_IMPAIR_ALWAYS=1 (the soak changes the mix while it runs: tb_impair_set).
 tb_impaired() {
-	[ "$TB_LOSS" != 0 ] || [ "$TB_DUP" != 0 ] || [ "$TB_REORDER" != 0 ]
+	[ "${TB_IMPAIR_ALWAYS:-0}" = 1 ] || [ "$TB_LOSS" != 0 ] || [ "$TB_DUP" != 0 ] ||
+		[ "$TB_REORDER" != 0 ]
 }
 
 # Shape (and, with netem, impair) the egress of one link end.
@@ -137,7 +140,34 @@ tb_netem_args() {
 	# netem sends REORDER% at once and delays the rest by 1 ms: the ones sent
 	# at once overtake those delayed.
 	[ "$TB_REORDER" != 0 ] && a="$a delay 1ms reorder ${TB_REORDER}%"
+	# a netem with nothing to do (TB_IMPAIR_ALWAYS at 0%)
+	[ -n "$a" ] || a="delay 0ms"
 	echo "$a"
+}
+
+# tb_impair_set LOSS DUP REORDER: change the impairment of every link while the
+# testbed runs (set up with TB_IMPAIR_ALWAYS=1 or a nonzero rate).
+tb_impair_set() {
+	TB_LOSS=$1 TB_DUP=$2 TB_REORDER=$3
+	case $TB_IMPAIR in
+	user)
+		printf '%s %s %s\n' "$1" "$2" "$3" > "$TB_RUNDIR/impair.ctl"
+		kill -HUP "$TB_IMPAIR_PID" || tb_die "nr-impair (pid $TB_IMPAIR_PID) is gone"
+		;;
+	netem)
+		local i where netem
+		netem=$(tb_netem_args)
+		where=root
+		[ "$TB_RATE" != 0 ] && where="parent 1:1 handle 10:"
+		for ((i = 0; i < TB_HOSTS; i++)); do
+			# shellcheck disable=SC2086
+			tc -n "$(tb_ns_host "$i")" qdisc change dev "${TB_P}d$i" $where netem $netem limit 10000 &&
+			tc -n "$TB_NS_BOX" qdisc change dev "${TB_P}p$i" $where netem $netem limit 10000 ||
+				tb_die "tc qdisc change netem on link $i failed"
+		done
+		;;
+	*) tb_die "tb_impair_set: the testbed was set up without impairment (TB_IMPAIR_ALWAYS=1)" ;;
+	esac
 }
 
 # tb_setup N: namespaces, links, addresses, shaping, impairment.
@@ -220,8 +250,10 @@ tb_setup() {
 	if [ "$TB_IMPAIR" = user ]; then
 		local pairs=()
 		for ((i = 0; i < n; i++)); do pairs+=("${TB_P}a$i:${TB_P}c$i"); done
+		printf '%s %s %s\n' "$TB_LOSS" "$TB_DUP" "$TB_REORDER" > "$TB_RUNDIR/impair.ctl"
 		ip netns exec "$TB_NS_BOX" "$(tb_bin_impair)" --loss "$TB_LOSS" --dup "$TB_DUP" \
-			--reorder "$TB_REORDER" --seed "${TB_SEED:-$$}" "${pairs[@]}" \
+			--reorder "$TB_REORDER" --seed "${TB_SEED:-$$}" --control "$TB_RUNDIR/impair.ctl" \
+			"${pairs[@]}" \
 			> "$TB_RUNDIR/impair.log" 2>&1 &
 		TB_IMPAIR_PID=$!
 		tb_track "$TB_IMPAIR_PID"

@@ -9,12 +9,14 @@
  * where netem exists the run script uses netem instead.
  *
  *   nr-impair [--loss PCT] [--dup PCT] [--reorder PCT] [--delay-us US]
- *             [--seed N] IF_A:IF_B [IF_A:IF_B ...]
+ *             [--seed N] [--control FILE] IF_A:IF_B [IF_A:IF_B ...]
  *
  * --reorder PCT holds that share of the frames for --delay-us (default 1000)
  * so that the frames behind them overtake them; others pass at once.
  * Impairments apply independently per direction and per frame, like a netem
  * qdisc on both ends of a link.  SIGINT/SIGTERM print counters and exit 0.
+ * With --control FILE, SIGHUP rereads "LOSS DUP REORDER" (percentages) from
+ * FILE and applies them from then on (the soak changes the mix while it runs).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -63,12 +65,18 @@ struct port {
 	const char *name;
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload = 1;
 }
 
 static uint64_t now_ns(void)
@@ -222,7 +230,28 @@ static double pct(const char *s)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nr-impair [--loss PCT] [--dup PCT] [--reorder PCT] "
-		"[--delay-us US] [--seed N] IF_A:IF_B [IF_A:IF_B ...]\n");
+		"[--delay-us US] [--seed N] [--control FILE] IF_A:IF_B [IF_A:IF_B ...]\n");
+}
+
+/* SIGHUP: the new mix from the control file; a bad file keeps the old one. */
+static void reload_mix(struct impair *im, const char *path)
+{
+	double l, d, r;
+	FILE *f = fopen(path, "r");
+
+	if (!f || fscanf(f, "%lf %lf %lf", &l, &d, &r) != 3 || l < 0 || l > 100 || d < 0 ||
+	    d > 100 || r < 0 || r > 100) {
+		fprintf(stderr, "nr-impair: %s: want \"LOSS DUP REORDER\" percentages; mix unchanged\n",
+			path);
+	} else {
+		im->loss = l / 100;
+		im->dup = d / 100;
+		im->reorder = r / 100;
+		printf("nr-impair: now loss %.2f%% dup %.2f%% reorder %.2f%%\n", l, d, r);
+		fflush(stdout);
+	}
+	if (f)
+		fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -233,6 +262,7 @@ int main(int argc, char **argv)
 		{ "reorder", required_argument, NULL, 'r' },
 		{ "delay-us", required_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "control", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -240,6 +270,7 @@ int main(int argc, char **argv)
 	static struct port ports[2 * MAX_PAIRS];
 	static uint8_t buf[FRAME_MAX];
 	struct epoll_event ev[64];
+	const char *control = NULL;
 	int nports = 0, ep, c;
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
@@ -251,6 +282,7 @@ int main(int argc, char **argv)
 		case 'r': im.reorder = pct(optarg); break;
 		case 'D': im.delay_ns = strtoull(optarg, NULL, 0) * 1000ull; break;
 		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'c': control = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -286,6 +318,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (control)
+		signal(SIGHUP, on_hup);
 	printf("nr-impair: %d pairs, loss %.2f%% dup %.2f%% reorder %.2f%% delay %" PRIu64
 	       " us, seed %" PRIu64 "\n", nports / 2, im.loss * 100, im.dup * 100,
 	       im.reorder * 100, im.delay_ns / 1000, seed);
@@ -294,6 +328,11 @@ int main(int argc, char **argv)
 	while (!stop) {
 		int wait_ms = flush_held(&im, now_ns());
 		int n = epoll_wait(ep, ev, 64, wait_ms < 0 ? 200 : wait_ms);
+
+		if (reload) {
+			reload = 0;
+			reload_mix(&im, control);
+		}
 
 		for (int i = 0; i < n; i++)
 			drain_port(&im, &ports[ev[i].data.u32], buf);
