@@ -81,7 +81,7 @@ FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 
 fuzz: deps $(FUZZ)/build.ninja
 	ninja -C $(FUZZ) $(FUZZ_TARGETS)
-	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS)
+	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 # Opt-in, not part of make test: see tests/testbed/soak --help.
 soak: build
