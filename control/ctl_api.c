@@ -17,6 +17,7 @@
 #include <sys/random.h>
 
 #include "control/nr_control.h"
+#include "proto/nr_text.h"
 
 #define CTL_KEY_BYTES 16
 #define CTL_MAX_ID    1000000u
@@ -116,13 +117,6 @@ static const char *json_type_name(const json_t *v)
 	}
 }
 
-static const char *ip_str(uint32_t ip_be, char *buf)
-{
-	struct in_addr a = { .s_addr = ip_be };
-
-	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN) ? buf : "?";
-}
-
 /* Constant-time comparison of n bytes. */
 static bool ct_equal(const uint8_t *a, const uint8_t *b, size_t n)
 {
@@ -132,17 +126,6 @@ static bool ct_equal(const uint8_t *a, const uint8_t *b, size_t n)
 	for (i = 0; i < n; i++)
 		d |= a[i] ^ b[i];
 	return d == 0;
-}
-
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
 }
 
 static void key_hex(const uint8_t *key, char out[2 * CTL_KEY_BYTES + 1])
@@ -226,30 +209,21 @@ static int get_ip(const json_t *v, const char *name, uint32_t *out, char *err, s
 static int get_mac(const json_t *v, const char *name, uint8_t mac[6], char *err, size_t errlen)
 {
 	const char *s;
-	unsigned i;
 
 	if (!json_is_string(v)) {
 		fmt(err, errlen, "%s: expected a MAC address string, got %s", name, json_type_name(v));
 		return -EINVAL;
 	}
 	s = json_string_value(v);
-	if (strlen(s) != 17)
-		goto bad;
-	for (i = 0; i < 6; i++) {
-		int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
-
-		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
-			goto bad;
-		mac[i] = (uint8_t)(hi << 4 | lo);
+	if (nr_mac_parse(s, mac)) {
+		fmt(err, errlen, "%s: \"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)", name, s);
+		return -EINVAL;
 	}
 	if (mac[0] & 1) {
 		fmt(err, errlen, "%s: %s is a multicast MAC, expected a host's unicast MAC", name, s);
 		return -EINVAL;
 	}
 	return 0;
-bad:
-	fmt(err, errlen, "%s: \"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)", name, s);
-	return -EINVAL;
 }
 
 static int unknown_fields(const json_t *obj, const char *const *known, const char *where,
@@ -325,12 +299,12 @@ static int check_dup_conns(const struct nr_job_spec *s, char *err, size_t errlen
 
 			if (x->dst_ip == y->dst_ip && x->dst_qpn == y->dst_qpn) {
 				fmt(err, errlen, "spec.conns[%u]: receiver %s qpn %u repeats spec.conns[%u]",
-				    i, ip_str(x->dst_ip, a), x->dst_qpn, j);
+				    i, nr_ip4_str(x->dst_ip, a), x->dst_qpn, j);
 				return -EINVAL;
 			}
 			if (x->src_ip == y->src_ip && x->src_qpn == y->src_qpn) {
 				fmt(err, errlen, "spec.conns[%u]: sender %s qpn %u repeats spec.conns[%u]",
-				    i, ip_str(x->src_ip, a), x->src_qpn, j);
+				    i, nr_ip4_str(x->src_ip, a), x->src_qpn, j);
 				return -EINVAL;
 			}
 		}
@@ -494,7 +468,7 @@ static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, char *er
 				if (role) {
 					fmt(err, errlen,
 					    "spec.conns[%u]: %s %s qpn %u belongs to job %u; a QP serves one job",
-					    i, role, ip_str(ip, a), qpn, o->id);
+					    i, role, nr_ip4_str(ip, a), qpn, o->id);
 					return -EEXIST;
 				}
 			}
@@ -635,19 +609,8 @@ static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, jso
 				   json_type_name(kv));
 		return NULL;
 	}
-	if (kv && strlen(json_string_value(kv)) == 2 * CTL_KEY_BYTES) {
-		const char *h = json_string_value(kv);
-		unsigned i;
-
-		key_ok = true;
-		for (i = 0; i < CTL_KEY_BYTES; i++) {
-			int hi = hexval(h[2 * i]), lo = hexval(h[2 * i + 1]);
-
-			if (hi < 0 || lo < 0)
-				key_ok = false;
-			key[i] = (uint8_t)((hi & 15) << 4 | (lo & 15));
-		}
-	}
+	if (kv && strlen(json_string_value(kv)) == 2 * CTL_KEY_BYTES)
+		key_ok = nr_hex_decode(json_string_value(kv), key, CTL_KEY_BYTES) == 0;
 	j = job_find(c, (uint32_t)id);
 	if (j && kv && key_ok)
 		key_ok = ct_equal(key, j->key, CTL_KEY_BYTES);
@@ -689,21 +652,19 @@ static json_t *spec_to_json(const struct nr_job_spec *s)
 	conns = json_array();
 	for (i = 0; i < s->n_conns; i++) {
 		const struct nr_conn_spec *cs = &s->conns[i];
-		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[18];
+		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[NR_MAC_STRLEN];
 		json_t *cj;
 		unsigned k;
 
-		cj = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", ip_str(cs->src_ip, a),
-			       "dst_ip", ip_str(cs->dst_ip, b), "src_qpn", (json_int_t)cs->src_qpn,
+		cj = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(cs->src_ip, a),
+			       "dst_ip", nr_ip4_str(cs->dst_ip, b), "src_qpn", (json_int_t)cs->src_qpn,
 			       "dst_qpn", (json_int_t)cs->dst_qpn, "ipsn", (json_int_t)cs->ipsn);
 		for (k = 0; k < 2; k++) {
 			const uint8_t *mac = k ? cs->dst_mac : cs->src_mac;
 
 			if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
 				continue;
-			snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
-				 mac[2], mac[3], mac[4], mac[5]);
-			json_object_set_new(cj, k ? "dst_mac" : "src_mac", json_string(m));
+			json_object_set_new(cj, k ? "dst_mac" : "src_mac", json_string(nr_mac_str(mac, m)));
 		}
 		json_array_append_new(conns, cj);
 	}

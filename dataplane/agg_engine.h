@@ -143,7 +143,8 @@ struct nr_emit {
 	uint32_t job;
 	uint32_t conn;
 	uint32_t g;
-	bool ecn_ce;           /* some contribution carried ECN-CE: set it */
+	bool ecn_ce;           /* some contribution carried ECN-CE: set it
+				  * (nr_frame_set_ce of proto/roce_pkt.h) */
 };
 
 /* A packet the engine holds, as ops.emit_slot sees it. */
@@ -221,12 +222,6 @@ int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errle
 uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
 /* Bytes of engine memory the job's pool takes (validation caps it at 256 MiB). */
 uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
-
-/*
- * Set ECN-CE in an IPv4 frame and fix the IP header checksum (no ICRC change
- * needed).  For ops.emit callers when e->ecn_ce; RESEND packets already have it.
- */
-void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p);
 
 /*
  * Offer one parsed NR_PKT_ROCE packet.  frame is writable (the engine writes

@@ -70,19 +70,6 @@ static inline void frame_set_imm(uint8_t *frame, const struct nr_pkt *p, uint32_
 	nr_st_be32(frame + p->pay_off - 4, imm);
 }
 
-void nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p)
-{
-	struct nr_ipv4_hdr *ip;
-
-	if (p->ipver != 4)
-		return;
-	ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
-	if ((ip->tos & NR_ECN_MASK) == NR_ECN_CE)
-		return;
-	ip->tos |= NR_ECN_CE;
-	ip->check = nr_ipv4_cksum(ip);
-}
-
 static inline enum nr_verdict count(struct nr_job *j, enum nr_engine_ctr c,
 				    enum nr_engine_ctr *out, enum nr_verdict v)
 {

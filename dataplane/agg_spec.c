@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <arpa/inet.h>
 
 #include "dataplane/agg_internal.h"
+#include "proto/nr_text.h"
 
 #define NR_MAX_MSG_SIZE   (1u << 30)
 #define NR_MAX_POOL_BYTES (256ull << 20)
@@ -27,13 +27,6 @@ static int spec_err(char *err, size_t len, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-static const char *ip_str(uint32_t ip, char *buf)
-{
-	if (!inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN))
-		snprintf(buf, INET_ADDRSTRLEN, "?");
-	return buf;
 }
 
 uint32_t nr_job_pool_packets(const struct nr_job_spec *s)
@@ -89,16 +82,16 @@ static int check_keys(const struct nr_job_spec *s, char *err, size_t len)
 			if (k > i && ci->dst_ip == ck->dst_ip && ci->dst_qpn == ck->dst_qpn)
 				return spec_err(err, len,
 						"conns[%u]: receiver %s qpn 0x%x already used by conns[%u]",
-						k, ip_str(ck->dst_ip, a), ck->dst_qpn, i);
+						k, nr_ip4_str(ck->dst_ip, a), ck->dst_qpn, i);
 			if (k > i && ci->src_ip == ck->src_ip && ci->src_qpn == ck->src_qpn)
 				return spec_err(err, len,
 						"conns[%u]: sender %s qpn 0x%x already used by conns[%u]",
-						k, ip_str(ck->src_ip, a), ck->src_qpn, i);
+						k, nr_ip4_str(ck->src_ip, a), ck->src_qpn, i);
 			if (ci->dst_ip == ck->src_ip && ci->dst_qpn == ck->src_qpn)
 				return spec_err(err, len,
 						"conns[%u]: sender %s qpn 0x%x is the receiving QP of conns[%u]; "
 						"a host needs distinct QPs to send and to receive",
-						k, ip_str(ck->src_ip, a), ck->src_qpn, i);
+						k, nr_ip4_str(ck->src_ip, a), ck->src_qpn, i);
 		}
 	}
 	return 0;
@@ -155,6 +148,6 @@ void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len)
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
 	const struct nr_conn_spec *c = &j->conns[i];
 
-	snprintf(buf, len, "connection %u (%s -> %s qpn 0x%x)", i, ip_str(c->src_ip, a),
-		 ip_str(c->dst_ip, b), c->dst_qpn);
+	snprintf(buf, len, "connection %u (%s -> %s qpn 0x%x)", i, nr_ip4_str(c->src_ip, a),
+		 nr_ip4_str(c->dst_ip, b), c->dst_qpn);
 }

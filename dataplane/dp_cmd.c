@@ -20,12 +20,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "dataplane/dp_box.h"
+#include "proto/nr_text.h"
 
 enum dp_cmd_type { DP_CMD_JOB_ADD, DP_CMD_JOB_DEL, DP_CMD_JOB_STATS, DP_CMD_ENGINE_CTRS };
 enum dp_cmd_state { DP_CMD_PENDING, DP_CMD_DONE, DP_CMD_ABANDONED };
@@ -276,9 +276,8 @@ static int owners_conflict(struct dp_box *b, const struct nr_job_spec *s, unsign
 		char ip[INET_ADDRSTRLEN];
 
 		if (o >= 0 && (unsigned)o != worker) {
-			inet_ntop(AF_INET, &cs->dst_ip, ip, sizeof(ip));
 			snprintf(err, errlen, "conns[%u]: receiver %s qpn 0x%x already belongs to another job",
-				 i, ip, cs->dst_qpn);
+				 i, nr_ip4_str(cs->dst_ip, ip), cs->dst_qpn);
 			return -EEXIST;
 		}
 	}

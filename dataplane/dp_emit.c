@@ -186,15 +186,8 @@ void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt 
 static inline void result_masked(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p,
 				 bool ecn_ce)
 {
-	if (p->ipver == 4) {
-		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
-
-		if (ecn_ce && (ip->tos & NR_ECN_MASK) != NR_ECN_CE) {
-			ip->tos |= NR_ECN_CE;
-			ip->check = nr_ipv4_cksum(ip);
-			w->ctr.c[DP_CTR_ECN_MARKED]++;
-		}
-	}
+	if (ecn_ce && nr_frame_set_ce(frame, p))
+		w->ctr.c[DP_CTR_ECN_MARKED]++;
 	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
 }
 

@@ -10,6 +10,7 @@
 
 #include "netreduce.h"
 #include "nr_transport.h"
+#include "proto/nr_text.h"
 
 #define NR_ERRLEN 512
 #define NR_RECV_DEPTH 128   /* receives kept posted on every receiving QP */
@@ -88,7 +89,6 @@ int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t nr_now_ms(void);
-const char *nr_ip_str(uint32_t ip, char *buf);
 int nr_post_recvs(struct nr_comm *c, struct nr_ring *r);
 /* Let the transport run (ACKs, retransmissions) while waiting for something else. */
 void nr_idle_progress(struct nr_comm *c);

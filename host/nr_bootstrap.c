@@ -201,13 +201,10 @@ static json_t *qp_json(const struct nr_qp_info *q)
 
 static json_t *row_json(const struct nr_peer *p)
 {
-	char ip[INET_ADDRSTRLEN], mac[18];
+	char ip[INET_ADDRSTRLEN], mac[NR_MAC_STRLEN];
 	json_t *row;
 
-	nr_ip_str(p->ip, ip);
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0], p->mac[1],
-		 p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
-	row = json_pack("{s:s,s:s}", "ip", ip, "mac", mac);
+	row = json_pack("{s:s,s:s}", "ip", nr_ip4_str(p->ip, ip), "mac", nr_mac_str(p->mac, mac));
 	for (int i = 0; i < 2; i++)
 		json_object_set_new(row, i == NR_RING_BOX ? "box" : "plain",
 				    json_pack("{s:o,s:o,s:I,s:I}", "send", qp_json(&p->send[i]),
@@ -460,7 +457,7 @@ static int root_collect(struct nr_comm *c, const char *what, json_t **msgs)
 				json_decref(msgs[k]);
 			return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
 				       "rank 0: %s: rank %d (%s): %s", what, r,
-				       nr_ip_str(c->peers[r].ip, (char[INET_ADDRSTRLEN]){ 0 }), err);
+				       nr_ip4_str(c->peers[r].ip, (char[INET_ADDRSTRLEN]){ 0 }), err);
 		}
 	}
 	return 0;

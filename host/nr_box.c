@@ -18,19 +18,15 @@ static json_t *conn_json(const struct nr_comm *c, int i)
 	static const uint8_t zero[6];
 	json_t *o;
 
-	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip_str(src->ip, sip), "dst_ip",
-		      nr_ip_str(dst->ip, dip), "src_qpn", (json_int_t)src->send[NR_RING_BOX].qpn,
+	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(src->ip, sip), "dst_ip",
+		      nr_ip4_str(dst->ip, dip), "src_qpn", (json_int_t)src->send[NR_RING_BOX].qpn,
 		      "dst_qpn", (json_int_t)dst->recv[NR_RING_BOX].qpn, "ipsn",
 		      (json_int_t)src->send[NR_RING_BOX].psn);
 	if (memcmp(src->mac, zero, 6) && memcmp(dst->mac, zero, 6)) {
-		char m[18];
+		char m[NR_MAC_STRLEN];
 
-		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", src->mac[0], src->mac[1],
-			 src->mac[2], src->mac[3], src->mac[4], src->mac[5]);
-		json_object_set_new(o, "src_mac", json_string(m));
-		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", dst->mac[0], dst->mac[1],
-			 dst->mac[2], dst->mac[3], dst->mac[4], dst->mac[5]);
-		json_object_set_new(o, "dst_mac", json_string(m));
+		json_object_set_new(o, "src_mac", json_string(nr_mac_str(src->mac, m)));
+		json_object_set_new(o, "dst_mac", json_string(nr_mac_str(dst->mac, m)));
 	}
 	return o;
 }

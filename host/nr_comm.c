@@ -26,13 +26,6 @@ uint64_t nr_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *nr_ip_str(uint32_t ip, char *buf)
-{
-	struct in_addr a = { .s_addr = ip };
-
-	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
-}
-
 int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -189,7 +182,7 @@ int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
 	char ip[INET_ADDRSTRLEN];
 	const char *detail = wc->qp ? nr_tp_qp_error(wc->qp) : NULL;
 
-	nr_ip_str(c->peers[peer].ip, ip);
+	nr_ip4_str(c->peers[peer].ip, ip);
 	/* on the box ring an ACK needs every rank's contribution: anyone may be the dead one */
 	if (ring == NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer through the box (%s) from rank %d "
@@ -210,7 +203,7 @@ int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting
 	int peer = waiting_recv ? (c->rank + c->world - 1) % c->world : (c->rank + 1) % c->world;
 	char ip[INET_ADDRSTRLEN];
 
-	nr_ip_str(c->peers[peer].ip, ip);
+	nr_ip4_str(c->peers[peer].ip, ip);
 	if (ring == NR_RING_BOX)
 		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
 			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "

@@ -293,7 +293,7 @@ static int soft_qp_connect(struct nr_tp_qp *q, const struct nr_qp_info *remote)
 					  .sin_addr.s_addr = qp->rip };
 	qp->ipx = (struct nr_icrc_ip4){ .saddr = tp->ip, .daddr = qp->rip, .sport = qp->sport,
 					.dport = qp->rport, .id = 0, .frag_off = NR_IPV4_DF };
-	inet_ntop(AF_INET, &qp->rip, qp->peer, sizeof(qp->peer));
+	nr_ip4_str(qp->rip, qp->peer);
 	qp->epsn = remote->psn;
 	qp->state = SOFT_QP_RTS;
 	return 0;

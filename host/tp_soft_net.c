@@ -2,7 +2,8 @@
 /*
  * Soft transport, the socket side: one receive socket bound to (local ip,
  * 4791) for every QP, one send socket per QP bound to (local ip, entropy
- * port), batched recvmmsg/sendmmsg, the packet writer and the test filter.
+ * port), batched recvmmsg/sendmmsg (packets built by proto's nr_build_transport)
+ * and the test filter.
  *
  * What goes on the wire is what an RNIC sends: UDP checksum 0 (SO_NO_CHECK),
  * DF set (IP_PMTUDISC_DO), and -- because the sockets are unconnected --
@@ -72,7 +73,7 @@ int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 	int bufsz = SOFT_SOCK_BUF, r;
 	char ip[INET_ADDRSTRLEN];
 
-	inet_ntop(AF_INET, &tp->ip, ip, sizeof(ip));
+	nr_ip4_str(tp->ip, ip);
 	tp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (tp->fd < 0) {
 		snprintf(err, errlen, "soft: socket: %s", strerror(errno));
@@ -138,7 +139,7 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 	unsigned i;
 	int r;
 
-	inet_ntop(AF_INET, &tp->ip, ip, sizeof(ip));
+	nr_ip4_str(tp->ip, ip);
 	qp->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (qp->fd < 0) {
 		r = -errno;
@@ -175,43 +176,6 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 	return 0;
 }
 
-/* ---- packet writer ------------------------------------------------------ */
-
-/*
- * BTH (and zeroed extension headers) of opcode; returns the header length.
- * MigReq is set as ConnectX and rxe set it (APM migrated state).
- */
-uint32_t soft_write_hdrs(uint8_t *buf, uint8_t opcode, uint32_t dqpn, uint32_t psn,
-			 bool ackreq, uint32_t paylen)
-{
-	const struct nr_opcode_info *i = nr_opcode_info(opcode);
-	struct nr_bth *b = (struct nr_bth *)buf;
-
-	memset(buf, 0, i->length);
-	b->opcode = opcode;
-	b->flags = (uint8_t)(NR_BTH_MIG_MASK | ((((4 - (paylen & 3)) & 3) << NR_BTH_PAD_SHIFT)));
-	nr_bth_set_pkey(b, NR_BTH_PKEY_DEFAULT);
-	nr_st_be32(&b->qpn, dqpn & NR_BTH_QPN_MASK);
-	nr_st_be32(&b->apsn, (ackreq ? NR_BTH_ACK_MASK : 0) | (psn & NR_BTH_PSN_MASK));
-	return i->length;
-}
-
-/* Pad, ICRC; the payload is already at buf + hdrlen.  Returns the UDP payload length. */
-uint32_t soft_finish_pkt(uint8_t *buf, const struct nr_icrc_ip4 *ipx, uint32_t hdrlen,
-			 uint32_t paylen)
-{
-	uint32_t n = hdrlen + paylen, pad = (4 - (paylen & 3)) & 3, crc;
-
-	memset(buf + n, 0, pad);
-	n += pad;
-	crc = nr_icrc_ip4(ipx, buf, n);
-	buf[n] = (uint8_t)crc;
-	buf[n + 1] = (uint8_t)(crc >> 8);
-	buf[n + 2] = (uint8_t)(crc >> 16);
-	buf[n + 3] = (uint8_t)(crc >> 24);
-	return n + NR_ICRC_LEN;
-}
-
 /* ---- send batch ------------------------------------------------------- */
 
 static uint8_t *txpkt(struct soft_tp *tp, unsigned i)
@@ -220,7 +184,7 @@ static uint8_t *txpkt(struct soft_tp *tp, unsigned i)
 }
 
 /* A buffer for qp's next packet; the batch holds one socket's packets at a time. */
-uint8_t *soft_tx_slot(struct soft_tp *tp, struct soft_qp *qp)
+static uint8_t *tx_slot(struct soft_tp *tp, struct soft_qp *qp)
 {
 	if (tp->txqp != qp && (tp->ntx || tp->ndelay))
 		soft_tx_flush(tp);
@@ -235,7 +199,7 @@ static void tx_add(struct soft_tp *tp, unsigned at, uint32_t len, uint8_t kind, 
 }
 
 /* The packet of len bytes in the current slot is complete: filter it, queue it. */
-void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn)
+static void tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn)
 {
 	uint8_t *pkt = txpkt(tp, tp->ntx);
 	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_TX, pkt, len) : NR_SOFT_PASS;
@@ -260,6 +224,19 @@ void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn
 	}
 	if (tp->ntx == SOFT_BATCH)
 		soft_tx_flush(tp);
+}
+
+void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+		   const void *payload, uint32_t len, uint8_t kind)
+{
+	int n = nr_build_transport(tx_slot(tp, qp), SOFT_PKT_MAX, &qp->ipx, qp->rqpn, a,
+				   payload, len);
+
+	if (n < 0) {     /* cannot happen: opcodes and lengths are ours */
+		tp->st.tx_errors++;
+		return;
+	}
+	tx_commit(tp, (uint32_t)n, kind, a->psn);
 }
 
 /* A packet that did not leave: data is sent again from its PSN, an ACK is owed again. */

@@ -17,9 +17,11 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include "proto/roce_build.h"
 #include "proto/roce_hdr.h"
 #include "proto/roce_icrc.h"
 #include "proto/roce_pkt.h"
+#include "proto/nr_text.h"
 #include "tp_internal.h"
 #include "tp_soft.h"
 
@@ -193,17 +195,14 @@ void soft_net_close(struct soft_tp *tp);
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
 /* The UDP source port a QP tries at attempt 0, 1, ... (0xC000 | QPN hash, then stride 97). */
 uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
-uint8_t *soft_tx_slot(struct soft_tp *tp, struct soft_qp *qp);
-void soft_tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn);
+/* Build a packet (proto's builder, MigReq as RNICs set it) into qp's send batch. */
+void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+		   const void *payload, uint32_t len, uint8_t kind);
 int soft_tx_flush(struct soft_tp *tp);
 int soft_rx_round(struct soft_tp *tp);
 int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
 		    const uint8_t *pkt, uint32_t len);
 void soft_inject_free(struct soft_tp *tp);
-uint32_t soft_write_hdrs(uint8_t *buf, uint8_t opcode, uint32_t dqpn, uint32_t psn,
-			 bool ackreq, uint32_t paylen);
-uint32_t soft_finish_pkt(uint8_t *buf, const struct nr_icrc_ip4 *ipx, uint32_t hdrlen,
-			 uint32_t paylen);
 
 /* tp_soft_req.c */
 void soft_req_tx(struct soft_qp *qp);

@@ -49,26 +49,16 @@ static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, 
 	struct soft_tp *tp = qp->tp;
 	uint32_t off = i * tp->mtu, plen = w->len - off < tp->mtu ? w->len - off : tp->mtu;
 	bool last = i + 1 == w->npkts;
-	uint8_t op = w->npkts == 1 ? NR_OP_RC_WRITE_ONLY_IMM :
-		     i == 0 ? NR_OP_RC_WRITE_FIRST :
-		     last ? NR_OP_RC_WRITE_LAST_IMM : NR_OP_RC_WRITE_MIDDLE;
-	const struct nr_opcode_info *info = nr_opcode_info(op);
-	uint8_t *buf = soft_tx_slot(tp, qp);
-	uint32_t hl = soft_write_hdrs(buf, op, qp->rqpn, psn, ackreq || last, plen);
+	const struct nr_build_args a = {
+		.opcode = w->npkts == 1 ? NR_OP_RC_WRITE_ONLY_IMM :
+			  i == 0 ? NR_OP_RC_WRITE_FIRST :
+			  last ? NR_OP_RC_WRITE_LAST_IMM : NR_OP_RC_WRITE_MIDDLE,
+		.psn = psn, .ackreq = ackreq || last, .migreq = true,
+		.va = w->rva, .rkey = w->rkey, .dma_len = w->len, .imm = w->imm,
+	};
 
-	if (info->mask & NR_OPF_RETH) {
-		struct nr_reth *r = (struct nr_reth *)(buf + info->offset[NR_EXT_RETH]);
-
-		nr_reth_set_va(r, w->rva);
-		nr_reth_set_rkey(r, w->rkey);
-		nr_reth_set_len(r, w->len);
-	}
-	if (info->mask & NR_OPF_IMMDT)
-		nr_immdt_set_imm((struct nr_immdt *)(buf + info->offset[NR_EXT_IMMDT]), w->imm);
-	if (plen)
-		memcpy(buf + hl, w->laddr + off, plen);
 	tp->st.tx_data++;
-	soft_tx_commit(tp, soft_finish_pkt(buf, &qp->ipx, hl, plen), SOFT_TX_DATA, psn);
+	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA);
 }
 
 /* Send what the window allows. */

@@ -38,14 +38,11 @@ static void ack_owed(struct soft_qp *qp)
 /* ACK (syn 0x00-0x1F) or NAK for psn, into the send batch. */
 static void send_ack(struct soft_qp *qp, uint8_t syn, uint32_t psn)
 {
-	struct soft_tp *tp = qp->tp;
-	const struct nr_opcode_info *info = nr_opcode_info(NR_OP_RC_ACK);
-	uint8_t *buf = soft_tx_slot(tp, qp);
-	uint32_t hl = soft_write_hdrs(buf, NR_OP_RC_ACK, qp->rqpn, psn, false, 0);
-	struct nr_aeth *ae = (struct nr_aeth *)(buf + info->offset[NR_EXT_AETH]);
+	const struct nr_build_args a = {
+		.opcode = NR_OP_RC_ACK, .psn = psn, .migreq = true, .syndrome = syn, .msn = qp->msn,
+	};
 
-	nr_st_be32(&ae->smsn, (uint32_t)syn << 24 | (qp->msn & NR_AETH_MSN_MASK));
-	soft_tx_commit(tp, soft_finish_pkt(buf, &qp->ipx, hl, 0), SOFT_TX_ACK, psn);
+	soft_tx_build(qp->tp, qp, &a, NULL, 0, SOFT_TX_ACK);
 }
 
 void soft_resp_flush_acks(struct soft_tp *tp)

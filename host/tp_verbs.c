@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tp_internal.h"
+#include "proto/nr_text.h"
 
 #define CQ_DEPTH 4096
 #define MAX_SEND_WR 1024
@@ -107,7 +108,7 @@ static struct nr_tp *verbs_open(const struct nr_tp_config *cfg, char *err, size_
 	vt->timeout = cfg->timeout ? cfg->timeout : 14;
 	vt->retry_cnt = cfg->retry_cnt > 7 ? 7 : cfg->retry_cnt;
 	vt->local_ip = cfg->local_ip;
-	inet_ntop(AF_INET, &cfg->local_ip, ip, sizeof(ip));
+	nr_ip4_str(cfg->local_ip, ip);
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
@@ -378,8 +379,7 @@ static uint8_t to_status(struct verbs_qp *q, const struct ibv_wc *w)
 	if (w->status == IBV_WC_SUCCESS)
 		return NR_WC_OK;
 	if (q && !q->err[0]) {
-		inet_ntop(AF_INET, &q->remote.ip, ip, sizeof(ip));
-		snprintf(q->err, sizeof(q->err), "%s qpn 0x%x: %s (vendor error 0x%x)", ip,
+		snprintf(q->err, sizeof(q->err), "%s qpn 0x%x: %s (vendor error 0x%x)", nr_ip4_str(q->remote.ip, ip),
 			 q->remote.qpn, ibv_wc_status_str(w->status), w->vendor_err);
 	}
 	switch (w->status) {

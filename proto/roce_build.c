@@ -25,6 +25,7 @@ static uint32_t write_transport(uint8_t *t, const struct nr_opcode_info *i, uint
 	memset(t, 0, i->length);
 	nr_bth_set_opcode(bth, a->opcode);
 	nr_bth_set_se(bth, a->se);
+	nr_bth_set_mig(bth, a->migreq);
 	nr_bth_set_pad(bth, (uint8_t)pad);
 	nr_bth_set_tver(bth, 0);
 	nr_bth_set_pkey(bth, pkey ? pkey : NR_BTH_PKEY_DEFAULT);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet builders for the box's tests and for the hosts' user-space endpoint.
+ * Packet builders for the box's tests and for the hosts' user-space endpoint
+ * (the soft transport builds every packet it sends with nr_build_transport).
  * They write exactly what an RNIC writes: UDP checksum 0, P_Key 0xFFFF, TVer
  * 0, PadCnt for payloads that are not a multiple of 4, the ICRC.
  */
@@ -36,6 +37,7 @@ struct nr_build_args {
 	uint32_t psn;
 	bool ackreq;
 	bool se;
+	bool migreq;             /* BTH MigReq: ConnectX and rxe set it (APM migrated state) */
 	bool fecn, becn;
 	uint64_t va;             /* RETH */
 	uint32_t rkey;

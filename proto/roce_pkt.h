@@ -114,4 +114,24 @@ int nr_parse(const uint8_t *frame, uint32_t len, struct nr_pkt *p);
  */
 int nr_parse_transport(const uint8_t *bth, uint32_t len, struct nr_pkt *p);
 
+/*
+ * Mark a parsed IPv4 frame ECN-CE and fix its IP header checksum; the ICRC
+ * masks both, so it stays valid.  True when the frame changed (IPv4, not CE
+ * yet).  The one CE helper: the engine's resent results and the box's results
+ * both go through it.
+ */
+static inline bool nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p)
+{
+	struct nr_ipv4_hdr *ip;
+
+	if (p->ipver != 4)
+		return false;
+	ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
+	if ((ip->tos & NR_ECN_MASK) == NR_ECN_CE)
+		return false;
+	ip->tos |= NR_ECN_CE;
+	ip->check = nr_ipv4_cksum(ip);
+	return true;
+}
+
 #endif /* NR_ROCE_PKT_H */

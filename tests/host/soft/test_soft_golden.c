@@ -2,8 +2,8 @@
 /*
  * Wire identity against real RNIC captures (../shared/vectors/roce, env
  * NR_VECTORS): for every RC RDMA WRITE and ACK packet of the captures, the
- * soft transport's packet writer (soft_write_hdrs + soft_finish_pkt, the code
- * every packet we send goes through) is given the same fields -- addresses,
+ * packet builder the soft transport sends every packet with (proto's
+ * nr_build_transport, MigReq set, SE clear) is given the same fields -- addresses,
  * UDP ports, IP ID and flags, DestQP, PSN, AckReq, RETH, ImmDt, AETH, payload
  * -- and must produce the captured UDP payload byte for byte, ICRC included.
  * Packets an RNIC marks differently from us (SE set, MigReq clear) are
@@ -43,39 +43,31 @@ static void rebuild(const char *file, unsigned idx, const uint8_t *f, const stru
 {
 	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
 	const struct nr_udp_hdr *udp = (const struct nr_udp_hdr *)(f + p->l4_off);
-	const struct nr_opcode_info *info = nr_opcode_info(p->opcode);
 	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
 	struct nr_icrc_ip4 ipx = {
 		.saddr = ip->saddr, .daddr = ip->daddr,
 		.sport = nr_ld_be16(&udp->sport), .dport = nr_ld_be16(&udp->dport),
 		.id = nr_ld_be16(&ip->id), .frag_off = nr_ld_be16(&ip->frag_off),
 	};
-	uint8_t buf[SOFT_PKT_MAX + 64];
-	uint32_t hl, n, want = (uint32_t)(p->end - p->bth_off);
+	const struct nr_build_args a = {
+		.opcode = p->opcode, .psn = p->psn, .ackreq = p->ackreq, .migreq = true,
+		.va = p->reth_va, .rkey = p->reth_rkey, .dma_len = p->reth_len, .imm = p->imm,
+		.syndrome = p->aeth_syn, .msn = p->aeth_msn,
+	};
+	uint8_t buf[SOFT_PKT_MAX];
+	uint32_t want = (uint32_t)(p->end - p->bth_off);
+	int n;
 
 	if (nr_bth_se(bth) || !nr_bth_mig(bth) || p->fecn || p->becn ||
 	    nr_bth_pkey(bth) != NR_BTH_PKEY_DEFAULT || p->pay_len > SOFT_MAX_MTU) {
 		c->skipped++;
 		return;
 	}
-	hl = soft_write_hdrs(buf, p->opcode, p->qpn, p->psn, p->ackreq, p->pay_len);
-	if (info->mask & NR_OPF_RETH) {
-		struct nr_reth *r = (struct nr_reth *)(buf + info->offset[NR_EXT_RETH]);
-
-		nr_reth_set_va(r, p->reth_va);
-		nr_reth_set_rkey(r, p->reth_rkey);
-		nr_reth_set_len(r, p->reth_len);
-	}
-	if (info->mask & NR_OPF_IMMDT)
-		nr_immdt_set_imm((struct nr_immdt *)(buf + info->offset[NR_EXT_IMMDT]), p->imm);
-	if (info->mask & NR_OPF_AETH)
-		nr_st_be32(buf + info->offset[NR_EXT_AETH],
-			   (uint32_t)p->aeth_syn << 24 | p->aeth_msn);
-	memcpy(buf + hl, f + p->pay_off, p->pay_len);
-	n = soft_finish_pkt(buf, &ipx, hl, p->pay_len);
-	if (n != want || memcmp(buf, f + p->bth_off, n)) {
+	n = nr_build_transport(buf, sizeof(buf), &ipx, p->qpn, &a, f + p->pay_off, p->pay_len);
+	if (n < 0 || (uint32_t)n != want || memcmp(buf, f + p->bth_off, (size_t)n)) {
 		hexdump("captured", f + p->bth_off, want);
-		hexdump("ours", buf, n);
+		if (n > 0)
+			hexdump("ours", buf, (uint32_t)n);
 		fail_msg("%s packet %u (%s psn %u): our packet differs from the RNIC's", file, idx,
 			 nr_opcode_name(p->opcode), p->psn);
 	}
