@@ -26,7 +26,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
+#include "proto/nr_job.h"
 
 #define NR_FPGA_MAGIC            0x4146524eu   /* bytes 'N' 'R' 'F' 'A' */
 #define NR_FPGA_VERSION_MAJOR    1u

@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "dataplane/agg_engine.h"
+#include "proto/nr_job.h"
 
 struct nr_backend;
 

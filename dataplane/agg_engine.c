@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The aggregation engine: life cycle, jobs, the connection lookup table,
- * housekeeping (progress timeout) and counters.  The per-packet path lives in
+ * housekeeping (progress timeout), counters and job descriptions in messages.  The per-packet path lives in
  * agg_input.c, the sums in agg_sum_*.c.
  */
 #include <errno.h>
@@ -11,18 +11,7 @@
 #include <string.h>
 
 #include "dataplane/agg_internal.h"
-
-const char *const nr_engine_ctr_names[NR_ECTR_MAX] = {
-#define NR_CTR_NAME(e, n, d) [NR_ECTR_##e] = n,
-	NR_FOREACH_ENGINE_CTR(NR_CTR_NAME)
-#undef NR_CTR_NAME
-};
-
-const char *const nr_engine_ctr_help[NR_ECTR_MAX] = {
-#define NR_CTR_HELP(e, n, d) [NR_ECTR_##e] = d,
-	NR_FOREACH_ENGINE_CTR(NR_CTR_HELP)
-#undef NR_CTR_HELP
-};
+#include "proto/nr_text.h"
 
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
 {
@@ -398,4 +387,13 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
 		failed++;
 	}
 	return failed;
+}
+
+void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+	const struct nr_conn_spec *c = &j->conns[i];
+
+	snprintf(buf, len, "connection %u (%s -> %s qpn 0x%x)", i, nr_ip4_str(c->src_ip, a),
+		 nr_ip4_str(c->dst_ip, b), c->dst_qpn);
 }

@@ -39,6 +39,10 @@ struct nr_slot {
 	uint32_t tag_conn;     /* connection that brought tag */
 };
 
+/* The job contract's memory model (proto/nr_job.h) counts these sizes. */
+_Static_assert(sizeof(struct nr_slot) == NR_JOB_SLOT_BYTES, "NR_JOB_SLOT_BYTES is sizeof(struct nr_slot)");
+_Static_assert(sizeof(struct nr_held) == NR_JOB_HELD_BYTES, "NR_JOB_HELD_BYTES is sizeof(struct nr_held)");
+
 struct nr_job {
 	uint32_t id;
 	uint32_t n;            /* connections */

@@ -1,14 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Job spec validation, shared by both control-plane backends: every error
- * names the field and what a valid value looks like.
+ * The job contract (see nr_job.h): the engine's counter names and the job
+ * spec validation every backend shares; every error names the field and what
+ * a valid value looks like.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "dataplane/agg_internal.h"
+#include "proto/nr_job.h"
 #include "proto/nr_text.h"
+#include "proto/roce_hdr.h"
+
+const char *const nr_engine_ctr_names[NR_ECTR_MAX] = {
+#define NR_CTR_NAME(e, n, d) [NR_ECTR_##e] = n,
+	NR_FOREACH_ENGINE_CTR(NR_CTR_NAME)
+#undef NR_CTR_NAME
+};
+
+const char *const nr_engine_ctr_help[NR_ECTR_MAX] = {
+#define NR_CTR_HELP(e, n, d) [NR_ECTR_##e] = d,
+	NR_FOREACH_ENGINE_CTR(NR_CTR_HELP)
+#undef NR_CTR_HELP
+};
 
 #define NR_MAX_MSG_SIZE   (1u << 30)
 #define NR_MAX_POOL_BYTES (256ull << 20)
@@ -42,8 +56,8 @@ uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
 	uint64_t pp = nr_job_pool_packets(s);
 	uint64_t words = (s->n_conns + 63) / 64;
 
-	return pp * (sizeof(struct nr_slot) + s->mtu + words * 8 +
-		     (uint64_t)s->n_conns * sizeof(struct nr_held));
+	return pp * (NR_JOB_SLOT_BYTES + s->mtu + words * 8 +
+		     (uint64_t)s->n_conns * NR_JOB_HELD_BYTES);
 }
 
 static bool mtu_ok(uint32_t mtu)
@@ -141,13 +155,4 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 			return rc;
 	}
 	return check_keys(s, err, len);
-}
-
-void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len)
-{
-	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
-	const struct nr_conn_spec *c = &j->conns[i];
-
-	snprintf(buf, len, "connection %u (%s -> %s qpn 0x%x)", i, nr_ip4_str(c->src_ip, a),
-		 nr_ip4_str(c->dst_ip, b), c->dst_qpn);
 }

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The job contract: what a job is (struct nr_job_spec, as job_create of
+ * control/PROTOCOL.md carries it), the limits and validation every backend
+ * shares, and what every backend reports about a job (struct nr_job_stats:
+ * state, progress and the per-job counters of the aggregation engine, which
+ * the sw box, the FPGA and the RTL all count the same way).  The control API
+ * speaks it to its backends; the engine runs it.  No DPDK, no engine.
+ *
+ * Addresses are IPv4 in network order, as the wire carries them.
+ */
+#ifndef NR_JOB_H
+#define NR_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NR_MAX_CONNS     256   /* ranks per job */
+#define NR_MAX_JOBS      64    /* jobs per engine */
+#define NR_MAX_MTU       4096
+
+enum nr_sum_mode {
+	NR_SUM_ORDERED = 0,    /* keep the N contributions, sum in rank order at completion */
+	NR_SUM_STREAMING = 1,  /* accumulate on arrival (order-dependent rounding) */
+};
+
+/* One connection of a job: rank i sends on it to rank (i+1) mod N. */
+struct nr_conn_spec {
+	uint32_t src_ip;       /* sender (rank i), IPv4 network order */
+	uint32_t dst_ip;       /* receiver (rank i+1) */
+	uint8_t src_mac[6];    /* optional (all zero: unknown) */
+	uint8_t dst_mac[6];
+	uint32_t src_qpn;      /* sender's QPN: DestQP of the ACKs it receives */
+	uint32_t dst_qpn;      /* receiver's QPN: DestQP of the data packets */
+	uint32_t ipsn;         /* sender's initial PSN */
+};
+
+struct nr_job_spec {
+	uint32_t n_conns;      /* = ranks, 1..NR_MAX_CONNS */
+	uint32_t mtu;          /* path MTU: 256, 512, 1024, 2048 or 4096 */
+	uint32_t msg_size;     /* bytes per message, multiple of 4, >= 4 */
+	uint32_t pool_msgs;    /* messages of room the box reserves (= 2W), >= 2, even */
+	uint32_t timeout_ms;   /* progress timeout */
+	uint8_t mode;          /* enum nr_sum_mode */
+	uint32_t result_key;   /* XORed into the ImmDt of every result; 0 = none */
+	struct nr_conn_spec conns[]; /* n_conns entries */
+};
+
+/* One counter per outcome of the engine, with its name (X-macro). */
+#define NR_FOREACH_ENGINE_CTR(_)                                              \
+	_(AGGREGATED, "aggregated", "contributions added to a slot")        \
+	_(COMPLETED, "completed", "slots whose N contributions are in")     \
+	_(EMITTED, "emitted", "result packets handed out")                   \
+	_(RELEASED, "released", "slots freed after every ACK")               \
+	_(DUP_RESENT, "dup_resent", "duplicates answered with the stored result") \
+	_(DUP_DROPPED, "dup_dropped", "duplicates of an incomplete slot")  \
+	_(STALE_DROPPED, "stale_dropped", "packets older than their slot's occupant") \
+	_(OCCUPIED_DROPPED, "occupied_dropped", "slot still held by an older sequence") \
+	_(LEN_MISMATCH, "len_mismatch", "payload length differs from the slot's") \
+	_(BAD_LEN, "bad_len", "payload length not a multiple of 4 or over the MTU") \
+	_(OPCODE_MISMATCH, "opcode_mismatch", "opcode differs from the slot's") \
+	_(TAG_MISMATCH, "tag_mismatch", "immediate tags of one message disagree") \
+	_(UNKNOWN_CONN, "unknown_conn", "data for an unregistered QPN")       \
+	_(SPOOFED, "spoofed", "registered QPN from the wrong source IP")     \
+	_(NOT_WRITE, "not_write", "non-WRITE request on a registered connection") \
+	_(JOB_FAILED_DROP, "job_failed_drop", "packets of a failed job")     \
+	_(ACKS_SNOOPED, "acks_snooped", "ACK/NAK of registered connections") \
+	_(ACK_IGNORED, "ack_ignored", "ACKs for PSNs never emitted")         \
+	_(JOB_TIMEOUTS, "job_timeouts", "jobs failed for lack of progress")
+
+enum nr_engine_ctr {
+#define NR_ENGINE_CTR_ENUM(e, n, d) NR_ECTR_##e,
+	NR_FOREACH_ENGINE_CTR(NR_ENGINE_CTR_ENUM)
+#undef NR_ENGINE_CTR_ENUM
+	NR_ECTR_MAX
+};
+
+extern const char *const nr_engine_ctr_names[NR_ECTR_MAX];
+extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];
+
+enum nr_job_state {
+	NR_JOB_ACTIVE = 1,
+	NR_JOB_FAILED = 2,
+};
+
+struct nr_job_stats {
+	uint8_t state;             /* enum nr_job_state */
+	char reason[256];          /* why it failed */
+	uint32_t next_emit;        /* g of the next slot to emit */
+	uint32_t next_release;     /* g of the next slot to release */
+	uint64_t completed;        /* slots completed */
+	uint64_t ctr[NR_ECTR_MAX]; /* this job's counters */
+};
+
+/*
+ * Engine memory a job's pool takes per packet of room, besides the result
+ * (mtu bytes) and the contributor bitmap (8 bytes per 64 connections): the
+ * slot's state and one held-packet record per connection.  The engine
+ * asserts that its structures have these sizes (agg_internal.h).
+ */
+#define NR_JOB_SLOT_BYTES 24
+#define NR_JOB_HELD_BYTES 32
+
+/*
+ * Validate a spec without adding it: 0 or -EINVAL with err naming the field
+ * ("conns[2].dst_qpn: 0x1000000 is not a 24-bit QPN").
+ */
+int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errlen);
+
+/* Packets of pool room a spec asks for: pool_msgs * ceil(msg_size / mtu). */
+uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
+/* Bytes of engine memory the job's pool takes (validation caps it at 256 MiB). */
+uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
+
+#endif /* NR_JOB_H */
