@@ -434,7 +434,6 @@ static void fpga_destroy(struct nr_backend *b)
 		if (f->jobs[i].used)
 			fpga_job_destroy(b, f->jobs[i].id);
 	fpga_close(f);
-	free(b);
 }
 
 static const struct nr_backend_ops fpga_ops = {
@@ -542,11 +541,8 @@ struct nr_backend *nr_backend_fpga_open(const char *path, const struct nr_fpga_o
 		return NULL;
 	}
 	f = calloc(1, sizeof(*f));
-	b = calloc(1, sizeof(*b));
-	if (!f || !b) {
+	if (!f) {
 		snprintf(err, errlen, "fpga: out of memory");
-		free(f);
-		free(b);
 		return NULL;
 	}
 	f->fd = -1;
@@ -560,12 +556,12 @@ struct nr_backend *nr_backend_fpga_open(const char *path, const struct nr_fpga_o
 		f->io = (struct nr_fpga_io){ .read32 = mmio_read32, .write32 = mmio_write32, .ctx = f->map };
 	if (fpga_probe(f, !(o && o->no_reset), err, errlen))
 		goto fail;
-	b->ops = &fpga_ops;
-	b->priv = f;
-	return b;
+	b = nr_backend_new(&fpga_ops, f);
+	if (b)
+		return b;
+	snprintf(err, errlen, "fpga: out of memory");
 fail:
 	fpga_close(f);
-	free(b);
 	return NULL;
 }
 

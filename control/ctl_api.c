@@ -55,6 +55,26 @@ uint64_t nr_ctl_counter(struct nr_ctl *c, enum nr_ctl_ctr k)
 	return k < NR_CCTR_MAX ? __atomic_load_n(&c->ctr[k], __ATOMIC_RELAXED) : 0;
 }
 
+struct nr_backend *nr_backend_new(const struct nr_backend_ops *ops, void *priv)
+{
+	struct nr_backend *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->ops = ops;
+		b->priv = priv;
+	}
+	return b;
+}
+
+void nr_backend_destroy(struct nr_backend *b)
+{
+	if (!b)
+		return;
+	if (b->ops->destroy)
+		b->ops->destroy(b);
+	free(b);
+}
+
 struct nr_ctl *nr_ctl_create(struct nr_backend *b)
 {
 	struct nr_ctl *c;
@@ -85,8 +105,7 @@ void nr_ctl_destroy(struct nr_ctl *c)
 		c->b->ops->job_destroy(c->b, c->jobs[i].id);
 		free(c->jobs[i].spec);
 	}
-	if (c->b->ops->destroy)
-		c->b->ops->destroy(c->b);
+	nr_backend_destroy(c->b);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

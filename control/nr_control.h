@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control API: one API, two backends (DESIGN.md section 5).
+ * The control API: one API over any backend that runs jobs (PROTOCOL.md;
+ * the control path in docs/architecture.md).
  *
  *   nr_ctl          validation, job ids and keys, tenancy, the JSON request
  *                   handler (ctl_api.c); speaks to one backend.
- *   backend "sw"    the DPDK dataplane, reached through a struct nr_sw_channel
- *                   that the box implements with command rings to its lcores
- *                   (and tests implement with an in-process engine).
- *   backend "fpga"  an aggregator FPGA programmed through its register map
- *                   (fpga_regs.h), mapped from a PCIe BAR or a file.
+ *   nr_backend      what runs the jobs, behind struct nr_backend_ops.  The
+ *                   control API depends on no backend: each implements the
+ *                   ops and registers with nr_backend_new() + nr_ctl_create().
+ *                   "sw": the DPDK box (dataplane/dpdk/dp_backend.c, command
+ *                   rings to its lcores); "fpga": an aggregator FPGA through
+ *                   its register map (backend_fpga.c, fpga_regs.h), mapped
+ *                   from a PCIe BAR or a file; tests register an in-process
+ *                   engine the same way.
  *   nr_ctl_server   UNIX socket (0600, admin, no token) and TCP (hosts, shared
  *                   token) listeners serving JSON lines (PROTOCOL.md).
  */
@@ -25,9 +29,14 @@
 
 struct nr_backend;
 
+/*
+ * A backend's operations.  nr_ctl calls them under its lock, one at a time,
+ * each synchronous from its point of view.  Errors are 0 or -errno; err (when
+ * given) says what went wrong for the reply.
+ */
 struct nr_backend_ops {
-	const char *name;
-	/* id is chosen by nr_ctl; spec already validated. */
+	const char *name;          /* backend_info's "name": "sw", "fpga", "rtl" */
+	/* id is chosen by nr_ctl; spec already validated (nr_job_spec_validate). */
 	int (*job_create)(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec,
 			  uint32_t *credits, char *err, size_t errlen);
 	int (*job_destroy)(struct nr_backend *b, uint32_t id);
@@ -36,31 +45,23 @@ struct nr_backend_ops {
 	json_t *(*stats)(struct nr_backend *b);
 	/* {"backend":"sw", ...}: kernel, lcores, ports / device, capacity. */
 	json_t *(*info)(struct nr_backend *b);
+	/* optional: release priv (nr_backend_destroy frees the rest) */
 	void (*destroy)(struct nr_backend *b);
 };
 
 struct nr_backend {
 	const struct nr_backend_ops *ops;
-	void *priv;
+	void *priv;                /* the implementation's own state */
 };
 
 /*
- * How the sw backend reaches the dataplane.  Every call is synchronous from
- * the control thread's point of view; the box implements it by posting a
- * command on an lcore's ring and waiting for the reply (no lock in the loop).
+ * Register an implementation: ops (static, outliving the backend) and its
+ * state.  NULL on allocation failure.  Hand the result to nr_ctl_create().
  */
-struct nr_sw_channel {
-	int (*job_add)(void *ctx, uint32_t id, const struct nr_job_spec *spec,
-		       uint32_t *credits, char *err, size_t errlen);
-	int (*job_del)(void *ctx, uint32_t id);
-	int (*job_stats)(void *ctx, uint32_t id, struct nr_job_stats *st);
-	json_t *(*stats)(void *ctx);
-	json_t *(*info)(void *ctx);
-	void *ctx;
-};
+struct nr_backend *nr_backend_new(const struct nr_backend_ops *ops, void *priv);
+/* ops->destroy, then free b (nr_ctl_destroy does it for its backend). */
+void nr_backend_destroy(struct nr_backend *b);
 
-/* Copies *ch; NULL on allocation failure. */
-struct nr_backend *nr_backend_sw_create(const struct nr_sw_channel *ch);
 /* path: sysfs resource0 of the device, or a regular file (simulation). */
 struct nr_backend *nr_backend_fpga_create(const char *path, char *err, size_t errlen);
 

@@ -7,7 +7,8 @@
  *   dp_emit.c      where frames leave: result fix-up (ECN, ICRC), L2 switching,
  *                  one-armed re-addressing, buffered TX
  *   dp_l2.c        the MAC learning table
- *   dp_cmd.c       the command rings and the sw channel of the control plane
+ *   dp_cmd.c       the command rings and the box's jobs
+ *   dp_backend.c   the box as the control API's backend "sw"
  *   dp_stats.c     counters, JSON stats/info, DPDK telemetry commands
  *   dp_opts.c      command-line options
  *   dp_main.c      main(): EAL, options, box, control server, signals
@@ -195,7 +196,6 @@ struct dp_box {
 	uint8_t job_worker[NR_MAX_JOBS * DP_MAX_WORKERS];
 	struct nr_job_spec *job_spec[NR_MAX_JOBS * DP_MAX_WORKERS]; /* copies */
 	unsigned n_jobs;
-	struct nr_sw_channel chan;
 };
 
 /*
@@ -245,8 +245,19 @@ void dp_owner_clear(struct dp_owner_map *m, uint32_t daddr, uint32_t qpn);
 /* Worker index or -1 when no job claims it. */
 int dp_owner_get(const struct dp_owner_map *m, uint32_t daddr, uint32_t qpn);
 
-/* ---- control channel (dp_cmd.c) and stats (dp_stats.c) ---- */
-const struct nr_sw_channel *dp_box_channel(struct dp_box *b);
+/* ---- jobs (dp_cmd.c), the control backend (dp_backend.c), stats (dp_stats.c) ---- */
+/*
+ * Add a job on the least loaded worker: 0, or -EEXIST / -ENOSPC / -ENOMEM /
+ * -EINVAL / -ETIMEDOUT with err saying why; *credits gets W.
+ */
+int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
+	       uint32_t *credits, char *err, size_t errlen);
+/* Remove a job (held frames freed): 0 or -ENOENT. */
+int dp_job_del(struct dp_box *b, uint32_t id);
+/* A job's state and counters: 0 or -ENOENT. */
+int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st);
+/* The box as the control API's backend "sw" (the box outlives it). */
+struct nr_backend *dp_backend_create(struct dp_box *b);
 /* Sum of every worker's counters. */
 void dp_box_counters(const struct dp_box *b, struct dp_ctr *sum);
 /* Engine counters summed over workers (through the command rings). */

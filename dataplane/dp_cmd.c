@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Control -> dataplane: the command rings and the sw channel (struct
- * nr_sw_channel of control/nr_control.h).
+ * Control -> dataplane: the command rings and the box's jobs (dp_job_add,
+ * dp_job_del, dp_job_stats: what the box's control backend calls).
  *
  * The control side (the control server's thread, a telemetry thread, a test)
  * takes box->ctl_lock, copies the request into a malloc'd command, posts it on
@@ -284,10 +284,9 @@ static int owners_conflict(struct dp_box *b, const struct nr_job_spec *s, unsign
 	return 0;
 }
 
-static int ch_job_add(void *ctx, uint32_t id, const struct nr_job_spec *spec,
-		      uint32_t *credits, char *err, size_t errlen)
+int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
+	       uint32_t *credits, char *err, size_t errlen)
 {
-	struct dp_box *b = ctx;
 	unsigned load[DP_MAX_WORKERS] = { 0 }, best = 0;
 	struct dp_cmd *c;
 	int rc;
@@ -376,9 +375,8 @@ static int job_cmd(struct dp_box *b, int type, uint32_t id, const char *what, in
 	return rc;
 }
 
-static int ch_job_del(void *ctx, uint32_t id)
+int dp_job_del(struct dp_box *b, uint32_t id)
 {
-	struct dp_box *b = ctx;
 	int i, rc;
 
 	pthread_mutex_lock(&b->ctl_lock);
@@ -396,9 +394,8 @@ static int ch_job_del(void *ctx, uint32_t id)
 	return rc;
 }
 
-static int ch_job_stats(void *ctx, uint32_t id, struct nr_job_stats *st)
+int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 {
-	struct dp_box *b = ctx;
 	int i, rc;
 
 	pthread_mutex_lock(&b->ctl_lock);
@@ -450,27 +447,4 @@ unsigned dp_box_jobs(struct dp_box *b, uint32_t *ids, unsigned *workers, unsigne
 	}
 	pthread_mutex_unlock(&b->ctl_lock);
 	return n;
-}
-
-static json_t *ch_stats(void *ctx)
-{
-	return dp_stats_json(ctx);
-}
-
-static json_t *ch_info(void *ctx)
-{
-	return dp_info_json(ctx);
-}
-
-const struct nr_sw_channel *dp_box_channel(struct dp_box *b)
-{
-	b->chan = (struct nr_sw_channel){
-		.job_add = ch_job_add,
-		.job_del = ch_job_del,
-		.job_stats = ch_job_stats,
-		.stats = ch_stats,
-		.info = ch_info,
-		.ctx = b,
-	};
-	return &b->chan;
 }

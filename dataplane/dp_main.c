@@ -166,7 +166,7 @@ static struct nr_ctl_server *start_control(struct dp_box *b, const struct dp_cfg
 		return NULL;
 	if (cfg->ctl_socket && make_socket_dir(cfg->ctl_socket) != 0)
 		return NULL;
-	be = nr_backend_sw_create(dp_box_channel(b));
+	be = dp_backend_create(b);
 	*ctlp = be ? nr_ctl_create(be) : NULL;
 	if (*ctlp == NULL) {
 		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");

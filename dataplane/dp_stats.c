@@ -333,7 +333,7 @@ static int tel_job(const char *cmd, const char *params, struct rte_tel_data *d)
 	st = calloc(1, sizeof(*st));
 	if (st == NULL)
 		return -ENOMEM;
-	rc = tel_box->chan.job_stats(tel_box, (uint32_t)id, st);
+	rc = dp_job_stats(tel_box, (uint32_t)id, st);
 	if (rc == 0) {
 		rte_tel_data_start_dict(d);
 		rte_tel_data_add_dict_u64(d, "id", id);
@@ -361,7 +361,6 @@ int dp_telemetry_register(struct dp_box *b)
 	static bool done;
 	int rc = 0;
 
-	dp_box_channel(b);
 	pthread_mutex_lock(&tel_lock);
 	tel_box = b;
 	pthread_mutex_unlock(&tel_lock);

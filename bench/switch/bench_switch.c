@@ -428,7 +428,6 @@ static int setup(struct bench *B)
 
 static int add_job(struct bench *B)
 {
-	const struct nr_sw_channel *ch = dp_box_channel(B->box);
 	struct nr_job_spec *sp = calloc(1, sizeof(*sp) + B->n * sizeof(sp->conns[0]));
 	uint32_t credits;
 	char err[256];
@@ -448,7 +447,7 @@ static int add_job(struct bench *B)
 		sp->conns[r].dst_qpn = 0x200 + (r + 1) % B->n;
 		sp->conns[r].ipsn = B->ipsn[r] + (uint32_t)B->ipsn_off;
 	}
-	rc = ch->job_add(ch->ctx, 1, sp, &credits, err, sizeof(err));
+	rc = dp_job_add(B->box, 1, sp, &credits, err, sizeof(err));
 	free(sp);
 	if (rc)
 		fprintf(stderr, "job: %s\n", err);
@@ -533,12 +532,11 @@ int main(int argc, char **argv)
 	/* 1: the stages on this core, timed by CPU time (the figures) */
 	for (unsigned i = 0; i < B->reps; i++) {
 		struct run_res a, f;
-		const struct nr_sw_channel *ch = dp_box_channel(B->box);
-
+	
 		if (add_job(B) != 0)
 			return 1;
 		run_inline(B, true, B->seconds, &a);
-		ch->job_del(ch->ctx, 1);
+		dp_job_del(B->box, 1);
 		run_inline(B, false, B->seconds, &f);
 		agg_g[i] = (double)a.bytes * 8 / a.busy_s / 1e9;
 		agg_m[i] = (double)a.pkts / a.busy_s / 1e6;
@@ -552,12 +550,11 @@ int main(int argc, char **argv)
 		return 1;
 	for (unsigned i = 0; i < B->reps; i++) {
 		struct run_res a;
-		const struct nr_sw_channel *ch = dp_box_channel(B->box);
-
+	
 		if (add_job(B) != 0)
 			return 1;
 		run(B, true, B->seconds, &a);
-		ch->job_del(ch->ctx, 1);
+		dp_job_del(B->box, 1);
 		agg_w[i] = (double)a.bytes * 8 / a.wall_s / 1e9;
 		agg_lb[i] = (double)a.bytes * 8 / a.busy_s / 1e9;
 		genshare[i] = a.gen_s / a.wall_s;

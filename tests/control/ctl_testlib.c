@@ -21,7 +21,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- sw: an engine behind a channel ------------------------------------ */
+/* ---- sw: an in-process engine registered as a backend ------------------ */
 
 static void eng_emit(void *ctx, const struct nr_emit *e)
 {
@@ -31,39 +31,44 @@ static void eng_free(void *ctx, void *handle)
 {
 }
 
-static int ch_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
+static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
 		  char *err, size_t errlen)
 {
-	return nr_engine_job_add(ctx, id, spec, mono_ns(), credits, err, errlen);
+	return nr_engine_job_add(b->priv, id, spec, mono_ns(), credits, err, errlen);
 }
 
-static int ch_del(void *ctx, uint32_t id)
+static int ch_del(struct nr_backend *b, uint32_t id)
 {
-	return nr_engine_job_del(ctx, id);
+	return nr_engine_job_del(b->priv, id);
 }
 
-static int ch_stats_job(void *ctx, uint32_t id, struct nr_job_stats *st)
+static int ch_stats_job(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
-	return nr_engine_job_stats(ctx, id, st);
+	return nr_engine_job_stats(b->priv, id, st);
 }
 
-static json_t *ch_stats(void *ctx)
+static json_t *ch_stats(struct nr_backend *b)
 {
 	uint64_t ctr[NR_ECTR_MAX];
 	json_t *c = json_object();
 
-	nr_engine_counters(ctx, ctr);
+	nr_engine_counters(b->priv, ctr);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		json_object_set_new(c, nr_engine_ctr_names[i], json_integer((json_int_t)ctr[i]));
-	return json_pack("{s:{s:s,s:o}}", "engine", "kernel", nr_engine_kernel_name(ctx),
+	return json_pack("{s:{s:s,s:o}}", "engine", "kernel", nr_engine_kernel_name(b->priv),
 			 "counters", c);
 }
 
-static json_t *ch_info(void *ctx)
+static json_t *ch_info(struct nr_backend *b)
 {
-	return json_pack("{s:s,s:i,s:[]}", "kernel", nr_engine_kernel_name(ctx), "lcores", 1,
+	return json_pack("{s:s,s:i,s:[]}", "kernel", nr_engine_kernel_name(b->priv), "lcores", 1,
 			 "ports");
 }
+
+static const struct nr_backend_ops engine_backend_ops = {
+	.name = "sw", .job_create = ch_add, .job_destroy = ch_del, .job_status = ch_stats_job,
+	.stats = ch_stats, .info = ch_info,
+};
 
 /* ---- fpga: temp register file + model ---------------------------------- */
 
@@ -111,15 +116,11 @@ struct nr_backend *tb_backend(struct tb *t, const char *kind)
 	snprintf(t->kind, sizeof(t->kind), "%s", kind);
 	if (!strcmp(kind, "sw")) {
 		struct nr_engine_ops ops = { .emit = eng_emit, .free = eng_free };
-		struct nr_sw_channel ch = { .job_add = ch_add, .job_del = ch_del,
-					    .job_stats = ch_stats_job, .stats = ch_stats,
-					    .info = ch_info };
 
 		t->eng = nr_engine_create(&ops);
 		if (!t->eng)
 			return NULL;
-		ch.ctx = t->eng;
-		return nr_backend_sw_create(&ch);
+		return nr_backend_new(&engine_backend_ops, t->eng);
 	}
 	if (!strcmp(kind, "fpga"))
 		return fpga_backend(t);

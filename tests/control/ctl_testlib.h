@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Test backends for the control suites: "sw" (an in-process nr_engine behind
- * a small struct nr_sw_channel, no EAL) and "fpga" (the driver on a temp
+ * Test backends for the control suites: "sw" (an in-process nr_engine
+ * registered as a backend, no EAL) and "fpga" (the driver on a temp
  * register file, the register-level device model serviced synchronously).
  */
 #ifndef NR_TEST_CTL_TESTLIB_H

@@ -55,7 +55,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	if (f->b)
-		f->b->ops->destroy(f->b);
+		nr_backend_destroy(f->b);
 	fpga_model_fini(&f->m);
 	munmap(f->map, NR_FPGA_REGS_SIZE);
 	unlink(f->path);
@@ -336,8 +336,8 @@ static void test_thread_model_shared_file(void **state)
 	assert_int_equal(b->ops->job_status(b, 42, &st), -ENOENT);
 	assert_int_equal(b2->ops->job_create(b2, 1, s, &credits, err, sizeof(err)), 0);
 	assert_int_equal(b2->ops->job_destroy(b2, 1), 0);
-	b2->ops->destroy(b2);
-	b->ops->destroy(b);
+	nr_backend_destroy(b2);
+	nr_backend_destroy(b);
 	fpga_model_stop(&f->m);
 	free(s);
 }

@@ -197,13 +197,12 @@ struct nr_job_spec *sim_spec(const struct sim *s)
 
 void sim_job_add(struct sim *s, uint32_t id)
 {
-	const struct nr_sw_channel *ch = dp_box_channel(s->h->box);
 	struct nr_job_spec *sp = sim_spec(s);
 	uint32_t credits = 0;
 	char err[256] = "";
 	int rc;
 
-	rc = ch->job_add(ch->ctx, id, sp, &credits, err, sizeof(err));
+	rc = dp_job_add(s->h->box, id, sp, &credits, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "job_add: %d %s\n", rc, err);
 	assert_int_equal(rc, 0);

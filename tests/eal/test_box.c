@@ -51,7 +51,6 @@ static void run_agg(unsigned n, const char *name)
 	struct sim *s = calloc(1, sizeof(*s));
 	struct impair im = { .loss = 0.05, .dup = 0.05, .noise = 0.10 };
 	unsigned baseline, msgs = 16, total_g;
-	const struct nr_sw_channel *ch;
 	struct nr_job_stats st;
 
 	test_seed(name);
@@ -74,12 +73,11 @@ static void run_agg(unsigned n, const char *name)
 		       c.engine_drop[NR_ECTR_STALE_DROPPED], c.c[DP_CTR_MALFORMED], c.c[DP_CTR_RUNT],
 		       c.c[DP_CTR_BAD_ICRC], c.engine_drop[NR_ECTR_SPOOFED], c.c[DP_CTR_FORWARDED], s->unknown_conn);
 	}
-	ch = dp_box_channel(h->box);
-	assert_int_equal(ch->job_stats(ch->ctx, 7, &st), 0);
+	assert_int_equal(dp_job_stats(h->box, 7, &st), 0);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
 	assert_int_equal(st.next_emit, total_g);
 	assert_int_equal(st.next_release, total_g);
-	assert_int_equal(ch->job_del(ch->ctx, 7), 0);
+	assert_int_equal(dp_job_del(h->box, 7), 0);
 	h_settle(h);
 	check_outputs(s);
 	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);
@@ -166,7 +164,6 @@ static void test_destroy_midstream(void **state)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct sim *s = calloc(1, sizeof(*s));
-	const struct nr_sw_channel *ch;
 	unsigned baseline;
 	struct dp_ctr c;
 
@@ -185,9 +182,8 @@ static void test_destroy_midstream(void **state)
 	check_outputs(s);
 	assert_int_equal(s->results_seen, 16);
 	assert_true(rte_mempool_in_use_count(h_pool) >= baseline + 12);  /* 12 held */
-	ch = dp_box_channel(h->box);
-	assert_int_equal(ch->job_del(ch->ctx, 11), 0);
-	assert_int_equal(ch->job_del(ch->ctx, 11), -ENOENT);
+	assert_int_equal(dp_job_del(h->box, 11), 0);
+	assert_int_equal(dp_job_del(h->box, 11), -ENOENT);
 	h_settle(h);
 	check_outputs(s);
 	dp_box_counters(h->box, &c);
@@ -198,12 +194,11 @@ static void test_destroy_midstream(void **state)
 	free(h);
 }
 
-/* The sw channel: errors name the problem, stats/info are JSON. */
+/* The box's jobs: errors name the problem, stats/info are JSON. */
 static void test_channel(void **state)
 {
 	struct harness *h = calloc(1, sizeof(*h));
 	struct sim *s = calloc(1, sizeof(*s));
-	const struct nr_sw_channel *ch;
 	struct nr_job_spec *sp;
 	struct nr_job_stats st;
 	uint32_t credits;
@@ -214,27 +209,26 @@ static void test_channel(void **state)
 	assert_int_equal(h_setup(h, 2, DP_MODE_SWITCH), 0);
 	sim_init(s, h, 2, 1024, 1024, 4);
 	sim_job_add(s, 1);
-	ch = dp_box_channel(h->box);
 	sp = sim_spec(s);
-	assert_int_equal(ch->job_add(ch->ctx, 1, sp, &credits, err, sizeof(err)), -EEXIST);
+	assert_int_equal(dp_job_add(h->box, 1, sp, &credits, err, sizeof(err)), -EEXIST);
 	assert_true(strstr(err, "job 1") != NULL);
 	err[0] = '\0';
-	assert_int_equal(ch->job_add(ch->ctx, 2, sp, &credits, err, sizeof(err)), -EEXIST);
+	assert_int_equal(dp_job_add(h->box, 2, sp, &credits, err, sizeof(err)), -EEXIST);
 	assert_true(err[0] != '\0');
 	printf("duplicate connections: %s\n", err);
 	free(sp);
-	assert_int_equal(ch->job_stats(ch->ctx, 99, &st), -ENOENT);
-	assert_int_equal(ch->job_del(ch->ctx, 99), -ENOENT);
-	j = ch->stats(ch->ctx);
+	assert_int_equal(dp_job_stats(h->box, 99, &st), -ENOENT);
+	assert_int_equal(dp_job_del(h->box, 99), -ENOENT);
+	j = dp_stats_json(h->box);
 	assert_non_null(j);
 	assert_non_null(json_object_get(json_object_get(j, "totals"), "rx"));
 	assert_non_null(json_object_get(json_object_get(j, "engine"), "aggregated"));
 	assert_int_equal(json_array_size(json_object_get(j, "ports")), 2);
 	json_decref(j);
-	j = ch->info(ch->ctx);
+	j = dp_info_json(h->box);
 	assert_string_equal(json_string_value(json_object_get(j, "backend")), "sw");
 	json_decref(j);
-	assert_int_equal(ch->job_del(ch->ctx, 1), 0);
+	assert_int_equal(dp_job_del(h->box, 1), 0);
 	h_teardown(h);
 	free(s);
 	free(h);
@@ -489,7 +483,6 @@ static void test_two_workers(void **state)
 	struct harness *h = calloc(1, sizeof(*h));
 	struct sim *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct impair im = { .loss = 0.05, .dup = 0.05, .noise = 0.05 };
-	const struct nr_sw_channel *ch;
 	unsigned baseline;
 	struct dp_ctr c;
 	uint32_t ids[4];
@@ -530,9 +523,8 @@ static void test_two_workers(void **state)
 			 c.c[DP_CTR_FORWARDED] + c.c[DP_CTR_FLOODED] + c.c[DP_CTR_FILTERED] +
 			 c.c[DP_CTR_HANDOFF_OUT] + c.c[DP_CTR_HELD] + c.c[DP_CTR_RESENT] +
 			 c.c[DP_CTR_DROPPED]);
-	ch = dp_box_channel(h->box);
-	assert_int_equal(ch->job_del(ch->ctx, 21), 0);
-	assert_int_equal(ch->job_del(ch->ctx, 22), 0);
+	assert_int_equal(dp_job_del(h->box, 21), 0);
+	assert_int_equal(dp_job_del(h->box, 22), 0);
 	h_settle(h);
 	check_outputs(a);
 	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);

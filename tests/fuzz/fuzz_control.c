@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * fuzz_control: request lines through nr_ctl_handle() over the sw backend,
- * whose channel is a tiny in-process engine (job_add -> nr_engine_job_add ...).
+ * whose backend is a tiny in-process engine (job_create -> nr_engine_job_add ...).
  *
  * The input is split at '\n' into request lines; "$JOB" and "$KEY" in a line
  * become the id and key of the last job created (so the fuzzer reaches the
@@ -49,12 +49,12 @@ struct state {
 	bool have_last;
 };
 
-/* ---- the in-process sw channel ------------------------------------------------ */
+/* ---- the in-process sw backend ------------------------------------------------ */
 
-static int ch_job_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
+static int ch_job_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
 		      char *err, size_t errlen)
 {
-	struct chan_ctx *c = ctx;
+	struct chan_ctx *c = b->priv;
 	int rc = nr_engine_job_add(c->eng, id, spec, c->now, credits, err, errlen);
 
 	if (!rc)
@@ -62,9 +62,9 @@ static int ch_job_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, ui
 	return rc;
 }
 
-static int ch_job_del(void *ctx, uint32_t id)
+static int ch_job_del(struct nr_backend *b, uint32_t id)
 {
-	struct chan_ctx *c = ctx;
+	struct chan_ctx *c = b->priv;
 	int rc = nr_engine_job_del(c->eng, id);
 
 	if (!rc)
@@ -72,16 +72,16 @@ static int ch_job_del(void *ctx, uint32_t id)
 	return rc;
 }
 
-static int ch_job_stats(void *ctx, uint32_t id, struct nr_job_stats *st)
+static int ch_job_stats(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
-	struct chan_ctx *c = ctx;
+	struct chan_ctx *c = b->priv;
 
 	return nr_engine_job_stats(c->eng, id, st);
 }
 
-static json_t *ch_stats(void *ctx)
+static json_t *ch_stats(struct nr_backend *b)
 {
-	struct chan_ctx *c = ctx;
+	struct chan_ctx *c = b->priv;
 	uint64_t ctr[NR_ECTR_MAX];
 	json_t *o = json_object();
 
@@ -91,12 +91,17 @@ static json_t *ch_stats(void *ctx)
 	return o;
 }
 
-static json_t *ch_info(void *ctx)
+static json_t *ch_info(struct nr_backend *b)
 {
-	struct chan_ctx *c = ctx;
+	struct chan_ctx *c = b->priv;
 
 	return json_pack("{s:s,s:i}", "kernel", nr_engine_kernel_name(c->eng), "lcores", 1);
 }
+
+static const struct nr_backend_ops engine_backend_ops = {
+	.name = "sw", .job_create = ch_job_add, .job_destroy = ch_job_del,
+	.job_status = ch_job_stats, .stats = ch_stats, .info = ch_info,
+};
 
 /* ---- script ------------------------------------------------------------------- */
 
@@ -209,10 +214,6 @@ static void check_reply(struct state *s, const char *line, size_t len, const cha
 static void run_script(const uint8_t *data, size_t size, bool admin)
 {
 	struct chan_ctx cc = { .now = 1000000000ull };
-	struct nr_sw_channel ch = {
-		.job_add = ch_job_add, .job_del = ch_job_del, .job_stats = ch_job_stats,
-		.stats = ch_stats, .info = ch_info, .ctx = &cc,
-	};
 	struct state *s = calloc(1, sizeof(*s));
 	struct nr_backend *b;
 	struct nr_ctl *c;
@@ -221,7 +222,7 @@ static void run_script(const uint8_t *data, size_t size, bool admin)
 	NRZ_CHECK(s != NULL, "calloc");
 	cc.eng = nr_engine_create(&(struct nr_engine_ops){ 0 });
 	NRZ_CHECK(cc.eng != NULL, "engine");
-	b = nr_backend_sw_create(&ch);
+	b = nr_backend_new(&engine_backend_ops, &cc);
 	NRZ_CHECK(b != NULL, "sw backend");
 	c = nr_ctl_create(b);
 	NRZ_CHECK(c != NULL, "nr_ctl_create");

@@ -44,27 +44,30 @@ struct srv {
 	int port;
 };
 
-/* ---- an in-process sw channel ------------------------------------------------ */
+/* ---- an in-process sw backend ------------------------------------------------ */
 
-static int ch_add(void *ctx, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
+static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
 		  char *err, size_t errlen)
 {
-	return nr_engine_job_add(ctx, id, spec, 1, credits, err, errlen);
+	return nr_engine_job_add(b->priv, id, spec, 1, credits, err, errlen);
 }
 
-static int ch_del(void *ctx, uint32_t id)
+static int ch_del(struct nr_backend *b, uint32_t id)
 {
-	return nr_engine_job_del(ctx, id);
+	return nr_engine_job_del(b->priv, id);
 }
 
-static int ch_stats(void *ctx, uint32_t id, struct nr_job_stats *st)
+static int ch_stats(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
-	return nr_engine_job_stats(ctx, id, st);
+	return nr_engine_job_stats(b->priv, id, st);
 }
+
+static const struct nr_backend_ops engine_backend_ops = {
+	.name = "sw", .job_create = ch_add, .job_destroy = ch_del, .job_status = ch_stats,
+};
 
 static void srv_start(struct srv *v, unsigned max_conns, unsigned idle_ms, size_t max_line)
 {
-	struct nr_sw_channel ch = { .job_add = ch_add, .job_del = ch_del, .job_stats = ch_stats };
 	struct nr_ctl_server_cfg cfg = {
 		.tcp_addr = "127.0.0.1:0", .token = TOKEN, .max_conns = max_conns,
 		.idle_timeout_ms = idle_ms, .max_line = max_line, .rate_per_sec = 1000,
@@ -79,8 +82,7 @@ static void srv_start(struct srv *v, unsigned max_conns, unsigned idle_ms, size_
 	cfg.unix_path = v->path;
 	v->eng = nr_engine_create(&(struct nr_engine_ops){ 0 });
 	assert_non_null(v->eng);
-	ch.ctx = v->eng;
-	v->ctl = nr_ctl_create(nr_backend_sw_create(&ch));
+	v->ctl = nr_ctl_create(nr_backend_new(&engine_backend_ops, v->eng));
 	assert_non_null(v->ctl);
 	v->s = nr_ctl_server_start(v->ctl, &cfg, err, sizeof(err));
 	if (!v->s)

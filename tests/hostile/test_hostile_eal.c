@@ -41,10 +41,9 @@ static void eb_end(void *ctx)
 static int eb_job_add(void *ctx, struct hz_job *j)
 {
 	struct harness *h = ctx;
-	const struct nr_sw_channel *ch = dp_box_channel(h->box);
 	uint32_t credits;
 	char err[256] = "";
-	int rc = ch->job_add(ch->ctx, 1, j->spec, &credits, err, sizeof(err));
+	int rc = dp_job_add(h->box, 1, j->spec, &credits, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "job_add: %s\n", err);

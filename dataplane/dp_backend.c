@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The box as the control API's backend "sw" (struct nr_backend_ops of
+ * control/nr_control.h): each operation goes to the box's jobs (dp_cmd.c),
+ * which reach the owning lcore through its command ring, or to its stats
+ * (dp_stats.c).  Nothing is decided here: the control API has validated the
+ * spec and chosen the id; the engine on the lcore has the last word.
+ */
+#include "dataplane/dp_box.h"
+
+static int be_job_create(struct nr_backend *be, uint32_t id, const struct nr_job_spec *spec,
+			 uint32_t *credits, char *err, size_t errlen)
+{
+	return dp_job_add(be->priv, id, spec, credits, err, errlen);
+}
+
+static int be_job_destroy(struct nr_backend *be, uint32_t id)
+{
+	return dp_job_del(be->priv, id);
+}
+
+static int be_job_status(struct nr_backend *be, uint32_t id, struct nr_job_stats *st)
+{
+	return dp_job_stats(be->priv, id, st);
+}
+
+static json_t *be_stats(struct nr_backend *be)
+{
+	return dp_stats_json(be->priv);
+}
+
+static json_t *be_info(struct nr_backend *be)
+{
+	return dp_info_json(be->priv);
+}
+
+static const struct nr_backend_ops dp_backend_ops = {
+	.name = "sw",
+	.job_create = be_job_create,
+	.job_destroy = be_job_destroy,
+	.job_status = be_job_status,
+	.stats = be_stats,
+	.info = be_info,
+};
+
+struct nr_backend *dp_backend_create(struct dp_box *b)
+{
+	return nr_backend_new(&dp_backend_ops, b);
+}
