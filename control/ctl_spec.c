@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The job spec of job_create as JSON (PROTOCOL.md): parsed into a struct
+ * nr_job_spec with an error that names the field, validated (the job
+ * contract's nr_job_spec_validate too), and printed back for job_status.
+ * Also the JSON helpers the request handler shares (types in messages,
+ * unknown fields).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/ctl_spec.h"
+#include "proto/nr_text.h"
+
+const char *nr_ctl_json_type(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+static int get_uint(const json_t *v, const char *name, uint64_t lo, uint64_t hi,
+		    const char *what, uint32_t *out, char *err, size_t errlen)
+{
+	json_int_t x;
+
+	if (!json_is_integer(v)) {
+		snprintf(err, errlen, "%s: expected an integer, got %s", name, nr_ctl_json_type(v));
+		return -EINVAL;
+	}
+	x = json_integer_value(v);
+	if (x < 0 || (uint64_t)x < lo || (uint64_t)x > hi) {
+		if (what)
+			snprintf(err, errlen, "%s: %" JSON_INTEGER_FORMAT " is not %s (%" PRIu64 "..%" PRIu64 ")",
+				 name, x, what, lo, hi);
+		else
+			snprintf(err, errlen, "%s: %" JSON_INTEGER_FORMAT " is out of range (%" PRIu64 "..%" PRIu64 ")",
+				 name, x, lo, hi);
+		return -EINVAL;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int get_ip(const json_t *v, const char *name, uint32_t *out, char *err, size_t errlen)
+{
+	struct in_addr a;
+	uint32_t h;
+
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s: expected an IPv4 address string, got %s", name, nr_ctl_json_type(v));
+		return -EINVAL;
+	}
+	if (inet_pton(AF_INET, json_string_value(v), &a) != 1) {
+		snprintf(err, errlen, "%s: \"%.64s\" is not an IPv4 address (dotted quad)", name,
+			 json_string_value(v));
+		return -EINVAL;
+	}
+	h = ntohl(a.s_addr);
+	if (h == 0 || h == 0xffffffffu || (h >> 28) == 0xe) {
+		snprintf(err, errlen, "%s: %s is not a unicast host address", name, json_string_value(v));
+		return -EINVAL;
+	}
+	*out = a.s_addr;
+	return 0;
+}
+
+static int get_mac(const json_t *v, const char *name, uint8_t mac[6], char *err, size_t errlen)
+{
+	const char *s;
+
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "%s: expected a MAC address string, got %s", name, nr_ctl_json_type(v));
+		return -EINVAL;
+	}
+	s = json_string_value(v);
+	if (nr_mac_parse(s, mac)) {
+		snprintf(err, errlen, "%s: \"%.64s\" is not a MAC address (xx:xx:xx:xx:xx:xx)", name, s);
+		return -EINVAL;
+	}
+	if (mac[0] & 1) {
+		snprintf(err, errlen, "%s: %s is a multicast MAC, expected a host's unicast MAC", name, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int nr_ctl_unknown_fields(const json_t *obj, const char *const *known, const char *where,
+			  char *err, size_t errlen)
+{
+	const char *k;
+	json_t *v;
+	unsigned i;
+
+	json_object_foreach((json_t *)obj, k, v) {
+		for (i = 0; known[i]; i++)
+			if (!strcmp(k, known[i]))
+				break;
+		if (!known[i]) {
+			snprintf(err, errlen, "%s%.64s: unknown field", where, k);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int parse_conn(const json_t *o, unsigned i, struct nr_conn_spec *cs, char *err, size_t errlen)
+{
+	static const char *const known[] = { "src_ip", "dst_ip", "src_qpn", "dst_qpn", "ipsn",
+					     "src_mac", "dst_mac", NULL };
+	static const char *const req[] = { "src_ip", "dst_ip", "src_qpn", "dst_qpn", "ipsn", NULL };
+	char where[48], name[80];
+	json_t *v;
+	unsigned k;
+
+	snprintf(where, sizeof(where), "spec.conns[%u]", i);
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "%s: expected an object, got %s", where, nr_ctl_json_type(o));
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%s.", where);
+	if (nr_ctl_unknown_fields(o, known, name, err, errlen))
+		return -EINVAL;
+	for (k = 0; req[k]; k++) {
+		if (!json_object_get(o, req[k])) {
+			snprintf(err, errlen, "%s.%s: missing", where, req[k]);
+			return -EINVAL;
+		}
+	}
+#define NAME(f) (snprintf(name, sizeof(name), "%s." f, where), name)
+	if (get_ip(json_object_get(o, "src_ip"), NAME("src_ip"), &cs->src_ip, err, errlen) ||
+	    get_ip(json_object_get(o, "dst_ip"), NAME("dst_ip"), &cs->dst_ip, err, errlen) ||
+	    get_uint(json_object_get(o, "src_qpn"), NAME("src_qpn"), 1, 0xffffff, "a 24-bit QPN",
+		     &cs->src_qpn, err, errlen) ||
+	    get_uint(json_object_get(o, "dst_qpn"), NAME("dst_qpn"), 1, 0xffffff, "a 24-bit QPN",
+		     &cs->dst_qpn, err, errlen) ||
+	    get_uint(json_object_get(o, "ipsn"), NAME("ipsn"), 0, 0xffffff, "a 24-bit PSN",
+		     &cs->ipsn, err, errlen))
+		return -EINVAL;
+	v = json_object_get(o, "src_mac");
+	if (v && get_mac(v, NAME("src_mac"), cs->src_mac, err, errlen))
+		return -EINVAL;
+	v = json_object_get(o, "dst_mac");
+	if (v && get_mac(v, NAME("dst_mac"), cs->dst_mac, err, errlen))
+		return -EINVAL;
+#undef NAME
+	return 0;
+}
+
+static int check_dup_conns(const struct nr_job_spec *s, char *err, size_t errlen)
+{
+	char a[INET_ADDRSTRLEN];
+	uint32_t i, j;
+
+	for (i = 0; i < s->n_conns; i++) {
+		for (j = 0; j < i; j++) {
+			const struct nr_conn_spec *x = &s->conns[i], *y = &s->conns[j];
+
+			if (x->dst_ip == y->dst_ip && x->dst_qpn == y->dst_qpn) {
+				snprintf(err, errlen, "spec.conns[%u]: receiver %s qpn %u repeats spec.conns[%u]",
+					 i, nr_ip4_str(x->dst_ip, a), x->dst_qpn, j);
+				return -EINVAL;
+			}
+			if (x->src_ip == y->src_ip && x->src_qpn == y->src_qpn) {
+				snprintf(err, errlen, "spec.conns[%u]: sender %s qpn %u repeats spec.conns[%u]",
+					 i, nr_ip4_str(x->src_ip, a), x->src_qpn, j);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
+{
+	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "timeout_ms",
+					     "conns", NULL };
+	struct nr_job_spec *s = NULL;
+	const json_t *conns, *v;
+	size_t n, i;
+	char e2[256];
+
+	if (!o) {
+		snprintf(err, errlen, "spec: missing (the job spec object)");
+		return NULL;
+	}
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "spec: expected an object, got %s", nr_ctl_json_type(o));
+		return NULL;
+	}
+	if (nr_ctl_unknown_fields(o, known, "spec.", err, errlen))
+		return NULL;
+	conns = json_object_get(o, "conns");
+	if (!conns) {
+		snprintf(err, errlen, "spec.conns: missing (one connection per rank)");
+		return NULL;
+	}
+	if (!json_is_array(conns)) {
+		snprintf(err, errlen, "spec.conns: expected an array, got %s", nr_ctl_json_type(conns));
+		return NULL;
+	}
+	n = json_array_size(conns);
+	if (n < 1 || n > NR_MAX_CONNS) {
+		snprintf(err, errlen, "spec.conns: %zu connections, expected 1..%u (one per rank)", n,
+			 NR_MAX_CONNS);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s) + n * sizeof(s->conns[0]));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->n_conns = (uint32_t)n;
+	s->mtu = 1024;
+	s->msg_size = 65536;
+	s->pool_msgs = 8;
+	s->timeout_ms = 5000;
+	s->mode = NR_SUM_ORDERED;
+
+	if ((v = json_object_get(o, "mtu"))) {
+		if (get_uint(v, "spec.mtu", 256, NR_MAX_MTU, NULL, &s->mtu, err, errlen))
+			goto fail;
+		if (s->mtu & (s->mtu - 1)) {
+			snprintf(err, errlen, "spec.mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048 or 4096)",
+				 s->mtu);
+			goto fail;
+		}
+	}
+	if ((v = json_object_get(o, "msg_size"))) {
+		if (get_uint(v, "spec.msg_size", 4, 1u << 30, NULL, &s->msg_size, err, errlen))
+			goto fail;
+		if (s->msg_size % 4) {
+			snprintf(err, errlen, "spec.msg_size: %u is not a multiple of 4 (FP32 elements)",
+				 s->msg_size);
+			goto fail;
+		}
+	}
+	if ((v = json_object_get(o, "pool_msgs"))) {
+		if (get_uint(v, "spec.pool_msgs", 2, 65536, NULL, &s->pool_msgs, err, errlen))
+			goto fail;
+		if (s->pool_msgs % 2) {
+			snprintf(err, errlen, "spec.pool_msgs: %u is odd (credits W = pool_msgs / 2)",
+				 s->pool_msgs);
+			goto fail;
+		}
+	}
+	if ((v = json_object_get(o, "timeout_ms")) &&
+	    get_uint(v, "spec.timeout_ms", 1, 3600000, NULL, &s->timeout_ms, err, errlen))
+		goto fail;
+	if ((v = json_object_get(o, "mode"))) {
+		const char *m = json_string_value(v);
+
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "spec.mode: expected a string, got %s", nr_ctl_json_type(v));
+			goto fail;
+		}
+		if (!strcmp(m, "ordered")) {
+			s->mode = NR_SUM_ORDERED;
+		} else if (!strcmp(m, "streaming")) {
+			s->mode = NR_SUM_STREAMING;
+		} else {
+			snprintf(err, errlen, "spec.mode: \"%.32s\" is not a sum mode (ordered or streaming)", m);
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (parse_conn(json_array_get(conns, i), (unsigned)i, &s->conns[i], err, errlen))
+			goto fail;
+	if (check_dup_conns(s, err, errlen))
+		goto fail;
+	/* The engine's own checks: one validation for every backend. */
+	e2[0] = '\0';
+	if (nr_job_spec_validate(s, e2, sizeof(e2))) {
+		snprintf(err, errlen, "%s%s", strncmp(e2, "spec", 4) ? "spec." : "",
+			 e2[0] ? e2 : "invalid job spec");
+		goto fail;
+	}
+	return s;
+fail:
+	free(s);
+	return NULL;
+}
+
+json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
+{
+	json_t *o, *conns;
+	uint32_t i;
+
+	conns = json_array();
+	for (i = 0; i < s->n_conns; i++) {
+		const struct nr_conn_spec *cs = &s->conns[i];
+		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[NR_MAC_STRLEN];
+		json_t *cj;
+		unsigned k;
+
+		cj = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(cs->src_ip, a),
+			       "dst_ip", nr_ip4_str(cs->dst_ip, b), "src_qpn", (json_int_t)cs->src_qpn,
+			       "dst_qpn", (json_int_t)cs->dst_qpn, "ipsn", (json_int_t)cs->ipsn);
+		for (k = 0; k < 2; k++) {
+			const uint8_t *mac = k ? cs->dst_mac : cs->src_mac;
+
+			if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+				continue;
+			json_object_set_new(cj, k ? "dst_mac" : "src_mac", json_string(nr_mac_str(mac, m)));
+		}
+		json_array_append_new(conns, cj);
+	}
+	o = json_pack("{s:I,s:I,s:I,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
+		      (json_int_t)s->msg_size, "pool_msgs", (json_int_t)s->pool_msgs, "mode",
+		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "timeout_ms",
+		      (json_int_t)s->timeout_ms);
+	json_object_set_new(o, "conns", conns);
+	return o;
+}
+
