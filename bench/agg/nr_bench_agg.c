@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataplane/agg_engine.h"
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_engine.h"
+#include "dataplane/engine/agg_sum.h"
 #include "proto/roce_build.h"
 #include "proto/roce_pkt.h"
 

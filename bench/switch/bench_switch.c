@@ -41,7 +41,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
 

@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "control/nr_control.h"
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 #include "tests/control/fpga_model.h"
 
 struct tb {

@@ -14,7 +14,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_build.h"
 
 #define H_MAX_HOSTS 8

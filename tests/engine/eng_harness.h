@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 #include "proto/roce_build.h"
 #include "proto/roce_pkt.h"
 

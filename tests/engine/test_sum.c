@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_sum.h"
 #include "eng_rand.h"
 
 #define MAXN    33

@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "control/nr_control.h"
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 
 #include "nrz_fuzz.h"
 

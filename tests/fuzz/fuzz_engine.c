@@ -75,7 +75,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 #include "proto/roce_build.h"
 #include "proto/roce_pkt.h"
 

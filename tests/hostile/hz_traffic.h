@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 #include "proto/roce_build.h"
 #include "proto/roce_pkt.h"
 

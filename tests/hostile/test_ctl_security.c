@@ -32,7 +32,7 @@
 #include <jansson.h>
 
 #include "control/nr_control.h"
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 
 #define TOKEN "nrz-shared-token-0123456789"
 

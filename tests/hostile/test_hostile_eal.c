@@ -4,7 +4,7 @@
  * netreduce's dataplane (dp_burst and the engine on worker lcore 1) with four
  * ring-backed host ports (tests/eal harness, --no-huge).  Frames longer than
  * one mbuf go in as mbuf chains.  The counters checked are the box's own
- * (dataplane/dp_ctr.h): rx = forwarded + flooded + filtered + held + resent +
+ * (dataplane/dpdk/dp_ctr.h): rx = forwarded + flooded + filtered + held + resent +
  * dropped, dropped = malformed.* + engine drops + runt + multiseg + ...
  */
 #include <setjmp.h>

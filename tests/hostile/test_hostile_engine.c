@@ -2,7 +2,7 @@
 /*
  * Hostile traffic, engine level (suite unit): the cases of hz_cases.c against
  * the parser and the engine behind a model of the box's per-frame path
- * (dataplane/dp_loop.c parse_burst/act_burst): runt -> dropped, OTHER ->
+ * (dataplane/dpdk/dp_loop.c parse_burst/act_burst): runt -> dropped, OTHER ->
  * forwarded, MALFORMED -> dropped by reason, RoCE with a wrong ICRC -> dropped
  * (bad_icrc, the box's default), RoCE -> the engine's verdict; results and resends get the
  * box's fix-up (ECN-CE, fresh ICRC) and are checked bit for bit.  The eal suite

@@ -264,7 +264,7 @@ tb_setup() {
 		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
 }
 
-# EAL + application arguments of the box (see dataplane/dp_main.c --help).
+# EAL + application arguments of the box (see dataplane/dpdk/dp_main.c --help).
 tb_box_cmd() {
 	local i cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
 		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")

@@ -19,7 +19,7 @@
 #include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 
 const char *const dp_ctr_names[DP_CTR_MAX] = {
 #define DP_CTR_NAME(e, n, d) [DP_CTR_##e] = n,

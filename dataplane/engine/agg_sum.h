@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 
 struct nr_sum_ops {
 	const char *name;

@@ -34,10 +34,10 @@
 #include <rte_ring.h>
 
 #include "control/nr_control.h"
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 #include "proto/roce_icrc.h"
-#include "dataplane/dp_ctr.h"
-#include "dataplane/dp_l2.h"
+#include "dataplane/dpdk/dp_ctr.h"
+#include "dataplane/dpdk/dp_l2.h"
 #include "proto/roce_pkt.h"
 
 #define DP_MAX_PORTS     32

@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_engine.h"
+#include "dataplane/engine/agg_sum.h"
 
 enum nr_slot_state {
 	NR_SLOT_FREE = 0,      /* never used */

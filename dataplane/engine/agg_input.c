@@ -33,7 +33,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "dataplane/agg_internal.h"
+#include "dataplane/engine/agg_internal.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

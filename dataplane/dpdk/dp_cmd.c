@@ -24,7 +24,7 @@
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 #include "proto/nr_text.h"
 
 enum dp_cmd_type { DP_CMD_JOB_ADD, DP_CMD_JOB_DEL, DP_CMD_JOB_STATS, DP_CMD_ENGINE_CTRS };

@@ -38,7 +38,7 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_icrc.h"
 
 void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);

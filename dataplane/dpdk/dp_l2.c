@@ -2,7 +2,7 @@
 /* The L2 learning table (see dp_l2.h). */
 #include <string.h>
 
-#include "dataplane/dp_l2.h"
+#include "dataplane/dpdk/dp_l2.h"
 
 static inline uint64_t mac_key(const uint8_t mac[6])
 {

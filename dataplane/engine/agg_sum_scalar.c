@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_sum.h"
 
 #define CHUNK 16u	/* floats per chunk */
 

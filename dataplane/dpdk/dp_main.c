@@ -26,7 +26,7 @@
 #include <rte_log.h>
 
 #include "control/nr_control.h"
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 
 static volatile sig_atomic_t got_signal;
 static struct dp_box *the_box;  /* for the signal handler only */

@@ -6,7 +6,7 @@
  * (dp_stats.c).  Nothing is decided here: the control API has validated the
  * spec and chosen the id; the engine on the lcore has the last word.
  */
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 
 static int be_job_create(struct nr_backend *be, uint32_t id, const struct nr_job_spec *spec,
 			 uint32_t *credits, char *err, size_t errlen)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/agg_internal.h"
+#include "dataplane/engine/agg_internal.h"
 #include "proto/nr_text.h"
 
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)

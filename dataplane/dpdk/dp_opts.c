@@ -9,7 +9,7 @@
 
 #include <rte_log.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 
 void dp_opts_usage(FILE *f, const char *prog)
 {

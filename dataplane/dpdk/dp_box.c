@@ -16,7 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "dataplane/dp_box.h"
+#include "dataplane/dpdk/dp_box.h"
 
 RTE_LOG_REGISTER(dp_logtype, netreduce.dp, INFO);
 

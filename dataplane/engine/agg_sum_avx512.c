@@ -8,7 +8,7 @@
  */
 #include <immintrin.h>
 
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_sum.h"
 
 static inline __mmask16 tail_mask(uint32_t nfl)
 {
