@@ -61,6 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/engine/agg_sum.h"
 #include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
@@ -115,12 +116,6 @@ struct nr_engine_ops {
 
 struct nr_engine;
 
-enum nr_sum_kernel {
-	NR_KERNEL_AUTO = 0,
-	NR_KERNEL_SCALAR = 1,
-	NR_KERNEL_AVX512 = 2,
-};
-
 /* Returns NULL on allocation failure. */
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops);
 void nr_engine_destroy(struct nr_engine *e);   /* frees held handles via ops.free */
@@ -170,7 +165,7 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns);
 /* Engine-wide counters (sum over jobs plus unknown-connection drops). */
 void nr_engine_counters(const struct nr_engine *e, uint64_t ctr[NR_ECTR_MAX]);
 
-/* Sum kernels (agg_sum.h has the kernel entry points). */
+/* Sum kernels (enum nr_sum_kernel and the kernels' entry points: agg_sum.h). */
 int nr_engine_set_kernel(struct nr_engine *e, enum nr_sum_kernel k); /* -ENOTSUP if absent */
 const char *nr_engine_kernel_name(const struct nr_engine *e);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Engine internals shared by agg_engine.c (jobs, lookup, housekeeping) and
+ * Engine internals shared by agg_jobs.c (jobs, lookup, housekeeping) and
  * agg_input.c (the per-packet path).  Not part of the API.
  *
  * Sequences.  On the wire a packet of connection i has g = (psn - ipsn_i) mod

@@ -27,9 +27,14 @@
 #ifndef NR_AGG_SUM_H
 #define NR_AGG_SUM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/engine/agg_engine.h"
+enum nr_sum_kernel {
+	NR_KERNEL_AUTO = 0,
+	NR_KERNEL_SCALAR = 1,
+	NR_KERNEL_AVX512 = 2,
+};
 
 struct nr_sum_ops {
 	const char *name;

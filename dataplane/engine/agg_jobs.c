@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The aggregation engine: life cycle, jobs, the connection lookup table,
- * housekeeping (progress timeout), counters and job descriptions in messages.  The per-packet path lives in
- * agg_input.c, the sums in agg_sum_*.c.
+ * The aggregation engine's jobs (API: agg_engine.h): the engine's life
+ * cycle, adding and removing jobs, the connection lookup table, housekeeping
+ * (progress timeout), counters and connection names in messages.  The
+ * per-packet path lives in agg_input.c, the sums in agg_sum_*.c.
  */
 #include <errno.h>
 #include <stdarg.h>
