@@ -216,7 +216,7 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			 NR_MAX_CONNS);
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s) + n * sizeof(s->conns[0]));
+	s = calloc(1, nr_job_spec_size((uint32_t)n));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;

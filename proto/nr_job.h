@@ -46,6 +46,12 @@ struct nr_job_spec {
 	struct nr_conn_spec conns[]; /* n_conns entries */
 };
 
+/* Bytes of a spec of n_conns connections: the struct and its conns[]. */
+static inline size_t nr_job_spec_size(uint32_t n_conns)
+{
+	return sizeof(struct nr_job_spec) + (size_t)n_conns * sizeof(struct nr_conn_spec);
+}
+
 /* One counter per outcome of the engine, with its name (X-macro). */
 #define NR_FOREACH_ENGINE_CTR(_)                                              \
 	_(AGGREGATED, "aggregated", "contributions added to a slot")        \

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The box as the control API's backend "sw" (struct nr_backend_ops of
- * control/nr_control.h): each operation goes to the box's jobs (dp_cmd.c),
+ * control/nr_control.h): each operation goes to the box's jobs (dp_jobs.c),
  * which reach the owning lcore through its command ring, or to its stats
  * (dp_stats.c).  Nothing is decided here: the control API has validated the
  * spec and chosen the id; the engine on the lcore has the last word.
  */
-#include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_backend.h"
+#include "dataplane/dpdk/dp_jobs.h"
+#include "dataplane/dpdk/dp_stats.h"
 
 static int be_job_create(struct nr_backend *be, uint32_t id, const struct nr_job_spec *spec,
 			 uint32_t *credits, char *err, size_t errlen)

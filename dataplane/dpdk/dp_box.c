@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The box: mempool, ports, worker lcores and their engines, start and stop.
- * See dp_box.h for the threading model.
+ * See dp_state.h for the threading model.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,24 +17,6 @@
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_box.h"
-
-RTE_LOG_REGISTER(dp_logtype, netreduce.dp, INFO);
-
-void dp_cfg_defaults(struct dp_cfg *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->mode = DP_MODE_SWITCH;
-	cfg->burst = DP_DEFAULT_BURST;
-	cfg->pool_mbufs = 8191;
-	cfg->idle_sleep_us = 50;
-	cfg->idle_polls = 1000;
-	cfg->rx_desc = 1024;
-	cfg->tx_desc = 1024;
-	cfg->kernel = NR_KERNEL_AUTO;
-	cfg->promisc = true;
-	cfg->icrc_check = true;
-	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
-}
 
 static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigned rxq,
 		      char *err, size_t errlen)

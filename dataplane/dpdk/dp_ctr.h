@@ -27,7 +27,7 @@
 
 #include <rte_common.h>
 
-#include "dataplane/engine/agg_engine.h"
+#include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
 #define DP_FOREACH_CTR(_)                                                     \

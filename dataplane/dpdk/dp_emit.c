@@ -2,11 +2,12 @@
 /*
  * Where frames leave the box.
  *
- * Results (engine emit) and resent duplicates: ECN-CE set if any contribution
- * carried it (IPv4 header checksum fixed; the ICRC masks the TOS byte), UDP
- * checksum 0 (RoCEv2 practice), ICRC recomputed with ISA-L (nr_icrc_update),
- * then routed like any frame, except that a result may leave on the port it
- * came in on (sender and receiver behind one port).
+ * Results, emitted by the engine or resent for a duplicate, leave through one
+ * exit (result_send): trailer trimmed, ICRC stored, then the fields it masks:
+ * ECN-CE set if any contribution carried it (IPv4 header checksum fixed,
+ * nr_frame_set_ce), UDP checksum 0 (RoCEv2 practice); then routed like any
+ * frame, except that a result may leave on the port it came in on (sender
+ * and receiver behind one port).
  *
  * Switch mode: destination MAC looked up in the learning table; unknown or
  * group destinations are flooded to every other port (one mbuf, its refcnt
@@ -32,12 +33,9 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_emit.h"
+#include "dataplane/dpdk/dp_log.h"
 #include "proto/roce_icrc.h"
-
-void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
-void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
-void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p);
 
 void dp_tx_flush(struct dp_worker *w, uint16_t port)
 {
@@ -172,41 +170,40 @@ static void route(struct dp_worker *w, struct rte_mbuf *m, bool is_result)
 	dp_tx_one(w, out, m);
 }
 
-void dp_l2_out(struct dp_worker *w, struct rte_mbuf *m)
+void dp_forward(struct dp_worker *w, struct rte_mbuf *m)
 {
 	route(w, m, false);
 }
 
-void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p)
-{
-	route(w, m, true);
-}
-
-/* The fields the ICRC masks, after it (see dp_result_fixup). */
-static inline void result_masked(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p,
-				 bool ecn_ce)
-{
-	if (ecn_ce && nr_frame_set_ce(frame, p))
-		w->ctr.c[DP_CTR_ECN_MARKED]++;
-	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
-}
-
 /*
- * The ICRC first, then the fields it masks (UDP checksum, ECN, IP checksum):
- * their values do not change it, and written before it their small stores
- * would stall the CRC's 16-byte loads of the same bytes until they commit.
+ * The one exit of a result frame m (p its parse record, icrc its ICRC): a
+ * result ends at its ICRC, so Ethernet trailer bytes the sender's frame had
+ * go; the ICRC is stored, then the fields it masks are written (ECN-CE with
+ * the IP checksum, UDP checksum 0): their values do not change it, and
+ * written before it was computed their small stores would have stalled the
+ * CRC's 16-byte loads of the same bytes until they commit.  The record goes
+ * back to the lcore's stack; the frame is routed.
  */
-void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce)
-{
-	nr_icrc_update(frame, p);
-	result_masked(w, frame, p, ecn_ce);
-}
-
-/* A result ends at its ICRC: Ethernet trailer bytes the sender's frame had go. */
-void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p)
+static inline void result_send(struct dp_worker *w, struct rte_mbuf *m, uint8_t *frame,
+			       const struct nr_pkt *p, uint32_t icrc, bool ecn_ce)
 {
 	if (rte_pktmbuf_pkt_len(m) > p->end)
 		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_pkt_len(m) - p->end));
+	nr_icrc_store(frame + p->end - NR_ICRC_LEN, icrc);
+	if (ecn_ce && nr_frame_set_ce(frame, p))
+		w->ctr.c[DP_CTR_ECN_MARKED]++;
+	memset(frame + p->l4_off + 6, 0, 2);     /* UDP checksum */
+	dp_rec_put(w, m);
+	route(w, m, true);
+}
+
+void dp_result_resend(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p)
+{
+	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
+
+	w->ctr.c[DP_CTR_RESENT]++;
+	/* the engine already set ECN-CE when a contribution had it */
+	result_send(w, m, frame, p, nr_icrc_compute(frame, p), false);
 }
 
 static const struct nr_crc_shift *crc_shift_find(const struct dp_worker *w, uint32_t len)
@@ -234,16 +231,10 @@ void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s)
 		struct rte_mbuf *m = s->held[i].handle;
 		const struct nr_pkt *p = s->held[i].pkt;
 		uint8_t *frame = s->held[i].frame;
+		uint32_t icrc = k && p->pay_off + s->len + NR_ICRC_LEN == p->end   /* no pad */
+				? nr_icrc_compute_tail(frame, p, tail, k) : nr_icrc_compute(frame, p);
 
-		dp_result_trim(m, p);
-		if (k && p->pay_off + s->len + NR_ICRC_LEN == p->end)   /* no pad */
-			nr_icrc_store(frame + p->end - NR_ICRC_LEN,
-				      nr_icrc_compute_tail(frame, p, tail, k));
-		else
-			nr_icrc_update(frame, p);
-		result_masked(w, frame, p, s->ecn_ce);
-		dp_rec_put(w, m);
-		dp_result_out(w, m, p);
+		result_send(w, m, frame, p, icrc, s->ecn_ce);
 	}
 }
 

@@ -38,13 +38,11 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
-#include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_cmd.h"
+#include "dataplane/dpdk/dp_emit.h"
+#include "dataplane/dpdk/dp_log.h"
+#include "dataplane/dpdk/dp_loop.h"
 #include "proto/roce_icrc.h"
-
-void dp_result_out(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
-void dp_result_fixup(struct dp_worker *w, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce);
-void dp_result_trim(struct rte_mbuf *m, const struct nr_pkt *p);
-
 static inline void drop(struct dp_worker *w, struct rte_mbuf *m)
 {
 	w->ctr.c[DP_CTR_DROPPED]++;
@@ -85,7 +83,8 @@ static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt
 	return true;
 }
 
-/* True when the engine took the frame (its record stays taken). */
+/* True when the frame's record is not to be put back here: the engine holds
+ * the frame (the record goes back at emit or free), or it left as a result. */
 static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, bool handed_in)
 {
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
@@ -97,17 +96,14 @@ static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, 
 	v = nr_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
-		dp_l2_out(w, m);
+		dp_forward(w, m);
 		break;
 	case NR_V_HELD:
 		w->ctr.c[DP_CTR_HELD]++;
-		break;
+		return true;
 	case NR_V_RESEND:
-		w->ctr.c[DP_CTR_RESENT]++;
-		dp_result_trim(m, p);
-		dp_result_fixup(w, frame, p, false);
-		dp_result_out(w, m, p);
-		break;
+		dp_result_resend(w, m, p);
+		return true;
 	case NR_V_DROP:
 	default:
 		w->ctr.c[DP_CTR_ENGINE_DROP]++;
@@ -116,7 +112,7 @@ static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, 
 		drop(w, m);
 		break;
 	}
-	return v == NR_V_HELD;
+	return false;
 }
 
 static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
@@ -134,13 +130,13 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 		switch (p->kind) {
 		case NR_PKT_ROCE:
 			if (act_roce(w, m, p, handed_in))
-				continue;   /* held: the record goes back at emit or free */
+				continue;   /* held, or its record went with the result */
 			break;
 		case NR_PKT_MALFORMED:
 			act_malformed(w, m, p);
 			break;
 		default:
-			dp_l2_out(w, m);
+			dp_forward(w, m);
 			break;
 		}
 		dp_rec_put_idx(w, r);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Command-line options of netreduce-switch (after the EAL's "--"). */
+/* The box's configuration: defaults and the command line of netreduce-switch
+ * (after the EAL's "--"). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -9,7 +10,23 @@
 
 #include <rte_log.h>
 
-#include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_opts.h"
+
+void dp_cfg_defaults(struct dp_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = DP_MODE_SWITCH;
+	cfg->burst = DP_DEFAULT_BURST;
+	cfg->pool_mbufs = 8191;
+	cfg->idle_sleep_us = 50;
+	cfg->idle_polls = 1000;
+	cfg->rx_desc = 1024;
+	cfg->tx_desc = 1024;
+	cfg->kernel = NR_KERNEL_AUTO;
+	cfg->promisc = true;
+	cfg->icrc_check = true;
+	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
+}
 
 void dp_opts_usage(FILE *f, const char *prog)
 {

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The box's configuration: struct dp_cfg, its defaults, its command line. */
+#ifndef NR_DP_OPTS_H
+#define NR_DP_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+
+#include "dataplane/engine/agg_sum.h"
+
+#define DP_MAX_BURST     256
+#define DP_DEFAULT_BURST 32
+#define DP_MBUF_DATAROOM (RTE_PKTMBUF_HEADROOM + 4352) /* a 4096-MTU RoCE frame */
+
+enum dp_mode {
+	DP_MODE_SWITCH = 0,    /* one port per host, L2 learning, flooding */
+	DP_MODE_ONE_ARMED = 1, /* one port, frames go back out of it */
+};
+
+struct dp_cfg {
+	enum dp_mode mode;
+	unsigned burst;            /* rx burst, 1..DP_MAX_BURST */
+	unsigned pool_mbufs;       /* mbufs in the box's pool */
+	unsigned idle_sleep_us;    /* 0: pure busy polling */
+	unsigned idle_polls;       /* empty polls before sleeping */
+	unsigned stats_interval;   /* seconds, 0 off (dp_main) */
+	uint16_t rx_desc, tx_desc;
+	unsigned mtu;              /* 0: leave the ports' MTU alone */
+	enum nr_sum_kernel kernel;
+	bool promisc;              /* switch mode wants every frame */
+	bool icrc_check;           /* drop RoCEv2 frames with a wrong ICRC */
+	/* control plane (dp_main) */
+	const char *ctl_socket;
+	const char *ctl_listen;
+	const char *token;
+	const char *token_file;
+	int log_level;             /* RTE_LOG_*; 0: leave */
+};
+
+void dp_cfg_defaults(struct dp_cfg *cfg);
+/* Options after "--": 0 run, 1 help wanted, -EINVAL with err naming the option. */
+int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t errlen);
+void dp_opts_usage(FILE *f, const char *prog);
+
+#endif /* NR_DP_OPTS_H */

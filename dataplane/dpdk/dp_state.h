@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state of the box (netreduce-switch), which every one of its files
+ * works on: ports, worker lcores (each with its engine, rings, parse
+ * records, counters and TX buffers) and the control side's job table.
+ * Types and inline accessors only.
+ *
+ * Threads.  Every worker lcore runs dp_worker_main() and owns one engine (its
+ * jobs), one command ring (control -> lcore, single producer: the control
+ * side serialises callers with a mutex that the loop never touches) and one
+ * handoff ring (other lcores -> this lcore, packets of jobs owned here).
+ * Ports are polled one RX queue each, ports spread round-robin over workers;
+ * every worker has its own TX queue on every port (TX queue = worker index).
+ */
+#ifndef NR_DP_STATE_H
+#define NR_DP_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dataplane/dpdk/dp_ctr.h"
+#include "dataplane/dpdk/dp_l2.h"
+#include "dataplane/dpdk/dp_opts.h"
+#include "dataplane/dpdk/dp_owner.h"
+#include "dataplane/engine/agg_engine.h"
+#include "proto/roce_icrc.h"
+#include "proto/roce_pkt.h"
+
+#define DP_MAX_PORTS     32
+#define DP_MAX_WORKERS   32
+#define DP_TX_DRAIN_US   100
+#define DP_HOUSEKEEP_ITERS 64
+#define DP_CMD_TIMEOUT_MS 2000
+#define DP_HANDOFF_RING  4096
+#define DP_MIN_RECORDS   16384  /* parse records per lcore, at least */
+#define DP_CRC_SHIFTS    8      /* MTUs per lcore with a shared-payload ICRC */
+
+/* A TX buffer per (worker, port). */
+struct dp_txbuf {
+	uint16_t n;
+	struct rte_mbuf *m[DP_MAX_BURST];
+};
+
+/* Endpoints of one job this worker owns (one-armed re-addressing). */
+struct dp_job_ep {
+	uint32_t id;
+	uint32_t n_conns;
+	struct {
+		uint32_t ip;          /* network order */
+		uint8_t mac[6];
+	} *ep;                    /* 2 * n_conns entries: src, dst of each conn */
+};
+
+struct dp_box;
+
+struct dp_worker {
+	struct dp_box *box;
+	unsigned idx;              /* worker index = TX queue id */
+	unsigned lcore;
+	struct nr_engine *eng;
+	struct rte_ring *cmd;      /* control -> lcore, SP/SC */
+	struct rte_ring *handoff;  /* other lcores -> lcore, MP/SC */
+	unsigned n_rxq;
+	struct { uint16_t port, queue; } rxq[DP_MAX_PORTS];
+	uint64_t now_ns;           /* of the current burst */
+	unsigned n_jobs;
+	struct dp_job_ep jobs[NR_MAX_JOBS];
+	volatile int running;      /* set by the lcore itself */
+	bool launched;             /* remote-launched by dp_box_launch */
+	pthread_t thread;          /* of the loop (CPU-time clocks for benchmarks) */
+	struct dp_ctr ctr;
+	struct dp_txbuf tx[DP_MAX_PORTS];
+	/*
+	 * Parse records.  The engine keeps a pointer to the record of a frame
+	 * it holds (NR_V_HELD), so a record is taken from this stack for each
+	 * received frame (its index in mbuf->hash.usr) and goes back when the
+	 * frame leaves the lcore: forwarded, dropped, handed off, emitted or
+	 * freed by the engine.  LIFO: the few records of a burst stay in L1.
+	 */
+	struct nr_pkt *recs;       /* [rec_cap] */
+	uint32_t *rec_free;        /* [rec_cap] free indices into recs */
+	uint32_t rec_top, rec_cap;
+	/*
+	 * CRC shift tables for the MTUs of this lcore's jobs: the N results of
+	 * a slot carry one payload, whose CRC is computed once and joined to
+	 * each result's own headers (dp_engine_emit_slot).  Other lengths (a
+	 * message's short last packet) get a whole ICRC per result.
+	 */
+	struct nr_crc_shift *crc_shift[DP_CRC_SHIFTS];
+	unsigned n_crc_shift;
+} __rte_cache_aligned;
+
+/* The parse record of a frame this lcore received. */
+static inline struct nr_pkt *dp_rec(const struct dp_worker *w, const struct rte_mbuf *m)
+{
+	return &w->recs[m->hash.usr];
+}
+
+/* Record r is free again. */
+static inline void dp_rec_put_idx(struct dp_worker *w, uint32_t r)
+{
+	w->rec_free[w->rec_top++] = r;
+}
+
+/* The frame left the lcore (or the engine gave it back): its record is free. */
+static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
+{
+	dp_rec_put_idx(w, m->hash.usr);
+}
+
+struct dp_port {
+	uint16_t id;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	char driver[64];
+	struct rte_ether_addr mac;
+};
+
+struct dp_box {
+	struct dp_cfg cfg;
+	struct rte_mempool *pool;
+	bool own_pool;
+	unsigned n_ports;
+	struct dp_port ports[DP_MAX_PORTS];
+	unsigned n_workers;
+	struct dp_worker *workers[DP_MAX_WORKERS];
+	struct dp_owner_map *owners;
+	struct dp_l2 l2;
+	int quit;                  /* atomic: lcores leave their loops */
+	uint64_t tsc_hz;
+	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
+	const char *kernel_name;
+	bool started;
+	/* control side only (never taken in the loop) */
+	pthread_mutex_t ctl_lock;
+	uint32_t job_id[NR_MAX_JOBS * DP_MAX_WORKERS];
+	uint8_t job_worker[NR_MAX_JOBS * DP_MAX_WORKERS];
+	struct nr_job_spec *job_spec[NR_MAX_JOBS * DP_MAX_WORKERS]; /* copies */
+	unsigned n_jobs;
+};
+
+static inline uint64_t dp_now_ns(const struct dp_box *b, uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)tsc * b->ns_mult) >> 32);
+}
+
+#endif /* NR_DP_STATE_H */
