@@ -1,5 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libnetreduce internals shared by nr_comm.c, nr_bootstrap.c, nr_box.c, nr_allreduce.c, nr_ring.c. */
+/*
+ * The state of a communicator (struct nr_comm) and its parts, which every
+ * file of libnetreduce above the transports works on; types only.  The files,
+ * each calling only the ones above it in this list (host/README.md):
+ *   nr_util.c           clock, failure messages
+ *   nr_tcp.c            TCP connections carrying JSON lines
+ *   nr_config.c         configuration: defaults, environment, checks
+ *   nr_progress.c       polling the transport, the next collective's early
+ *                       completions, the progress thread
+ *   nr_region.c         the registered regions of the two rings
+ *   nr_box_client.c     rank 0's client of the box's control API
+ *   nr_bootstrap.c      the TCP rendezvous at rank 0, barriers
+ *   nr_comm.c           the communicator: init and destroy
+ *   nr_collective.c     running one collective on a ring
+ *   nr_allreduce_box.c  all-reduce through the box (nr_allreduce)
+ *   nr_allreduce_ring.c the ring baseline (nr_ring_allreduce)
+ */
 #ifndef NR_COMM_INTERNAL_H
 #define NR_COMM_INTERNAL_H
 
@@ -10,7 +26,6 @@
 
 #include "netreduce.h"
 #include "nr_transport.h"
-#include "proto/nr_text.h"
 
 #define NR_ERRLEN 512
 #define NR_RECV_DEPTH 128   /* receives kept posted on every receiving QP */
@@ -28,6 +43,8 @@ struct nr_peer {
 
 enum { NR_RING_BOX = 0, NR_RING_PLAIN = 1 };
 
+static inline const char *nr_ring_name(int ring) { return ring == NR_RING_BOX ? "box" : "plain"; }
+
 /* One ring of a communicator: a send QP to rank+1, a receive QP from rank-1. */
 struct nr_ring {
 	struct nr_tp_qp *sqp;
@@ -41,8 +58,8 @@ struct nr_ring {
 	uint32_t posted;             /* receives posted on rqp */
 };
 
-/* Rank 0's connection to the box's control listener. */
-struct nr_box {
+/* The job rank 0 registered with the box (nr_box_client.c). */
+struct nr_box_job {
 	int fd;
 	uint32_t job;
 	char key[64];
@@ -60,7 +77,7 @@ struct nr_comm {
 	/* bootstrap sockets: rank 0 holds world-1 (index = rank), others hold fds[0] */
 	int *fds;
 	int lfd;
-	struct nr_box box;
+	struct nr_box_job box;
 	bool has_box;
 	bool broken;
 	uint8_t box_seq, ring_seq;   /* op sequence per ring (imm tag high byte) */
@@ -80,73 +97,5 @@ struct nr_comm {
 	volatile bool stop;
 	char err[NR_ERRLEN];
 };
-
-/* nr_config.c */
-int nr_config_check_env(const struct nr_config *cfg, bool env);
-
-/* nr_comm.c */
-int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-uint64_t nr_now_ms(void);
-int nr_post_recvs(struct nr_comm *c, struct nr_ring *r);
-/* Let the transport run (ACKs, retransmissions) while waiting for something else. */
-void nr_idle_progress(struct nr_comm *c);
-/* Poll the transport: backlog first. Returns completions, 0, or an nr_err. */
-int nr_poll(struct nr_comm *c, struct nr_wc *wc, int max, int timeout_ms);
-/* Keep a completion of the next collective (a faster peer already started it). */
-int nr_defer(struct nr_comm *c, const struct nr_wc *wc);
-/* Turn a failed completion into NR_ERR_PEER naming the peer. */
-int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring);
-int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv);
-
-/*
- * One collective in flight on one ring, as nr_drive() runs it: post what the
- * window allows, poll, count send completions, hand receives to the op, keep
- * receives of the next collective for later, fail with a message when nothing
- * moves for timeout_ms.
- */
-struct nr_drive {
-	const char *name;               /* "nr_allreduce", for messages */
-	int ring;                       /* NR_RING_BOX or NR_RING_PLAIN */
-	void *op;
-	const uint64_t *recvd;          /* messages received so far (recv bumps it) */
-	uint64_t nrecv;                 /* ... of this many */
-	uint64_t *acked;                /* send completions so far (nr_drive bumps it) */
-	uint64_t nsend;                 /* ... of this many */
-	int (*post)(struct nr_comm *c, void *op);
-	int (*recv)(struct nr_comm *c, void *op, const struct nr_wc *wc);
-	bool (*waiting_recv)(const void *op);   /* stalled on a receive (for the message) */
-};
-
-int nr_drive(struct nr_comm *c, const struct nr_drive *d);
-
-void nr_comm_lock(struct nr_comm *c);
-void nr_comm_unlock(struct nr_comm *c);
-
-/* nr_bootstrap.c */
-int nr_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
-int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fd, char *err, size_t errlen);
-int nr_send_json_line(int fd, void *json /* json_t */, char *err, size_t errlen);
-/* Read one line within deadline; polls the transport of c (if non-NULL) meanwhile. */
-int nr_recv_json_line(struct nr_comm *c, int fd, uint64_t deadline, void **json,
-		      char *err, size_t errlen);
-int nr_bootstrap(struct nr_comm *c);
-/* All ranks: tell rank 0 (va, rkey) of our plain ring region; learn rank+1's. */
-int nr_exchange_plain_region(struct nr_comm *c);
-/* Barrier over the bootstrap sockets. */
-int nr_barrier(struct nr_comm *c, const char *what);
-void nr_bootstrap_close(struct nr_comm *c);
-
-/* nr_box.c */
-int nr_box_job_create(struct nr_comm *c);
-void nr_box_job_destroy(struct nr_comm *c);
-
-/* nr_allreduce.c, nr_ring.c */
-/* 1: the call is over (done, or error in *rc); 0: go on with the collective. */
-int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		  enum nr_dtype dtype, enum nr_op op, const char *fn, int *rc);
-int nr_box_region_init(struct nr_comm *c);
-int nr_plain_region_init(struct nr_comm *c, size_t bytes);
 
 #endif /* NR_COMM_INTERNAL_H */

@@ -12,184 +12,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include "comm_internal.h"
-
-#define LINE_MAX_BYTES (1 << 20)
-
-int nr_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
-{
-	char host[64];
-	const char *colon = s ? strrchr(s, ':') : NULL;
-	struct in_addr a;
-	char *end;
-	unsigned long p;
-
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, s, colon - s);
-	host[colon - s] = '\0';
-	if (inet_pton(AF_INET, host, &a) != 1)
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p > 65535)
-		return -EINVAL;
-	*ip = a.s_addr;
-	*port = p;
-	return 0;
-}
-
-static void to_sockaddr(uint32_t ip, uint16_t port, struct sockaddr_in *sa)
-{
-	*sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
-				    .sin_addr.s_addr = ip };
-}
-
-static void tcp_tune(int fd)
-{
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-/* Connect to addr, retrying refused connections until timeout_ms passed. */
-int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fdp, char *err, size_t errlen)
-{
-	uint64_t deadline = nr_now_ms() + timeout_ms;
-	struct sockaddr_in sa;
-	uint32_t ip;
-	uint16_t port;
-	int last = 0;
-
-	if (nr_parse_hostport(addr, &ip, &port)) {
-		snprintf(err, errlen, "\"%s\" is not ip:port", addr);
-		return -EINVAL;
-	}
-	to_sockaddr(ip, port, &sa);
-	do {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0) {
-			snprintf(err, errlen, "socket: %s", strerror(errno));
-			return -errno;
-		}
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-			tcp_tune(fd);
-			*fdp = fd;
-			return 0;
-		}
-		last = errno;
-		close(fd);
-		usleep(20000);
-	} while (nr_now_ms() < deadline);
-	snprintf(err, errlen, "cannot connect to %s within %u ms: %s", addr, timeout_ms,
-		 strerror(last));
-	return -ETIMEDOUT;
-}
-
-int nr_send_json_line(int fd, void *json, char *err, size_t errlen)
-{
-	char *s = json_dumps(json, JSON_COMPACT);
-	size_t len, off = 0;
-
-	if (!s) {
-		snprintf(err, errlen, "out of memory encoding JSON");
-		return -ENOMEM;
-	}
-	len = strlen(s);
-	s[len++] = '\n';  /* json_dumps leaves the NUL, replaced by the newline */
-	while (off < len) {
-		ssize_t n = send(fd, s + off, len - off, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "send: %s", n < 0 ? strerror(errno) : "closed");
-			free(s);
-			return -EPIPE;
-		}
-		off += n;
-	}
-	free(s);
-	return 0;
-}
-
-int nr_recv_json_line(struct nr_comm *c, int fd, uint64_t deadline, void **json,
-		      char *err, size_t errlen)
-{
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	json_error_t jerr;
-	int rc = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
-		int pr;
-		char ch;
-		ssize_t n;
-
-		if (left <= 0) {
-			snprintf(err, errlen, "no answer within the timeout");
-			rc = -ETIMEDOUT;
-			break;
-		}
-		pr = poll(&pfd, 1, c && c->tp ? 2 : (int)(left > 100 ? 100 : left));
-		if (pr < 0 && errno != EINTR) {
-			snprintf(err, errlen, "poll: %s", strerror(errno));
-			rc = -errno;
-			break;
-		}
-		if (pr <= 0) {
-			if (c && c->tp)
-				nr_idle_progress(c);
-			continue;
-		}
-		n = recv(fd, &ch, 1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "connection closed%s%s", n < 0 ? ": " : "",
-				 n < 0 ? strerror(errno) : "");
-			rc = -ECONNRESET;
-			break;
-		}
-		if (ch == '\n') {
-			*json = json_loadb(buf, len, 0, &jerr);
-			if (!*json || !json_is_object((json_t *)*json)) {
-				snprintf(err, errlen, "bad JSON line: %s", jerr.text);
-				json_decref(*json);
-				rc = -EPROTO;
-			}
-			break;
-		}
-		if (len + 1 >= cap) {
-			char *nb = cap >= LINE_MAX_BYTES ? NULL : realloc(buf, cap * 2);
-
-			if (!nb) {
-				snprintf(err, errlen, "line longer than %d bytes", LINE_MAX_BYTES);
-				rc = -EMSGSIZE;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		buf[len++] = ch;
-	}
-	free(buf);
-	return rc;
-}
+#include "nr_bootstrap.h"
+#include "nr_box_client.h"
+#include "nr_progress.h"
+#include "nr_tcp.h"
+#include "nr_util.h"
+#include "proto/nr_text.h"
 
 /* --- rows --- */
 
@@ -297,21 +131,18 @@ static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
 
 static int listen_root(struct nr_comm *c)
 {
-	struct sockaddr_in sa;
-	uint32_t ip;
-	uint16_t port;
-	int one = 1;
+	char err[256];
 
-	nr_parse_hostport(c->root, &ip, &port);
-	to_sockaddr(ip, port, &sa);
-	c->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->lfd < 0)
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "socket: %s", strerror(errno));
-	setsockopt(c->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(c->lfd, c->world))
+	if (nr_tcp_listen(c->root, c->world, &c->lfd, err, sizeof(err)))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank 0: cannot listen on %s (NR_ROOT): %s",
-			       c->root, strerror(errno));
+			       c->root, err);
 	return 0;
+}
+
+/* While a line is awaited: the transport keeps answering (ACKs, resends). */
+static void idle_progress(void *c)
+{
+	nr_idle_progress(c);
 }
 
 static int root_gather(struct nr_comm *c)
@@ -335,11 +166,10 @@ static int root_gather(struct nr_comm *c)
 				       "within %u ms (rank %d missing)", joined, c->world, c->root,
 				       c->cfg.timeout_ms, missing);
 		}
-		fd = accept4(c->lfd, NULL, NULL, SOCK_CLOEXEC);
+		fd = nr_tcp_accept(c->lfd);
 		if (fd < 0)
 			continue;
-		tcp_tune(fd);
-		if (nr_recv_json_line(NULL, fd, deadline, (void **)&msg, err, sizeof(err))) {
+		if (nr_recv_json_line(fd, deadline, (void **)&msg, err, sizeof(err), NULL, NULL)) {
 			close(fd);   /* a stray connection; keep waiting for real ranks */
 			continue;
 		}
@@ -407,8 +237,8 @@ static int member_bootstrap(struct nr_comm *c)
 	if (ok)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous %s: %s", c->rank, c->root, err);
 	/* rank 0 may wait timeout_ms for late ranks, then for the box */
-	if (nr_recv_json_line(NULL, fd, nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg,
-			      err, sizeof(err)))
+	if (nr_recv_json_line(fd, nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err), NULL, NULL))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: waiting for the endpoint table from "
 			       "rank 0 (%s): %s", c->rank, c->root, err);
 	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
@@ -452,7 +282,8 @@ static int root_collect(struct nr_comm *c, const char *what, json_t **msgs)
 	char err[256];
 
 	for (int r = 1; r < c->world; r++) {
-		if (nr_recv_json_line(c, c->fds[r], deadline, (void **)&msgs[r], err, sizeof(err))) {
+		if (nr_recv_json_line(c->fds[r], deadline, (void **)&msgs[r], err, sizeof(err),
+				      idle_progress, c)) {
 			for (int k = 1; k < r; k++)
 				json_decref(msgs[k]);
 			return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
@@ -487,8 +318,8 @@ int nr_barrier(struct nr_comm *c, const char *what)
 	if (nr_send_json_line(c->fds[0], msg, err, sizeof(err)))
 		goto fail;
 	json_decref(msg);
-	if (nr_recv_json_line(c, c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
-			      err, sizeof(err)))
+	if (nr_recv_json_line(c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err), idle_progress, c))
 		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
 			       "rank %d: %s: rank 0 (%s): %s", c->rank, what, c->root, err);
 	json_decref(msg);
@@ -541,8 +372,8 @@ int nr_exchange_plain_region(struct nr_comm *c)
 			       c->root, err);
 	}
 	json_decref(msg);
-	if (nr_recv_json_line(c, c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
-			      err, sizeof(err)))
+	if (nr_recv_json_line(c->fds[0], nr_now_ms() + 2ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err), idle_progress, c))
 		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
 			       "rank %d: region exchange: rank 0 (%s): %s", c->rank, c->root, err);
 	if (json_unpack(msg, "{s:{s:I,s:I}}", "next", "va", &va, "rkey", &rkey)) {

@@ -1,40 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Communicator: open the transport, create both rings' QPs and regions,
- * rendezvous (nr_bootstrap.c), connect, barrier; and the teardown that mirrors it.
+ * Communicator: open the transport, create both rings' QPs and regions
+ * (nr_region.c), rendezvous (nr_bootstrap.c), connect, barrier; and the
+ * teardown that mirrors it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "comm_internal.h"
-
-uint64_t nr_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->err, sizeof(c->err), fmt, ap);
-	va_end(ap);
-	return code;
-}
+#include "nr_bootstrap.h"
+#include "nr_box_client.h"
+#include "nr_comm.h"
+#include "nr_config.h"
+#include "nr_progress.h"
+#include "nr_region.h"
+#include "nr_util.h"
 
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
 int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
@@ -49,210 +36,6 @@ int nr_post_recvs(struct nr_comm *c, struct nr_ring *r)
 			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: post_recv: %s", c->rank,
 				       strerror(-rc));
 		r->posted++;
-	}
-	return 0;
-}
-
-/* Room for n more completions in the backlog. */
-static int backlog_room(struct nr_comm *c, int n)
-{
-	if (c->head == c->nbacklog)
-		c->head = c->nbacklog = 0;
-	if (c->nbacklog + n <= c->capbacklog)
-		return 0;
-	if (c->head) {
-		memmove(c->backlog, c->backlog + c->head, (c->nbacklog - c->head) * sizeof(*c->backlog));
-		c->nbacklog -= c->head;
-		c->head = 0;
-	}
-	while (c->nbacklog + n > c->capbacklog) {
-		int cap = c->capbacklog ? 2 * c->capbacklog : 256;
-		struct nr_wc *b;
-
-		if (cap > NR_BACKLOG_MAX)
-			return nr_fail(c, NR_ERR_PEER, "rank %d: more than %d messages of the next "
-				       "collective arrived early: ranks out of step", c->rank,
-				       NR_BACKLOG_MAX);
-		b = realloc(c->backlog, cap * sizeof(*b));
-		if (!b)
-			return nr_fail(c, NR_ERR_NOMEM, "rank %d: out of memory", c->rank);
-		c->backlog = b;
-		c->capbacklog = cap;
-	}
-	return 0;
-}
-
-void nr_idle_progress(struct nr_comm *c)
-{
-	int n;
-
-	if (!c->tp || c->broken)
-		return;
-	if (backlog_room(c, 32)) {
-		c->broken = true;
-		return;
-	}
-	n = nr_tp_poll(c->tp, c->backlog + c->nbacklog, 32, 0);
-	if (n > 0)
-		c->nbacklog += n;
-}
-
-int nr_poll(struct nr_comm *c, struct nr_wc *wc, int max, int timeout_ms)
-{
-	int n;
-
-	if (c->nbacklog > c->head && !c->hold_backlog) {
-		n = c->nbacklog - c->head < max ? c->nbacklog - c->head : max;
-		memcpy(wc, c->backlog + c->head, n * sizeof(*wc));
-		c->head += n;
-		return n;
-	}
-	if (c->broken)   /* the progress thread failed */
-		return NR_ERR_PEER;
-	n = nr_tp_poll(c->tp, wc, max, timeout_ms);
-	if (n < 0)
-		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s transport poll failed: %s", c->rank,
-			       nr_tp_kind(c->tp), strerror(-n));
-	return n;
-}
-
-int nr_defer(struct nr_comm *c, const struct nr_wc *wc)
-{
-	int rc = backlog_room(c, 1);
-
-	if (rc)
-		return rc;
-	c->backlog[c->nbacklog++] = *wc;
-	c->hold_backlog = true;
-	return 0;
-}
-
-void nr_comm_lock(struct nr_comm *c)
-{
-	if (c->has_progress)
-		pthread_mutex_lock(&c->lock);
-}
-
-void nr_comm_unlock(struct nr_comm *c)
-{
-	if (c->has_progress)
-		pthread_mutex_unlock(&c->lock);
-}
-
-static void *progress_main(void *arg)
-{
-	struct nr_comm *c = arg;
-
-	while (!c->stop) {
-		if (pthread_mutex_trylock(&c->lock) == 0) {
-			nr_idle_progress(c);
-			pthread_mutex_unlock(&c->lock);
-		}
-		usleep(1000);
-	}
-	return NULL;
-}
-
-static void progress_start(struct nr_comm *c)
-{
-	if (strcmp(c->transport, "soft") || c->world == 1)
-		return;
-	pthread_mutex_init(&c->lock, NULL);
-	c->has_progress = pthread_create(&c->progress, NULL, progress_main, c) == 0;
-	if (!c->has_progress)
-		pthread_mutex_destroy(&c->lock);
-}
-
-static void progress_stop(struct nr_comm *c)
-{
-	if (!c->has_progress)
-		return;
-	c->stop = true;
-	pthread_join(c->progress, NULL);
-	pthread_mutex_destroy(&c->lock);
-	c->has_progress = false;
-}
-
-static const char *ring_name(int ring) { return ring == NR_RING_BOX ? "box" : "plain"; }
-
-int nr_wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
-{
-	int peer = wc->op == NR_WC_SEND ? (c->rank + 1) % c->world
-					 : (c->rank + c->world - 1) % c->world;
-	char ip[INET_ADDRSTRLEN];
-	const char *detail = wc->qp ? nr_tp_qp_error(wc->qp) : NULL;
-
-	nr_ip4_str(c->peers[peer].ip, ip);
-	/* on the box ring an ACK needs every rank's contribution: anyone may be the dead one */
-	if (ring == NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
-		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer through the box (%s) from rank %d "
-			       "(%s): a rank of the job or the box stopped answering: %s (%s)",
-			       c->rank, c->switch_addr, peer, ip, nr_wc_status_str(wc->status),
-			       detail ? detail : "");
-	if (wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
-		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer from rank %d (%s) on the %s "
-			       "ring: %s (%s)", c->rank, peer, ip, ring_name(ring),
-			       nr_wc_status_str(wc->status), detail ? detail : "");
-	return nr_fail(c, NR_ERR_PEER, "rank %d: %s from rank %d (%s) on the %s ring failed: %s (%s)",
-		       c->rank, wc->op == NR_WC_SEND ? "write to" : "receive", peer, ip,
-		       ring_name(ring), nr_wc_status_str(wc->status), detail ? detail : "");
-}
-
-int nr_progress_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv)
-{
-	int peer = waiting_recv ? (c->rank + c->world - 1) % c->world : (c->rank + 1) % c->world;
-	char ip[INET_ADDRSTRLEN];
-
-	nr_ip4_str(c->peers[peer].ip, ip);
-	if (ring == NR_RING_BOX)
-		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
-			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "
-			       "no %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms, peer, ip,
-			       waiting_recv ? "data" : "acknowledgement");
-	return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no %s rank %d (%s) on the %s ring "
-		       "within %u ms", c->rank, what, waiting_recv ? "data from" : "acknowledgement from",
-		       peer, ip, ring_name(ring), c->cfg.timeout_ms);
-}
-
-#define POLL_BATCH 32
-
-int nr_drive(struct nr_comm *c, const struct nr_drive *d)
-{
-	const struct nr_ring *r = &c->ring[d->ring];
-	const struct nr_ring *other = &c->ring[d->ring == NR_RING_BOX ? NR_RING_PLAIN : NR_RING_BOX];
-	uint64_t last = nr_now_ms();
-	struct nr_wc wc[POLL_BATCH];
-	int rc;
-
-	while (*d->recvd < d->nrecv || *d->acked < d->nsend) {
-		rc = d->post(c, d->op);
-		if (rc)
-			return rc;
-		int n = nr_poll(c, wc, POLL_BATCH, 100);
-
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
-			if (wc[i].status != NR_WC_OK)
-				return nr_wc_fail(c, &wc[i], d->ring);
-			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
-				(*d->acked)++;
-			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == other->rqp ||
-							   (wc[i].qp == r->rqp && *d->recvd == d->nrecv)))
-				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
-				rc = d->recv(c, d->op, &wc[i]);
-			else
-				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: completion from a QP "
-					     "outside the %s ring", c->rank, d->name,
-					     d->ring == NR_RING_BOX ? "box" : "plain");
-			if (rc)
-				return rc;
-		}
-		if (n > 0)
-			last = nr_now_ms();
-		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return nr_progress_fail(c, d->name, d->ring, d->waiting_recv(d->op));
 	}
 	return 0;
 }
@@ -358,7 +141,7 @@ static int connect_ring(struct nr_comm *c, int i)
 		rc = nr_tp_qp_connect(r->rqp, &prev->send[i]);
 	if (rc)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot connect the %s ring: %s",
-			       c->rank, ring_name(i), strerror(-rc));
+			       c->rank, nr_ring_name(i), strerror(-rc));
 	r->peer_va = next->va[i];
 	r->peer_rkey = next->rkey[i];
 	return nr_post_recvs(c, r);
@@ -472,7 +255,7 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
 		comm_free(c);
 		return rc;
 	}
-	progress_start(c);
+	nr_progress_start(c);
 	*comm = c;
 	return 0;
 }
@@ -481,7 +264,7 @@ void nr_comm_destroy(struct nr_comm *c)
 {
 	if (!c)
 		return;
-	progress_stop(c);
+	nr_progress_stop(c);
 	/* a healthy rank keeps answering (ACKs) until every rank is done with the rings */
 	if (!c->broken && c->world > 1)
 		nr_barrier(c, "nr_comm_destroy");

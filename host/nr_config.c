@@ -8,40 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_internal.h"
-
-static __thread char tls_err[NR_ERRLEN];
-
-void nr_set_tls_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(tls_err, sizeof(tls_err), fmt, ap);
-	va_end(ap);
-}
-
-const char *nr_comm_last_error(const struct nr_comm *comm)
-{
-	return comm ? comm->err : tls_err;
-}
-
-const char *nr_strerror(int err)
-{
-	switch (err) {
-	case NR_OK: return "success";
-	case NR_ERR_CONFIG: return "bad configuration";
-	case NR_ERR_INVALID: return "invalid argument";
-	case NR_ERR_NOMEM: return "out of memory";
-	case NR_ERR_BOOTSTRAP: return "rendezvous failed";
-	case NR_ERR_BOX: return "box error";
-	case NR_ERR_TRANSPORT: return "transport error";
-	case NR_ERR_PEER: return "peer failed";
-	case NR_ERR_TIMEOUT: return "timed out";
-	case NR_ERR_BROKEN: return "communicator broken by an earlier error";
-	}
-	return "unknown error";
-}
+#include "nr_config.h"
+#include "nr_tcp.h"
+#include "nr_util.h"
 
 void nr_config_default(struct nr_config *cfg)
 {

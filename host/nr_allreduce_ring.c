@@ -22,37 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_internal.h"
+#include "nr_bootstrap.h"
+#include "nr_collective.h"
+#include "nr_comm.h"
+#include "nr_region.h"
+#include "nr_util.h"
 
 #define RING_WINDOW_MAX 64   /* keep below NR_RECV_DEPTH */
-
-int nr_plain_region_init(struct nr_comm *c, size_t cap)
-{
-	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
-	struct nr_tp_mr mr;
-	void *mem;
-	int rc;
-
-	mem = aligned_alloc(4096, 3 * cap);
-	if (!mem)
-		return nr_fail(c, NR_ERR_NOMEM, "rank %d: cannot allocate %zu bytes of ring "
-			       "staging", c->rank, 3 * cap);
-	memset(mem, 0, 3 * cap);
-	rc = nr_tp_reg_mr(c->tp, mem, 3 * cap, &mr);
-	if (rc) {
-		free(mem);
-		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot register %zu bytes: %s",
-			       c->rank, 3 * cap, strerror(-rc));
-	}
-	if (r->mem) {
-		nr_tp_dereg_mr(c->tp, &r->mr);
-		free(r->mem);
-	}
-	r->mem = mem;
-	r->mr = mr;
-	r->cap = cap;
-	return 0;
-}
 
 /* Grow the region for an op of `bytes`; collective (every rank sees the same count). */
 static int plain_region_fit(struct nr_comm *c, size_t bytes)
@@ -125,11 +101,6 @@ add_into(float *restrict w, const float *restrict in, size_t n)
 		w[i] = in[i] + w[i];
 }
 
-static inline uint32_t tag(uint8_t seq, uint64_t i)
-{
-	return (uint32_t)seq << 24 | (uint32_t)(i & 0xFFFFFF);
-}
-
 static int ring_post(struct nr_comm *c, void *op)
 {
 	struct ring_op *o = op;
@@ -151,7 +122,7 @@ static int ring_post(struct nr_comm *c, void *op)
 
 		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, src, piece_len(o, ch, m),
 					  r->peer_va + (o->stage - (uint8_t *)r->mem) + off,
-					  r->peer_rkey, tag(o->seq, o->sent));
+					  r->peer_rkey, nr_tag(o->seq, o->sent));
 		if (rc)
 			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_ring_allreduce: posting "
 				       "message %lu: %s", c->rank, (unsigned long)o->sent,
@@ -165,7 +136,7 @@ static int ring_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
 	struct ring_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
-	uint32_t want = tag(o->seq, o->recvd), len;
+	uint32_t want = nr_tag(o->seq, o->recvd), len;
 	uint64_t m;
 	size_t off;
 	int ch;
@@ -202,13 +173,13 @@ static bool ring_waiting_recv(const void *op)
 
 static int ring_run(struct nr_comm *c, struct ring_op *o)
 {
-	const struct nr_drive d = {
+	const struct nr_collective d = {
 		.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN, .op = o,
 		.recvd = &o->recvd, .nrecv = o->nrecv, .acked = &o->acked, .nsend = o->nsend,
 		.post = ring_post, .recv = ring_recv, .waiting_recv = ring_waiting_recv,
 	};
 
-	return nr_drive(c, &d);
+	return nr_collective_run(c, &d);
 }
 
 static int ring_plan(struct ring_op *o)
@@ -276,14 +247,7 @@ out:
 }
 
 int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		 enum nr_dtype dtype, enum nr_op op)
+		      enum nr_dtype dtype, enum nr_op op)
 {
-	int rc;
-
-	if (!c)
-		return NR_ERR_INVALID;
-	nr_comm_lock(c);   /* keeps the progress thread off the transport */
-	rc = ring_allreduce(c, sendbuf, recvbuf, count, dtype, op);
-	nr_comm_unlock(c);
-	return rc;
+	return nr_collective_call(ring_allreduce, c, sendbuf, recvbuf, count, dtype, op);
 }

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm_internal.h"
+#include "nr_box_client.h"
+#include "nr_tcp.h"
+#include "nr_util.h"
+#include "proto/nr_text.h"
 
 static json_t *conn_json(const struct nr_comm *c, int i)
 {
@@ -39,8 +42,8 @@ static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *
 
 	if (nr_send_json_line(c->box.fd, req, err, sizeof(err)))
 		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
-	if (nr_recv_json_line(NULL, c->box.fd, nr_now_ms() + c->cfg.timeout_ms, (void **)reply,
-			      err, sizeof(err)))
+	if (nr_recv_json_line(c->box.fd, nr_now_ms() + c->cfg.timeout_ms, (void **)reply,
+			      err, sizeof(err), NULL, NULL))
 		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
 	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
 		const char *e = json_string_value(json_object_get(*reply, "error"));

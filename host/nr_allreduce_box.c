@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * All-reduce through the box (DESIGN 3).  Every rank sends the same sequence
+ * All-reduce through the box (the wire protocol of docs/architecture.md).  Every rank sends the same sequence
  * of messages on its box-ring send QP: the buffer cut into msg_size pieces,
  * message m of op k written WITH IMM tag (k & 0xFF) << 24 | m into slot
  * (g mod S) of rank+1's staging area, g counting messages since init.  The
@@ -17,69 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_internal.h"
-
-#define BOX_SLOTS_MIN 16
-#define BOX_SLOTS_MAX 64
-
-int nr_box_region_init(struct nr_comm *c)
-{
-	struct nr_ring *r = &c->ring[NR_RING_BOX];
-	size_t slots = c->cfg.pool_msgs, bytes;
-	int rc;
-
-	slots = slots < BOX_SLOTS_MIN ? BOX_SLOTS_MIN : slots > BOX_SLOTS_MAX ? BOX_SLOTS_MAX : slots;
-	bytes = 2 * slots * c->cfg.msg_size;    /* staging slots, then send slots */
-	r->mem = aligned_alloc(4096, bytes);
-	if (!r->mem)
-		return nr_fail(c, NR_ERR_NOMEM, "rank %d: cannot allocate %zu bytes of box staging",
-			       c->rank, bytes);
-	memset(r->mem, 0, bytes);
-	rc = nr_tp_reg_mr(c->tp, r->mem, bytes, &r->mr);
-	if (rc) {
-		free(r->mem);
-		r->mem = NULL;
-		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot register %zu bytes: %s",
-			       c->rank, bytes, strerror(-rc));
-	}
-	r->cap = slots;
-	return 0;
-}
-
-/* 1: nothing more to do (done or error in *rc); 0: go on. */
-int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		  enum nr_dtype dtype, enum nr_op op, const char *fn, int *rc)
-{
-	*rc = 0;
-	if (!c) {
-		*rc = NR_ERR_INVALID;
-		return 1;
-	}
-	if (c->broken) {
-		*rc = NR_ERR_BROKEN;   /* keep the message of the original failure */
-		return 1;
-	}
-	if (dtype != NR_FLOAT32 || op != NR_SUM)
-		*rc = nr_fail(c, NR_ERR_INVALID, "%s: only NR_FLOAT32 with NR_SUM is supported", fn);
-	else if (count && (!sendbuf || !recvbuf))
-		*rc = nr_fail(c, NR_ERR_INVALID, "%s: NULL buffer", fn);
-	else if (count > ((size_t)1 << 40) / 4)
-		*rc = nr_fail(c, NR_ERR_INVALID, "%s: count %zu too large", fn, count);
-	else if (count == 0)
-		return 1;
-	else if (c->world == 1) {
-		if (sendbuf != recvbuf)
-			memmove(recvbuf, sendbuf, count * 4);
-		return 1;
-	} else
-		return 0;
-	return 1;
-}
-
-static inline uint32_t tag(uint8_t seq, uint64_t m)
-{
-	return (uint32_t)seq << 24 | (uint32_t)(m & 0xFFFFFF);
-}
+#include "nr_collective.h"
+#include "nr_comm.h"
+#include "nr_util.h"
 
 struct box_op {
 	const uint8_t *src;
@@ -112,7 +52,7 @@ static int box_post(struct nr_comm *c, void *op)
 		memcpy(buf, o->src + o->sent * o->msg, len);
 		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, buf, len,
 					  r->peer_va + slot * o->msg, r->peer_rkey,
-					  tag(o->seq, o->sent));
+					  nr_tag(o->seq, o->sent));
 		if (rc)
 			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_allreduce: posting message "
 				       "%lu: %s", c->rank, (unsigned long)o->sent, strerror(-rc));
@@ -125,7 +65,7 @@ static int box_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
 	struct box_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_BOX];
-	uint32_t want = tag(o->seq, o->recvd), len;
+	uint32_t want = nr_tag(o->seq, o->recvd), len;
 	uint64_t slot;
 
 	r->posted--;
@@ -159,13 +99,13 @@ static bool box_waiting_recv(const void *op)
 
 static int box_run(struct nr_comm *c, struct box_op *o)
 {
-	const struct nr_drive d = {
+	const struct nr_collective d = {
 		.name = "nr_allreduce", .ring = NR_RING_BOX, .op = o,
 		.recvd = &o->recvd, .nrecv = o->nmsg, .acked = &o->acked, .nsend = o->nmsg,
 		.post = box_post, .recv = box_recv, .waiting_recv = box_waiting_recv,
 	};
 
-	return nr_drive(c, &d);
+	return nr_collective_run(c, &d);
 }
 
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -203,12 +143,5 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op)
 {
-	int rc;
-
-	if (!c)
-		return NR_ERR_INVALID;
-	nr_comm_lock(c);   /* keeps the progress thread off the transport */
-	rc = box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
-	nr_comm_unlock(c);
-	return rc;
+	return nr_collective_call(box_allreduce, c, sendbuf, recvbuf, count, dtype, op);
 }

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The TCP rendezvous at rank 0 (nr_bootstrap.c). */
+#ifndef NR_BOOTSTRAP_H
+#define NR_BOOTSTRAP_H
+
+#include "comm_internal.h"
+
+/* Exchange endpoints; rank 0 registers the box ring as a job first (with a box). */
+int nr_bootstrap(struct nr_comm *c);
+/* All ranks: tell rank 0 (va, rkey) of our plain ring region; learn rank+1's. */
+int nr_exchange_plain_region(struct nr_comm *c);
+/* Barrier over the bootstrap sockets. */
+int nr_barrier(struct nr_comm *c, const char *what);
+void nr_bootstrap_close(struct nr_comm *c);
+
+#endif /* NR_BOOTSTRAP_H */

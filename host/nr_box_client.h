@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Rank 0's client of the box's control API (nr_box_client.c). */
+#ifndef NR_BOX_CLIENT_H
+#define NR_BOX_CLIENT_H
+
+#include "comm_internal.h"
+
+/* job_create for the box ring: c->box gets the job, its key, credits, result key. */
+int nr_box_job_create(struct nr_comm *c);
+/* job_destroy of c->box's job (best effort, over a fresh connection). */
+void nr_box_job_destroy(struct nr_comm *c);
+
+#endif /* NR_BOX_CLIENT_H */

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration checks (nr_config.c; the rest of its API is netreduce.h). */
+#ifndef NR_CONFIG_H
+#define NR_CONFIG_H
+
+#include <stdbool.h>
+
+#include "netreduce.h"
+
+/* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
+int nr_config_check_env(const struct nr_config *cfg, bool env);
+
+#endif /* NR_CONFIG_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A monotonic clock and the error messages of libnetreduce (see nr_util.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "nr_util.h"
+
+uint64_t nr_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static __thread char tls_err[NR_ERRLEN];
+
+void nr_set_tls_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tls_err, sizeof(tls_err), fmt, ap);
+	va_end(ap);
+}
+
+const char *nr_comm_last_error(const struct nr_comm *comm)
+{
+	return comm ? comm->err : tls_err;
+}
+
+const char *nr_strerror(int err)
+{
+	switch (err) {
+	case NR_OK: return "success";
+	case NR_ERR_CONFIG: return "bad configuration";
+	case NR_ERR_INVALID: return "invalid argument";
+	case NR_ERR_NOMEM: return "out of memory";
+	case NR_ERR_BOOTSTRAP: return "rendezvous failed";
+	case NR_ERR_BOX: return "box error";
+	case NR_ERR_TRANSPORT: return "transport error";
+	case NR_ERR_PEER: return "peer failed";
+	case NR_ERR_TIMEOUT: return "timed out";
+	case NR_ERR_BROKEN: return "communicator broken by an earlier error";
+	}
+	return "unknown error";
+}

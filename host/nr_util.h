@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The bottom of libnetreduce: a monotonic clock and the error messages (a
+ * communicator's failure, the thread's last error, error codes as text).
+ */
+#ifndef NR_UTIL_H
+#define NR_UTIL_H
+
+#include <stdint.h>
+
+#include "comm_internal.h"
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t nr_now_ms(void);
+/* Set c's failure message (nr_comm_last_error(c)); returns code. */
+int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Set this thread's last error (nr_comm_last_error(NULL)). */
+void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* NR_UTIL_H */
