@@ -3,6 +3,9 @@
 #ifndef NR_TP_INTERNAL_H
 #define NR_TP_INTERNAL_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "nr_transport.h"
 
 struct nr_tp_ops {
@@ -32,8 +35,16 @@ struct nr_tp {
 	char err[256];
 };
 
+/* Here, below every transport file, so that each may set it. */
+static inline __attribute__((format(printf, 2, 3)))
 void nr_tp_set_error(struct nr_tp *tp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tp->err, sizeof(tp->err), fmt, ap);
+	va_end(ap);
+}
 
 struct nr_tp_qp {
 	const struct nr_tp_ops *ops;

@@ -24,7 +24,8 @@
 #include <unistd.h>
 #include <netinet/ip.h>
 
-#include "tp_soft_priv.h"
+#include "tp_soft_cq.h"
+#include "tp_soft_net.h"
 
 #define SOFT_SOCK_BUF (8 << 20)
 
@@ -239,23 +240,6 @@ void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build
 	tx_commit(tp, (uint32_t)n, kind, a->psn);
 }
 
-/* A packet that did not leave: data is sent again from its PSN, an ACK is owed again. */
-static void tx_unsent(struct soft_tp *tp, const struct soft_txent *e)
-{
-	struct soft_qp *qp = e->qp;
-
-	if (qp->state != SOFT_QP_RTS)
-		return;
-	if (e->kind == SOFT_TX_DATA) {
-		if (nr_psn_lt(e->psn, qp->snd_nxt) && !nr_psn_lt(e->psn, qp->snd_una))
-			soft_req_rewind(qp, e->psn);
-	} else if (!qp->ack_due) {
-		qp->ack_due = true;
-		qp->ack_next = tp->ack_list;
-		tp->ack_list = qp;
-	}
-}
-
 int soft_tx_flush(struct soft_tp *tp)
 {
 	struct soft_qp *qp = tp->txqp;
@@ -304,7 +288,7 @@ int soft_tx_flush(struct soft_tp *tp)
 	}
 	/* The state change of a sent packet is done; only unsent ones rewind. */
 	for (unsigned i = sent; i < total; i++)
-		tx_unsent(tp, &tp->txent[i]);
+		tp->tx_unsent(tp->txent[i].qp, tp->txent[i].kind, tp->txent[i].psn);
 	tp->ntx = tp->ndelay = 0;
 	tp->txqp = NULL;
 	return 0;
@@ -312,58 +296,9 @@ int soft_tx_flush(struct soft_tp *tp)
 
 /* ---- receive ------------------------------------------------------------ */
 
-static uint32_t ld_le32(const uint8_t *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
-		   const struct sockaddr_in *from)
-{
-	struct nr_icrc_ip4 ipx = {
-		.saddr = from->sin_addr.s_addr, .daddr = tp->ip,
-		.sport = ntohs(from->sin_port), .dport = tp->port,
-		.id = 0, .frag_off = NR_IPV4_DF,
-	};
-	struct soft_qp *qp;
-	struct nr_pkt p;
-
-	tp->st.rx_pkts++;
-	tp->st.rx_bytes += len;
-	if (nr_parse_transport(buf, len, &p) != NR_PKT_ROCE) {
-		tp->st.rx_malformed++;
-		return;
-	}
-	if (nr_icrc_ip4(&ipx, buf, p.end - NR_ICRC_LEN) != ld_le32(buf + p.end - NR_ICRC_LEN)) {
-		tp->st.rx_bad_icrc++;
-		return;
-	}
-	if (!(p.mask & NR_OPF_RC) || (p.opcode != NR_OP_RC_ACK && !(p.mask & NR_OPF_WRITE))) {
-		tp->st.rx_unsupported++;
-		return;
-	}
-	qp = soft_qp_lookup(tp, p.qpn);
-	if (!qp) {
-		tp->st.rx_unknown_qpn++;
-		return;
-	}
-	if (qp->state != SOFT_QP_RTS) {
-		tp->st.rx_bad_state++;
-		return;
-	}
-	if (from->sin_addr.s_addr != qp->rip) {
-		tp->st.rx_bad_src++;
-		return;
-	}
-	if (p.opcode == NR_OP_RC_ACK)
-		soft_req_rx_ack(qp, &p);
-	else
-		soft_resp_rx(qp, buf, &p);
-}
-
-static void rx_filtered(struct soft_tp *tp, uint8_t *buf, uint32_t len,
-			const struct sockaddr_in *from, unsigned *delayed, unsigned *ndelayed,
-			unsigned idx)
+static void rx_filter(struct soft_tp *tp, soft_rx_fn *deliver, uint8_t *buf, uint32_t len,
+		      const struct sockaddr_in *from, unsigned *delayed, unsigned *ndelayed,
+		      unsigned idx)
 {
 	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_RX, buf, len) : NR_SOFT_PASS;
 
@@ -378,13 +313,13 @@ static void rx_filtered(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		}
 		break;
 	case NR_SOFT_DUP:
-		rx_one(tp, buf, len, from);
+		deliver(tp, buf, len, from);
 		break;
 	}
-	rx_one(tp, buf, len, from);
+	deliver(tp, buf, len, from);
 }
 
-static void rx_injected(struct soft_tp *tp)
+static void rx_injected(struct soft_tp *tp, soft_rx_fn *deliver)
 {
 	struct soft_inject *in = tp->inj_head, *next;
 
@@ -392,19 +327,18 @@ static void rx_injected(struct soft_tp *tp)
 	tp->inj_tail = &tp->inj_head;
 	for (; in; in = next) {
 		next = in->next;
-		rx_one(tp, in->data, in->len, &in->from);
+		deliver(tp, in->data, in->len, &in->from);
 		free(in);
 	}
 }
 
-/* One receive batch; returns the number of datagrams or -errno. */
-int soft_rx_round(struct soft_tp *tp)
+int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 {
 	unsigned delayed[SOFT_BATCH], ndelayed = 0;
 	int n;
 
 	if (tp->inj_head)
-		rx_injected(tp);
+		rx_injected(tp, deliver);
 	for (unsigned i = 0; i < SOFT_BATCH; i++) {
 		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
 
@@ -428,12 +362,12 @@ int soft_rx_round(struct soft_tp *tp)
 			tp->st.rx_malformed++;
 			continue;
 		}
-		rx_filtered(tp, tp->rxiov[i].iov_base, tp->rxmsg[i].msg_len, &tp->rxfrom[i],
-			    delayed, &ndelayed, (unsigned)i);
+		rx_filter(tp, deliver, tp->rxiov[i].iov_base, tp->rxmsg[i].msg_len, &tp->rxfrom[i],
+			  delayed, &ndelayed, (unsigned)i);
 	}
 	for (unsigned j = 0; j < ndelayed; j++)
-		rx_one(tp, tp->rxiov[delayed[j]].iov_base, tp->rxmsg[delayed[j]].msg_len,
-		       &tp->rxfrom[delayed[j]]);
+		deliver(tp, tp->rxiov[delayed[j]].iov_base, tp->rxmsg[delayed[j]].msg_len,
+			&tp->rxfrom[delayed[j]]);
 	return n;
 }
 

@@ -13,7 +13,9 @@
  */
 #include <stdio.h>
 
-#include "tp_soft_priv.h"
+#include "tp_soft_cq.h"
+#include "tp_soft_net.h"
+#include "tp_soft_req.h"
 
 static inline struct soft_swr *swr(const struct soft_qp *qp, uint32_t idx)
 {

@@ -22,9 +22,11 @@
  */
 #include <stdio.h>
 
-#include "tp_soft_priv.h"
+#include "tp_soft_cq.h"
+#include "tp_soft_net.h"
+#include "tp_soft_resp.h"
 
-static void ack_owed(struct soft_qp *qp)
+void soft_resp_ack_owed(struct soft_qp *qp)
 {
 	struct soft_tp *tp = qp->tp;
 
@@ -117,7 +119,7 @@ void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p
 	}
 	if (d < 0) {
 		tp->st.rx_dup++;
-		ack_owed(qp);
+		soft_resp_ack_owed(qp);
 		return;
 	}
 	if (first == qp->in_msg) {
@@ -157,5 +159,5 @@ void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p
 		if (p->mask & NR_OPF_IMMDT)
 			recv_done(qp, p->imm, qp->mlen);
 	}
-	ack_owed(qp);
+	soft_resp_ack_owed(qp);
 }

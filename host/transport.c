@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Transport dispatch: nr_tp_* calls go to the implementation that opened the object. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,15 +51,6 @@ int nr_tp_qp_create(struct nr_tp *tp, struct nr_tp_qp **qp, struct nr_qp_info *i
 }
 
 const char *nr_tp_error(const struct nr_tp *tp) { return tp->err; }
-
-void nr_tp_set_error(struct nr_tp *tp, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(tp->err, sizeof(tp->err), fmt, ap);
-	va_end(ap);
-}
 
 int nr_tp_qp_connect(struct nr_tp_qp *qp, const struct nr_qp_info *remote)
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <pcap/pcap.h>
 
-#include "host/tp_soft_priv.h"
+#include "host/tp_soft_types.h"
 #include "proto/roce_opcode.h"
 
 static const char *vectors;

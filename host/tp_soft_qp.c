@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * The soft transport: a user-space RoCEv2 RC requester and responder over
- * UDP port 4791 (see tp_soft_priv.h for the file split).  This file owns the
- * objects -- transport, memory regions, QPs, the completion queue -- the
- * posting functions, the poll loop and the extension API of tp_soft.h.
+ * UDP port 4791 (see tp_soft_types.h for the file split).  This file, on top,
+ * owns the objects -- transport, memory regions, QPs -- the posting
+ * functions, the dispatch of received packets to the requester (ACKs) or the
+ * responder (writes), the poll loop and the extension API of tp_soft.h.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,7 +16,10 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-#include "tp_soft_priv.h"
+#include "tp_soft_cq.h"
+#include "tp_soft_net.h"
+#include "tp_soft_req.h"
+#include "tp_soft_resp.h"
 
 static uint64_t now_ns(void)
 {
@@ -34,51 +38,7 @@ static uint32_t rand32(void)
 	return v;
 }
 
-/* Grow a ring of free-running indices to twice its size, keeping its order. */
-int soft_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elsz)
-{
-	uint32_t ncap = *cap ? *cap * 2 : 64;
-	uint8_t *n = malloc((size_t)ncap * elsz), *o = *ring;
-
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t k = head; k != tail; k++)
-		memcpy(n + (size_t)(k & (ncap - 1)) * elsz, o + (size_t)(k & (*cap - 1)) * elsz, elsz);
-	free(o);
-	*ring = n;
-	*cap = ncap;
-	return 0;
-}
-
-void soft_cq_push(struct soft_tp *tp, struct soft_qp *qp, uint64_t wr_id, uint8_t op,
-		  uint8_t status, uint32_t imm, uint32_t byte_len)
-{
-	if (tp->cq_tail - tp->cq_head == tp->cq_cap &&
-	    soft_ring_grow((void **)&tp->cq, &tp->cq_cap, tp->cq_head, tp->cq_tail,
-			   sizeof(*tp->cq))) {
-		fprintf(stderr, "soft: out of memory for the completion queue: completion of "
-			"wr_id %llu lost\n", (unsigned long long)wr_id);
-		return;
-	}
-	tp->cq[tp->cq_tail++ & (tp->cq_cap - 1)] = (struct nr_wc){
-		.wr_id = wr_id, .qp = &qp->base, .op = op, .status = status,
-		.imm = imm, .byte_len = byte_len,
-	};
-}
-
 /* ---- memory regions ------------------------------------------------------ */
-
-const struct soft_mr *soft_mr_find(const struct soft_tp *tp, uint32_t rkey, uint64_t va,
-				   uint32_t len)
-{
-	for (unsigned i = 0; i < tp->nmrs; i++) {
-		const struct soft_mr *m = &tp->mrs[i];
-
-		if (m->rkey == rkey)
-			return va >= m->va && len <= m->len && va - m->va <= m->len - len ? m : NULL;
-	}
-	return NULL;
-}
 
 static int soft_reg_mr(struct nr_tp *t, void *addr, size_t len, struct nr_tp_mr *mr)
 {
@@ -181,6 +141,7 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 }
 
 static void soft_close(struct nr_tp *t);
+static void tx_unsent(struct soft_qp *qp, uint8_t kind, uint32_t psn);
 
 static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {
@@ -191,6 +152,7 @@ static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t
 		return NULL;
 	}
 	tp->base.ops = &nr_tp_soft_ops;
+	tp->tx_unsent = tx_unsent;
 	tp->fd = -1;
 	tp->inj_tail = &tp->inj_head;
 	if (parse_cfg(tp, cfg, err, errlen) || soft_net_open(tp, err, errlen)) {
@@ -225,7 +187,7 @@ static void soft_close(struct nr_tp *t)
 
 /* ---- QPs ---------------------------------------------------------------- */
 
-struct soft_qp *soft_qp_lookup(struct soft_tp *tp, uint32_t qpn)
+static struct soft_qp *soft_qp_lookup(struct soft_tp *tp, uint32_t qpn)
 {
 	if (tp->last_qp && tp->last_qp->qpn == qpn)
 		return tp->last_qp;
@@ -330,30 +292,6 @@ static void soft_qp_destroy(struct nr_tp_qp *q)
 	qp_free(qp);
 }
 
-void soft_qp_to_error(struct soft_qp *qp, uint8_t sq_status, uint8_t rq_status,
-		      const char *fmt, ...)
-{
-	struct soft_tp *tp = qp->tp;
-	va_list ap;
-
-	if (qp->state == SOFT_QP_ERR)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(qp->err, sizeof(qp->err), fmt, ap);
-	va_end(ap);
-	qp->state = SOFT_QP_ERR;
-	tp->st.qp_errors++;
-	for (; qp->sq_head != qp->sq_tail; qp->sq_head++, sq_status = NR_WC_FLUSHED)
-		soft_cq_push(tp, qp, qp->sq[qp->sq_head & (qp->sq_cap - 1)].wr_id, NR_WC_SEND,
-			     sq_status, 0, 0);
-	for (; qp->rq_head != qp->rq_tail; qp->rq_head++, rq_status = NR_WC_FLUSHED)
-		soft_cq_push(tp, qp, qp->rq[qp->rq_head & (qp->rq_cap - 1)], NR_WC_RECV,
-			     rq_status, 0, 0);
-	qp->sq_cur = qp->sq_head;
-	qp->er_head = qp->er_tail;
-	qp->ack_deadline = 0;
-}
-
 /* ---- posting ------------------------------------------------------------ */
 
 static int soft_post_write_imm(struct nr_tp_qp *q, uint64_t wr_id, const struct nr_tp_mr *lmr,
@@ -414,6 +352,68 @@ static int soft_post_recv(struct nr_tp_qp *q, uint64_t wr_id)
 	return 0;
 }
 
+/*
+ * One received datagram (soft_rx_fn of the net layer): a well-formed RC
+ * packet with a good ICRC, for a connected QP, from its peer, goes to the
+ * requester (ACK/NAK) or the responder (WRITE); anything else is counted.
+ */
+static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
+		   const struct sockaddr_in *from)
+{
+	struct nr_icrc_ip4 ipx = {
+		.saddr = from->sin_addr.s_addr, .daddr = tp->ip,
+		.sport = ntohs(from->sin_port), .dport = tp->port,
+		.id = 0, .frag_off = NR_IPV4_DF,
+	};
+	struct soft_qp *qp;
+	struct nr_pkt p;
+
+	tp->st.rx_pkts++;
+	tp->st.rx_bytes += len;
+	if (nr_parse_transport(buf, len, &p) != NR_PKT_ROCE) {
+		tp->st.rx_malformed++;
+		return;
+	}
+	if (nr_icrc_ip4(&ipx, buf, p.end - NR_ICRC_LEN) != nr_icrc_stored(buf, &p)) {
+		tp->st.rx_bad_icrc++;
+		return;
+	}
+	if (!(p.mask & NR_OPF_RC) || (p.opcode != NR_OP_RC_ACK && !(p.mask & NR_OPF_WRITE))) {
+		tp->st.rx_unsupported++;
+		return;
+	}
+	qp = soft_qp_lookup(tp, p.qpn);
+	if (!qp) {
+		tp->st.rx_unknown_qpn++;
+		return;
+	}
+	if (qp->state != SOFT_QP_RTS) {
+		tp->st.rx_bad_state++;
+		return;
+	}
+	if (from->sin_addr.s_addr != qp->rip) {
+		tp->st.rx_bad_src++;
+		return;
+	}
+	if (p.opcode == NR_OP_RC_ACK)
+		soft_req_rx_ack(qp, &p);
+	else
+		soft_resp_rx(qp, buf, &p);
+}
+
+/* A packet the send socket refused: data is sent again from its PSN, an ACK is owed again. */
+static void tx_unsent(struct soft_qp *qp, uint8_t kind, uint32_t psn)
+{
+	if (qp->state != SOFT_QP_RTS)
+		return;
+	if (kind == SOFT_TX_DATA) {
+		if (nr_psn_lt(psn, qp->snd_nxt) && !nr_psn_lt(psn, qp->snd_una))
+			soft_req_rewind(qp, psn);
+	} else {
+		soft_resp_ack_owed(qp);
+	}
+}
+
 /* ---- progress ----------------------------------------------------------- */
 
 /* Receive, fire timers, send.  Returns 0 or -errno (receive socket failure). */
@@ -424,7 +424,7 @@ static int progress(struct soft_tp *tp)
 	tp->now = now_ns();
 	tp->tx_blocked = false;
 	for (unsigned i = 0; i < SOFT_RX_ROUNDS; i++) {
-		r = soft_rx_round(tp);
+		r = soft_rx_round(tp, rx_one);
 		if (r < 0)
 			return r;
 		soft_resp_flush_acks(tp);

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internals of the soft transport, split by role like rxe:
- *   tp_soft.c       objects (transport, MRs, QPs), posting, the poll loop
- *   tp_soft_net.c   the sockets: batched receive, batched send, test filter
+ * The state of the soft transport (types only), split by role like rxe, each
+ * file calling only the ones above it in this list:
+ *   tp_soft_net.c   frames on the wire: the sockets, batched receive (each
+ *                   datagram handed up), batched send (packets built by
+ *                   proto's nr_build_transport), the test filter
+ *   tp_soft_cq.c    the completion queue, work-request rings, QP to error
  *   tp_soft_req.c   requester: segmentation, window, ACK/NAK, timeouts
  *   tp_soft_resp.c  responder: PSN checks, RETH checks, writes, ACK/NAK
+ *   tp_soft_qp.c    objects (transport, MRs, QPs), posting, receive
+ *                   dispatch, the poll loop, the extension API of tp_soft.h
  *
  * Threading: a transport object and its QPs are driven by one thread (the
  * one calling nr_tp_poll and the posting functions); nothing here locks.
  */
-#ifndef NR_TP_SOFT_PRIV_H
-#define NR_TP_SOFT_PRIV_H
+#ifndef NR_TP_SOFT_TYPES_H
+#define NR_TP_SOFT_TYPES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -150,6 +155,9 @@ struct soft_tp {
 
 	struct soft_qp *ack_list;        /* QPs owing an ACK */
 	bool tx_blocked;                 /* a send socket was full */
+	/* a packet the send socket refused (tp_soft_qp.c sets it: data is sent
+	 * again from its PSN, an ACK is owed again) */
+	void (*tx_unsent)(struct soft_qp *qp, uint8_t kind, uint32_t psn);
 	uint64_t now;                    /* ns, CLOCK_MONOTONIC, refreshed per round */
 
 	struct nr_tp_soft_stats st;
@@ -178,44 +186,6 @@ struct soft_tp {
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
 static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
 
-/* tp_soft.c */
-void soft_cq_push(struct soft_tp *tp, struct soft_qp *qp, uint64_t wr_id, uint8_t op,
-		  uint8_t status, uint32_t imm, uint32_t byte_len);
-struct soft_qp *soft_qp_lookup(struct soft_tp *tp, uint32_t qpn);
-const struct soft_mr *soft_mr_find(const struct soft_tp *tp, uint32_t rkey, uint64_t va,
-				   uint32_t len);
-/* sq_status: first outstanding send WR; rq_status: first posted receive; the rest flush. */
-void soft_qp_to_error(struct soft_qp *qp, uint8_t sq_status, uint8_t rq_status,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int soft_ring_grow(void **ring, uint32_t *cap, uint32_t head, uint32_t tail, size_t elsz);
-
-/* tp_soft_net.c */
-int soft_net_open(struct soft_tp *tp, char *err, size_t errlen);
-void soft_net_close(struct soft_tp *tp);
-int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
-/* The UDP source port a QP tries at attempt 0, 1, ... (0xC000 | QPN hash, then stride 97). */
-uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
-/* Build a packet (proto's builder, MigReq as RNICs set it) into qp's send batch. */
-void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
-		   const void *payload, uint32_t len, uint8_t kind);
-int soft_tx_flush(struct soft_tp *tp);
-int soft_rx_round(struct soft_tp *tp);
-int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
-		    const uint8_t *pkt, uint32_t len);
-void soft_inject_free(struct soft_tp *tp);
-
-/* tp_soft_req.c */
-void soft_req_tx(struct soft_qp *qp);
-bool soft_req_can_send(const struct soft_qp *qp);
-void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p);
-void soft_req_timer(struct soft_qp *qp);
-void soft_req_rewind(struct soft_qp *qp, uint32_t psn);
-uint32_t soft_npkts(uint32_t len, uint32_t mtu);
-
-/* tp_soft_resp.c */
-void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p);
-void soft_resp_flush_acks(struct soft_tp *tp);
-
 /* How long to wait for an ACK now: the base timeout, doubled per retry with backoff. */
 static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
 {
@@ -224,4 +194,17 @@ static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
 	return qp->tp->timeout_ns << k;
 }
 
-#endif /* NR_TP_SOFT_PRIV_H */
+/* The MR of rkey when [va, va + len) lies inside it, else NULL. */
+static inline const struct soft_mr *soft_mr_find(const struct soft_tp *tp, uint32_t rkey,
+						 uint64_t va, uint32_t len)
+{
+	for (unsigned i = 0; i < tp->nmrs; i++) {
+		const struct soft_mr *m = &tp->mrs[i];
+
+		if (m->rkey == rkey)
+			return va >= m->va && len <= m->len && va - m->va <= m->len - len ? m : NULL;
+	}
+	return NULL;
+}
+
+#endif /* NR_TP_SOFT_TYPES_H */

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Soft transport, frames on the wire (tp_soft_net.c). */
+#ifndef NR_TP_SOFT_NET_H
+#define NR_TP_SOFT_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/roce_build.h"
+#include "tp_soft_types.h"
+
+/* One received datagram (the UDP payload, after the test filter) handed up. */
+typedef void soft_rx_fn(struct soft_tp *tp, const uint8_t *pkt, uint32_t len,
+			const struct sockaddr_in *from);
+
+/* The receive socket (tp->ip, tp->port) and the packet buffers. */
+int soft_net_open(struct soft_tp *tp, char *err, size_t errlen);
+void soft_net_close(struct soft_tp *tp);
+/* The UDP source port a QP tries at attempt 0, 1, ... (0xC000 | QPN hash, then stride 97). */
+uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
+/* The send socket of a QP, bound to its entropy source port (the next free
+ * candidate when taken); tp's error names the address and port on failure. */
+int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
+/* Build a packet (proto's builder) into qp's send batch. */
+void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+		   const void *payload, uint32_t len, uint8_t kind);
+/* Send the batch; packets the socket refuses go to tp->tx_unsent. */
+int soft_tx_flush(struct soft_tp *tp);
+/* Injected packets, then one receive batch, each datagram to deliver: count or -errno. */
+int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver);
+int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
+		    const uint8_t *pkt, uint32_t len);
+void soft_inject_free(struct soft_tp *tp);
+
+#endif /* NR_TP_SOFT_NET_H */
