@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""tools/check-layers on small synthetic trees: it passes a clean tree and
+fails, naming the files and the symbols, on a circle, on an arrow against the
+layer order (by a call and by an include), and on an undeclared folder; a
+static namesake and a struct member of the same name are not arrows.
+
+Usage: test_check_layers.py CHECK_LAYERS
+"""
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHECKER = sys.argv[1]
+failures = []
+
+
+def tree(files):
+    root = tempfile.mkdtemp(prefix='nr-layers-')
+    atexit.register(shutil.rmtree, root, True)
+    for path, text in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, 'w') as f:
+            f.write(text)
+    return root
+
+
+def run(files):
+    r = subprocess.run([sys.executable, CHECKER, tree(files)], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def expect(name, files, code, *needles):
+    rc, out = run(files)
+    missing = [n for n in needles if n not in out]
+    if rc != code or missing:
+        failures.append('%s: exit %d (want %d), missing %s in:\n%s' % (name, rc, code, missing, out))
+    else:
+        print('ok: %s' % name)
+
+
+BASE = {
+    'proto/wire.h': '#pragma once\nint wire_len(int n);\nstatic inline int wire_pad(int n) { return -n & 3; }\n',
+    'proto/wire.c': '#include "proto/wire.h"\nint wire_len(int n) { return n + wire_pad(n); }\n',
+    'dataplane/engine/eng.h': '#pragma once\nint eng_sum(int a);\n',
+    'dataplane/engine/eng.c': '#include "dataplane/engine/eng.h"\n#include "proto/wire.h"\n'
+                              'int eng_sum(int a) { return wire_len(a); }\n',
+    'host/a.c': '#include "proto/wire.h"\nint a_fn(void) { return wire_len(1); }\n',
+    'host/b.c': 'int a_fn(void);\nint b_fn(void) { return a_fn(); }\n',
+}
+
+expect('clean tree passes', BASE, 0, '0 problems')
+
+circle = dict(BASE)
+circle['host/a.c'] = 'int b_fn(void);\nint a_fn(void) { return b_fn(); }\n'
+expect('a circle fails', circle, 1, 'circle of 2 files: host/a.c, host/b.c',
+       'host/a.c -> host/b.c: b_fn', 'host/b.c -> host/a.c: a_fn')
+
+longer = dict(BASE)
+longer['host/c.c'] = 'int b_fn(void);\nint c_fn(void) { return b_fn(); }\n'
+longer['host/a.c'] = 'int c_fn(void);\nint a_fn(void) { return c_fn(); }\n'
+expect('a circle of three fails', longer, 1, 'circle of 3 files: host/a.c, host/b.c, host/c.c')
+
+up_call = dict(BASE)
+up_call['proto/wire.c'] = ('#include "proto/wire.h"\nint eng_sum(int a);\n'
+                           'int wire_len(int n) { return eng_sum(n); }\n')
+expect('a call against the layer order fails', up_call, 1,
+       'arrow against the layer order: proto/wire.c (proto) -> dataplane/engine/eng.c (engine): eng_sum')
+
+up_include = dict(BASE)
+up_include['control/ctl.c'] = '#include "dataplane/engine/eng.h"\nint ctl_fn(void) { return 0; }\n'
+expect('an include against the layer order fails', up_include, 1,
+       'control/ctl.c (control) -> dataplane/engine/eng.c (engine): #include "dataplane/engine/eng.h"')
+
+sideways = dict(BASE)
+sideways['host/h.c'] = 'int eng_sum(int a);\nint h_fn(void) { return eng_sum(2); }\n'
+expect('a layer beside it fails', sideways, 1, 'host/h.c (host) -> dataplane/engine/eng.c (engine): eng_sum')
+
+header_up = dict(BASE)
+header_up['host/types.h'] = '#pragma once\n#include "host/top.h"\nstruct t { int x; };\n'
+header_up['host/top.h'] = '#pragma once\n#include "host/types.h"\nint top_fn(void);\n'
+header_up['host/top.c'] = '#include "host/top.h"\nint top_fn(void) { return 0; }\n'
+expect('a header including its user fails', header_up, 1,
+       'circle of 2 files: host/top.c, host/types.h')
+
+namesake = dict(BASE)
+namesake['host/b.c'] = ('struct st { int a_fn; };\nstatic int a_fn(void) { return 1; }\n'
+                        'int b_fn(struct st *s) { return a_fn() + s->a_fn; }\n')
+namesake['host/a.c'] = 'int b_fn(void *s);\nint a_fn(void) { return b_fn(0); }\n'
+expect('a static namesake is not an arrow', namesake, 0, '0 problems')
+
+member = dict(BASE)
+member['host/b.c'] = 'struct st { int a_fn; };\nint b_fn(struct st *s) { return s->a_fn; }\n'
+member['host/a.c'] = 'int b_fn(void *s);\nint a_fn(void) { return b_fn(0); }\n'
+expect('a member of the same name is not an arrow', member, 0, '0 problems')
+
+prototype = dict(BASE)
+prototype['host/api.h'] = '#pragma once\nint a_fn(void);\nint b_fn(void);\n'
+expect('prototypes in an interface header are not arrows', prototype, 0, '0 problems')
+
+undeclared = dict(BASE)
+undeclared['gadgets/g.c'] = 'int g(void) { return 0; }\n'
+expect('an undeclared folder fails', undeclared, 1, 'gadgets/: C sources in a folder no layer declares')
+
+tests_free = dict(BASE)
+tests_free['tests/t.c'] = 'int eng_sum(int a);\nint b_fn(void);\nint t(void) { return eng_sum(b_fn()); }\n'
+expect('tests/ may use anything', tests_free, 0, '0 problems')
+
+if failures:
+    print('\n'.join('FAIL: ' + f for f in failures))
+    sys.exit(1)
+print('check-layers self-test: all cases as expected')
