@@ -46,17 +46,10 @@ struct fpga {
 	bool ent_used[NR_FPGA_CONN_SLOTS];
 };
 
-static const char *const cmd_err_str[] = {
-#define NR_FPGA_CMD_ERR_STR(n, v, s) [v] = s,
-	NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CMD_ERR_STR)
-#undef NR_FPGA_CMD_ERR_STR
-};
-
-static const char *const fail_str[] = {
-#define NR_FPGA_FAIL_STR(n, v, s) [v] = s,
-	NR_FPGA_FOREACH_FAIL(NR_FPGA_FAIL_STR)
-#undef NR_FPGA_FAIL_STR
-};
+static const char *const cmd_err_str[] = { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CODE_STR) };
+#define NR_FPGA_CMD_INFO_FMT(e, v, s, i) [v] = i,
+static const char *const cmd_err_info[] = { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CMD_INFO_FMT) };
+static const char *const fail_str[] = { NR_FPGA_FOREACH_FAIL(NR_FPGA_CODE_STR) };
 
 #define N_CMD_ERR (sizeof(cmd_err_str) / sizeof(cmd_err_str[0]))
 #define N_FAIL (sizeof(fail_str) / sizeof(fail_str[0]))
@@ -161,23 +154,9 @@ static int fpga_cmd(struct fpga *f, uint32_t op, uint32_t idx, uint32_t *code, u
 		return 0;
 	*code = (st >> NR_FPGA_CS_ERR_SHIFT) & 0xff;
 	*info = rd(f, NR_FPGA_CMD_INFO);
-	switch (*code) {
-	case NR_FPGA_ERR_BAD_FIELD:
-		snprintf(what, sizeof(what), " (job register 0x%02x)", *info);
-		break;
-	case NR_FPGA_ERR_BAD_CONN:
-	case NR_FPGA_ERR_CONN_CLASH:
-		snprintf(what, sizeof(what), " (connection entry %u)", *info);
-		break;
-	case NR_FPGA_ERR_CONN_COUNT:
-		snprintf(what, sizeof(what), " (%u entries found)", *info);
-		break;
-	case NR_FPGA_ERR_NO_POOL:
-		snprintf(what, sizeof(what), " (%u bytes free)", *info);
-		break;
-	default:
-		what[0] = '\0';
-	}
+	what[0] = '\0';
+	if (*code < N_CMD_ERR && cmd_err_info[*code])   /* one %u or %x of CMD_INFO */
+		snprintf(what, sizeof(what), cmd_err_info[*code], *info);
 	snprintf(err, errlen, "fpga: device refused command 0x%02x on job slot %u: %s%s",
 		 op, idx, *code < N_CMD_ERR && cmd_err_str[*code] ? cmd_err_str[*code] : "unknown error",
 		 what);

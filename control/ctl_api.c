@@ -39,11 +39,7 @@ struct nr_ctl {
 	uint64_t ctr[NR_CCTR_MAX];
 };
 
-static const char *const ctl_ctr_names[NR_CCTR_MAX] = {
-#define NR_CTL_CTR_NAME(e, n, d) n,
-	NR_FOREACH_CTL_CTR(NR_CTL_CTR_NAME)
-#undef NR_CTL_CTR_NAME
-};
+static const char *const ctl_ctr_names[NR_CCTR_MAX] = { NR_FOREACH_CTL_CTR(NR_CTR_NAME) };
 
 void nr_ctl_count(struct nr_ctl *c, enum nr_ctl_ctr k)
 {

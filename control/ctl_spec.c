@@ -16,9 +16,9 @@
 #include "control/ctl_spec.h"
 #include "proto/nr_text.h"
 
-const char *nr_ctl_json_type(const json_t *v)
+static const char *type_name(json_type t)
 {
-	switch (json_typeof(v)) {
+	switch (t) {
 	case JSON_OBJECT: return "an object";
 	case JSON_ARRAY: return "an array";
 	case JSON_STRING: return "a string";
@@ -28,6 +28,27 @@ const char *nr_ctl_json_type(const json_t *v)
 	case JSON_FALSE: return "a boolean";
 	default: return "null";
 	}
+}
+
+const char *nr_ctl_json_type(const json_t *v)
+{
+	return type_name(json_typeof(v));
+}
+
+/* v must be there and of type t: 0, or -EINVAL with "name: missing (what)" or
+ * "name: expected <t>, got <its type>". */
+static int require(const json_t *v, json_type t, const char *name, const char *what,
+		   char *err, size_t errlen)
+{
+	if (!v) {
+		snprintf(err, errlen, "%s: missing (%s)", name, what);
+		return -EINVAL;
+	}
+	if (json_typeof(v) != t) {
+		snprintf(err, errlen, "%s: expected %s, got %s", name, type_name(t), nr_ctl_json_type(v));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int get_uint(const json_t *v, const char *name, uint64_t lo, uint64_t hi,
@@ -191,25 +212,12 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 	size_t n, i;
 	char e2[256];
 
-	if (!o) {
-		snprintf(err, errlen, "spec: missing (the job spec object)");
-		return NULL;
-	}
-	if (!json_is_object(o)) {
-		snprintf(err, errlen, "spec: expected an object, got %s", nr_ctl_json_type(o));
-		return NULL;
-	}
-	if (nr_ctl_unknown_fields(o, known, "spec.", err, errlen))
+	if (require(o, JSON_OBJECT, "spec", "the job spec object", err, errlen) ||
+	    nr_ctl_unknown_fields(o, known, "spec.", err, errlen))
 		return NULL;
 	conns = json_object_get(o, "conns");
-	if (!conns) {
-		snprintf(err, errlen, "spec.conns: missing (one connection per rank)");
+	if (require(conns, JSON_ARRAY, "spec.conns", "one connection per rank", err, errlen))
 		return NULL;
-	}
-	if (!json_is_array(conns)) {
-		snprintf(err, errlen, "spec.conns: expected an array, got %s", nr_ctl_json_type(conns));
-		return NULL;
-	}
 	n = json_array_size(conns);
 	if (n < 1 || n > NR_MAX_CONNS) {
 		snprintf(err, errlen, "spec.conns: %zu connections, expected 1..%u (one per rank)", n,

@@ -83,24 +83,28 @@
 #define NR_FPGA_OP_JOB_LOAD      0x01  /* index = job slot: check and activate */
 #define NR_FPGA_OP_JOB_UNLOAD    0x02  /* index = job slot: stop, free pool, clear its entries */
 
-#define NR_FPGA_FOREACH_CMD_ERR(_)                                            \
-	_(NONE, 0, "no error")                                             \
-	_(BAD_OP, 1, "unknown command")                                    \
-	_(BAD_INDEX, 2, "job slot index out of range")                     \
-	_(SLOT_BUSY, 3, "job slot already loaded")                         \
-	_(SLOT_FREE, 4, "job slot not loaded")                             \
-	_(BAD_FIELD, 5, "job field out of range") \
-	_(BAD_CONN, 6, "connection entry invalid")       \
-	_(CONN_COUNT, 7, "connection entries do not match N_CONNS")        \
-	_(NO_POOL, 8, "not enough pool memory")                            \
-	_(CONN_CLASH, 9, "connection already used by a loaded job") \
-	_(DISABLED, 10, "device not enabled")
+/*
+ * Code lists, each the one source of its enum and of the driver's messages:
+ * _(ENUM, code, "meaning"[, what NR_FPGA_CMD_INFO holds, as a format]).
+ */
+#define NR_FPGA_CODE_ENUM(e, v, ...) e = v,
+#define NR_FPGA_CODE_STR(e, v, s, ...) [v] = s,
 
-enum nr_fpga_cmd_err {
-#define NR_FPGA_CMD_ERR_ENUM(n, v, s) NR_FPGA_ERR_##n = v,
-	NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CMD_ERR_ENUM)
-#undef NR_FPGA_CMD_ERR_ENUM
-};
+/* Command errors (NR_FPGA_CS_ERR); CMD_INFO names what was refused. */
+#define NR_FPGA_FOREACH_CMD_ERR(_)                                                                        \
+	_(NR_FPGA_ERR_NONE, 0, "no error", "")                                                            \
+	_(NR_FPGA_ERR_BAD_OP, 1, "unknown command", "")                                                   \
+	_(NR_FPGA_ERR_BAD_INDEX, 2, "job slot index out of range", "")                                    \
+	_(NR_FPGA_ERR_SLOT_BUSY, 3, "job slot already loaded", "")                                        \
+	_(NR_FPGA_ERR_SLOT_FREE, 4, "job slot not loaded", "")                                            \
+	_(NR_FPGA_ERR_BAD_FIELD, 5, "job field out of range", " (job register 0x%02x)")                   \
+	_(NR_FPGA_ERR_BAD_CONN, 6, "connection entry invalid", " (connection entry %u)")                  \
+	_(NR_FPGA_ERR_CONN_COUNT, 7, "connection entries do not match N_CONNS", " (%u entries found)")    \
+	_(NR_FPGA_ERR_NO_POOL, 8, "not enough pool memory", " (%u bytes free)")                           \
+	_(NR_FPGA_ERR_CONN_CLASH, 9, "connection already used by a loaded job", " (connection entry %u)") \
+	_(NR_FPGA_ERR_DISABLED, 10, "device not enabled", "")
+
+enum nr_fpga_cmd_err { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CODE_ENUM) };
 
 /* ---- job table ---------------------------------------------------------- */
 #define NR_FPGA_JOB_BASE         0x1000
@@ -128,18 +132,14 @@ enum nr_fpga_job_state {
 	NR_FPGA_JS_FAILED = 2,
 };
 
-#define NR_FPGA_FOREACH_FAIL(_)                                                  \
-	_(NONE, 0, "no failure")                                              \
-	_(TIMEOUT, 1, "no progress within the job's timeout")                 \
-	_(TAG_MISMATCH, 2, "immediate tags of one message disagree (hosts out of step)") \
-	_(LEN_MISMATCH, 3, "contributions of one slot differ in length")      \
-	_(POOL_ECC, 4, "uncorrectable pool memory error")
+#define NR_FPGA_FOREACH_FAIL(_)                                                                       \
+	_(NR_FPGA_FAIL_NONE, 0, "no failure")                                                         \
+	_(NR_FPGA_FAIL_TIMEOUT, 1, "no progress within the job's timeout")                            \
+	_(NR_FPGA_FAIL_TAG_MISMATCH, 2, "immediate tags of one message disagree (hosts out of step)") \
+	_(NR_FPGA_FAIL_LEN_MISMATCH, 3, "contributions of one slot differ in length")                 \
+	_(NR_FPGA_FAIL_POOL_ECC, 4, "uncorrectable pool memory error")
 
-enum nr_fpga_fail {
-#define NR_FPGA_FAIL_ENUM(n, v, s) NR_FPGA_FAIL_##n = v,
-	NR_FPGA_FOREACH_FAIL(NR_FPGA_FAIL_ENUM)
-#undef NR_FPGA_FAIL_ENUM
-};
+enum nr_fpga_fail { NR_FPGA_FOREACH_FAIL(NR_FPGA_CODE_ENUM) };
 
 /* ---- connection table --------------------------------------------------- */
 #define NR_FPGA_CONN_BASE        0x2000

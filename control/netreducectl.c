@@ -565,16 +565,22 @@ static json_t *build_request(const struct opts *o, int *ex)
 	return req;
 }
 
+/* --json: the reply as the box sent it, one line. */
+static void print_json(const json_t *reply)
+{
+	char *s = json_dumps(reply, JSON_COMPACT);
+
+	if (s)
+		printf("%s\n", s);
+	free(s);
+}
+
 static void show_reply(const struct opts *o, const json_t *req, const json_t *reply)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 
 	if (o->json) {
-		char *s = json_dumps(reply, JSON_COMPACT);
-
-		if (s)
-			printf("%s\n", s);
-		free(s);
+		print_json(reply);
 		return;
 	}
 	if (!strcmp(op, "job_list")) {
@@ -606,13 +612,8 @@ static int run_once(const struct opts *o, json_t *req)
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
 
-		if (o->json) {
-			char *s = json_dumps(reply, JSON_COMPACT);
-
-			if (s)
-				printf("%s\n", s);
-			free(s);
-		}
+		if (o->json)
+			print_json(reply);
 		fprintf(stderr, "netreducectl: %s\n", e ? e : "error reply without a message");
 		json_decref(reply);
 		return EX_REPLY;

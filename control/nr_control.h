@@ -119,26 +119,33 @@ json_t *nr_ctl_parse_line(const char *line, size_t len, char *err, size_t errlen
 /* {"ok":false,"error":msg} as a malloc'd line. */
 char *nr_ctl_error_line(const char *msg);
 
-/* Control-plane counters, shown under "control" in the stats reply. */
-#define NR_FOREACH_CTL_CTR(_)                                                 \
-	_(REQUESTS, "requests", "requests handled")                         \
-	_(ERRORS, "errors", "requests answered with an error")             \
-	_(BAD_JSON, "bad_json", "lines that were not a JSON object")        \
-	_(BAD_TOKEN, "bad_token", "TCP requests with a bad or missing token") \
-	_(BAD_KEY, "bad_key", "job requests with a wrong or missing key")   \
-	_(OVERSIZE, "oversize", "request lines over the size limit")        \
-	_(RATE_LIMITED, "rate_limited", "requests refused by the rate limit") \
-	_(CONNS_REFUSED, "conns_refused", "connections over max_conns")     \
-	_(IDLE_CLOSED, "idle_closed", "connections closed for idleness")    \
-	_(JOBS_CREATED, "jobs_created", "jobs created")                     \
-	_(JOBS_DESTROYED, "jobs_destroyed", "jobs destroyed")
+/* Control-plane counters, shown under "control" in the stats reply (X-macro:
+ * _(ENUM, "name"), each after its meaning). */
+#define NR_FOREACH_CTL_CTR(_)                                                   \
+	/* requests handled */                                                  \
+	_(NR_CCTR_REQUESTS, "requests")                                         \
+	/* requests answered with an error */                                   \
+	_(NR_CCTR_ERRORS, "errors")                                             \
+	/* lines that were not a JSON object */                                 \
+	_(NR_CCTR_BAD_JSON, "bad_json")                                         \
+	/* TCP requests with a bad or missing token */                          \
+	_(NR_CCTR_BAD_TOKEN, "bad_token")                                       \
+	/* job requests with a wrong or missing key */                          \
+	_(NR_CCTR_BAD_KEY, "bad_key")                                           \
+	/* request lines over the size limit */                                 \
+	_(NR_CCTR_OVERSIZE, "oversize")                                         \
+	/* requests refused by the rate limit */                                \
+	_(NR_CCTR_RATE_LIMITED, "rate_limited")                                 \
+	/* connections over max_conns */                                        \
+	_(NR_CCTR_CONNS_REFUSED, "conns_refused")                               \
+	/* connections closed for idleness */                                   \
+	_(NR_CCTR_IDLE_CLOSED, "idle_closed")                                   \
+	/* jobs created */                                                      \
+	_(NR_CCTR_JOBS_CREATED, "jobs_created")                                 \
+	/* jobs destroyed */                                                    \
+	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed")
 
-enum nr_ctl_ctr {
-#define NR_CTL_CTR_ENUM(e, n, d) NR_CCTR_##e,
-	NR_FOREACH_CTL_CTR(NR_CTL_CTR_ENUM)
-#undef NR_CTL_CTR_ENUM
-	NR_CCTR_MAX
-};
+enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
 void nr_ctl_count(struct nr_ctl *c, enum nr_ctl_ctr k);
 uint64_t nr_ctl_counter(struct nr_ctl *c, enum nr_ctl_ctr k);

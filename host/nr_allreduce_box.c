@@ -18,14 +18,14 @@
 #include <string.h>
 
 #include "nr_collective.h"
-#include "nr_comm.h"
 #include "nr_util.h"
 
 struct box_op {
 	const uint8_t *src;
 	uint8_t *dst;
 	size_t bytes;
-	uint64_t nmsg, sent, acked, recvd, g0;
+	struct nr_coll_count cnt;        /* cnt.nsend = cnt.nrecv = nmsg */
+	uint64_t nmsg, g0;
 	uint32_t window, slots, msg;
 	uint8_t seq;
 };
@@ -41,72 +41,60 @@ static int box_post(struct nr_comm *c, void *op)
 {
 	struct box_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_BOX];
+	int rc = 0;
 
-	while (o->sent < o->nmsg && o->sent - o->acked < o->window &&
-	       o->sent < o->recvd + o->slots) {
-		uint64_t slot = (o->g0 + o->sent) % o->slots;
+	while (!rc && o->cnt.sent < o->nmsg && o->cnt.sent - o->cnt.acked < o->window &&
+	       o->cnt.sent < o->cnt.recvd + o->slots) {
+		uint64_t slot = (o->g0 + o->cnt.sent) % o->slots;
 		uint8_t *buf = (uint8_t *)r->mem + (o->slots + slot) * o->msg;
-		uint32_t len = msg_len(o, o->sent);
-		int rc;
+		uint32_t len = msg_len(o, o->cnt.sent);
 
-		memcpy(buf, o->src + o->sent * o->msg, len);
-		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, buf, len,
-					  r->peer_va + slot * o->msg, r->peer_rkey,
-					  nr_tag(o->seq, o->sent));
-		if (rc)
-			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_allreduce: posting message "
-				       "%lu: %s", c->rank, (unsigned long)o->sent, strerror(-rc));
-		o->sent++;
+		memcpy(buf, o->src + o->cnt.sent * o->msg, len);
+		rc = nr_post_message(c, NR_RING_BOX, "nr_allreduce", o->seq, &o->cnt.sent, buf, len,
+				     slot * o->msg);
 	}
-	return 0;
+	return rc;
 }
 
 static int box_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
 	struct box_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_BOX];
-	uint32_t want = nr_tag(o->seq, o->recvd), len;
+	uint32_t want = nr_tag(o->seq, o->cnt.recvd), len;
 	uint64_t slot;
 
-	r->posted--;
-	if (o->recvd >= o->nmsg)
+	if (o->cnt.recvd >= o->nmsg)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: unexpected message (imm 0x%08x) "
 			       "after the last one", c->rank, wc->imm);
 	if (wc->imm == want)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu arrived "
 			       "unaggregated: the box lost the job (restarted?)", c->rank,
-			       (unsigned long)o->recvd);
+			       (unsigned long)o->cnt.recvd);
 	if (wc->imm != (want ^ c->box.result_key))
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has immediate "
 			       "0x%08x, expected 0x%08x: ranks out of step or the box is wrong",
-			       c->rank, (unsigned long)o->recvd, wc->imm, want ^ c->box.result_key);
-	len = msg_len(o, o->recvd);
+			       c->rank, (unsigned long)o->cnt.recvd, wc->imm, want ^ c->box.result_key);
+	len = msg_len(o, o->cnt.recvd);
 	if (wc->byte_len != len)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has %u bytes, "
-			       "expected %u", c->rank, (unsigned long)o->recvd, wc->byte_len, len);
-	slot = (o->g0 + o->recvd) % o->slots;
-	memcpy(o->dst + o->recvd * o->msg, (uint8_t *)r->mem + slot * o->msg, len);
-	o->recvd++;
-	return nr_post_recvs(c, r);
+			       "expected %u", c->rank, (unsigned long)o->cnt.recvd, wc->byte_len, len);
+	slot = (o->g0 + o->cnt.recvd) % o->slots;
+	memcpy(o->dst + o->cnt.recvd * o->msg, (uint8_t *)r->mem + slot * o->msg, len);
+	o->cnt.recvd++;
+	return 0;
 }
 
 static bool box_waiting_recv(const void *op)
 {
 	const struct box_op *o = op;
 
-	return o->recvd < o->sent || o->acked == o->sent;
+	return o->cnt.recvd < o->cnt.sent || o->cnt.acked == o->cnt.sent;
 }
 
-static int box_run(struct nr_comm *c, struct box_op *o)
-{
-	const struct nr_collective d = {
-		.name = "nr_allreduce", .ring = NR_RING_BOX, .op = o,
-		.recvd = &o->recvd, .nrecv = o->nmsg, .acked = &o->acked, .nsend = o->nmsg,
-		.post = box_post, .recv = box_recv, .waiting_recv = box_waiting_recv,
-	};
-
-	return nr_collective_run(c, &d);
-}
+static const struct nr_collective box_collective = {
+	.name = "nr_allreduce", .ring = NR_RING_BOX,
+	.post = box_post, .recv = box_recv, .waiting_recv = box_waiting_recv,
+};
 
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op)
@@ -126,13 +114,14 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 		.slots = r->cap, .g0 = c->box_msgs, .seq = c->box_seq++,
 	};
 	o.nmsg = (o.bytes + o.msg - 1) / o.msg;
+	o.cnt.nsend = o.cnt.nrecv = o.nmsg;
 	o.window = c->box.credits < o.slots ? c->box.credits : o.slots;
 	if (o.nmsg > 0xFFFFFF) {
 		c->box_seq--;
 		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %lu messages exceed the 24-bit tag; "
 			       "raise NR_MSG_SIZE", (unsigned long)o.nmsg);
 	}
-	rc = box_run(c, &o);
+	rc = nr_collective_run(c, &box_collective, &o, &o.cnt);
 	c->hold_backlog = false;
 	c->box_msgs += o.nmsg;
 	if (rc)

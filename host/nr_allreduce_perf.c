@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "netreduce.h"
+#include "proto/nr_text.h"
 
 struct opts {
 	size_t min, max;
@@ -49,28 +50,6 @@ static void usage(FILE *f)
 "  -h, --help\n"
 "time: median over the iterations of one call, on rank 0; algbw = bytes / time;\n"
 "busbw = algbw * 2(N-1)/N.  Exit status 0: fine, 1: wrong elements, 2: error.\n");
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': v *= 1024; end++; break;
-	case 'M': case 'm': v *= 1024 * 1024; end++; break;
-	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; end++; break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		return -1;
-	*out = (size_t)v;
-	return 0;
 }
 
 static int parse_uint(const char *s, long max, long *out)
@@ -256,8 +235,8 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 
 	while ((ch = getopt_long(argc, argv, "b:e:f:n:w:a:cJh", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'b': if (parse_size(optarg, &o->min)) goto bad; break;
-		case 'e': if (parse_size(optarg, &o->max)) goto bad; break;
+		case 'b': if (nr_size_parse(optarg, &o->min)) goto bad; break;
+		case 'e': if (nr_size_parse(optarg, &o->max)) goto bad; break;
 		case 'f': o->factor = strtod(optarg, NULL); if (!(o->factor >= 1)) goto bad; break;
 		case 'n': if (parse_uint(optarg, 1000000, &v)) goto bad; o->iters = v; break;
 		case 'w': if (parse_uint(optarg, 1000000, &v)) goto bad; o->warmup = v; break;

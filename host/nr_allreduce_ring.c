@@ -24,7 +24,6 @@
 
 #include "nr_bootstrap.h"
 #include "nr_collective.h"
-#include "nr_comm.h"
 #include "nr_region.h"
 #include "nr_util.h"
 
@@ -53,8 +52,7 @@ struct ring_op {
 	int steps;
 	uint8_t *stage, *work, *dst;
 	uint64_t *sstart, *rstart;     /* first flattened message index of each step */
-	uint64_t nsend, nrecv;
-	uint64_t sent, acked, recvd;
+	struct nr_coll_count cnt;
 	int ss, rs;                    /* step of the next send / next receive */
 };
 
@@ -105,82 +103,69 @@ static int ring_post(struct nr_comm *c, void *op)
 {
 	struct ring_op *o = op;
 	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
+	int rc = 0;
 
-	while (o->sent < o->nsend && o->sent - o->acked < o->window) {
+	while (!rc && o->cnt.sent < o->cnt.nsend && o->cnt.sent - o->cnt.acked < o->window) {
 		uint64_t m;
-		int ch, rc;
+		int ch;
 
-		while (o->sent >= o->sstart[o->ss + 1])
+		while (o->cnt.sent >= o->sstart[o->ss + 1])
 			o->ss++;
-		m = o->sent - o->sstart[o->ss];
+		m = o->cnt.sent - o->sstart[o->ss];
 		/* gate: the data of (step, m) is what (step-1, m) brought */
-		if (o->ss > 0 && o->rstart[o->ss - 1] + m >= o->recvd)
+		if (o->ss > 0 && o->rstart[o->ss - 1] + m >= o->cnt.recvd)
 			break;
 		ch = send_chunk(o, o->ss);
 		size_t off = chunk_off(o, ch) + m * o->msg;
 		const uint8_t *src = (o->ss < o->n ? o->work : o->stage) + off;
 
-		rc = nr_tp_post_write_imm(r->sqp, o->sent, &r->mr, src, piece_len(o, ch, m),
-					  r->peer_va + (o->stage - (uint8_t *)r->mem) + off,
-					  r->peer_rkey, nr_tag(o->seq, o->sent));
-		if (rc)
-			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: nr_ring_allreduce: posting "
-				       "message %lu: %s", c->rank, (unsigned long)o->sent,
-				       strerror(-rc));
-		o->sent++;
+		rc = nr_post_message(c, NR_RING_PLAIN, "nr_ring_allreduce", o->seq, &o->cnt.sent, src,
+				     piece_len(o, ch, m), (o->stage - (uint8_t *)r->mem) + off);
 	}
-	return 0;
+	return rc;
 }
 
 static int ring_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
 {
 	struct ring_op *o = op;
-	struct nr_ring *r = &c->ring[NR_RING_PLAIN];
-	uint32_t want = nr_tag(o->seq, o->recvd), len;
+	uint32_t want = nr_tag(o->seq, o->cnt.recvd), len;
 	uint64_t m;
 	size_t off;
 	int ch;
 
-	r->posted--;
-	if (o->recvd >= o->nrecv || wc->imm != want)
+	if (o->cnt.recvd >= o->cnt.nrecv || wc->imm != want)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: nr_ring_allreduce: message from rank %d "
 			       "has immediate 0x%08x, expected 0x%08x: ranks out of step (same "
 			       "count on every rank?)", c->rank, mod(c->rank - 1, c->world), wc->imm,
 			       want);
-	while (o->recvd >= o->rstart[o->rs + 1])
+	while (o->cnt.recvd >= o->rstart[o->rs + 1])
 		o->rs++;
-	m = o->recvd - o->rstart[o->rs];
+	m = o->cnt.recvd - o->rstart[o->rs];
 	ch = recv_chunk(o, o->rs);
 	off = chunk_off(o, ch) + m * o->msg;
 	len = piece_len(o, ch, m);
 	if (wc->byte_len != len)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: nr_ring_allreduce: message %lu has %u bytes, "
-			       "expected %u", c->rank, (unsigned long)o->recvd, wc->byte_len, len);
+			       "expected %u", c->rank, (unsigned long)o->cnt.recvd, wc->byte_len, len);
 	if (o->rs < o->n - 1)
 		add_into((float *)(o->work + off), (const float *)(o->stage + off), len / 4);
 	else
 		memcpy(o->dst + off, o->stage + off, len);
-	o->recvd++;
-	return nr_post_recvs(c, r);
+	o->cnt.recvd++;
+	return 0;
 }
 
 static bool ring_waiting_recv(const void *op)
 {
 	const struct ring_op *o = op;
 
-	return o->recvd < o->nrecv;
+	return o->cnt.recvd < o->cnt.nrecv;
 }
 
-static int ring_run(struct nr_comm *c, struct ring_op *o)
-{
-	const struct nr_collective d = {
-		.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN, .op = o,
-		.recvd = &o->recvd, .nrecv = o->nrecv, .acked = &o->acked, .nsend = o->nsend,
-		.post = ring_post, .recv = ring_recv, .waiting_recv = ring_waiting_recv,
-	};
-
-	return nr_collective_run(c, &d);
-}
+static const struct nr_collective ring_collective = {
+	.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN,
+	.post = ring_post, .recv = ring_recv, .waiting_recv = ring_waiting_recv,
+};
 
 static int ring_plan(struct ring_op *o)
 {
@@ -195,8 +180,8 @@ static int ring_plan(struct ring_op *o)
 	/* sentinel step so the step cursors never run past the end */
 	o->sstart[o->steps + 1] = UINT64_MAX;
 	o->rstart[o->steps + 1] = UINT64_MAX;
-	o->nsend = o->sstart[o->steps];
-	o->nrecv = o->rstart[o->steps];
+	o->cnt.nsend = o->sstart[o->steps];
+	o->cnt.nrecv = o->rstart[o->steps];
 	return 0;
 }
 
@@ -225,13 +210,13 @@ static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 		rc = nr_fail(c, NR_ERR_NOMEM, "nr_ring_allreduce: out of memory");
 		goto out;
 	}
-	if (o.nsend > 0xFFFFFF) {
+	if (o.cnt.nsend > 0xFFFFFF) {
 		rc = nr_fail(c, NR_ERR_INVALID, "nr_ring_allreduce: %lu messages exceed the 24-bit "
-			     "tag; raise NR_MSG_SIZE", (unsigned long)o.nsend);
+			     "tag; raise NR_MSG_SIZE", (unsigned long)o.cnt.nsend);
 		goto out;
 	}
 	memcpy(o.work, sendbuf, count * 4);
-	rc = ring_run(c, &o);
+	rc = nr_collective_run(c, &ring_collective, &o, &o.cnt);
 	c->hold_backlog = false;
 	if (!rc) {
 		int own = mod(c->rank + 1, c->world);   /* fully reduced here at the last RS step */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nr_collective.h"
+#include "nr_comm.h"
 #include "nr_progress.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
@@ -88,16 +89,28 @@ static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waitin
 
 #define POLL_BATCH 32
 
-int nr_collective_run(struct nr_comm *c, const struct nr_collective *d)
+/* A receive of this collective: the op takes it, then the receive is posted again. */
+static int take_recv(struct nr_comm *c, const struct nr_collective *d, void *op,
+		     struct nr_ring *r, const struct nr_wc *wc)
 {
-	const struct nr_ring *r = &c->ring[d->ring];
+	int rc;
+
+	r->posted--;
+	rc = d->recv(c, op, wc);
+	return rc ? rc : nr_post_recvs(c, r);
+}
+
+int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op,
+		      struct nr_coll_count *cnt)
+{
+	struct nr_ring *r = &c->ring[d->ring];
 	const struct nr_ring *other = &c->ring[d->ring == NR_RING_BOX ? NR_RING_PLAIN : NR_RING_BOX];
 	uint64_t last = nr_now_ms();
 	struct nr_wc wc[POLL_BATCH];
 	int rc;
 
-	while (*d->recvd < d->nrecv || *d->acked < d->nsend) {
-		rc = d->post(c, d->op);
+	while (cnt->recvd < cnt->nrecv || cnt->acked < cnt->nsend) {
+		rc = d->post(c, op);
 		if (rc)
 			return rc;
 		int n = nr_poll(c, wc, POLL_BATCH, 100);
@@ -108,12 +121,12 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d)
 			if (wc[i].status != NR_WC_OK)
 				return wc_fail(c, &wc[i], d->ring);
 			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
-				(*d->acked)++;
+				cnt->acked++;
 			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == other->rqp ||
-							   (wc[i].qp == r->rqp && *d->recvd == d->nrecv)))
+							   (wc[i].qp == r->rqp && cnt->recvd == cnt->nrecv)))
 				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
 			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
-				rc = d->recv(c, d->op, &wc[i]);
+				rc = take_recv(c, d, op, r, &wc[i]);
 			else
 				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: completion from a QP "
 					     "outside the %s ring", c->rank, d->name,
@@ -124,8 +137,22 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d)
 		if (n > 0)
 			last = nr_now_ms();
 		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return stall_fail(c, d->name, d->ring, d->waiting_recv(d->op));
+			return stall_fail(c, d->name, d->ring, d->waiting_recv(op));
 	}
+	return 0;
+}
+
+int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
+		    const void *laddr, uint32_t len, uint64_t remote_off)
+{
+	struct nr_ring *r = &c->ring[ring];
+	int rc = nr_tp_post_write_imm(r->sqp, *sent, &r->mr, laddr, len, r->peer_va + remote_off,
+				      r->peer_rkey, nr_tag(seq, *sent));
+
+	if (rc)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: posting message %lu: %s", c->rank,
+			       name, (unsigned long)*sent, strerror(-rc));
+	(*sent)++;
 	return 0;
 }
 

@@ -10,31 +10,44 @@
 #include "comm_internal.h"
 
 /*
- * One collective in flight on one ring, as nr_collective_run() runs it: post
- * what the window allows, poll, count send completions, hand receives to the
- * op, keep receives of the next collective for later, fail with a message
- * when nothing moves for timeout_ms.
+ * A collective: how its op posts and takes messages on one ring.
+ * nr_collective_run() runs one op of it: post what the window allows, poll,
+ * count send completions, hand receives to the op, keep receives of the next
+ * collective for later, fail with a message when nothing moves for
+ * timeout_ms.
  */
 struct nr_collective {
 	const char *name;               /* "nr_allreduce", for messages */
 	int ring;                       /* NR_RING_BOX or NR_RING_PLAIN */
-	void *op;
-	const uint64_t *recvd;          /* messages received so far (recv bumps it) */
-	uint64_t nrecv;                 /* ... of this many */
-	uint64_t *acked;                /* send completions so far (the run bumps it) */
-	uint64_t nsend;                 /* ... of this many */
 	int (*post)(struct nr_comm *c, void *op);
+	/* a receive of this op (the runner posts the receive again) */
 	int (*recv)(struct nr_comm *c, void *op, const struct nr_wc *wc);
 	bool (*waiting_recv)(const void *op);   /* stalled on a receive (for the message) */
 };
 
-int nr_collective_run(struct nr_comm *c, const struct nr_collective *d);
+/* What an op of a collective counts (part of the op). */
+struct nr_coll_count {
+	uint64_t nsend, sent;           /* messages to send; posted (nr_post_message counts) */
+	uint64_t acked;                 /* send completions (the runner counts) */
+	uint64_t nrecv, recvd;          /* messages to receive; received (recv counts) */
+};
+
+int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op,
+		      struct nr_coll_count *cnt);
 
 /* The immediate of message m of the op with sequence byte seq. */
 static inline uint32_t nr_tag(uint8_t seq, uint64_t m)
 {
 	return (uint32_t)seq << 24 | (uint32_t)(m & 0xFFFFFF);
 }
+
+/*
+ * Post message *sent (immediate nr_tag(seq, *sent)) of the collective named
+ * name: len bytes at laddr of the ring's region to offset remote_off of
+ * rank+1's.  0 and *sent counts it, or NR_ERR_TRANSPORT with the message set.
+ */
+int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
+		    const void *laddr, uint32_t len, uint64_t remote_off);
 
 /*
  * The arguments every collective checks (fn names it in messages).  1: the

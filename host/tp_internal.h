@@ -26,6 +26,17 @@ struct nr_tp_ops {
 };
 
 /*
+ * The ops table of a transport whose functions are named after its prefix:
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_error.
+ */
+#define NR_TP_OPS(name, prefix) {                                                        \
+	.kind = name, .open = prefix##_open, .close = prefix##_close,                   \
+	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
+	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
+	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
+	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error }
+
+/*
  * Every transport object and QP starts with these, so the dispatcher finds its
  * ops.  err: why the last failed call on the transport failed (nr_tp_error),
  * naming what it tried; set with nr_tp_set_error.

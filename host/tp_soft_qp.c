@@ -504,20 +504,7 @@ static const char *soft_qp_error(const struct nr_tp_qp *q)
 	return qp->err[0] ? qp->err : "";
 }
 
-const struct nr_tp_ops nr_tp_soft_ops = {
-	.kind = "soft",
-	.open = soft_open,
-	.close = soft_close,
-	.reg_mr = soft_reg_mr,
-	.dereg_mr = soft_dereg_mr,
-	.qp_create = soft_qp_create,
-	.qp_connect = soft_qp_connect,
-	.qp_destroy = soft_qp_destroy,
-	.post_write_imm = soft_post_write_imm,
-	.post_recv = soft_post_recv,
-	.poll = soft_poll,
-	.qp_error = soft_qp_error,
-};
+const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft);
 
 /* ---- extensions (tp_soft.h) ------------------------------------------------ */
 

@@ -451,17 +451,4 @@ static const char *verbs_qp_error(const struct nr_tp_qp *qp)
 	return q->err[0] ? q->err : NULL;
 }
 
-const struct nr_tp_ops nr_tp_verbs_ops = {
-	.kind = "verbs",
-	.open = verbs_open,
-	.close = verbs_close,
-	.reg_mr = verbs_reg_mr,
-	.dereg_mr = verbs_dereg_mr,
-	.qp_create = verbs_qp_create,
-	.qp_connect = verbs_qp_connect,
-	.qp_destroy = verbs_qp_destroy,
-	.post_write_imm = verbs_post_write_imm,
-	.post_recv = verbs_post_recv,
-	.poll = verbs_poll,
-	.qp_error = verbs_qp_error,
-};
+const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs);

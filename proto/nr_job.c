@@ -12,17 +12,8 @@
 #include "proto/nr_text.h"
 #include "proto/roce_hdr.h"
 
-const char *const nr_engine_ctr_names[NR_ECTR_MAX] = {
-#define NR_CTR_NAME(e, n, d) [NR_ECTR_##e] = n,
-	NR_FOREACH_ENGINE_CTR(NR_CTR_NAME)
-#undef NR_CTR_NAME
-};
-
-const char *const nr_engine_ctr_help[NR_ECTR_MAX] = {
-#define NR_CTR_HELP(e, n, d) [NR_ECTR_##e] = d,
-	NR_FOREACH_ENGINE_CTR(NR_CTR_HELP)
-#undef NR_CTR_HELP
-};
+const char *const nr_engine_ctr_names[NR_ECTR_MAX] = { NR_FOREACH_ENGINE_CTR(NR_CTR_NAME) };
+const char *const nr_engine_ctr_help[NR_ECTR_MAX] = { NR_FOREACH_ENGINE_CTR(NR_CTR_HELP) };
 
 #define NR_MAX_MSG_SIZE   (1u << 30)
 #define NR_MAX_POOL_BYTES (256ull << 20)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/nr_ctr.h"
+
 #define NR_MAX_CONNS     256   /* ranks per job */
 #define NR_MAX_JOBS      64    /* jobs per engine */
 #define NR_MAX_MTU       4096
@@ -53,33 +55,28 @@ static inline size_t nr_job_spec_size(uint32_t n_conns)
 }
 
 /* One counter per outcome of the engine, with its name (X-macro). */
-#define NR_FOREACH_ENGINE_CTR(_)                                              \
-	_(AGGREGATED, "aggregated", "contributions added to a slot")        \
-	_(COMPLETED, "completed", "slots whose N contributions are in")     \
-	_(EMITTED, "emitted", "result packets handed out")                   \
-	_(RELEASED, "released", "slots freed after every ACK")               \
-	_(DUP_RESENT, "dup_resent", "duplicates answered with the stored result") \
-	_(DUP_DROPPED, "dup_dropped", "duplicates of an incomplete slot")  \
-	_(STALE_DROPPED, "stale_dropped", "packets older than their slot's occupant") \
-	_(OCCUPIED_DROPPED, "occupied_dropped", "slot still held by an older sequence") \
-	_(LEN_MISMATCH, "len_mismatch", "payload length differs from the slot's") \
-	_(BAD_LEN, "bad_len", "payload length not a multiple of 4 or over the MTU") \
-	_(OPCODE_MISMATCH, "opcode_mismatch", "opcode differs from the slot's") \
-	_(TAG_MISMATCH, "tag_mismatch", "immediate tags of one message disagree") \
-	_(UNKNOWN_CONN, "unknown_conn", "data for an unregistered QPN")       \
-	_(SPOOFED, "spoofed", "registered QPN from the wrong source IP")     \
-	_(NOT_WRITE, "not_write", "non-WRITE request on a registered connection") \
-	_(JOB_FAILED_DROP, "job_failed_drop", "packets of a failed job")     \
-	_(ACKS_SNOOPED, "acks_snooped", "ACK/NAK of registered connections") \
-	_(ACK_IGNORED, "ack_ignored", "ACKs for PSNs never emitted")         \
-	_(JOB_TIMEOUTS, "job_timeouts", "jobs failed for lack of progress")
+#define NR_FOREACH_ENGINE_CTR(_)                                                                \
+	_(NR_ECTR_AGGREGATED, "aggregated", "contributions added to a slot")                    \
+	_(NR_ECTR_COMPLETED, "completed", "slots whose N contributions are in")                 \
+	_(NR_ECTR_EMITTED, "emitted", "result packets handed out")                              \
+	_(NR_ECTR_RELEASED, "released", "slots freed after every ACK")                          \
+	_(NR_ECTR_DUP_RESENT, "dup_resent", "duplicates answered with the stored result")       \
+	_(NR_ECTR_DUP_DROPPED, "dup_dropped", "duplicates of an incomplete slot")               \
+	_(NR_ECTR_STALE_DROPPED, "stale_dropped", "packets older than their slot's occupant")   \
+	_(NR_ECTR_OCCUPIED_DROPPED, "occupied_dropped", "slot still held by an older sequence") \
+	_(NR_ECTR_LEN_MISMATCH, "len_mismatch", "payload length differs from the slot's")       \
+	_(NR_ECTR_BAD_LEN, "bad_len", "payload length not a multiple of 4 or over the MTU")     \
+	_(NR_ECTR_OPCODE_MISMATCH, "opcode_mismatch", "opcode differs from the slot's")         \
+	_(NR_ECTR_TAG_MISMATCH, "tag_mismatch", "immediate tags of one message disagree")       \
+	_(NR_ECTR_UNKNOWN_CONN, "unknown_conn", "data for an unregistered QPN")                 \
+	_(NR_ECTR_SPOOFED, "spoofed", "registered QPN from the wrong source IP")                \
+	_(NR_ECTR_NOT_WRITE, "not_write", "non-WRITE request on a registered connection")       \
+	_(NR_ECTR_JOB_FAILED_DROP, "job_failed_drop", "packets of a failed job")                \
+	_(NR_ECTR_ACKS_SNOOPED, "acks_snooped", "ACK/NAK of registered connections")            \
+	_(NR_ECTR_ACK_IGNORED, "ack_ignored", "ACKs for PSNs never emitted")                    \
+	_(NR_ECTR_JOB_TIMEOUTS, "job_timeouts", "jobs failed for lack of progress")
 
-enum nr_engine_ctr {
-#define NR_ENGINE_CTR_ENUM(e, n, d) NR_ECTR_##e,
-	NR_FOREACH_ENGINE_CTR(NR_ENGINE_CTR_ENUM)
-#undef NR_ENGINE_CTR_ENUM
-	NR_ECTR_MAX
-};
+enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 
 extern const char *const nr_engine_ctr_names[NR_ECTR_MAX];
 extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];

@@ -2,6 +2,7 @@
 /* Addresses and bytes as text (see nr_text.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -53,5 +54,28 @@ int nr_mac_parse(const char *s, uint8_t mac[6])
 	for (unsigned i = 0; i < 6; i++)
 		if (nr_hex_decode(s + 3 * i, &mac[i], 1) || (i < 5 && s[3 * i + 2] != ':'))
 			return -EINVAL;
+	return 0;
+}
+
+int nr_size_parse(const char *s, size_t *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v *= 1024; end++; break;
+	case 'm': case 'M': v *= 1024 * 1024; end++; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = (size_t)v;
 	return 0;
 }

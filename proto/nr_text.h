@@ -19,6 +19,9 @@ const char *nr_ip4_str(uint32_t ip, char buf[INET_ADDRSTRLEN]);
 const char *nr_mac_str(const uint8_t mac[6], char buf[NR_MAC_STRLEN]);
 /* Exactly six two-digit hex bytes separated by ':' into mac: 0, or -EINVAL. */
 int nr_mac_parse(const char *s, uint8_t mac[6]);
+/* A byte count as a command line gives it: 4096, 64K, 16M, 1G (KiB units; a
+ * trailing B allowed): 0, or -EINVAL. */
+int nr_size_parse(const char *s, size_t *out);
 /* n bytes from the 2n hex digits at hex (either case): 0, or -EINVAL. */
 int nr_hex_decode(const char *hex, uint8_t *out, size_t n);
 

@@ -43,8 +43,8 @@ struct nr_eth_hdr {
 static_assert(sizeof(struct nr_eth_hdr) == 14, "eth header");
 
 struct nr_vlan_hdr {
-	uint16_t tci;
-	uint16_t type;
+	uint16_t tci;           /* PCP 3 | DEI 1 | VLAN id 12 */
+	uint16_t type;          /* ethertype of what follows the tag */
 } NR_PACKED;
 static_assert(sizeof(struct nr_vlan_hdr) == 4, "vlan header");
 
@@ -143,8 +143,8 @@ static_assert(sizeof(struct nr_immdt) == 4, "ImmDt");
 
 /* Datagram Extended Transport Header (UD), 8 bytes. */
 struct nr_deth {
-	uint32_t qkey;
-	uint32_t sqp;
+	uint32_t qkey;          /* Q_Key */
+	uint32_t sqp;           /* reserved 8 | source QP 24 */
 } NR_PACKED;
 static_assert(sizeof(struct nr_deth) == 8, "DETH");
 

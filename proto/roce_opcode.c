@@ -19,24 +19,21 @@
 #define IETH	4
 #define CNP_RSV	16
 
-/* Shorthands for the common header layouts. */
+/* Shorthands for the common header layouts: the BTH alone, one extension
+ * header X of len bytes after it, or two (X then Y). */
 #define L_BTH(m)	.mask = (m), .length = BTH, .offset = { [NR_EXT_PAYLOAD] = BTH }
-#define L_IMM(m)	.mask = (m) | NR_OPF_IMMDT, .length = BTH + IMM, \
-			  .offset = { [NR_EXT_IMMDT] = BTH, [NR_EXT_PAYLOAD] = BTH + IMM }
-#define L_IETH(m)	.mask = (m) | NR_OPF_IETH, .length = BTH + IETH, \
-			  .offset = { [NR_EXT_IETH] = BTH, [NR_EXT_PAYLOAD] = BTH + IETH }
-#define L_RETH(m)	.mask = (m) | NR_OPF_RETH, .length = BTH + RETH, \
-			  .offset = { [NR_EXT_RETH] = BTH, [NR_EXT_PAYLOAD] = BTH + RETH }
-#define L_RETH_IMM(m)	.mask = (m) | NR_OPF_RETH | NR_OPF_IMMDT, .length = BTH + RETH + IMM, \
-			  .offset = { [NR_EXT_RETH] = BTH, [NR_EXT_IMMDT] = BTH + RETH, \
-				      [NR_EXT_PAYLOAD] = BTH + RETH + IMM }
-#define L_AETH(m)	.mask = (m) | NR_OPF_AETH, .length = BTH + AETH, \
-			  .offset = { [NR_EXT_AETH] = BTH, [NR_EXT_PAYLOAD] = BTH + AETH }
-#define L_DETH(m)	.mask = (m) | NR_OPF_DETH, .length = BTH + DETH, \
-			  .offset = { [NR_EXT_DETH] = BTH, [NR_EXT_PAYLOAD] = BTH + DETH }
-#define L_DETH_IMM(m)	.mask = (m) | NR_OPF_DETH | NR_OPF_IMMDT, .length = BTH + DETH + IMM, \
-			  .offset = { [NR_EXT_DETH] = BTH, [NR_EXT_IMMDT] = BTH + DETH, \
-				      [NR_EXT_PAYLOAD] = BTH + DETH + IMM }
+#define L_ONE(m, f, x, len)	.mask = (m) | (f), .length = BTH + (len), \
+				.offset = { [x] = BTH, [NR_EXT_PAYLOAD] = BTH + (len) }
+#define L_TWO(m, f, x, xlen, g, y, ylen) \
+	.mask = (m) | (f) | (g), .length = BTH + (xlen) + (ylen), \
+	.offset = { [x] = BTH, [y] = BTH + (xlen), [NR_EXT_PAYLOAD] = BTH + (xlen) + (ylen) }
+#define L_IMM(m)	L_ONE(m, NR_OPF_IMMDT, NR_EXT_IMMDT, IMM)
+#define L_IETH(m)	L_ONE(m, NR_OPF_IETH, NR_EXT_IETH, IETH)
+#define L_RETH(m)	L_ONE(m, NR_OPF_RETH, NR_EXT_RETH, RETH)
+#define L_AETH(m)	L_ONE(m, NR_OPF_AETH, NR_EXT_AETH, AETH)
+#define L_DETH(m)	L_ONE(m, NR_OPF_DETH, NR_EXT_DETH, DETH)
+#define L_RETH_IMM(m)	L_TWO(m, NR_OPF_RETH, NR_EXT_RETH, RETH, NR_OPF_IMMDT, NR_EXT_IMMDT, IMM)
+#define L_DETH_IMM(m)	L_TWO(m, NR_OPF_DETH, NR_EXT_DETH, DETH, NR_OPF_IMMDT, NR_EXT_IMMDT, IMM)
 
 #define SEND_REQ	(NR_OPF_REQ | NR_OPF_SEND | NR_OPF_PAYLOAD)
 #define WRITE_REQ	(NR_OPF_REQ | NR_OPF_WRITE | NR_OPF_PAYLOAD)

@@ -55,31 +55,35 @@ enum nr_opcode {
 	NR_OP_CNP = 0x81,
 };
 
-/* Opcode flags. */
+/* Opcode flags: what a packet of the opcode carries and what it is. */
 enum nr_op_flag {
-	NR_OPF_RETH = 1u << 0,
-	NR_OPF_AETH = 1u << 1,
-	NR_OPF_IMMDT = 1u << 2,
-	NR_OPF_DETH = 1u << 3,
-	NR_OPF_ATMETH = 1u << 4,
-	NR_OPF_ATMACK = 1u << 5,
-	NR_OPF_IETH = 1u << 6,
+	/* extension headers after the BTH */
+	NR_OPF_RETH = 1u << 0,      /* RDMA extended header: VA, R_Key, length */
+	NR_OPF_AETH = 1u << 1,      /* ACK extended header: syndrome, MSN */
+	NR_OPF_IMMDT = 1u << 2,     /* immediate data */
+	NR_OPF_DETH = 1u << 3,      /* datagram header (UD): Q_Key, source QP */
+	NR_OPF_ATMETH = 1u << 4,    /* atomic request header */
+	NR_OPF_ATMACK = 1u << 5,    /* atomic ACK header */
+	NR_OPF_IETH = 1u << 6,      /* invalidate header (SEND with invalidate) */
 	NR_OPF_PAYLOAD = 1u << 7,   /* may carry payload */
+	/* place in a message */
 	NR_OPF_FIRST = 1u << 8,
 	NR_OPF_MIDDLE = 1u << 9,
 	NR_OPF_LAST = 1u << 10,
 	NR_OPF_ONLY = NR_OPF_FIRST | NR_OPF_LAST,
-	NR_OPF_REQ = 1u << 11,
-	NR_OPF_RESP = 1u << 12,
+	/* what it is */
+	NR_OPF_REQ = 1u << 11,      /* a request (from the requester) */
+	NR_OPF_RESP = 1u << 12,     /* a response (from the responder) */
 	NR_OPF_SEND = 1u << 13,
 	NR_OPF_WRITE = 1u << 14,
 	NR_OPF_READ = 1u << 15,
 	NR_OPF_ATOMIC = 1u << 16,
 	NR_OPF_ACK = 1u << 17,      /* acknowledge-class response (ACK, atomic ACK, read resp with AETH) */
-	NR_OPF_RC = 1u << 18,
-	NR_OPF_UC = 1u << 19,
-	NR_OPF_UD = 1u << 20,
-	NR_OPF_CNP = 1u << 21,
+	/* transport service */
+	NR_OPF_RC = 1u << 18,       /* reliable connection */
+	NR_OPF_UC = 1u << 19,       /* unreliable connection */
+	NR_OPF_UD = 1u << 20,       /* unreliable datagram */
+	NR_OPF_CNP = 1u << 21,      /* congestion notification packet (RoCEv2) */
 	NR_OPF_FULL_MTU = 1u << 22, /* FIRST/MIDDLE: payload must be exactly the path MTU */
 };
 

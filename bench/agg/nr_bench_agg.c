@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "dataplane/engine/agg_engine.h"
 #include "dataplane/engine/agg_sum.h"
 #include "proto/roce_build.h"
@@ -69,23 +70,7 @@ static clockid_t bench_clock = CLOCK_THREAD_CPUTIME_ID;
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(bench_clock, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return nr_bench_seconds(bench_clock);
 }
 
 static struct nr_job_spec *make_spec(uint32_t n, uint32_t payload, uint8_t mode)
@@ -176,6 +161,7 @@ static int bench_setup(struct bench *b, uint32_t n, uint32_t payload, uint8_t mo
 
 static void bench_teardown(struct bench *b)
 {
+	free(b->spec);
 	for (size_t k = 0; k < (size_t)WINDOW * b->n; k++)
 		free(b->data[k].buf);
 	for (uint32_t i = 0; i < b->n; i++)
@@ -185,7 +171,6 @@ static void bench_teardown(struct bench *b)
 	free(b->pk);
 	free(b->fr);
 	free(b->hd);
-	free(b->spec);
 }
 
 /* The parse records of sequence g as the box's parser would write them for
@@ -302,13 +287,11 @@ static void usage(FILE *o)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' }, { "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { "wall", no_argument, NULL, 'w' },
 		{ "workers", required_argument, NULL, 'n' },
 		{ "payload", required_argument, NULL, 'p' },
 		{ "kernel", required_argument, NULL, 'k' },
-		{ "wall", no_argument, NULL, 'w' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -369,7 +352,7 @@ int main(int argc, char **argv)
 			run_memcpy(&b, dst, slots / 4 + 1);              /* warm-up */
 			for (unsigned r = 0; r < reps; r++)
 				t[r] = run_memcpy(&b, dst, slots);
-			mgbps = slots * (double)n * pay * 8 / median(t, reps) / 1e9;
+			mgbps = slots * (double)n * pay * 8 / nr_bench_median(t, reps) / 1e9;
 			free(dst);
 			if (json)
 				printf("{\"bench\":\"memcpy\",\"workers\":%u,\"payload\":%u,\"gbps\":%.2f}\n",
@@ -390,7 +373,7 @@ int main(int argc, char **argv)
 					run_engine(&b, k, slots / 4 + 1);     /* warm-up */
 					for (unsigned r = 0; r < reps; r++)
 						t[r] = run_engine(&b, k, slots);
-					s = median(t, reps);
+					s = nr_bench_median(t, reps);
 					gbps = slots * (double)n * pay * 8 / s / 1e9;
 					mpps = slots * (double)n / s / 1e6;
 					if (json)

@@ -36,6 +36,9 @@
 
 #include <mpi.h>
 
+#include "bench/bench_util.h"
+#include "proto/nr_text.h"
+
 #define REL_TOL 1e-5
 
 struct opts {
@@ -47,29 +50,6 @@ struct opts {
 	int check;
 	int json;
 };
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	default: break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
 
 static void usage(FILE *f)
 {
@@ -102,11 +82,11 @@ static int parse_opts(int argc, char **argv, struct opts *o, int rank)
 	while ((c = getopt_long(argc, argv, "b:e:f:n:w:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if (parse_size(optarg, &o->min_bytes))
+			if (nr_size_parse(optarg, &o->min_bytes))
 				goto bad;
 			break;
 		case 'e':
-			if (parse_size(optarg, &o->max_bytes))
+			if (nr_size_parse(optarg, &o->max_bytes))
 				goto bad;
 			break;
 		case 'f':
@@ -191,21 +171,6 @@ static uint64_t check_result(const float *got, const float *root_got, size_t cou
 	return wrong;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int run_size(const struct opts *o, size_t count, float *send, float *recv,
 		    float *root_recv, double *t, int rank, int world, uint64_t *wrong_total)
 {
@@ -222,15 +187,14 @@ static int run_size(const struct opts *o, size_t count, float *send, float *recv
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = 0; i < o->iters; i++) {
-		double t0 = now_s();
+		double t0 = nr_bench_seconds(CLOCK_MONOTONIC);
 
 		rc = MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		if (rc != MPI_SUCCESS)
 			return -EIO;
-		t[i] = now_s() - t0;
+		t[i] = nr_bench_seconds(CLOCK_MONOTONIC) - t0;
 	}
-	qsort(t, o->iters, sizeof(double), cmp_double);
-	med = o->iters % 2 ? t[o->iters / 2] : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2;
+	med = nr_bench_median(t, (unsigned)o->iters);
 
 	if (o->check) {
 		memcpy(root_recv, recv, bytes);

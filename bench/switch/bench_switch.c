@@ -41,6 +41,7 @@
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
 
+#include "bench/bench_util.h"
 #include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
@@ -371,19 +372,6 @@ static double run_memcpy(struct bench *B, uint64_t volume)
 	return (double)volume * 8 / s / 1e9;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The box on `lcore`: launched on a worker lcore, or run inline on this one. */
 static int make_box(struct bench *B, unsigned lcore)
 {
@@ -561,9 +549,9 @@ int main(int argc, char **argv)
 		boxshare[i] = a.box_cpu_s / a.wall_s;
 	}
 	{
-		double ag = median(agg_g, B->reps), am = median(agg_m, B->reps), aw = median(agg_w, B->reps);
-		double fg = median(fwd_g, B->reps), fm = median(fwd_m, B->reps), m = median(mc, B->reps);
-		double gs = median(genshare, B->reps);
+		double ag = nr_bench_median(agg_g, B->reps), am = nr_bench_median(agg_m, B->reps), aw = nr_bench_median(agg_w, B->reps);
+		double fg = nr_bench_median(fwd_g, B->reps), fm = nr_bench_median(fwd_m, B->reps), m = nr_bench_median(mc, B->reps);
+		double gs = nr_bench_median(genshare, B->reps);
 
 		if (B->json) {
 			printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"wall_gbps\":%.2f}\n",
@@ -583,8 +571,8 @@ int main(int argc, char **argv)
 			       "outside the timing); memcpy: the same volume over the same working set, CPU time.\n");
 			printf("threaded (generator lcore 0, box loop lcore 1, ring ports): %.2f Gbit/s wall, "
 			       "%.2f Gbit/s per busy box time;\nCPU share of wall time: generator %.0f%%, box %.0f%%%s\n",
-			       aw, median(agg_lb, B->reps), gs * 100, median(boxshare, B->reps) * 100,
-			       median(boxshare, B->reps) < 0.9 ? " (a shared machine: the wall figure says little)" : "");
+			       aw, nr_bench_median(agg_lb, B->reps), gs * 100, nr_bench_median(boxshare, B->reps) * 100,
+			       nr_bench_median(boxshare, B->reps) < 0.9 ? " (a shared machine: the wall figure says little)" : "");
 		}
 	}
 	dp_box_destroy(B->box, true);

@@ -37,12 +37,8 @@ static json_t *be_info(struct nr_backend *be)
 }
 
 static const struct nr_backend_ops dp_backend_ops = {
-	.name = "sw",
-	.job_create = be_job_create,
-	.job_destroy = be_job_destroy,
-	.job_status = be_job_status,
-	.stats = be_stats,
-	.info = be_info,
+	.name = "sw", .job_create = be_job_create, .job_destroy = be_job_destroy,
+	.job_status = be_job_status, .stats = be_stats, .info = be_info,
 };
 
 struct nr_backend *dp_backend_create(struct dp_box *b)

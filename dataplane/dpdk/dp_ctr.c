@@ -4,17 +4,7 @@
 
 #include "dataplane/dpdk/dp_ctr.h"
 
-const char *const dp_ctr_names[DP_CTR_MAX] = {
-#define DP_CTR_NAME(e, n, d) [DP_CTR_##e] = n,
-	DP_FOREACH_CTR(DP_CTR_NAME)
-#undef DP_CTR_NAME
-};
-
-const char *const dp_ctr_help[DP_CTR_MAX] = {
-#define DP_CTR_HELP(e, n, d) [DP_CTR_##e] = d,
-	DP_FOREACH_CTR(DP_CTR_HELP)
-#undef DP_CTR_HELP
-};
+const char *const dp_ctr_names[DP_CTR_MAX] = { DP_FOREACH_CTR(NR_CTR_NAME) };
 
 /* Lower-case names of the malformed reasons, built from the enum names. */
 #define DP_MAL_NAME(n, s) [NR_BAD_##n] = #n,

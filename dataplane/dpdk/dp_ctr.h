@@ -27,46 +27,70 @@
 
 #include <rte_common.h>
 
+#include "proto/nr_ctr.h"
 #include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
-#define DP_FOREACH_CTR(_)                                                     \
-	_(RX, "rx", "frames received from ports")                             \
-	_(HANDOFF_IN, "handoff_in", "frames handed in by another lcore (job owned here)") \
-	_(FORWARDED, "forwarded", "frames switched unchanged to one port")    \
-	_(FLOODED, "flooded", "frames flooded to every other port (unknown or group destination)") \
-	_(FILTERED, "filtered", "frames whose destination sits on their ingress port (dropped)") \
-	_(HANDOFF_OUT, "handoff_out", "frames handed to the lcore owning their job") \
-	_(HELD, "held", "contributions kept by the engine")                   \
-	_(RESENT, "resent", "duplicates answered with the stored result")    \
-	_(DROPPED, "dropped", "frames dropped, all reasons")                  \
-	_(RUNT, "runt", "frames shorter than an Ethernet header (dropped)") \
-	_(BAD_ICRC, "bad_icrc", "RoCEv2 frames whose ICRC is wrong (corrupted; dropped)") \
-	_(MULTISEG, "multiseg", "multi-segment UDP/4791 frames that could not be linearized (dropped)") \
-	_(NO_RECORD, "no_record", "frames received while every parse record was taken by held frames (dropped)") \
-	_(HANDOFF_FULL, "handoff_full", "owner lcore's handoff ring full (dropped)") \
-	_(NO_ROUTE, "no_route", "one-armed: frame for the box's MAC to an IP no job knows (dropped)") \
-	_(ENGINE_DROP, "engine_drop", "frames the engine dropped (reason in the engine counters)") \
-	_(MALFORMED, "malformed", "malformed UDP/4791 frames, all reasons (dropped)") \
-	_(RESULTS, "results", "result frames emitted by the engine")           \
-	_(FREED_HELD, "freed_held", "held frames freed (job failed or destroyed)") \
-	_(ECN_MARKED, "ecn_marked", "results given ECN-CE from a contribution") \
-	_(FLOOD_COPIES, "flood_copies", "extra references made to flood a frame") \
-	_(TX, "tx", "frames transmitted")                                     \
-	_(TX_DROPPED, "tx_dropped", "frames the TX queue refused (freed)")     \
-	_(CMDS, "cmds", "control commands served")                            \
-	_(IDLE_SLEEPS, "idle_sleeps", "short sleeps after a stretch of empty polls") \
-	_(BUSY_CYCLES, "busy_cycles", "TSC cycles spent in loop iterations that found work")
+#define DP_FOREACH_CTR(_)                                                                 \
+	/* frames received from ports */                                                  \
+	_(DP_CTR_RX, "rx")                                                                \
+	/* frames handed in by another lcore (job owned here) */                          \
+	_(DP_CTR_HANDOFF_IN, "handoff_in")                                                \
+	/* frames switched unchanged to one port */                                       \
+	_(DP_CTR_FORWARDED, "forwarded")                                                  \
+	/* frames flooded to every other port (unknown or group destination) */           \
+	_(DP_CTR_FLOODED, "flooded")                                                      \
+	/* frames whose destination sits on their ingress port (dropped) */               \
+	_(DP_CTR_FILTERED, "filtered")                                                    \
+	/* frames handed to the lcore owning their job */                                 \
+	_(DP_CTR_HANDOFF_OUT, "handoff_out")                                              \
+	/* contributions kept by the engine */                                            \
+	_(DP_CTR_HELD, "held")                                                            \
+	/* duplicates answered with the stored result */                                  \
+	_(DP_CTR_RESENT, "resent")                                                        \
+	/* frames dropped, all reasons */                                                 \
+	_(DP_CTR_DROPPED, "dropped")                                                      \
+	/* frames shorter than an Ethernet header (dropped) */                            \
+	_(DP_CTR_RUNT, "runt")                                                            \
+	/* RoCEv2 frames whose ICRC is wrong (corrupted; dropped) */                      \
+	_(DP_CTR_BAD_ICRC, "bad_icrc")                                                    \
+	/* multi-segment UDP/4791 frames that could not be linearized (dropped) */        \
+	_(DP_CTR_MULTISEG, "multiseg")                                                    \
+	/* frames received while every parse record was taken by held frames (dropped) */ \
+	_(DP_CTR_NO_RECORD, "no_record")                                                  \
+	/* owner lcore's handoff ring full (dropped) */                                   \
+	_(DP_CTR_HANDOFF_FULL, "handoff_full")                                            \
+	/* one-armed: frame for the box's MAC to an IP no job knows (dropped) */          \
+	_(DP_CTR_NO_ROUTE, "no_route")                                                    \
+	/* frames the engine dropped (reason in the engine counters) */                   \
+	_(DP_CTR_ENGINE_DROP, "engine_drop")                                              \
+	/* malformed UDP/4791 frames, all reasons (dropped) */                            \
+	_(DP_CTR_MALFORMED, "malformed")                                                  \
+	/* result frames emitted by the engine */                                         \
+	_(DP_CTR_RESULTS, "results")                                                      \
+	/* held frames freed (job failed or destroyed) */                                 \
+	_(DP_CTR_FREED_HELD, "freed_held")                                                \
+	/* results given ECN-CE from a contribution */                                    \
+	_(DP_CTR_ECN_MARKED, "ecn_marked")                                                \
+	/* extra references made to flood a frame */                                      \
+	_(DP_CTR_FLOOD_COPIES, "flood_copies")                                            \
+	/* frames transmitted */                                                          \
+	_(DP_CTR_TX, "tx")                                                                \
+	/* frames the TX queue refused (freed) */                                         \
+	_(DP_CTR_TX_DROPPED, "tx_dropped")                                                \
+	/* control commands served */                                                     \
+	_(DP_CTR_CMDS, "cmds")                                                            \
+	/* short sleeps after a stretch of empty polls */                                 \
+	_(DP_CTR_IDLE_SLEEPS, "idle_sleeps")                                              \
+	/* TSC cycles spent in loop iterations that found work */                         \
+	_(DP_CTR_BUSY_CYCLES, "busy_cycles")
 
-enum dp_ctr_id {
-#define DP_CTR_ENUM(e, n, d) DP_CTR_##e,
-	DP_FOREACH_CTR(DP_CTR_ENUM)
-#undef DP_CTR_ENUM
-	DP_CTR_MAX
-};
+/* Short names for the malformed reasons ("trunc_l3"), for counter names. */
+extern const char *const dp_malformed_names[NR_BAD_MAX];
+
+enum dp_ctr_id { DP_FOREACH_CTR(NR_CTR_ENUM) DP_CTR_MAX };
 
 extern const char *const dp_ctr_names[DP_CTR_MAX];
-extern const char *const dp_ctr_help[DP_CTR_MAX];
 
 /* One lcore's counters, alone on its cache lines. */
 struct dp_ctr {
@@ -95,8 +119,5 @@ static inline void dp_ctr_add(struct dp_ctr *sum, const struct dp_ctr *x)
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		sum->engine_drop[i] += x->engine_drop[i];
 }
-
-/* Short names for the malformed reasons ("trunc_l3"), for counter names. */
-extern const char *const dp_malformed_names[NR_BAD_MAX];
 
 #endif /* NR_DP_CTR_H */

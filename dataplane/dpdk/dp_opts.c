@@ -86,18 +86,37 @@ static int parse_uint(const char *name, const char *s, unsigned long min, unsign
 	return 0;
 }
 
-static int parse_level(const char *s, int *lvl)
-{
-	static const struct { const char *n; int l; } t[] = {
-		{ "error", RTE_LOG_ERR }, { "warning", RTE_LOG_WARNING },
-		{ "notice", RTE_LOG_NOTICE }, { "info", RTE_LOG_INFO }, { "debug", RTE_LOG_DEBUG },
-	};
+struct name_val {
+	const char *name;
+	int val;
+};
 
-	for (unsigned i = 0; i < RTE_DIM(t); i++)
-		if (strcmp(s, t[i].n) == 0) {
-			*lvl = t[i].l;
+static const struct name_val modes[] = {
+	{ "switch", DP_MODE_SWITCH }, { "one-armed", DP_MODE_ONE_ARMED },
+};
+static const struct name_val kernels[] = {
+	{ "auto", NR_KERNEL_AUTO }, { "scalar", NR_KERNEL_SCALAR }, { "avx512", NR_KERNEL_AVX512 },
+};
+static const struct name_val levels[] = {
+	{ "error", RTE_LOG_ERR }, { "warning", RTE_LOG_WARNING },
+	{ "notice", RTE_LOG_NOTICE }, { "info", RTE_LOG_INFO }, { "debug", RTE_LOG_DEBUG },
+};
+
+/* s among the n names of t: its value, or -EINVAL with "--opt s: expected a, b or c". */
+static int parse_name(const char *opt, const char *s, const struct name_val *t, unsigned n,
+		      int *out, char *err, size_t errlen)
+{
+	size_t k;
+
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(s, t[i].name) == 0) {
+			*out = t[i].val;
 			return 0;
 		}
+	k = (size_t)snprintf(err, errlen, "--%s %s: expected ", opt, s);
+	for (unsigned i = 0; i < n && k < errlen; i++)
+		k += (size_t)snprintf(err + k, errlen - k, "%s%s",
+				      i == 0 ? "" : i + 1 == n ? " or " : ", ", t[i].name);
 	return -EINVAL;
 }
 
@@ -129,21 +148,15 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, rc = 0;
+	int c, v, rc = 0;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_MODE:
-			if (strcmp(optarg, "switch") == 0)
-				cfg->mode = DP_MODE_SWITCH;
-			else if (strcmp(optarg, "one-armed") == 0)
-				cfg->mode = DP_MODE_ONE_ARMED;
-			else {
-				snprintf(err, errlen, "--mode %s: expected switch or one-armed", optarg);
-				return -EINVAL;
-			}
+			rc = parse_name("mode", optarg, modes, RTE_DIM(modes), &v, err, errlen);
+			cfg->mode = rc ? cfg->mode : (enum dp_mode)v;
 			break;
 		case OPT_CTL_SOCKET:
 			cfg->ctl_socket = strcmp(optarg, "none") == 0 ? NULL : optarg;
@@ -166,22 +179,12 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_NO_PROMISC: cfg->promisc = false; break;
 		case OPT_NO_ICRC: cfg->icrc_check = false; break;
 		case OPT_KERNEL:
-			if (strcmp(optarg, "auto") == 0)
-				cfg->kernel = NR_KERNEL_AUTO;
-			else if (strcmp(optarg, "scalar") == 0)
-				cfg->kernel = NR_KERNEL_SCALAR;
-			else if (strcmp(optarg, "avx512") == 0)
-				cfg->kernel = NR_KERNEL_AVX512;
-			else {
-				snprintf(err, errlen, "--kernel %s: expected auto, scalar or avx512", optarg);
-				return -EINVAL;
-			}
+			rc = parse_name("kernel", optarg, kernels, RTE_DIM(kernels), &v, err, errlen);
+			cfg->kernel = rc ? cfg->kernel : (enum nr_sum_kernel)v;
 			break;
 		case OPT_LOG_LEVEL:
-			if (parse_level(optarg, &cfg->log_level) != 0) {
-				snprintf(err, errlen, "--log-level %s: expected error, warning, notice, info or debug", optarg);
-				return -EINVAL;
-			}
+			rc = parse_name("log-level", optarg, levels, RTE_DIM(levels), &cfg->log_level,
+					err, errlen);
 			break;
 		case 'h':
 			return 1;

@@ -35,16 +35,6 @@ void dp_telemetry_forget(struct dp_box *b)
 	pthread_mutex_unlock(&tel_lock);
 }
 
-#define TEL_WRAP(fn)                                                           \
-	static int fn##_locked(const char *cmd, const char *params, struct rte_tel_data *d) \
-	{                                                                     \
-		int rc;                                                       \
-		pthread_mutex_lock(&tel_lock);                                \
-		rc = fn(cmd, params, d);                                      \
-		pthread_mutex_unlock(&tel_lock);                              \
-		return rc;                                                    \
-	}
-
 static void tel_ctr(struct rte_tel_data *d, const struct dp_ctr *c)
 {
 	rte_tel_data_start_dict(d);
@@ -177,12 +167,31 @@ static int tel_job(const char *cmd, const char *params, struct rte_tel_data *d)
 	return rc;
 }
 
-TEL_WRAP(tel_stats)
-TEL_WRAP(tel_lcore)
-TEL_WRAP(tel_ports)
-TEL_WRAP(tel_engine)
-TEL_WRAP(tel_jobs)
-TEL_WRAP(tel_job)
+static const struct {
+	const char *cmd;
+	telemetry_cb fn;
+	const char *help;
+} tel_cmds[] = {
+	{ "/netreduce/stats", tel_stats, "Box-wide counters of netreduce-switch (sums over lcores). No parameters" },
+	{ "/netreduce/lcore", tel_lcore, "Counters of one worker. Parameter: worker index" },
+	{ "/netreduce/ports", tel_ports, "Per-port statistics of netreduce-switch. No parameters" },
+	{ "/netreduce/engine", tel_engine, "Aggregation engine counters (sums over workers). No parameters" },
+	{ "/netreduce/jobs", tel_jobs, "Ids of the jobs on the box. No parameters" },
+	{ "/netreduce/job", tel_job, "State and counters of one job. Parameter: job id" },
+};
+
+/* Every command comes here: tel_lock keeps the box alive while its handler runs. */
+static int tel_dispatch(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	int rc = -EINVAL;
+
+	pthread_mutex_lock(&tel_lock);
+	for (unsigned i = 0; i < RTE_DIM(tel_cmds); i++)
+		if (strcmp(cmd, tel_cmds[i].cmd) == 0)
+			rc = tel_cmds[i].fn(cmd, params, d);
+	pthread_mutex_unlock(&tel_lock);
+	return rc;
+}
 
 int dp_telemetry_register(struct dp_box *b)
 {
@@ -195,17 +204,7 @@ int dp_telemetry_register(struct dp_box *b)
 	if (done)
 		return 0;
 	done = true;
-	rc |= rte_telemetry_register_cmd("/netreduce/stats", tel_stats_locked,
-					 "Box-wide counters of netreduce-switch (sums over lcores). No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/lcore", tel_lcore_locked,
-					 "Counters of one worker. Parameter: worker index");
-	rc |= rte_telemetry_register_cmd("/netreduce/ports", tel_ports_locked,
-					 "Per-port statistics of netreduce-switch. No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/engine", tel_engine_locked,
-					 "Aggregation engine counters (sums over workers). No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/jobs", tel_jobs_locked,
-					 "Ids of the jobs on the box. No parameters");
-	rc |= rte_telemetry_register_cmd("/netreduce/job", tel_job_locked,
-					 "State and counters of one job. Parameter: job id");
+	for (unsigned i = 0; i < RTE_DIM(tel_cmds); i++)
+		rc |= rte_telemetry_register_cmd(tel_cmds[i].cmd, tel_dispatch, tel_cmds[i].help);
 	return rc ? -EINVAL : 0;
 }
