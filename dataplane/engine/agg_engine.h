@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The aggregation engine: DESIGN.md section 3, items 1-7 and 9.
+ * The aggregation engine: the wire protocol of docs/architecture.md (rules
+ * 1-7 and 9), the "sum" step of its data path.
  *
  * It works on packets the wire library has parsed (struct nr_pkt + the frame
  * bytes) and on opaque packet handles (an rte_mbuf in the box, anything in a

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The per-packet path of the aggregation engine (DESIGN.md section 3):
+ * The per-packet path of the aggregation engine (the wire protocol of
+ * docs/architecture.md):
  * classify against the registered connections, admit a contribution to its
  * slot (bitmap, length, opcode and tag checks), sum (ordered or streaming),
  * emit completed slots in sequence order, snoop ACKs/NAKs and release slots.
@@ -18,7 +19,8 @@
  *     job failed                            -> DROP JOB_FAILED_DROP
  *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
  *                                           -> DROP NOT_WRITE: a registered QP
- *        carries aggregation traffic only (DESIGN.md section 2), and forwarding
+ *        carries aggregation traffic only (docs/architecture.md, "Topology
+ *        and connections"), and forwarding
  *        it raw could let a receiver see unaggregated bytes.
  *     WRITE                                 -> HELD / DROP / RESEND (see below)
  *   ACK side (daddr, qpn) = (conns[i].src_ip, conns[i].src_qpn):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Hostile traffic for the box (DESIGN.md section 10), shared by the engine-level
+ * Hostile traffic for the box (docs/bad-input.md), shared by the engine-level
  * suite (test_hostile_engine.c, unit) and the EAL suite (test_hostile_eal.c):
  * a job of N ranks with a known workload whose every result is checked bit for
  * bit against the rank-ordered sum, plus generators of hostile frames.  No

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * Control-plane security (DESIGN.md sections 5 and 10), as an attacker on the
+ * Control-plane security (control/PROTOCOL.md, docs/bad-input.md), as an attacker on the
  * TCP listener sees it: a real server (UNIX + TCP on loopback) over an
  * in-process engine.  Each case checks the answer is a clear error and that
  * the server keeps serving everyone else afterwards.

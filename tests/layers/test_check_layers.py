@@ -3,9 +3,10 @@
 """tools/check-layers on small synthetic trees: it passes a clean tree and
 fails, naming the files and the symbols, on a circle, on an arrow against the
 layer order (by a call and by an include), and on an undeclared folder; a
-static namesake and a struct member of the same name are not arrows.
+static namesake and a struct member of the same name are not arrows.  And
+tools/check-doc-paths: it fails on a document that names a missing file.
 
-Usage: test_check_layers.py CHECK_LAYERS
+Usage: test_check_layers.py CHECK_LAYERS CHECK_DOC_PATHS
 """
 import atexit
 import os
@@ -15,6 +16,7 @@ import sys
 import tempfile
 
 CHECKER = sys.argv[1]
+DOC_CHECKER = sys.argv[2]
 failures = []
 
 
@@ -29,13 +31,14 @@ def tree(files):
     return root
 
 
-def run(files):
-    r = subprocess.run([sys.executable, CHECKER, tree(files)], capture_output=True, text=True)
+def run(files, checker=None, args=()):
+    r = subprocess.run([sys.executable, checker or CHECKER, tree(files)] + list(args),
+                       capture_output=True, text=True)
     return r.returncode, r.stdout + r.stderr
 
 
-def expect(name, files, code, *needles):
-    rc, out = run(files)
+def expect(name, files, code, *needles, checker=None, args=()):
+    rc, out = run(files, checker, args)
     missing = [n for n in needles if n not in out]
     if rc != code or missing:
         failures.append('%s: exit %d (want %d), missing %s in:\n%s' % (name, rc, code, missing, out))
@@ -109,6 +112,16 @@ expect('an undeclared folder fails', undeclared, 1, 'gadgets/: C sources in a fo
 tests_free = dict(BASE)
 tests_free['tests/t.c'] = 'int eng_sum(int a);\nint b_fn(void);\nint t(void) { return eng_sum(b_fn()); }\n'
 expect('tests/ may use anything', tests_free, 0, '0 problems')
+
+DOCS = dict(BASE)
+DOCS['docs/map.md'] = 'The wire: `proto/wire.c`, [the engine](../dataplane/engine/eng.h), `b.c`.\n'
+expect('a document naming files that exist passes', DOCS, 0, '0 missing',
+       checker=DOC_CHECKER, args=['docs/map.md'])
+DOCS_BAD = dict(DOCS)
+DOCS_BAD['docs/map.md'] = 'The wire: `proto/wire.c`, and `host/gone.c`, [x](../proto/nope.md).\n'
+expect('a document naming a missing file fails', DOCS_BAD, 1,
+       'docs/map.md names host/gone.c', 'docs/map.md names ../proto/nope.md',
+       checker=DOC_CHECKER, args=['docs/map.md'])
 
 if failures:
     print('\n'.join('FAIL: ' + f for f in failures))

@@ -64,8 +64,8 @@ static inline uint32_t pt_crc32(uint32_t crc, const uint8_t *b, size_t n)
 }
 
 /*
- * Reference ICRC, written from DESIGN section 9 without the library: copy
- * [l3, end - 4), mask, prepend 8 x 0xFF, CRC the lot.
+ * Reference ICRC, written from the rule in proto/README.md ("RoCEv2 facts")
+ * without the library: copy [l3, end - 4), mask, prepend 8 x 0xFF, CRC the lot.
  */
 static inline uint32_t pt_ref_icrc(const uint8_t *frame, uint32_t l3, uint32_t end)
 {
