@@ -29,12 +29,14 @@ struct ctl_job {
 	uint32_t credits;
 	uint8_t key[CTL_KEY_BYTES];
 	struct nr_job_spec *spec;      /* with result_key filled in */
+	uint64_t failed_ms;            /* when a reap first saw it failed (its now_ms); 0: not yet */
 };
 
 struct nr_ctl {
 	struct nr_backend *b;
 	pthread_mutex_t lock;
 	uint32_t next_id;
+	uint32_t failed_ttl_ms;
 	struct ctl_job jobs[NR_MAX_JOBS];
 	uint64_t ctr[NR_CCTR_MAX];
 };
@@ -87,7 +89,15 @@ struct nr_ctl *nr_ctl_create(struct nr_backend *b)
 	}
 	c->b = b;
 	c->next_id = 1;
+	c->failed_ttl_ms = NR_CTL_FAILED_TTL_MS;
 	return c;
+}
+
+void nr_ctl_set_failed_ttl(struct nr_ctl *c, uint32_t ttl_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->failed_ttl_ms = ttl_ms;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void nr_ctl_destroy(struct nr_ctl *c)
@@ -353,22 +363,61 @@ static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, jso
 	return j;
 }
 
+/* Destroy j on the backend and forget it: 0 or the backend's -errno. */
+static int job_remove(struct nr_ctl *c, struct ctl_job *j)
+{
+	int rc = c->b->ops->job_destroy(c->b, j->id);
+
+	if (rc && rc != -ENOENT)
+		return rc;
+	free(j->spec);
+	memset(j, 0, sizeof(*j));
+	nr_ctl_count(c, NR_CCTR_JOBS_DESTROYED);
+	return 0;
+}
+
 static json_t *op_job_destroy(struct nr_ctl *c, json_t *req, bool admin)
 {
 	json_t *reply = NULL;
 	struct ctl_job *j = job_access(c, req, admin, &reply);
+	uint32_t id;
 	int rc;
 
 	if (!j)
 		return reply;
-	rc = c->b->ops->job_destroy(c->b, j->id);
-	if (rc && rc != -ENOENT)
-		return reply_err(c, "job %u: backend %s could not destroy it: %s", j->id,
+	id = j->id;
+	rc = job_remove(c, j);
+	if (rc)
+		return reply_err(c, "job %u: backend %s could not destroy it: %s", id,
 				 c->b->ops->name, strerror(-rc));
-	free(j->spec);
-	memset(j, 0, sizeof(*j));
-	nr_ctl_count(c, NR_CCTR_JOBS_DESTROYED);
 	return json_pack("{s:b}", "ok", 1);
+}
+
+unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms)
+{
+	struct nr_job_stats *st = calloc(1, sizeof(*st));
+	unsigned i, n = 0;
+
+	if (!st)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; c->failed_ttl_ms && i < NR_MAX_JOBS; i++) {
+		struct ctl_job *j = &c->jobs[i];
+
+		if (!j->used)
+			continue;
+		/* the first reap that sees the failure starts the TTL */
+		if (!j->failed_ms && !c->b->ops->job_status(c->b, j->id, st) &&
+		    st->state == NR_JOB_FAILED)
+			j->failed_ms = now_ms ? now_ms : 1;
+		if (j->failed_ms && now_ms - j->failed_ms >= c->failed_ttl_ms && !job_remove(c, j)) {
+			nr_ctl_count(c, NR_CCTR_JOBS_REAPED);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(st);
+	return n;
 }
 
 static const char *state_name(uint8_t st)

@@ -63,6 +63,7 @@ struct nr_ctl_server {
 	size_t max_line;
 	int ufd, tfd, wake[2];
 	int tcp_port;
+	uint64_t reaped_ms;    /* last nr_ctl_reap */
 	bool stop;
 	pthread_t th;
 	struct client *cl;     /* [max_conns + NR_ADMIN_RESERVED] */
@@ -406,6 +407,10 @@ static void *server_main(void *arg)
 				   now >= k->last_ms + s->idle_ms + 1000) {
 				client_close(s, i);
 			}
+		}
+		if (now - s->reaped_ms >= 1000) {   /* failed jobs past their TTL */
+			nr_ctl_reap(s->c, now);
+			s->reaped_ms = now;
 		}
 		if (rc > 0 && s->pfd[1].revents & POLLIN)
 			do_accept(s, s->ufd, true);

@@ -95,6 +95,23 @@ struct nr_ctl *nr_ctl_create(struct nr_backend *b);
 void nr_ctl_destroy(struct nr_ctl *c);     /* destroys the backend too */
 
 /*
+ * Failed jobs are kept for inspection (job_status gives the reason) until
+ * their creator destroys them, or until they have been failed for ttl_ms:
+ * then nr_ctl_reap destroys them.  A job whose rank 0 died is never
+ * destroyed by its creator; without the TTL it would hold a job slot of the
+ * backend forever.  Default NR_CTL_FAILED_TTL_MS; 0 keeps failed jobs until
+ * destroyed.
+ */
+#define NR_CTL_FAILED_TTL_MS 60000u
+void nr_ctl_set_failed_ttl(struct nr_ctl *c, uint32_t ttl_ms);
+/*
+ * Destroy the jobs failed for at least the TTL, counted from the first reap
+ * that saw them failed; returns how many.  The server thread calls it about
+ * once a second; now_ms is any millisecond clock that only goes forward.
+ */
+unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms);
+
+/*
  * Handle one request line (without the newline).  admin is true for the UNIX
  * socket (no token, may list and touch every job), false for TCP (token
  * required, job operations require the job's key).  Returns a malloc'd reply
@@ -143,7 +160,9 @@ char *nr_ctl_error_line(const char *msg);
 	/* jobs created */                                                      \
 	_(NR_CCTR_JOBS_CREATED, "jobs_created")                                 \
 	/* jobs destroyed */                                                    \
-	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed")
+	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed")                             \
+	/* failed jobs destroyed by nr_ctl_reap after the failed-job TTL */     \
+	_(NR_CCTR_JOBS_REAPED, "jobs_reaped")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 

@@ -172,6 +172,7 @@ static struct nr_ctl_server *start_control(struct dp_box *b, const struct dp_cfg
 		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");
 		return NULL;
 	}
+	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
 	srv = nr_ctl_server_start(*ctlp, &sc, err, sizeof(err));
 	if (srv == NULL)
 		fprintf(stderr, "netreduce-switch: control server: %s\n", err);

@@ -10,6 +10,7 @@
 
 #include <rte_log.h>
 
+#include "control/nr_control.h"
 #include "dataplane/dpdk/dp_opts.h"
 
 void dp_cfg_defaults(struct dp_cfg *cfg)
@@ -25,6 +26,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->kernel = NR_KERNEL_AUTO;
 	cfg->promisc = true;
 	cfg->icrc_check = true;
+	cfg->failed_job_ttl = NR_CTL_FAILED_TTL_MS / 1000;
 	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
 }
 
@@ -65,6 +67,8 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
 "                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
 "  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
+"  --failed-job-ttl S       destroy a failed job S s after it failed unless its\n"
+"                           creator did (default 60; 0 = keep until destroyed)\n"
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
 		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_MBUF_DATAROOM);
@@ -123,7 +127,7 @@ static int parse_name(const char *opt, const char *s, const struct name_val *t, 
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
-	OPT_LOG_LEVEL, OPT_NO_ICRC,
+	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -144,6 +148,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "no-promisc", no_argument, NULL, OPT_NO_PROMISC },
 		{ "no-icrc-check", no_argument, NULL, OPT_NO_ICRC },
 		{ "stats-interval", required_argument, NULL, OPT_STATS },
+		{ "failed-job-ttl", required_argument, NULL, OPT_FAILED_TTL },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -176,6 +181,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_POOL: rc = parse_uint("pool-mbufs", optarg, 512, 1u << 24, &cfg->pool_mbufs, err, errlen); break;
 		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
 		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;
+		case OPT_FAILED_TTL: rc = parse_uint("failed-job-ttl", optarg, 0, 4000000, &cfg->failed_job_ttl, err, errlen); break;
 		case OPT_NO_PROMISC: cfg->promisc = false; break;
 		case OPT_NO_ICRC: cfg->icrc_check = false; break;
 		case OPT_KERNEL:

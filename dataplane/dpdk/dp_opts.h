@@ -28,6 +28,7 @@ struct dp_cfg {
 	unsigned idle_sleep_us;    /* 0: pure busy polling */
 	unsigned idle_polls;       /* empty polls before sleeping */
 	unsigned stats_interval;   /* seconds, 0 off (dp_main) */
+	unsigned failed_job_ttl;   /* seconds a failed job is kept; 0: until destroyed */
 	uint16_t rx_desc, tx_desc;
 	unsigned mtu;              /* 0: leave the ports' MTU alone */
 	enum nr_sum_kernel kernel;

@@ -505,6 +505,49 @@ static void test_failure_reported(void **state)
 	json_decref(r);
 }
 
+/*
+ * A failed job nobody destroys (its rank 0 died) is destroyed by the reaper
+ * once it has been failed for the TTL; active jobs never are, and a TTL of 0
+ * keeps failed jobs until destroyed.
+ */
+static void test_failed_jobs_reaped(void **state)
+{
+	struct fx *f = *state;
+	json_t *spec = tb_spec(2, 4, 0x700);
+	struct created failed, active;
+	json_t *r;
+
+	json_object_set_new(spec, "timeout_ms", json_integer(1000));
+	json_object_set_new(spec, "msg_size", json_integer(256));
+	create(f, json_deep_copy(spec), &failed);
+	tb_fail_job(&f->tb, failed.id, spec);
+	json_decref(spec);
+	create(f, tb_spec(2, 5, 0x100), &active);
+	assert_int_equal(n_jobs(f), 2);
+
+	nr_ctl_set_failed_ttl(f->c, 0);                 /* kept until destroyed */
+	assert_int_equal(nr_ctl_reap(f->c, 1000), 0);
+	assert_int_equal(nr_ctl_reap(f->c, 1000000000), 0);
+	nr_ctl_set_failed_ttl(f->c, 5000);
+	assert_int_equal(nr_ctl_reap(f->c, 10000), 0);    /* first seen failed now */
+	assert_int_equal(nr_ctl_reap(f->c, 14999), 0);    /* 4.999 s later: kept */
+	r = tb_call(f->c, job_req("job_status", failed.id, failed.key), false);
+	assert_ok(r);
+	json_decref(r);
+	assert_int_equal(nr_ctl_reap(f->c, 15000), 1);    /* 5 s: destroyed */
+	assert_int_equal(n_jobs(f), 1);
+	r = tb_call(f->c, job_req("job_status", failed.id, NULL), true);
+	assert_err(r, "no such job");
+	json_decref(r);
+	assert_int_equal(nr_ctl_counter(f->c, NR_CCTR_JOBS_REAPED), 1);
+	/* the active job stays, however long */
+	assert_int_equal(nr_ctl_reap(f->c, 1000000000), 0);
+	assert_int_equal(n_jobs(f), 1);
+	r = tb_call(f->c, job_req("job_status", active.id, active.key), false);
+	assert_ok(r);
+	json_decref(r);
+}
+
 /* Fill the backend: a clear refusal at its limit, room again after destroy. */
 static void test_capacity(void **state)
 {
@@ -598,6 +641,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_two_jobs_isolated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_list_admin_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_jobs_reaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_stats_shape, setup, teardown),
 	};
