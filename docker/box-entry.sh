@@ -1,28 +1,60 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Box container start: every interface with an address in $NR_DATA_NETS
-# (default 10.79.0.0/16, the per-host networks) becomes a net_af_packet port
-# of netreduce-switch in switch mode; the control listener binds the address
-# on the control network.  Extra arguments go to netreduce-switch.
+# Box container start: netreduce-switch in switch mode with one net_af_packet
+# port per data interface, the control listener on NR_CTL_ADDR:NR_CTL_PORT.
+#   data interfaces: NR_BOX_IFACES (space-separated names), else every
+#   interface with an IPv4 address starting with NR_DATA_PREFIX (default
+#   10.79.); waits up to NR_IFACE_WAIT seconds (default 30) for them.
+#   NR_TOKEN        the hosts' shared token (written to a 0600 file)
+#   NR_RATE_MBIT    shape each port's egress to this rate (htb; 0 = off)
+#   NR_BOX_LCORES, NR_BOX_MEM, NR_IDLE_SLEEP_US   EAL lcores, MB, idle sleep
+# Extra arguments go to netreduce-switch (after its EAL arguments' --).
 set -euo pipefail
-data_prefix=${NR_DATA_PREFIX:-10.79.}
+prefix=${NR_DATA_PREFIX:-10.79.}
 ctl_addr=${NR_CTL_ADDR:?set NR_CTL_ADDR (the box address on the control network)}
 ctl_port=${NR_CTL_PORT:-7100}
-token=${NR_TOKEN:?set NR_TOKEN}
+token=${NR_TOKEN:?set NR_TOKEN (the token the hosts present)}
+rate=${NR_RATE_MBIT:-0}
+
+data_ifaces() {
+	if [ -n "${NR_BOX_IFACES:-}" ]; then
+		local i
+		for i in $NR_BOX_IFACES; do [ -e "/sys/class/net/$i" ] && echo "$i"; done
+	else
+		ip -o -4 addr show | awk -v p="$prefix" 'index($4, p) == 1 { print $2 }' | sort -u
+	fi
+}
+want=$(wc -w <<< "${NR_BOX_IFACES:-}")
+for ((t = 0; t < ${NR_IFACE_WAIT:-30} * 10; t++)); do
+	ifaces=$(data_ifaces)
+	n=$(wc -w <<< "$ifaces")
+	{ [ "$want" = 0 ] && [ "$n" -gt 0 ]; } || { [ "$want" -gt 0 ] && [ "$n" = "$want" ]; } && break
+	sleep 0.1
+done
+[ -n "$ifaces" ] || { echo "box-entry: no data interface (${NR_BOX_IFACES:-an address in ${prefix}x});" \
+	"attach the host networks before the box starts" >&2; exit 2; }
 
 vdevs=() i=0
-for ifc in $(ip -o -4 addr show | awk -v p="$data_prefix" 'index($4, p) == 1 { print $2 }' | sort -u); do
+for ifc in $ifaces; do
+	ip link set "$ifc" up
 	# Raw frames through af_packet: no checksum offload, no segmentation.
-	ethtool -K "$ifc" tx off tso off gso off gro off >/dev/null 2>&1 || true
-	vdevs+=(--vdev "net_af_packet$i,iface=$ifc,qdisc_bypass=1")
+	ethtool -K "$ifc" tx off tso off gso off gro off >/dev/null 2>&1 ||
+		ethtool -K "$ifc" tx off >/dev/null || { echo "box-entry: ethtool -K $ifc tx off failed" >&2; exit 2; }
+	if [ "$rate" != 0 ]; then
+		tc qdisc replace dev "$ifc" root handle 1: htb default 1 r2q 100000
+		tc class add dev "$ifc" parent 1: classid 1:1 htb rate "${rate}mbit" burst 64k cburst 64k quantum 30000
+		tc qdisc add dev "$ifc" parent 1:1 handle 10: pfifo limit 10000
+	fi
+	# qdisc_bypass=0: frames go through the qdisc (the shaping above).
+	vdevs+=(--vdev "net_af_packet$i,iface=$ifc,qdisc_bypass=0")
 	i=$((i + 1))
 done
-[ "$i" -gt 0 ] || { echo "box-entry: no interface in ${data_prefix}x; attach the host networks" >&2; exit 2; }
-printf '%s\n' "$token" > /run/netreduce.token
-chmod 0600 /run/netreduce.token
-echo "box-entry: $i ports: ${vdevs[*]}"
+umask 077
+mkdir -p /run/netreduce
+printf '%s\n' "$token" > /run/netreduce/token
+echo "box-entry: $i ports (${ifaces//$'\n'/ }), control $ctl_addr:$ctl_port, rate ${rate} Mbit/s"
 exec netreduce-switch --no-pci --no-huge -m "${NR_BOX_MEM:-512}" --file-prefix nrbox \
 	-l "${NR_BOX_LCORES:-0}" "${vdevs[@]}" -- --mode switch \
-	--ctl-listen "$ctl_addr:$ctl_port" --token-file /run/netreduce.token \
+	--ctl-listen "$ctl_addr:$ctl_port" --token-file /run/netreduce/token \
 	--ctl-socket /run/netreduce/netreduce.sock \
 	--idle-sleep-us "${NR_IDLE_SLEEP_US:-50}" "$@"
