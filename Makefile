@@ -1,6 +1,8 @@
 # netreduce: the two commands of the README, and a few more.
 #   make demo    namespace testbed, 4 hosts, through the box and the ring baseline
-#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, fuzz smoke)
+#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, fuzz smoke,
+#                the container testbed)
+#   make demo-docker  the same as make demo, with the box and the hosts in containers
 # Both install the Debian packages they need, configure meson and build.
 
 SHELL := /bin/bash
@@ -14,15 +16,20 @@ MESON_TEST := meson test --print-errorlogs --num-processes 2
 DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
 	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
-	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker-compose
+	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap
 
-.PHONY: all deps build asan test demo bench bench-e2e fuzz soak clean help
+DOCKER_HOSTS ?= 4
+
+.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e fuzz soak clean help
 
 all: build
 
 help:
 	@echo "make demo       4-host namespace testbed: box vs ring, checked (root)"
 	@echo "make test       all suites, as CI runs them (root)"
+	@echo "make demo-docker  box and DOCKER_HOSTS (default 4) hosts in containers: box vs ring,"
+	@echo "                checked; starts the Docker engine and builds the images if needed (root)"
+	@echo "make docker-clean remove the container testbed's images (and its imported debian:12)"
 	@echo "make build      release build in $(BUILD)/"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
@@ -68,6 +75,14 @@ test: build asan
 demo: build
 	tests/testbed/run --build $(BUILD) --hosts 4 --algo netreduce,ring --check \
 		--bytes 4K,1M,16M --rate 200
+
+# Needs no local build: the images compile the sources (docker/testbed).
+demo-docker:
+	docker/testbed --hosts $(DOCKER_HOSTS) --algo netreduce,ring --check \
+		--bytes 4K,1M,16M --rate 200
+
+docker-clean:
+	docker/testbed --clean-images
 
 bench: build
 	$(BUILD)/bench/agg/nr-bench-agg

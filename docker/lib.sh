@@ -257,33 +257,44 @@ dk_net() {
 	docker network create --internal --label "$DK_LABEL" --subnet "$2" "$1" >/dev/null 2>&1
 }
 
-# dk_up N: networks, box, hosts; returns when every host is configured and
-# the box's control listener accepts connections.  RATE (Mbit/s, 0 = off)
-# shapes every data link both ways (htb in the containers).
-dk_up() {
-	local n=$1 i s ip neigh="" common
-	[ "$n" -ge 2 ] && [ "$n" -le "$DK_MAX_HOSTS" ] || dk_die "--hosts must be 2..$DK_MAX_HOSTS"
-	DK_HOSTS=$n
-	dk_step "testbed $DK_P: $n hosts, networks"
+# dk_ctl_net N: the run's subnet slot and its control network.
+dk_ctl_net() {
+	local s
+	[ "$1" -ge 2 ] && [ "$1" -le "$DK_MAX_HOSTS" ] || dk_die "--hosts must be 2..$DK_MAX_HOSTS"
+	DK_HOSTS=$1
 	for s in 0 1 2 3 4 5 6 7; do
 		if dk_net "${DK_P}ctl" "10.78.$s.0/24"; then DK_SLOT=$s; break; fi
 	done
 	[ -n "$DK_SLOT" ] || dk_die "no free subnet slot (10.78.0-7.0/24 all taken on this engine;" \
 		"remove stale runs: docker/testbed --cleanup)"
+	# Every container: tini as PID 1 (signals, reaping), the run's label, no
+	# IPv6 chatter on the links.
+	DK_COMMON=(--init --label "$DK_LABEL" --sysctl net.ipv6.conf.all.disable_ipv6=1
+		--sysctl net.ipv6.conf.default.disable_ipv6=1 -e "NR_RATE_MBIT=${DK_RATE:-0}")
+}
+
+# dk_box_create DOCKER_CREATE_ARGS...: the box container on the control network.
+dk_box_create() {
+	docker create --name "${DK_P}box" "${DK_COMMON[@]}" --network "${DK_P}ctl" --ip "$(dk_box_ip)" \
+		--cap-add NET_ADMIN --cap-add NET_RAW --cap-add IPC_LOCK \
+		-e "NR_CTL_ADDR=$(dk_box_ip)" -e "NR_CTL_PORT=$DK_CTL_PORT" -e "NR_TOKEN=$DK_TOKEN" \
+		"$@" "netreduce-box:$DK_TAG" > /dev/null || dk_die "docker create ${DK_P}box failed"
+}
+
+# dk_up N: networks, box, hosts; returns when every host is configured and
+# the box's control listener accepts connections.  DK_RATE (Mbit/s, 0 = off)
+# shapes every data link both ways (htb in the containers).
+dk_up() {
+	local n=$1 i neigh=""
+	dk_step "testbed $DK_P: $n hosts, networks"
+	dk_ctl_net "$n"
 	for ((i = 0; i < n; i++)); do
 		dk_net "${DK_P}n$i" "$(dk_data_net "$i").0/24" ||
 			dk_die "docker network create ${DK_P}n$i ($(dk_data_net "$i").0/24) failed"
 		neigh="$neigh${neigh:+ }$(dk_data_ip "$i")=$(dk_host_mac "$i")"
 	done
-	# Containers: tini as PID 1 (signals, reaping); no IPv6 chatter on the links.
-	common=(--init --label "$DK_LABEL" --sysctl net.ipv6.conf.all.disable_ipv6=1
-		--sysctl net.ipv6.conf.default.disable_ipv6=1 -e "NR_RATE_MBIT=${DK_RATE:-0}")
 	dk_step "testbed $DK_P: box"
-	docker create --name "${DK_P}box" "${common[@]}" --network "${DK_P}ctl" --ip "$(dk_box_ip)" \
-		--cap-add NET_ADMIN --cap-add NET_RAW --cap-add IPC_LOCK \
-		-e "NR_CTL_ADDR=$(dk_box_ip)" -e "NR_CTL_PORT=$DK_CTL_PORT" -e "NR_TOKEN=$DK_TOKEN" \
-		-e NR_DATA_PREFIX=10.79. -e "NR_BOX_PREFIX=$DK_P" \
-		"netreduce-box:$DK_TAG" > /dev/null || dk_die "docker create ${DK_P}box failed"
+	dk_box_create -e NR_DATA_PREFIX=10.79.
 	for ((i = 0; i < n; i++)); do
 		docker network connect --ip "$(dk_data_net "$i").254" "${DK_P}n$i" "${DK_P}box" ||
 			dk_die "docker network connect ${DK_P}n$i ${DK_P}box failed"
@@ -293,7 +304,7 @@ dk_up() {
 	dk_done "box up, control $(dk_box_ip):$DK_CTL_PORT"
 	dk_step "testbed $DK_P: hosts"
 	for ((i = 0; i < n; i++)); do
-		docker create --name "${DK_P}h$i" "${common[@]}" --network "${DK_P}n$i" \
+		docker create --name "${DK_P}h$i" "${DK_COMMON[@]}" --network "${DK_P}n$i" \
 			--ip "$(dk_data_net "$i").2" --cap-add NET_ADMIN -e "NR_DATA_MAC=$(dk_host_mac "$i")" \
 			-e "NR_RANK=$i" -e "NR_WORLD=$n" -e "NR_ROOT=$(dk_data_ip 0):$DK_ROOT_PORT" \
 			-e "NR_ADDR=$(dk_data_ip "$i")" -e NR_DATA_PREFIXLEN=24 -e NR_DATA_PREFIX=10.79. \

@@ -76,4 +76,4 @@ links_after=$(docker_links)
 [ "$links_after" = "$links_before" ] ||
 	fail "interfaces left in this namespace: $(comm -13 <(echo "$links_before") <(echo "$links_after") | tr '\n' ' ')"
 pass "2 and 4 host containers through the box container and over the ring, 3 sizes 4 B..1 MiB," \
-	"bit-identical; nothing left ($(grep -oE 'OK \([0-9]+ s\)' "$log" | tail -n 1))"
+	"bit-identical; nothing left behind (docker/testbed: $(grep -oE 'OK \([0-9]+ s\)' "$log" | tail -n 1 | tr -d 'OK()'))"
