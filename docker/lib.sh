@@ -140,6 +140,10 @@ dk_engine_down() {
 		kill -KILL "$DK_ENGINE_PID" 2>/dev/null || true
 	fi
 	wait "$DK_ENGINE_PID" 2>/dev/null || true
+	# dockerd leaves its handle on this namespace mounted.
+	if mountpoint -q /run/docker/netns/default 2>/dev/null; then
+		umount /run/docker/netns/default 2>/dev/null || true
+	fi
 	DK_ENGINE_PID=
 	dk_done "engine stopped"
 }
@@ -221,7 +225,7 @@ dk_images() {
 			continue
 		fi
 		dk_step "image $img: building (docker build --target $kind; the first build compiles the sources)"
-		docker build --network host --target "$kind" --label "netreduce.version=$ver" \
+		docker build --force-rm --network host --target "$kind" --label "netreduce.version=$ver" \
 			-t "$img" -t "netreduce-$kind:$ver" - < "$work/ctx.tar" > "$work/build-$kind.log" 2>&1 ||
 			{ tail -n 30 "$work/build-$kind.log" >&2; dk_die "docker build --target $kind failed (log above)"; }
 		dk_done "$(docker image inspect -f '{{.Size}}' "$img" | awk '{printf "%.0f MB", $1 / 1e6}')"
