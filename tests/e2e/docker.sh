@@ -71,6 +71,7 @@ if [ "$engine_before" = 0 ]; then
 	pgrep -x dockerd >/dev/null && fail "a dockerd process is left (pid $(pgrep -x dockerd | tr '\n' ' '))"
 	pgrep -f '^containerd --config /var/run/docker/containerd' >/dev/null &&
 		fail "the engine's containerd is left"
+	mountpoint -q /run/docker/netns/default 2>/dev/null && fail "the engine's /run/docker/netns/default mount is left"
 fi
 links_after=$(docker_links)
 [ "$links_after" = "$links_before" ] ||
