@@ -193,7 +193,8 @@ dk_source_files() {
 
 # dk_context DIR: the build context as DIR/ctx.tar (src/ = sources, rt/ = the
 # entry scripts, Dockerfile), byte-for-byte the same for the same files, so its
-# hash names the images (DK_TAG).
+# hash (and NR_BOX_PMDS, the box image's extra DPDK driver packages) names the
+# images (DK_TAG).
 dk_context() {
 	local work=$1 stage=$1/ctx
 	rm -rf "$stage"
@@ -206,7 +207,11 @@ dk_context() {
 	tar -C "$stage" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
 		--mode='u+rwX,go+rX,go-w' -cf "$work/ctx.tar" .
 	rm -rf "$stage"
-	DK_TAG="$(dk_version)-$(sha256sum "$work/ctx.tar" | cut -c1-12)"
+	local h
+	h=$(sha256sum "$work/ctx.tar" | cut -d' ' -f1)
+	# Extra DPDK drivers in the box image make other images.
+	[ -z "${NR_BOX_PMDS:-}" ] || h=$(echo "$h $NR_BOX_PMDS" | sha256sum | cut -d' ' -f1)
+	DK_TAG="$(dk_version)-${h:0:12}"
 }
 
 # dk_images WORKDIR: netreduce-box:DK_TAG and netreduce-host:DK_TAG, built
@@ -226,6 +231,7 @@ dk_images() {
 		fi
 		dk_step "image $img: building (docker build --target $kind; the first build compiles the sources)"
 		docker build --force-rm --network host --target "$kind" --label "netreduce.version=$ver" \
+			--build-arg "BOX_PMDS=${NR_BOX_PMDS:-}" \
 			-t "$img" -t "netreduce-$kind:$ver" - < "$work/ctx.tar" > "$work/build-$kind.log" 2>&1 ||
 			{ tail -n 30 "$work/build-$kind.log" >&2; dk_die "docker build --target $kind failed (log above)"; }
 		dk_done "$(docker image inspect -f '{{.Size}}' "$img" | awk '{printf "%.0f MB", $1 / 1e6}')"
