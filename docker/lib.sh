@@ -214,12 +214,23 @@ dk_context() {
 	DK_TAG="$(dk_version)-${h:0:12}"
 }
 
+# dk_build WORKDIR TARGET TAG...: docker build --target TARGET of the context.
+dk_build() {
+	local work=$1 target=$2 t tags=()
+	shift 2
+	for t in "$@"; do tags+=(-t "$t"); done
+	docker build --force-rm --network host --target "$target" --label "netreduce.version=$(dk_version)" \
+		--build-arg "BOX_PMDS=${NR_BOX_PMDS:-}" "${tags[@]}" - < "$work/ctx.tar" > "$work/build-$target.log" 2>&1 ||
+		{ tail -n 30 "$work/build-$target.log" >&2; dk_die "docker build --target $target failed (log above)"; }
+}
+
 # dk_images WORKDIR: netreduce-box:DK_TAG and netreduce-host:DK_TAG, built
-# when missing (the first build compiles the sources; docker's layer cache
-# keeps the apt layers across source changes).  Also tagged VERSION.  Older
-# netreduce-* tags of this version are removed, so one set stays cached.
+# when missing, also tagged VERSION.  The compilers and -dev packages stay
+# cached as netreduce-build-deps:VERSION, so a source change only recompiles;
+# the compile stage's own layers, older netreduce-* tags and their layers are
+# removed, so one set stays cached (make docker-clean removes it).
 dk_images() {
-	local work=$1 kind img ver t
+	local work=$1 kind img ver t what built=0
 	ver=$(dk_version)
 	dk_base_image "$work"
 	dk_context "$work"
@@ -229,17 +240,25 @@ dk_images() {
 			dk_log "image $img: up to date"
 			continue
 		fi
-		dk_step "image $img: building (docker build --target $kind; the first build compiles the sources)"
-		docker build --force-rm --network host --target "$kind" --label "netreduce.version=$ver" \
-			--build-arg "BOX_PMDS=${NR_BOX_PMDS:-}" \
-			-t "$img" -t "netreduce-$kind:$ver" - < "$work/ctx.tar" > "$work/build-$kind.log" 2>&1 ||
-			{ tail -n 30 "$work/build-$kind.log" >&2; dk_die "docker build --target $kind failed (log above)"; }
+		if [ "$built" = 0 ]; then
+			dk_step "build dependencies netreduce-build-deps:$ver (apt-get; cached after the first time)"
+			dk_build "$work" build-deps "netreduce-build-deps:$ver"
+			dk_done
+		fi
+		what="the runtime packages"
+		[ "$built" = 1 ] || what="compiles the sources, then $what"
+		dk_step "image $img: building ($what)"
+		dk_build "$work" "$kind" "$img" "netreduce-$kind:$ver"
 		dk_done "$(docker image inspect -f '{{.Size}}' "$img" | awk '{printf "%.0f MB", $1 / 1e6}')"
+		built=1
 		for t in $(docker images --format '{{.Repository}}:{{.Tag}}' "netreduce-$kind"); do
 			case $t in "$img" | "netreduce-$kind:$ver") ;; *) docker rmi "$t" >/dev/null 2>&1 || true ;; esac
 		done
 	done
-	docker image prune -f --filter label=netreduce.version >/dev/null 2>&1 || true
+	if [ "$built" = 1 ]; then
+		docker image prune -f --filter label=netreduce.stage=build >/dev/null 2>&1 || true
+		docker image prune -f --filter label=netreduce.version >/dev/null 2>&1 || true
+	fi
 	rm -f "$work/ctx.tar" "$work/files"
 }
 

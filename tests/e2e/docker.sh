@@ -68,7 +68,9 @@ elif [ "$engine_before" = 1 ]; then
 	fail "the engine that was running before the test no longer answers"
 fi
 if [ "$engine_before" = 0 ]; then
-	pgrep -x dockerd >/dev/null && fail "a dockerd process is left (pid $(pgrep -x dockerd | tr '\n' ' '))"
+	pid=$(sed -n 's/.*engine up, dockerd pid \([0-9]*\).*/\1/p' "$log" | tail -n 1)
+	[ -n "$pid" ] || fail "no engine ran before, and the testbed did not say which dockerd it started"
+	[ -d "/proc/$pid" ] && fail "the dockerd the testbed started (pid $pid) is left"
 	pgrep -f '^containerd --config /var/run/docker/containerd' >/dev/null &&
 		fail "the engine's containerd is left"
 	mountpoint -q /run/docker/netns/default 2>/dev/null && fail "the engine's /run/docker/netns/default mount is left"
