@@ -65,6 +65,11 @@ dk_rxe_up() {
 		ip addr add "$(dk_data_ip "$i")/24" dev "$k"
 		ethtool -K "$k" tx off tso off gso off gro off >/dev/null 2>&1 || ethtool -K "$k" tx off >/dev/null
 		ip link set "$k" up
+		if [ "${DK_RATE:-0}" != 0 ]; then   # the box shapes the other direction
+			tc qdisc replace dev "$k" root handle 1: htb default 1 r2q 100000 &&
+			tc class add dev "$k" parent 1: classid 1:1 htb rate "${DK_RATE}mbit" burst 64k cburst 64k quantum 30000 ||
+				dk_die "tc htb on $k failed"
+		fi
 		ifaces="$ifaces${ifaces:+ }$q"
 	done
 	for ((i = 0; i < n; i++)); do
