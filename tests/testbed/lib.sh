@@ -26,6 +26,7 @@
 
 TB_CTL_PORT=${TB_CTL_PORT:-7100}
 TB_ROOT_PORT=${TB_ROOT_PORT:-29500}
+TB_TORCH_PORT=${TB_TORCH_PORT:-29400}
 TB_SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TB_TOPDIR=$(cd "$TB_SRCDIR/../.." && pwd)
 
@@ -328,14 +329,19 @@ tb_ctl() {
 	ip netns exec "$TB_NS_BOX" "$(tb_bin_ctl)" --socket "$TB_CTL_SOCK" "$@"
 }
 
-# tb_host_env I RANK WORLD ROOT_I: the NR_* environment of host I.  Over a
-# plain bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so the
-# library runs without one (ring only) instead of trying to register a job.
+# tb_host_env I RANK WORLD ROOT_I: the environment of host I: libnetreduce's
+# NR_*, and torch.distributed's env:// rendezvous (MASTER_ADDR/PORT: the job's
+# first host, on the data path through the box; RANK, WORLD_SIZE) with Gloo
+# bound to the host's data interface (GLOO_SOCKET_IFNAME).  Over a plain
+# bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so the library
+# runs without one (ring only) instead of trying to register a job.
 tb_host_env() {
 	local i=$1 rank=$2 world=$3 root=$4 box=""
 	[ "$TB_MODE" = bridge ] || box="NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
-		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i")"
+		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i")" \
+		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
+		"RANK=$rank WORLD_SIZE=$world GLOO_SOCKET_IFNAME=${TB_P}d$i"
 }
 
 # tb_launch TAG FIRST COUNT CMD...: start CMD in hosts FIRST..FIRST+COUNT-1

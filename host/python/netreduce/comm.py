@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""One libnetreduce communicator, as Python sees it.
+
+Settings come from the NR_* environment (host/README.md, via
+nr_config_from_env); the caller supplies what a framework already knows: rank,
+world size, and (when NR_ROOT / NR_ADDR are unset) the rendezvous address and
+this host's data address.  Two variables are Python's own:
+
+  NR_ALGO  box (through the box at NR_SWITCH) or ring (our ring, no box);
+           default: box when NR_SWITCH is set, else ring
+  NR_JOB   a name for the job, in every error message (default: chosen by
+           the caller, e.g. one that rank 0 makes up and shares)
+
+Every failure raises NetreduceError naming the rank, the job and what the call
+waited for.  Not thread-safe: one thread uses a communicator at a time.
+"""
+import ctypes
+import os
+import socket
+
+from . import _lib
+
+ALGOS = ("box", "ring")
+
+
+class NetreduceError(RuntimeError):
+    """A libnetreduce call failed.  Attributes: rank, job, what (the call, e.g.
+    'all_reduce #12 of 1024 floats through the box'), code (enum nr_err),
+    detail (the library's message), diagnosis (what the other ranks were doing,
+    when known)."""
+
+    def __init__(self, rank, job, what, code, detail, diagnosis=""):
+        self.rank, self.job, self.what = rank, job, what
+        self.code, self.detail, self.diagnosis = code, detail, diagnosis
+        msg = f"netreduce job {job}, rank {rank}: {what} failed: {detail}"
+        if code:
+            msg += f" [{_lib.strerror(code)}]"
+        if diagnosis:
+            msg += f"; {diagnosis}"
+        super().__init__(msg)
+
+    def with_diagnosis(self, diagnosis):
+        return NetreduceError(self.rank, self.job, self.what, self.code, self.detail, diagnosis)
+
+
+def algo_from_env():
+    """NR_ALGO, checked; default box when NR_SWITCH is set, else ring."""
+    algo = os.environ.get("NR_ALGO") or ("box" if os.environ.get("NR_SWITCH") else "ring")
+    if algo not in ALGOS:
+        raise ValueError(f"NR_ALGO={algo!r}: use box (through the box at NR_SWITCH) or ring")
+    if algo == "box" and not os.environ.get("NR_SWITCH"):
+        raise ValueError("NR_ALGO=box needs NR_SWITCH (the box's control address ip:port) "
+                         "and NR_TOKEN; or use NR_ALGO=ring")
+    return algo
+
+
+def route_addr(peer):
+    """This host's IPv4 address on the route to peer (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((socket.gethostbyname(peer), 9))
+        return s.getsockname()[0]
+
+
+def free_port(addr):
+    """A TCP port free on addr right now (for rank 0's rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+class Communicator:
+    """nr_comm_init ... nr_comm_destroy, with errors as NetreduceError.
+
+    rank, world: this rank and the number of ranks (they win over NR_RANK and
+    NR_WORLD, which must agree when set).  root: "ip:port" of rank 0's
+    rendezvous when NR_ROOT is unset.  addr: this host's data address when
+    NR_ADDR is unset.  Collective: every rank constructs it at the same time.
+    """
+
+    def __init__(self, rank, world, job, algo, root=None, addr=None):
+        if algo not in ALGOS:
+            raise ValueError(f"algo {algo!r}: use box or ring")
+        self.rank, self.world, self.job, self.algo = rank, world, job, algo
+        self.seq = 0
+        lib = _lib.lib()
+        cfg = _lib.NrConfig()
+        if lib.nr_config_from_env(ctypes.byref(cfg)):
+            raise self._error("configuration from the environment", _lib.ERR_CONFIG,
+                              _lib.last_error())
+        for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):
+            if os.environ.get(var) and have != want:
+                raise self._error("configuration", _lib.ERR_CONFIG,
+                                  f"{var}={have} but torch.distributed says {want}: unset "
+                                  f"{var} or make them agree")
+        cfg.rank, cfg.world = rank, world
+        # keep the bytes alive as long as cfg (ctypes holds a reference)
+        if not cfg.root and root:
+            cfg.root = root.encode()
+        if not cfg.addr and addr:
+            cfg.addr = addr.encode()
+        if algo == "box" and not cfg.switch_addr:
+            raise self._error("configuration", _lib.ERR_CONFIG,
+                              "algorithm box needs NR_SWITCH (the box's control address) and "
+                              "NR_TOKEN; or use NR_ALGO=ring")
+        self.root = (cfg.root or b"").decode()
+        self.switch = (cfg.switch_addr or b"").decode()
+        self.timeout_ms = cfg.timeout_ms
+        if lib.nr_config_check(ctypes.byref(cfg)):
+            raise self._error("configuration", _lib.ERR_CONFIG, _lib.last_error())
+        handle = ctypes.c_void_p()
+        rc = lib.nr_comm_init(ctypes.byref(cfg), ctypes.byref(handle))
+        if rc:
+            what = f"init (rendezvous at {self.root or '-'}"
+            what += f", box at {self.switch})" if self.switch else ", no box)"
+            raise self._error(what, rc, _lib.last_error())
+        self._h = handle
+
+    def _error(self, what, code, detail):
+        return NetreduceError(self.rank, self.job, what, code, detail)
+
+    def describe(self, count, seq=None):
+        """'all_reduce #seq of COUNT floats through the box at ...' for messages."""
+        via = f"through the box at {self.switch}" if self.algo == "box" else "over the ring"
+        return f"all_reduce #{self.seq if seq is None else seq} of {count} floats {via}"
+
+    def allreduce(self, ptr, count):
+        """Sum count float32 at address ptr over all ranks, in place."""
+        if self._h is None:
+            raise self._error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
+        self.seq += 1
+        lib = _lib.lib()
+        fn = lib.nr_allreduce if self.algo == "box" else lib.nr_ring_allreduce
+        rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32, _lib.NR_SUM)
+        if rc:
+            raise self._error(self.describe(count), rc, _lib.last_error(self._h))
+
+    @property
+    def credits(self):
+        return _lib.lib().nr_comm_credits(self._h) if self._h else 0
+
+    def close(self):
+        """nr_comm_destroy (collective while healthy; rank 0 removes the box's job)."""
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _lib.lib().nr_comm_destroy(h)

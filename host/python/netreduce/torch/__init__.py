@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""netreduce for PyTorch.
+
+    import netreduce.torch                          # registers the c10d backend
+    dist.init_process_group("netreduce")            # env:// or tcp:// as usual
+
+or keep Gloo/NCCL and route DDP's gradient buckets only:
+
+    model.register_comm_hook(None, netreduce.torch.allreduce_hook)
+
+Settings from the environment: NR_SWITCH, NR_TOKEN (the box), NR_ALGO (box or
+ring), NR_JOB (a name in error messages), NR_TIMEOUT_MS, NR_ADDR, NR_ROOT and
+the other NR_* of libnetreduce (host/README.md).
+"""
+import torch.distributed as dist
+
+from ..comm import NetreduceError
+from .backend import BACKEND, ProcessGroupNetreduce, create
+from .engine import Engine
+from .hook import allreduce_hook, hook_state
+
+__all__ = ["BACKEND", "Engine", "NetreduceError", "ProcessGroupNetreduce", "allreduce_hook",
+           "hook_state"]
+
+if not hasattr(dist.Backend, BACKEND.upper()):
+    dist.Backend.register_backend(BACKEND, create)
