@@ -13,6 +13,10 @@ this host's data address.  Two variables are Python's own:
 
 Every failure raises NetreduceError naming the rank, the job and what the call
 waited for.  Not thread-safe: one thread uses a communicator at a time.
+
+    cfg = Config(rank, world, job, "box")      # reads and checks the environment
+    comm = Communicator(cfg)                   # collective
+    comm.allreduce(ptr, count)                 # in place, float32 sum
 """
 import ctypes
 import os
@@ -68,71 +72,81 @@ def free_port(addr):
         return s.getsockname()[1]
 
 
-class Communicator:
-    """nr_comm_init ... nr_comm_destroy, with errors as NetreduceError.
-
-    rank, world: this rank and the number of ranks (they win over NR_RANK and
-    NR_WORLD, which must agree when set).  root: "ip:port" of rank 0's
-    rendezvous when NR_ROOT is unset.  addr: this host's data address when
-    NR_ADDR is unset.  Collective: every rank constructs it at the same time.
-    """
+class Config:
+    """The settings of one communicator: nr_config_from_env, then what the caller
+    knows.  rank, world win over NR_RANK and NR_WORLD (which must agree when
+    set); root ("ip:port" of rank 0's rendezvous) and addr (this host's data
+    address) are used when NR_ROOT / NR_ADDR are unset.  Raises NetreduceError
+    on a bad setting, naming the variable."""
 
     def __init__(self, rank, world, job, algo, root=None, addr=None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r}: use box or ring")
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
-        self.seq = 0
         lib = _lib.lib()
         cfg = _lib.NrConfig()
         if lib.nr_config_from_env(ctypes.byref(cfg)):
-            raise self._error("configuration from the environment", _lib.ERR_CONFIG,
-                              _lib.last_error())
+            raise self.error("configuration from the environment", _lib.ERR_CONFIG,
+                             _lib.last_error())
         for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):
             if os.environ.get(var) and have != want:
-                raise self._error("configuration", _lib.ERR_CONFIG,
-                                  f"{var}={have} but torch.distributed says {want}: unset "
-                                  f"{var} or make them agree")
+                raise self.error("configuration", _lib.ERR_CONFIG,
+                                 f"{var}={have} but the framework says {want}: unset {var} "
+                                 "or make them agree")
         cfg.rank, cfg.world = rank, world
-        # keep the bytes alive as long as cfg (ctypes holds a reference)
+        # ctypes keeps the assigned bytes alive as long as cfg
         if not cfg.root and root:
             cfg.root = root.encode()
         if not cfg.addr and addr:
             cfg.addr = addr.encode()
         if algo == "box" and not cfg.switch_addr:
-            raise self._error("configuration", _lib.ERR_CONFIG,
-                              "algorithm box needs NR_SWITCH (the box's control address) and "
-                              "NR_TOKEN; or use NR_ALGO=ring")
+            raise self.error("configuration", _lib.ERR_CONFIG,
+                             "algorithm box needs NR_SWITCH (the box's control address) and "
+                             "NR_TOKEN; or use NR_ALGO=ring")
+        if lib.nr_config_check(ctypes.byref(cfg)):
+            raise self.error("configuration", _lib.ERR_CONFIG, _lib.last_error())
+        self.struct = cfg
         self.root = (cfg.root or b"").decode()
         self.switch = (cfg.switch_addr or b"").decode()
         self.timeout_ms = cfg.timeout_ms
-        if lib.nr_config_check(ctypes.byref(cfg)):
-            raise self._error("configuration", _lib.ERR_CONFIG, _lib.last_error())
-        handle = ctypes.c_void_p()
-        rc = lib.nr_comm_init(ctypes.byref(cfg), ctypes.byref(handle))
-        if rc:
-            what = f"init (rendezvous at {self.root or '-'}"
-            what += f", box at {self.switch})" if self.switch else ", no box)"
-            raise self._error(what, rc, _lib.last_error())
-        self._h = handle
 
-    def _error(self, what, code, detail):
+    def error(self, what, code, detail):
         return NetreduceError(self.rank, self.job, what, code, detail)
 
+
+class Communicator:
+    """nr_comm_init ... nr_comm_destroy of a Config, errors as NetreduceError.
+    Collective: every rank constructs it at the same time."""
+
+    def __init__(self, config):
+        self.cfg = config
+        self.rank, self.world, self.job = config.rank, config.world, config.job
+        self.algo, self.switch = config.algo, config.switch
+        self.seq = 0
+        self._h = None
+        handle = ctypes.c_void_p()
+        rc = _lib.lib().nr_comm_init(ctypes.byref(config.struct), ctypes.byref(handle))
+        if rc:
+            what = f"init (rendezvous at {config.root or '-'}"
+            what += f", box at {config.switch})" if config.switch else ", no box)"
+            raise config.error(what, rc, _lib.last_error())
+        self._h = handle
+
     def describe(self, count, seq=None):
-        """'all_reduce #seq of COUNT floats through the box at ...' for messages."""
+        """'all_reduce #seq of COUNT floats through the box at ...', for messages."""
         via = f"through the box at {self.switch}" if self.algo == "box" else "over the ring"
         return f"all_reduce #{self.seq if seq is None else seq} of {count} floats {via}"
 
     def allreduce(self, ptr, count):
         """Sum count float32 at address ptr over all ranks, in place."""
         if self._h is None:
-            raise self._error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
+            raise self.cfg.error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
         self.seq += 1
         lib = _lib.lib()
         fn = lib.nr_allreduce if self.algo == "box" else lib.nr_ring_allreduce
         rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32, _lib.NR_SUM)
         if rc:
-            raise self._error(self.describe(count), rc, _lib.last_error(self._h))
+            raise self.cfg.error(self.describe(count), rc, _lib.last_error(self._h))
 
     @property
     def credits(self):
@@ -140,6 +154,6 @@ class Communicator:
 
     def close(self):
         """nr_comm_destroy (collective while healthy; rank 0 removes the box's job)."""
-        h, self._h = getattr(self, "_h", None), None
+        h, self._h = self._h, None
         if h:
             _lib.lib().nr_comm_destroy(h)

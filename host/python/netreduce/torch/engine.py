@@ -20,7 +20,7 @@ import weakref
 
 import torch
 
-from ..comm import Communicator, NetreduceError, algo_from_env, free_port, route_addr
+from ..comm import Communicator, Config, NetreduceError, algo_from_env, free_port, route_addr
 from .watch import Watch
 
 _live = weakref.WeakSet()
@@ -46,6 +46,13 @@ def _local_addr():
                      "address from: set NR_ADDR to this host's IPv4 address on the data path")
 
 
+def _value(fut):
+    try:
+        return fut.value()
+    except NetreduceError as e:
+        raise e.with_traceback(None) from None   # torch appends the traceback to the message
+
+
 class Engine:
     def __init__(self, store, rank, world, timeout, prefix):
         self.rank, self.world = rank, world
@@ -58,15 +65,16 @@ class Engine:
             if not os.environ.get("NR_ROOT"):
                 root = _settle(store, f"{prefix}/{self.job}/root", rank,
                                lambda: f"{addr}:{free_port(addr)}")
-        self.watch = Watch(store, rank, world, self.job) if world > 1 else None
+        cfg = Config(rank, world, self.job, algo, root=root, addr=addr)
+        self.timeout_s = cfg.timeout_ms / 1000.0
+        self.watch = Watch(store, rank, world, self.job, self.timeout_s) if world > 1 else None
         try:
-            self.comm = Communicator(rank, world, self.job, algo, root=root, addr=addr)
+            self.comm = Communicator(cfg)
         except BaseException:
             if self.watch:
                 self.watch.stop()
             raise
         self.algo = algo
-        self.timeout_s = self.comm.timeout_ms / 1000.0
         self.error = None
         self.closed = False
         self._q = queue.Queue()
@@ -87,7 +95,11 @@ class Engine:
                                              "the netreduce engine is closed"))
         else:
             self._q.put((tensor, average, as_list, fut))
-        return fut
+        # Future.set_exception stores the exception as the value, to be raised by
+        # value() in Python: C++ waiters (DDP's reducer) would take it for a
+        # result.  A then() callback that raises marks the chained future failed
+        # in C++ as well, with the exception's message.
+        return fut.then(_value)
 
     def drain(self):
         """Wait until every request submitted so far has run (no-op on the worker)."""
@@ -110,8 +122,10 @@ class Engine:
             return
         try:
             if self.watch:
-                self.watch.seq = self.comm.seq + 1
+                self.watch.started(self.comm.seq + 1)
             self.comm.allreduce(tensor.data_ptr(), tensor.numel())
+            if self.watch:
+                self.watch.finished()
             if average:
                 tensor.div_(self.world)
         except NetreduceError as e:

@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# PyTorch on the namespace testbed (4 hosts, the box), one scenario per meson
+# test:  tests/python/e2e_torch.sh SCENARIO BUILD_DIR
+#   train-box   DDP over the c10d backend "netreduce", through the box
+#   train-hook  DDP over Gloo with netreduce's comm hook, through the box
+#   train-ring  the backend with NR_ALGO=ring (our ring, through the box's L2)
+#               each: 20 steps, then every rank's parameters must be
+#               bit-identical and equal a single process that applied the
+#               same updates with the gradients summed in netreduce's order
+#               (tests/python/check_train.py)
+#   fail-nobox  NR_SWITCH points at a closed port: every rank raises at
+#               init_process_group, naming its rank, the job and the box
+#   fail-kill   SIGKILL rank 2 mid-training: the others raise within the
+#               progress timeout, naming the job and rank 2 as the one they
+#               waited for
+#   fail-stall  rank 1 stops calling all_reduce (alive): the others raise
+#               within the progress timeout, naming rank 1 as alive but absent
+# Exit 0 pass, 1 fail, 77 skip (with the reason).
+set -euo pipefail
+
+scenario=${1:?usage: e2e_torch.sh SCENARIO BUILD_DIR}
+build=${2:-${NR_BUILD:-build}}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+py=/usr/bin/python3
+
+skip() { echo "SKIP: torch/$scenario: $*"; exit 77; }
+pass() { echo "PASS: torch/$scenario: $*"; exit 0; }
+fail() { echo "FAIL: torch/$scenario: $*"; exit 1; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veths, DPDK af_packet ports)"
+[ -x "$py" ] || skip "$py not found"
+"$py" -c 'import torch, sklearn' 2>/dev/null ||
+	skip "$py cannot import torch and sklearn (apt-get install python3-torch python3-sklearn)"
+build=$(cd "$build" && pwd)
+lib=$build/host/shared/libnetreduce.so
+for f in "$build/netreduce-switch" "$lib"; do
+	[ -e "$f" ] || skip "$f is not built"
+done
+for t in ip tc ethtool jq; do
+	command -v "$t" >/dev/null || skip "$t not installed"
+done
+
+# shellcheck source=tests/testbed/lib.sh
+. "$top/tests/testbed/lib.sh"
+
+hosts=4
+# A small model spread over 3 DDP buckets (1 KiB cap; the first step runs
+# with DDP's initial buckets, later ones with the rebuilt ones).
+model=(--hidden 64,32 --batch 16 --lr 0.05 --bucket-cap-mb 0.001 --eval-every 10)
+export NR_TIMEOUT_MS=${NR_TIMEOUT_MS:-4000}
+timeout_s=$((NR_TIMEOUT_MS / 1000))
+# The Python layer adds up to 1.5 s to find out who stopped (watch.py); the
+# rest is slack for a loaded 2-core machine.
+bound=$((timeout_s + 4))
+export PYTHONPATH=$top/host/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
+
+tb_init "$build"
+trap 'tb_teardown' EXIT
+trap 'exit 130' INT TERM
+tb_setup "$hosts"
+tb_box_start
+
+# launch TAG MODE [ENV=VALUE ...] -- [train_rank.py options]
+launch() {
+	local tag=$1 mode=$2 envs=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	mkdir -p "$TB_RUNDIR/$tag"
+	tb_launch "$tag" 0 "$hosts" env "${envs[@]}" "$py" "$here/train_rank.py" --mode "$mode" \
+		--out "$TB_RUNDIR/$tag" "${model[@]}" "$@"
+}
+
+# The failure line a rank printed ("ERROR <unix time> <message>").
+error_line() { grep -h '^ERROR ' "$TB_RUNDIR/$1.h$2.log" 2>/dev/null | tail -n 1; }
+
+show_logs() {
+	local f
+	for f in "$TB_RUNDIR/$1".h*.log; do
+		echo "---- ${f##*/}"
+		tail -n 8 "$f"
+	done
+}
+
+# Every survivor in RANKS must have failed: exit 3, an ERROR line naming its
+# rank, the job and PATTERN (extended regex), at most BOUND s after T0 (a
+# time, or "start": the rank's START line, just before init_process_group).
+check_failed() {
+	local tag=$1 when=$2 pattern=$3 r line t t0 msg late
+	shift 3
+	for r in "$@"; do
+		t0=$when
+		[ "$when" = start ] && t0=$(grep -h '^START ' "$TB_RUNDIR/$tag.h$r.log" | cut -d' ' -f2)
+		line=$(error_line "$tag" "$r")
+		[ -n "$line" ] || { show_logs "$tag"; fail "rank $r did not report an error"; }
+		t=$(echo "$line" | cut -d' ' -f2)
+		msg=$(echo "$line" | cut -d' ' -f3-)
+		echo "rank $r: $msg"
+		late=$(awk -v t="$t" -v t0="$t0" 'BEGIN { printf "%.1f", t - t0 }')
+		echo "rank $r: raised ${late} s after the event (bound ${bound} s)"
+		awk -v l="$late" -v b="$bound" 'BEGIN { exit !(l <= b) }' ||
+			fail "rank $r raised ${late} s after the event, more than ${bound} s"
+		echo "$msg" | grep -qE "netreduce job nr-[0-9a-f]+, rank $r: " ||
+			fail "rank $r: the message does not name the job and the rank"
+		echo "$msg" | grep -qE "$pattern" || fail "rank $r: the message does not match /$pattern/"
+	done
+}
+
+# Wait until rank 0 logged step N (its stdout is one JSON line per step).
+wait_step() {
+	local tag=$1 n=$2 deadline=$((SECONDS + 120))
+	until [ "$(grep -c '"step"' "$TB_RUNDIR/$tag.out" 2>/dev/null || true)" -ge "$n" ]; do
+		[ $SECONDS -lt $deadline ] || { show_logs "$tag"; fail "rank 0 did not reach step $n in 120 s"; }
+		for pid in "${TB_LAUNCH_PIDS[@]}"; do
+			kill -0 "$pid" 2>/dev/null || { show_logs "$tag"; fail "a rank exited before step $n"; }
+		done
+		sleep 0.2
+	done
+}
+
+case $scenario in
+train-box|train-hook|train-ring)
+	mode=${scenario#train-}
+	launch "$scenario" "$mode" -- --steps 20 --quiet
+	tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
+	for ((r = 0; r < hosts; r++)); do
+		[ "${TB_RCS[$r]}" = 0 ] || { show_logs "$scenario"; fail "rank $r exited ${TB_RCS[$r]} (124: timed out)"; }
+	done
+	cat "$TB_RUNDIR/$scenario.out"
+	out=$("$py" "$here/check_train.py" --mode "$mode" --dir "$TB_RUNDIR/$scenario" \
+		--world "$hosts" "${model[@]}" --steps 20) || { echo "$out"; fail "parameters differ"; }
+	echo "$out"
+	pass "$out"
+	;;
+fail-nobox)
+	launch nobox box NR_SWITCH="$TB_BOX_ADDR:1" -- --steps 20 --quiet
+	tb_wait 120 "${TB_LAUNCH_PIDS[@]}"
+	for ((r = 0; r < hosts; r++)); do
+		[ "${TB_RCS[$r]}" = 3 ] || { show_logs nobox; fail "rank $r exited ${TB_RCS[$r]}, expected 3 (an error)"; }
+	done
+	check_failed nobox start "init .*box at $TB_BOX_ADDR:1.*(cannot register the job with the box|rank 0 reports)" \
+		0 1 2 3
+	pass "every rank raised at init_process_group, naming itself, the job and the unreachable box"
+	;;
+fail-kill)
+	launch kill box -- --steps 100000 --eval-every 1000
+	wait_step kill 15
+	victim=2
+	{ kill -KILL "${TB_LAUNCH_PIDS[$victim]}"; wait "${TB_LAUNCH_PIDS[$victim]}"; } 2>/dev/null || true
+	t0=$(date +%s.%N)
+	echo "killed rank $victim (pid ${TB_LAUNCH_PIDS[$victim]}) at step $(grep -c '"step"' "$TB_RUNDIR/kill.out");" \
+		"progress timeout ${NR_TIMEOUT_MS} ms"
+	tb_wait $((bound + 20)) "${TB_LAUNCH_PIDS[0]}" "${TB_LAUNCH_PIDS[1]}" "${TB_LAUNCH_PIDS[3]}"
+	for i in 0 1 2; do
+		[ "${TB_RCS[$i]}" = 3 ] || { show_logs kill; fail "a survivor exited ${TB_RCS[$i]}, expected 3 (an error; 124: still running)"; }
+	done
+	check_failed kill "$t0" "all_reduce #[0-9]+ .*waited for rank $victim \(.*died or hangs\)" 0 1 3
+	pass "ranks 0, 1, 3 raised within ${bound} s of rank $victim's death, naming it"
+	;;
+fail-stall)
+	launch stall box -- --steps 100000 --eval-every 1000 --stall-at 10 --stall-rank 1
+	wait_step stall 10
+	# the others enter the next collective right after step 10; rank 1 sleeps
+	t0=$(date +%s.%N)
+	tb_wait $((bound + 20)) "${TB_LAUNCH_PIDS[0]}" "${TB_LAUNCH_PIDS[2]}" "${TB_LAUNCH_PIDS[3]}"
+	for i in 0 1 2; do
+		[ "${TB_RCS[$i]}" = 3 ] || { show_logs stall; fail "a rank exited ${TB_RCS[$i]}, expected 3 (an error; 124: still running)"; }
+	done
+	kill -0 "${TB_LAUNCH_PIDS[1]}" 2>/dev/null || fail "the stalled rank 1 exited (it should sleep)"
+	check_failed stall "$t0" "all_reduce #[0-9]+ .*timeout.*waited for rank 1 \(alive, but its last collective is #[0-9]+" 0 2 3
+	pass "ranks 0, 2, 3 raised within ${bound} s, naming rank 1 as alive but no longer calling all_reduce"
+	;;
+*)
+	echo "e2e_torch.sh: unknown scenario $scenario" >&2
+	exit 2
+	;;
+esac
