@@ -1,6 +1,6 @@
 # netreduce: the two commands of the README, and a few more.
 #   make demo    namespace testbed, 4 hosts, through the box and the ring baseline
-#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, fuzz smoke,
+#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, PyTorch, fuzz smoke,
 #                the container testbed)
 #   make demo-docker  the same as make demo, with the box and the hosts in containers
 # Both install the Debian packages they need, configure meson and build.
@@ -16,11 +16,12 @@ MESON_TEST := meson test --print-errorlogs --num-processes 2
 DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
 	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
-	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap
+	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap \
+	python3-torch python3-sklearn python3-matplotlib python3-numpy
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e fuzz soak clean help
+.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e bench-train fuzz soak clean help
 
 all: build
 
@@ -33,6 +34,7 @@ help:
 	@echo "make build      release build in $(BUILD)/"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
+	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root)"
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
@@ -90,6 +92,11 @@ bench: build
 
 bench-e2e: build
 	tests/testbed/bench-e2e --build $(BUILD)
+
+# examples/train.py (an MLP with 4.5 MB of gradients on sklearn's digits) at 4
+# and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
+bench-train: build
+	tests/testbed/bench-train --build $(BUILD)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-gen-corpus

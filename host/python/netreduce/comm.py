@@ -20,6 +20,7 @@ waited for.  Not thread-safe: one thread uses a communicator at a time.
 """
 import ctypes
 import os
+import re
 import socket
 
 from . import _lib
@@ -72,6 +73,18 @@ def free_port(addr):
         return s.getsockname()[1]
 
 
+# nr_config_check names struct fields ("addr=...: ..."); nr_config_from_env names the
+# variables but, seeing world 1 in the environment, skips the checks that only
+# apply to several ranks.  Those fields' messages get their variables' names.
+_FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
+               "token": "NR_TOKEN"}
+
+
+def _env_names(msg):
+    msg = re.sub(r"^(\w+)(?=[=:])", lambda m: _FIELD_VARS.get(m[1], m[1]), msg)
+    return re.sub(r"\((\w+) is set\)", lambda m: f"({_FIELD_VARS.get(m[1], m[1])} is set)", msg)
+
+
 class Config:
     """The settings of one communicator: nr_config_from_env, then what the caller
     knows.  rank, world win over NR_RANK and NR_WORLD (which must agree when
@@ -104,7 +117,7 @@ class Config:
                              "algorithm box needs NR_SWITCH (the box's control address) and "
                              "NR_TOKEN; or use NR_ALGO=ring")
         if lib.nr_config_check(ctypes.byref(cfg)):
-            raise self.error("configuration", _lib.ERR_CONFIG, _lib.last_error())
+            raise self.error("configuration", _lib.ERR_CONFIG, _env_names(_lib.last_error()))
         self.struct = cfg
         self.root = (cfg.root or b"").decode()
         self.switch = (cfg.switch_addr or b"").decode()
