@@ -59,8 +59,11 @@ class Backend(unittest.TestCase):
         self.assertTrue(torch.equal(t, torch.arange(10, dtype=torch.float32)))
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         work = dist.all_reduce(t, async_op=True)
+        self.assertIsInstance(work, netreduce.torch.backend.PyWork)
         work.wait()
+        self.assertTrue(work.is_success())
         self.assertEqual(work.get_future().value()[0].data_ptr(), t.data_ptr())
+        self.assertEqual(work.result()[0].data_ptr(), t.data_ptr())
         self.assertEqual(self.calls(), n + 3)
 
     def test_others_go_to_gloo(self):
@@ -111,6 +114,34 @@ class Backend(unittest.TestCase):
         self.assertGreater(netreduce.torch.hook_state().comm.seq, 0)
         for p, q in zip(model.parameters(), ref.parameters()):
             self.assertTrue(torch.equal(p.grad, q.grad))
+
+
+class Errors(unittest.TestCase):
+    """A failed request reaches a C++ Work (what DDP and dist.all_reduce wait on)
+    as an error with netreduce's message, not as a result."""
+
+    def test_closed_engine(self):
+        from torch._C._distributed_c10d import HashStore, _create_work_from_future
+        engine = netreduce.torch.Engine(HashStore(), 0, 1, datetime.timedelta(seconds=10), "t")
+        engine.close()
+        work = _create_work_from_future(engine.submit(torch.ones(4)))
+        # a C++ Work made from a future returns from wait() even when it failed (torch
+        # 1.13's FutureWrappingWork): the error is in its future's value, where DDP looks
+        work.wait()
+        with self.assertRaisesRegex(RuntimeError, r"netreduce job nr-[0-9a-f]+, rank 0: "
+                                    r"all_reduce failed: the netreduce engine is closed"):
+            work.get_future().value()
+        fut = engine.submit(torch.ones(4), as_list=False)
+        with self.assertRaisesRegex(RuntimeError, "engine is closed"):
+            fut.wait()
+        # what dist.all_reduce gets from the backend: wait() raises
+        work = netreduce.torch.backend.PyWork(engine.submit(torch.ones(4)), [])
+        self.assertTrue(work.is_completed())
+        self.assertFalse(work.is_success())
+        self.assertRegex(str(work.exception()), "engine is closed")
+        with self.assertRaisesRegex(RuntimeError, "rank 0: all_reduce failed: the netreduce "
+                                    "engine is closed"):
+            work.wait()
 
 
 class Config(unittest.TestCase):

@@ -11,16 +11,19 @@ or keep Gloo/NCCL and route DDP's gradient buckets only:
 Settings from the environment: NR_SWITCH, NR_TOKEN (the box), NR_ALGO (box or
 ring), NR_JOB (a name in error messages), NR_TIMEOUT_MS, NR_ADDR, NR_ROOT and
 the other NR_* of libnetreduce (host/README.md).
+
+The communicators are destroyed at exit (collective: every rank exits);
+shutdown() does it earlier, e.g. before a second init_process_group.
 """
 import torch.distributed as dist
 
 from ..comm import NetreduceError
 from .backend import BACKEND, ProcessGroupNetreduce, create
-from .engine import Engine
+from .engine import Engine, shutdown
 from .hook import allreduce_hook, hook_state
 
 __all__ = ["BACKEND", "Engine", "NetreduceError", "ProcessGroupNetreduce", "allreduce_hook",
-           "hook_state"]
+           "hook_state", "shutdown"]
 
 if not hasattr(dist.Backend, BACKEND.upper()):
     dist.Backend.register_backend(BACKEND, create)

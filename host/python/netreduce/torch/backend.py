@@ -6,8 +6,14 @@ libnetreduce (the Engine's worker thread); every other collective, dtype and
 op goes to an inner ProcessGroupGloo created on the same store, after the
 netreduce requests queued before it have run.  Works are C++ Works
 (_create_work_from_future), so DDP and anything else written against c10d
-can wait on them.
+can wait on them.  One catch: the C++ Work made from a future (the only kind a
+Python backend can hand to C++ on torch 1.13) returns normally from wait()
+when the future failed; DDP reads the future's value, which raises, but
+dist.all_reduce(t) only calls wait().  So calls from dist.all_reduce get a
+Python Work whose wait() raises netreduce's error.
 """
+import sys
+
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
                                         ReduceOp, _create_work_from_future)
 import torch
@@ -16,6 +22,46 @@ import torch.distributed as dist
 from .engine import Engine
 
 BACKEND = "netreduce"
+
+
+_ALL_REDUCE = dist.distributed_c10d.all_reduce.__code__
+
+
+class PyWork(dist.Work):
+    """The Work dist.all_reduce gets: wait() and result() raise if the request failed."""
+
+    def __init__(self, fut, tensors):
+        super().__init__()
+        self._fut, self._tensors = fut, tensors
+
+    def wait(self, timeout=None):
+        self._fut.wait()   # raises the request's error
+        return True
+
+    def result(self):
+        self.wait()
+        return self._tensors
+
+    def get_future(self):
+        return self._fut
+
+    def is_completed(self):
+        return self._fut.done()
+
+    def is_success(self):
+        return self.exception() is None if self._fut.done() else False
+
+    def exception(self):
+        if not self._fut.done():
+            return None
+        try:
+            self._fut.value()
+            return None
+        except Exception as e:  # noqa: BLE001 - that is the answer
+            return e
+
+    def synchronize(self):
+        pass
 
 
 def _mine(tensors, op):
@@ -76,7 +122,9 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             fut.set_result(tensors)
         else:
             fut = self._engine.submit(t, average=opts.reduceOp == ReduceOp.AVG)
-        return _create_work_from_future(fut)
+        if sys._getframe(1).f_code is _ALL_REDUCE:   # Python code: it will call wait()
+            return PyWork(fut, tensors)
+        return _create_work_from_future(fut)          # C++ (DDP): it reads the value
 
     allreduce_coalesced = _delegated("allreduce_coalesced")
     broadcast = _delegated("broadcast")

@@ -66,6 +66,12 @@ class Engine:
                 root = _settle(store, f"{prefix}/{self.job}/root", rank,
                                lambda: f"{addr}:{free_port(addr)}")
         cfg = Config(rank, world, self.job, algo, root=root, addr=addr)
+        if world > 1 and cfg.struct.transport == b"soft" and \
+                any(e.world > 1 and not e.closed for e in _live):
+            raise cfg.error("init", 0, "this process already has a netreduce communicator and "
+                            "the soft transport binds NR_UDP_PORT on NR_ADDR once per process: "
+                            "use the backend or the DDP hook, not both, and create subgroups "
+                            "with backend='gloo'")
         self.timeout_s = cfg.timeout_ms / 1000.0
         self.watch = Watch(store, rank, world, self.job, self.timeout_s) if world > 1 else None
         try:
@@ -158,6 +164,7 @@ class Engine:
 
 
 @atexit.register
-def _close_all():
+def shutdown():
+    """Close every engine of this process (collective while healthy)."""
     for engine in list(_live):
         engine.close()
