@@ -49,6 +49,7 @@ done
 hosts=4
 # A small model spread over 3 DDP buckets (1 KiB cap; the first step runs
 # with DDP's initial buckets, later ones with the rebuilt ones).
+# shellcheck disable=SC2054  # "64,32" is one argument
 model=(--hidden 64,32 --batch 16 --lr 0.05 --bucket-cap-mb 0.001 --eval-every 10)
 export NR_TIMEOUT_MS=${NR_TIMEOUT_MS:-4000}
 timeout_s=$((NR_TIMEOUT_MS / 1000))

@@ -122,7 +122,7 @@ class Errors(unittest.TestCase):
 
     def test_closed_engine(self):
         from torch._C._distributed_c10d import HashStore, _create_work_from_future
-        engine = netreduce.torch.Engine(HashStore(), 0, 1, datetime.timedelta(seconds=10), "t")
+        engine = netreduce.torch.Engine(HashStore(), 0, 1, "t")
         engine.close()
         work = _create_work_from_future(engine.submit(torch.ones(4)))
         # a C++ Work made from a future returns from wait() even when it failed (torch

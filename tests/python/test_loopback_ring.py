@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 try:
-    import torch  # noqa: F401
+    import torch  # noqa: F401 - only checking that they are there
     import sklearn  # noqa: F401
 except ImportError as e:
     print(f"SKIP: {e.name} is not installed (apt-get install python3-torch python3-sklearn)")

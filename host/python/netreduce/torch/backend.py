@@ -90,7 +90,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # Gloo first: it checks the rendezvous and the data path between the hosts
         # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
         self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
-        self._engine = Engine(store, rank, size, timeout, "netreduce")
+        self._engine = Engine(store, rank, size, "netreduce")
 
     @property
     def engine(self):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """One netreduce communicator behind a worker thread, for torch.
 
-Engine(store, rank, world, timeout, prefix) settles the job's settings
+Engine(store, rank, world, prefix) settles the job's settings
 through the c10d store (job name, rank 0's rendezvous address when NR_ROOT is
 unset), starts the heartbeat (watch.py), creates the communicator
 (collective) and one worker thread.  submit() queues an all-reduce of a
@@ -54,7 +54,10 @@ def _value(fut):
 
 
 class Engine:
-    def __init__(self, store, rank, world, timeout, prefix):
+    """store: the c10d store of the group (keys under prefix); rank, world: this
+    rank and the number of ranks.  Collective."""
+
+    def __init__(self, store, rank, world, prefix):
         self.rank, self.world = rank, world
         algo = algo_from_env()
         self.job = _settle(store, f"{prefix}/job", rank,
@@ -87,10 +90,6 @@ class Engine:
         self._thread = threading.Thread(target=self._run, name=f"netreduce-{rank}", daemon=True)
         self._thread.start()
         _live.add(self)
-
-    def describe(self):
-        return (f"job {self.job}, rank {self.rank} of {self.world}, algorithm {self.algo}"
-                + (f", box {self.comm.switch}" if self.algo == "box" else ""))
 
     def submit(self, tensor, average=False, as_list=True):
         """Queue an in-place sum (average=True: mean) of tensor over the ranks.

@@ -6,10 +6,11 @@ process group's backend (Gloo, NCCL):
 
 state None uses one communicator for the process, created from the default
 process group (its rank, size and store) on the first bucket; hook_state()
-creates it up front instead.  The hook averages, as DDP's default hook does:
-it sums the bucket over the ranks and divides by the world size.  Buckets
-that netreduce cannot take (not float32) go through the process group.
-Buckets on a GPU are staged through host memory.
+creates it up front instead.  For DDP on the default group (not a subgroup).
+The hook averages, as DDP's default hook does: it sums the bucket over the
+ranks and divides by the world size.  Buckets that netreduce cannot take (not
+float32) go through the process group.  Buckets on a GPU are staged through
+host memory (untested: no GPU where this was written).
 """
 import threading
 
@@ -23,16 +24,14 @@ _lock = threading.Lock()
 _default = None
 
 
-def hook_state(group=None):
-    """The Engine the hook uses (collective on first call: every rank calls it)."""
+def hook_state():
+    """The Engine the hook uses: the default (world) group's ranks, through its
+    store.  Collective on the first call: every rank calls it."""
     global _default
     with _lock:
         if _default is None or _default.closed:
-            if group is not None and group is not dist.GroupMember.WORLD:
-                raise ValueError("netreduce's DDP hook runs on the default (world) group only")
             store = c10d._get_default_store()
-            _default = Engine(store, dist.get_rank(), dist.get_world_size(),
-                              c10d.default_pg_timeout, "netreduce-hook")
+            _default = Engine(store, dist.get_rank(), dist.get_world_size(), "netreduce-hook")
         return _default
 
 
