@@ -16,11 +16,13 @@
  *   - an output may alias a source (results are written into the received
  *     packets): each chunk is fully loaded before it is stored.  Outputs must
  *     not partially overlap each other or a source at a different offset.
- *   - NaN: a NaN operand propagates; where two NaNs with different payloads
- *     meet, IEEE 754 leaves open which payload survives and the compiler may
- *     commute an add, so only "the result is NaN" is guaranteed there (every
- *     NaN x86 itself creates is 0xFFC00000, so results agree bit for bit
- *     unless the hosts send NaNs with other payloads);
+ *   - NaN: x86's rule for acc + src: a NaN acc propagates (quieted), else a
+ *     NaN src (quieted); an invalid operation (Inf - Inf) gives 0xFFC00000.
+ *     IEEE 754 leaves open which of two NaNs survives and the compiler may
+ *     commute an add, so the scalar kernel pins the rule where it did not
+ *     hold (add); tests/engine/test_sum.c checks every pair and triple of
+ *     special classes against x86's addss with a fixed operand order, and
+ *     the FPGA adder (dataplane/rtl/nr_fp32_add.v) implements the same rule;
  *   - tails are handled with masks (AVX-512) or a plain loop (scalar); no
  *     byte outside [p, p + nbytes) is read or written.
  */

@@ -60,6 +60,20 @@ static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n
 	}
 }
 
+/*
+ * acc + src with the NaN rule of agg_sum.h pinned: the compiler folds a
+ * memory operand into the add's second source, which can make acc the second
+ * operand (src's NaN would then win); lanes where acc is NaN take acc,
+ * quieted, as x86 gives for acc first.
+ */
+static inline __m512 add_acc_first(__m512 a, __m512 s)
+{
+	__mmask16 nan = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+	__m512i q = _mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x00400000));
+
+	return _mm512_mask_mov_ps(_mm512_add_ps(a, s), nan, _mm512_castsi512_ps(q));
+}
+
 static void avx512_add(void *acc, const void *src, uint32_t nbytes)
 {
 	uint32_t nfl = nbytes / 4, off = 0;
@@ -67,15 +81,15 @@ static void avx512_add(void *acc, const void *src, uint32_t nbytes)
 	const float *s = src;
 
 	for (; off + 32 <= nfl; off += 32) {
-		__m512 a0 = _mm512_add_ps(_mm512_loadu_ps(a + off), _mm512_loadu_ps(s + off));
-		__m512 a1 = _mm512_add_ps(_mm512_loadu_ps(a + off + 16),
+		__m512 a0 = add_acc_first(_mm512_loadu_ps(a + off), _mm512_loadu_ps(s + off));
+		__m512 a1 = add_acc_first(_mm512_loadu_ps(a + off + 16),
 					  _mm512_loadu_ps(s + off + 16));
 		_mm512_storeu_ps(a + off, a0);
 		_mm512_storeu_ps(a + off + 16, a1);
 	}
 	for (; off < nfl; off += 16) {
 		__mmask16 m = tail_mask(nfl - off);
-		__m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, a + off),
+		__m512 v = add_acc_first(_mm512_maskz_loadu_ps(m, a + off),
 					 _mm512_maskz_loadu_ps(m, s + off));
 		_mm512_mask_storeu_ps(a + off, m, v);
 	}

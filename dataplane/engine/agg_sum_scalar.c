@@ -43,16 +43,27 @@ static void scalar_sum_fanout(void *result, const void *const srcs[], unsigned n
 		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, nfl - off);
 }
 
+/*
+ * acc + src with x86's NaN rule pinned (agg_sum.h): the compiler may commute
+ * this add (it does here, in the vectorized loop), which picks src's NaN when
+ * both operands are NaNs; a NaN acc wins, quieted, as in the AVX-512 kernel.
+ */
 static inline __attribute__((always_inline)) void
 add_chunk(uint8_t *acc, const uint8_t *src, uint32_t m)
 {
-	float a[CHUNK], v[CHUNK];
+	float a[CHUNK], v[CHUNK], r[CHUNK];
+	uint32_t ab[CHUNK], rb[CHUNK];
 
 	memcpy(a, acc, m * 4);
 	memcpy(v, src, m * 4);
+	memcpy(ab, acc, m * 4);
 	for (uint32_t j = 0; j < m; j++)
-		a[j] = a[j] + v[j];
-	memcpy(acc, a, m * 4);
+		r[j] = a[j] + v[j];
+	memcpy(rb, r, m * 4);
+	for (uint32_t j = 0; j < m; j++)
+		if ((ab[j] & 0x7FFFFFFFu) > 0x7F800000u)
+			rb[j] = ab[j] | 0x00400000u;
+	memcpy(acc, rb, m * 4);
 }
 
 static void scalar_add(void *acc, const void *src, uint32_t nbytes)

@@ -286,6 +286,105 @@ static void test_ieee_specials(void **state)
 	}
 }
 
+/*
+ * x86's own single-precision add with a pinned operand order (addss
+ * destination = a): when a is NaN the result is a quieted, else when b is
+ * NaN b quieted, and an invalid operation (Inf - Inf) gives the default NaN
+ * 0xFFC00000.  The kernels' element add is acc = acc + src[i]; this is what
+ * the FPGA's adder (dataplane/rtl/nr_fp32_add.v) implements too.
+ */
+static uint32_t x86_add_bits(uint32_t ab, uint32_t bb)
+{
+	float a, b;
+
+	memcpy(&a, &ab, 4);
+	memcpy(&b, &bb, 4);
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__("addss %1, %0" : "+x"(a) : "x"(b));
+#else
+	a = a + b;
+#endif
+	memcpy(&ab, &a, 4);
+	return ab;
+}
+
+/* One value of every class: zeros, subnormals, normals, the largest finite,
+ * infinities, quiet and signalling NaNs with several payloads, both signs. */
+static const uint32_t special_class[] = {
+	0x00000000u, 0x80000000u,                           /* +-0 */
+	0x00000001u, 0x80000001u, 0x007FFFFFu, 0x807FFFFFu, /* smallest, largest subnormal */
+	0x00400000u, 0x80000003u,
+	0x00800000u, 0x80800000u, 0x00800001u,              /* smallest normals */
+	0x3F800000u, 0xBF800000u, 0x3F800001u, 0x4B800000u, /* 1, -1, 1+ulp, 2^24 */
+	0xB3800000u, 0x33FFFFFFu, 0x34000000u,              /* around half an ulp of 1 */
+	0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F000000u,              /* largest finite, 2^127 */
+	0x7F800000u, 0xFF800000u,                           /* +-Inf */
+	0x7FC00000u, 0xFFC00000u, 0x7FC00001u, 0xFFFFFFFFu, /* quiet NaNs */
+	0x7F800001u, 0xFF800001u, 0x7FBFFFFFu,              /* signalling NaNs */
+};
+#define NSPECIAL (sizeof(special_class) / sizeof(special_class[0]))
+
+/*
+ * Every ordered pair and every triple of special classes through both
+ * kernels (N = 2 and 3, rank order): identical bits, NaN payloads included,
+ * and equal to x86's add applied in rank order.  This is the reference the
+ * FPGA adder is held to.
+ */
+static void test_special_classes(void **state)
+{
+	const struct nr_sum_ops *ks[2] = { &nr_sum_scalar_ops, nr_sum_get(NR_KERNEL_AVX512) };
+	enum { M = NSPECIAL * NSPECIAL * NSPECIAL };
+	uint32_t *a = malloc(M * 4), *b = malloc(M * 4), *c = malloc(M * 4);
+	uint32_t *want2 = malloc(M * 4), *want3 = malloc(M * 4), *out = malloc(M * 4);
+	unsigned m = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < NSPECIAL; i++)
+		for (unsigned j = 0; j < NSPECIAL; j++)
+			for (unsigned k = 0; k < NSPECIAL; k++, m++) {
+				a[m] = special_class[i];
+				b[m] = special_class[j];
+				c[m] = special_class[k];
+				want2[m] = x86_add_bits(a[m], b[m]);
+				want3[m] = x86_add_bits(want2[m], c[m]);
+			}
+	for (unsigned t = 0; t < 2; t++) {
+		const void *srcs[3] = { a, b, c };
+		void *outs[1] = { out };
+
+		if (!ks[t])
+			continue;
+		for (unsigned n = 2; n <= 3; n++) {
+			const uint32_t *want = n == 2 ? want2 : want3;
+
+			ks[t]->sum_fanout(NULL, srcs, n, outs, 1, M * 4);
+			for (unsigned q = 0; q < M; q++)
+				if (out[q] != want[q]) {
+					print_error("kernel %s, N=%u: 0x%08x + 0x%08x%s0x%08x = 0x%08x, x86 addss gives 0x%08x\n",
+						    ks[t]->name, n, a[q], b[q], n == 3 ? " + " : "",
+						    n == 3 ? c[q] : 0, out[q], want[q]);
+					fail();
+				}
+			memcpy(out, a, M * 4);
+			for (unsigned i = 1; i < n; i++)
+				ks[t]->add(out, srcs[i], M * 4);
+			for (unsigned q = 0; q < M; q++)
+				if (out[q] != want[q]) {
+					print_error("kernel %s add chain, N=%u: 0x%08x + 0x%08x%s0x%08x = 0x%08x, x86 addss gives 0x%08x\n",
+						    ks[t]->name, n, a[q], b[q], n == 3 ? " + " : "",
+						    n == 3 ? c[q] : 0, out[q], want[q]);
+					fail();
+				}
+		}
+	}
+	free(a);
+	free(b);
+	free(c);
+	free(want2);
+	free(want3);
+	free(out);
+}
+
 static void test_selection(void **state)
 {
 	(void)state;
@@ -308,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_avx512_vs_reference),
 		cmocka_unit_test(test_odd_nans),
 		cmocka_unit_test(test_ieee_specials),
+		cmocka_unit_test(test_special_classes),
 		cmocka_unit_test(test_selection),
 	};
 
