@@ -17,7 +17,8 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap \
-	python3-torch python3-sklearn python3-matplotlib python3-numpy
+	python3-torch python3-sklearn python3-matplotlib python3-numpy \
+	verilator iverilog yosys
 
 DOCKER_HOSTS ?= 4
 
@@ -69,6 +70,7 @@ test: build asan
 	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
 	$(MESON_TEST) -C $(BUILD) --logbase eal --suite eal
 	$(MESON_TEST) -C $(BUILD) --logbase e2e --suite e2e
+	$(MESON_TEST) -C $(BUILD) --logbase rtl --suite rtl
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	tests/summary $(ASAN) $(BUILD)
 
