@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//
+// nr_core: slot control, the aggregation engine of dataplane/agg_input.c as
+// a sequencer over one frame at a time.  For each received frame: parse
+// (nr_parse), drop runts, oversize and malformed RoCEv2, check the ICRC
+// (nr_icrc over the frame buffer), look the connection up (nr_lookup), then
+// the engine's verdicts in the engine's order:
+//   unregistered      forward (an IPv4 RC WRITE counts unknown_conn)
+//   ACK side          snoop ACK / NAK-sequence-error, release slots, forward
+//   data side         spoofed, job failed, not a WRITE: drop; else the slot
+//                     of g = PSN - IPSN (extended to 48 bits against
+//                     next_release): dup / stale / occupied / bad length /
+//                     opcode, length and tag mismatch, resend from the
+//                     stored result, or contribute: headers and payload into
+//                     the slot store (nr_store), ordered (kept per rank) or
+//                     streaming (added on arrival with nr_fp32_add)
+//   completion        slots emitted in sequence order: ordered mode sums the
+//                     N contributions in rank order, then each connection's
+//                     result goes out through nr_emit, rank order
+// Counters as the engine counts them (nr_regs); job failures (tag mismatch,
+// progress timeout on tick_ms) set the job's STATE and FAIL_CODE.
+// Slot indices never need a division: a packet is within pool of
+// next_release or it is stale or occupied (see the DATA0 state).
+`default_nettype none
+
+module nr_core #(
+    parameter integer NJ = 4,
+    parameter integer NC = 32,
+    parameter integer NR = 8,
+    parameter integer MW = 124 + NR
+) (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire          tick_ms,
+    // the received frame (nr_rx)
+    input  wire          f_valid,
+    input  wire [12:0]   f_len,
+    input  wire [7:0]    f_port,
+    input  wire          f_oversize,
+    input  wire [1023:0] f_hdr,
+    output wire          f_done,
+    output wire [10:0]   rx_addr,
+    input  wire [31:0]   rx_data,
+    // the slot store (nr_store)
+    output wire [29:0]   pay_addr,
+    output reg           pay_we,
+    output reg  [31:0]   pay_wdata,
+    input  wire [31:0]   pay_rdata,
+    output wire [29:0]   hdr_addr,
+    output reg           hdr_we,
+    output reg  [31:0]   hdr_wdata,
+    input  wire [31:0]   hdr_rdata,
+    output reg  [23:0]   desc_addr,
+    output reg           desc_we,
+    output reg  [31:0]   desc_wdata,
+    input  wire [31:0]   desc_rdata,
+    output reg  [23:0]   meta_addr,
+    output reg           meta_we,
+    output reg  [MW-1:0] meta_wdata,
+    input  wire [MW-1:0] meta_rdata,
+    // emission (nr_emit)
+    output reg           e_start,
+    output reg           e_raw,
+    output reg  [12:0]   e_len,
+    output reg           e_hsrc,
+    output reg  [23:0]   e_hidx,
+    output reg  [29:0]   e_paddr,
+    output reg  [12:0]   e_plen,
+    output reg  [6:0]    e_pay_off,
+    output reg  [1:0]    e_pad,
+    output reg  [6:0]    e_l3,
+    output reg  [6:0]    e_l4,
+    output reg           e_ipv6,
+    output reg  [3:0]    e_ihl,
+    output reg           e_set_imm,
+    output reg  [31:0]   e_imm,
+    output reg           e_set_ce,
+    output reg  [7:0]    e_port,
+    output reg  [1:0]    e_kind,
+    input  wire          e_busy,
+    input  wire [10:0]   e_rx_addr,
+    input  wire [29:0]   e_hdr_addr,
+    input  wire [29:0]   e_pay_addr,
+    // jobs and connections (nr_regs)
+    input  wire [NJ*2-1:0]  job_state,
+    input  wire [NJ*9-1:0]  job_n,
+    input  wire [NJ*4-1:0]  job_mtu_log2,
+    input  wire [NJ-1:0]    job_mode,
+    input  wire [NJ*32-1:0] job_key,
+    input  wire [NJ*32-1:0] job_timeout,
+    input  wire [NJ*32-1:0] job_base,
+    input  wire [NJ*24-1:0] job_pool,
+    input  wire [NC-1:0]    conn_live,
+    input  wire [NC*6-1:0]  conn_job,
+    input  wire [NC*9-1:0]  conn_rank,
+    input  wire [NC*32-1:0] conn_sip,
+    input  wire [NC*32-1:0] conn_dip,
+    input  wire [NC*24-1:0] conn_sqpn,
+    input  wire [NC*24-1:0] conn_dqpn,
+    input  wire [NC*24-1:0] conn_ipsn,
+    output wire [NJ*24-1:0] next_emit_o,
+    output wire [NJ*24-1:0] next_release_o,
+    output reg              fail_v,
+    output reg  [5:0]       fail_job,
+    output reg  [2:0]       fail_code,
+    output reg              ea_v,
+    output reg  [6:0]       ea_job,
+    output reg  [4:0]       ea_idx,
+    output reg  [15:0]      ea_amt,
+    output reg              db_v,
+    output reg  [3:0]       db_idx,
+    output reg  [15:0]      db_amt,
+    input  wire             ld_req,
+    input  wire [5:0]       ld_job,
+    input  wire             ld_unload,
+    output wire             ld_ack
+);
+    // engine counters (NR_FOREACH_ENGINE_CTR) and dataplane counters (FPGA.md)
+    localparam [4:0] C_AGGREGATED = 0, C_COMPLETED = 1, C_EMITTED = 2, C_RELEASED = 3,
+        C_DUP_RESENT = 4, C_DUP_DROPPED = 5, C_STALE = 6, C_OCCUPIED = 7, C_LEN_MISMATCH = 8,
+        C_BAD_LEN = 9, C_OPCODE_MISMATCH = 10, C_TAG_MISMATCH = 11, C_UNKNOWN_CONN = 12,
+        C_SPOOFED = 13, C_NOT_WRITE = 14, C_JOB_FAILED_DROP = 15, C_ACKS_SNOOPED = 16,
+        C_ACK_IGNORED = 17, C_JOB_TIMEOUTS = 18;
+    localparam [3:0] D_RX = 0, D_FORWARDED = 2, D_HELD = 3, D_RESENT = 4, D_RESULTS = 5,
+        D_RUNT = 6, D_OVERSIZE = 7, D_MALFORMED = 8, D_BAD_ICRC = 9, D_ENGINE_DROP = 10;
+    localparam [2:0] SL_FREE = 0, SL_FILLING = 1, SL_COMPLETE = 2, SL_EMITTED = 3, SL_RELEASED = 4;
+    localparam [31:0] ICRC_INIT = 32'hDEBB20E3;
+
+    localparam [5:0] S_IDLE = 0, S_LD = 1, S_LD_ACK = 2, S_LD_WAIT = 3, S_TMO = 4,
+        S_P0 = 5, S_P1 = 6, S_CHK = 7, S_CHK_END = 8, S_ROUTE = 9, S_ACK = 10,
+        S_REL = 11, S_REL_W1 = 12, S_REL_W2 = 13, S_FWD = 14, S_EWAIT = 15, S_DROP = 16,
+        S_D0 = 17, S_D_W1 = 18, S_D_W2 = 19, S_D1 = 20, S_CP_HDR = 21, S_CP_PRE = 22,
+        S_CP_PRE_W = 23, S_CP_A = 24, S_CP_W1 = 25, S_CP_W2 = 26, S_CP_DONE = 27,
+        S_ER0 = 28, S_ER_W1 = 29, S_ER_W2 = 30, S_ER1 = 31, S_SUM_A = 32, S_SUM_W1 = 33,
+        S_SUM_W2 = 34, S_SUM_WR = 35, S_EM_D = 36, S_EM_DW1 = 37, S_EM_DW2 = 38,
+        S_EM_GO = 39, S_EM_WAIT = 40, S_ER_DONE = 41, S_RESEND = 42, S_FIN = 43;
+
+
+    reg [5:0] st, ret;     // ret: where S_EWAIT and S_ER* go back to
+
+    // ---- per-job runtime state ------------------------------------------------
+    reg [47:0] r_ne [0:NJ-1];       // next_emit (extended sequence)
+    reg [47:0] r_nr [0:NJ-1];       // next_release
+    reg [23:0] r_rs [0:NJ-1];       // next_release mod pool
+    reg [23:0] r_es [0:NJ-1];       // next_emit mod pool
+    reg [23:0] r_busy [0:NJ-1];     // slots FILLING or COMPLETE
+    reg [31:0] r_prog [0:NJ-1];     // ms of the last progress
+    reg [47:0] r_ack [0:NJ*NR-1];   // per connection: every sequence below is ACKed
+    reg [31:0] now_ms;
+
+    genvar gj;
+    generate
+        for (gj = 0; gj < NJ; gj = gj + 1) begin : g_ne
+            assign next_emit_o[gj*24 +: 24] = r_ne[gj][23:0];
+            assign next_release_o[gj*24 +: 24] = r_nr[gj][23:0];
+        end
+    endgenerate
+
+    // ---- parse and lookup -----------------------------------------------------
+    wire [1:0]  q_kind;
+    wire [3:0]  q_bad;
+    wire [2:0]  q_ipver;
+    wire        q_vlan, q_has_imm, q_has_aeth;
+    wire [6:0]  q_l3, q_l4, q_pay_off;
+    wire [12:0] q_pay_len, q_pend;
+    wire [1:0]  q_pad, q_ecn;
+    wire [3:0]  q_ihl;
+    wire [31:0] q_saddr, q_daddr, q_imm;
+    wire [7:0]  q_opcode, q_syn;
+    wire [23:0] q_qpn, q_psn;
+    nr_parse u_parse (.hdr(f_hdr), .len(f_len), .kind(q_kind), .bad(q_bad), .ipver(q_ipver),
+        .has_vlan(q_vlan), .l3(q_l3), .l4(q_l4), .pay_off(q_pay_off), .pay_len(q_pay_len),
+        .pend(q_pend), .pad(q_pad), .ecn(q_ecn), .ihl(q_ihl), .saddr(q_saddr), .daddr(q_daddr),
+        .opcode(q_opcode), .qpn(q_qpn), .psn(q_psn), .imm(q_imm), .has_imm(q_has_imm),
+        .has_aeth(q_has_aeth), .aeth_syn(q_syn));
+
+    reg [1:0]  p_kind;
+    reg [2:0]  p_ipver;
+    reg        p_vlan, p_has_imm, p_has_aeth;
+    reg [6:0]  p_l3, p_l4, p_pay_off;
+    reg [12:0] p_pay_len, p_pend;
+    reg [1:0]  p_pad, p_ecn;
+    reg [3:0]  p_ihl;
+    reg [31:0] p_saddr, p_daddr, p_imm;
+    reg [7:0]  p_opcode, p_syn;
+    reg [23:0] p_qpn, p_psn;
+
+    wire        k_hit_w, k_ack_w;
+    wire [5:0]  k_job_w;
+    wire [8:0]  k_rank_w;
+    wire [31:0] k_sip_w, k_dip_w;
+    wire [23:0] k_ipsn_w;
+    nr_lookup #(.NC(NC)) u_lookup (.daddr(p_daddr), .qpn(p_qpn), .conn_live(conn_live),
+        .conn_job(conn_job), .conn_rank(conn_rank), .conn_sip(conn_sip), .conn_dip(conn_dip),
+        .conn_sqpn(conn_sqpn), .conn_dqpn(conn_dqpn), .conn_ipsn(conn_ipsn), .hit(k_hit_w),
+        .ack_side(k_ack_w), .job(k_job_w), .rank(k_rank_w), .sip(k_sip_w), .dip(k_dip_w),
+        .ipsn(k_ipsn_w));
+    reg        k_hit, k_ack;
+    reg [5:0]  cj;                   // the job
+    reg [8:0]  ci;                   // the connection (rank)
+    reg [31:0] k_sip, k_dip;
+    reg [23:0] k_ipsn;
+
+    // the job's parameters
+    wire [1:0]  jstate = job_state[cj*2 +: 2];
+    wire [8:0]  jn = job_n[cj*9 +: 9];
+    wire [3:0]  jlog = job_mtu_log2[cj*4 +: 4];
+    wire        jstream = job_mode[cj];
+    wire [31:0] jkey = job_key[cj*32 +: 32];
+    wire [31:0] jbase = job_base[cj*32 +: 32];
+    wire [23:0] jpool = job_pool[cj*24 +: 24];
+    wire [23:0] mb = jbase[31:8];               // header/meta index base
+    wire [13:0] jmtu = 14'd1 << jlog;
+
+    wire rc_write = p_opcode >= 8'h06 && p_opcode <= 8'h0b;
+
+    // ---- the ICRC check -----------------------------------------------------------
+    reg [31:0] crc, stored;
+    reg [10:0] cw_issue, cw_data;   // words asked for / arrived
+    reg        cpend, cpend2;
+    wire [31:0] crc_next;
+    nr_icrc u_icrc (.crc_in(crc), .word(rx_data), .woff({cw_data, 2'b00}), .l3(p_l3),
+                    .l4(p_l4), .ipv6(p_ipver == 3'd6), .cend(p_pend - 13'd4), .crc_out(crc_next));
+    reg [31:0] stored_next;
+    reg [12:0] sb;
+    integer kk;
+    always @* begin
+        stored_next = stored;
+        for (kk = 0; kk < 4; kk = kk + 1) begin
+            sb = {cw_data, 2'b00} + kk[12:0];
+            if (sb >= p_pend - 13'd4 && sb < p_pend)
+                stored_next[8*(sb - (p_pend - 13'd4)) +: 8] = rx_data[8*kk +: 8];
+        end
+    end
+
+    // ---- slot arithmetic ------------------------------------------------------------
+    reg [47:0] x;                   // extended sequence of the packet
+    reg [23:0] si;                  // its slot in the job
+    reg        d_neg;
+    reg [MW-1:0] m;                 // the slot's metadata, kept for the states after a read
+    // the metadata as it comes out of the store (decisions in S_D1, S_ER1)
+    wire [47:0] r_x = meta_rdata[47:0];
+    wire [2:0]  r_state = meta_rdata[50:48];
+    wire [7:0]  r_opcode = meta_rdata[58:51];
+    wire        r_has_tag = meta_rdata[59];
+    wire        r_ecn = meta_rdata[60];
+    wire [12:0] r_len = meta_rdata[73:61];
+    wire [8:0]  r_count = meta_rdata[82:74];
+    wire [31:0] r_tag = meta_rdata[114:83];
+    wire [8:0]  r_tag_conn = meta_rdata[123:115];
+    wire [NR-1:0] r_bits = meta_rdata[124 +: NR];
+    wire [47:0] m_x = m[47:0];
+    wire [2:0]  m_state = m[50:48];
+    wire [7:0]  m_opcode = m[58:51];
+    wire        m_has_tag = m[59];
+    wire        m_ecn = m[60];
+    wire [12:0] m_len = m[73:61];
+    wire [8:0]  m_count = m[82:74];
+    wire [31:0] m_tag = m[114:83];
+    wire [NR-1:0] m_bits = m[124 +: NR];
+    function [MW-1:0] meta_pack(input [47:0] px, input [2:0] ps, input [7:0] pop, input pht,
+                                input pec, input [12:0] pln, input [8:0] pc, input [31:0] ptg,
+                                input [8:0] ptc, input [NR-1:0] pb);
+        meta_pack = {pb, ptc, ptg, pc, pln, pec, pht, pop, ps, px};
+    endfunction
+
+    // payload word address of rank r of slot s: (base + (s x N + r) x MTU) / 4
+    function [29:0] pw(input [23:0] s, input [8:0] r);
+        reg [35:0] k;
+        begin
+            k = {12'd0, s} * {27'd0, jn} + {27'd0, r};
+            pw = jbase[31:2] + (k[29:0] << (jlog - 4'd2));
+        end
+    endfunction
+    // header / desc entry of rank r of slot s
+    function [23:0] hx(input [23:0] s, input [8:0] r);
+        reg [35:0] k;
+        begin
+            k = {12'd0, s} * {27'd0, jn} + {27'd0, r};
+            hx = mb + k[23:0];
+        end
+    endfunction
+
+    // ---- working registers ---------------------------------------------------------
+    reg [29:0] c_pay_addr, c_hdr_addr;
+    reg [10:0] c_rx_addr;
+    reg        take;                 // this contribution takes the slot
+    reg        occ, mbit;            // the slot holds x; this rank is in
+    reg [29:0] pbase;                // payload destination (word address)
+    reg [MW-1:0] m_new;
+    reg [10:0] n_issue, n_done, n_words;
+    reg [10:0] q;                    // frame word holding payload bytes 0-1
+    reg [31:0] prev, acc;
+    reg [10:0] wj;                   // payload word
+    reg [8:0]  rr;                   // rank in loops
+    reg [23:0] hidx;
+    reg [5:0]  tj;                   // timeout scan
+    reg        tick_pend;
+    reg [47:0] low;
+    reg        accum;                // streaming add into rank 0's buffer
+    integer    i;
+
+    // the adder: streaming (S_CP_W2) acc = stored + arriving; ordered (S_SUM_W2) acc + rank
+    wire [31:0] add_y;
+    wire [31:0] add_a = st == S_CP_W2 ? pay_rdata : acc;
+    wire [31:0] add_b = st == S_CP_W2 ? {rx_data[15:0], prev[31:16]} : pay_rdata;
+    nr_fp32_add u_add (.a(add_a), .b(add_b), .y(add_y));
+
+    // read ports: nr_emit's while it runs
+    assign rx_addr = e_busy ? e_rx_addr : c_rx_addr;
+    assign pay_addr = e_busy ? e_pay_addr : c_pay_addr;
+    assign hdr_addr = e_busy ? e_hdr_addr : c_hdr_addr;
+    assign f_done = st == S_FIN;
+    assign ld_ack = st == S_LD_ACK;
+
+    // the lowest ACK mark of the job's connections, and next_emit
+    always @* begin
+        low = r_ne[cj];
+        for (i = 0; i < NR; i = i + 1)
+            if (i < jn && r_ack[cj * NR + i] < low)
+                low = r_ack[cj * NR + i];
+    end
+
+    // ACK snooping arithmetic
+    wire [23:0] ag0 = p_psn - k_ipsn;
+    wire        a_is_ack = p_syn[7:5] == 3'b000;
+    wire        a_is_seq = p_syn == 8'h60;
+    wire [23:0] ag = a_is_ack ? ag0 + 24'd1 : ag0;
+    wire [47:0] a_old = r_ack[cj * NR + ci];
+    wire [23:0] a_dd = ag - a_old[23:0];
+    wire [47:0] a_mark = a_old + {{24{a_dd[23]}}, a_dd};
+
+    // data arithmetic
+    wire [23:0] d_g = p_psn - k_ipsn;
+    wire [23:0] d_dd = d_g - r_nr[cj][23:0];
+    wire [47:0] d_d = {{24{d_dd[23]}}, d_dd};
+    wire [24:0] d_abs = d_dd[23] ? {1'b0, -d_dd} : {1'b0, d_dd};
+
+    task ctr_e(input [4:0] idx, input [6:0] job, input [15:0] amt);
+        begin
+            ea_v <= 1'b1; ea_idx <= idx; ea_job <= job; ea_amt <= amt;
+        end
+    endtask
+    task ctr_d(input [3:0] idx, input [15:0] amt);
+        begin
+            db_v <= 1'b1; db_idx <= idx; db_amt <= amt;
+        end
+    endtask
+
+    always @(posedge clk) begin
+        ea_v <= 1'b0;
+        db_v <= 1'b0;
+        fail_v <= 1'b0;
+        e_start <= 1'b0;
+        pay_we <= 1'b0;
+        hdr_we <= 1'b0;
+        desc_we <= 1'b0;
+        meta_we <= 1'b0;
+        if (tick_ms) begin
+            now_ms <= now_ms + 32'd1;
+            tick_pend <= 1'b1;
+        end
+        if (rst) begin
+            st <= S_IDLE;
+            now_ms <= 32'd0;
+            tick_pend <= 1'b0;
+            cj <= 6'd0;
+            ci <= 9'd0;
+            c_rx_addr <= 11'd0;
+            c_pay_addr <= 30'd0;
+            c_hdr_addr <= 30'd0;
+            meta_addr <= 24'd0;
+            desc_addr <= 24'd0;
+            for (i = 0; i < NJ; i = i + 1) begin
+                r_ne[i] <= 48'd0; r_nr[i] <= 48'd0; r_rs[i] <= 24'd0; r_es[i] <= 24'd0;
+                r_busy[i] <= 24'd0; r_prog[i] <= 32'd0;
+            end
+            for (i = 0; i < NJ * NR; i = i + 1)
+                r_ack[i] <= 48'd0;
+        end else begin
+            case (st)
+            // ---- between frames: job setup, timeouts, then the next frame ----------
+            S_IDLE: begin
+                if (ld_req) begin
+                    cj <= ld_job;
+                    n_issue <= 11'd0;
+                    wj <= 11'd0;
+                    st <= ld_unload ? S_LD_ACK : S_LD;
+                    if (!ld_unload) begin
+                        r_ne[ld_job] <= 48'd0; r_nr[ld_job] <= 48'd0;
+                        r_rs[ld_job] <= 24'd0; r_es[ld_job] <= 24'd0;
+                        r_busy[ld_job] <= 24'd0; r_prog[ld_job] <= now_ms;
+                        for (i = 0; i < NR; i = i + 1)
+                            r_ack[ld_job * NR + i] <= 48'd0;
+                    end
+                    hidx <= 24'd0;
+                end else if (tick_pend) begin
+                    tick_pend <= tick_ms;
+                    tj <= 6'd0;
+                    st <= S_TMO;
+                end else if (f_valid) begin
+                    st <= S_P0;
+                end
+            end
+            S_LD: begin
+                // every slot of the job FREE
+                meta_addr <= mb + hidx;
+                meta_wdata <= {MW{1'b0}};
+                meta_we <= 1'b1;
+                hidx <= hidx + 24'd1;
+                if (hidx + 24'd1 >= jpool)
+                    st <= S_LD_ACK;
+            end
+            S_LD_ACK: st <= S_LD_WAIT;
+            S_LD_WAIT: if (!ld_req) st <= S_IDLE;
+            S_TMO: begin
+                if (tj >= NJ) begin
+                    st <= S_IDLE;
+                end else begin
+                    if (job_state[tj*2 +: 2] == 2'd1 &&
+                        (r_busy[tj] != 24'd0 || r_ne[tj] != r_nr[tj]) &&
+                        now_ms - r_prog[tj] >= job_timeout[tj*32 +: 32]) begin
+                        fail_v <= 1'b1; fail_job <= tj; fail_code <= 3'd1;
+                        ctr_e(C_JOB_TIMEOUTS, {1'b0, tj}, 16'd1);
+                    end
+                    tj <= tj + 6'd1;
+                end
+            end
+
+            // ---- a frame: parse, ICRC, lookup ------------------------------------------
+            S_P0: begin
+                p_kind <= q_kind; p_ipver <= q_ipver; p_vlan <= q_vlan; p_has_imm <= q_has_imm;
+                p_has_aeth <= q_has_aeth; p_l3 <= q_l3; p_l4 <= q_l4; p_pay_off <= q_pay_off;
+                p_pay_len <= q_pay_len; p_pend <= q_pend; p_pad <= q_pad; p_ecn <= q_ecn;
+                p_ihl <= q_ihl; p_saddr <= q_saddr; p_daddr <= q_daddr; p_imm <= q_imm;
+                p_opcode <= q_opcode; p_syn <= q_syn; p_qpn <= q_qpn; p_psn <= q_psn;
+                ctr_d(D_RX, 16'd1);
+                st <= S_P1;
+            end
+            S_P1: begin
+                if (f_oversize) begin
+                    ctr_d(D_OVERSIZE, 16'd1);
+                    st <= S_FIN;
+                end else if (f_len < 13'd14) begin
+                    ctr_d(D_RUNT, 16'd1);
+                    st <= S_FIN;
+                end else if (p_kind == 2'd0) begin
+                    st <= S_FWD;
+                end else if (p_kind == 2'd2) begin
+                    ctr_d(D_MALFORMED, 16'd1);
+                    st <= S_FIN;
+                end else begin
+                    crc <= ICRC_INIT;
+                    stored <= 32'd0;
+                    cw_issue <= 11'd0;
+                    cw_data <= 11'd0;
+                    cpend <= 1'b0;
+                    cpend2 <= 1'b0;
+                    n_words <= (p_pend + 13'd3) >> 2;
+                    st <= S_CHK;
+                end
+            end
+            S_CHK: begin
+                if (cw_issue < n_words) begin
+                    c_rx_addr <= cw_issue;
+                    cw_issue <= cw_issue + 11'd1;
+                end
+                cpend <= cw_issue < n_words;
+                cpend2 <= cpend;
+                if (cpend2) begin
+                    crc <= crc_next;
+                    stored <= stored_next;
+                    cw_data <= cw_data + 11'd1;
+                    if (cw_data + 11'd1 == n_words)
+                        st <= S_CHK_END;
+                end
+            end
+            S_CHK_END: begin
+                if (~crc != stored) begin
+                    ctr_d(D_BAD_ICRC, 16'd1);
+                    st <= S_FIN;
+                end else
+                    st <= S_ROUTE;
+                k_hit <= k_hit_w; k_ack <= k_ack_w; cj <= k_job_w; ci <= k_rank_w;
+                k_sip <= k_sip_w; k_dip <= k_dip_w; k_ipsn <= k_ipsn_w;
+            end
+            S_ROUTE: begin
+                if (p_ipver != 3'd4 || !k_hit || cj >= NJ || ci >= jn) begin
+                    if (p_ipver == 3'd4 && rc_write)
+                        ctr_e(C_UNKNOWN_CONN, NJ, 16'd1);
+                    st <= S_FWD;
+                end else if (k_ack) begin
+                    if (!p_has_aeth || jstate != 2'd1)
+                        st <= S_FWD;
+                    else if (p_saddr != k_dip) begin
+                        ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
+                        st <= S_FWD;
+                    end else
+                        st <= S_ACK;
+                end else if (p_saddr != k_sip) begin
+                    ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (jstate != 2'd1) begin
+                    ctr_e(C_JOB_FAILED_DROP, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (!rc_write) begin
+                    ctr_e(C_NOT_WRITE, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else
+                    st <= S_D0;
+            end
+            S_DROP: begin
+                ctr_d(D_ENGINE_DROP, 16'd1);
+                st <= S_FIN;
+            end
+            S_FWD: begin
+                e_start <= 1'b1;
+                e_raw <= 1'b1;
+                e_len <= f_len;
+                e_port <= f_port;
+                e_kind <= 2'd0;
+                ctr_d(D_FORWARDED, 16'd1);
+                ret <= S_FIN;
+                st <= S_EWAIT;
+            end
+            S_EWAIT: if (!e_start && !e_busy) st <= ret;
+
+            // ---- ACK snooping and release ----------------------------------------------
+            S_ACK: begin
+                if (!a_is_ack && !a_is_seq) begin
+                    ctr_e(C_ACKS_SNOOPED, {1'b0, cj}, 16'd1);
+                    st <= S_FWD;
+                end else if (a_dd[23] || a_mark > r_ne[cj]) begin
+                    ctr_e(C_ACK_IGNORED, {1'b0, cj}, 16'd1);
+                    st <= S_FWD;
+                end else begin
+                    ctr_e(C_ACKS_SNOOPED, {1'b0, cj}, 16'd1);
+                    if (a_mark > a_old) begin
+                        r_ack[cj * NR + ci] <= a_mark;
+                        r_prog[cj] <= now_ms;
+                        st <= (a_old == r_nr[cj]) ? S_REL : S_FWD;
+                    end else
+                        st <= S_FWD;
+                end
+            end
+            S_REL: begin
+                if (r_nr[cj] < low) begin
+                    meta_addr <= mb + r_rs[cj];
+                    st <= S_REL_W1;
+                end else
+                    st <= S_FWD;
+            end
+            S_REL_W1: st <= S_REL_W2;
+            S_REL_W2: begin
+                meta_wdata <= {meta_rdata[MW-1:51], SL_RELEASED, meta_rdata[47:0]};
+                meta_we <= 1'b1;
+                ctr_e(C_RELEASED, {1'b0, cj}, 16'd1);
+                r_nr[cj] <= r_nr[cj] + 48'd1;
+                r_rs[cj] <= (r_rs[cj] + 24'd1 == jpool) ? 24'd0 : r_rs[cj] + 24'd1;
+                st <= S_REL;
+            end
+
+            // ---- data: the slot, then the verdict ------------------------------------
+            S_D0: begin
+                x <= r_nr[cj] + d_d;
+                d_neg <= d_dd[23];
+                if (!d_dd[23] && {1'b0, d_dd} >= {1'b0, jpool}) begin
+                    ctr_e(C_OCCUPIED, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (d_dd[23] && d_abs > {1'b0, jpool}) begin
+                    // x + pool was released: it took this slot after x
+                    ctr_e(C_STALE, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else begin
+                    if (!d_dd[23])
+                        si <= ({1'b0, r_rs[cj]} + {1'b0, d_dd} >= {1'b0, jpool}) ?
+                              r_rs[cj] + d_dd - jpool : r_rs[cj] + d_dd;
+                    else
+                        si <= (d_abs > {1'b0, r_rs[cj]}) ? r_rs[cj] + jpool - d_abs[23:0] :
+                              r_rs[cj] - d_abs[23:0];
+                    st <= S_D_W1;
+                end
+            end
+            S_D_W1: begin
+                meta_addr <= mb + si;
+                st <= S_D_W2;
+            end
+            S_D_W2: st <= S_D1;
+            S_D1: begin
+                m <= meta_rdata;
+                occ = r_state != SL_FREE && r_x == x;
+                mbit = r_bits[ci[$clog2(NR)-1:0]];
+                take = !(r_state == SL_FILLING && r_x == x);
+                if (occ && ((r_state == SL_FILLING && mbit) || r_state == SL_COMPLETE)) begin
+                    ctr_e(C_DUP_DROPPED, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (occ && r_state != SL_FILLING) begin
+                    // EMITTED or RELEASED: answer with the stored result
+                    if (p_opcode != r_opcode) begin
+                        ctr_e(C_OPCODE_MISMATCH, {1'b0, cj}, 16'd1);
+                        st <= S_DROP;
+                    end else if (p_pay_len != r_len) begin
+                        ctr_e(C_LEN_MISMATCH, {1'b0, cj}, 16'd1);
+                        st <= S_DROP;
+                    end else begin
+                        ctr_e(C_DUP_RESENT, {1'b0, cj}, 16'd1);
+                        st <= S_RESEND;
+                    end
+                end else if (!occ && d_neg) begin
+                    ctr_e(C_STALE, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (!occ && r_state != SL_FREE && r_state != SL_RELEASED) begin
+                    ctr_e(C_OCCUPIED, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (p_pay_len == 13'd0 || p_pay_len[1:0] != 2'd0 ||
+                             {1'b0, p_pay_len} > jmtu) begin
+                    ctr_e(C_BAD_LEN, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (!take && p_opcode != r_opcode) begin
+                    ctr_e(C_OPCODE_MISMATCH, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (!take && p_pay_len != r_len) begin
+                    ctr_e(C_LEN_MISMATCH, {1'b0, cj}, 16'd1);
+                    st <= S_DROP;
+                end else if (!take && r_has_tag && p_imm != r_tag) begin
+                    ctr_e(C_TAG_MISMATCH, {1'b0, cj}, 16'd1);
+                    fail_v <= 1'b1; fail_job <= cj; fail_code <= 3'd2;
+                    st <= S_DROP;
+                end else begin
+                    // admitted: the slot's new metadata is written once the
+                    // payload is in (S_CP_DONE)
+                    if (take) begin
+                        m_new <= meta_pack(x, SL_FILLING, p_opcode, p_has_imm, p_ecn == 2'b11,
+                                           p_pay_len, 9'd1, p_imm, ci,
+                                           {{(NR-1){1'b0}}, 1'b1} << ci);
+                        r_busy[cj] <= r_busy[cj] + 24'd1;
+                    end else
+                        m_new <= meta_pack(r_x, SL_FILLING, r_opcode, r_has_tag,
+                                           r_ecn | (p_ecn == 2'b11), r_len, r_count + 9'd1,
+                                           r_tag, r_tag_conn,
+                                           r_bits | ({{(NR-1){1'b0}}, 1'b1} << ci));
+                    // streaming: rank 0's buffer takes the first and adds the rest
+                    accum <= jstream && !take;
+                    pbase <= jstream ? pw(si, 9'd0) : pw(si, ci);
+                    ctr_e(C_AGGREGATED, {1'b0, cj}, 16'd1);
+                    r_prog[cj] <= now_ms;
+                    hidx <= hx(si, ci);
+                    n_issue <= 11'd0;
+                    n_done <= 11'd0;
+                    cpend <= 1'b0;
+                    cpend2 <= 1'b0;
+                    st <= S_CP_HDR;
+                end
+            end
+
+            // ---- a contribution into the slot store ----------------------------------
+            S_CP_HDR: begin
+                // frame words 0..29, then the two around the pad, to entry words 0..31
+                if (n_issue < 11'd32) begin
+                    c_rx_addr <= n_issue < 11'd30 ? n_issue :
+                        ((({6'd0, p_pay_off} + p_pay_len - 13'd2) >> 2) + {12'd0, n_issue[0]});
+                    n_issue <= n_issue + 11'd1;
+                end
+                cpend <= n_issue < 11'd32;
+                cpend2 <= cpend;
+                if (cpend2) begin
+                    c_hdr_addr <= {hidx, 5'd0} + {19'd0, n_done};
+                    hdr_wdata <= rx_data;
+                    hdr_we <= 1'b1;
+                    n_done <= n_done + 11'd1;
+                    if (n_done == 11'd31) begin
+                        desc_addr <= hidx;
+                        desc_wdata <= {2'd0, p_l4, p_pad, p_pay_off, p_ihl, p_vlan,
+                                       p_ipver == 3'd6, f_port};
+                        desc_we <= 1'b1;
+                        cpend <= 1'b0;
+                        cpend2 <= 1'b0;
+                        q <= (p_pay_off - 7'd2) >> 2;
+                        wj <= 11'd0;
+                        st <= S_CP_PRE;
+                    end
+                end
+            end
+            S_CP_PRE: begin
+                c_rx_addr <= q;
+                st <= S_CP_PRE_W;
+                n_issue <= 11'd0;
+            end
+            S_CP_PRE_W: begin
+                n_issue <= n_issue + 11'd1;
+                if (n_issue == 11'd1) begin
+                    prev <= rx_data;
+                    st <= S_CP_A;
+                end
+            end
+            S_CP_A: begin
+                // payload word wj = frame bytes pay_off + 4 wj .. + 3
+                c_rx_addr <= q + 11'd1 + wj;
+                c_pay_addr <= pbase + {19'd0, wj};
+                st <= S_CP_W1;
+            end
+            S_CP_W1: st <= S_CP_W2;
+            S_CP_W2: begin
+                if (accum)
+                    pay_wdata <= add_y;
+                else
+                    pay_wdata <= {rx_data[15:0], prev[31:16]};
+                pay_we <= 1'b1;
+                prev <= rx_data;
+                if (wj + 11'd1 == p_pay_len[12:2])
+                    st <= S_CP_DONE;
+                else
+                    st <= S_CP_A;
+                wj <= wj + 11'd1;
+            end
+            S_CP_DONE: begin
+                // the write of the last word happens now; move to the next address after
+                meta_addr <= mb + si;
+                meta_we <= 1'b1;
+                ctr_d(D_HELD, 16'd1);
+                if (m_new[82:74] == jn) begin
+                    meta_wdata <= {m_new[MW-1:51], SL_COMPLETE, m_new[47:0]};
+                    ctr_e(C_COMPLETED, {1'b0, cj}, 16'd1);
+                    ret <= S_FIN;
+                    st <= (m_new[47:0] == r_ne[cj]) ? S_ER0 : S_FIN;
+                end else begin
+                    meta_wdata <= m_new;
+                    st <= S_FIN;
+                end
+            end
+
+            // ---- emission of completed slots in sequence order ---------------------
+            S_ER0: begin
+                meta_addr <= mb + r_es[cj];
+                si <= r_es[cj];
+                st <= S_ER_W1;
+            end
+            S_ER_W1: st <= S_ER_W2;
+            S_ER_W2: st <= S_ER1;
+            S_ER1: begin
+                m <= meta_rdata;
+                if (r_state == SL_COMPLETE && r_x == r_ne[cj]) begin
+                    wj <= 11'd0;
+                    rr <= 9'd0;
+                    st <= jstream ? S_EM_D : S_SUM_A;
+                    rr <= 9'd0;
+                end else
+                    st <= ret;
+            end
+            S_SUM_A: begin
+                // word wj of rank rr
+                c_pay_addr <= pw(si, rr) + {19'd0, wj};
+                st <= S_SUM_W1;
+            end
+            S_SUM_W1: st <= S_SUM_W2;
+            S_SUM_W2: begin
+                if (rr == 9'd0)
+                    acc <= pay_rdata;
+                else
+                    acc <= add_y;
+                if (rr + 9'd1 == jn)
+                    st <= S_SUM_WR;
+                else begin
+                    rr <= rr + 9'd1;
+                    st <= S_SUM_A;
+                end
+            end
+            S_SUM_WR: begin
+                c_pay_addr <= pw(si, 9'd0) + {19'd0, wj};
+                pay_wdata <= acc;
+                pay_we <= 1'b1;
+                rr <= 9'd0;
+                if (wj + 11'd1 == m_len[12:2])
+                    st <= S_EM_D;
+                else begin
+                    wj <= wj + 11'd1;
+                    st <= S_SUM_A;
+                end
+            end
+            S_EM_D: begin
+                desc_addr <= hx(si, rr);
+                st <= S_EM_DW1;
+            end
+            S_EM_DW1: st <= S_EM_DW2;
+            S_EM_DW2: st <= S_EM_GO;
+            S_EM_GO: begin
+                e_start <= 1'b1;
+                e_raw <= 1'b0;
+                e_hsrc <= 1'b1;
+                e_hidx <= hx(si, rr);
+                e_paddr <= pw(si, 9'd0);
+                e_plen <= m_len;
+                e_port <= desc_rdata[7:0];
+                e_ipv6 <= desc_rdata[8];
+                e_l3 <= desc_rdata[9] ? 7'd18 : 7'd14;
+                e_ihl <= desc_rdata[13:10];
+                e_pay_off <= desc_rdata[20:14];
+                e_pad <= desc_rdata[22:21];
+                e_l4 <= desc_rdata[29:23];
+                e_set_imm <= m_has_tag;
+                e_imm <= m_tag ^ jkey;
+                e_set_ce <= m_ecn;
+                e_kind <= 2'd1;
+                st <= S_EM_WAIT;
+            end
+            S_EM_WAIT: if (!e_start && !e_busy) begin
+                if (rr + 9'd1 == jn)
+                    st <= S_ER_DONE;
+                else begin
+                    rr <= rr + 9'd1;
+                    st <= S_EM_D;
+                end
+            end
+            S_ER_DONE: begin
+                meta_addr <= mb + si;
+                meta_wdata <= {m[MW-1:51], SL_EMITTED, m[47:0]};
+                meta_we <= 1'b1;
+                ctr_e(C_EMITTED, {1'b0, cj}, {7'd0, jn});
+                ctr_d(D_RESULTS, {7'd0, jn});
+                r_busy[cj] <= r_busy[cj] - 24'd1;
+                r_ne[cj] <= r_ne[cj] + 48'd1;
+                r_es[cj] <= (r_es[cj] + 24'd1 == jpool) ? 24'd0 : r_es[cj] + 24'd1;
+                st <= S_ER0;
+            end
+
+            // ---- a duplicate of an emitted slot: the stored result ------------------
+            S_RESEND: begin
+                e_start <= 1'b1;
+                e_raw <= 1'b0;
+                e_hsrc <= 1'b0;
+                e_paddr <= pw(si, 9'd0);
+                e_plen <= p_pay_len;
+                e_port <= f_port;
+                e_ipv6 <= 1'b0;
+                e_l3 <= p_l3;
+                e_ihl <= p_ihl;
+                e_pay_off <= p_pay_off;
+                e_pad <= p_pad;
+                e_l4 <= p_l4;
+                e_set_imm <= m_has_tag;
+                e_imm <= m_tag ^ jkey;
+                e_set_ce <= m_ecn;
+                e_kind <= 2'd2;
+                ctr_d(D_RESENT, 16'd1);
+                ret <= S_FIN;
+                st <= S_EWAIT;
+            end
+            S_FIN: st <= S_IDLE;
+            default: st <= S_IDLE;
+            endcase
+        end
+    end
+endmodule
+
+`default_nettype wire

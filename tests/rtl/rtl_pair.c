@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Two boxes, one input: see rtl_pair.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "control/fpga_regs.h"
+#include "control/nr_control.h"
+#include "dataplane/agg_sum.h"
+#include "nr_rtl.h"
+#include "tests/rtl/rtl_pair.h"
+#include "proto/roce_icrc.h"
+#include "proto/roce_pkt.h"
+
+#define FRAME_CAP 16384
+#define MAX_OUT 4096
+#define MAX_JOBS 8
+
+static const char *const dctr_names[RP_D_MAX] = {
+#define RP_DCTR_NAME(e, n) n,
+	RP_FOREACH_DCTR(RP_DCTR_NAME)
+#undef RP_DCTR_NAME
+};
+
+struct sw_pkt {
+	struct nr_pkt p;
+	uint32_t len;
+	uint8_t port;
+	uint8_t frame[FRAME_CAP];
+};
+
+struct out {
+	uint8_t kind, port;
+	uint32_t len;
+	uint8_t *bytes;
+};
+
+struct rp {
+	/* software box */
+	struct nr_engine *e;
+	uint64_t dctr[RP_D_MAX];
+	struct out sw_out[MAX_OUT];
+	unsigned n_sw_out;
+	/* RTL box */
+	struct nr_rtl *rtl;
+	struct nr_backend *fpga;
+	char regfile[64];
+	/* jobs */
+	uint32_t job_ids[MAX_JOBS];
+	unsigned n_jobs;
+	uint64_t frames, outputs, results;
+};
+
+static void sw_out(struct rp *r, uint8_t kind, uint8_t port, const uint8_t *f, uint32_t len)
+{
+	struct out *o;
+
+	assert_true(r->n_sw_out < MAX_OUT);
+	o = &r->sw_out[r->n_sw_out++];
+	o->kind = kind;
+	o->port = port;
+	o->len = len;
+	o->bytes = malloc(len);
+	assert_non_null(o->bytes);
+	memcpy(o->bytes, f, len);
+}
+
+/* dp_emit.c result_masked: ECN-CE when due (IPv4 checksum fixed), UDP checksum 0. */
+static void result_masked(struct rp *r, uint8_t *frame, const struct nr_pkt *p, bool ecn_ce,
+			  bool count)
+{
+	if (p->ipver == 4) {
+		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
+
+		if (ecn_ce && (ip->tos & NR_ECN_MASK) != NR_ECN_CE) {
+			ip->tos |= NR_ECN_CE;
+			ip->check = nr_ipv4_cksum(ip);
+			if (count)
+				r->dctr[RP_D_ECN_MARKED]++;
+		}
+	}
+	memset(frame + p->l4_off + 6, 0, 2);
+}
+
+/* dp_emit.c dp_engine_emit_slot: each result trimmed at its ICRC, new ICRC, masked fields. */
+static void sw_emit_slot(void *ctx, const struct nr_emit_slot *s)
+{
+	struct rp *r = ctx;
+
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct sw_pkt *k = s->held[i].handle;
+
+		nr_icrc_update(k->frame, &k->p);
+		result_masked(r, k->frame, &k->p, s->ecn_ce, true);
+		r->dctr[RP_D_RESULTS]++;
+		r->dctr[RP_D_TX]++;
+		sw_out(r, NR_RTL_RESULT, k->port, k->frame, k->p.end);
+		free(k);
+	}
+}
+
+static void sw_free(void *ctx, void *handle)
+{
+	(void)ctx;
+	free(handle);
+}
+
+/* dp_loop.c: runt, parse, malformed, ICRC check, engine verdicts. */
+static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t len)
+{
+	struct sw_pkt *k;
+	enum nr_engine_ctr ctr = NR_ECTR_MAX;
+	enum nr_verdict v;
+
+	r->dctr[RP_D_RX]++;
+	if (len < 14) {
+		r->dctr[RP_D_RUNT]++;
+		return;
+	}
+	k = calloc(1, sizeof(*k));
+	assert_non_null(k);
+	assert_true(len <= FRAME_CAP);
+	memcpy(k->frame, frame, len);
+	k->len = len;
+	k->port = port;
+	nr_parse(k->frame, len, &k->p);
+	if (k->p.kind == NR_PKT_OTHER) {
+		r->dctr[RP_D_FORWARDED]++;
+		r->dctr[RP_D_TX]++;
+		sw_out(r, NR_RTL_FORWARD, port, k->frame, len);
+		free(k);
+		return;
+	}
+	if (k->p.kind == NR_PKT_MALFORMED) {
+		r->dctr[RP_D_MALFORMED]++;
+		free(k);
+		return;
+	}
+	if (!nr_icrc_check(k->frame, &k->p)) {
+		r->dctr[RP_D_BAD_ICRC]++;
+		free(k);
+		return;
+	}
+	v = nr_engine_input(r->e, &k->p, k->frame, k, 0, &ctr);
+	switch (v) {
+	case NR_V_FORWARD:
+		r->dctr[RP_D_FORWARDED]++;
+		r->dctr[RP_D_TX]++;
+		sw_out(r, NR_RTL_FORWARD, port, k->frame, len);
+		free(k);
+		break;
+	case NR_V_HELD:
+		r->dctr[RP_D_HELD]++;
+		break;
+	case NR_V_RESEND:
+		r->dctr[RP_D_RESENT]++;
+		r->dctr[RP_D_TX]++;
+		nr_icrc_update(k->frame, &k->p);
+		result_masked(r, k->frame, &k->p, false, false);
+		sw_out(r, NR_RTL_RESEND, port, k->frame, k->p.end);
+		free(k);
+		break;
+	default:
+		r->dctr[RP_D_ENGINE_DROP]++;
+		free(k);
+		break;
+	}
+}
+
+struct rp *rp_create(enum nr_sum_kernel kernel)
+{
+	struct rp *r = calloc(1, sizeof(*r));
+	struct nr_engine_ops ops = { .emit_slot = sw_emit_slot, .free = sw_free };
+	struct nr_fpga_io io;
+	struct nr_fpga_opts o = { .io = &io, .cmd_timeout_ms = 2000 };
+	char err[256] = "";
+	int fd;
+
+	assert_non_null(r);
+	ops.ctx = r;
+	r->e = nr_engine_create(&ops);
+	assert_non_null(r->e);
+	if (kernel != NR_KERNEL_AUTO)
+		assert_int_equal(nr_engine_set_kernel(r->e, kernel), 0);
+	r->rtl = nr_rtl_create(err, sizeof(err));
+	if (!r->rtl)
+		fail_msg("%s", err);
+	io = (struct nr_fpga_io){ .read32 = nr_rtl_io_read32, .write32 = nr_rtl_io_write32,
+				  .ctx = r->rtl };
+	/* the driver wants a register file to map; the model answers the accesses */
+	snprintf(r->regfile, sizeof(r->regfile), "/tmp/nr-rtl-regs-XXXXXX");
+	fd = mkstemp(r->regfile);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, NR_FPGA_REGS_SIZE), 0);
+	close(fd);
+	r->fpga = nr_backend_fpga_open(r->regfile, &o, err, sizeof(err));
+	if (!r->fpga)
+		fail_msg("fpga driver on the RTL model: %s", err);
+	return r;
+}
+
+void rp_destroy(struct rp *r)
+{
+	for (unsigned i = 0; i < r->n_sw_out; i++)
+		free(r->sw_out[i].bytes);
+	r->fpga->ops->destroy(r->fpga);
+	unlink(r->regfile);
+	nr_rtl_destroy(r->rtl);
+	nr_engine_destroy(r->e);
+	free(r);
+}
+
+void rp_job_add(struct rp *r, uint32_t id, const struct nr_job_spec *spec)
+{
+	uint32_t c1 = 0, c2 = 0;
+	char err[256] = "";
+
+	assert_true(r->n_jobs < MAX_JOBS);
+	if (nr_engine_job_add(r->e, id, spec, 0, &c1, err, sizeof(err)))
+		fail_msg("engine job_add: %s", err);
+	if (r->fpga->ops->job_create(r->fpga, id, spec, &c2, err, sizeof(err)))
+		fail_msg("fpga job_create on the RTL: %s", err);
+	assert_int_equal(c1, c2);
+	r->job_ids[r->n_jobs++] = id;
+}
+
+static uint64_t rtl64(struct rp *r, uint32_t off);
+
+/* Both boxes' counters side by side, after a mismatch. */
+static void dump_counters(struct rp *r)
+{
+	uint64_t sw[NR_ECTR_MAX];
+
+	nr_engine_counters(r->e, sw);
+	fprintf(stderr, "counters (software / RTL):");
+	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
+		fprintf(stderr, " %s %llu/%llu", nr_engine_ctr_names[i], (unsigned long long)sw[i],
+			(unsigned long long)rtl64(r, NR_FPGA_GCTR(i)));
+	for (unsigned i = 0; i < RP_D_MAX; i++)
+		fprintf(stderr, " %s %llu/%llu", dctr_names[i], (unsigned long long)r->dctr[i],
+			(unsigned long long)rtl64(r, 0xf100 + 8 * i));
+	fprintf(stderr, "\n");
+}
+
+static void hexdump(const char *what, const uint8_t *b, uint32_t len)
+{
+	fprintf(stderr, "%s (%u bytes):", what, len);
+	for (uint32_t i = 0; i < len; i++)
+		fprintf(stderr, "%s%02x", i % 32 ? " " : "\n  ", b[i]);
+	fprintf(stderr, "\n");
+}
+
+void rp_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t len)
+{
+	static uint8_t buf[FRAME_CAP];
+	unsigned n = 0;
+	int rc;
+
+	r->frames++;
+	r->n_sw_out = 0;
+	sw_frame(r, port, frame, len);
+	rc = nr_rtl_send(r->rtl, port, frame, len);
+	if (rc)
+		fail_msg("frame %llu: rtl: %s (rc %d)", (unsigned long long)r->frames,
+			 nr_rtl_error(r->rtl), rc);
+	for (;;) {
+		uint32_t olen = 0;
+		uint8_t oport = 0, kind = 0;
+
+		if (!nr_rtl_recv(r->rtl, buf, sizeof(buf), &olen, &oport, &kind))
+			break;
+		if (n >= r->n_sw_out) {
+			hexdump("input", frame, len);
+			hexdump("extra RTL output", buf, olen);
+			fail_msg("frame %llu: the RTL sent output %u (kind %u), the software box %u outputs",
+				 (unsigned long long)r->frames, n, kind, r->n_sw_out);
+		}
+		const struct out *o = &r->sw_out[n];
+		if (o->len != olen || memcmp(o->bytes, buf, olen) != 0 || o->kind != kind ||
+		    o->port != oport) {
+			hexdump("input", frame, len);
+			hexdump("software box", o->bytes, o->len);
+			hexdump("RTL", buf, olen);
+			dump_counters(r);
+			fail_msg("frame %llu: output %u differs (kind sw %u rtl %u, port sw %u rtl %u)",
+				 (unsigned long long)r->frames, n, o->kind, kind, o->port, oport);
+		}
+		n++;
+	}
+	if (n != r->n_sw_out) {
+		hexdump("input", frame, len);
+		dump_counters(r);
+		fail_msg("frame %llu: the software box sent %u frames, the RTL %u",
+			 (unsigned long long)r->frames, r->n_sw_out, n);
+	}
+	r->outputs += n;
+	for (unsigned i = 0; i < r->n_sw_out; i++) {
+		r->results += r->sw_out[i].kind == NR_RTL_RESULT;
+		free(r->sw_out[i].bytes);
+	}
+	r->n_sw_out = 0;
+}
+
+static uint64_t rtl64(struct rp *r, uint32_t off)
+{
+	return (uint64_t)nr_rtl_read32(r->rtl, off + 4) << 32 | nr_rtl_read32(r->rtl, off);
+}
+
+void rp_check_counters(struct rp *r)
+{
+	uint64_t sw[NR_ECTR_MAX];
+	bool bad = false;
+
+	nr_engine_counters(r->e, sw);
+	for (unsigned i = 0; i < NR_ECTR_MAX; i++) {
+		uint64_t hw = rtl64(r, NR_FPGA_GCTR(i));
+
+		if (hw != sw[i]) {
+			fprintf(stderr, "engine counter %s: software %llu, RTL %llu\n",
+				nr_engine_ctr_names[i], (unsigned long long)sw[i], (unsigned long long)hw);
+			bad = true;
+		}
+	}
+	for (unsigned i = 0; i < RP_D_MAX; i++) {
+		uint64_t hw = rtl64(r, 0xf100 + 8 * i);
+
+		if (hw != r->dctr[i]) {
+			fprintf(stderr, "dataplane counter %s: software %llu, RTL %llu\n", dctr_names[i],
+				(unsigned long long)r->dctr[i], (unsigned long long)hw);
+			bad = true;
+		}
+	}
+	for (unsigned j = 0; j < r->n_jobs; j++) {
+		struct nr_job_stats a, b;
+
+		assert_int_equal(nr_engine_job_stats(r->e, r->job_ids[j], &a), 0);
+		assert_int_equal(r->fpga->ops->job_status(r->fpga, r->job_ids[j], &b), 0);
+		if (a.state != b.state || a.next_emit != b.next_emit ||
+		    a.next_release != b.next_release || a.completed != b.completed) {
+			fprintf(stderr, "job %u: software state %u next_emit %u next_release %u completed %llu; "
+				"RTL state %u next_emit %u next_release %u completed %llu\n",
+				r->job_ids[j], a.state, a.next_emit, a.next_release,
+				(unsigned long long)a.completed, b.state, b.next_emit, b.next_release,
+				(unsigned long long)b.completed);
+			bad = true;
+		}
+		for (unsigned i = 0; i < NR_ECTR_MAX; i++)
+			if (a.ctr[i] != b.ctr[i]) {
+				fprintf(stderr, "job %u counter %s: software %llu, RTL %llu\n", r->job_ids[j],
+					nr_engine_ctr_names[i], (unsigned long long)a.ctr[i],
+					(unsigned long long)b.ctr[i]);
+				bad = true;
+			}
+	}
+	if (bad)
+		fail_msg("counters differ between the software box and the RTL");
+}
+
+void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t *results,
+	      uint64_t *cycles)
+{
+	*frames = r->frames;
+	*outputs = r->outputs;
+	*results = r->results;
+	*cycles = nr_rtl_cycles(r->rtl);
+}

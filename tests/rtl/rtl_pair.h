@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Two boxes fed the same frames: the software box (the engine, with what
+ * dataplane/dp_loop.c and dp_emit.c do around it: runt, malformed and ICRC
+ * drops, the result rewrite) and the RTL model (dataplane/rtl/nr_rtl.h, jobs
+ * loaded through the fpga driver of control/backend_fpga.c).  Every frame
+ * goes through both; their output frames must be identical, byte for byte,
+ * in the same order, with the same kind and port, and at the end every
+ * counter must agree: engine counters box-wide and per job, job state and
+ * progress, and the dataplane counters.
+ */
+#ifndef NR_RTL_PAIR_H
+#define NR_RTL_PAIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/agg_engine.h"
+
+/* The RTL's dataplane counters (control/FPGA.md, 0xf100), kept by the software box too. */
+#define RP_FOREACH_DCTR(_) \
+	_(RX, "rx") _(TX, "tx") _(FORWARDED, "forwarded") _(HELD, "held") _(RESENT, "resent") \
+	_(RESULTS, "results") _(RUNT, "runt") _(OVERSIZE, "oversize") _(MALFORMED, "malformed") \
+	_(BAD_ICRC, "bad_icrc") _(ENGINE_DROP, "engine_drop") _(ECN_MARKED, "ecn_marked")
+
+enum rp_dctr {
+#define RP_DCTR_ENUM(e, n) RP_D_##e,
+	RP_FOREACH_DCTR(RP_DCTR_ENUM)
+#undef RP_DCTR_ENUM
+	RP_D_MAX
+};
+
+struct rp;
+
+/* kernel: NR_KERNEL_SCALAR or NR_KERNEL_AVX512 (the software sum), AUTO = best. */
+struct rp *rp_create(enum nr_sum_kernel kernel);
+void rp_destroy(struct rp *r);
+
+/* The same job on both boxes (id chosen by the caller). */
+void rp_job_add(struct rp *r, uint32_t id, const struct nr_job_spec *spec);
+
+/* One frame into both; outputs compared (a mismatch fails the test with a
+ * hexdump of both frames). */
+void rp_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t len);
+
+/* Every counter, every job's status. */
+void rp_check_counters(struct rp *r);
+
+/* Totals for the log line. */
+void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t *results,
+	      uint64_t *cycles);
+
+#endif

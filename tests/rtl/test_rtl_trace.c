@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The FPGA's RTL against the software box, frame for frame (rtl_pair.h):
+ *   generated traces (rtl_gen.h): N = 2..8, every path of the engine, every
+ *   opcode, both sum modes and kernels, two jobs at once, a chaos trace;
+ *   the real RoCEv2 captures of $NR_VECTORS (../shared/vectors/roce), each
+ *   replayed twice: with no job (every frame forwarded or dropped as the box
+ *   does), and with a one-rank job on the capture's first RC WRITE
+ *   connection (its WRITEs come back as results, rewritten by both).
+ * Identical output frames in the same order, equal counters.  NR_TEST_SEED
+ * reproduces a run; NR_RTL_LONG=1 runs longer traces.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <cmocka.h>
+#include <pcap/pcap.h>
+
+#include "proto/roce_pkt.h"
+#include "tests/engine/eng_rand.h"
+#include "tests/rtl/rtl_gen.h"
+
+static uint64_t seed;
+static unsigned scale = 1;
+
+static void run(const struct gen_cfg *c)
+{
+	struct gen_cfg k = *c;
+
+	for (unsigned j = 0; j < k.n_jobs; j++)
+		k.jobs[j].nmsg *= scale;
+	if (k.kernel == NR_KERNEL_AVX512 && !nr_sum_avx512_supported())
+		k.kernel = NR_KERNEL_SCALAR;
+	gen_run(&k, seed ^ (uint64_t)(uintptr_t)c->name[0] << 32 ^ strlen(c->name));
+}
+
+/*                       n  mtu   msg   pool nmsg mode key         ipsn      vlan */
+static const struct gen_cfg cfgs[] = {
+	{ "N=2 mtu 256 short last", { { 2, 256, 1000, 4, 8, 0, 0x5a5a5a5a, 0xFFFFF0, false } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "N=3 streaming ONLY", { { 3, 512, 512, 4, 10, 1, 0, 0x123456, true } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "N=4 + N=2 streaming", { { 4, 1024, 2500, 4, 6, 0, 0x01020304, 0xFFFFFA, true },
+				    { 2, 256, 768, 6, 6, 1, 0xdeadbeef, 77, false } }, 2,
+	  false, NR_KERNEL_AVX512 },
+	{ "N=5 mtu 4096", { { 5, 4096, 4096, 4, 5, 0, 0x11, 0, false } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "N=6 streaming 12/msg", { { 6, 256, 3072, 4, 4, 1, 0x42, 0xFFFFFF, true } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "N=7 mtu 2048", { { 7, 2048, 6000, 4, 4, 0, 0x7, 0x800000, false } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "N=8 mtu 1024", { { 8, 1024, 4096, 4, 4, 0, 0x88888888, 0xFFFFE0, true } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "N=4 chaos (len, tag)", { { 4, 512, 1536, 4, 8, 0, 0x99, 5, true } }, 1,
+	  true, NR_KERNEL_AVX512 },
+	{ "N=3 streaming chaos", { { 3, 256, 512, 4, 8, 1, 0, 0xFFFFF8, false } }, 1,
+	  true, NR_KERNEL_SCALAR },
+};
+
+static void test_generated(void **state)
+{
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		run(&cfgs[i]);
+}
+
+/* ---- the real captures ---------------------------------------------------- */
+
+struct cap {
+	unsigned n;
+	uint32_t *len;
+	uint8_t **b;
+};
+
+static bool cap_load(const char *path, struct cap *c)
+{
+	char eb[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, eb);
+	struct pcap_pkthdr *h;
+	const u_char *d;
+
+	if (!p)
+		return false;
+	memset(c, 0, sizeof(*c));
+	while (pcap_next_ex(p, &h, &d) == 1) {
+		c->len = realloc(c->len, (c->n + 1) * sizeof(*c->len));
+		c->b = realloc(c->b, (c->n + 1) * sizeof(*c->b));
+		c->len[c->n] = h->caplen;
+		c->b[c->n] = malloc(h->caplen ? h->caplen : 1);
+		memcpy(c->b[c->n], d, h->caplen);
+		c->n++;
+	}
+	pcap_close(p);
+	return true;
+}
+
+static void cap_free(struct cap *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		free(c->b[i]);
+	free(c->b);
+	free(c->len);
+}
+
+/* A one-rank job on the first RC WRITE connection of a capture, or NULL. */
+static struct nr_job_spec *cap_job(const struct cap *c)
+{
+	struct nr_job_spec *s = NULL;
+	struct nr_pkt p;
+
+	for (unsigned i = 0; i < c->n && !s; i++) {
+		if (nr_parse(c->b[i], c->len[i], &p) != NR_PKT_ROCE || p.ipver != 4 ||
+		    p.opcode < NR_OP_RC_WRITE_FIRST || p.opcode > NR_OP_RC_WRITE_ONLY_IMM)
+			continue;
+		s = calloc(1, sizeof(*s) + sizeof(s->conns[0]));
+		s->n_conns = 1;
+		s->mtu = 4096;
+		s->msg_size = 65536;
+		s->pool_msgs = 4;
+		s->timeout_ms = 5000;
+		s->mode = 0;
+		s->result_key = 0x1234abcd;
+		s->conns[0].src_ip = p.saddr;
+		s->conns[0].dst_ip = p.daddr;
+		s->conns[0].dst_qpn = p.qpn;
+		s->conns[0].ipsn = p.psn;
+		s->conns[0].src_qpn = 0xabcde;
+		/* the sender's QP: DestQP of the ACKs coming back to it */
+		for (unsigned k = 0; k < c->n; k++) {
+			struct nr_pkt a;
+
+			if (nr_parse(c->b[k], c->len[k], &a) == NR_PKT_ROCE && a.ipver == 4 &&
+			    a.opcode == NR_OP_RC_ACK && a.daddr == p.saddr && a.saddr == p.daddr) {
+				s->conns[0].src_qpn = a.qpn;
+				break;
+			}
+		}
+	}
+	return s;
+}
+
+static void replay(const char *dir, const char *name)
+{
+	char path[1024];
+	struct cap c;
+	uint64_t frames, outputs, results, cycles;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!cap_load(path, &c))
+		fail_msg("cannot read capture %s", path);
+	for (int with_job = 0; with_job < 2; with_job++) {
+		struct nr_job_spec *s = with_job ? cap_job(&c) : NULL;
+		struct rp *r;
+
+		if (with_job && !s)
+			continue;
+		r = rp_create(NR_KERNEL_AUTO);
+		if (s)
+			rp_job_add(r, 7, s);
+		for (unsigned i = 0; i < c.n; i++)
+			rp_frame(r, (uint8_t)(c.b[i][c.len[i] > 11 ? 11 : 0] & 7), c.b[i], c.len[i]);
+		rp_check_counters(r);
+		rp_stats(r, &frames, &outputs, &results, &cycles);
+		printf("  %-58s %s %5llu frames, %5llu out (%4llu results): identical\n", name,
+		       s ? "job   " : "no job", (unsigned long long)frames,
+		       (unsigned long long)outputs, (unsigned long long)results);
+		rp_destroy(r);
+		free(s);
+	}
+	cap_free(&c);
+}
+
+static void replay_dir(const char *dir, unsigned *files)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *names[64];
+	unsigned n = 0;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 64)
+		if (strstr(de->d_name, ".pcap"))
+			names[n++] = strdup(de->d_name);
+	closedir(d);
+	for (unsigned i = 0; i < n; i++) {
+		replay(dir, names[i]);
+		free(names[i]);
+	}
+	*files += n;
+}
+
+static void test_captures(void **state)
+{
+	const char *dir = getenv("NR_VECTORS");
+	char sub[1024];
+	unsigned files = 0;
+	DIR *d;
+
+	(void)state;
+	if (!dir || !(d = opendir(dir))) {
+		printf("captures: %s is not there (NR_VECTORS; the real captures live in "
+		       "../shared/vectors/roce): skipped\n", dir ? dir : "(unset)");
+		skip();
+	}
+	closedir(d);
+	replay_dir(dir, &files);
+	snprintf(sub, sizeof(sub), "%s/icrc_unverifiable", dir);
+	replay_dir(sub, &files);
+	assert_true(files > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_generated),
+		cmocka_unit_test(test_captures),
+	};
+	const char *l = getenv("NR_RTL_LONG");
+
+	seed = eng_seed("test_rtl_trace");
+	if (l && atoi(l) > 0)
+		scale = 8;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
