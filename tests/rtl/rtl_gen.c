@@ -22,7 +22,7 @@ struct item {
 	uint8_t job, conn, opcode;
 	uint32_t g, imm, len;
 	uint64_t pay_seed;
-	bool bad_len, bad_tag;
+	bool bad_len, bad_tag, bad_pad;
 };
 
 struct frame {
@@ -201,7 +201,7 @@ static void build_data(struct gen *G, const struct item *it, struct frame *f)
 	a.rkey = 0x77;
 	a.dma_len = s->msg_size;
 	a.ackreq = chance(G, 30);
-	n = nr_build_frame(f->b, FCAP, &fl, &a, pay, it->bad_len ? it->len - 4 : it->len);
+	n = nr_build_frame(f->b, FCAP, &fl, &a, pay, it->bad_len ? it->len - 4 : it->bad_pad ? it->len - 2 : it->len);
 	assert_true(n > 0);
 	f->len = (uint32_t)n;
 	f->port = it->conn;
@@ -341,10 +341,21 @@ static unsigned msg_items(struct gen *G, unsigned job, uint32_t k, struct item *
 			it->imm = imm;
 			it->len = len;
 			it->pay_seed = seed ^ i * 0x51ed27ull;
-			if (G->cfg->chaos) {
-				it->bad_len = chance(G, 1) && len > 4;
+			if (G->cfg->chaos && k >= j->nmsg / 3) {
+				/* after a clean start, contributions that break the job */
+				uint32_t r = rnd(G) % 100;
+
+				it->bad_len = r < 1 && len > 4;         /* length mismatch */
+				it->bad_pad = r >= 1 && r < 3;          /* 2 bytes short: bad_len */
+				if (r >= 3 && r < 6)                    /* opcode mismatch */
+					it->opcode = op == NR_OP_RC_WRITE_MIDDLE ? NR_OP_RC_WRITE_LAST :
+						     op == NR_OP_RC_WRITE_FIRST ? NR_OP_RC_WRITE_ONLY :
+						     op == NR_OP_RC_WRITE_LAST ? NR_OP_RC_WRITE_MIDDLE :
+						     op == NR_OP_RC_WRITE_LAST_IMM ? NR_OP_RC_WRITE_LAST :
+						     op == NR_OP_RC_WRITE_ONLY ? NR_OP_RC_WRITE_FIRST :
+						     NR_OP_RC_WRITE_ONLY;
 				it->bad_tag = (op == NR_OP_RC_WRITE_LAST_IMM || op == NR_OP_RC_WRITE_ONLY_IMM) &&
-					      chance(G, 1);
+					      r >= 6 && r < 14;
 			}
 		}
 	}
@@ -453,7 +464,7 @@ void gen_run(const struct gen_cfg *c, uint64_t seed)
 				unsigned nt = msg_items(&G, j, k - 3, tmp);
 				struct item it = tmp[rnd(&G) % nt];
 
-				it.bad_len = it.bad_tag = false;
+				it.bad_len = it.bad_tag = it.bad_pad = false;
 				build_data(&G, &it, f);
 				gsend(&G, f);
 			}
@@ -473,5 +484,85 @@ void gen_run(const struct gen_cfg *c, uint64_t seed)
 		free(cur[j]);
 		free(late[j]);
 	}
+	free(f);
+}
+
+void gen_timeout_run(const struct gen_cfg *c, uint64_t seed)
+{
+	struct gen G = { .cfg = c };
+	struct item tmp[64];
+	struct frame *f = malloc(sizeof(*f));
+	struct nr_job_spec *s;
+	unsigned nt;
+
+	eng_rng_init(&G.rng, seed);
+	G.rp = rp_create(c->kernel);
+	s = G.spec[0] = make_spec(&c->jobs[0], 0);
+	s->timeout_ms = 5;
+	G.ppm[0] = 1;
+	rp_job_add(G.rp, 100, s);
+	nt = msg_items(&G, 0, 0, tmp);
+	for (unsigned t = 0; t + 1 < nt; t++) {       /* one contribution missing */
+		build_data(&G, &tmp[t], f);
+		gsend(&G, f);
+	}
+	rp_advance_ms(G.rp, 3);
+	rp_check_counters(G.rp);                       /* not yet */
+	rp_advance_ms(G.rp, 4);
+	build_data(&G, &tmp[nt - 1], f);               /* too late: the job failed */
+	gsend(&G, f);
+	rp_check_counters(G.rp);
+	printf("  %-28s the job failed by its timeout on both: identical\n", c->name);
+	rp_destroy(G.rp);
+	free(s);
+	free(f);
+}
+
+void gen_cases_run(const struct gen_cfg *c, uint64_t seed)
+{
+	struct gen G = { .cfg = c };
+	struct item tmp[64], it;
+	struct frame *f = malloc(sizeof(*f));
+	unsigned nt, n = c->jobs[0].n;
+
+	eng_rng_init(&G.rng, seed);
+	G.rp = rp_create(c->kernel);
+	G.spec[0] = make_spec(&c->jobs[0], 0);
+	G.ppm[0] = (c->jobs[0].msg + c->jobs[0].mtu - 1) / c->jobs[0].mtu;
+	assert_int_equal(G.ppm[0], 2);
+	rp_job_add(G.rp, 100, G.spec[0]);
+	/* msg 1: WRITE_FIRST then WRITE_LAST_IMM of every rank */
+	nt = msg_items(&G, 0, 0, tmp);
+	assert_int_equal(nt, 2 * n);
+	build_data(&G, &tmp[0], f);                      /* rank 0 takes slot 0 */
+	gsend(&G, f);
+	it = tmp[1];
+	it.bad_len = true;                               /* 4 bytes short: len_mismatch */
+	build_data(&G, &it, f);
+	gsend(&G, f);
+	it = tmp[1];
+	it.opcode = NR_OP_RC_WRITE_ONLY;                 /* same headers: opcode_mismatch */
+	build_data(&G, &it, f);
+	gsend(&G, f);
+	it = tmp[2];
+	it.bad_pad = true;                               /* not whole floats: bad_len */
+	build_data(&G, &it, f);
+	gsend(&G, f);
+	for (unsigned t = 1; t < n; t++) {               /* slot 0 completes */
+		build_data(&G, &tmp[t], f);
+		gsend(&G, f);
+	}
+	build_data(&G, &tmp[n], f);                      /* rank 0's last packet */
+	gsend(&G, f);
+	it = tmp[n + 1];
+	it.bad_tag = true;                               /* tag_mismatch: the job fails */
+	build_data(&G, &it, f);
+	gsend(&G, f);
+	build_data(&G, &tmp[n + 1], f);                  /* job_failed_drop */
+	gsend(&G, f);
+	rp_check_counters(G.rp);
+	printf("  %-28s length, opcode and tag mismatches, bad length: identical\n", c->name);
+	rp_destroy(G.rp);
+	free(G.spec[0]);
 	free(f);
 }

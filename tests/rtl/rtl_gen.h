@@ -37,5 +37,9 @@ struct gen_cfg {
 
 /* Run one trace through both boxes (rtl_pair.h), counters checked at the end. */
 void gen_run(const struct gen_cfg *c, uint64_t seed);
+/* One of each contribution the engine refuses (a two-packet message). */
+void gen_cases_run(const struct gen_cfg *c, uint64_t seed);
+/* A slot left incomplete, then time passes: both fail the job by its timeout. */
+void gen_timeout_run(const struct gen_cfg *c, uint64_t seed);
 
 #endif

@@ -24,7 +24,7 @@
 #define MAX_OUT 4096
 #define MAX_JOBS 8
 
-static const char *const dctr_names[RP_D_MAX] = {
+const char *const rp_dctr_names[RP_D_MAX] = {
 #define RP_DCTR_NAME(e, n) n,
 	RP_FOREACH_DCTR(RP_DCTR_NAME)
 #undef RP_DCTR_NAME
@@ -57,7 +57,10 @@ struct rp {
 	uint32_t job_ids[MAX_JOBS];
 	unsigned n_jobs;
 	uint64_t frames, outputs, results;
+	uint64_t now_ns;
 };
+
+static uint64_t cov_e[NR_ECTR_MAX], cov_d[RP_D_MAX];
 
 static void sw_out(struct rp *r, uint8_t kind, uint8_t port, const uint8_t *f, uint32_t len)
 {
@@ -149,7 +152,7 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 		free(k);
 		return;
 	}
-	v = nr_engine_input(r->e, &k->p, k->frame, k, 0, &ctr);
+	v = nr_engine_input(r->e, &k->p, k->frame, k, r->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
 		r->dctr[RP_D_FORWARDED]++;
@@ -209,6 +212,13 @@ struct rp *rp_create(enum nr_sum_kernel kernel)
 
 void rp_destroy(struct rp *r)
 {
+	uint64_t e[NR_ECTR_MAX];
+
+	nr_engine_counters(r->e, e);
+	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
+		cov_e[i] += e[i];
+	for (unsigned i = 0; i < RP_D_MAX; i++)
+		cov_d[i] += r->dctr[i];
 	for (unsigned i = 0; i < r->n_sw_out; i++)
 		free(r->sw_out[i].bytes);
 	r->fpga->ops->destroy(r->fpga);
@@ -224,7 +234,7 @@ void rp_job_add(struct rp *r, uint32_t id, const struct nr_job_spec *spec)
 	char err[256] = "";
 
 	assert_true(r->n_jobs < MAX_JOBS);
-	if (nr_engine_job_add(r->e, id, spec, 0, &c1, err, sizeof(err)))
+	if (nr_engine_job_add(r->e, id, spec, r->now_ns, &c1, err, sizeof(err)))
 		fail_msg("engine job_add: %s", err);
 	if (r->fpga->ops->job_create(r->fpga, id, spec, &c2, err, sizeof(err)))
 		fail_msg("fpga job_create on the RTL: %s", err);
@@ -245,7 +255,7 @@ static void dump_counters(struct rp *r)
 		fprintf(stderr, " %s %llu/%llu", nr_engine_ctr_names[i], (unsigned long long)sw[i],
 			(unsigned long long)rtl64(r, NR_FPGA_GCTR(i)));
 	for (unsigned i = 0; i < RP_D_MAX; i++)
-		fprintf(stderr, " %s %llu/%llu", dctr_names[i], (unsigned long long)r->dctr[i],
+		fprintf(stderr, " %s %llu/%llu", rp_dctr_names[i], (unsigned long long)r->dctr[i],
 			(unsigned long long)rtl64(r, 0xf100 + 8 * i));
 	fprintf(stderr, "\n");
 }
@@ -333,7 +343,7 @@ void rp_check_counters(struct rp *r)
 		uint64_t hw = rtl64(r, 0xf100 + 8 * i);
 
 		if (hw != r->dctr[i]) {
-			fprintf(stderr, "dataplane counter %s: software %llu, RTL %llu\n", dctr_names[i],
+			fprintf(stderr, "dataplane counter %s: software %llu, RTL %llu\n", rp_dctr_names[i],
 				(unsigned long long)r->dctr[i], (unsigned long long)hw);
 			bad = true;
 		}
@@ -371,4 +381,17 @@ void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t 
 	*outputs = r->outputs;
 	*results = r->results;
 	*cycles = nr_rtl_cycles(r->rtl);
+}
+
+void rp_advance_ms(struct rp *r, unsigned ms)
+{
+	r->now_ns += (uint64_t)ms * 1000000u;
+	nr_engine_poll(r->e, r->now_ns);
+	nr_rtl_tick_ms(r->rtl, ms);
+}
+
+void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[RP_D_MAX])
+{
+	memcpy(ectr, cov_e, sizeof(cov_e));
+	memcpy(dctr, cov_d, sizeof(cov_d));
 }

@@ -46,6 +46,16 @@ void rp_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t len);
 /* Every counter, every job's status. */
 void rp_check_counters(struct rp *r);
 
+/*
+ * Advance both boxes' clocks by ms milliseconds: the engine polls for
+ * progress timeouts at the new time, the RTL gets ms ticks.
+ */
+void rp_advance_ms(struct rp *r, unsigned ms);
+
+/* Counters summed over every pair destroyed so far (what the traces covered). */
+void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[RP_D_MAX]);
+extern const char *const rp_dctr_names[RP_D_MAX];
+
 /* Totals for the log line. */
 void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t *results,
 	      uint64_t *cycles);

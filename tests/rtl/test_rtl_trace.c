@@ -57,17 +57,49 @@ static const struct gen_cfg cfgs[] = {
 	  false, NR_KERNEL_AVX512 },
 	{ "N=8 mtu 1024", { { 8, 1024, 4096, 4, 4, 0, 0x88888888, 0xFFFFE0, true } }, 1,
 	  false, NR_KERNEL_SCALAR },
-	{ "N=4 chaos (len, tag)", { { 4, 512, 1536, 4, 8, 0, 0x99, 5, true } }, 1,
+	{ "N=4 chaos (len, tag)", { { 4, 512, 1536, 4, 12, 0, 0x99, 5, true } }, 1,
+	  true, NR_KERNEL_AVX512 },
+	{ "N=2 chaos", { { 2, 1024, 2048, 4, 16, 0, 0x98, 0xFFFFF1, false } }, 1,
 	  true, NR_KERNEL_AVX512 },
 	{ "N=3 streaming chaos", { { 3, 256, 512, 4, 8, 1, 0, 0xFFFFF8, false } }, 1,
 	  true, NR_KERNEL_SCALAR },
 };
 
+/* A job that stops making progress fails on both, by its timeout. */
+static void timeouts(void)
+{
+	struct gen_cfg c = { "N=3 timeout", { { 3, 256, 256, 4, 2, 0, 0x5, 0, false } }, 1,
+			     false, NR_KERNEL_AUTO };
+
+	struct gen_cfg d = { "N=3 refused contributions", { { 3, 256, 512, 4, 1, 0, 0x77, 0, false } },
+			     1, false, NR_KERNEL_AUTO };
+
+	gen_timeout_run(&c, seed);
+	gen_cases_run(&d, seed);
+}
+
 static void test_generated(void **state)
 {
+	uint64_t e[NR_ECTR_MAX], d[RP_D_MAX];
+	bool missing = false;
+
 	(void)state;
 	for (unsigned i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
 		run(&cfgs[i]);
+	timeouts();
+	/* the traces must have reached every outcome the engine and the box count */
+	rp_coverage(e, d);
+	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
+		if (!e[i]) {
+			printf("coverage: no trace moved engine counter %s\n", nr_engine_ctr_names[i]);
+			missing = true;
+		}
+	for (unsigned i = 0; i < RP_D_MAX; i++)
+		if (!d[i] && i != RP_D_OVERSIZE) {
+			printf("coverage: no trace moved dataplane counter %s\n", rp_dctr_names[i]);
+			missing = true;
+		}
+	assert_false(missing);
 }
 
 /* ---- the real captures ---------------------------------------------------- */
