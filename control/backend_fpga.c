@@ -199,6 +199,16 @@ static void clear_entries(struct fpga *f, struct fpga_job *j)
 	j->n = 0;
 }
 
+/*
+ * Pool a job takes on the device (FPGA.md): every rank's contribution to
+ * every slot is kept until the slot is summed (ordered mode), so N x pool
+ * packets x MTU; streaming mode reserves the same.
+ */
+static uint64_t fpga_pool_bytes(const struct nr_job_spec *s)
+{
+	return (uint64_t)s->n_conns * nr_job_pool_packets(s) * s->mtu;
+}
+
 static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool,
 		      char *err, size_t errlen)
 {
@@ -219,7 +229,7 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 		return -EINVAL;
 	}
 	if (pool > f->cap_pool || pool > (uint64_t)f->cap_pool - used) {
-		snprintf(err, errlen, "fpga: job needs %llu bytes of pool (pool_msgs x msg_size), "
+		snprintf(err, errlen, "fpga: job needs %llu bytes of pool (ranks x pool packets x mtu), "
 			 "%u of %u free; lower pool_msgs or msg_size",
 			 (unsigned long long)pool, used <= f->cap_pool ? f->cap_pool - used : 0,
 			 f->cap_pool);
@@ -250,7 +260,7 @@ static int fpga_job_create(struct nr_backend *b, uint32_t id, const struct nr_jo
 			   uint32_t *credits, char *err, size_t errlen)
 {
 	struct fpga *f = b->priv;
-	uint64_t pool = (uint64_t)s->pool_msgs * s->msg_size;
+	uint64_t pool = fpga_pool_bytes(s);
 	struct fpga_job *j = NULL;
 	uint32_t code, info, i, e, free_ents = 0;
 	unsigned slot = 0;

@@ -54,7 +54,8 @@ module nr_agg_top #(
     output wire [15:0] tx_tuser,
     output wire        tx_tvalid,
     input  wire        tx_tready,
-    output wire        idle          // no frame held, none being processed or sent
+    output wire        idle          // no frame held, none being processed or sent, no
+                                     // command being serviced
 );
     localparam integer MW = 124 + NR;
 
@@ -72,7 +73,7 @@ module nr_agg_top #(
     wire [NC*9-1:0]  conn_rank;
     wire [NC*32-1:0] conn_sip, conn_dip;
     wire [NC*24-1:0] conn_sqpn, conn_dqpn, conn_ipsn;
-    wire        fail_v, ea_v, db_v, dc_v, ld_req, ld_unload, ld_ack;
+    wire        fail_v, ea_v, db_v, dc_v, ld_req, ld_unload, ld_ack, cmd_busy;
     wire [5:0]  fail_job, ld_job;
     wire [2:0]  fail_code;
     wire [6:0]  ea_job;
@@ -100,6 +101,7 @@ module nr_agg_top #(
         .fail_v(fail_v), .fail_job(fail_job), .fail_code(fail_code),
         .ea_v(ea_v), .ea_job(ea_job), .ea_idx(ea_idx), .ea_amt(ea_amt),
         .db_v(db_v), .db_idx(db_idx), .db_amt(db_amt), .dc_v(dc_v), .dc_idx(dc_idx),
+        .cmd_busy(cmd_busy),
         .ld_req(ld_req), .ld_job(ld_job), .ld_unload(ld_unload), .ld_ack(ld_ack));
 
     // frames are taken only while the datapath is enabled
@@ -173,7 +175,7 @@ module nr_agg_top #(
         .m_tdata(tx_tdata), .m_tkeep(tx_tkeep), .m_tlast(tx_tlast), .m_tuser(tx_tuser),
         .m_tvalid(tx_tvalid), .m_tready(tx_tready));
 
-    assign idle = !f_valid && !e_busy && !ld_req;
+    assign idle = !f_valid && !e_busy && !ld_req && !cmd_busy;
 endmodule
 
 `default_nettype wire

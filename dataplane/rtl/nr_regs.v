@@ -80,6 +80,7 @@ module nr_regs #(
     input  wire [15:0]      db_amt,
     input  wire             dc_v,                 // dataplane counter from nr_emit
     input  wire [3:0]       dc_idx,
+    output wire             cmd_busy,             // a command is being serviced
     output reg              ld_req,               // job (un)load: nr_core sets up
     output reg  [5:0]       ld_job,
     output reg              ld_unload,
@@ -254,6 +255,7 @@ module nr_regs #(
         C_COUNT = 4'd4, C_POOL = 4'd5, C_FIT = 4'd6, C_LOAD = 4'd7, C_UNLOAD = 4'd8,
         C_DONE = 4'd9;
     reg [3:0]  cst;
+    assign cmd_busy = cst != C_IDLE;
     reg [7:0]  c_op, c_tag;
     reg [15:0] c_idx;
     reg [5:0]  cj;                     // the job slot (c_idx when < NJ)

@@ -115,6 +115,9 @@ struct nr_rtl {
 		m->s_axil_wvalid = 0;
 		step();
 		m->s_axil_bready = 0;
+		/* a command or a reset runs to its end before the write returns,
+		 * as a device with a fast clock would from the driver's view */
+		settle();
 	}
 
 	/* Run until the datapath holds no frame and sends none. */

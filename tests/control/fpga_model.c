@@ -210,7 +210,14 @@ static uint32_t job_load(struct fpga_model *m, unsigned slot, uint32_t *info)
 		rc = check_entries(m, slot, info);
 	if (rc)
 		return rc;
-	pool = (uint64_t)RD(NR_FPGA_JOB(slot, NR_FPGA_J_POOL_MSGS)) * RD(NR_FPGA_JOB(slot, NR_FPGA_J_MSG_SIZE));
+	/* every rank's packet of every slot: N x POOL_MSGS x ceil(MSG_SIZE / MTU) x MTU */
+	{
+		uint64_t mtu = RD(NR_FPGA_JOB(slot, NR_FPGA_J_MTU));
+		uint64_t per = (RD(NR_FPGA_JOB(slot, NR_FPGA_J_MSG_SIZE)) + mtu - 1) / mtu;
+
+		pool = RD(NR_FPGA_JOB(slot, NR_FPGA_J_N_CONNS)) * per *
+		       RD(NR_FPGA_JOB(slot, NR_FPGA_J_POOL_MSGS)) * mtu;
+	}
 	if (pool + RD(NR_FPGA_POOL_USED) > m->caps.pool_bytes) {
 		*info = (uint32_t)(m->caps.pool_bytes - RD(NR_FPGA_POOL_USED));
 		return NR_FPGA_ERR_NO_POOL;

@@ -135,7 +135,8 @@ static void test_tables_match_spec(void **state)
 	assert_spec_equal(d, s2);
 	free(d);
 	assert_int_equal(fpga_model_valid_entries(&f->m), 8);
-	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 2 * 6 * 16384);
+	/* ranks x pool packets x MTU: 6 messages of 16 packets of 1 KiB */
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), (5 + 3) * 6 * 16 * 1024);
 	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_JOBS_LOADED), 2);
 	assert_int_equal(f->m.cmd_errors, 0);
 	/* Raw layout spot checks, as FPGA.md writes them. */
@@ -149,7 +150,7 @@ static void test_tables_match_spec(void **state)
 	d = fpga_model_decode(&f->m, (unsigned)slot2);
 	assert_spec_equal(d, s2);
 	free(d);
-	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 6 * 16384);
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 3 * 6 * 16 * 1024);
 	assert_int_equal(b->ops->job_destroy(b, 7), -ENOENT);
 	assert_int_equal(b->ops->job_destroy(b, 9), 0);
 	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
@@ -226,12 +227,26 @@ static void test_device_refuses_clash_and_pool(void **state)
 	assert_non_null(strstr(err, "connection already used by a loaded job"));
 	assert_int_equal(fpga_model_valid_entries(&f->m), 2);
 
+	/* every rank's packets are kept: 2 ranks x 6 messages x 16 packets x 1 KiB */
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 2 * 6 * 16 * 1024);
+
 	big = spec_of(2, 3, 0x100);
 	big->msg_size = 1u << 24;
-	big->pool_msgs = 8;                     /* 128 MiB > 64 MiB of pool */
+	big->pool_msgs = 8;                     /* 256 MiB > 64 MiB of pool */
 	assert_int_equal(b->ops->job_create(b, 3, big, &credits, err, sizeof(err)), -ENOSPC);
 	print_message("  %s\n", err);
 	assert_non_null(strstr(err, "bytes of pool"));
+	free(big);
+
+	/* 16 MiB of messages (pool_msgs x msg_size) but 8 ranks keep 128 MiB:
+	 * refused by the driver, as the device would */
+	big = spec_of(8, 4, 0x300);
+	big->mtu = 4096;
+	big->msg_size = 1u << 20;
+	big->pool_msgs = 16;
+	assert_int_equal(b->ops->job_create(b, 4, big, &credits, err, sizeof(err)), -ENOSPC);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "job needs 134217728 bytes of pool (ranks x pool packets x mtu)"));
 	free(s);
 	free(big);
 }
