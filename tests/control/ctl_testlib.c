@@ -12,6 +12,9 @@
 #include "proto/roce_build.h"
 #include "proto/roce_pkt.h"
 #include "tests/control/ctl_testlib.h"
+#ifdef NR_HAVE_RTL
+#include "nr_rtl.h"
+#endif
 
 static uint64_t mono_ns(void)
 {
@@ -78,12 +81,20 @@ int tb_tmpdir(char *buf, size_t len)
 	return mkdtemp(buf) ? 0 : -errno;
 }
 
-static struct nr_backend *fpga_backend(struct tb *t)
+const char *tb_backend_name(const char *kind)
+{
+	return strcmp(kind, "rtl") ? kind : "fpga";
+}
+
+static struct nr_backend *fpga_backend(struct tb *t, bool rtl)
 {
 	struct nr_fpga_opts o = { 0 };
 	struct nr_backend *b;
 	char err[256];
 	int fd;
+#ifdef NR_HAVE_RTL
+	static struct nr_fpga_io rtl_io;
+#endif
 
 	if (tb_tmpdir(t->dir, sizeof(t->dir)))
 		return NULL;
@@ -101,9 +112,28 @@ static struct nr_backend *fpga_backend(struct tb *t)
 		t->map = NULL;
 		return NULL;
 	}
-	fpga_model_init(&t->model, t->map, NULL);
-	t->have_model = true;
-	o.io = fpga_model_io(&t->model);
+	if (rtl) {
+#ifdef NR_HAVE_RTL
+		/* the register file only satisfies the driver's checks: the
+		 * model answers every access */
+		t->rtl = nr_rtl_create(err, sizeof(err));
+		if (!t->rtl) {
+			fprintf(stderr, "rtl backend: %s\n", err);
+			return NULL;
+		}
+		rtl_io = (struct nr_fpga_io){ .read32 = nr_rtl_io_read32,
+					      .write32 = nr_rtl_io_write32, .ctx = t->rtl };
+		o.io = &rtl_io;
+#else
+		fprintf(stderr, "rtl backend: this build has no RTL model (install verilator "
+			"and reconfigure)\n");
+		return NULL;
+#endif
+	} else {
+		fpga_model_init(&t->model, t->map, NULL);
+		t->have_model = true;
+		o.io = fpga_model_io(&t->model);
+	}
 	b = nr_backend_fpga_open(t->path, &o, err, sizeof(err));
 	if (!b)
 		fprintf(stderr, "fpga backend: %s\n", err);
@@ -122,8 +152,8 @@ struct nr_backend *tb_backend(struct tb *t, const char *kind)
 			return NULL;
 		return nr_backend_new(&engine_backend_ops, t->eng);
 	}
-	if (!strcmp(kind, "fpga"))
-		return fpga_backend(t);
+	if (!strcmp(kind, "fpga") || !strcmp(kind, "rtl"))
+		return fpga_backend(t, !strcmp(kind, "rtl"));
 	fprintf(stderr, "unknown backend kind %s\n", kind);
 	return NULL;
 }
@@ -134,6 +164,10 @@ void tb_cleanup(struct tb *t)
 		nr_engine_destroy(t->eng);
 	if (t->have_model)
 		fpga_model_fini(&t->model);
+#ifdef NR_HAVE_RTL
+	if (t->rtl)
+		nr_rtl_destroy(t->rtl);
+#endif
 	if (t->map)
 		munmap(t->map, NR_FPGA_REGS_SIZE);
 	if (t->path[0])
@@ -143,16 +177,15 @@ void tb_cleanup(struct tb *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
+/* Rank 0's first packet of job spec into t->frame, parsed into t->pkt; its length or -1. */
+static int stall_packet(struct tb *t, const json_t *spec)
 {
 	const json_t *c0 = json_array_get(json_object_get(spec, "conns"), 0);
 	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY_IMM, .ackreq = true,
 				   .rkey = 1, .imm = 0 };
 	struct nr_flow fl = { .sport = 49152, .frag_off = NR_IPV4_DF };
 	json_int_t msg = json_integer_value(json_object_get(spec, "msg_size"));
-	enum nr_engine_ctr ctr;
 	uint8_t payload[4096] = { 0 };
-	struct nr_pkt *p = &t->pkt;
 	int len;
 
 	inet_pton(AF_INET, json_string_value(json_object_get(c0, "src_ip")), &fl.saddr);
@@ -161,11 +194,36 @@ static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
 	a.psn = (uint32_t)json_integer_value(json_object_get(c0, "ipsn"));
 	a.dma_len = (uint32_t)msg;
 	len = nr_build_frame(t->frame, sizeof(t->frame), &fl, &a, payload, (uint32_t)msg);
-	if (len < 0 || nr_parse(t->frame, (uint32_t)len, p) != NR_PKT_ROCE) {
+	if (len < 0 || nr_parse(t->frame, (uint32_t)len, &t->pkt) != NR_PKT_ROCE) {
 		fprintf(stderr, "tb_fail_job: cannot build rank 0's packet (%d)\n", len);
-		return;
+		return -1;
 	}
-	if (nr_engine_input(t->eng, p, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
+	return len;
+}
+
+#ifdef NR_HAVE_RTL
+static void rtl_stall_job(struct tb *t, uint32_t id, const json_t *spec)
+{
+	json_int_t tmo = json_integer_value(json_object_get(spec, "timeout_ms"));
+	int len = stall_packet(t, spec);
+
+	if (len < 0)
+		return;
+	if (nr_rtl_send(t->rtl, 0, t->frame, (uint32_t)len))
+		fprintf(stderr, "tb_fail_job: rtl: %s\n", nr_rtl_error(t->rtl));
+	/* past the timeout, by the device's millisecond tick */
+	nr_rtl_tick_ms(t->rtl, (unsigned)(tmo > 0 ? tmo : 5000) + 2);
+	(void)id;
+}
+#endif
+
+static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
+{
+	enum nr_engine_ctr ctr;
+
+	if (stall_packet(t, spec) < 0)
+		return;
+	if (nr_engine_input(t->eng, &t->pkt, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
 		fprintf(stderr, "tb_fail_job: engine did not take job %u's packet (%s)\n", id,
 			nr_engine_ctr_names[ctr]);
 	/* Far past any timeout: the engine fails the job for lack of progress. */
@@ -176,6 +234,10 @@ void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec)
 {
 	if (t->eng) {
 		sw_stall_job(t, id, spec);
+#ifdef NR_HAVE_RTL
+	} else if (t->rtl) {
+		rtl_stall_job(t, id, spec);
+#endif
 	} else if (t->have_model) {
 		int slot = fpga_model_slot_of(&t->model, id);
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Test backends for the control suites: "sw" (an in-process nr_engine
- * registered as a backend, no EAL) and "fpga" (the driver on a temp
- * register file, the register-level device model serviced synchronously).
+ * registered as a backend, no EAL), "fpga" (the driver on a temp register
+ * file, the register-level device model serviced synchronously) and "rtl"
+ * (the same driver on the aggregator's RTL, dataplane/rtl/nr_rtl.h, when the
+ * tree was built with verilator).
  */
 #ifndef NR_TEST_CTL_TESTLIB_H
 #define NR_TEST_CTL_TESTLIB_H
@@ -28,9 +30,14 @@ struct tb {
 	void *map;
 	struct fpga_model model;
 	bool have_model;
+	/* rtl */
+	struct nr_rtl *rtl;
 };
 
-/* A backend of the given kind ("sw" or "fpga"); NULL on failure (printed). */
+/* The backend name a kind reports ("rtl" runs the fpga driver). */
+const char *tb_backend_name(const char *kind);
+
+/* A backend of the given kind ("sw", "fpga" or "rtl"); NULL on failure (printed). */
 struct nr_backend *tb_backend(struct tb *t, const char *kind);
 /* After nr_ctl_destroy (which destroyed the backend): free the rest. */
 void tb_cleanup(struct tb *t);
@@ -38,7 +45,7 @@ void tb_cleanup(struct tb *t);
  * Make the backend report job id (spec: its JSON spec, msg_size <= mtu) as
  * failed for lack of progress, as its dataplane would: sw feeds rank 0's
  * first packet to the engine and polls past the timeout; fpga has the model
- * fail the slot.
+ * fail the slot; rtl sends the packet to the RTL and ticks past the timeout.
  */
 void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec);
 
