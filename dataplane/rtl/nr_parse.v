@@ -37,12 +37,14 @@ module nr_parse (
         BAD_TRUNC_BTH = 4'd7, BAD_UNKNOWN_OPCODE = 4'd8, BAD_TVER = 4'd9,
         BAD_TRUNC_EXT = 4'd10, BAD_PAD = 4'd11, BAD_UNEXPECTED_PAYLOAD = 4'd12;
 
-    function [7:0] B(input [6:0] o);
-        B = hdr[{o, 3'b000} +: 8];
-    endfunction
-    function [15:0] BE16(input [6:0] o);
-        BE16 = {B(o), B(o + 7'd1)};
-    endfunction
+    // the header bytes, addressable by offset
+    wire [7:0] hb [0:127];
+    genvar gb;
+    generate
+        for (gb = 0; gb < 128; gb = gb + 1) begin : g_hb
+            assign hb[gb] = hdr[gb*8 +: 8];
+        end
+    endgenerate
 
     // Opcode table (proto/roce_opcode.c): {defined, payload allowed, ImmDt,
     // AETH, header length (BTH and extension headers), ImmDt offset}.
@@ -96,31 +98,31 @@ module nr_parse (
         {op_ok, op_pay, op_imm, op_aeth, op_len, op_imm_off} = 16'd0;
 
         if (len >= 13'd14) begin
-            etype = BE16(7'd12);
+            etype = {hb[7'd12], hb[7'd12 + 7'd1]};
             if (etype == 16'h8100) begin
                 if (len >= 13'd18) begin
                     has_vlan = 1'b1;
                     l3 = 7'd18;
-                    etype = BE16(7'd16);
+                    etype = {hb[7'd16], hb[7'd16 + 7'd1]};
                 end else
                     etype = 16'd0;
             end
-            b_vihl = B(l3);
-            b_tos = B(l3 + 7'd1);
+            b_vihl = hb[l3];
+            b_tos = hb[l3 + 7'd1];
             if (etype == 16'h0800 && {6'd0, l3} + 13'd20 <= len &&
-                b_vihl[7:4] == 4'd4 && B(l3 + 7'd9) == 8'd17) begin
-                frag = BE16(l3 + 7'd6);
+                b_vihl[7:4] == 4'd4 && hb[l3 + 7'd9] == 8'd17) begin
+                frag = {hb[l3 + 7'd6], hb[l3 + 7'd6 + 7'd1]};
                 ihl = b_vihl[3:0];
                 hl = {8'd0, ihl, 2'b00};
                 l4 = l3 + ((hl < 14'd20) ? 7'd20 : hl[6:0]);
                 if (frag[12:0] == 13'd0 && {6'd0, l4} + 13'd4 <= len &&
-                    BE16(l4 + 7'd2) == 16'd4791) begin
+                    {hb[l4 + 7'd2], hb[l4 + 7'd2 + 7'd1]} == 16'd4791) begin
                     roce_evidence = 1'b1;
                     ipver = 3'd4;
                     ecn = b_tos[1:0];
-                    saddr = {B(l3 + 7'd12), B(l3 + 7'd13), B(l3 + 7'd14), B(l3 + 7'd15)};
-                    daddr = {B(l3 + 7'd16), B(l3 + 7'd17), B(l3 + 7'd18), B(l3 + 7'd19)};
-                    iplen_f = BE16(l3 + 7'd2);
+                    saddr = {hb[l3 + 7'd12], hb[l3 + 7'd13], hb[l3 + 7'd14], hb[l3 + 7'd15]};
+                    daddr = {hb[l3 + 7'd16], hb[l3 + 7'd17], hb[l3 + 7'd18], hb[l3 + 7'd19]};
+                    iplen_f = {hb[l3 + 7'd2], hb[l3 + 7'd2 + 7'd1]};
                     ipend = {7'd0, l3} + iplen_f[13:0];
                     if (iplen_f[15:14] != 2'd0)
                         ipend = 14'h3fff;
@@ -131,13 +133,13 @@ module nr_parse (
                     end
                 end
             end else if (etype == 16'h86dd && {6'd0, l3} + 13'd40 <= len &&
-                         b_vihl[7:4] == 4'd6 && B(l3 + 7'd6) == 8'd17) begin
+                         b_vihl[7:4] == 4'd6 && hb[l3 + 7'd6] == 8'd17) begin
                 l4 = l3 + 7'd40;
-                if ({6'd0, l4} + 13'd4 <= len && BE16(l4 + 7'd2) == 16'd4791) begin
+                if ({6'd0, l4} + 13'd4 <= len && {hb[l4 + 7'd2], hb[l4 + 7'd2 + 7'd1]} == 16'd4791) begin
                     roce_evidence = 1'b1;
                     ipver = 3'd6;
                     ecn = b_tos[5:4];   // the low bits of the traffic class
-                    iplen_f = BE16(l3 + 7'd4);
+                    iplen_f = {hb[l3 + 7'd4], hb[l3 + 7'd4 + 7'd1]};
                     ipend = {7'd0, l4} + iplen_f[13:0];
                     if (iplen_f[15:14] != 2'd0)
                         ipend = 14'h3fff;
@@ -159,7 +161,7 @@ module nr_parse (
                     kind = 2'd2; bad = BAD_IP_LEN;
                 end
             end else begin
-                udplen = BE16(l4 + 7'd4);
+                udplen = {hb[l4 + 7'd4], hb[l4 + 7'd4 + 7'd1]};
                 if (udplen != {2'b00, ipend - {7'd0, l4}}) begin
                     kind = 2'd2; bad = BAD_UDP_LEN;
                 end else begin
@@ -173,8 +175,8 @@ module nr_parse (
         if (do_bth) begin
             bth = l4 + 7'd8;
             n = bth_end[12:0] - {6'd0, bth};
-            opcode = B(bth);
-            b_bth1 = B(bth + 7'd1);
+            opcode = hb[bth];
+            b_bth1 = hb[bth + 7'd1];
             {op_ok, op_pay, op_imm, op_aeth, op_len, op_imm_off} = OPINFO(opcode);
             if (n < 13'd16) begin
                 kind = 2'd2; bad = BAD_TRUNC_BTH;
@@ -186,15 +188,15 @@ module nr_parse (
                 kind = 2'd2; bad = BAD_TRUNC_EXT;
             end else begin
                 pad = b_bth1[5:4];
-                qpn = {B(bth + 7'd5), B(bth + 7'd6), B(bth + 7'd7)};
-                psn = {B(bth + 7'd9), B(bth + 7'd10), B(bth + 7'd11)};
+                qpn = {hb[bth + 7'd5], hb[bth + 7'd6], hb[bth + 7'd7]};
+                psn = {hb[bth + 7'd9], hb[bth + 7'd10], hb[bth + 7'd11]};
                 has_imm = op_imm;
                 has_aeth = op_aeth;
                 if (op_imm)
-                    imm = {B(bth + op_imm_off), B(bth + op_imm_off + 7'd1),
-                           B(bth + op_imm_off + 7'd2), B(bth + op_imm_off + 7'd3)};
+                    imm = {hb[bth + op_imm_off], hb[bth + op_imm_off + 7'd1],
+                           hb[bth + op_imm_off + 7'd2], hb[bth + op_imm_off + 7'd3]};
                 if (op_aeth)
-                    aeth_syn = B(bth + 7'd12);
+                    aeth_syn = hb[bth + 7'd12];
                 paybytes = n - {7'd0, op_len} - 13'd4;
                 pay_off = bth + {1'b0, op_len};
                 pend = bth_end[12:0];
