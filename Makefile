@@ -22,7 +22,7 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e bench-train fuzz soak clean help
+.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
 
 all: build
 
@@ -39,6 +39,7 @@ help:
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
+	@echo "make rtl-long   the RTL against the software box on 8x longer traces, 10^7 adder pairs"
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -53,11 +54,12 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=release -Db_ndebug=false
 
 $(ASAN)/build.ninja:
-	meson setup $(ASAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+	meson setup $(ASAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
+		-Drtl=disabled
 
 $(FUZZ)/build.ninja:
 	CC=clang meson setup $(FUZZ) --buildtype=debugoptimized -Dfuzz=true \
-		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled
+		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled -Drtl=disabled
 
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -110,6 +112,11 @@ fuzz: deps $(FUZZ)/build.ninja
 # Opt-in, not part of make test: see tests/testbed/soak --help.
 soak: build
 	tests/testbed/soak --build $(BUILD) --minutes $(SOAK_MINUTES)
+
+# The aggregator's RTL (dataplane/rtl) on longer traces and more adder pairs than make test.
+rtl-long: build
+	NR_RTL_LONG=1 NR_FP32_PAIRS=10000000 $(MESON_TEST) -C $(BUILD) --logbase rtl-long \
+		--suite rtl --timeout-multiplier 10
 
 clean:
 	rm -rf $(BUILD) $(ASAN) $(FUZZ)
