@@ -7,7 +7,8 @@
 // the engine's verdicts in the engine's order:
 //   unregistered      forward (an IPv4 RC WRITE counts unknown_conn)
 //   ACK side          snoop ACK / NAK-sequence-error, release slots, forward
-//   data side         spoofed, job failed, not a WRITE: drop; else the slot
+//   data side         responses forwarded; spoofed, job failed, not a WRITE:
+//                     drop; else the slot
 //                     of g = PSN - IPSN (extended to 48 bits against
 //                     next_release): dup / stale / occupied / bad length /
 //                     opcode, length and tag mismatch, resend from the
@@ -213,6 +214,7 @@ module nr_core #(
     wire [13:0] jmtu = 14'd1 << jlog;
 
     wire rc_write = p_opcode >= 8'h06 && p_opcode <= 8'h0b;
+    wire rc_resp = p_opcode >= 8'h0d && p_opcode <= 8'h12;   // NR_OPF_RESP
 
     // ---- the ICRC check -----------------------------------------------------------
     reg [31:0] crc, stored;
@@ -497,6 +499,10 @@ module nr_core #(
                         st <= S_FWD;
                     end else
                         st <= S_ACK;
+                end else if (rc_resp) begin
+                    // a response (READ response, ACK, atomic ACK) to the QP as
+                    // a requester: forwarded untouched
+                    st <= S_FWD;
                 end else if (p_saddr != k_sip) begin
                     ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
