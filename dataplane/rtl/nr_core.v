@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// nr_core: slot control, the aggregation engine of dataplane/agg_input.c as
+// nr_core: slot control, the aggregation engine of dataplane/engine/agg_input.c as
 // a sequencer over one frame at a time.  For each received frame: parse
 // (nr_parse), drop runts, oversize and malformed RoCEv2, check the ICRC
 // (nr_icrc over the frame buffer), look the connection up (nr_lookup), then

@@ -2,7 +2,7 @@
 //
 // nr_emit: where frames leave.  Two kinds of job:
 //   raw     a frame from the frame buffer, unchanged (forwarded traffic);
-//   result  the box's rewrite (dataplane/dp_emit.c) of a result or a resent
+//   result  the box's rewrite (dataplane/dpdk/dp_emit.c) of a result or a resent
 //           duplicate: a connection's own headers (from the header store, or
 //           the received frame for a resend), the slot's result as payload,
 //           the pad bytes, ImmDt = tag ^ key, ECN-CE set when a contribution

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // nr_fp32_add: IEEE 754 binary32 addition, combinational, bit-identical to
-// the software engine's element add acc + src (dataplane/agg_sum.h), which is
+// the software engine's element add acc + src (dataplane/engine/agg_sum.h), which is
 // x86's addss with the accumulator as first operand under the default MXCSR:
 //   - round to nearest, ties to even; subnormal inputs and outputs kept (no
 //     flush to zero, no denormals-are-zero);

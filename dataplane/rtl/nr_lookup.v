@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
 // nr_lookup: connection lookup, the engine's (daddr, QPN) table
-// (dataplane/agg_input.c) as a content-addressed match over the connection
+// (dataplane/engine/agg_input.c) as a content-addressed match over the connection
 // entries the loaded jobs own: data side (DST_IP, DST_QPN) and ACK side
 // (SRC_IP, SRC_QPN).  JOB_LOAD refuses a QP that a loaded job uses in either
 // role, so at most one entry matches; the lowest wins all the same.

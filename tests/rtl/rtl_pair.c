@@ -14,7 +14,7 @@
 
 #include "control/fpga_regs.h"
 #include "control/nr_control.h"
-#include "dataplane/agg_sum.h"
+#include "dataplane/engine/agg_sum.h"
 #include "nr_rtl.h"
 #include "tests/rtl/rtl_pair.h"
 #include "proto/roce_icrc.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Two boxes fed the same frames: the software box (the engine, with what
- * dataplane/dp_loop.c and dp_emit.c do around it: runt, malformed and ICRC
+ * dataplane/dpdk/dp_loop.c and dp_emit.c do around it: runt, malformed and ICRC
  * drops, the result rewrite) and the RTL model (dataplane/rtl/nr_rtl.h, jobs
  * loaded through the fpga driver of control/backend_fpga.c).  Every frame
  * goes through both; their output frames must be identical, byte for byte,
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/agg_engine.h"
+#include "dataplane/engine/agg_engine.h"
 
 /* The RTL's dataplane counters (control/FPGA.md, 0xf100), kept by the software box too. */
 #define RP_FOREACH_DCTR(_) \

@@ -2,7 +2,7 @@
 /*
  * The FPGA's FP32 adder (dataplane/rtl/nr_fp32_add.v, Verilated) against the
  * host's float addition, bit for bit: x86's addss with the running sum as
- * first operand (the rule the engine's kernels pin, dataplane/agg_sum.h).
+ * first operand (the rule the engine's kernels pin, dataplane/engine/agg_sum.h).
  *   - every ordered pair of special classes (zeros, subnormals, normals at
  *     the edges, the largest finite, Inf, quiet and signalling NaNs);
  *   - NR_FP32_PAIRS (default 1,000,000) random pairs from mixes that reach
@@ -94,7 +94,7 @@ static void random_pair(uint32_t *a, uint32_t *b)
 		break;
 	case 6: /* ties: b is exactly half an ulp of a (or odd multiples) */
 		*a = (x & 0x80FFFFFFu) | (((x >> 24) % 200 + 30) << 23);
-		*b = (a[0] & 0x80000000u) ^ (rnd() & 1 ? 0x80000000u : 0) |
+		*b = ((a[0] & 0x80000000u) ^ (rnd() & 1 ? 0x80000000u : 0)) |
 		     ((((*a >> 23) & 0xFF) - 24 - (rnd() % 3)) << 23) | (y & 0x7FFFu);
 		break;
 	case 7: /* moderate values, as gradients are */

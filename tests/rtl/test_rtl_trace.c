@@ -113,13 +113,14 @@ struct cap {
 static bool cap_load(const char *path, struct cap *c)
 {
 	char eb[PCAP_ERRBUF_SIZE];
-	pcap_t *p = pcap_open_offline(path, eb);
+	pcap_t *p;
 	struct pcap_pkthdr *h;
 	const u_char *d;
 
+	memset(c, 0, sizeof(*c));
+	p = pcap_open_offline(path, eb);
 	if (!p)
 		return false;
-	memset(c, 0, sizeof(*c));
 	while (pcap_next_ex(p, &h, &d) == 1) {
 		c->len = realloc(c->len, (c->n + 1) * sizeof(*c->len));
 		c->b = realloc(c->b, (c->n + 1) * sizeof(*c->b));
