@@ -50,6 +50,7 @@ static const char *const cmd_err_str[] = { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CODE_
 #define NR_FPGA_CMD_INFO_FMT(e, v, s, i) [v] = i,
 static const char *const cmd_err_info[] = { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CMD_INFO_FMT) };
 static const char *const fail_str[] = { NR_FPGA_FOREACH_FAIL(NR_FPGA_CODE_STR) };
+static const char *const dctr_names[NR_FPGA_D_MAX] = { NR_FOREACH_FPGA_DCTR(NR_CTR_NAME) };
 
 #define N_CMD_ERR (sizeof(cmd_err_str) / sizeof(cmd_err_str[0]))
 #define N_FAIL (sizeof(fail_str) / sizeof(fail_str[0]))
@@ -288,7 +289,8 @@ static int fpga_job_create(struct nr_backend *b, uint32_t id, const struct nr_jo
 	for (e = 0; e < f->cap_conns; e++)
 		free_ents += !f->ent_used[e];
 	if (free_ents < s->n_conns) {
-		snprintf(err, errlen, "fpga: job needs %u connection entries, %u of %u free",
+		snprintf(err, errlen, "fpga: job needs %u connection entries, %u of %u free; "
+			 "destroy a job first",
 			 s->n_conns, free_ents, f->cap_conns);
 		return -ENOSPC;
 	}
@@ -373,16 +375,20 @@ static int fpga_job_status(struct nr_backend *b, uint32_t id, struct nr_job_stat
 static json_t *fpga_stats(struct nr_backend *b)
 {
 	struct fpga *f = b->priv;
-	json_t *ctrs = json_object(), *o;
+	json_t *ctrs = json_object(), *dctrs = json_object(), *o;
 	unsigned i;
 
 	for (i = 0; i < NR_ECTR_MAX; i++)
 		json_object_set_new(ctrs, nr_engine_ctr_names[i],
 				    json_integer((json_int_t)rd64(f, NR_FPGA_GCTR(i))));
+	for (i = 0; i < NR_FPGA_D_MAX; i++)
+		json_object_set_new(dctrs, dctr_names[i],
+				    json_integer((json_int_t)rd64(f, NR_FPGA_DCTR(i))));
 	o = json_pack("{s:I,s:I,s:I}", "jobs_loaded", (json_int_t)rd(f, NR_FPGA_JOBS_LOADED),
 		      "pool_used_bytes", (json_int_t)rd(f, NR_FPGA_POOL_USED),
 		      "pool_bytes", (json_int_t)f->cap_pool);
 	json_object_set_new(o, "counters", ctrs);
+	json_object_set_new(o, "dataplane", dctrs);
 	return json_pack("{s:o}", "device", o);
 }
 

@@ -15,6 +15,7 @@
  *   0x01000  job table          NR_FPGA_JOB_SLOTS  x 0x40
  *   0x02000  connection table   NR_FPGA_CONN_SLOTS x 0x40
  *   0x0f000  global counters    one lo/hi pair per engine counter
+ *   0x0f100  dataplane counters one lo/hi pair per NR_FOREACH_FPGA_DCTR
  *   0x10000  per-job counters   NR_FPGA_JOB_SLOTS  x 0x100
  *
  * The capability registers say how much of the tables a device implements
@@ -26,6 +27,7 @@
 #include <assert.h>
 #include <stdint.h>
 
+#include "proto/nr_ctr.h"
 #include "proto/nr_job.h"
 
 #define NR_FPGA_MAGIC            0x4146524eu   /* bytes 'N' 'R' 'F' 'A' */
@@ -167,8 +169,46 @@ enum nr_fpga_fail { NR_FPGA_FOREACH_FAIL(NR_FPGA_CODE_ENUM) };
 #define NR_FPGA_GCTR(i)          (NR_FPGA_GCTR_BASE + (i) * 8)
 #define NR_FPGA_JCTR(slot, i)    (NR_FPGA_JCTR_BASE + (slot) * NR_FPGA_JCTR_STRIDE + (i) * 8)
 
+/*
+ * Dataplane counters at 0xf100, the box's names for the same events
+ * (dataplane/README.md): every received frame lands in one of
+ * rx = forwarded + held + resent + runt + oversize + malformed + bad_icrc
+ *      + engine_drop.  _(ENUM, "name"), each after its meaning.
+ */
+#define NR_FPGA_DCTR_BASE        0xf100
+#define NR_FPGA_DCTR(i)          (NR_FPGA_DCTR_BASE + (i) * 8)
+#define NR_FOREACH_FPGA_DCTR(_)                                                 \
+	/* frames received */                                                   \
+	_(NR_FPGA_D_RX, "rx")                                                   \
+	/* frames sent */                                                       \
+	_(NR_FPGA_D_TX, "tx")                                                   \
+	/* frames sent on unchanged */                                          \
+	_(NR_FPGA_D_FORWARDED, "forwarded")                                     \
+	/* contributions kept (they leave as results) */                        \
+	_(NR_FPGA_D_HELD, "held")                                               \
+	/* duplicates answered with the stored result */                        \
+	_(NR_FPGA_D_RESENT, "resent")                                           \
+	/* result frames sent */                                                \
+	_(NR_FPGA_D_RESULTS, "results")                                         \
+	/* frames shorter than an Ethernet header */                            \
+	_(NR_FPGA_D_RUNT, "runt")                                               \
+	/* frames longer than the device takes */                               \
+	_(NR_FPGA_D_OVERSIZE, "oversize")                                       \
+	/* UDP/4791 frames that are not valid RoCEv2 */                         \
+	_(NR_FPGA_D_MALFORMED, "malformed")                                     \
+	/* RoCEv2 frames with a wrong ICRC */                                   \
+	_(NR_FPGA_D_BAD_ICRC, "bad_icrc")                                       \
+	/* frames the engine dropped (the engine counter says why) */           \
+	_(NR_FPGA_D_ENGINE_DROP, "engine_drop")                                 \
+	/* results given ECN-CE */                                              \
+	_(NR_FPGA_D_ECN_MARKED, "ecn_marked")
+
+enum nr_fpga_dctr { NR_FOREACH_FPGA_DCTR(NR_CTR_ENUM) NR_FPGA_D_MAX };
+
 static_assert(NR_ECTR_MAX * 8 <= NR_FPGA_JCTR_STRIDE, "engine counters fit a job's counter block");
 static_assert(NR_FPGA_CONN(NR_FPGA_CONN_SLOTS, 0) <= NR_FPGA_GCTR_BASE, "conn table fits");
+static_assert(NR_FPGA_GCTR(NR_ECTR_MAX) <= NR_FPGA_DCTR_BASE, "engine counters end before the dataplane's");
+static_assert(NR_FPGA_DCTR(NR_FPGA_D_MAX) <= NR_FPGA_JCTR_BASE, "dataplane counters fit");
 static_assert(NR_FPGA_JOB(NR_FPGA_JOB_SLOTS, 0) <= NR_FPGA_CONN_BASE, "job table fits");
 static_assert(NR_FPGA_JCTR(NR_FPGA_JOB_SLOTS, 0) <= NR_FPGA_REGS_SIZE, "counters fit the BAR");
 

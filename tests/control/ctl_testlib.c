@@ -13,7 +13,7 @@
 #include "proto/roce_pkt.h"
 #include "tests/control/ctl_testlib.h"
 #ifdef NR_HAVE_RTL
-#include "nr_rtl.h"
+#include "dataplane/rtl/nr_rtl_backend.h"
 #endif
 
 static uint64_t mono_ns(void)
@@ -81,20 +81,12 @@ int tb_tmpdir(char *buf, size_t len)
 	return mkdtemp(buf) ? 0 : -errno;
 }
 
-const char *tb_backend_name(const char *kind)
-{
-	return strcmp(kind, "rtl") ? kind : "fpga";
-}
-
-static struct nr_backend *fpga_backend(struct tb *t, bool rtl)
+static struct nr_backend *fpga_backend(struct tb *t)
 {
 	struct nr_fpga_opts o = { 0 };
 	struct nr_backend *b;
 	char err[256];
 	int fd;
-#ifdef NR_HAVE_RTL
-	static struct nr_fpga_io rtl_io;
-#endif
 
 	if (tb_tmpdir(t->dir, sizeof(t->dir)))
 		return NULL;
@@ -112,32 +104,37 @@ static struct nr_backend *fpga_backend(struct tb *t, bool rtl)
 		t->map = NULL;
 		return NULL;
 	}
-	if (rtl) {
-#ifdef NR_HAVE_RTL
-		/* the register file only satisfies the driver's checks: the
-		 * model answers every access */
-		t->rtl = nr_rtl_create(err, sizeof(err));
-		if (!t->rtl) {
-			fprintf(stderr, "rtl backend: %s\n", err);
-			return NULL;
-		}
-		rtl_io = (struct nr_fpga_io){ .read32 = nr_rtl_io_read32,
-					      .write32 = nr_rtl_io_write32, .ctx = t->rtl };
-		o.io = &rtl_io;
-#else
-		fprintf(stderr, "rtl backend: this build has no RTL model (install verilator "
-			"and reconfigure)\n");
-		return NULL;
-#endif
-	} else {
-		fpga_model_init(&t->model, t->map, NULL);
-		t->have_model = true;
-		o.io = fpga_model_io(&t->model);
-	}
+	fpga_model_init(&t->model, t->map, NULL);
+	t->have_model = true;
+	o.io = fpga_model_io(&t->model);
 	b = nr_backend_fpga_open(t->path, &o, err, sizeof(err));
 	if (!b)
 		fprintf(stderr, "fpga backend: %s\n", err);
 	return b;
+}
+
+/* ---- rtl: the backend "rtl", the fpga driver on the aggregator's RTL ---- */
+
+static struct nr_backend *rtl_backend(struct tb *t)
+{
+#ifdef NR_HAVE_RTL
+	struct nr_backend *b;
+	char err[256];
+
+	t->rtl = nr_rtl_create(err, sizeof(err));
+	if (!t->rtl) {
+		fprintf(stderr, "rtl backend: %s\n", err);
+		return NULL;
+	}
+	b = nr_rtl_backend_create(t->rtl, NULL, err, sizeof(err));
+	if (!b)
+		fprintf(stderr, "rtl backend: %s\n", err);
+	return b;
+#else
+	fprintf(stderr, "rtl backend: this build has no RTL model (install verilator and "
+		"reconfigure)\n");
+	return NULL;
+#endif
 }
 
 struct nr_backend *tb_backend(struct tb *t, const char *kind)
@@ -152,8 +149,10 @@ struct nr_backend *tb_backend(struct tb *t, const char *kind)
 			return NULL;
 		return nr_backend_new(&engine_backend_ops, t->eng);
 	}
-	if (!strcmp(kind, "fpga") || !strcmp(kind, "rtl"))
-		return fpga_backend(t, !strcmp(kind, "rtl"));
+	if (!strcmp(kind, "fpga"))
+		return fpga_backend(t);
+	if (!strcmp(kind, "rtl"))
+		return rtl_backend(t);
 	fprintf(stderr, "unknown backend kind %s\n", kind);
 	return NULL;
 }

@@ -3,8 +3,8 @@
  * Test backends for the control suites: "sw" (an in-process nr_engine
  * registered as a backend, no EAL), "fpga" (the driver on a temp register
  * file, the register-level device model serviced synchronously) and "rtl"
- * (the same driver on the aggregator's RTL, dataplane/rtl/nr_rtl.h, when the
- * tree was built with verilator).
+ * (the backend "rtl": the same driver on the aggregator's RTL,
+ * dataplane/rtl/nr_rtl_backend.h, when the tree was built with verilator).
  */
 #ifndef NR_TEST_CTL_TESTLIB_H
 #define NR_TEST_CTL_TESTLIB_H
@@ -33,9 +33,6 @@ struct tb {
 	/* rtl */
 	struct nr_rtl *rtl;
 };
-
-/* The backend name a kind reports ("rtl" runs the fpga driver). */
-const char *tb_backend_name(const char *kind);
 
 /* A backend of the given kind ("sw", "fpga" or "rtl"); NULL on failure (printed). */
 struct nr_backend *tb_backend(struct tb *t, const char *kind);

@@ -15,7 +15,7 @@
 #include "control/fpga_regs.h"
 #include "control/nr_control.h"
 #include "dataplane/engine/agg_sum.h"
-#include "nr_rtl.h"
+#include "dataplane/rtl/nr_rtl_backend.h"
 #include "tests/rtl/rtl_pair.h"
 #include "proto/roce_icrc.h"
 #include "proto/roce_pkt.h"
@@ -24,11 +24,7 @@
 #define MAX_OUT 4096
 #define MAX_JOBS 8
 
-const char *const rp_dctr_names[RP_D_MAX] = {
-#define RP_DCTR_NAME(e, n) n,
-	RP_FOREACH_DCTR(RP_DCTR_NAME)
-#undef RP_DCTR_NAME
-};
+const char *const rp_dctr_names[NR_FPGA_D_MAX] = { NR_FOREACH_FPGA_DCTR(NR_CTR_NAME) };
 
 struct sw_pkt {
 	struct nr_pkt p;
@@ -46,13 +42,12 @@ struct out {
 struct rp {
 	/* software box */
 	struct nr_engine *e;
-	uint64_t dctr[RP_D_MAX];
+	uint64_t dctr[NR_FPGA_D_MAX];
 	struct out sw_out[MAX_OUT];
 	unsigned n_sw_out;
 	/* RTL box */
 	struct nr_rtl *rtl;
-	struct nr_backend *fpga;
-	char regfile[64];
+	struct nr_backend *fpga;     /* backend "rtl": the fpga driver on the model */
 	/* jobs */
 	uint32_t job_ids[MAX_JOBS];
 	unsigned n_jobs;
@@ -60,7 +55,7 @@ struct rp {
 	uint64_t now_ns;
 };
 
-static uint64_t cov_e[NR_ECTR_MAX], cov_d[RP_D_MAX];
+static uint64_t cov_e[NR_ECTR_MAX], cov_d[NR_FPGA_D_MAX];
 
 static void sw_out(struct rp *r, uint8_t kind, uint8_t port, const uint8_t *f, uint32_t len)
 {
@@ -87,7 +82,7 @@ static void result_masked(struct rp *r, uint8_t *frame, const struct nr_pkt *p, 
 			ip->tos |= NR_ECN_CE;
 			ip->check = nr_ipv4_cksum(ip);
 			if (count)
-				r->dctr[RP_D_ECN_MARKED]++;
+				r->dctr[NR_FPGA_D_ECN_MARKED]++;
 		}
 	}
 	memset(frame + p->l4_off + 6, 0, 2);
@@ -103,8 +98,8 @@ static void sw_emit_slot(void *ctx, const struct nr_emit_slot *s)
 
 		nr_icrc_update(k->frame, &k->p);
 		result_masked(r, k->frame, &k->p, s->ecn_ce, true);
-		r->dctr[RP_D_RESULTS]++;
-		r->dctr[RP_D_TX]++;
+		r->dctr[NR_FPGA_D_RESULTS]++;
+		r->dctr[NR_FPGA_D_TX]++;
 		sw_out(r, NR_RTL_RESULT, k->port, k->frame, k->p.end);
 		free(k);
 	}
@@ -123,9 +118,9 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
 	enum nr_verdict v;
 
-	r->dctr[RP_D_RX]++;
+	r->dctr[NR_FPGA_D_RX]++;
 	if (len < 14) {
-		r->dctr[RP_D_RUNT]++;
+		r->dctr[NR_FPGA_D_RUNT]++;
 		return;
 	}
 	k = calloc(1, sizeof(*k));
@@ -136,43 +131,43 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 	k->port = port;
 	nr_parse(k->frame, len, &k->p);
 	if (k->p.kind == NR_PKT_OTHER) {
-		r->dctr[RP_D_FORWARDED]++;
-		r->dctr[RP_D_TX]++;
+		r->dctr[NR_FPGA_D_FORWARDED]++;
+		r->dctr[NR_FPGA_D_TX]++;
 		sw_out(r, NR_RTL_FORWARD, port, k->frame, len);
 		free(k);
 		return;
 	}
 	if (k->p.kind == NR_PKT_MALFORMED) {
-		r->dctr[RP_D_MALFORMED]++;
+		r->dctr[NR_FPGA_D_MALFORMED]++;
 		free(k);
 		return;
 	}
 	if (!nr_icrc_check(k->frame, &k->p)) {
-		r->dctr[RP_D_BAD_ICRC]++;
+		r->dctr[NR_FPGA_D_BAD_ICRC]++;
 		free(k);
 		return;
 	}
 	v = nr_engine_input(r->e, &k->p, k->frame, k, r->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
-		r->dctr[RP_D_FORWARDED]++;
-		r->dctr[RP_D_TX]++;
+		r->dctr[NR_FPGA_D_FORWARDED]++;
+		r->dctr[NR_FPGA_D_TX]++;
 		sw_out(r, NR_RTL_FORWARD, port, k->frame, len);
 		free(k);
 		break;
 	case NR_V_HELD:
-		r->dctr[RP_D_HELD]++;
+		r->dctr[NR_FPGA_D_HELD]++;
 		break;
 	case NR_V_RESEND:
-		r->dctr[RP_D_RESENT]++;
-		r->dctr[RP_D_TX]++;
+		r->dctr[NR_FPGA_D_RESENT]++;
+		r->dctr[NR_FPGA_D_TX]++;
 		nr_icrc_update(k->frame, &k->p);
 		result_masked(r, k->frame, &k->p, false, false);
 		sw_out(r, NR_RTL_RESEND, port, k->frame, k->p.end);
 		free(k);
 		break;
 	default:
-		r->dctr[RP_D_ENGINE_DROP]++;
+		r->dctr[NR_FPGA_D_ENGINE_DROP]++;
 		free(k);
 		break;
 	}
@@ -182,10 +177,7 @@ struct rp *rp_create(enum nr_sum_kernel kernel)
 {
 	struct rp *r = calloc(1, sizeof(*r));
 	struct nr_engine_ops ops = { .emit_slot = sw_emit_slot, .free = sw_free };
-	struct nr_fpga_io io;
-	struct nr_fpga_opts o = { .io = &io, .cmd_timeout_ms = 2000 };
 	char err[256] = "";
-	int fd;
 
 	assert_non_null(r);
 	ops.ctx = r;
@@ -196,17 +188,9 @@ struct rp *rp_create(enum nr_sum_kernel kernel)
 	r->rtl = nr_rtl_create(err, sizeof(err));
 	if (!r->rtl)
 		fail_msg("%s", err);
-	io = (struct nr_fpga_io){ .read32 = nr_rtl_io_read32, .write32 = nr_rtl_io_write32,
-				  .ctx = r->rtl };
-	/* the driver wants a register file to map; the model answers the accesses */
-	snprintf(r->regfile, sizeof(r->regfile), "/tmp/nr-rtl-regs-XXXXXX");
-	fd = mkstemp(r->regfile);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, NR_FPGA_REGS_SIZE), 0);
-	close(fd);
-	r->fpga = nr_backend_fpga_open(r->regfile, &o, err, sizeof(err));
+	r->fpga = nr_rtl_backend_create(r->rtl, NULL, err, sizeof(err));
 	if (!r->fpga)
-		fail_msg("fpga driver on the RTL model: %s", err);
+		fail_msg("backend rtl (the fpga driver on the RTL model): %s", err);
 	return r;
 }
 
@@ -217,12 +201,11 @@ void rp_destroy(struct rp *r)
 	nr_engine_counters(r->e, e);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		cov_e[i] += e[i];
-	for (unsigned i = 0; i < RP_D_MAX; i++)
+	for (unsigned i = 0; i < NR_FPGA_D_MAX; i++)
 		cov_d[i] += r->dctr[i];
 	for (unsigned i = 0; i < r->n_sw_out; i++)
 		free(r->sw_out[i].bytes);
-	r->fpga->ops->destroy(r->fpga);
-	unlink(r->regfile);
+	nr_backend_destroy(r->fpga);
 	nr_rtl_destroy(r->rtl);
 	nr_engine_destroy(r->e);
 	free(r);
@@ -237,7 +220,7 @@ void rp_job_add(struct rp *r, uint32_t id, const struct nr_job_spec *spec)
 	if (nr_engine_job_add(r->e, id, spec, r->now_ns, &c1, err, sizeof(err)))
 		fail_msg("engine job_add: %s", err);
 	if (r->fpga->ops->job_create(r->fpga, id, spec, &c2, err, sizeof(err)))
-		fail_msg("fpga job_create on the RTL: %s", err);
+		fail_msg("rtl job_create: %s", err);
 	assert_int_equal(c1, c2);
 	r->job_ids[r->n_jobs++] = id;
 }
@@ -254,9 +237,9 @@ static void dump_counters(struct rp *r)
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		fprintf(stderr, " %s %llu/%llu", nr_engine_ctr_names[i], (unsigned long long)sw[i],
 			(unsigned long long)rtl64(r, NR_FPGA_GCTR(i)));
-	for (unsigned i = 0; i < RP_D_MAX; i++)
+	for (unsigned i = 0; i < NR_FPGA_D_MAX; i++)
 		fprintf(stderr, " %s %llu/%llu", rp_dctr_names[i], (unsigned long long)r->dctr[i],
-			(unsigned long long)rtl64(r, 0xf100 + 8 * i));
+			(unsigned long long)rtl64(r, NR_FPGA_DCTR(i)));
 	fprintf(stderr, "\n");
 }
 
@@ -339,8 +322,8 @@ void rp_check_counters(struct rp *r)
 			bad = true;
 		}
 	}
-	for (unsigned i = 0; i < RP_D_MAX; i++) {
-		uint64_t hw = rtl64(r, 0xf100 + 8 * i);
+	for (unsigned i = 0; i < NR_FPGA_D_MAX; i++) {
+		uint64_t hw = rtl64(r, NR_FPGA_DCTR(i));
 
 		if (hw != r->dctr[i]) {
 			fprintf(stderr, "dataplane counter %s: software %llu, RTL %llu\n", rp_dctr_names[i],
@@ -390,7 +373,7 @@ void rp_advance_ms(struct rp *r, unsigned ms)
 	nr_rtl_tick_ms(r->rtl, ms);
 }
 
-void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[RP_D_MAX])
+void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[NR_FPGA_D_MAX])
 {
 	memcpy(ectr, cov_e, sizeof(cov_e));
 	memcpy(dctr, cov_d, sizeof(cov_d));

@@ -3,7 +3,8 @@
  * Two boxes fed the same frames: the software box (the engine, with what
  * dataplane/dpdk/dp_loop.c and dp_emit.c do around it: runt, malformed and ICRC
  * drops, the result rewrite) and the RTL model (dataplane/rtl/nr_rtl.h, jobs
- * loaded through the fpga driver of control/backend_fpga.c).  Every frame
+ * loaded through its control backend "rtl", the fpga driver of
+ * control/backend_fpga.c on the model).  Every frame
  * goes through both; their output frames must be identical, byte for byte,
  * in the same order, with the same kind and port, and at the end every
  * counter must agree: engine counters box-wide and per job, job state and
@@ -15,20 +16,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "control/fpga_regs.h"
 #include "dataplane/engine/agg_engine.h"
-
-/* The RTL's dataplane counters (control/FPGA.md, 0xf100), kept by the software box too. */
-#define RP_FOREACH_DCTR(_) \
-	_(RX, "rx") _(TX, "tx") _(FORWARDED, "forwarded") _(HELD, "held") _(RESENT, "resent") \
-	_(RESULTS, "results") _(RUNT, "runt") _(OVERSIZE, "oversize") _(MALFORMED, "malformed") \
-	_(BAD_ICRC, "bad_icrc") _(ENGINE_DROP, "engine_drop") _(ECN_MARKED, "ecn_marked")
-
-enum rp_dctr {
-#define RP_DCTR_ENUM(e, n) RP_D_##e,
-	RP_FOREACH_DCTR(RP_DCTR_ENUM)
-#undef RP_DCTR_ENUM
-	RP_D_MAX
-};
 
 struct rp;
 
@@ -53,8 +42,8 @@ void rp_check_counters(struct rp *r);
 void rp_advance_ms(struct rp *r, unsigned ms);
 
 /* Counters summed over every pair destroyed so far (what the traces covered). */
-void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[RP_D_MAX]);
-extern const char *const rp_dctr_names[RP_D_MAX];
+void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[NR_FPGA_D_MAX]);
+extern const char *const rp_dctr_names[NR_FPGA_D_MAX];
 
 /* Totals for the log line. */
 void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t *results,

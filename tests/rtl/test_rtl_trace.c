@@ -80,7 +80,7 @@ static void timeouts(void)
 
 static void test_generated(void **state)
 {
-	uint64_t e[NR_ECTR_MAX], d[RP_D_MAX];
+	uint64_t e[NR_ECTR_MAX], d[NR_FPGA_D_MAX];
 	bool missing = false;
 
 	(void)state;
@@ -94,8 +94,8 @@ static void test_generated(void **state)
 			printf("coverage: no trace moved engine counter %s\n", nr_engine_ctr_names[i]);
 			missing = true;
 		}
-	for (unsigned i = 0; i < RP_D_MAX; i++)
-		if (!d[i] && i != RP_D_OVERSIZE) {
+	for (unsigned i = 0; i < NR_FPGA_D_MAX; i++)
+		if (!d[i] && i != NR_FPGA_D_OVERSIZE) {
 			printf("coverage: no trace moved dataplane counter %s\n", rp_dctr_names[i]);
 			missing = true;
 		}
