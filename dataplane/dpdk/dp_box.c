@@ -245,6 +245,23 @@ fail:
 	return NULL;
 }
 
+int dp_box_set_dev(struct dp_box *b, const struct dp_dev_ops *ops, void *ctx, char *err,
+		   size_t errlen)
+{
+	if (b->started) {
+		snprintf(err, errlen, "a device can only be attached before the workers start");
+		return -EBUSY;
+	}
+	if (b->n_workers != 1) {
+		snprintf(err, errlen, "a device in the engines' place takes one worker lcore, %u given "
+			 "(EAL -l with one or two lcores)", b->n_workers);
+		return -EINVAL;
+	}
+	b->dev = ops;
+	b->dev_ctx = ctx;
+	return 0;
+}
+
 int dp_box_launch(struct dp_box *b)
 {
 	__atomic_store_n(&b->quit, 0, __ATOMIC_RELEASE);

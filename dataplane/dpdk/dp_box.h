@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * netreduce-switch: the DPDK box around the aggregation engine.  This is the
- * box's API for its program (dp_main.c), tests and benchmarks: its life cycle
- * (dp_box.c) and the headers of its parts.  The files, each calling only the
+ * box's API for its program (dataplane/switch/), tests and benchmarks: its
+ * life cycle (dp_box.c) and the headers of its parts.  The files, each calling only the
  * ones above it in this list:
  *
  *   dp_log.c       the log type netreduce.dp, rate-limited warnings
@@ -13,6 +13,8 @@
  *   dp_state.h     the box's state: ports, workers, records, job table
  *   dp_emit.c      where frames leave: the one exit of results (ECN, ICRC),
  *                  L2 switching, one-armed re-addressing, buffered TX
+ *   dp_dev.c       the ports around a device in the engines' place
+ *                  (--backend rtl): every frame to it, its frames out
  *   dp_cmd.c       the command ring of each worker (control -> lcore)
  *   dp_loop.c      the l3fwd-style burst loop: rx, parse, classify, act, tx
  *   dp_jobs.c      the box's jobs on the control side (owner of each job)
@@ -20,7 +22,7 @@
  *   dp_telemetry.c DPDK telemetry commands
  *   dp_backend.c   the box as the control API's backend "sw"
  *   dp_box.c       mempool, ports, worker lcores and their engines, start/stop
- *   dp_main.c      main(): EAL, options, box, control server, signals
+ * The program netreduce-switch, on top of the box, is dataplane/switch/.
  */
 #ifndef NR_DP_BOX_H
 #define NR_DP_BOX_H
@@ -32,6 +34,7 @@
 #include <rte_mempool.h>
 
 #include "dataplane/dpdk/dp_backend.h"
+#include "dataplane/dpdk/dp_dev.h"
 #include "dataplane/dpdk/dp_emit.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_log.h"
@@ -51,6 +54,12 @@
 struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, unsigned n_ports,
 			     const unsigned *lcores, unsigned n_lcores, struct rte_mempool *pool,
 			     char *err, size_t errlen);
+/*
+ * Hand every frame to a device instead of the engines (struct dp_dev_ops,
+ * dp_dev.c), before dp_box_launch; one worker lcore.  0, or -errno with err.
+ */
+int dp_box_set_dev(struct dp_box *b, const struct dp_dev_ops *ops, void *ctx, char *err,
+		   size_t errlen);
 /* Launch every worker's loop on its lcore. */
 int dp_box_launch(struct dp_box *b);
 /* Ask the loops to stop and wait for them. */

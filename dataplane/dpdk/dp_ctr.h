@@ -12,6 +12,15 @@
  *   dropped         = runt + bad_icrc + multiseg + no_record + handoff_full
  *                   + no_route + engine_drop + malformed (= sum of malformed.<reason>)
  *
+ * With a device in the engines' place (--backend rtl) every received frame
+ * goes to it, and what it sends is switched or routed as results:
+ *
+ *   rx              = device_in + dropped (multiseg, device_error)
+ *   device_out      = forwarded + flooded + filtered + results + resent
+ *                   + no_route + device_no_mbuf
+ *
+ * (the device's own counters say what became of each frame it took).
+ *
  * held frames later leave as results (results) or are freed when their job
  * fails or is destroyed (freed_held).  Results and flood copies are counted on
  * the TX side: tx + tx_dropped = frames handed to TX queues.
@@ -66,7 +75,7 @@
 	_(DP_CTR_ENGINE_DROP, "engine_drop")                                              \
 	/* malformed UDP/4791 frames, all reasons (dropped) */                            \
 	_(DP_CTR_MALFORMED, "malformed")                                                  \
-	/* result frames emitted by the engine */                                         \
+	/* result frames emitted by the engine (or the device) */                         \
 	_(DP_CTR_RESULTS, "results")                                                      \
 	/* held frames freed (job failed or destroyed) */                                 \
 	_(DP_CTR_FREED_HELD, "freed_held")                                                \
@@ -83,7 +92,15 @@
 	/* short sleeps after a stretch of empty polls */                                 \
 	_(DP_CTR_IDLE_SLEEPS, "idle_sleeps")                                              \
 	/* TSC cycles spent in loop iterations that found work */                         \
-	_(DP_CTR_BUSY_CYCLES, "busy_cycles")
+	_(DP_CTR_BUSY_CYCLES, "busy_cycles")                                              \
+	/* --backend rtl: frames handed to the device */                                  \
+	_(DP_CTR_DEV_IN, "device_in")                                                     \
+	/* --backend rtl: frames the device did not take (dropped) */                     \
+	_(DP_CTR_DEV_ERROR, "device_error")                                               \
+	/* --backend rtl: frames the device sent */                                       \
+	_(DP_CTR_DEV_OUT, "device_out")                                                   \
+	/* --backend rtl: frames of the device lost for want of an mbuf */                \
+	_(DP_CTR_DEV_NO_MBUF, "device_no_mbuf")
 
 /* Short names for the malformed reasons ("trunc_l3"), for counter names. */
 extern const char *const dp_malformed_names[NR_BAD_MAX];

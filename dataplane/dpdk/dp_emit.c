@@ -175,6 +175,11 @@ void dp_forward(struct dp_worker *w, struct rte_mbuf *m)
 	route(w, m, false);
 }
 
+void dp_result_route(struct dp_worker *w, struct rte_mbuf *m)
+{
+	route(w, m, true);
+}
+
 /*
  * The one exit of a result frame m (p its parse record, icrc its ICRC): a
  * result ends at its ICRC, so Ethernet trailer bytes the sender's frame had

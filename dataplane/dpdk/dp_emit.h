@@ -16,6 +16,9 @@
 
 /* Switch one frame unchanged (switch mode: L2 learning and flooding; one-armed). */
 void dp_forward(struct dp_worker *w, struct rte_mbuf *m);
+/* A result frame that is ready as it is (a device's): routed as a result,
+ * which may leave by its ingress port (mbuf->port). */
+void dp_result_route(struct dp_worker *w, struct rte_mbuf *m);
 /* A duplicate the engine answered (NR_V_RESEND): out as a result; its record goes back. */
 void dp_result_resend(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
 /* Engine callbacks: a slot's results to fix up and send, a held frame to free. */

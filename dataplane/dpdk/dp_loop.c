@@ -25,6 +25,8 @@
  *                                  forward unchanged, drop (counted by reason),
  *                                  held (comes back as a result or is freed),
  *                                  resend (a stored result, re-ICRC'd, sent)
+ * With a device in the engines' place (--backend rtl) every frame goes to the
+ * device instead, and what it sends leaves by the ports (dp_dev.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +41,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_cmd.h"
+#include "dataplane/dpdk/dp_dev.h"
 #include "dataplane/dpdk/dp_emit.h"
 #include "dataplane/dpdk/dp_log.h"
 #include "dataplane/dpdk/dp_loop.h"
@@ -282,6 +285,10 @@ void dp_burst(struct dp_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16
 	w->ctr.c[DP_CTR_RX] += n;
 	for (uint16_t i = 0; i < n; i++)
 		pkts[i]->port = port;   /* not every PMD sets it (net_ring does not) */
+	if (w->box->dev) {      /* a device aggregates instead of the engine */
+		dp_dev_burst(w, pkts, n);
+		return;
+	}
 	parse_burst(w, pkts, n, w->box->cfg.mode == DP_MODE_SWITCH);
 	act_burst(w, pkts, n, false);
 }
@@ -336,8 +343,10 @@ int dp_worker_main(void *arg)
 			got += nh;
 		}
 		got += dp_cmd_service(w);
-		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0))
+		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0)) {
 			nr_engine_poll(w->eng, w->now_ns);
+			dp_dev_tick(w);
+		}
 		was_busy = got != 0;
 		if (got) {
 			idle = 0;

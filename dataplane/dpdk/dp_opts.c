@@ -17,6 +17,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->mode = DP_MODE_SWITCH;
+	cfg->backend = DP_BACKEND_SW;
 	cfg->burst = DP_DEFAULT_BURST;
 	cfg->pool_mbufs = 8191;
 	cfg->idle_sleep_us = 50;
@@ -49,6 +50,11 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           sent to the box's MAC are re-addressed to the MAC\n"
 "                           the job endpoints give for their destination IP,\n"
 "                           other frames (non-RoCE too) go back unchanged\n"
+"  --backend sw|rtl         what aggregates: sw (default) the engines on the worker\n"
+"                           lcores; rtl the aggregator's RTL (dataplane/rtl) on\n"
+"                           Verilator, slow: every frame goes to the model and\n"
+"                           what it sends leaves by the ports (one worker lcore;\n"
+"                           needs a build with verilator)\n"
 "  --ctl-socket PATH        admin UNIX socket (default /run/netreduce/netreduce.sock,\n"
 "                           directory created; 'none' disables it)\n"
 "  --ctl-listen IP:PORT     TCP listener for host libraries (off by default;\n"
@@ -98,6 +104,9 @@ struct name_val {
 static const struct name_val modes[] = {
 	{ "switch", DP_MODE_SWITCH }, { "one-armed", DP_MODE_ONE_ARMED },
 };
+static const struct name_val backends[] = {
+	{ "sw", DP_BACKEND_SW }, { "rtl", DP_BACKEND_RTL },
+};
 static const struct name_val kernels[] = {
 	{ "auto", NR_KERNEL_AUTO }, { "scalar", NR_KERNEL_SCALAR }, { "avx512", NR_KERNEL_AVX512 },
 };
@@ -127,7 +136,7 @@ static int parse_name(const char *opt, const char *s, const struct name_val *t, 
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
-	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL,
+	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_BACKEND,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -135,6 +144,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 {
 	static const struct option lo[] = {
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "ctl-socket", required_argument, NULL, OPT_CTL_SOCKET },
 		{ "ctl-listen", required_argument, NULL, OPT_CTL_LISTEN },
 		{ "token", required_argument, NULL, OPT_TOKEN },
@@ -162,6 +172,10 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_MODE:
 			rc = parse_name("mode", optarg, modes, RTE_DIM(modes), &v, err, errlen);
 			cfg->mode = rc ? cfg->mode : (enum dp_mode)v;
+			break;
+		case OPT_BACKEND:
+			rc = parse_name("backend", optarg, backends, RTE_DIM(backends), &v, err, errlen);
+			cfg->backend = rc ? cfg->backend : (enum dp_backend_kind)v;
 			break;
 		case OPT_CTL_SOCKET:
 			cfg->ctl_socket = strcmp(optarg, "none") == 0 ? NULL : optarg;

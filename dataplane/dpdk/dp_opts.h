@@ -21,20 +21,27 @@ enum dp_mode {
 	DP_MODE_ONE_ARMED = 1, /* one port, frames go back out of it */
 };
 
+/* What aggregates (the program's choice, dataplane/switch/). */
+enum dp_backend_kind {
+	DP_BACKEND_SW = 0,     /* the engines on the worker lcores (backend "sw") */
+	DP_BACKEND_RTL = 1,    /* the aggregator's RTL model (backend "rtl", dp_dev.c) */
+};
+
 struct dp_cfg {
 	enum dp_mode mode;
+	enum dp_backend_kind backend;
 	unsigned burst;            /* rx burst, 1..DP_MAX_BURST */
 	unsigned pool_mbufs;       /* mbufs in the box's pool */
 	unsigned idle_sleep_us;    /* 0: pure busy polling */
 	unsigned idle_polls;       /* empty polls before sleeping */
-	unsigned stats_interval;   /* seconds, 0 off (dp_main) */
+	unsigned stats_interval;   /* seconds, 0 off (the program) */
 	unsigned failed_job_ttl;   /* seconds a failed job is kept; 0: until destroyed */
 	uint16_t rx_desc, tx_desc;
 	unsigned mtu;              /* 0: leave the ports' MTU alone */
 	enum nr_sum_kernel kernel;
 	bool promisc;              /* switch mode wants every frame */
 	bool icrc_check;           /* drop RoCEv2 frames with a wrong ICRC */
-	/* control plane (dp_main) */
+	/* control plane (the program) */
 	const char *ctl_socket;
 	const char *ctl_listen;
 	const char *token;

@@ -57,6 +57,32 @@ struct dp_job_ep {
 	} *ep;                    /* 2 * n_conns entries: src, dst of each conn */
 };
 
+/*
+ * A device in the place of the workers' engines (netreduce-switch --backend
+ * rtl: the aggregator's RTL model).  Every frame the ports receive is handed
+ * to it, and the frames it sends leave by the box's ports like the box's own
+ * (dp_dev.c).  Calls are made on the worker lcore; frame_in returns when the
+ * device has dealt with the frame.
+ */
+enum dp_dev_kind {
+	DP_DEV_FORWARD = 0,        /* a received frame, unchanged: switched */
+	DP_DEV_RESULT = 1,         /* a result: routed like the engine's */
+	DP_DEV_RESEND = 2,         /* a duplicate answered with its stored result */
+};
+
+struct dp_dev_ops {
+	/* One received frame: 0, or -errno when the device did not take it. */
+	int (*frame_in)(void *ctx, uint16_t port, const uint8_t *frame, uint32_t len);
+	/* The next frame the device sent: 1 with up to cap bytes copied and
+	 * *len its whole length, 0 when none is waiting. */
+	int (*frame_out)(void *ctx, uint8_t *buf, uint32_t cap, uint32_t *len, uint16_t *port,
+			 enum dp_dev_kind *kind);
+	/* ms milliseconds have passed (the device's progress timeouts). */
+	void (*tick_ms)(void *ctx, unsigned ms);
+	/* Why the last call failed. */
+	const char *(*error)(void *ctx);
+};
+
 struct dp_box;
 
 struct dp_worker {
@@ -94,6 +120,7 @@ struct dp_worker {
 	 */
 	struct nr_crc_shift *crc_shift[DP_CRC_SHIFTS];
 	unsigned n_crc_shift;
+	uint64_t dev_tick_ns;      /* the device's clock: time of its last tick */
 } __rte_cache_aligned;
 
 /* The parse record of a frame this lcore received. */
@@ -135,6 +162,8 @@ struct dp_box {
 	uint64_t tsc_hz;
 	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
 	const char *kernel_name;
+	const struct dp_dev_ops *dev;  /* NULL: the engines aggregate */
+	void *dev_ctx;
 	bool started;
 	/* control side only (never taken in the loop) */
 	pthread_mutex_t ctl_lock;

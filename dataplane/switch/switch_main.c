@@ -8,6 +8,10 @@
  * the burst loop.  With a single lcore the loop runs on it and control on its
  * own thread.  SIGINT/SIGTERM: loops leave, control server stops, engines are
  * destroyed (held mbufs freed), ports stopped and closed, exit 0.
+ *
+ * The control API's backend: "sw" (the box's engines, dataplane/dpdk/
+ * dp_backend.c) or, with --backend rtl, "rtl": the aggregator's RTL model,
+ * fed every frame by the box's worker (switch_rtl.c).
  */
 #include <errno.h>
 #include <libgen.h>
@@ -27,6 +31,7 @@
 
 #include "control/nr_control.h"
 #include "dataplane/dpdk/dp_box.h"
+#include "dataplane/switch/switch_rtl.h"
 
 static volatile sig_atomic_t got_signal;
 static struct dp_box *the_box;  /* for the signal handler only */
@@ -111,9 +116,11 @@ static int make_socket_dir(const char *path)
 
 static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
 {
-	printf("netreduce-switch: mode %s, sum kernel %s, burst %u, idle %s\n",
-	       cfg->mode == DP_MODE_SWITCH ? "switch" : "one-armed", b->kernel_name, cfg->burst,
-	       cfg->idle_sleep_us ? "sleep after empty polls" : "busy polling");
+	printf("netreduce-switch: mode %s, %s%s, burst %u, idle %s\n",
+	       cfg->mode == DP_MODE_SWITCH ? "switch" : "one-armed",
+	       cfg->backend == DP_BACKEND_RTL ? "backend rtl (the aggregator's RTL on Verilator)" :
+	       "backend sw, sum kernel ", cfg->backend == DP_BACKEND_RTL ? "" : b->kernel_name,
+	       cfg->burst, cfg->idle_sleep_us ? "sleep after empty polls" : "busy polling");
 	for (unsigned i = 0; i < b->n_ports; i++) {
 		char mac[RTE_ETHER_ADDR_FMT_SIZE];
 
@@ -150,7 +157,8 @@ static void *stats_thread(void *arg)
 	return NULL;
 }
 
-static struct nr_ctl_server *start_control(struct dp_box *b, const struct dp_cfg *cfg,
+/* The control API on backend be (which it takes over), and its server. */
+static struct nr_ctl_server *start_control(struct nr_backend *be, const struct dp_cfg *cfg,
 					   struct nr_ctl **ctlp, const char *token)
 {
 	struct nr_ctl_server_cfg sc = {
@@ -158,21 +166,20 @@ static struct nr_ctl_server *start_control(struct dp_box *b, const struct dp_cfg
 		.tcp_addr = cfg->ctl_listen,
 		.token = token,
 	};
-	struct nr_backend *be;
 	struct nr_ctl_server *srv;
 	char err[256] = "";
 
+	*ctlp = be ? nr_ctl_create(be) : NULL;
+	if (*ctlp == NULL) {
+		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");
+		nr_backend_destroy(be);
+		return NULL;
+	}
+	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
 	if (!cfg->ctl_socket && !cfg->ctl_listen)
 		return NULL;
 	if (cfg->ctl_socket && make_socket_dir(cfg->ctl_socket) != 0)
 		return NULL;
-	be = dp_backend_create(b);
-	*ctlp = be ? nr_ctl_create(be) : NULL;
-	if (*ctlp == NULL) {
-		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");
-		return NULL;
-	}
-	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
 	srv = nr_ctl_server_start(*ctlp, &sc, err, sizeof(err));
 	if (srv == NULL)
 		fprintf(stderr, "netreduce-switch: control server: %s\n", err);
@@ -185,6 +192,8 @@ int main(int argc, char **argv)
 	struct dp_box *b;
 	struct nr_ctl *ctl = NULL;
 	struct nr_ctl_server *srv = NULL;
+	struct nr_backend *be = NULL;
+	struct switch_rtl *rtl = NULL;
 	uint16_t ports[DP_MAX_PORTS];
 	unsigned lcores[DP_MAX_WORKERS], n_ports = 0, n_lcores = 0, lc;
 	char err[512] = "", token[512] = "";
@@ -260,17 +269,32 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (dp_telemetry_register(b) != 0)
 		DP_LOG(WARNING, "telemetry commands not registered (is telemetry disabled?)");
+	/* the backend first: rtl resets and enables the model before frames come */
+	if (cfg.backend == DP_BACKEND_RTL) {
+		rtl = switch_rtl_attach(b, &be, err, sizeof(err));
+		if (rtl == NULL) {
+			fprintf(stderr, "netreduce-switch: %s\n", err);
+			dp_box_destroy(b, true);
+			rte_eal_cleanup();
+			return 1;
+		}
+	} else {
+		be = dp_backend_create(b);
+	}
 	if (dp_box_launch(b) != 0) {
+		nr_backend_destroy(be);
 		dp_box_destroy(b, true);
+		switch_rtl_detach(rtl);
 		rte_eal_cleanup();
 		return 1;
 	}
-	srv = start_control(b, &cfg, &ctl, token);
-	if ((cfg.ctl_socket || cfg.ctl_listen) && srv == NULL) {
+	srv = start_control(be, &cfg, &ctl, token);
+	if (ctl == NULL || ((cfg.ctl_socket || cfg.ctl_listen) && srv == NULL)) {
 		dp_box_stop(b);
 		if (ctl)
 			nr_ctl_destroy(ctl);
 		dp_box_destroy(b, true);
+		switch_rtl_detach(rtl);
 		rte_eal_cleanup();
 		return 1;
 	}
@@ -287,12 +311,12 @@ int main(int argc, char **argv)
 	if (srv)
 		nr_ctl_server_stop(srv);
 	dp_box_stop(b);
-	if (ctl)
-		nr_ctl_destroy(ctl);
+	nr_ctl_destroy(ctl);
 	dp_stats_line(b, err, sizeof(err));
 	printf("final: %s\n", err);
 	the_box = NULL;
 	dp_box_destroy(b, true);
+	switch_rtl_detach(rtl);
 	rte_eal_cleanup();
 	free(ov);
 	return 0;
