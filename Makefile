@@ -2,6 +2,7 @@
 #   make demo    namespace testbed, 4 hosts, through the box and the ring baseline
 #   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, PyTorch, fuzz smoke,
 #                the container testbed)
+#   (make demo-rtl: the same testbed with the aggregator's RTL as the box's dataplane)
 #   make demo-docker  the same as make demo, with the box and the hosts in containers
 # Both install the Debian packages they need, configure meson and build.
 
@@ -22,12 +23,13 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test demo demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
+.PHONY: all deps build asan test demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
 
 all: build
 
 help:
 	@echo "make demo       4-host namespace testbed: box vs ring, checked (root)"
+	@echo "make demo-rtl   3-host testbed, the box running the aggregator's RTL (Verilator), checked (root)"
 	@echo "make test       all suites, as CI runs them (root)"
 	@echo "make demo-docker  box and DOCKER_HOSTS (default 4) hosts in containers: box vs ring,"
 	@echo "                checked; starts the Docker engine and builds the images if needed (root)"
@@ -89,6 +91,12 @@ demo-docker:
 
 docker-clean:
 	docker/testbed --clean-images
+
+# The box with the aggregator's RTL (dataplane/rtl, on Verilator) as its
+# dataplane: every frame through the model, a small job, every result checked.
+demo-rtl: build
+	tests/testbed/run --build $(BUILD) --backend rtl --hosts 3 --algo netreduce --check \
+		--bytes 4K,64K,1M --iters 1 --warmup 0
 
 bench: build
 	$(BUILD)/bench/agg/nr-bench-agg

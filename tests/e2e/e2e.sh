@@ -33,7 +33,10 @@ run_check() {
 	shift 2
 	out=$(mktemp /tmp/nrt-e2e.XXXXXX)
 	echo "== $name: tests/testbed/run $*"
-	"$run" --build "$build" --check --json --timeout "${E2E_TIMEOUT:-240}" "$@" > "$out" || rc=$?
+	# its stderr (the testbed's log) also to E2E_STDERR when set (pipefail:
+	# the pipeline's status is the testbed's)
+	"$run" --build "$build" --check --json --timeout "${E2E_TIMEOUT:-240}" "$@" 2>&1 > "$out" |
+		tee "${E2E_STDERR:-/dev/null}" >&2 || rc=$?
 	cat "$out"
 	got=$(grep -c '^{' "$out" || true)
 	wrong=$(jq -s 'map(.wrong) | add // 0' "$out")
@@ -88,6 +91,25 @@ impair8)
 	run_check "8 hosts, 1% loss, 1% dup, 1% reorder" 3 --hosts 8 --algo netreduce \
 		--loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 --bytes 12,262148,4M
 	pass "8 hosts with 1% loss, 1% duplication, 1% reordering on every link: exact"
+	;;
+rtl3)
+	# netreduce-switch --backend rtl: the box's ports, every frame through the
+	# aggregator's RTL model (the testbed gives the hosts small windows and
+	# long RoCE timeouts for it); the box must say its frames went through
+	# the model.
+	[ -e "$build/dataplane/rtl/libnr_rtl.a" ] ||
+		skip "this build has no RTL model (needs verilator; meson -Drtl=enabled)"
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	E2E_STDERR=$log run_check "3 hosts on the RTL" 3 --backend rtl --hosts 3 --algo netreduce \
+		--iters 1 --warmup 0 --bytes 4,65540,1M
+	line=$(grep -o 'box: backend rtl.*' "$log" || true)
+	rm -f "$log"
+	echo "== $line"
+	[[ $line =~ \ ([0-9]+)\ frames\ through\ the\ model,\ ([0-9]+)\ results ]] ||
+		fail "the box did not report frames through the RTL model"
+	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -gt 0 ] ||
+		fail "no frames or no results through the RTL model: $line"
+	pass "3 hosts, the box on the aggregator's RTL (Verilator), 4 B..1 MiB: exact"
 	;;
 hostkill|boxrestart|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"

@@ -265,7 +265,8 @@ tb_setup() {
 		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
 }
 
-# EAL + application arguments of the box (see dataplane/dpdk/dp_main.c --help).
+# EAL + application arguments of the box (netreduce-switch --help;
+# TB_BACKEND: its --backend, sw or rtl).
 tb_box_cmd() {
 	local i cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
 		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")
@@ -274,6 +275,7 @@ tb_box_cmd() {
 	done
 	cmd+=(-- --mode switch --ctl-listen "$TB_SWITCH" --token-file "$TB_RUNDIR/token"
 		--ctl-socket "$TB_CTL_SOCK" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
+	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
 	[ -n "${TB_BOX_EXTRA:-}" ] && cmd+=($TB_BOX_EXTRA)
 	printf '%q ' "${cmd[@]}"
