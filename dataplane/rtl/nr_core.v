@@ -23,12 +23,14 @@
 // Slot indices never need a division: a packet is within pool of
 // next_release or it is stale or occupied (see the DATA0 state).
 `default_nettype none
+`include "nr_defs.vh"
 
 module nr_core #(
     parameter integer NJ = 4,
     parameter integer NC = 32,
     parameter integer NR = 8,
-    parameter integer MW = 124 + NR
+    parameter integer POOL_BYTES = 1048576,
+    parameter integer MW = 124 + NR            // slot metadata bits
 ) (
     input  wire          clk,
     input  wire          rst,
@@ -42,63 +44,19 @@ module nr_core #(
     output wire          f_done,
     output wire [10:0]   rx_addr,
     input  wire [31:0]   rx_data,
-    // the slot store (nr_store)
-    output wire [29:0]   pay_addr,
-    output reg           pay_we,
-    output reg  [31:0]   pay_wdata,
-    input  wire [31:0]   pay_rdata,
-    output wire [29:0]   hdr_addr,
-    output reg           hdr_we,
-    output reg  [31:0]   hdr_wdata,
-    input  wire [31:0]   hdr_rdata,
-    output reg  [23:0]   desc_addr,
-    output reg           desc_we,
-    output reg  [31:0]   desc_wdata,
-    input  wire [31:0]   desc_rdata,
-    output reg  [23:0]   meta_addr,
-    output reg           meta_we,
-    output reg  [MW-1:0] meta_wdata,
-    input  wire [MW-1:0] meta_rdata,
+    // the slot store's read data (nr_emit reads it while it has the addresses)
+    output wire [31:0]   pay_rdata,
+    output wire [31:0]   hdr_rdata,
     // emission (nr_emit)
     output reg           e_start,
-    output reg           e_raw,
-    output reg  [12:0]   e_len,
-    output reg           e_hsrc,
-    output reg  [23:0]   e_hidx,
-    output reg  [29:0]   e_paddr,
-    output reg  [12:0]   e_plen,
-    output reg  [6:0]    e_pay_off,
-    output reg  [1:0]    e_pad,
-    output reg  [6:0]    e_l3,
-    output reg  [6:0]    e_l4,
-    output reg           e_ipv6,
-    output reg  [3:0]    e_ihl,
-    output reg           e_set_imm,
-    output reg  [31:0]   e_imm,
-    output reg           e_set_ce,
-    output reg  [7:0]    e_port,
-    output reg  [1:0]    e_kind,
+    output reg  [`EC_W-1:0] e_cmd,     // the emission (nr_defs.vh), with e_start
     input  wire          e_busy,
     input  wire [10:0]   e_rx_addr,
     input  wire [29:0]   e_hdr_addr,
     input  wire [29:0]   e_pay_addr,
     // jobs and connections (nr_regs)
-    input  wire [NJ*2-1:0]  job_state,
-    input  wire [NJ*9-1:0]  job_n,
-    input  wire [NJ*4-1:0]  job_mtu_log2,
-    input  wire [NJ-1:0]    job_mode,
-    input  wire [NJ*32-1:0] job_key,
-    input  wire [NJ*32-1:0] job_timeout,
-    input  wire [NJ*32-1:0] job_base,
-    input  wire [NJ*24-1:0] job_pool,
-    input  wire [NC-1:0]    conn_live,
-    input  wire [NC*6-1:0]  conn_job,
-    input  wire [NC*9-1:0]  conn_rank,
-    input  wire [NC*32-1:0] conn_sip,
-    input  wire [NC*32-1:0] conn_dip,
-    input  wire [NC*24-1:0] conn_sqpn,
-    input  wire [NC*24-1:0] conn_dqpn,
-    input  wire [NC*24-1:0] conn_ipsn,
+    input  wire [NJ*`JT_W-1:0] jobs,      // each job's view (nr_defs.vh)
+    input  wire [NC*`CT_W-1:0] conns,     // the connection entries
     output wire [NJ*24-1:0] next_emit_o,
     output wire [NJ*24-1:0] next_release_o,
     output reg              fail_v,
@@ -158,44 +116,16 @@ module nr_core #(
     endgenerate
 
     // ---- parse and lookup -----------------------------------------------------
-    wire [1:0]  q_kind;
-    wire [3:0]  q_bad;
-    wire [2:0]  q_ipver;
-    wire        q_vlan, q_has_imm, q_has_aeth;
-    wire [6:0]  q_l3, q_l4, q_pay_off;
-    wire [12:0] q_pay_len, q_pend;
-    wire [1:0]  q_pad, q_ecn;
-    wire [3:0]  q_ihl;
-    wire [31:0] q_saddr, q_daddr, q_imm;
-    wire [7:0]  q_opcode, q_syn;
-    wire [23:0] q_qpn, q_psn;
-    nr_parse u_parse (.hdr(f_hdr), .len(f_len), .kind(q_kind), .bad(q_bad), .ipver(q_ipver),
-        .has_vlan(q_vlan), .l3(q_l3), .l4(q_l4), .pay_off(q_pay_off), .pay_len(q_pay_len),
-        .pend(q_pend), .pad(q_pad), .ecn(q_ecn), .ihl(q_ihl), .saddr(q_saddr), .daddr(q_daddr),
-        .opcode(q_opcode), .qpn(q_qpn), .psn(q_psn), .imm(q_imm), .has_imm(q_has_imm),
-        .has_aeth(q_has_aeth), .aeth_syn(q_syn));
-
-    reg [1:0]  p_kind;
-    reg [2:0]  p_ipver;
-    reg        p_vlan, p_has_imm, p_has_aeth;
-    reg [6:0]  p_l3, p_l4, p_pay_off;
-    reg [12:0] p_pay_len, p_pend;
-    reg [1:0]  p_pad, p_ecn;
-    reg [3:0]  p_ihl;
-    reg [31:0] p_saddr, p_daddr, p_imm;
-    reg [7:0]  p_opcode, p_syn;
-    reg [23:0] p_qpn, p_psn;
+    wire [`PR_W-1:0] f_rec;          // the held frame's parse record (nr_defs.vh)
+    nr_parse u_parse (.hdr(f_hdr), .len(f_len), .rec(f_rec));
+    reg  [`PR_W-1:0] pr;             // ... taken when its processing starts
+    wire [12:0] p_pay_len = pr[`PR_PAY_LEN];
+    wire [7:0]  p_syn = pr[`PR_AETH_SYN];
 
     wire        k_hit_w, k_ack_w;
-    wire [5:0]  k_job_w;
-    wire [8:0]  k_rank_w;
-    wire [31:0] k_sip_w, k_dip_w;
-    wire [23:0] k_ipsn_w;
-    nr_lookup #(.NC(NC)) u_lookup (.daddr(p_daddr), .qpn(p_qpn), .conn_live(conn_live),
-        .conn_job(conn_job), .conn_rank(conn_rank), .conn_sip(conn_sip), .conn_dip(conn_dip),
-        .conn_sqpn(conn_sqpn), .conn_dqpn(conn_dqpn), .conn_ipsn(conn_ipsn), .hit(k_hit_w),
-        .ack_side(k_ack_w), .job(k_job_w), .rank(k_rank_w), .sip(k_sip_w), .dip(k_dip_w),
-        .ipsn(k_ipsn_w));
+    wire [`CT_W-1:0] k_ent;
+    nr_lookup #(.NC(NC)) u_lookup (.daddr(pr[`PR_DADDR]), .qpn(pr[`PR_QPN]), .conns(conns), .hit(k_hit_w),
+        .ack_side(k_ack_w), .ent(k_ent));
     reg        k_hit, k_ack;
     reg [5:0]  cj;                   // the job
     reg [8:0]  ci;                   // the connection (rank)
@@ -203,26 +133,27 @@ module nr_core #(
     reg [23:0] k_ipsn;
 
     // the job's parameters
-    wire [1:0]  jstate = job_state[cj*2 +: 2];
-    wire [8:0]  jn = job_n[cj*9 +: 9];
-    wire [3:0]  jlog = job_mtu_log2[cj*4 +: 4];
-    wire        jstream = job_mode[cj];
-    wire [31:0] jkey = job_key[cj*32 +: 32];
-    wire [31:0] jbase = job_base[cj*32 +: 32];
-    wire [23:0] jpool = job_pool[cj*24 +: 24];
+    wire [`JT_W-1:0] jv = jobs[cj*`JT_W +: `JT_W];
+    wire [1:0]  jstate = jv[`JT_STATE];
+    wire [8:0]  jn = jv[`JT_N];
+    wire [3:0]  jlog = jv[`JT_MTU_LOG2];
+    wire        jstream = jv[`JT_MODE];
+    wire [31:0] jkey = jv[`JT_KEY];
+    wire [31:0] jbase = jv[`JT_BASE];
+    wire [23:0] jpool = jv[`JT_POOL];
     wire [23:0] mb = jbase[31:8];               // header/meta index base
     wire [13:0] jmtu = 14'd1 << jlog;
 
-    wire rc_write = p_opcode >= 8'h06 && p_opcode <= 8'h0b;
-    wire rc_resp = p_opcode >= 8'h0d && p_opcode <= 8'h12;   // NR_OPF_RESP
+    wire rc_write = pr[`PR_OPCODE] >= 8'h06 && pr[`PR_OPCODE] <= 8'h0b;
+    wire rc_resp = pr[`PR_OPCODE] >= 8'h0d && pr[`PR_OPCODE] <= 8'h12;   // NR_OPF_RESP
 
     // ---- the ICRC check -----------------------------------------------------------
     reg [31:0] crc, stored;
     reg [10:0] cw_issue, cw_data;   // words asked for / arrived
     reg        cpend, cpend2;
     wire [31:0] crc_next;
-    nr_icrc u_icrc (.crc_in(crc), .word(rx_data), .woff({cw_data, 2'b00}), .l3(p_l3),
-                    .l4(p_l4), .ipv6(p_ipver == 3'd6), .cend(p_pend - 13'd4), .crc_out(crc_next));
+    nr_icrc u_icrc (.crc_in(crc), .word(rx_data), .woff({cw_data, 2'b00}), .l3(pr[`PR_L3]),
+                    .l4(pr[`PR_L4]), .ipv6(pr[`PR_IPVER] == 3'd6), .cend(pr[`PR_PEND] - 13'd4), .crc_out(crc_next));
     reg [31:0] stored_next;
     reg [12:0] sb;
     integer kk;
@@ -230,8 +161,8 @@ module nr_core #(
         stored_next = stored;
         for (kk = 0; kk < 4; kk = kk + 1) begin
             sb = {cw_data, 2'b00} + kk[12:0];
-            if (sb >= p_pend - 13'd4 && sb < p_pend)
-                stored_next[8*(sb - (p_pend - 13'd4)) +: 8] = rx_data[8*kk +: 8];
+            if (sb >= pr[`PR_PEND] - 13'd4 && sb < pr[`PR_PEND])
+                stored_next[8*(sb - (pr[`PR_PEND] - 13'd4)) +: 8] = rx_data[8*kk +: 8];
         end
     end
 
@@ -241,25 +172,24 @@ module nr_core #(
     reg        d_neg;
     reg [MW-1:0] m;                 // the slot's metadata, kept for the states after a read
     // the metadata as it comes out of the store (decisions in S_D1, S_ER1)
-    wire [47:0] r_x = meta_rdata[47:0];
-    wire [2:0]  r_state = meta_rdata[50:48];
-    wire [7:0]  r_opcode = meta_rdata[58:51];
-    wire        r_has_tag = meta_rdata[59];
-    wire        r_ecn = meta_rdata[60];
-    wire [12:0] r_len = meta_rdata[73:61];
-    wire [8:0]  r_count = meta_rdata[82:74];
-    wire [31:0] r_tag = meta_rdata[114:83];
-    wire [8:0]  r_tag_conn = meta_rdata[123:115];
-    wire [NR-1:0] r_bits = meta_rdata[124 +: NR];
-    wire [47:0] m_x = m[47:0];
-    wire [2:0]  m_state = m[50:48];
-    wire [7:0]  m_opcode = m[58:51];
-    wire        m_has_tag = m[59];
-    wire        m_ecn = m[60];
-    wire [12:0] m_len = m[73:61];
-    wire [8:0]  m_count = m[82:74];
-    wire [31:0] m_tag = m[114:83];
-    wire [NR-1:0] m_bits = m[124 +: NR];
+    // the slot store (nr_store): payload, headers, descriptors, slot metadata
+    wire [29:0]   pay_addr, hdr_addr;
+    reg  [23:0]   desc_addr, meta_addr;
+    reg           pay_we, hdr_we, desc_we, meta_we;
+    reg  [31:0]   pay_wdata, hdr_wdata, desc_wdata;
+    wire [31:0]   desc_rdata;
+    reg  [MW-1:0] meta_wdata;
+    wire [MW-1:0] meta_rdata;
+    nr_store #(.POOL_BYTES(POOL_BYTES), .MW(MW)) u_store (
+        .clk(clk), .pay_addr(pay_addr), .pay_we(pay_we), .pay_wdata(pay_wdata),
+        .pay_rdata(pay_rdata), .hdr_addr(hdr_addr), .hdr_we(hdr_we), .hdr_wdata(hdr_wdata),
+        .hdr_rdata(hdr_rdata), .desc_addr(desc_addr), .desc_we(desc_we),
+        .desc_wdata(desc_wdata), .desc_rdata(desc_rdata), .meta_addr(meta_addr),
+        .meta_we(meta_we), .meta_wdata(meta_wdata), .meta_rdata(meta_rdata));
+
+    // the metadata of the slot read (meta_rdata) and of the one held (m): `SM_*
+    wire [NR-1:0] r_bits = meta_rdata[`SM_BITS +: NR];
+    wire [12:0] m_len = m[`SM_LEN];
     function [MW-1:0] meta_pack(input [47:0] px, input [2:0] ps, input [7:0] pop, input pht,
                                 input pec, input [12:0] pln, input [8:0] pc, input [31:0] ptg,
                                 input [8:0] ptc, input [NR-1:0] pb);
@@ -297,6 +227,7 @@ module nr_core #(
     reg [8:0]  rr;                   // rank in loops
     reg [23:0] hidx;
     reg [5:0]  tj;                   // timeout scan
+    wire [`JT_W-1:0] tv = jobs[tj*`JT_W +: `JT_W];
     reg        tick_pend;
     reg [47:0] low;
     reg        accum;                // streaming add into rank 0's buffer
@@ -324,7 +255,7 @@ module nr_core #(
     end
 
     // ACK snooping arithmetic
-    wire [23:0] ag0 = p_psn - k_ipsn;
+    wire [23:0] ag0 = pr[`PR_PSN] - k_ipsn;
     wire        a_is_ack = p_syn[7:5] == 3'b000;
     wire        a_is_seq = p_syn == 8'h60;
     wire [23:0] ag = a_is_ack ? ag0 + 24'd1 : ag0;
@@ -333,7 +264,7 @@ module nr_core #(
     wire [47:0] a_mark = a_old + {{24{a_dd[23]}}, a_dd};
 
     // data arithmetic
-    wire [23:0] d_g = p_psn - k_ipsn;
+    wire [23:0] d_g = pr[`PR_PSN] - k_ipsn;
     wire [23:0] d_dd = d_g - r_nr[cj][23:0];
     wire [47:0] d_d = {{24{d_dd[23]}}, d_dd};
     wire [24:0] d_abs = d_dd[23] ? {1'b0, -d_dd} : {1'b0, d_dd};
@@ -419,9 +350,9 @@ module nr_core #(
                 if (tj >= NJ) begin
                     st <= S_IDLE;
                 end else begin
-                    if (job_state[tj*2 +: 2] == 2'd1 &&
+                    if (tv[`JT_STATE] == 2'd1 &&
                         (r_busy[tj] != 24'd0 || r_ne[tj] != r_nr[tj]) &&
-                        now_ms - r_prog[tj] >= job_timeout[tj*32 +: 32]) begin
+                        now_ms - r_prog[tj] >= tv[`JT_TIMEOUT]) begin
                         fail_v <= 1'b1; fail_job <= tj; fail_code <= 3'd1;
                         ctr_e(C_JOB_TIMEOUTS, {1'b0, tj}, 16'd1);
                     end
@@ -431,11 +362,7 @@ module nr_core #(
 
             // ---- a frame: parse, ICRC, lookup ------------------------------------------
             S_P0: begin
-                p_kind <= q_kind; p_ipver <= q_ipver; p_vlan <= q_vlan; p_has_imm <= q_has_imm;
-                p_has_aeth <= q_has_aeth; p_l3 <= q_l3; p_l4 <= q_l4; p_pay_off <= q_pay_off;
-                p_pay_len <= q_pay_len; p_pend <= q_pend; p_pad <= q_pad; p_ecn <= q_ecn;
-                p_ihl <= q_ihl; p_saddr <= q_saddr; p_daddr <= q_daddr; p_imm <= q_imm;
-                p_opcode <= q_opcode; p_syn <= q_syn; p_qpn <= q_qpn; p_psn <= q_psn;
+                pr <= f_rec;
                 ctr_d(D_RX, 16'd1);
                 st <= S_P1;
             end
@@ -446,9 +373,9 @@ module nr_core #(
                 end else if (f_len < 13'd14) begin
                     ctr_d(D_RUNT, 16'd1);
                     st <= S_FIN;
-                end else if (p_kind == 2'd0) begin
+                end else if (pr[`PR_KIND] == 2'd0) begin
                     st <= S_FWD;
-                end else if (p_kind == 2'd2) begin
+                end else if (pr[`PR_KIND] == 2'd2) begin
                     ctr_d(D_MALFORMED, 16'd1);
                     st <= S_FIN;
                 end else begin
@@ -458,7 +385,7 @@ module nr_core #(
                     cw_data <= 11'd0;
                     cpend <= 1'b0;
                     cpend2 <= 1'b0;
-                    n_words <= (p_pend + 13'd3) >> 2;
+                    n_words <= (pr[`PR_PEND] + 13'd3) >> 2;
                     st <= S_CHK;
                 end
             end
@@ -483,18 +410,18 @@ module nr_core #(
                     st <= S_FIN;
                 end else
                     st <= S_ROUTE;
-                k_hit <= k_hit_w; k_ack <= k_ack_w; cj <= k_job_w; ci <= k_rank_w;
-                k_sip <= k_sip_w; k_dip <= k_dip_w; k_ipsn <= k_ipsn_w;
+                k_hit <= k_hit_w; k_ack <= k_ack_w; cj <= k_ent[`CT_JOB]; ci <= k_ent[`CT_RANK];
+                k_sip <= k_ent[`CT_SIP]; k_dip <= k_ent[`CT_DIP]; k_ipsn <= k_ent[`CT_IPSN];
             end
             S_ROUTE: begin
-                if (p_ipver != 3'd4 || !k_hit || cj >= NJ || ci >= jn) begin
-                    if (p_ipver == 3'd4 && rc_write)
+                if (pr[`PR_IPVER] != 3'd4 || !k_hit || cj >= NJ || ci >= jn) begin
+                    if (pr[`PR_IPVER] == 3'd4 && rc_write)
                         ctr_e(C_UNKNOWN_CONN, NJ, 16'd1);
                     st <= S_FWD;
                 end else if (k_ack) begin
-                    if (!p_has_aeth || jstate != 2'd1)
+                    if (!pr[`PR_HAS_AETH] || jstate != 2'd1)
                         st <= S_FWD;
-                    else if (p_saddr != k_dip) begin
+                    else if (pr[`PR_SADDR] != k_dip) begin
                         ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
                         st <= S_FWD;
                     end else
@@ -503,7 +430,7 @@ module nr_core #(
                     // a response (READ response, ACK, atomic ACK) to the QP as
                     // a requester: forwarded untouched
                     st <= S_FWD;
-                end else if (p_saddr != k_sip) begin
+                end else if (pr[`PR_SADDR] != k_sip) begin
                     ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
                 end else if (jstate != 2'd1) begin
@@ -521,10 +448,10 @@ module nr_core #(
             end
             S_FWD: begin
                 e_start <= 1'b1;
-                e_raw <= 1'b1;
-                e_len <= f_len;
-                e_port <= f_port;
-                e_kind <= 2'd0;
+                e_cmd[`EC_RAW] <= 1'b1;
+                e_cmd[`EC_LEN] <= f_len;
+                e_cmd[`EC_PORT] <= f_port;
+                e_cmd[`EC_KIND] <= 2'd0;
                 ctr_d(D_FORWARDED, 16'd1);
                 ret <= S_FIN;
                 st <= S_EWAIT;
@@ -594,18 +521,18 @@ module nr_core #(
             S_D_W2: st <= S_D1;
             S_D1: begin
                 m <= meta_rdata;
-                occ = r_state != SL_FREE && r_x == x;
+                occ = meta_rdata[`SM_STATE] != SL_FREE && meta_rdata[`SM_X] == x;
                 mbit = r_bits[ci[$clog2(NR)-1:0]];
-                take = !(r_state == SL_FILLING && r_x == x);
-                if (occ && ((r_state == SL_FILLING && mbit) || r_state == SL_COMPLETE)) begin
+                take = !(meta_rdata[`SM_STATE] == SL_FILLING && meta_rdata[`SM_X] == x);
+                if (occ && ((meta_rdata[`SM_STATE] == SL_FILLING && mbit) || meta_rdata[`SM_STATE] == SL_COMPLETE)) begin
                     ctr_e(C_DUP_DROPPED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (occ && r_state != SL_FILLING) begin
+                end else if (occ && meta_rdata[`SM_STATE] != SL_FILLING) begin
                     // EMITTED or RELEASED: answer with the stored result
-                    if (p_opcode != r_opcode) begin
+                    if (pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE]) begin
                         ctr_e(C_OPCODE_MISMATCH, {1'b0, cj}, 16'd1);
                         st <= S_DROP;
-                    end else if (p_pay_len != r_len) begin
+                    end else if (p_pay_len != meta_rdata[`SM_LEN]) begin
                         ctr_e(C_LEN_MISMATCH, {1'b0, cj}, 16'd1);
                         st <= S_DROP;
                     end else begin
@@ -615,20 +542,20 @@ module nr_core #(
                 end else if (!occ && d_neg) begin
                     ctr_e(C_STALE, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (!occ && r_state != SL_FREE && r_state != SL_RELEASED) begin
+                end else if (!occ && meta_rdata[`SM_STATE] != SL_FREE && meta_rdata[`SM_STATE] != SL_RELEASED) begin
                     ctr_e(C_OCCUPIED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
                 end else if (p_pay_len == 13'd0 || p_pay_len[1:0] != 2'd0 ||
                              {1'b0, p_pay_len} > jmtu) begin
                     ctr_e(C_BAD_LEN, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (!take && p_opcode != r_opcode) begin
+                end else if (!take && pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE]) begin
                     ctr_e(C_OPCODE_MISMATCH, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (!take && p_pay_len != r_len) begin
+                end else if (!take && p_pay_len != meta_rdata[`SM_LEN]) begin
                     ctr_e(C_LEN_MISMATCH, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (!take && r_has_tag && p_imm != r_tag) begin
+                end else if (!take && meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]) begin
                     ctr_e(C_TAG_MISMATCH, {1'b0, cj}, 16'd1);
                     fail_v <= 1'b1; fail_job <= cj; fail_code <= 3'd2;
                     st <= S_DROP;
@@ -636,14 +563,14 @@ module nr_core #(
                     // admitted: the slot's new metadata is written once the
                     // payload is in (S_CP_DONE)
                     if (take) begin
-                        m_new <= meta_pack(x, SL_FILLING, p_opcode, p_has_imm, p_ecn == 2'b11,
-                                           p_pay_len, 9'd1, p_imm, ci,
+                        m_new <= meta_pack(x, SL_FILLING, pr[`PR_OPCODE], pr[`PR_HAS_IMM], pr[`PR_ECN] == 2'b11,
+                                           p_pay_len, 9'd1, pr[`PR_IMM], ci,
                                            {{(NR-1){1'b0}}, 1'b1} << ci);
                         r_busy[cj] <= r_busy[cj] + 24'd1;
                     end else
-                        m_new <= meta_pack(r_x, SL_FILLING, r_opcode, r_has_tag,
-                                           r_ecn | (p_ecn == 2'b11), r_len, r_count + 9'd1,
-                                           r_tag, r_tag_conn,
+                        m_new <= meta_pack(meta_rdata[`SM_X], SL_FILLING, meta_rdata[`SM_OPCODE], meta_rdata[`SM_HAS_TAG],
+                                           meta_rdata[`SM_ECN] | (pr[`PR_ECN] == 2'b11), meta_rdata[`SM_LEN], meta_rdata[`SM_COUNT] + 9'd1,
+                                           meta_rdata[`SM_TAG], meta_rdata[`SM_TAG_CONN],
                                            r_bits | ({{(NR-1){1'b0}}, 1'b1} << ci));
                     // streaming: rank 0's buffer takes the first and adds the rest
                     accum <= jstream && !take;
@@ -664,7 +591,7 @@ module nr_core #(
                 // frame words 0..29, then the two around the pad, to entry words 0..31
                 if (n_issue < 11'd32) begin
                     c_rx_addr <= n_issue < 11'd30 ? n_issue :
-                        ((({6'd0, p_pay_off} + p_pay_len - 13'd2) >> 2) + {12'd0, n_issue[0]});
+                        ((({6'd0, pr[`PR_PAY_OFF]} + p_pay_len - 13'd2) >> 2) + {12'd0, n_issue[0]});
                     n_issue <= n_issue + 11'd1;
                 end
                 cpend <= n_issue < 11'd32;
@@ -676,12 +603,12 @@ module nr_core #(
                     n_done <= n_done + 11'd1;
                     if (n_done == 11'd31) begin
                         desc_addr <= hidx;
-                        desc_wdata <= {2'd0, p_l4, p_pad, p_pay_off, p_ihl, p_vlan,
-                                       p_ipver == 3'd6, f_port};
+                        desc_wdata <= {2'd0, pr[`PR_L4], pr[`PR_PAD], pr[`PR_PAY_OFF], pr[`PR_IHL], pr[`PR_HAS_VLAN],
+                                       pr[`PR_IPVER] == 3'd6, f_port};
                         desc_we <= 1'b1;
                         cpend <= 1'b0;
                         cpend2 <= 1'b0;
-                        q <= (p_pay_off - 7'd2) >> 2;
+                        q <= (pr[`PR_PAY_OFF] - 7'd2) >> 2;
                         wj <= 11'd0;
                         st <= S_CP_PRE;
                     end
@@ -745,7 +672,7 @@ module nr_core #(
             S_ER_W2: st <= S_ER1;
             S_ER1: begin
                 m <= meta_rdata;
-                if (r_state == SL_COMPLETE && r_x == r_ne[cj]) begin
+                if (meta_rdata[`SM_STATE] == SL_COMPLETE && meta_rdata[`SM_X] == r_ne[cj]) begin
                     wj <= 11'd0;
                     rr <= 9'd0;
                     st <= jstream ? S_EM_D : S_SUM_A;
@@ -791,22 +718,22 @@ module nr_core #(
             S_EM_DW2: st <= S_EM_GO;
             S_EM_GO: begin
                 e_start <= 1'b1;
-                e_raw <= 1'b0;
-                e_hsrc <= 1'b1;
-                e_hidx <= hx(si, rr);
-                e_paddr <= pw(si, 9'd0);
-                e_plen <= m_len;
-                e_port <= desc_rdata[7:0];
-                e_ipv6 <= desc_rdata[8];
-                e_l3 <= desc_rdata[9] ? 7'd18 : 7'd14;
-                e_ihl <= desc_rdata[13:10];
-                e_pay_off <= desc_rdata[20:14];
-                e_pad <= desc_rdata[22:21];
-                e_l4 <= desc_rdata[29:23];
-                e_set_imm <= m_has_tag;
-                e_imm <= m_tag ^ jkey;
-                e_set_ce <= m_ecn;
-                e_kind <= 2'd1;
+                e_cmd[`EC_RAW] <= 1'b0;
+                e_cmd[`EC_HSRC] <= 1'b1;
+                e_cmd[`EC_HIDX] <= hx(si, rr);
+                e_cmd[`EC_PADDR] <= pw(si, 9'd0);
+                e_cmd[`EC_PLEN] <= m_len;
+                e_cmd[`EC_PORT] <= desc_rdata[7:0];
+                e_cmd[`EC_IPV6] <= desc_rdata[8];
+                e_cmd[`EC_L3] <= desc_rdata[9] ? 7'd18 : 7'd14;
+                e_cmd[`EC_IHL] <= desc_rdata[13:10];
+                e_cmd[`EC_PAY_OFF] <= desc_rdata[20:14];
+                e_cmd[`EC_PAD] <= desc_rdata[22:21];
+                e_cmd[`EC_L4] <= desc_rdata[29:23];
+                e_cmd[`EC_SET_IMM] <= m[`SM_HAS_TAG];
+                e_cmd[`EC_IMM] <= m[`SM_TAG] ^ jkey;
+                e_cmd[`EC_SET_CE] <= m[`SM_ECN];
+                e_cmd[`EC_KIND] <= 2'd1;
                 st <= S_EM_WAIT;
             end
             S_EM_WAIT: if (!e_start && !e_busy) begin
@@ -832,21 +759,21 @@ module nr_core #(
             // ---- a duplicate of an emitted slot: the stored result ------------------
             S_RESEND: begin
                 e_start <= 1'b1;
-                e_raw <= 1'b0;
-                e_hsrc <= 1'b0;
-                e_paddr <= pw(si, 9'd0);
-                e_plen <= p_pay_len;
-                e_port <= f_port;
-                e_ipv6 <= 1'b0;
-                e_l3 <= p_l3;
-                e_ihl <= p_ihl;
-                e_pay_off <= p_pay_off;
-                e_pad <= p_pad;
-                e_l4 <= p_l4;
-                e_set_imm <= m_has_tag;
-                e_imm <= m_tag ^ jkey;
-                e_set_ce <= m_ecn;
-                e_kind <= 2'd2;
+                e_cmd[`EC_RAW] <= 1'b0;
+                e_cmd[`EC_HSRC] <= 1'b0;
+                e_cmd[`EC_PADDR] <= pw(si, 9'd0);
+                e_cmd[`EC_PLEN] <= p_pay_len;
+                e_cmd[`EC_PORT] <= f_port;
+                e_cmd[`EC_IPV6] <= 1'b0;
+                e_cmd[`EC_L3] <= pr[`PR_L3];
+                e_cmd[`EC_IHL] <= pr[`PR_IHL];
+                e_cmd[`EC_PAY_OFF] <= pr[`PR_PAY_OFF];
+                e_cmd[`EC_PAD] <= pr[`PR_PAD];
+                e_cmd[`EC_L4] <= pr[`PR_L4];
+                e_cmd[`EC_SET_IMM] <= m[`SM_HAS_TAG];
+                e_cmd[`EC_IMM] <= m[`SM_TAG] ^ jkey;
+                e_cmd[`EC_SET_CE] <= m[`SM_ECN];
+                e_cmd[`EC_KIND] <= 2'd2;
                 ctr_d(D_RESENT, 16'd1);
                 ret <= S_FIN;
                 st <= S_EWAIT;

@@ -13,6 +13,7 @@
 // Out: AXI4-Stream like nr_rx's, tuser = {kind, port}: kind 0 forwarded,
 // 1 result, 2 resend (the box routes results and forwards differently).
 `default_nettype none
+`include "nr_defs.vh"
 
 module nr_emit #(
     parameter integer FRAME_MAX = 4352
@@ -20,23 +21,7 @@ module nr_emit #(
     input  wire        clk,
     input  wire        rst,
     input  wire        start,
-    input  wire        e_raw,
-    input  wire [12:0] e_len,        // raw: frame length
-    input  wire        e_hsrc,       // 0 frame buffer, 1 header store
-    input  wire [23:0] e_hidx,       // header store entry
-    input  wire [29:0] e_paddr,      // payload store word address of the result
-    input  wire [12:0] e_plen,       // payload bytes (multiple of 4)
-    input  wire [6:0]  e_pay_off,
-    input  wire [1:0]  e_pad,
-    input  wire [6:0]  e_l3,
-    input  wire [6:0]  e_l4,
-    input  wire        e_ipv6,
-    input  wire [3:0]  e_ihl,
-    input  wire        e_set_imm,
-    input  wire [31:0] e_imm,
-    input  wire        e_set_ce,
-    input  wire [7:0]  e_port,
-    input  wire [1:0]  e_kind,
+    input  wire [`EC_W-1:0] e_cmd,   // the emission (nr_defs.vh), taken on start
     output wire        busy,
     // read ports (nr_core hands them over while busy)
     output reg  [10:0] rx_addr,
@@ -48,12 +33,7 @@ module nr_emit #(
     output reg         dc_v,
     output reg  [3:0]  dc_idx,
     // frames out
-    output reg  [31:0] m_tdata,
-    output reg  [3:0]  m_tkeep,
-    output reg         m_tlast,
-    output wire [15:0] m_tuser,
-    output reg         m_tvalid,
-    input  wire        m_tready
+    `NR_TX_PORTS(reg)
 );
     localparam integer WORDS = FRAME_MAX / 4;
     localparam [3:0] S_IDLE = 4'd0, S_H = 4'd1, S_T = 4'd2, S_P = 4'd3, S_P_LAST = 4'd4,
@@ -61,20 +41,15 @@ module nr_emit #(
     localparam [31:0] ICRC_INIT = 32'hDEBB20E3;   // state after the 8 0xFF LRH bytes
 
     reg [3:0]  st;
-    reg        raw, hsrc, set_imm, set_ce, ipv6;
-    reg [12:0] len, plen, fend;
-    reg [23:0] hidx;
-    reg [29:0] paddr;
-    reg [6:0]  pay_off, l3, l4;
-    reg [1:0]  pad, kind;
-    reg [3:0]  ihl;
-    reg [31:0] imm;
-    reg [7:0]  port;
+    reg [`EC_W-1:0] c;                 // the emission under way
+    reg [12:0] fend;
+    wire [12:0] plen = c[`EC_PLEN];
+    wire [31:0] imm = c[`EC_IMM];
     reg [7:0]  tos;
     reg [31:0] csum;
 
     assign busy = st != S_IDLE;
-    assign m_tuser = {6'd0, kind, port};
+    assign tx_tuser = {6'd0, c[`EC_KIND], c[`EC_PORT]};
 
     // the transmit buffer: byte-enable writes, one synchronous read port
     reg [31:0] txb [0:WORDS-1];
@@ -108,12 +83,12 @@ module nr_emit #(
             o1 = woff + 13'd2;
             h0 = {w[7:0], w[15:8]};
             h1 = {w[23:16], w[31:24]};
-            if (o0 == {6'd0, l3}) h0[1:0] = 2'b11;
-            if (o1 == {6'd0, l3}) h1[1:0] = 2'b11;
+            if (o0 == {6'd0, c[`EC_L3]}) h0[1:0] = 2'b11;
+            if (o1 == {6'd0, c[`EC_L3]}) h1[1:0] = 2'b11;
             hw_sum = acc;
-            if (o0 >= {6'd0, l3} && o0 < {6'd0, l3} + {7'd0, ihl, 2'b00} && o0 != {6'd0, l3} + 13'd10)
+            if (o0 >= {6'd0, c[`EC_L3]} && o0 < {6'd0, c[`EC_L3]} + {7'd0, c[`EC_IHL], 2'b00} && o0 != {6'd0, c[`EC_L3]} + 13'd10)
                 hw_sum = hw_sum + {16'd0, h0};
-            if (o1 >= {6'd0, l3} && o1 < {6'd0, l3} + {7'd0, ihl, 2'b00} && o1 != {6'd0, l3} + 13'd10)
+            if (o1 >= {6'd0, c[`EC_L3]} && o1 < {6'd0, c[`EC_L3]} + {7'd0, c[`EC_IHL], 2'b00} && o1 != {6'd0, c[`EC_L3]} + 13'd10)
                 hw_sum = hw_sum + {16'd0, h1};
         end
     endfunction
@@ -123,10 +98,10 @@ module nr_emit #(
 
     // output word: the ICRC goes in as it passes
     wire [12:0] cend = fend - 13'd4;
-    wire [31:0] o_src = raw ? rx_data : tr_data;
+    wire [31:0] o_src = c[`EC_RAW] ? rx_data : tr_data;
     wire [31:0] crc_next;
-    nr_icrc u_icrc (.crc_in(crc), .word(o_src), .woff({ow, 2'b00}), .l3(l3), .l4(l4),
-                    .ipv6(ipv6), .cend(cend), .crc_out(crc_next));
+    nr_icrc u_icrc (.crc_in(crc), .word(o_src), .woff({ow, 2'b00}), .l3(c[`EC_L3]), .l4(c[`EC_L4]),
+                    .ipv6(c[`EC_IPV6]), .cend(cend), .crc_out(crc_next));
     wire [31:0] icrc = ~crc_next;
     reg [31:0] o_word;
     reg [3:0]  o_keep;
@@ -137,7 +112,7 @@ module nr_emit #(
         for (k = 0; k < 4; k = k + 1) begin
             ob = {ow, 2'b00} + k[12:0];
             o_keep[k] = ob < fend;
-            if (!raw && ob >= cend && ob < fend)
+            if (!c[`EC_RAW] && ob >= cend && ob < fend)
                 o_word[8*k +: 8] = icrc[8*(ob - cend) +: 8];
         end
     end
@@ -147,12 +122,11 @@ module nr_emit #(
         tw_be <= 4'd0;
         if (rst) begin
             st <= S_IDLE;
-            m_tvalid <= 1'b0;
-            m_tlast <= 1'b0;
-            m_tkeep <= 4'd0;
-            m_tdata <= 32'd0;
-            kind <= 2'd0;
-            port <= 8'd0;
+            tx_tvalid <= 1'b0;
+            tx_tlast <= 1'b0;
+            tx_tkeep <= 4'd0;
+            tx_tdata <= 32'd0;
+            c <= {`EC_W{1'b0}};
             rx_addr <= 11'd0;
             hdr_addr <= 30'd0;
             pay_addr <= 30'd0;
@@ -160,22 +134,7 @@ module nr_emit #(
         end else begin
             case (st)
             S_IDLE: if (start) begin
-                raw <= e_raw;
-                hsrc <= e_hsrc;
-                hidx <= e_hidx;
-                paddr <= e_paddr;
-                plen <= e_plen;
-                pay_off <= e_pay_off;
-                pad <= e_pad;
-                l3 <= e_l3;
-                l4 <= e_l4;
-                ipv6 <= e_ipv6;
-                ihl <= e_ihl;
-                set_imm <= e_set_imm;
-                imm <= e_imm;
-                set_ce <= e_set_ce;
-                port <= e_port;
-                kind <= e_kind;
+                c <= e_cmd;
                 csum <= 32'd0;
                 tos <= 8'd0;
                 crc <= ICRC_INIT;
@@ -184,15 +143,15 @@ module nr_emit #(
                 n_done <= 11'd0;
                 pend_v <= 1'b0;
                 pend2 <= 1'b0;
-                q <= (e_pay_off - 7'd2) >> 2;
-                if (e_raw) begin
-                    fend <= e_len;
+                q <= (e_cmd[`EC_PAY_OFF] - 7'd2) >> 2;
+                if (e_cmd[`EC_RAW]) begin
+                    fend <= e_cmd[`EC_LEN];
                     st <= S_O_RD;
                 end else begin
-                    fend <= {6'd0, e_pay_off} + e_plen + {11'd0, e_pad} + 13'd4;
+                    fend <= {6'd0, e_cmd[`EC_PAY_OFF]} + e_cmd[`EC_PLEN] + {11'd0, e_cmd[`EC_PAD]} + 13'd4;
                     // headers: the entry's 30 words, or the received frame whole
-                    n_words <= e_hsrc ? 11'd30 :
-                        ((({6'd0, e_pay_off} + e_plen + {11'd0, e_pad} + 13'd4 + 13'd3) >> 2));
+                    n_words <= e_cmd[`EC_HSRC] ? 11'd30 :
+                        ((({6'd0, e_cmd[`EC_PAY_OFF]} + e_cmd[`EC_PLEN] + {11'd0, e_cmd[`EC_PAD]} + 13'd4 + 13'd3) >> 2));
                     st <= S_H;
                 end
             end
@@ -200,38 +159,38 @@ module nr_emit #(
                 // copy header words: read n_issue, write what arrived
                 if (n_issue < n_words) begin
                     rx_addr <= n_issue;
-                    hdr_addr <= {hidx, 5'd0} + {19'd0, n_issue};
+                    hdr_addr <= {c[`EC_HIDX], 5'd0} + {19'd0, n_issue};
                     n_issue <= n_issue + 11'd1;
                 end
                 pend_v <= n_issue < n_words;
                 pend2 <= pend_v;
                 if (pend2) begin
                     tw_addr <= n_done;
-                    tw_data <= hsrc ? hdr_data : rx_data;
+                    tw_data <= c[`EC_HSRC] ? hdr_data : rx_data;
                     tw_be <= 4'hf;
-                    csum <= hw_sum(csum, hsrc ? hdr_data : rx_data, {n_done, 2'b00});
-                    if ({n_done, 2'b00} == {6'd0, l3} - 13'd2)
-                        tos <= hsrc ? hdr_data[31:24] : rx_data[31:24];
+                    csum <= hw_sum(csum, c[`EC_HSRC] ? hdr_data : rx_data, {n_done, 2'b00});
+                    if ({n_done, 2'b00} == {6'd0, c[`EC_L3]} - 13'd2)
+                        tos <= c[`EC_HSRC] ? hdr_data[31:24] : rx_data[31:24];
                     n_done <= n_done + 11'd1;
                     if (n_done + 11'd1 == n_words) begin
                         n_issue <= 11'd0;
                         n_done <= 11'd0;
                         pend_v <= 1'b0;
                         pend2 <= 1'b0;
-                        st <= hsrc ? S_T : S_P;
+                        st <= c[`EC_HSRC] ? S_T : S_P;
                     end
                 end
             end
             S_T: begin
                 // the pad bytes, from entry words 30-31, behind the payload
                 if (n_issue < 11'd2) begin
-                    hdr_addr <= {hidx, 5'd0} + 30'd30 + {29'd0, n_issue[0]};
+                    hdr_addr <= {c[`EC_HIDX], 5'd0} + 30'd30 + {29'd0, n_issue[0]};
                     n_issue <= n_issue + 11'd1;
                 end
                 pend_v <= n_issue < 11'd2;
                 pend2 <= pend_v;
                 if (pend2) begin
-                    tw_addr <= ((({6'd0, pay_off} + plen - 13'd2) >> 2)) + {10'd0, n_done[0]};
+                    tw_addr <= ((({6'd0, c[`EC_PAY_OFF]} + plen - 13'd2) >> 2)) + {10'd0, n_done[0]};
                     tw_data <= hdr_data;
                     tw_be <= n_done[0] ? 4'hf : 4'hc;
                     n_done <= n_done + 11'd1;
@@ -247,7 +206,7 @@ module nr_emit #(
             S_P: begin
                 // payload words, realigned by 2 bytes into the frame
                 if (n_issue < plen[12:2]) begin
-                    pay_addr <= paddr + {19'd0, n_issue};
+                    pay_addr <= c[`EC_PADDR] + {19'd0, n_issue};
                     n_issue <= n_issue + 11'd1;
                 end
                 pend_v <= n_issue < plen[12:2];
@@ -273,33 +232,33 @@ module nr_emit #(
                 fx <= fx + 3'd1;
                 case (fx)
                 3'd0: begin   // ImmDt bytes 0-1 (frame pay_off - 4, - 3)
-                    tw_addr <= ({6'd0, pay_off} - 13'd6) >> 2;
+                    tw_addr <= ({6'd0, c[`EC_PAY_OFF]} - 13'd6) >> 2;
                     tw_data <= {imm[23:16], imm[31:24], 16'd0};
-                    tw_be <= set_imm ? 4'hc : 4'h0;
+                    tw_be <= c[`EC_SET_IMM] ? 4'hc : 4'h0;
                 end
                 3'd1: begin   // ImmDt bytes 2-3
-                    tw_addr <= ({6'd0, pay_off} - 13'd2) >> 2;
+                    tw_addr <= ({6'd0, c[`EC_PAY_OFF]} - 13'd2) >> 2;
                     tw_data <= {16'd0, imm[7:0], imm[15:8]};
-                    tw_be <= set_imm ? 4'h3 : 4'h0;
+                    tw_be <= c[`EC_SET_IMM] ? 4'h3 : 4'h0;
                 end
                 3'd2: begin   // UDP checksum 0
-                    tw_addr <= ({6'd0, l4} + 13'd6) >> 2;
+                    tw_addr <= ({6'd0, c[`EC_L4]} + 13'd6) >> 2;
                     tw_data <= 32'd0;
                     tw_be <= 4'h3;
                 end
                 3'd3: begin   // ECN-CE in the TOS byte
-                    tw_addr <= ({6'd0, l3} - 13'd2) >> 2;
+                    tw_addr <= ({6'd0, c[`EC_L3]} - 13'd2) >> 2;
                     tw_data <= {tos | 8'h03, 24'd0};
-                    tw_be <= (set_ce && !ipv6 && tos[1:0] != 2'b11) ? 4'h8 : 4'h0;
-                    if (set_ce && !ipv6 && tos[1:0] != 2'b11 && kind == 2'd1) begin
+                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11) ? 4'h8 : 4'h0;
+                    if (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11 && c[`EC_KIND] == 2'd1) begin
                         dc_v <= 1'b1;
                         dc_idx <= 4'd11;          // ecn_marked
                     end
                 end
                 default: begin  // the IPv4 header checksum
-                    tw_addr <= ({6'd0, l3} + 13'd10) >> 2;
+                    tw_addr <= ({6'd0, c[`EC_L3]} + 13'd10) >> 2;
                     tw_data <= {16'd0, ip_ck[7:0], ip_ck[15:8]};
-                    tw_be <= (set_ce && !ipv6 && tos[1:0] != 2'b11) ? 4'h3 : 4'h0;
+                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11) ? 4'h3 : 4'h0;
                     st <= S_O_RD;
                 end
                 endcase
@@ -308,20 +267,20 @@ module nr_emit #(
                 rx_addr <= ow;
                 tr_addr <= ow;
                 st <= S_O_WAIT;
-                m_tvalid <= 1'b0;
+                tx_tvalid <= 1'b0;
             end
             S_O_WAIT: st <= S_O_DATA;    // address in, then data out of the RAM
             S_O_DATA: begin
                 // data of word ow is here (two cycles after its address was set)
-                if (!m_tvalid) begin
-                    m_tvalid <= 1'b1;
-                    m_tdata <= o_word;
-                    m_tkeep <= o_keep;
-                    m_tlast <= {ow, 2'b00} + 13'd4 >= fend;
-                end else if (m_tready) begin
-                    m_tvalid <= 1'b0;
+                if (!tx_tvalid) begin
+                    tx_tvalid <= 1'b1;
+                    tx_tdata <= o_word;
+                    tx_tkeep <= o_keep;
+                    tx_tlast <= {ow, 2'b00} + 13'd4 >= fend;
+                end else if (tx_tready) begin
+                    tx_tvalid <= 1'b0;
                     crc <= crc_next;
-                    if (m_tlast) begin
+                    if (tx_tlast) begin
                         dc_v <= 1'b1;
                         dc_idx <= 4'd1;           // tx
                         st <= S_IDLE;

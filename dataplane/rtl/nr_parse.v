@@ -6,31 +6,12 @@
 // length.  Same classification, same evidence rule, same malformed reasons
 // (enum nr_malformed), same offsets; combinational.
 `default_nettype none
+`include "nr_defs.vh"
 
 module nr_parse (
     input  wire [1023:0] hdr,      // frame bytes 0..127, byte k in bits 8k+7:8k
     input  wire [12:0]   len,      // frame length in bytes
-    output reg  [1:0]    kind,     // 0 OTHER, 1 ROCE, 2 MALFORMED
-    output reg  [3:0]    bad,      // enum nr_malformed
-    output reg  [2:0]    ipver,    // 4, 6 or 0
-    output reg           has_vlan,
-    output reg  [6:0]    l3,
-    output reg  [6:0]    l4,
-    output reg  [6:0]    pay_off,
-    output reg  [12:0]   pay_len,
-    output reg  [12:0]   pend,     // end of the IP packet (ICRC end)
-    output reg  [1:0]    pad,
-    output reg  [1:0]    ecn,
-    output reg  [3:0]    ihl,
-    output reg  [31:0]   saddr,    // IPv4, as a number (10.0.0.1 = 0x0a000001)
-    output reg  [31:0]   daddr,
-    output reg  [7:0]    opcode,
-    output reg  [23:0]   qpn,
-    output reg  [23:0]   psn,
-    output reg  [31:0]   imm,
-    output reg           has_imm,
-    output reg           has_aeth,
-    output reg  [7:0]    aeth_syn
+    output reg  [`PR_W-1:0] rec    // the parse record (nr_defs.vh)
 );
     localparam [3:0] BAD_NONE = 4'd0, BAD_IHL = 4'd2, BAD_IP_LEN = 4'd3,
         BAD_IP_FRAGMENT = 4'd4, BAD_TRUNC_UDP = 4'd5, BAD_UDP_LEN = 4'd6,
@@ -86,11 +67,11 @@ module nr_parse (
     reg [13:0] hl;
     reg [7:0]  b_vihl, b_tos, b_bth1;
     always @* begin
-        kind = 2'd0; bad = BAD_NONE; ipver = 3'd0; has_vlan = 1'b0;
-        l3 = 7'd14; l4 = 7'd0; pay_off = 7'd0; pay_len = 13'd0; pend = 13'd0;
-        pad = 2'd0; ecn = 2'd0; ihl = 4'd0; saddr = 32'd0; daddr = 32'd0;
-        opcode = 8'd0; qpn = 24'd0; psn = 24'd0; imm = 32'd0; has_imm = 1'b0;
-        has_aeth = 1'b0; aeth_syn = 8'd0;
+        rec[`PR_KIND] = 2'd0; rec[`PR_BAD] = BAD_NONE; rec[`PR_IPVER] = 3'd0; rec[`PR_HAS_VLAN] = 1'b0;
+        rec[`PR_L3] = 7'd14; rec[`PR_L4] = 7'd0; rec[`PR_PAY_OFF] = 7'd0; rec[`PR_PAY_LEN] = 13'd0; rec[`PR_PEND] = 13'd0;
+        rec[`PR_PAD] = 2'd0; rec[`PR_ECN] = 2'd0; rec[`PR_IHL] = 4'd0; rec[`PR_SADDR] = 32'd0; rec[`PR_DADDR] = 32'd0;
+        rec[`PR_OPCODE] = 8'd0; rec[`PR_QPN] = 24'd0; rec[`PR_PSN] = 24'd0; rec[`PR_IMM] = 32'd0; rec[`PR_HAS_IMM] = 1'b0;
+        rec[`PR_HAS_AETH] = 1'b0; rec[`PR_AETH_SYN] = 8'd0;
         etype = 16'd0; frag = 16'd0; iplen_f = 16'd0; udplen = 16'd0; ipend = 14'd0;
         bth_end = 14'd0; bth = 7'd0; n = 13'd0; paybytes = 13'd0; roce_evidence = 1'b0;
         do_bth = 1'b0; bth_trunc_only = 1'b0; hl = 14'd0;
@@ -101,46 +82,46 @@ module nr_parse (
             etype = {hb[7'd12], hb[7'd12 + 7'd1]};
             if (etype == 16'h8100) begin
                 if (len >= 13'd18) begin
-                    has_vlan = 1'b1;
-                    l3 = 7'd18;
+                    rec[`PR_HAS_VLAN] = 1'b1;
+                    rec[`PR_L3] = 7'd18;
                     etype = {hb[7'd16], hb[7'd16 + 7'd1]};
                 end else
                     etype = 16'd0;
             end
-            b_vihl = hb[l3];
-            b_tos = hb[l3 + 7'd1];
-            if (etype == 16'h0800 && {6'd0, l3} + 13'd20 <= len &&
-                b_vihl[7:4] == 4'd4 && hb[l3 + 7'd9] == 8'd17) begin
-                frag = {hb[l3 + 7'd6], hb[l3 + 7'd6 + 7'd1]};
-                ihl = b_vihl[3:0];
-                hl = {8'd0, ihl, 2'b00};
-                l4 = l3 + ((hl < 14'd20) ? 7'd20 : hl[6:0]);
-                if (frag[12:0] == 13'd0 && {6'd0, l4} + 13'd4 <= len &&
-                    {hb[l4 + 7'd2], hb[l4 + 7'd2 + 7'd1]} == 16'd4791) begin
+            b_vihl = hb[rec[`PR_L3]];
+            b_tos = hb[rec[`PR_L3] + 7'd1];
+            if (etype == 16'h0800 && {6'd0, rec[`PR_L3]} + 13'd20 <= len &&
+                b_vihl[7:4] == 4'd4 && hb[rec[`PR_L3] + 7'd9] == 8'd17) begin
+                frag = {hb[rec[`PR_L3] + 7'd6], hb[rec[`PR_L3] + 7'd6 + 7'd1]};
+                rec[`PR_IHL] = b_vihl[3:0];
+                hl = {8'd0, rec[`PR_IHL], 2'b00};
+                rec[`PR_L4] = rec[`PR_L3] + ((hl < 14'd20) ? 7'd20 : hl[6:0]);
+                if (frag[12:0] == 13'd0 && {6'd0, rec[`PR_L4]} + 13'd4 <= len &&
+                    {hb[rec[`PR_L4] + 7'd2], hb[rec[`PR_L4] + 7'd2 + 7'd1]} == 16'd4791) begin
                     roce_evidence = 1'b1;
-                    ipver = 3'd4;
-                    ecn = b_tos[1:0];
-                    saddr = {hb[l3 + 7'd12], hb[l3 + 7'd13], hb[l3 + 7'd14], hb[l3 + 7'd15]};
-                    daddr = {hb[l3 + 7'd16], hb[l3 + 7'd17], hb[l3 + 7'd18], hb[l3 + 7'd19]};
-                    iplen_f = {hb[l3 + 7'd2], hb[l3 + 7'd2 + 7'd1]};
-                    ipend = {7'd0, l3} + iplen_f[13:0];
+                    rec[`PR_IPVER] = 3'd4;
+                    rec[`PR_ECN] = b_tos[1:0];
+                    rec[`PR_SADDR] = {hb[rec[`PR_L3] + 7'd12], hb[rec[`PR_L3] + 7'd13], hb[rec[`PR_L3] + 7'd14], hb[rec[`PR_L3] + 7'd15]};
+                    rec[`PR_DADDR] = {hb[rec[`PR_L3] + 7'd16], hb[rec[`PR_L3] + 7'd17], hb[rec[`PR_L3] + 7'd18], hb[rec[`PR_L3] + 7'd19]};
+                    iplen_f = {hb[rec[`PR_L3] + 7'd2], hb[rec[`PR_L3] + 7'd2 + 7'd1]};
+                    ipend = {7'd0, rec[`PR_L3]} + iplen_f[13:0];
                     if (iplen_f[15:14] != 2'd0)
                         ipend = 14'h3fff;
                     if (hl < 14'd20) begin
-                        kind = 2'd2; bad = BAD_IHL;
+                        rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_IHL;
                     end else if (frag[13]) begin
-                        kind = 2'd2; bad = BAD_IP_FRAGMENT;
+                        rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_IP_FRAGMENT;
                     end
                 end
-            end else if (etype == 16'h86dd && {6'd0, l3} + 13'd40 <= len &&
-                         b_vihl[7:4] == 4'd6 && hb[l3 + 7'd6] == 8'd17) begin
-                l4 = l3 + 7'd40;
-                if ({6'd0, l4} + 13'd4 <= len && {hb[l4 + 7'd2], hb[l4 + 7'd2 + 7'd1]} == 16'd4791) begin
+            end else if (etype == 16'h86dd && {6'd0, rec[`PR_L3]} + 13'd40 <= len &&
+                         b_vihl[7:4] == 4'd6 && hb[rec[`PR_L3] + 7'd6] == 8'd17) begin
+                rec[`PR_L4] = rec[`PR_L3] + 7'd40;
+                if ({6'd0, rec[`PR_L4]} + 13'd4 <= len && {hb[rec[`PR_L4] + 7'd2], hb[rec[`PR_L4] + 7'd2 + 7'd1]} == 16'd4791) begin
                     roce_evidence = 1'b1;
-                    ipver = 3'd6;
-                    ecn = b_tos[5:4];   // the low bits of the traffic class
-                    iplen_f = {hb[l3 + 7'd4], hb[l3 + 7'd4 + 7'd1]};
-                    ipend = {7'd0, l4} + iplen_f[13:0];
+                    rec[`PR_IPVER] = 3'd6;
+                    rec[`PR_ECN] = b_tos[5:4];   // the low bits of the traffic class
+                    iplen_f = {hb[rec[`PR_L3] + 7'd4], hb[rec[`PR_L3] + 7'd4 + 7'd1]};
+                    ipend = {7'd0, rec[`PR_L4]} + iplen_f[13:0];
                     if (iplen_f[15:14] != 2'd0)
                         ipend = 14'h3fff;
                 end
@@ -148,22 +129,22 @@ module nr_parse (
         end
 
         // parse_udp
-        if (roce_evidence && kind == 2'd0) begin
-            if (len - {6'd0, l4} < 13'd8) begin
-                kind = 2'd2; bad = BAD_TRUNC_UDP;
-            end else if (ipend > {1'b0, len} || ipend < {7'd0, l4} + 14'd8) begin
+        if (roce_evidence && rec[`PR_KIND] == 2'd0) begin
+            if (len - {6'd0, rec[`PR_L4]} < 13'd8) begin
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_TRUNC_UDP;
+            end else if (ipend > {1'b0, len} || ipend < {7'd0, rec[`PR_L4]} + 14'd8) begin
                 // short_frame: a cut frame names the header it ends in
                 if (ipend > {1'b0, len}) begin
                     do_bth = 1'b1;
                     bth_trunc_only = 1'b1;
                     bth_end = {1'b0, len};
                 end else begin
-                    kind = 2'd2; bad = BAD_IP_LEN;
+                    rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_IP_LEN;
                 end
             end else begin
-                udplen = {hb[l4 + 7'd4], hb[l4 + 7'd4 + 7'd1]};
-                if (udplen != {2'b00, ipend - {7'd0, l4}}) begin
-                    kind = 2'd2; bad = BAD_UDP_LEN;
+                udplen = {hb[rec[`PR_L4] + 7'd4], hb[rec[`PR_L4] + 7'd4 + 7'd1]};
+                if (udplen != {2'b00, ipend - {7'd0, rec[`PR_L4]}}) begin
+                    rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_UDP_LEN;
                 end else begin
                     do_bth = 1'b1;
                     bth_end = ipend;
@@ -173,53 +154,53 @@ module nr_parse (
 
         // parse_bth
         if (do_bth) begin
-            bth = l4 + 7'd8;
+            bth = rec[`PR_L4] + 7'd8;
             n = bth_end[12:0] - {6'd0, bth};
-            opcode = hb[bth];
+            rec[`PR_OPCODE] = hb[bth];
             b_bth1 = hb[bth + 7'd1];
-            {op_ok, op_pay, op_imm, op_aeth, op_len, op_imm_off} = OPINFO(opcode);
+            {op_ok, op_pay, op_imm, op_aeth, op_len, op_imm_off} = OPINFO(rec[`PR_OPCODE]);
             if (n < 13'd16) begin
-                kind = 2'd2; bad = BAD_TRUNC_BTH;
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_TRUNC_BTH;
             end else if (!op_ok) begin
-                kind = 2'd2; bad = BAD_UNKNOWN_OPCODE;
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_UNKNOWN_OPCODE;
             end else if (b_bth1[3:0] != 4'd0) begin
-                kind = 2'd2; bad = BAD_TVER;
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_TVER;
             end else if (n < {7'd0, op_len} + 13'd4) begin
-                kind = 2'd2; bad = BAD_TRUNC_EXT;
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_TRUNC_EXT;
             end else begin
-                pad = b_bth1[5:4];
-                qpn = {hb[bth + 7'd5], hb[bth + 7'd6], hb[bth + 7'd7]};
-                psn = {hb[bth + 7'd9], hb[bth + 7'd10], hb[bth + 7'd11]};
-                has_imm = op_imm;
-                has_aeth = op_aeth;
+                rec[`PR_PAD] = b_bth1[5:4];
+                rec[`PR_QPN] = {hb[bth + 7'd5], hb[bth + 7'd6], hb[bth + 7'd7]};
+                rec[`PR_PSN] = {hb[bth + 7'd9], hb[bth + 7'd10], hb[bth + 7'd11]};
+                rec[`PR_HAS_IMM] = op_imm;
+                rec[`PR_HAS_AETH] = op_aeth;
                 if (op_imm)
-                    imm = {hb[bth + op_imm_off], hb[bth + op_imm_off + 7'd1],
+                    rec[`PR_IMM] = {hb[bth + op_imm_off], hb[bth + op_imm_off + 7'd1],
                            hb[bth + op_imm_off + 7'd2], hb[bth + op_imm_off + 7'd3]};
                 if (op_aeth)
-                    aeth_syn = hb[bth + 7'd12];
+                    rec[`PR_AETH_SYN] = hb[bth + 7'd12];
                 paybytes = n - {7'd0, op_len} - 13'd4;
-                pay_off = bth + {1'b0, op_len};
-                pend = bth_end[12:0];
-                if ({11'd0, pad} > paybytes) begin
-                    kind = 2'd2; bad = BAD_PAD;
+                rec[`PR_PAY_OFF] = bth + {1'b0, op_len};
+                rec[`PR_PEND] = bth_end[12:0];
+                if ({11'd0, rec[`PR_PAD]} > paybytes) begin
+                    rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_PAD;
                 end else if (!op_pay && paybytes != 13'd0) begin
-                    kind = 2'd2; bad = BAD_UNEXPECTED_PAYLOAD;
+                    rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_UNEXPECTED_PAYLOAD;
                 end else begin
-                    kind = 2'd1;
-                    pay_len = paybytes - {11'd0, pad};
+                    rec[`PR_KIND] = 2'd1;
+                    rec[`PR_PAY_LEN] = paybytes - {11'd0, rec[`PR_PAD]};
                 end
             end
             // a truncated frame is TRUNC_BTH/TRUNC_EXT, anything else BAD_IP_LEN
-            if (bth_trunc_only && !(kind == 2'd2 && (bad == BAD_TRUNC_BTH || bad == BAD_TRUNC_EXT))) begin
-                kind = 2'd2; bad = BAD_IP_LEN;
+            if (bth_trunc_only && !(rec[`PR_KIND] == 2'd2 && (rec[`PR_BAD] == BAD_TRUNC_BTH || rec[`PR_BAD] == BAD_TRUNC_EXT))) begin
+                rec[`PR_KIND] = 2'd2; rec[`PR_BAD] = BAD_IP_LEN;
             end
-            if (kind != 2'd1) begin
-                pay_off = 7'd0; pay_len = 13'd0; pend = 13'd0;
+            if (rec[`PR_KIND] != 2'd1) begin
+                rec[`PR_PAY_OFF] = 7'd0; rec[`PR_PAY_LEN] = 13'd0; rec[`PR_PEND] = 13'd0;
             end
         end
-        if (kind == 2'd0) begin
-            ipver = 3'd0; l4 = 7'd0; ecn = 2'd0; saddr = 32'd0; daddr = 32'd0;
-            if (!has_vlan) l3 = 7'd14;
+        if (rec[`PR_KIND] == 2'd0) begin
+            rec[`PR_IPVER] = 3'd0; rec[`PR_L4] = 7'd0; rec[`PR_ECN] = 2'd0; rec[`PR_SADDR] = 32'd0; rec[`PR_DADDR] = 32'd0;
+            if (!rec[`PR_HAS_VLAN]) rec[`PR_L3] = 7'd14;
         end
     end
 endmodule

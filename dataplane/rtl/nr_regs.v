@@ -17,6 +17,7 @@
 // first fit; headers live in a store of half that size at the same index
 // (nr_store).
 `default_nettype none
+`include "nr_defs.vh"
 
 module nr_regs #(
     parameter integer NJ = 4,                 // job slots
@@ -28,43 +29,12 @@ module nr_regs #(
 ) (
     input  wire        clk,
     input  wire        rst,
-    // AXI4-Lite slave (byte addresses within the 128 KiB BAR)
-    input  wire [16:0] s_awaddr,
-    input  wire        s_awvalid,
-    output reg         s_awready,
-    input  wire [31:0] s_wdata,
-    input  wire [3:0]  s_wstrb,
-    input  wire        s_wvalid,
-    output reg         s_wready,
-    output wire [1:0]  s_bresp,
-    output reg         s_bvalid,
-    input  wire        s_bready,
-    input  wire [16:0] s_araddr,
-    input  wire        s_arvalid,
-    output reg         s_arready,
-    output reg  [31:0] s_rdata,
-    output wire [1:0]  s_rresp,
-    output reg         s_rvalid,
-    input  wire        s_rready,
+    `NR_AXIL_PORTS(reg),
     // to the datapath
     output reg              enabled,
     output reg              soft_rst,             // CTRL.RESET: one cycle
-    output wire [NJ*2-1:0]  job_state_o,          // 0 free, 1 active, 2 failed
-    output wire [NJ*9-1:0]  job_n_o,
-    output wire [NJ*4-1:0]  job_mtu_log2_o,
-    output wire [NJ-1:0]    job_mode_o,
-    output wire [NJ*32-1:0] job_key_o,
-    output wire [NJ*32-1:0] job_timeout_o,
-    output wire [NJ*32-1:0] job_base_o,           // payload store byte address
-    output wire [NJ*24-1:0] job_pool_o,           // pool packets
-    output wire [NC-1:0]    conn_live_o,
-    output wire [NC*6-1:0]  conn_job_o,
-    output wire [NC*9-1:0]  conn_rank_o,
-    output wire [NC*32-1:0] conn_sip_o,
-    output wire [NC*32-1:0] conn_dip_o,
-    output wire [NC*24-1:0] conn_sqpn_o,
-    output wire [NC*24-1:0] conn_dqpn_o,
-    output wire [NC*24-1:0] conn_ipsn_o,
+    output wire [NJ*`JT_W-1:0] jobs_o,    // each job's view (nr_defs.vh)
+    output wire [NC*`CT_W-1:0] conns_o,   // the connection entries (nr_defs.vh)
     // from the datapath
     input  wire [NJ*24-1:0] core_next_emit,
     input  wire [NJ*24-1:0] core_next_release,
@@ -93,8 +63,8 @@ module nr_regs #(
         E_SLOT_FREE = 4'd4, E_BAD_FIELD = 4'd5, E_BAD_CONN = 4'd6, E_CONN_COUNT = 4'd7,
         E_NO_POOL = 4'd8, E_CONN_CLASH = 4'd9, E_DISABLED = 4'd10;
 
-    assign s_bresp = 2'b00;
-    assign s_rresp = 2'b00;
+    assign s_axil_bresp = 2'b00;
+    assign s_axil_rresp = 2'b00;
 
     // ---- state -------------------------------------------------------------
     reg        ready;
@@ -127,24 +97,14 @@ module nr_regs #(
     genvar gj, gc;
     generate
         for (gj = 0; gj < NJ; gj = gj + 1) begin : g_job_o
-            assign job_state_o[gj*2 +: 2] = j_state[gj];
-            assign job_n_o[gj*9 +: 9] = l_n[gj];
-            assign job_mtu_log2_o[gj*4 +: 4] = l_mtu_log2[gj];
-            assign job_mode_o[gj] = l_mode[gj];
-            assign job_key_o[gj*32 +: 32] = l_key[gj];
-            assign job_timeout_o[gj*32 +: 32] = l_tmo[gj];
-            assign job_base_o[gj*32 +: 32] = l_base[gj];
-            assign job_pool_o[gj*24 +: 24] = l_pool[gj];
+            // the fields of `JT_*, high field first
+            assign jobs_o[gj*`JT_W +: `JT_W] = {l_pool[gj], l_base[gj], l_tmo[gj], l_key[gj],
+                l_mode[gj], l_mtu_log2[gj], l_n[gj], j_state[gj]};
         end
         for (gc = 0; gc < NC; gc = gc + 1) begin : g_conn_o
-            assign conn_live_o[gc] = c_lk[gc] && c_ctrl[gc][31];
-            assign conn_job_o[gc*6 +: 6] = c_ctrl[gc][5:0];
-            assign conn_rank_o[gc*9 +: 9] = c_rank[gc][8:0];
-            assign conn_sip_o[gc*32 +: 32] = c_sip[gc];
-            assign conn_dip_o[gc*32 +: 32] = c_dip[gc];
-            assign conn_sqpn_o[gc*24 +: 24] = c_sq[gc][23:0];
-            assign conn_dqpn_o[gc*24 +: 24] = c_dq[gc][23:0];
-            assign conn_ipsn_o[gc*24 +: 24] = c_ipsn[gc][23:0];
+            // the fields of `CT_*, high field first
+            assign conns_o[gc*`CT_W +: `CT_W] = {c_ipsn[gc][23:0], c_dq[gc][23:0], c_sq[gc][23:0],
+                c_dip[gc], c_sip[gc], c_rank[gc][8:0], c_ctrl[gc][5:0], c_lk[gc] && c_ctrl[gc][31]};
         end
     endgenerate
 
@@ -235,17 +195,17 @@ module nr_regs #(
 
     always @(posedge clk) begin
         if (rst) begin
-            s_arready <= 1'b0;
-            s_rvalid <= 1'b0;
-            s_rdata <= 32'd0;
+            s_axil_arready <= 1'b0;
+            s_axil_rvalid <= 1'b0;
+            s_axil_rdata <= 32'd0;
         end else begin
-            s_arready <= 1'b0;
-            if (s_rvalid && s_rready)
-                s_rvalid <= 1'b0;
-            if (s_arvalid && !s_rvalid && !s_arready) begin
-                s_arready <= 1'b1;
-                s_rvalid <= 1'b1;
-                s_rdata <= rd_reg({s_araddr[16:2], 2'b00});
+            s_axil_arready <= 1'b0;
+            if (s_axil_rvalid && s_axil_rready)
+                s_axil_rvalid <= 1'b0;
+            if (s_axil_arvalid && !s_axil_rvalid && !s_axil_arready) begin
+                s_axil_arready <= 1'b1;
+                s_axil_rvalid <= 1'b1;
+                s_axil_rdata <= rd_reg({s_axil_araddr[16:2], 2'b00});
             end
         end
     end
@@ -271,8 +231,8 @@ module nr_regs #(
     reg        c_ok;
 
     // the write port of the AXI side, visible to the command engine
-    wire        aw_fire = s_awvalid && s_wvalid && !s_bvalid && !s_awready;
-    wire [16:0] wa = {s_awaddr[16:2], 2'b00};
+    wire        aw_fire = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid && !s_axil_awready;
+    wire [16:0] wa = {s_axil_awaddr[16:2], 2'b00};
 
     function [3:0] log2_mtu(input [31:0] m);
         begin
@@ -305,15 +265,36 @@ module nr_regs #(
         end
     endfunction
 
-    integer i, k;
+    integer i, k, t;
     reg [31:0] per;
     reg [55:0] prod;
+
+    // What hardware reset and CTRL.RESET both empty: the job registers and
+    // states, the connection entries, every counter.
+    task clear_tables;
+        begin
+            for (t = 0; t < NJ; t = t + 1) begin
+                j_n[t] <= 0; j_mtu[t] <= 0; j_msg[t] <= 0; j_poolm[t] <= 0;
+                j_tmo[t] <= 0; j_mode[t] <= 0; j_key[t] <= 0; j_tag[t] <= 0;
+                j_state[t] <= 2'd0; j_fail[t] <= 3'd0;
+            end
+            for (t = 0; t < NC; t = t + 1) begin
+                c_ctrl[t] <= 0; c_rank[t] <= 0; c_sip[t] <= 0; c_dip[t] <= 0; c_sq[t] <= 0;
+                c_dq[t] <= 0; c_ipsn[t] <= 0; c_smh[t] <= 0; c_sml[t] <= 0; c_dmh[t] <= 0;
+                c_dml[t] <= 0; c_lk[t] <= 1'b0;
+            end
+            for (t = 0; t < NECTR; t = t + 1) gctr[t] <= 64'd0;
+            for (t = 0; t < NDCTR; t = t + 1) dctr[t] <= 64'd0;
+            for (t = 0; t < NJ * NECTR; t = t + 1) jctr[t] <= 64'd0;
+        end
+    endtask
+
     always @(posedge clk) begin
         soft_rst <= 1'b0;
         if (rst) begin
-            s_awready <= 1'b0;
-            s_wready <= 1'b0;
-            s_bvalid <= 1'b0;
+            s_axil_awready <= 1'b0;
+            s_axil_wready <= 1'b0;
+            s_axil_bvalid <= 1'b0;
             enabled <= 1'b0;
             ready <= 1'b1;
             cmd_reg <= 32'd0;
@@ -326,25 +307,15 @@ module nr_regs #(
             ld_unload <= 1'b0;
             ld_job <= 6'd0;
             for (i = 0; i < NJ; i = i + 1) begin
-                j_n[i] <= 0; j_mtu[i] <= 0; j_msg[i] <= 0; j_poolm[i] <= 0;
-                j_tmo[i] <= 0; j_mode[i] <= 0; j_key[i] <= 0; j_tag[i] <= 0;
-                j_state[i] <= 2'd0; j_fail[i] <= 3'd0;
                 l_n[i] <= 0; l_mtu_log2[i] <= 0; l_mode[i] <= 0; l_key[i] <= 0;
                 l_tmo[i] <= 0; l_base[i] <= 0; l_size[i] <= 0; l_pool[i] <= 0;
             end
-            for (i = 0; i < NC; i = i + 1) begin
-                c_ctrl[i] <= 0; c_rank[i] <= 0; c_sip[i] <= 0; c_dip[i] <= 0; c_sq[i] <= 0;
-                c_dq[i] <= 0; c_ipsn[i] <= 0; c_smh[i] <= 0; c_sml[i] <= 0; c_dmh[i] <= 0;
-                c_dml[i] <= 0; c_lk[i] <= 1'b0;
-            end
-            for (i = 0; i < NECTR; i = i + 1) gctr[i] <= 64'd0;
-            for (i = 0; i < NDCTR; i = i + 1) dctr[i] <= 64'd0;
-            for (i = 0; i < NJ * NECTR; i = i + 1) jctr[i] <= 64'd0;
+            clear_tables;
         end else begin
-            s_awready <= 1'b0;
-            s_wready <= 1'b0;
-            if (s_bvalid && s_bready)
-                s_bvalid <= 1'b0;
+            s_axil_awready <= 1'b0;
+            s_axil_wready <= 1'b0;
+            if (s_axil_bvalid && s_axil_bready)
+                s_axil_bvalid <= 1'b0;
 
             // counters from the datapath
             if (ea_v && ea_idx < NECTR) begin
@@ -363,11 +334,11 @@ module nr_regs #(
 
             // register writes (one a time: AW and W together)
             if (aw_fire) begin
-                s_awready <= 1'b1;
-                s_wready <= 1'b1;
-                s_bvalid <= 1'b1;
+                s_axil_awready <= 1'b1;
+                s_axil_wready <= 1'b1;
+                s_axil_bvalid <= 1'b1;
                 if (wa == 17'h024) begin
-                    if (s_wdata[1]) begin
+                    if (s_axil_wdata[1]) begin
                         // RESET: tables, counters, pool; ENABLE cleared
                         soft_rst <= 1'b1;
                         enabled <= 1'b0;
@@ -376,42 +347,30 @@ module nr_regs #(
                         cmd_status <= {cmd_status[31:2], 2'd0};
                         cst <= C_IDLE;
                         ld_req <= 1'b0;
-                        for (i = 0; i < NJ; i = i + 1) begin
-                            j_n[i] <= 0; j_mtu[i] <= 0; j_msg[i] <= 0; j_poolm[i] <= 0;
-                            j_tmo[i] <= 0; j_mode[i] <= 0; j_key[i] <= 0; j_tag[i] <= 0;
-                            j_state[i] <= 2'd0; j_fail[i] <= 3'd0;
-                        end
-                        for (i = 0; i < NC; i = i + 1) begin
-                            c_ctrl[i] <= 0; c_rank[i] <= 0; c_sip[i] <= 0; c_dip[i] <= 0; c_sq[i] <= 0;
-                            c_dq[i] <= 0; c_ipsn[i] <= 0; c_smh[i] <= 0; c_sml[i] <= 0; c_dmh[i] <= 0;
-                            c_dml[i] <= 0; c_lk[i] <= 1'b0;
-                        end
-                        for (i = 0; i < NECTR; i = i + 1) gctr[i] <= 64'd0;
-                        for (i = 0; i < NDCTR; i = i + 1) dctr[i] <= 64'd0;
-                        for (i = 0; i < NJ * NECTR; i = i + 1) jctr[i] <= 64'd0;
+                        clear_tables;
                     end else
-                        enabled <= s_wdata[0] && ready;
+                        enabled <= s_axil_wdata[0] && ready;
                 end else if (wa == 17'h040) begin
-                    cmd_reg <= s_wdata;
+                    cmd_reg <= s_axil_wdata;
                     if (cst == C_IDLE) begin
-                        c_op <= s_wdata[7:0];
-                        c_tag <= s_wdata[15:8];
-                        c_idx <= s_wdata[31:16];
-                        cj <= s_wdata[21:16];
-                        cmd_status <= {8'd0, s_wdata[15:8], 8'd0, 8'd1};
+                        c_op <= s_axil_wdata[7:0];
+                        c_tag <= s_axil_wdata[15:8];
+                        c_idx <= s_axil_wdata[31:16];
+                        cj <= s_axil_wdata[21:16];
+                        cmd_status <= {8'd0, s_axil_wdata[15:8], 8'd0, 8'd1};
                         cst <= C_CHECK;
                     end
                 end else if (wa >= 17'h1000 && wa < 17'h2000) begin
                     if (wa[11:6] < NJ) begin
                         case (wa[5:2])
-                            4'h1: j_n[wa[11:6]] <= s_wdata;
-                            4'h2: j_mtu[wa[11:6]] <= s_wdata;
-                            4'h3: j_msg[wa[11:6]] <= s_wdata;
-                            4'h4: j_poolm[wa[11:6]] <= s_wdata;
-                            4'h5: j_tmo[wa[11:6]] <= s_wdata;
-                            4'h6: j_mode[wa[11:6]] <= s_wdata;
-                            4'h7: j_key[wa[11:6]] <= s_wdata;
-                            4'h8: j_tag[wa[11:6]] <= s_wdata;
+                            4'h1: j_n[wa[11:6]] <= s_axil_wdata;
+                            4'h2: j_mtu[wa[11:6]] <= s_axil_wdata;
+                            4'h3: j_msg[wa[11:6]] <= s_axil_wdata;
+                            4'h4: j_poolm[wa[11:6]] <= s_axil_wdata;
+                            4'h5: j_tmo[wa[11:6]] <= s_axil_wdata;
+                            4'h6: j_mode[wa[11:6]] <= s_axil_wdata;
+                            4'h7: j_key[wa[11:6]] <= s_axil_wdata;
+                            4'h8: j_tag[wa[11:6]] <= s_axil_wdata;
                             default: ;
                         endcase
                     end
@@ -419,17 +378,17 @@ module nr_regs #(
                     k = (wa - 17'h2000) >> 6;
                     if (k < NC) begin
                         case (wa[5:2])
-                            4'h0: begin c_ctrl[k] <= s_wdata; c_lk[k] <= 1'b0; end
-                            4'h1: c_rank[k] <= s_wdata;
-                            4'h2: c_sip[k] <= s_wdata;
-                            4'h3: c_dip[k] <= s_wdata;
-                            4'h4: c_sq[k] <= s_wdata;
-                            4'h5: c_dq[k] <= s_wdata;
-                            4'h6: c_ipsn[k] <= s_wdata;
-                            4'h7: c_smh[k] <= s_wdata;
-                            4'h8: c_sml[k] <= s_wdata;
-                            4'h9: c_dmh[k] <= s_wdata;
-                            4'ha: c_dml[k] <= s_wdata;
+                            4'h0: begin c_ctrl[k] <= s_axil_wdata; c_lk[k] <= 1'b0; end
+                            4'h1: c_rank[k] <= s_axil_wdata;
+                            4'h2: c_sip[k] <= s_axil_wdata;
+                            4'h3: c_dip[k] <= s_axil_wdata;
+                            4'h4: c_sq[k] <= s_axil_wdata;
+                            4'h5: c_dq[k] <= s_axil_wdata;
+                            4'h6: c_ipsn[k] <= s_axil_wdata;
+                            4'h7: c_smh[k] <= s_axil_wdata;
+                            4'h8: c_sml[k] <= s_axil_wdata;
+                            4'h9: c_dmh[k] <= s_axil_wdata;
+                            4'ha: c_dml[k] <= s_axil_wdata;
                             default: ;
                         endcase
                     end

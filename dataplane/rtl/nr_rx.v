@@ -7,18 +7,14 @@
 // FRAME_MAX is taken in whole but flagged (dropped as oversize by nr_core).
 // tready is low while nr_core holds a frame.
 `default_nettype none
+`include "nr_defs.vh"
 
 module nr_rx #(
     parameter integer FRAME_MAX = 4352          // bytes, multiple of 4
 ) (
     input  wire          clk,
     input  wire          rst,
-    input  wire [31:0]   s_tdata,
-    input  wire [3:0]    s_tkeep,
-    input  wire          s_tlast,
-    input  wire [7:0]    s_tuser,
-    input  wire          s_tvalid,
-    output wire          s_tready,
+    `NR_RX_PORTS,
     // the held frame
     output reg           f_valid,
     output reg  [12:0]   f_len,
@@ -43,16 +39,16 @@ module nr_rx #(
         end
     endgenerate
 
-    assign s_tready = !f_valid && !rst;
+    assign rx_tready = !f_valid && !rst;
 
-    wire [2:0] kbytes = {2'b00, s_tkeep[0]} + {2'b00, s_tkeep[1]} + {2'b00, s_tkeep[2]} +
-                        {2'b00, s_tkeep[3]};
+    wire [2:0] kbytes = {2'b00, rx_tkeep[0]} + {2'b00, rx_tkeep[1]} + {2'b00, rx_tkeep[2]} +
+                        {2'b00, rx_tkeep[3]};
     wire [11:0] widx = cnt[13:2];
 
     always @(posedge clk) begin
         rd_data <= buf_mem[rd_addr < WORDS ? rd_addr : 11'd0];
-        if (s_tvalid && s_tready && cnt < FRAME_MAX)
-            buf_mem[widx] <= s_tdata;
+        if (rx_tvalid && rx_tready && cnt < FRAME_MAX)
+            buf_mem[widx] <= rx_tdata;
     end
 
     integer i;
@@ -72,14 +68,14 @@ module nr_rx #(
                 for (i = 0; i < 32; i = i + 1)
                     hdr_w[i] <= 32'd0;
             end
-            if (s_tvalid && s_tready) begin
+            if (rx_tvalid && rx_tready) begin
                 if (first)
-                    f_port <= s_tuser;
-                first <= s_tlast;
+                    f_port <= rx_tuser;
+                first <= rx_tlast;
                 if (widx < 12'd32)
-                    hdr_w[widx[4:0]] <= s_tdata & {{8{s_tkeep[3]}}, {8{s_tkeep[2]}},
-                                                   {8{s_tkeep[1]}}, {8{s_tkeep[0]}}};
-                if (s_tlast) begin
+                    hdr_w[widx[4:0]] <= rx_tdata & {{8{rx_tkeep[3]}}, {8{rx_tkeep[2]}},
+                                                   {8{rx_tkeep[1]}}, {8{rx_tkeep[0]}}};
+                if (rx_tlast) begin
                     f_valid <= 1'b1;
                     f_len <= (cnt + {11'd0, kbytes} > FRAME_MAX) ? 13'd0 : cnt[12:0] + {10'd0, kbytes};
                     f_oversize <= cnt + {11'd0, kbytes} > FRAME_MAX;
