@@ -1,6 +1,6 @@
 # netreduce: the two commands of the README, and a few more.
 #   make demo    namespace testbed, 4 hosts, through the box and the ring baseline
-#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, PyTorch, fuzz smoke,
+#   make test    every suite CI runs (unit, golden, EAL, end-to-end, fault, PyTorch, RTL, fuzz smoke,
 #                the container testbed)
 #   (make demo-rtl: the same testbed with the aggregator's RTL as the box's dataplane)
 #   make demo-docker  the same as make demo, with the box and the hosts in containers
