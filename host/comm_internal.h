@@ -15,6 +15,9 @@
  *   nr_collective.c     running one collective on a ring
  *   nr_allreduce_box.c  all-reduce through the box (nr_allreduce)
  *   nr_allreduce_ring.c the ring baseline (nr_ring_allreduce)
+ * and, beside them, the local ranks of one host (no communicator involved):
+ *   nr_shm.c            their shared-memory segment and its barrier
+ *   nr_local.c          reduce-scatter and all-gather through it
  */
 #ifndef NR_COMM_INTERNAL_H
 #define NR_COMM_INTERNAL_H
