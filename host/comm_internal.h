@@ -11,13 +11,15 @@
  *   nr_region.c         the registered regions of the two rings
  *   nr_box_client.c     rank 0's client of the box's control API
  *   nr_bootstrap.c      the TCP rendezvous at rank 0, barriers
- *   nr_comm.c           the communicator: init and destroy
+ *   nr_comm.c           a communicator of one ring: init and destroy
  *   nr_collective.c     running one collective on a ring
- *   nr_allreduce_box.c  all-reduce through the box (nr_allreduce)
- *   nr_allreduce_ring.c the ring baseline (nr_ring_allreduce)
- * and, beside them, the local ranks of one host (no communicator involved):
- *   nr_shm.c            their shared-memory segment and its barrier
+ *   nr_allreduce_box.c  all-reduce through the box
+ *   nr_allreduce_ring.c the ring baseline
+ *   nr_shm.c            a host's local ranks: their shared-memory segment
  *   nr_local.c          reduce-scatter and all-gather through it
+ *   nr_topo.c           topologies: the layout's rendezvous, sub-communicators
+ *   nr_allreduce_hier.c all-reduce on hosts with several ranks
+ *   nr_api.c            the public calls (netreduce.h)
  */
 #ifndef NR_COMM_INTERNAL_H
 #define NR_COMM_INTERNAL_H
@@ -70,6 +72,8 @@ struct nr_box_job {
 	uint32_t result_key;
 };
 
+struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
+
 struct nr_comm {
 	struct nr_config cfg;
 	char root[64], switch_addr[64], token[128], transport[16], device[64], addr[32];
@@ -99,6 +103,13 @@ struct nr_comm {
 	bool has_progress;
 	volatile bool stop;
 	char err[NR_ERRLEN];
+	/*
+	 * Set on the communicator the application holds when its ranks span
+	 * hosts with several ranks or racks: this one is then the rendezvous of
+	 * the layout (no transport) and the collectives run on the topology's
+	 * sub-communicators (nr_api.c dispatches).
+	 */
+	struct nr_topo *topo;
 };
 
 #endif /* NR_COMM_INTERNAL_H */

@@ -64,6 +64,21 @@ struct nr_config {
 	int gid_index;           /* verbs: -1 (default) finds the RoCEv2 GID of addr */
 	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):
 				    the 8 tries of the retry limit span up to timeout_ms, t <= 18 */
+	/* Hosts with several ranks (host/README.md, "Hosts with several ranks"). */
+	int local_size;          /* ranks per host, 1..64: ranks h*local_size .. h*local_size +
+				    local_size - 1 share host h's memory; default 1 */
+	int local_rank;          /* this rank's place on its host; -1 (default): rank % local_size,
+				    which any other value must equal */
+	const char *hier;        /* "auto" (default), "parallel" or "hierarchical" */
+	double intra_gbps;       /* Gbit/s of one rank's reads from the other ranks of its host;
+				    0 (default): measured at init */
+	double inter_gbps;       /* Gbit/s of the host link; 0 (default): the link's speed */
+	double shm_pace_gbps;    /* cap each rank's reads from its host's other ranks at this many
+				    Gbit/s, emulating a slower intra-host link (benchmarks); 0: off */
+	/* Jobs across racks (host/README.md, "Jobs across racks"). */
+	const char *racks;       /* hosts per rack, "4,4": ranks rack-major, a box per rack
+				    (switch_addr of this rank's rack; NULL: a rack without a box);
+				    NULL (default): one rack */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
@@ -72,7 +87,9 @@ void nr_config_default(struct nr_config *cfg);
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
  * NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
- * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT from the environment.  Strings
+ * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
+ * NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS,
+ * NR_RACKS from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */
@@ -91,7 +108,14 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm);
 /* Destroy the job on the box (rank 0), close everything.  Collective when healthy. */
 void nr_comm_destroy(struct nr_comm *comm);
 
-/* Sum count floats of every rank's sendbuf into every rank's recvbuf, through the box. */
+/*
+ * Sum count floats of every rank's sendbuf into every rank's recvbuf, through
+ * the box.  Every rank gets the same bits.  Summation order: rank order,
+ * ((x_0 + x_1) + x_2) + ... + x_{world-1}.  With local_size P > 1 (H hosts of
+ * P ranks, ranks host by host): L_h = ((x_{hP} + x_{hP+1}) + ...) +
+ * x_{hP+P-1} in local-rank order inside host h, then ((L_0 + L_1) + ...) +
+ * L_{H-1} through the box, whichever variant runs (nr_comm_algo).
+ */
 int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op);
 /*
@@ -99,6 +123,9 @@ int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_
  * are not registered with the box.  Element i of chunk c (chunks: count / world
  * elements each, the first count % world chunks one more) is summed in ring
  * order starting at rank c: ((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c+world-1}.
+ * With local_size P > 1: the buffer is cut into P shares the same way; element
+ * k of share p is L_h (as above) summed in ring order over the H hosts,
+ * starting at host c, c being the chunk of k when share p is cut into H.
  */
 int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op);
@@ -107,6 +134,11 @@ int nr_comm_rank(const struct nr_comm *comm);
 int nr_comm_world(const struct nr_comm *comm);
 /* Credits W granted by the box (0 without a box). */
 uint32_t nr_comm_credits(const struct nr_comm *comm);
+/*
+ * How nr_allreduce runs on comm: "flat" (every rank on one ring through one
+ * box), "parallel" or "hierarchical" (hosts with several ranks), "racks".
+ */
+const char *nr_comm_algo(const struct nr_comm *comm);
 
 const char *nr_strerror(int err);
 /*

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nr_allreduce_box.h"
 #include "nr_collective.h"
 #include "nr_util.h"
 
@@ -129,8 +130,8 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 	return rc;
 }
 
-int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		 enum nr_dtype dtype, enum nr_op op)
+int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		     enum nr_dtype dtype, enum nr_op op)
 {
 	return nr_collective_call(box_allreduce, c, sendbuf, recvbuf, count, dtype, op);
 }

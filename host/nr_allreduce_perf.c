@@ -23,6 +23,7 @@ struct opts {
 	double factor;
 	int iters, warmup;
 	bool ring, check, json, algo_set;
+	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
 };
 
 static void usage(FILE *f)
@@ -38,10 +39,14 @@ static void usage(FILE *f)
 "                        (default: netreduce when NR_SWITCH is set, else ring)\n"
 "  -c, --check           after the timed iterations, run once more with data\n"
 "                        derived from (rank, index, size) and count the elements\n"
-"                        that differ from the reference (rank order for\n"
-"                        netreduce, the ring's own order for ring), over all ranks\n"
+"                        that differ from the reference (the documented order of\n"
+"                        netreduce.h: rank order for netreduce, the ring's own\n"
+"                        order for ring; with NR_LOCAL_SIZE > 1 the hosts'\n"
+"                        local sums in those orders), over all ranks\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
-"                        {\"algo\",\"ranks\",\"bytes\",\"time_us\",\"algbw_gbps\",\"busbw_gbps\",\"wrong\"}\n"
+"                        {\"algo\",\"variant\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
+"                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
+"                        local: ranks per host)\n"
 "                        (bandwidths in GB/s = 1e9 bytes/s, as in the table)\n"
 "      --rank R --world N --root IP:PORT --switch IP:PORT --token T\n"
 "      --transport soft|verbs --device DEV --addr IP --msg-size B --timeout-ms T\n"
@@ -78,29 +83,54 @@ static float value(uint64_t salt, int rank, size_t i)
 	return (float)((int64_t)(h % 2000001) - 1000000) / 1024.0f * scale[(h >> 32) & 3];
 }
 
-static void reference(bool ring, uint64_t salt, int world, float *ref, size_t count)
+/* Terms t[start], t[start+1], ... summed round the n of them. */
+static float ring_sum(const float *t, int n, int start)
 {
-	size_t base = count / world, rem = count % world, i = 0;
+	float acc = t[start];
 
-	if (!ring) {     /* the box, ordered mode: rank 0 + rank 1 + ... */
-		for (i = 0; i < count; i++) {
-			float acc = value(salt, 0, i);
+	for (int j = 1; j < n; j++)
+		acc = acc + t[(start + j) % n];
+	return acc;
+}
 
-			for (int r = 1; r < world; r++)
-				acc = acc + value(salt, r, i);
-			ref[i] = acc;
+/* The chunk of index k when len elements are cut into n (the first len % n one more). */
+static int chunk_of(size_t k, size_t len, int n)
+{
+	size_t base = len / n, rem = len % n, big = rem * (base + 1);
+
+	return k < big ? (int)(k / (base + 1)) : (int)(rem + (k - big) / base);
+}
+
+/*
+ * The documented summation order (netreduce.h), for H = world / local hosts
+ * of `local` ranks, ranks host by host: the local sum of host h is
+ * ((x_{h,0} + x_{h,1}) + ...) (with one rank per host, x_h itself); through
+ * the box the hosts' sums are added in host order; on the ring the buffer is
+ * cut into `local` shares and share p's element k is summed round the hosts
+ * from the host whose ring chunk holds k.
+ */
+static void reference(bool ring, uint64_t salt, int world, int local, float *ref, size_t count)
+{
+	int hosts = world / local;
+	float *l = malloc(hosts * sizeof(float));
+
+	for (size_t i = 0; i < count; i++) {
+		for (int h = 0; h < hosts; h++) {
+			l[h] = value(salt, h * local, i);
+			for (int p = 1; p < local; p++)
+				l[h] = l[h] + value(salt, h * local + p, i);
 		}
-		return;
+		if (ring) {
+			int p = chunk_of(i, count, local);
+			size_t rem = count % local, off = p * (count / local) + ((size_t)p < rem ? (size_t)p : rem);
+
+			ref[i] = ring_sum(l, hosts, chunk_of(i - off, count / local + ((size_t)p < rem),
+							     hosts));
+		} else {
+			ref[i] = ring_sum(l, hosts, 0);
+		}
 	}
-	/* the ring: chunk c summed from rank c round the ring */
-	for (int c = 0; c < world; c++)
-		for (size_t k = 0; k < base + ((size_t)c < rem); k++, i++) {
-			float acc = value(salt, c, i);
-
-			for (int j = 1; j < world; j++)
-				acc = acc + value(salt, (c + j) % world, i);
-			ref[i] = acc;
-		}
+	free(l);
 }
 
 static double now_us(void)
@@ -141,7 +171,7 @@ static int check_size(struct nr_comm *c, const struct opts *o, float *send, floa
 
 	for (size_t i = 0; i < count; i++)
 		send[i] = value(salt, rank, i);
-	reference(o->ring, salt, world, ref, count);
+	reference(o->ring, salt, world, o->local, ref, count);
 	memset(recv, 0xff, count * 4);
 	rc = run_op(c, o->ring, send, recv, count);
 	if (rc)
@@ -170,9 +200,10 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 	for (size_t i = 0; i < maxcount; i++)
 		send[i] = value(1, rank, i);
 	if (rank == 0 && !o->json)
-		printf("# nr-allreduce-perf: algo %s, %d ranks, credits %u\n"
-		       "# %12s %12s %12s %12s %12s %8s\n", algo, world, nr_comm_credits(c), "size(B)",
-		       "count", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+		printf("# nr-allreduce-perf: algo %s (%s), %d ranks, %d per host, credits %u\n"
+		       "# %12s %12s %12s %12s %12s %8s\n", algo, nr_comm_algo(c), world, o->local,
+		       nr_comm_credits(c), "size(B)", "count", "time(us)", "algbw(GB/s)",
+		       "busbw(GB/s)", "#wrong");
 	for (size_t bytes = o->min; bytes <= o->max; ) {
 		size_t count = bytes / 4;
 		double wrong = 0, med, algbw, busbw;
@@ -199,9 +230,10 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		if (wrong > 0)
 			status = 1;
 		if (rank == 0 && o->json)
-			printf("{\"algo\":\"%s\",\"ranks\":%d,\"bytes\":%zu,\"time_us\":%.2f,"
-			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo, world,
-			       count * 4, med, algbw, busbw, wrong);
+			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"ranks\":%d,\"local\":%d,"
+			       "\"bytes\":%zu,\"time_us\":%.2f,\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,"
+			       "\"wrong\":%.0f}\n", algo, nr_comm_algo(c), world, o->local, count * 4, med,
+			       algbw, busbw, wrong);
 		else if (rank == 0)
 			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * 4, count, med,
 			       algbw, busbw, wrong);
@@ -273,6 +305,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	}
 	if (!o->algo_set)
 		o->ring = cfg->switch_addr == NULL;
+	o->local = cfg->local_size > 0 ? cfg->local_size : 1;
 	return 0;
 bad:
 	fprintf(stderr, "nr-allreduce-perf: bad value \"%s\" for -%c (see -h)\n", optarg,

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nr_allreduce_ring.h"
 #include "nr_bootstrap.h"
 #include "nr_collective.h"
 #include "nr_region.h"
@@ -231,8 +232,8 @@ out:
 	return rc;
 }
 
-int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		      enum nr_dtype dtype, enum nr_op op)
+int nr_plain_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		       enum nr_dtype dtype, enum nr_op op)
 {
 	return nr_collective_call(ring_allreduce, c, sendbuf, recvbuf, count, dtype, op);
 }

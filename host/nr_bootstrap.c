@@ -3,7 +3,7 @@
  * TCP rendezvous at rank 0, JSON lines (jansson):
  *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box"}, "peer":ROW}
  *   0 -> rank r   {"ok":true,"credits":W,"result_key":K,"peers":[ROW...]} | {"ok":false,"error":..}
- *   barrier:      r -> 0 {"barrier":WHAT}; 0 -> r {"go":WHAT}
+ *   barrier:      r -> 0 {"barrier":WHAT}; 0 -> r {"go":WHAT[,"value":V]}
  *   plain region: r -> 0 {"region":{"va","rkey"}}; 0 -> r {"next":{"va","rkey"}}
  * ROW = {"ip","mac","box":EP,"plain":EP}, EP = {"send":QP,"recv":QP,"va","rkey"},
  * QP = {"qpn","psn","port"}.  The sockets stay open for barriers and region
@@ -294,10 +294,12 @@ static int root_collect(struct nr_comm *c, const char *what, json_t **msgs)
 	return 0;
 }
 
-int nr_barrier(struct nr_comm *c, const char *what)
+/* A barrier; with value, rank 0's *value reaches every rank in the "go" line. */
+static int barrier_value(struct nr_comm *c, const char *what, uint64_t *value)
 {
 	char err[256];
 	json_t *msg;
+	json_int_t v;
 
 	if (c->world == 1)
 		return 0;
@@ -309,7 +311,8 @@ int nr_barrier(struct nr_comm *c, const char *what)
 			return rc;
 		for (int r = 1; r < c->world; r++)
 			json_decref(msgs[r]);
-		msg = json_pack("{s:s}", "go", what);
+		msg = value ? json_pack("{s:s,s:I}", "go", what, "value", (json_int_t)*value)
+			    : json_pack("{s:s}", "go", what);
 		root_broadcast(c, msg);
 		json_decref(msg);
 		return 0;
@@ -322,11 +325,28 @@ int nr_barrier(struct nr_comm *c, const char *what)
 			      err, sizeof(err), idle_progress, c))
 		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
 			       "rank %d: %s: rank 0 (%s): %s", c->rank, what, c->root, err);
+	if (value && json_unpack(msg, "{s:I}", "value", &v)) {
+		json_decref(msg);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: %s: malformed reply of rank 0", c->rank,
+			       what);
+	}
+	if (value)
+		*value = v;
 	json_decref(msg);
 	return 0;
 fail:
 	json_decref(msg);
 	return nr_fail(c, NR_ERR_PEER, "rank %d: %s: rank 0 (%s): %s", c->rank, what, c->root, err);
+}
+
+int nr_barrier(struct nr_comm *c, const char *what)
+{
+	return barrier_value(c, what, NULL);
+}
+
+int nr_barrier_bcast(struct nr_comm *c, const char *what, uint64_t *value)
+{
+	return barrier_value(c, what, value);
 }
 
 int nr_exchange_plain_region(struct nr_comm *c)

@@ -11,6 +11,8 @@ int nr_bootstrap(struct nr_comm *c);
 int nr_exchange_plain_region(struct nr_comm *c);
 /* Barrier over the bootstrap sockets. */
 int nr_barrier(struct nr_comm *c, const char *what);
+/* A barrier that also hands rank 0's *value (< 2^63) to every rank. */
+int nr_barrier_bcast(struct nr_comm *c, const char *what, uint64_t *value);
 void nr_bootstrap_close(struct nr_comm *c);
 
 #endif /* NR_BOOTSTRAP_H */

@@ -18,14 +18,9 @@
 #include "nr_bootstrap.h"
 #include "nr_box_client.h"
 #include "nr_comm.h"
-#include "nr_config.h"
 #include "nr_progress.h"
 #include "nr_region.h"
 #include "nr_util.h"
-
-int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
-int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
-uint32_t nr_comm_credits(const struct nr_comm *comm) { return comm->has_box ? comm->box.credits : 0; }
 
 int nr_post_recvs(struct nr_comm *c, struct nr_ring *r)
 {
@@ -214,16 +209,13 @@ static void comm_free(struct nr_comm *c)
 	free(c);
 }
 
-int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
+int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **comm)
 {
 	struct nr_comm *c;
 	struct in_addr a;
-	int rc;
+	int rc = 0;
 
 	*comm = NULL;
-	rc = nr_config_check(cfg);
-	if (rc)
-		return rc;
 	c = comm_alloc(cfg);
 	if (!c) {
 		nr_set_tls_error("nr_comm_init: out of memory");
@@ -236,8 +228,9 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
 	inet_pton(AF_INET, c->addr, &a);
 	c->peers[c->rank].ip = a.s_addr;
 	find_mac(a.s_addr, c->peers[c->rank].mac);
-	rc = open_transport(c);
-	for (int i = 0; !rc && i < 2; i++)
+	if (!tcp_only)
+		rc = open_transport(c);
+	for (int i = 0; !rc && !tcp_only && i < 2; i++)
 		rc = create_ring(c, i);
 	if (!rc)
 		rc = nr_bootstrap(c);
@@ -245,10 +238,10 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
 		close(c->lfd);
 		c->lfd = -1;
 	}
-	for (int i = 0; !rc && i < 2; i++)
+	for (int i = 0; !rc && !tcp_only && i < 2; i++)
 		rc = connect_ring(c, i);
 	if (!rc)
-		rc = nr_barrier(c, "connecting the rings");
+		rc = nr_barrier(c, tcp_only ? "the rendezvous of the layout" : "connecting the rings");
 	if (rc) {
 		nr_set_tls_error("%s", c->err);
 		c->has_box = c->has_box && c->box.key[0];
@@ -260,7 +253,7 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
 	return 0;
 }
 
-void nr_comm_destroy(struct nr_comm *c)
+void nr_flat_destroy(struct nr_comm *c)
 {
 	if (!c)
 		return;

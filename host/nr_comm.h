@@ -3,7 +3,20 @@
 #ifndef NR_COMM_H
 #define NR_COMM_H
 
+#include <stdbool.h>
+
 #include "comm_internal.h"
+
+/*
+ * A communicator of cfg->world ranks in one ring (cfg checked by the caller):
+ * transport, both rings, rendezvous (registering the box ring with the box
+ * when cfg->switch_addr is set), connect, barrier.  tcp_only: the rendezvous
+ * alone (every rank's address, barriers), no transport.  0 or an nr_err with
+ * nr_comm_last_error(NULL) set.
+ */
+int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **comm);
+/* Barrier (when healthy), the job destroyed on the box (rank 0), everything closed. */
+void nr_flat_destroy(struct nr_comm *c);
 
 /* Keep NR_RECV_DEPTH receives posted on r's receiving QP. */
 int nr_post_recvs(struct nr_comm *c, struct nr_ring *r);

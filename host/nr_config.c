@@ -25,6 +25,8 @@ void nr_config_default(struct nr_config *cfg)
 		.ring_window = 16,
 		.udp_port = 4791,
 		.gid_index = -1,
+		.local_size = 1,
+		.local_rank = -1,
 	};
 }
 
@@ -45,6 +47,25 @@ static int env_uint(const char *name, unsigned long long max, unsigned long long
 bad:
 	nr_set_tls_error("%s=\"%s\": not an integer in 0..%llu", name, s, max);
 	return -1;
+}
+
+/* A number >= 0 (Gbit/s): 1 set, 0 unset, -1 bad. */
+static int env_gbps(const char *name, double *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= 0 && v <= 1e6)) {
+		nr_set_tls_error("%s=\"%s\": not a bandwidth in Gbit/s (0..1e6)", name, s);
+		return -1;
+	}
+	*out = v;
+	return 1;
 }
 
 static const char *env_str(const char *name, const char *dflt)
@@ -68,7 +89,14 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_UDP_PORT", 65535, udp_port),
 		F("NR_GID_INDEX", 255, gid_index),
 		F("NR_ACK_TIMEOUT", 31, ack_timeout),
+		F("NR_LOCAL_SIZE", 1024, local_size),
+		F("NR_LOCAL_RANK", 1024, local_rank),
 #undef F
+	};
+	static const struct { const char *name; size_t off; } gbps[] = {
+		{ "NR_INTRA_GBPS", offsetof(struct nr_config, intra_gbps) },
+		{ "NR_INTER_GBPS", offsetof(struct nr_config, inter_gbps) },
+		{ "NR_SHM_PACE_GBPS", offsetof(struct nr_config, shm_pace_gbps) },
 	};
 
 	nr_config_default(cfg);
@@ -88,6 +116,11 @@ int nr_config_from_env(struct nr_config *cfg)
 		else if (nums[i].size == 4)
 			*(uint32_t *)p = v;   /* int and uint32_t alike, range checked above */
 	}
+	for (size_t i = 0; i < sizeof(gbps) / sizeof(gbps[0]); i++)
+		if (env_gbps(gbps[i].name, (double *)((char *)cfg + gbps[i].off)) < 0)
+			return NR_ERR_CONFIG;
+	cfg->hier = env_str("NR_HIER", NULL);
+	cfg->racks = env_str("NR_RACKS", NULL);
 	cfg->root = env_str("NR_ROOT", NULL);
 	cfg->switch_addr = env_str("NR_SWITCH", NULL);
 	cfg->token = env_str("NR_TOKEN", NULL);
@@ -103,6 +136,77 @@ static bool good_hostport(const char *s)
 	uint16_t port;
 
 	return nr_parse_hostport(s, &ip, &port) == 0 && port != 0;
+}
+
+int nr_racks_parse(const char *s, int *sizes, int max)
+{
+	int n = 0;
+
+	while (s && *s) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v < 1 || v > 4096 || n == max || (*end && *end != ','))
+			return -1;
+		sizes[n++] = v;
+		s = *end ? end + 1 : end;
+		if (*end && !*s)
+			return -1;   /* a trailing comma */
+	}
+	return n ? n : -1;
+}
+
+/* The layout: local ranks and racks.  0 or NR_ERR_CONFIG with the message set. */
+static int check_layout(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	int sizes[NR_RACKS_MAX], n, sum = 0;
+
+	if (cfg->local_size < 1 || cfg->local_size > 64 || cfg->world % cfg->local_size) {
+		nr_set_tls_error("%s=%d: must be 1..64 and divide %s=%d (every host runs as many "
+				 "ranks)", NAME("NR_LOCAL_SIZE", "local_size"), cfg->local_size,
+				 NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->local_rank != -1 && cfg->local_rank != cfg->rank % cfg->local_size) {
+		nr_set_tls_error("%s=%d: rank %d is local rank %d of its host (ranks are numbered "
+				 "host by host)", NAME("NR_LOCAL_RANK", "local_rank"), cfg->local_rank,
+				 cfg->rank, cfg->rank % cfg->local_size);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->hier && strcmp(cfg->hier, "auto") && strcmp(cfg->hier, "parallel") &&
+	    strcmp(cfg->hier, "hierarchical")) {
+		nr_set_tls_error("%s=\"%s\": use auto, parallel or hierarchical",
+				 NAME("NR_HIER", "hier"), cfg->hier);
+		return NR_ERR_CONFIG;
+	}
+	if (!(cfg->intra_gbps >= 0 && cfg->inter_gbps >= 0 && cfg->shm_pace_gbps >= 0)) {
+		nr_set_tls_error("%s: bandwidths must be >= 0 Gbit/s",
+				 NAME("NR_INTRA_GBPS/NR_INTER_GBPS/NR_SHM_PACE_GBPS",
+				      "intra_gbps/inter_gbps/shm_pace_gbps"));
+		return NR_ERR_CONFIG;
+	}
+	if (!cfg->racks)
+		return 0;
+	n = nr_racks_parse(cfg->racks, sizes, NR_RACKS_MAX);
+	for (int k = 0; k < n; k++)
+		sum += sizes[k];
+	if (n < 1 || sum != cfg->world) {
+		nr_set_tls_error("%s=\"%s\": need hosts per rack, e.g. \"4,4\", adding up to %s=%d "
+				 "(at most %d racks)", NAME("NR_RACKS", "racks"), cfg->racks,
+				 NAME("NR_WORLD", "world"), cfg->world, NR_RACKS_MAX);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->local_size > 1) {
+		nr_set_tls_error("%s with %s=%d: racks of hosts with several ranks are not supported",
+				 NAME("NR_RACKS", "racks"), NAME("NR_LOCAL_SIZE", "local_size"),
+				 cfg->local_size);
+		return NR_ERR_CONFIG;
+	}
+	return 0;
+#undef NAME
 }
 
 /* names: env variable names (true) or struct field names (false) in messages. */
@@ -174,7 +278,7 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 NAME("NR_TOKEN", "token"), NAME("NR_SWITCH", "switch_addr"));
 		return NR_ERR_CONFIG;
 	}
-	return NR_OK;
+	return check_layout(cfg, env);
 #undef NAME
 }
 

@@ -10,4 +10,8 @@
 /* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
 int nr_config_check_env(const struct nr_config *cfg, bool env);
 
+#define NR_RACKS_MAX 64
+/* "4,4" into sizes (at most max): the number of racks, or -1 when malformed. */
+int nr_racks_parse(const char *s, int *sizes, int max);
+
 #endif /* NR_CONFIG_H */

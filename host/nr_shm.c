@@ -347,9 +347,17 @@ static int shm_map(struct nr_shm *s, size_t len)
 	return 0;
 }
 
+/* The default: 4 MiB, cut down to a multiple of 4 * size. */
+static size_t area_of(const struct nr_shm_config *cfg)
+{
+	size_t unit = 4 * (size_t)(cfg->size > 0 ? cfg->size : 1);
+
+	return cfg->area_bytes ? cfg->area_bytes : SHM_AREA_DEFAULT / unit * unit;
+}
+
 static int check_config(const struct nr_shm_config *cfg, char *err, size_t errlen)
 {
-	size_t area = cfg->area_bytes ? cfg->area_bytes : SHM_AREA_DEFAULT;
+	size_t area = area_of(cfg);
 
 	if (cfg->size < 1 || cfg->size > NR_LOCAL_MAX || cfg->rank < 0 || cfg->rank >= cfg->size) {
 		snprintf(err, errlen, "shared memory: local rank %d of %d: need 0 <= rank < size "
@@ -386,8 +394,8 @@ int nr_shm_open(const struct nr_shm_config *cfg, struct nr_shm **shm, char *err,
 		return NR_ERR_NOMEM;
 	}
 	*s = (struct nr_shm){ .size = cfg->size, .rank = cfg->rank, .timeout_ms = cfg->timeout_ms,
-			      .area = cfg->area_bytes ? cfg->area_bytes : SHM_AREA_DEFAULT,
-			      .pace_bps = cfg->pace_gbps * 1e9 };
+			      .area = area_of(cfg),
+			      .pace_bps = cfg->pace_bytes_per_s };
 	snprintf(s->name, sizeof(s->name), "%s", cfg->name);
 	len = SHM_DATA_OFF + (2 * (size_t)s->size + 2) * s->area;
 	rc = shm_map(s, len);

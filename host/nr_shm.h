@@ -27,10 +27,10 @@ struct nr_shm_config {
 	const char *name;        /* "/nr-..." the same on every local rank of the host */
 	int size;                /* P: local ranks, 1..NR_LOCAL_MAX */
 	int rank;                /* this local rank */
-	size_t area_bytes;       /* bytes of one area, a multiple of 4 * size (0: 4 MiB) */
+	size_t area_bytes;       /* bytes of one area, a multiple of 4 * size (0: about 4 MiB) */
 	uint32_t timeout_ms;     /* bound on any wait for another local rank */
-	double pace_gbps;        /* > 0: cap this rank's reads of other ranks' data at this
-				    many GB/s (emulates a slower intra-host link); 0: none */
+	double pace_bytes_per_s; /* > 0: cap this rank's reads of other ranks' data at this
+				    rate (emulates a slower intra-host link); 0: none */
 };
 
 /*
@@ -62,7 +62,7 @@ int nr_shm_next_set(struct nr_shm *s);
 /* Input area of local rank r in set (0, 1); the result area of set. */
 float *nr_shm_input(struct nr_shm *s, int set, int r);
 float *nr_shm_result(struct nr_shm *s, int set);
-/* This rank read `bytes` of other ranks' data: wait as pace_gbps demands. */
+/* This rank read `bytes` of other ranks' data: wait as pace_bytes_per_s demands. */
 void nr_shm_pace(struct nr_shm *s, size_t bytes);
 
 #endif /* NR_SHM_H */

@@ -116,6 +116,54 @@ static inline void ranks_box_reference(uint64_t seed, int world, float *ref, siz
 	}
 }
 
+/* Element i summed over hosts[k] for k in ring order from `start` (n terms). */
+static inline float ranks_ring_order(const float *terms, int n, int start)
+{
+	float acc = terms[start];
+
+	for (int j = 1; j < n; j++)
+		acc = acc + terms[(start + j) % n];
+	return acc;
+}
+
+/* Chunk of index k when len elements are cut into n (the first len % n one more). */
+static inline int ranks_chunk_of(size_t k, size_t len, int n)
+{
+	size_t base = len / n, rem = len % n, big = rem * (base + 1);
+
+	return k < big ? (int)(k / (base + 1)) : (int)(rem + (k - big) / base);
+}
+
+/*
+ * Hosts of `local` ranks each (ranks host by host): the local sum of host h
+ * is ((x_{h,0} + x_{h,1}) + ...) in local-rank order.  nr_allreduce (parallel
+ * and hierarchical alike) sums the hosts' local sums in host order;
+ * nr_ring_allreduce cuts the buffer into `local` shares and sums share p in
+ * the ring's order over hosts (ring=1).
+ */
+static inline void ranks_hier_reference(uint64_t seed, int hosts, int local, int ring, float *ref,
+					size_t count)
+{
+	float l[RANKS_MAX];
+
+	for (size_t i = 0; i < count; i++) {
+		for (int h = 0; h < hosts; h++) {
+			l[h] = ranks_value(seed, h * local, i);
+			for (int p = 1; p < local; p++)
+				l[h] = l[h] + ranks_value(seed, h * local + p, i);
+		}
+		if (ring) {
+			int p = ranks_chunk_of(i, count, local);
+			size_t off = p * (count / local) + ((size_t)p < count % local ? (size_t)p : count % local);
+			size_t len = count / local + ((size_t)p < count % local);
+
+			ref[i] = ranks_ring_order(l, hosts, ranks_chunk_of(i - off, len, hosts));
+		} else {
+			ref[i] = ranks_ring_order(l, hosts, 0);
+		}
+	}
+}
+
 /* Fork world children running fn(rank, world, arg); returns their pids. */
 typedef int (*ranks_fn)(int rank, int world, void *arg);
 

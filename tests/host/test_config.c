@@ -14,7 +14,8 @@
 static const char *const vars[] = {
 	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
-	"NR_UDP_PORT", "NR_GID_INDEX",
+	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
+	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS",
 };
 
 static int clear_env(void **state)
@@ -46,7 +47,18 @@ static void test_env_good(void **state)
 	setenv("NR_TIMEOUT_MS", "2500", 1);
 	setenv("NR_POOL_MSGS", "16", 1);
 	setenv("NR_UDP_PORT", "4792", 1);
+	setenv("NR_LOCAL_SIZE", "2", 1);
+	setenv("NR_LOCAL_RANK", "0", 1);
+	setenv("NR_HIER", "parallel", 1);
+	setenv("NR_INTRA_GBPS", "80", 1);
+	setenv("NR_INTER_GBPS", "12.5", 1);
+	setenv("NR_SHM_PACE_GBPS", "0.5", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.local_size, 2);
+	assert_int_equal(cfg.local_rank, 0);
+	assert_string_equal(cfg.hier, "parallel");
+	assert_true(cfg.intra_gbps == 80 && cfg.inter_gbps == 12.5 && cfg.shm_pace_gbps == 0.5);
+	assert_null(cfg.racks);
 	assert_int_equal(cfg.rank, 2);
 	assert_int_equal(cfg.world, 4);
 	assert_string_equal(cfg.root, "10.0.0.1:29500");
@@ -74,6 +86,10 @@ static void test_env_defaults(void **state)
 	assert_int_equal(cfg.mtu, 1024);
 	assert_int_equal(cfg.msg_size, 65536);
 	assert_int_equal(cfg.timeout_ms, 10000);
+	assert_int_equal(cfg.local_size, 1);
+	assert_int_equal(cfg.local_rank, -1);
+	assert_null(cfg.hier);
+	assert_null(cfg.racks);
 }
 
 /* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
@@ -98,6 +114,20 @@ static void test_env_bad(void **state)
 		{ "NR_TIMEOUT_MS", "5", "NR_TIMEOUT_MS" },
 		{ "NR_POOL_MSGS", "7", "NR_POOL_MSGS" },
 		{ "NR_UDP_PORT", "65536", "NR_UDP_PORT" },
+		{ "NR_LOCAL_SIZE", "3", "NR_LOCAL_SIZE" },    /* does not divide NR_WORLD=4 */
+		{ "NR_LOCAL_SIZE", "0", "NR_LOCAL_SIZE" },
+		{ "NR_LOCAL_SIZE", "2", NULL },
+		{ "NR_LOCAL_RANK", "1", "NR_LOCAL_RANK" },    /* rank 2 of 1 per host is local 0 */
+		{ "NR_HIER", "ring", "NR_HIER" },
+		{ "NR_HIER", "hierarchical", NULL },
+		{ "NR_INTRA_GBPS", "-1", "NR_INTRA_GBPS" },
+		{ "NR_INTER_GBPS", "fast", "NR_INTER_GBPS" },
+		{ "NR_SHM_PACE_GBPS", "1e9", "NR_SHM_PACE_GBPS" },
+		{ "NR_INTER_GBPS", "2.5", NULL },
+		{ "NR_RACKS", "2,1", "NR_RACKS" },            /* 3 hosts, NR_WORLD=4 */
+		{ "NR_RACKS", "2,", "NR_RACKS" },
+		{ "NR_RACKS", "x", "NR_RACKS" },
+		{ "NR_RACKS", "1,3", NULL },
 	};
 	struct nr_config cfg;
 

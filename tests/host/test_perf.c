@@ -15,6 +15,7 @@
 #include "ranks.h"
 
 static const char *perf_bin;
+static const char *local_size;   /* NR_LOCAL_SIZE of the ranks (NULL: unset) */
 
 /* Run world ranks of the tool with args; rank 0's stdout into out; exit codes into st. */
 static void run_perf(int world, const char *const *args, char *out, size_t outlen, int *st,
@@ -43,6 +44,10 @@ static void run_perf(int world, const char *const *args, char *out, size_t outle
 			setenv("NR_UDP_PORT", v, 1);
 			setenv("NR_TIMEOUT_MS", "5000", 1);
 			unsetenv("NR_SWITCH");
+			if (local_size)
+				setenv("NR_LOCAL_SIZE", local_size, 1);
+			else
+				unsetenv("NR_LOCAL_SIZE");
 			if (r == 0) {
 				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 				dup2(fd, 1);
@@ -70,7 +75,8 @@ static void run_perf(int world, const char *const *args, char *out, size_t outle
 	printf("%s", out);
 }
 
-static void test_ring_check_json(void **state)
+/* world ranks, `local` per host: --check finds no wrong element; the JSON lines are complete. */
+static void check_json(int world, int local, const char *variant, unsigned salt)
 {
 	static const char *const args[] = { "--algo", "ring", "-b", "4", "-e", "300K", "-f", "7",
 					     "-n", "3", "-w", "1", "--check", "--json", NULL };
@@ -78,31 +84,50 @@ static void test_ring_check_json(void **state)
 	int st[RANKS_MAX], lines = 0;
 	size_t expect = 4;
 
-	run_perf(3, args, out, sizeof(out), st, 31);
-	for (int r = 0; r < 3; r++)
+	run_perf(world, args, out, sizeof(out), st, salt);
+	for (int r = 0; r < world; r++)
 		assert_int_equal(st[r], 0);
 	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"), lines++) {
 		json_error_t e;
 		json_t *j = json_loads(line, 0, &e);
-		const char *algo;
-		int ranks, wrong;
+		const char *algo, *var;
+		int ranks, loc, wrong;
 		json_int_t bytes;
 		double t, alg, bus;
 
 		assert_non_null(j);
-		assert_int_equal(json_unpack(j, "{s:s,s:i,s:I,s:F,s:F,s:F,s:i}", "algo", &algo,
-					     "ranks", &ranks, "bytes", &bytes, "time_us", &t,
-					     "algbw_gbps", &alg, "busbw_gbps", &bus, "wrong", &wrong), 0);
+		assert_int_equal(json_unpack(j, "{s:s,s:s,s:i,s:i,s:I,s:F,s:F,s:F,s:i}", "algo", &algo,
+					     "variant", &var, "ranks", &ranks, "local", &loc, "bytes",
+					     &bytes, "time_us", &t, "algbw_gbps", &alg, "busbw_gbps",
+					     &bus, "wrong", &wrong), 0);
 		assert_string_equal(algo, "ring");
-		assert_int_equal(ranks, 3);
+		assert_string_equal(var, variant);
+		assert_int_equal(ranks, world);
+		assert_int_equal(loc, local);
 		assert_int_equal(bytes, expect);
 		assert_int_equal(wrong, 0);
 		assert_true(t > 0 && alg > 0);
-		assert_true(fabs(bus - alg * 4 / 3) <= 1e-5 * bus);  /* 2(N-1)/N */
+		assert_true(fabs(bus - alg * 2 * (world - 1) / world) <= 1e-5 * bus);  /* 2(N-1)/N */
 		json_decref(j);
 		expect *= 7;
 	}
 	assert_int_equal(lines, 6);   /* 4, 28, ..., 67228 bytes */
+}
+
+static void test_ring_check_json(void **state)
+{
+	local_size = NULL;
+	check_json(3, 1, "flat", 31);
+}
+
+/* 3 hosts of 2 ranks: the reference follows the hosts' layout (netreduce.h). */
+static void test_hosts_check_json(void **state)
+{
+	local_size = "2";
+	setenv("NR_HIER", "hierarchical", 1);
+	check_json(6, 2, "hierarchical", 34);
+	unsetenv("NR_HIER");
+	local_size = NULL;
 }
 
 static void test_errors_exit_2(void **state)
@@ -123,6 +148,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_check_json),
+		cmocka_unit_test(test_hosts_check_json),
 		cmocka_unit_test(test_errors_exit_2),
 	};
 

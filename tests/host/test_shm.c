@@ -63,7 +63,7 @@ static struct nr_shm_config case_config(const struct shm_case *t, int rank, int 
 	return (struct nr_shm_config){ .name = t->name, .size = world, .rank = rank,
 				       .area_bytes = (size_t)4 * t->area_elems * world,
 				       .timeout_ms = t->timeout_ms ? t->timeout_ms : 20000,
-				       .pace_gbps = t->pace_gbps };
+				       .pace_bytes_per_s = t->pace_gbps * 1e9 };
 }
 
 /* Local-rank-order sum of element i (seed s). */

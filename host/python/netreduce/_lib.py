@@ -46,6 +46,13 @@ class NrConfig(ctypes.Structure):
         ("udp_port", ctypes.c_uint16),
         ("gid_index", ctypes.c_int),
         ("ack_timeout", ctypes.c_uint8),
+        ("local_size", ctypes.c_int),
+        ("local_rank", ctypes.c_int),
+        ("hier", ctypes.c_char_p),
+        ("intra_gbps", ctypes.c_double),
+        ("inter_gbps", ctypes.c_double),
+        ("shm_pace_gbps", ctypes.c_double),
+        ("racks", ctypes.c_char_p),
     ]
 
 
@@ -54,7 +61,8 @@ class NrConfig(ctypes.Structure):
 # instead of being handed a wrong layout.
 _DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
              "timeout_ms": 10000, "pool_msgs": 8, "ring_window": 16, "udp_port": 4791,
-             "gid_index": -1, "ack_timeout": 0, "root": None, "switch_addr": None}
+             "gid_index": -1, "ack_timeout": 0, "root": None, "switch_addr": None,
+             "local_size": 1, "local_rank": -1, "hier": None, "racks": None}
 
 _lock = threading.Lock()
 _lib = None

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* All-reduce through the box on one ring of ranks (nr_allreduce_box.c). */
+#ifndef NR_ALLREDUCE_BOX_H
+#define NR_ALLREDUCE_BOX_H
+
+#include "comm_internal.h"
+
+/* nr_allreduce's contract (netreduce.h) on a communicator of one ring: rank order 0..N-1. */
+int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		     enum nr_dtype dtype, enum nr_op op);
+
+#endif /* NR_ALLREDUCE_BOX_H */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The public calls of libnetreduce (netreduce.h), on top of everything: a
+ * communicator is one ring of ranks (nr_comm.c, nr_allreduce_box.c,
+ * nr_allreduce_ring.c), or, when its ranks share hosts (NR_LOCAL_SIZE > 1),
+ * the layout of a topology whose collectives run on sub-communicators
+ * (nr_allreduce_hier.c).
+ */
+#include <string.h>
+
+#include "netreduce.h"
+#include "nr_allreduce_box.h"
+#include "nr_allreduce_hier.h"
+#include "nr_allreduce_ring.h"
+#include "nr_collective.h"
+#include "nr_comm.h"
+#include "nr_config.h"
+#include "nr_topo.h"
+#include "nr_util.h"
+
+int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
+{
+	int rc;
+
+	*comm = NULL;
+	rc = nr_config_check(cfg);
+	if (rc)
+		return rc;
+	if (cfg->racks) {
+		nr_set_tls_error("racks (NR_RACKS=%s): not built yet", cfg->racks);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->local_size > 1)
+		return nr_hier_init(cfg, comm);
+	return nr_flat_init(cfg, false, comm);
+}
+
+void nr_comm_destroy(struct nr_comm *comm)
+{
+	if (comm && comm->topo)
+		nr_topo_destroy(comm);
+	else
+		nr_flat_destroy(comm);
+}
+
+/* A collective on a topology: the arguments, then the topology's all-reduce. */
+static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			  enum nr_dtype dtype, enum nr_op op, bool ring)
+{
+	const char *fn = ring ? "nr_ring_allreduce" : "nr_allreduce";
+	int rc;
+
+	if (!ring && !c->broken && !c->topo->has_box)
+		return nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
+			       "use nr_ring_allreduce without a box");
+	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, fn, &rc))
+		return rc;
+	rc = nr_hier_allreduce(c, sendbuf, recvbuf, count, ring);
+	if (rc && rc != NR_ERR_INVALID)
+		c->broken = true;
+	return rc;
+}
+
+int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 enum nr_dtype dtype, enum nr_op op)
+{
+	if (c && c->topo)
+		return topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, false);
+	return nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+}
+
+int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		      enum nr_dtype dtype, enum nr_op op)
+{
+	if (c && c->topo)
+		return topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, true);
+	return nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+}
+
+int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
+int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
+
+uint32_t nr_comm_credits(const struct nr_comm *comm)
+{
+	const struct nr_comm *box = comm->topo ? comm->topo->col : comm;
+
+	return box && box->has_box ? box->box.credits : 0;
+}
+
+const char *nr_comm_algo(const struct nr_comm *comm)
+{
+	return comm->topo ? nr_hier_variant_name(comm) : "flat";
+}
