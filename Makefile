@@ -23,7 +23,7 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
+.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
 
 all: build
 
@@ -34,6 +34,7 @@ help:
 	@echo "make demo-docker  box and DOCKER_HOSTS (default 4) hosts in containers: box vs ring,"
 	@echo "                checked; starts the Docker engine and builds the images if needed (root)"
 	@echo "make docker-clean remove the container testbed's images (and its imported debian:12)"
+	@echo "make test-large the larger testbed topologies, e.g. 4 hosts x 4 processes (root, opt-in)"
 	@echo "make build      release build in $(BUILD)/"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
@@ -77,6 +78,10 @@ test: build asan
 	$(MESON_TEST) -C $(BUILD) --logbase rtl --suite rtl
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	tests/summary $(ASAN) $(BUILD)
+
+# Opt-in, not part of make test: the larger testbed topologies (meson suite large).
+test-large: build
+	$(MESON_TEST) -C $(BUILD) --logbase large --suite large
 
 # Links shaped to 200 Mbit/s so that they, not the 2 CPUs the box and the hosts
 # share on a small machine, are the bottleneck: the comparison is then about traffic.

@@ -152,8 +152,10 @@ int nr_hier_allreduce(struct nr_comm *w, const float *src, float *dst, size_t co
 	if (rc)
 		return nr_fail(w, rc, "rank %d: %s", w->rank, nr_shm_error(t->shm));
 	if (owner) {
+		nr_shm_busy(t->shm, true);
 		rc = ring ? nr_plain_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM)
 			  : nr_box_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM);
+		nr_shm_busy(t->shm, false);
 		if (rc) {
 			nr_topo_sub_fail(w, t->col_name, t->col, rc);
 			return nr_shm_fail(t->shm, rc, "%s", w->err);

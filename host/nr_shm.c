@@ -17,6 +17,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,12 @@
 #define SHM_AREA_DEFAULT (4u << 20)
 #define SHM_SPINS 2000
 
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#else
+#define cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
 struct shm_hdr {
 	_Atomic uint32_t magic;           /* set last by the creator */
 	uint32_t size;
@@ -46,6 +53,7 @@ struct shm_hdr {
 	_Atomic uint32_t gen;             /* barrier generation: the futex word */
 	_Atomic uint32_t arrived[NR_LOCAL_MAX];   /* 1 + the generation a rank last arrived at */
 	_Atomic int32_t pid[NR_LOCAL_MAX];
+	_Atomic uint32_t busy[NR_LOCAL_MAX];      /* in a phase with its own timeout (nr_shm_busy) */
 	char failure[NR_SHM_ERRLEN];      /* the failed rank's message */
 };
 
@@ -176,12 +184,21 @@ static int process_gone(int32_t pid)
 	return gone;
 }
 
-/* Ranks that have not arrived at generation g: listed in buf; 1 if one of them is gone. */
-static int missing_ranks(struct nr_shm *s, uint32_t g, char *buf, size_t len)
+void nr_shm_busy(struct nr_shm *s, bool busy)
+{
+	atomic_store(&s->h->busy[s->rank], busy);
+}
+
+/*
+ * Ranks that have not arrived at generation g: listed in buf; 1 if one of
+ * them is gone; *idle: how many of them are not busy.
+ */
+static int missing_ranks(struct nr_shm *s, uint32_t g, char *buf, size_t len, int *idle)
 {
 	size_t o = 0;
 	int gone = 0;
 
+	*idle = 0;
 	buf[0] = '\0';
 	for (int r = 0; r < s->size && o < len; r++) {
 		int32_t pid = atomic_load(&s->h->pid[r]);
@@ -191,6 +208,7 @@ static int missing_ranks(struct nr_shm *s, uint32_t g, char *buf, size_t len)
 			continue;
 		dead = pid > 0 && process_gone(pid);
 		gone |= dead;
+		*idle += !atomic_load(&s->h->busy[r]);
 		o += snprintf(buf + o, len - o, "%s%d%s", o ? ", " : "", r,
 			      dead ? " (its process exited)" : pid ? "" : " (never attached)");
 	}
@@ -203,6 +221,7 @@ int nr_shm_barrier(struct nr_shm *s, const char *what)
 	uint32_t g = atomic_load(&h->gen);
 	uint64_t deadline = nr_now_ms() + s->timeout_ms, check = 0;
 	char who[256];
+	int idle;
 
 	if (atomic_load(&h->failed))
 		return peer_failed(s, what);
@@ -216,7 +235,7 @@ int nr_shm_barrier(struct nr_shm *s, const char *what)
 	for (int spin = 0; spin < SHM_SPINS; spin++) {
 		if (atomic_load(&h->gen) != g)
 			return 0;
-		__builtin_ia32_pause();
+		cpu_relax();
 	}
 	while (atomic_load(&h->gen) == g) {
 		struct timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000000 };
@@ -228,18 +247,19 @@ int nr_shm_barrier(struct nr_shm *s, const char *what)
 		if (atomic_load(&h->failed))
 			return peer_failed(s, what);
 		now = nr_now_ms();
-		if (now >= check) {   /* a dead local rank fails us at once, not at the deadline */
-			check = now + 100;
-			if (missing_ranks(s, g, who, sizeof(who)))
-				return nr_shm_fail(s, NR_ERR_PEER, "local rank %d: %s: local rank %s",
-						   s->rank, what, who);
-		}
-		if (now > deadline) {
-			missing_ranks(s, g, who, sizeof(who));
+		if (now < check && now <= deadline)
+			continue;
+		/* a dead local rank fails us at once, not at the deadline */
+		check = now + 100;
+		if (missing_ranks(s, g, who, sizeof(who), &idle))
+			return nr_shm_fail(s, NR_ERR_PEER, "local rank %d: %s: local rank %s", s->rank,
+					   what, who);
+		if (!idle)   /* the missing ones are busy with their own timeouts */
+			deadline = now + s->timeout_ms;
+		if (now > deadline)
 			return nr_shm_fail(s, NR_ERR_TIMEOUT, "local rank %d: %s: local rank(s) %s "
 					   "did not arrive within %u ms", s->rank, what, who,
 					   s->timeout_ms);
-		}
 	}
 	return 0;
 }

@@ -15,6 +15,7 @@
 #ifndef NR_SHM_H
 #define NR_SHM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,8 +42,17 @@ struct nr_shm_config {
 int nr_shm_open(const struct nr_shm_config *cfg, struct nr_shm **shm, char *err, size_t errlen);
 void nr_shm_close(struct nr_shm *s);
 
-/* All P ranks: 0, or an nr_err (timeout naming the missing ranks, or another rank failed). */
+/*
+ * All P ranks: 0, or an nr_err: another rank failed or exited, or a rank that
+ * is not busy did not come within timeout_ms (the message names them).
+ */
 int nr_shm_barrier(struct nr_shm *s, const char *what);
+/*
+ * This rank enters (true) or leaves (false) a phase bounded by its own
+ * timeout (its network collective): meanwhile the others wait for it without
+ * a deadline; it fails them (nr_shm_fail) if the phase fails.
+ */
+void nr_shm_busy(struct nr_shm *s, bool busy);
 /*
  * This rank failed: record why and wake the others, whose waits then fail
  * naming this rank.  Returns code (negative nr_err) and sets nr_shm_error.

@@ -111,6 +111,22 @@ rtl3)
 		fail "no frames or no results through the RTL model: $line"
 	pass "3 hosts, the box on the aggregator's RTL (Verilator), 4 B..1 MiB: exact"
 	;;
+hier4x2)
+	# 4 hosts of 2 ranks (NR_LOCAL_SIZE=2, one address per rank on the
+	# host's one link): both variants through the box and the flat ring of
+	# all 8 ranks, bit-identical to their documented orders under loss.
+	run_check "4 hosts x 2 processes, 1% loss, 1% dup, 1% reorder" 12 --hosts 4 --procs 2 \
+		--algo parallel,hierarchical,ring --loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,4M
+	pass "4 hosts x 2 processes (parallel, hierarchical, flat ring) with 1% loss, dup, reorder: exact"
+	;;
+hier4x4)
+	# (suite large, make test-large) 16 processes on 4 hosts.
+	run_check "4 hosts x 4 processes, 1% loss, 1% dup, 1% reorder" 12 --hosts 4 --procs 4 \
+		--algo parallel,hierarchical,ring --loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,16M
+	pass "4 hosts x 4 processes (parallel, hierarchical, flat ring) with 1% loss, dup, reorder: exact"
+	;;
 hostkill|boxrestart|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"
 	;;

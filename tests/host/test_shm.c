@@ -239,6 +239,46 @@ static void test_rank_never_comes(void **state)
 	check_failure(2, "2 (never attached) did not arrive within 1500 ms", 1500, 15000);
 }
 
+/* Rank 1 is busy (its own network phase) three times the timeout: the others wait. */
+static int busy_child(int rank, int world, void *arg)
+{
+	struct shm_case *t = arg;
+	struct nr_shm_config cfg = case_config(t, rank, world);
+	char err[NR_SHM_ERRLEN];
+	struct nr_shm *s;
+	int rc = nr_shm_open(&cfg, &s, err, sizeof(err));
+
+	if (rc)
+		return report(t, rank, 2, "%s", err);
+	if (rank == 1) {
+		nr_shm_busy(s, true);
+		usleep(3 * t->timeout_ms * 1000);
+		nr_shm_busy(s, false);
+	}
+	rc = nr_shm_barrier(s, "after the busy phase");
+	if (!rc && rank == 2)
+		usleep(3 * t->timeout_ms * 1000);   /* not busy: the others give up on it */
+	if (!rc)
+		rc = nr_shm_barrier(s, "waiting for an idle rank");
+	report(t, rank, rc ? 3 : 0, "%s", rc ? nr_shm_error(s) : "");
+	nr_shm_close(s);
+	return rank == 2 || rc ? 0 : 4;
+}
+
+static void test_busy_rank(void **state)
+{
+	struct shm_case t = { .area_elems = 4, .timeout_ms = 400 };
+
+	run_case(&t, 3, busy_child, 30000);
+	for (int r = 0; r < 3; r++)
+		if (t.out->rc[r])
+			fail_msg("rank %d: exit %d: %s", r, t.out->rc[r], t.out->msg[r]);
+	/* the first barrier waited 1.2 s for the busy rank; the second failed on the idle one */
+	assert_non_null(strstr(t.out->msg[0], "2 did not arrive within 400 ms"));
+	assert_non_null(strstr(t.out->msg[1], "did not arrive within 400 ms"));
+	munmap(t.out, sizeof(*t.out));
+}
+
 static int mismatch_child(int rank, int world, void *arg)
 {
 	struct shm_case *t = arg;
@@ -325,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_rank_exits),
 		cmocka_unit_test(test_rank_never_comes),
 		cmocka_unit_test(test_size_mismatch),
+		cmocka_unit_test(test_busy_rank),
 		cmocka_unit_test(test_pace),
 	};
 

@@ -10,7 +10,9 @@
 #   host ns nrtIDh<i>                      box ns nrtIDb
 #   +-------------------+                  +-----------------------------------+
 #   | nrtIDd<i>  data   |==== veth ========| nrtIDp<i>  net_af_packet port i   |
-#   | 10.77.0.<i+1>/16  |  (htb both ways) |            of netreduce-switch    |
+#   | 10.77.p.<i+1>/16  |  (htb both ways) |            of netreduce-switch    |
+#   | (one per process p|                  |                                   |
+#   |  with --procs)    |                  |                                   |
 #   |                   |                  |            (or Linux bridge       |
 #   |                   |                  |             nrtIDsw: --no-box)    |
 #   | nrtIDm<i>  mgmt   |==== veth ========| nrtIDn<i> -- bridge nrtIDbr       |
@@ -57,6 +59,7 @@ tb_init() {
 	mkdir -m 0700 "$TB_RUNDIR" || tb_die "cannot create $TB_RUNDIR"
 	TB_NS_BOX="${TB_P}b"
 	TB_HOSTS=0
+	TB_PROCS=${TB_PROCS:-1}
 	TB_MODE=${TB_MODE:-box}
 	TB_RATE=${TB_RATE:-0}
 	TB_LOSS=${TB_LOSS:-0}
@@ -75,7 +78,8 @@ tb_init() {
 }
 
 tb_ns_host() { echo "${TB_P}h$1"; }
-tb_data_ip() { echo "10.77.0.$(( $1 + 1 ))"; }
+# tb_data_ip I [P]: the data address of process P (default 0) of host I.
+tb_data_ip() { echo "10.77.${2:-0}.$(( $1 + 1 ))"; }
 tb_mgmt_ip() { echo "10.76.0.$(( $1 + 1 ))"; }
 tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
 
@@ -134,6 +138,18 @@ tb_shape() {
 	fi
 }
 
+# With TB_INTRA_RATE (Mbit/s) the host's own traffic between its processes
+# (over lo: the flat ring's intra-host edges) is shaped like a slower
+# intra-host link; the library's shared memory gets the same cap through
+# NR_SHM_PACE_GBPS (tb_host_env).
+tb_shape_intra() {
+	local ns=$1
+	[ -n "${TB_INTRA_RATE:-}" ] || return 0
+	tc -n "$ns" qdisc add dev lo root handle 1: htb default 1 r2q 100000 &&
+	tc -n "$ns" class add dev lo parent 1: classid 1:1 htb rate "${TB_INTRA_RATE}mbit" \
+		burst 64k cburst 64k quantum 30000 || tb_die "tc htb on lo of $ns failed"
+}
+
 tb_netem_args() {
 	local a=""
 	[ "$TB_LOSS" != 0 ] && a="$a loss ${TB_LOSS}%"
@@ -173,7 +189,7 @@ tb_impair_set() {
 
 # tb_setup N: namespaces, links, addresses, shaping, impairment.
 tb_setup() {
-	local n=$1 i ns d p netem=""
+	local n=$1 i q ns d p netem=""
 	TB_HOSTS=$n
 	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
 	ip netns add "$TB_NS_BOX" || tb_die "ip netns add $TB_NS_BOX failed"
@@ -216,8 +232,11 @@ tb_setup() {
 				tb_die "veth $d/$p failed"
 		fi
 		ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
-		ip -n "$ns" addr add "$(tb_data_ip "$i")/16" dev "$d"
+		for ((q = 0; q < TB_PROCS; q++)); do
+			ip -n "$ns" addr add "$(tb_data_ip "$i" "$q")/16" dev "$d"
+		done
 		ip -n "$ns" link set "$d" up
+		tb_shape_intra "$ns"
 		tb_offloads_off "$ns" "$d"
 		tb_offloads_off "$TB_NS_BOX" "$p"
 		ip -n "$TB_NS_BOX" link set "$p" up
@@ -235,7 +254,10 @@ tb_setup() {
 		else
 			tb_shape "$TB_NS_BOX" "$p" "$netem"
 		fi
-		printf '%s %s %s\n' "$(tb_data_ip "$i")" "$ns" "$(tb_mgmt_ip "$i")" >> "$TB_RUNDIR/hostmap"
+		for ((q = 0; q < TB_PROCS; q++)); do
+			printf '%s %s %s\n' "$(tb_data_ip "$i" "$q")" "$ns" "$(tb_mgmt_ip "$i")" \
+				>> "$TB_RUNDIR/hostmap"
+		done
 	done
 	# Static neighbours: hosts find each other without depending on ARP
 	# flooding through the box (ARP still works; this only removes a race).
@@ -244,8 +266,10 @@ tb_setup() {
 		local j
 		for ((j = 0; j < n; j++)); do
 			[ "$j" = "$i" ] && continue
-			ip -n "$ns" neigh replace "$(tb_data_ip "$j")" lladdr "$(tb_host_mac "$j")" \
-				dev "${TB_P}d$i" nud permanent
+			for ((q = 0; q < TB_PROCS; q++)); do
+				ip -n "$ns" neigh replace "$(tb_data_ip "$j" "$q")" lladdr \
+					"$(tb_host_mac "$j")" dev "${TB_P}d$i" nud permanent
+			done
 		done
 	done
 	if [ "$TB_IMPAIR" = user ]; then
@@ -261,7 +285,8 @@ tb_setup() {
 		sleep 0.2
 		kill -0 "$TB_IMPAIR_PID" 2>/dev/null || { cat "$TB_RUNDIR/impair.log" >&2; tb_die "nr-impair failed"; }
 	fi
-	tb_log "$n hosts, mode $TB_MODE, rate ${TB_RATE} Mbit/s, loss ${TB_LOSS}% dup ${TB_DUP}%" \
+	tb_log "$n hosts x $TB_PROCS processes, mode $TB_MODE, rate ${TB_RATE} Mbit/s" \
+		"(intra-host ${TB_INTRA_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
 		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
 }
 
@@ -331,45 +356,51 @@ tb_ctl() {
 	ip netns exec "$TB_NS_BOX" "$(tb_bin_ctl)" --socket "$TB_CTL_SOCK" "$@"
 }
 
-# tb_host_env I RANK WORLD ROOT_I: the environment of host I: libnetreduce's
-# NR_*, and torch.distributed's env:// rendezvous (MASTER_ADDR/PORT: the job's
-# first host, on the data path through the box; RANK, WORLD_SIZE) with Gloo
-# bound to the host's data interface (GLOO_SOCKET_IFNAME).  Over a plain
-# bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so the library
-# runs without one (ring only) instead of trying to register a job.
+# tb_host_env I RANK WORLD ROOT_I [P]: the environment of process P (default
+# 0) of host I: libnetreduce's NR_*, and torch.distributed's env://
+# rendezvous (MASTER_ADDR/PORT: the job's first host, on the data path
+# through the box; RANK, WORLD_SIZE) with Gloo bound to the host's data
+# interface (GLOO_SOCKET_IFNAME), plus TB_HOST_ENV (extra NAME=VALUE words).
+# Over a plain bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so
+# the library runs without one (ring only) instead of trying to register a job.
 tb_host_env() {
-	local i=$1 rank=$2 world=$3 root=$4 box=""
+	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box=""
 	[ "$TB_MODE" = bridge ] || box="NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
-		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i")" \
+		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
 		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
-		"RANK=$rank WORLD_SIZE=$world GLOO_SOCKET_IFNAME=${TB_P}d$i"
+		"RANK=$rank WORLD_SIZE=$world GLOO_SOCKET_IFNAME=${TB_P}d$i ${TB_HOST_ENV:-}"
 }
 
-# tb_launch TAG FIRST COUNT CMD...: start CMD in hosts FIRST..FIRST+COUNT-1
-# (ranks 0..COUNT-1 of one job) in the background.  Rank 0's stdout goes to
-# RUNDIR/TAG.out; every host's stderr (and other ranks' stdout) to
-# RUNDIR/TAG.h<i>.log.  Sets TB_LAUNCH_PIDS.
+# tb_launch TAG FIRST COUNT CMD...: start CMD in hosts FIRST..FIRST+COUNT-1,
+# TB_LAUNCH_PROCS (default 1) processes each (ranks host by host: process p
+# of the job's host r is rank r * procs + p) in the background.  Rank 0's
+# stdout goes to RUNDIR/TAG.out; every process's stderr (and other ranks'
+# stdout) to RUNDIR/TAG.h<i>[.<p>].log.  Sets TB_LAUNCH_PIDS.
 tb_launch() {
-	local tag=$1 first=$2 count=$3 r i
+	local tag=$1 first=$2 count=$3 procs=${TB_LAUNCH_PROCS:-1} r i p rank log
 	shift 3
 	TB_LAUNCH_PIDS=()
 	: > "$TB_RUNDIR/$tag.out"
 	for ((r = 0; r < count; r++)); do
 		i=$((first + r))
-		local envs
-		envs=$(tb_host_env "$i" "$r" "$count" "$first")
-		if [ "$r" = 0 ]; then
-			# shellcheck disable=SC2086
-			ip netns exec "$(tb_ns_host "$i")" env $envs "$@" \
-				> "$TB_RUNDIR/$tag.out" 2> "$TB_RUNDIR/$tag.h$i.log" &
-		else
-			# shellcheck disable=SC2086
-			ip netns exec "$(tb_ns_host "$i")" env $envs "$@" \
-				> "$TB_RUNDIR/$tag.h$i.log" 2>&1 &
-		fi
-		TB_LAUNCH_PIDS+=($!)
-		tb_track "$!"
+		for ((p = 0; p < procs; p++)); do
+			local envs
+			rank=$((r * procs + p))
+			envs=$(tb_host_env "$i" "$rank" $((count * procs)) "$first" "$p")
+			log="$TB_RUNDIR/$tag.h$i.log"
+			[ "$p" = 0 ] || log="$TB_RUNDIR/$tag.h$i.$p.log"
+			if [ "$rank" = 0 ]; then
+				# shellcheck disable=SC2086
+				ip netns exec "$(tb_ns_host "$i")" env $envs "$@" \
+					> "$TB_RUNDIR/$tag.out" 2> "$log" &
+			else
+				# shellcheck disable=SC2086
+				ip netns exec "$(tb_ns_host "$i")" env $envs "$@" > "$log" 2>&1 &
+			fi
+			TB_LAUNCH_PIDS+=($!)
+			tb_track "$!"
+		done
 	done
 }
 
