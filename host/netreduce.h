@@ -114,7 +114,8 @@ void nr_comm_destroy(struct nr_comm *comm);
  * ((x_0 + x_1) + x_2) + ... + x_{world-1}.  With local_size P > 1 (H hosts of
  * P ranks, ranks host by host): L_h = ((x_{hP} + x_{hP+1}) + ...) +
  * x_{hP+P-1} in local-rank order inside host h, then ((L_0 + L_1) + ...) +
- * L_{H-1} through the box, whichever variant runs (nr_comm_algo).
+ * L_{H-1} through the box, whichever variant runs (nr_comm_algo).  Across
+ * racks (racks set): docs/racks.md, "Summation order".
  */
 int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op);

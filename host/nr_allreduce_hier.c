@@ -122,16 +122,7 @@ int nr_hier_init(const struct nr_config *cfg, struct nr_comm **comm)
 		rc = nr_topo_sub_init(w, t->col_name, p, t->host, t->hosts, p,
 				      t->variant == NR_HIER_PARALLEL || p == 0 ? cfg->switch_addr : NULL,
 				      cfg->udp_port, &t->col);
-	if (!rc)
-		rc = nr_barrier(w, "connecting the columns");
-	if (rc) {
-		nr_set_tls_error("%s", w->err);
-		w->broken = true;
-		nr_topo_destroy(w);
-		return rc;
-	}
-	*comm = w;
-	return 0;
+	return nr_topo_init_end(w, rc, "connecting the columns", comm);
 }
 
 /* Local reduce-scatter, the share through the column (box or plain ring), local all-gather. */

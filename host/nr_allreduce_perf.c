@@ -18,12 +18,17 @@
 #include "netreduce.h"
 #include "proto/nr_text.h"
 
+#define NR_PERF_RACKS 64
+
 struct opts {
 	size_t min, max;
 	double factor;
 	int iters, warmup;
 	bool ring, check, json, algo_set;
 	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
+	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
+	int rack_sizes[NR_PERF_RACKS], rack_boxes[NR_PERF_RACKS];
+	const char *boxes_arg;
 };
 
 static void usage(FILE *f)
@@ -42,12 +47,15 @@ static void usage(FILE *f)
 "                        that differ from the reference (the documented order of\n"
 "                        netreduce.h: rank order for netreduce, the ring's own\n"
 "                        order for ring; with NR_LOCAL_SIZE > 1 the hosts'\n"
-"                        local sums in those orders), over all ranks\n"
+"                        local sums in those orders; across racks docs/racks.md),\n"
+"                        over all ranks\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
 "                        {\"algo\",\"variant\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
 "                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
 "                        local: ranks per host)\n"
 "                        (bandwidths in GB/s = 1e9 bytes/s, as in the table)\n"
+"      --rack-boxes LIST for --check across racks (NR_RACKS): 1 or 0 per rack, whether\n"
+"                        it has a box (default: every rack as this rank's)\n"
 "      --rank R --world N --root IP:PORT --switch IP:PORT --token T\n"
 "      --transport soft|verbs --device DEV --addr IP --msg-size B --timeout-ms T\n"
 "                        override NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN,\n"
@@ -101,35 +109,73 @@ static int chunk_of(size_t k, size_t len, int n)
 	return k < big ? (int)(k / (base + 1)) : (int)(rem + (k - big) / base);
 }
 
+/* Where element i falls when count elements are cut into n: *off, *len of its part. */
+static int part_of(size_t i, size_t count, int n, size_t *off, size_t *len)
+{
+	int p = chunk_of(i, count, n);
+	size_t rem = count % n;
+
+	*off = p * (count / n) + ((size_t)p < rem ? (size_t)p : rem);
+	*len = count / n + ((size_t)p < rem);
+	return p;
+}
+
 /*
- * The documented summation order (netreduce.h), for H = world / local hosts
- * of `local` ranks, ranks host by host: the local sum of host h is
+ * The documented summation orders (netreduce.h, docs/racks.md) of element i.
+ * Hosts of `local` ranks (ranks host by host): the local sum of host h is
  * ((x_{h,0} + x_{h,1}) + ...) (with one rank per host, x_h itself); through
  * the box the hosts' sums are added in host order; on the ring the buffer is
  * cut into `local` shares and share p's element k is summed round the hosts
  * from the host whose ring chunk holds k.
  */
-static void reference(bool ring, uint64_t salt, int world, int local, float *ref, size_t count)
+static float hosts_order(const struct opts *o, uint64_t salt, int world, size_t i, size_t count,
+			 float *l)
 {
-	int hosts = world / local;
-	float *l = malloc(hosts * sizeof(float));
+	int hosts = world / o->local;
+	size_t off, len;
 
-	for (size_t i = 0; i < count; i++) {
-		for (int h = 0; h < hosts; h++) {
-			l[h] = value(salt, h * local, i);
-			for (int p = 1; p < local; p++)
-				l[h] = l[h] + value(salt, h * local + p, i);
-		}
-		if (ring) {
-			int p = chunk_of(i, count, local);
-			size_t rem = count % local, off = p * (count / local) + ((size_t)p < rem ? (size_t)p : rem);
-
-			ref[i] = ring_sum(l, hosts, chunk_of(i - off, count / local + ((size_t)p < rem),
-							     hosts));
-		} else {
-			ref[i] = ring_sum(l, hosts, 0);
-		}
+	for (int h = 0; h < hosts; h++) {
+		l[h] = value(salt, h * o->local, i);
+		for (int p = 1; p < o->local; p++)
+			l[h] = l[h] + value(salt, h * o->local + p, i);
 	}
+	if (!o->ring)
+		return ring_sum(l, hosts, 0);
+	part_of(i, count, o->local, &off, &len);
+	return ring_sum(l, hosts, chunk_of(i - off, len, hosts));
+}
+
+/*
+ * Racks: rack k's sum in rank order (box) or the ring's order (no box, or
+ * --algo ring); the m agents per rack (m: the smallest rack) cut the buffer
+ * into m pieces, piece j's element k summed round the racks from the rack
+ * whose chunk holds k.
+ */
+static float racks_order(const struct opts *o, uint64_t salt, size_t i, size_t count, float *l)
+{
+	float sums[NR_PERF_RACKS];
+	int m = o->rack_sizes[0], first = 0;
+	size_t off, len;
+
+	for (int k = 1; k < o->nracks; k++)
+		m = o->rack_sizes[k] < m ? o->rack_sizes[k] : m;
+	for (int k = 0; k < o->nracks; first += o->rack_sizes[k], k++) {
+		for (int r = 0; r < o->rack_sizes[k]; r++)
+			l[r] = value(salt, first + r, i);
+		sums[k] = ring_sum(l, o->rack_sizes[k], !o->ring && o->rack_boxes[k] ? 0 :
+				   chunk_of(i, count, o->rack_sizes[k]));
+	}
+	part_of(i, count, m, &off, &len);
+	return ring_sum(sums, o->nracks, chunk_of(i - off, len, o->nracks));
+}
+
+static void reference(const struct opts *o, uint64_t salt, int world, float *ref, size_t count)
+{
+	float *l = malloc(world * sizeof(float));
+
+	for (size_t i = 0; i < count; i++)
+		ref[i] = o->nracks ? racks_order(o, salt, i, count, l)
+				   : hosts_order(o, salt, world, i, count, l);
 	free(l);
 }
 
@@ -171,7 +217,7 @@ static int check_size(struct nr_comm *c, const struct opts *o, float *send, floa
 
 	for (size_t i = 0; i < count; i++)
 		send[i] = value(salt, rank, i);
-	reference(o->ring, salt, world, o->local, ref, count);
+	reference(o, salt, world, ref, count);
 	memset(recv, 0xff, count * 4);
 	rc = run_op(c, o->ring, send, recv, count);
 	if (rc)
@@ -248,10 +294,43 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 	return status;
 }
 
+/* NR_RACKS and --rack-boxes (default: every rack as this rank's, box or not). */
+static int parse_racks(struct opts *o, const struct nr_config *cfg)
+{
+	const char *b = o->boxes_arg;
+	int k = 0, sum = 0;
+
+	for (const char *s = cfg->racks; s && *s && o->nracks < NR_PERF_RACKS; o->nracks++) {
+		o->rack_sizes[o->nracks] = (int)strtol(s, (char **)&s, 10);
+		sum += o->rack_sizes[o->nracks];
+		s += *s == ',';
+	}
+	if (cfg->racks && (sum != cfg->world || o->rack_sizes[0] < 1)) {
+		fprintf(stderr, "nr-allreduce-perf: NR_RACKS=%s: hosts per rack adding up to the "
+			"world size %d\n", cfg->racks, cfg->world);
+		return -1;
+	}
+	for (k = 0; k < o->nracks; k++) {
+		o->rack_boxes[k] = cfg->switch_addr != NULL;
+		if (b && (*b == '0' || *b == '1')) {
+			o->rack_boxes[k] = *b++ == '1';
+			b += *b == ',';
+		} else if (b) {
+			break;
+		}
+	}
+	if (b && (k < o->nracks || *b)) {
+		fprintf(stderr, "nr-allreduce-perf: --rack-boxes %s: one 0 or 1 per rack of "
+			"NR_RACKS=%s\n", o->boxes_arg, cfg->racks ? cfg->racks : "(unset)");
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT };
+	       O_MSG, O_TIMEOUT, O_BOXES };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -260,6 +339,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "switch", 1, 0, O_SWITCH }, { "token", 1, 0, O_TOKEN },
 		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
+		{ "rack-boxes", 1, 0, O_BOXES },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -291,6 +371,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_ADDR: cfg->addr = optarg; break;
 		case O_MSG: if (parse_uint(optarg, 1 << 30, &v)) goto bad; cfg->msg_size = v; break;
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
+		case O_BOXES: o->boxes_arg = optarg; break;
 		default: usage(stderr); return -1;
 		}
 	}
@@ -306,7 +387,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	if (!o->algo_set)
 		o->ring = cfg->switch_addr == NULL;
 	o->local = cfg->local_size > 0 ? cfg->local_size : 1;
-	return 0;
+	return parse_racks(o, cfg);
 bad:
 	fprintf(stderr, "nr-allreduce-perf: bad value \"%s\" for -%c (see -h)\n", optarg,
 		ch < 256 ? ch : '-');
@@ -327,7 +408,7 @@ int main(int argc, char **argv)
 	}
 	if (parse_args(argc, argv, &o, &cfg))
 		return 2;
-	if (!o.ring && !cfg.switch_addr) {
+	if (!o.ring && !cfg.switch_addr && !cfg.racks) {   /* a rack may have no box */
 		fprintf(stderr, "nr-allreduce-perf: --algo netreduce needs the box: set NR_SWITCH "
 			"(and NR_TOKEN) or use --algo ring\n");
 		return 2;

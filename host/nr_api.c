@@ -4,13 +4,15 @@
  * communicator is one ring of ranks (nr_comm.c, nr_allreduce_box.c,
  * nr_allreduce_ring.c), or, when its ranks share hosts (NR_LOCAL_SIZE > 1),
  * the layout of a topology whose collectives run on sub-communicators
- * (nr_allreduce_hier.c).
+ * (nr_allreduce_hier.c), or when they span racks (NR_RACKS,
+ * nr_allreduce_rack.c).
  */
 #include <string.h>
 
 #include "netreduce.h"
 #include "nr_allreduce_box.h"
 #include "nr_allreduce_hier.h"
+#include "nr_allreduce_rack.h"
 #include "nr_allreduce_ring.h"
 #include "nr_collective.h"
 #include "nr_comm.h"
@@ -26,10 +28,8 @@ int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
 	rc = nr_config_check(cfg);
 	if (rc)
 		return rc;
-	if (cfg->racks) {
-		nr_set_tls_error("racks (NR_RACKS=%s): not built yet", cfg->racks);
-		return NR_ERR_CONFIG;
-	}
+	if (cfg->racks)
+		return nr_rack_init(cfg, comm);
 	if (cfg->local_size > 1)
 		return nr_hier_init(cfg, comm);
 	return nr_flat_init(cfg, false, comm);
@@ -50,12 +50,14 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	const char *fn = ring ? "nr_ring_allreduce" : "nr_allreduce";
 	int rc;
 
-	if (!ring && !c->broken && !c->topo->has_box)
+	/* across racks a rack without a box takes part on its ring */
+	if (!ring && !c->broken && !c->topo->racks && !c->topo->has_box)
 		return nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
 			       "use nr_ring_allreduce without a box");
 	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, fn, &rc))
 		return rc;
-	rc = nr_hier_allreduce(c, sendbuf, recvbuf, count, ring);
+	rc = c->topo->racks ? nr_rack_allreduce(c, sendbuf, recvbuf, count, ring)
+			    : nr_hier_allreduce(c, sendbuf, recvbuf, count, ring);
 	if (rc && rc != NR_ERR_INVALID)
 		c->broken = true;
 	return rc;
@@ -82,12 +84,13 @@ int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
 
 uint32_t nr_comm_credits(const struct nr_comm *comm)
 {
-	const struct nr_comm *box = comm->topo ? comm->topo->col : comm;
+	const struct nr_comm *box = !comm->topo ? comm : comm->topo->racks ? comm->topo->rack_comm
+									   : comm->topo->col;
 
 	return box && box->has_box ? box->box.credits : 0;
 }
 
 const char *nr_comm_algo(const struct nr_comm *comm)
 {
-	return comm->topo ? nr_hier_variant_name(comm) : "flat";
+	return !comm->topo ? "flat" : comm->topo->racks ? "racks" : nr_hier_variant_name(comm);
 }

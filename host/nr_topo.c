@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "nr_bootstrap.h"
 #include "nr_comm.h"
 #include "nr_tcp.h"
 #include "nr_topo.h"
@@ -69,6 +70,20 @@ int nr_topo_sub_init(struct nr_comm *w, const char *name, int index, int rank, i
 	if (rc)
 		return nr_fail(w, rc, "rank %d, %s (of %d, where it is rank %d): %s", w->rank, name,
 			       world, rank, nr_comm_last_error(NULL));
+	return 0;
+}
+
+int nr_topo_init_end(struct nr_comm *w, int rc, const char *what, struct nr_comm **comm)
+{
+	if (!rc)
+		rc = nr_barrier(w, what);
+	if (rc) {
+		nr_set_tls_error("%s", w->err);
+		w->broken = true;
+		nr_topo_destroy(w);
+		return rc;
+	}
+	*comm = w;
 	return 0;
 }
 

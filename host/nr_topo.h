@@ -42,6 +42,7 @@ struct nr_topo {
 	bool rack_box;               /* this rank's rack has a box */
 	struct nr_comm *rack_comm;   /* the ranks of this rack */
 	struct nr_comm *agent;       /* rack-local rank j < agents: agents j of every rack; else NULL */
+	char rack_name[24], agent_name[24];   /* "rack k", "agents j" */
 	/* a work buffer */
 	float *buf;
 	size_t cap;
@@ -61,6 +62,12 @@ int nr_topo_layout_init(const struct nr_config *cfg, struct nr_comm **w);
  */
 int nr_topo_sub_init(struct nr_comm *w, const char *name, int index, int rank, int world,
 		     int root, const char *switch_addr, uint16_t udp_port, struct nr_comm **sub);
+/*
+ * The end of a topology's init: with rc 0 a barrier (what: for messages),
+ * then *comm = w; else (or if the barrier fails) the message goes to this
+ * thread's last error and w is torn down.  Returns rc.
+ */
+int nr_topo_init_end(struct nr_comm *w, int rc, const char *what, struct nr_comm **comm);
 /*
  * A sub-communicator's failure becomes w's (message naming the rank of w and
  * the sub-communicator, broken state); returns rc.

@@ -127,6 +127,28 @@ hier4x4)
 		--bytes 4,4100,1048580,16M
 	pass "4 hosts x 4 processes (parallel, hierarchical, flat ring) with 1% loss, dup, reorder: exact"
 	;;
+racks2x2)
+	# Two racks of 2 hosts, a box each (docs/racks.md), then rack 1 without a
+	# box (a Linux bridge: incremental deployment), under loss: the library
+	# across racks and the flat ring over all 4 hosts, each exact.
+	run_check "2 racks x 2 hosts, a box each, 1% loss, dup, reorder" 8 --racks 2 --hosts 2 \
+		--inter-rate 500 --algo netreduce,ring --loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,4M
+	run_check "2 racks x 2 hosts, rack 1 without a box, 1% loss, dup, reorder" 4 --racks 2 \
+		--hosts 2 --no-box-racks 1 --algo netreduce --loss 1 --dup 1 --reorder 1 --iters 1 \
+		--warmup 0 --bytes 4,4100,1048580,4M
+	pass "2 racks x 2 hosts (boxes in both racks, then in rack 0 only) with 1% loss, dup, reorder: exact"
+	;;
+racks2x4)
+	# (suite large, make test-large) two racks of 4 hosts; then rack 0 without a box.
+	run_check "2 racks x 4 hosts, a box each, 1% loss, dup, reorder" 8 --racks 2 --hosts 4 \
+		--algo netreduce,ring --loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,16M
+	run_check "2 racks x 4 hosts, rack 0 without a box" 4 --racks 2 --hosts 4 --no-box-racks 0 \
+		--algo netreduce --loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,16M
+	pass "2 racks x 4 hosts (boxes in both racks, then in rack 1 only) with 1% loss, dup, reorder: exact"
+	;;
 hostkill|boxrestart|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"
 	;;

@@ -16,6 +16,7 @@
 
 static const char *perf_bin;
 static const char *local_size;   /* NR_LOCAL_SIZE of the ranks (NULL: unset) */
+static const char *racks;        /* NR_RACKS of the ranks (NULL: unset) */
 
 /* Run world ranks of the tool with args; rank 0's stdout into out; exit codes into st. */
 static void run_perf(int world, const char *const *args, char *out, size_t outlen, int *st,
@@ -48,6 +49,10 @@ static void run_perf(int world, const char *const *args, char *out, size_t outle
 				setenv("NR_LOCAL_SIZE", local_size, 1);
 			else
 				unsetenv("NR_LOCAL_SIZE");
+			if (racks)
+				setenv("NR_RACKS", racks, 1);
+			else
+				unsetenv("NR_RACKS");
 			if (r == 0) {
 				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 				dup2(fd, 1);
@@ -144,11 +149,20 @@ static void test_errors_exit_2(void **state)
 	assert_int_equal(st[0], 2);
 }
 
+/* 3 racks of 2, 1 and 2 hosts (no box: incremental deployment everywhere). */
+static void test_racks_check_json(void **state)
+{
+	racks = "2,1,2";
+	check_json(5, 1, "racks", 35);
+	racks = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_check_json),
 		cmocka_unit_test(test_hosts_check_json),
+		cmocka_unit_test(test_racks_check_json),
 		cmocka_unit_test(test_errors_exit_2),
 	};
 

@@ -16,9 +16,12 @@
 #   |                   |                  |            (or Linux bridge       |
 #   |                   |                  |             nrtIDsw: --no-box)    |
 #   | nrtIDm<i>  mgmt   |==== veth ========| nrtIDn<i> -- bridge nrtIDbr       |
-#   | 10.76.0.<i+1>/24  |                  |             10.76.0.254/24        |
+#   | 10.76.k.<i+1>/24  |                  |             10.76.k.254/24        |
 #   +-------------------+                  |   box control TCP :7100          |
 #                                          +-----------------------------------+
+# That is rack k = 0; with TB_RACKS (--racks) rack k has box ns nrtIDb<k>
+# (k > 0) with the same inside, and racks k, k+1 are joined by nrtIDx<k> ==
+# nrtIDy<k> (see tb_setup_inter_rack).
 # With --loss/--dup/--reorder on a kernel without sch_netem, each data link
 # gets a relay in the box ns: nrtIDd<i> == nrtIDa<i> <nr-impair> nrtIDc<i> ==
 # nrtIDp<i>.  With netem, netem sits under htb on both ends of the link.
@@ -67,7 +70,11 @@ tb_init() {
 	TB_REORDER=${TB_REORDER:-0}
 	TB_IMPAIR=none
 	TB_BOX_PID=
+	TB_BOX_PIDS=()
 	TB_IMPAIR_PID=
+	TB_IMPAIR_PIDS=()
+	TB_RACKS=${TB_RACKS:-1}
+	TB_RACK_HOSTS=0
 	TB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	TB_BOX_ADDR="10.76.0.254"
 	TB_SWITCH="${TB_BOX_ADDR}:${TB_CTL_PORT}"
@@ -80,7 +87,7 @@ tb_init() {
 tb_ns_host() { echo "${TB_P}h$1"; }
 # tb_data_ip I [P]: the data address of process P (default 0) of host I.
 tb_data_ip() { echo "10.77.${2:-0}.$(( $1 + 1 ))"; }
-tb_mgmt_ip() { echo "10.76.0.$(( $1 + 1 ))"; }
+tb_mgmt_ip() { echo "10.76.$(tb_rack_of "$1").$(( $1 + 1 ))"; }
 tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
 
 tb_bin_switch() { echo "$TB_BUILD/netreduce-switch"; }
@@ -169,7 +176,10 @@ tb_impair_set() {
 	case $TB_IMPAIR in
 	user)
 		printf '%s %s %s\n' "$1" "$2" "$3" > "$TB_RUNDIR/impair.ctl"
-		kill -HUP "$TB_IMPAIR_PID" || tb_die "nr-impair (pid $TB_IMPAIR_PID) is gone"
+		local pid
+		for pid in "${TB_IMPAIR_PIDS[@]}"; do
+			kill -HUP "$pid" || tb_die "nr-impair (pid $pid) is gone"
+		done
 		;;
 	netem)
 		local i where netem
@@ -179,7 +189,8 @@ tb_impair_set() {
 		for ((i = 0; i < TB_HOSTS; i++)); do
 			# shellcheck disable=SC2086
 			tc -n "$(tb_ns_host "$i")" qdisc change dev "${TB_P}d$i" $where netem $netem limit 10000 &&
-			tc -n "$TB_NS_BOX" qdisc change dev "${TB_P}p$i" $where netem $netem limit 10000 ||
+			tc -n "$(tb_ns_box "$(tb_rack_of "$i")")" qdisc change dev "${TB_P}p$i" $where netem \
+				$netem limit 10000 ||
 				tb_die "tc qdisc change netem on link $i failed"
 		done
 		;;
@@ -187,21 +198,149 @@ tb_impair_set() {
 	esac
 }
 
-# tb_setup N: namespaces, links, addresses, shaping, impairment.
-tb_setup() {
-	local n=$1 i q ns d p netem=""
-	TB_HOSTS=$n
-	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
-	ip netns add "$TB_NS_BOX" || tb_die "ip netns add $TB_NS_BOX failed"
-	echo "$TB_NS_BOX" >> "$TB_RUNDIR/netns"
-	ip -n "$TB_NS_BOX" link set lo up
-	ip -n "$TB_NS_BOX" link add "${TB_P}br" type bridge || tb_die "no bridge support"
-	ip -n "$TB_NS_BOX" addr add "$TB_BOX_ADDR/24" dev "${TB_P}br"
-	ip -n "$TB_NS_BOX" link set "${TB_P}br" up
-	if [ "$TB_MODE" = bridge ]; then
-		ip -n "$TB_NS_BOX" link add "${TB_P}sw" type bridge
-		ip -n "$TB_NS_BOX" link set "${TB_P}sw" up
+# Racks (TB_RACKS, default 1): rack k has its own box namespace (tb_ns_box
+# k), box (or, listed in TB_NOBOX_RACKS, a Linux bridge: a rack without a
+# box), management bridge 10.76.k.0/24 with the box at 10.76.k.254, and hosts
+# k*TB_RACK_HOSTS .. (k+1)*TB_RACK_HOSTS-1.  Rack k and rack k+1 are joined
+# by the inter-rack link nrtIDx<k> (box ns k) == nrtIDy<k> (box ns k+1), a
+# port of each box (or a member of the bridge), shaped to TB_INTER_RATE.
+tb_ns_box() { if [ "${1:-0}" = 0 ]; then echo "${TB_P}b"; else echo "${TB_P}b$1"; fi; }
+tb_rack_of() { echo $(( $1 / TB_RACK_HOSTS )); }
+tb_box_addr() { echo "10.76.$1.254"; }
+tb_switch() { echo "$(tb_box_addr "$1"):${TB_CTL_PORT}"; }
+tb_ctl_sock() { if [ "$1" = 0 ]; then echo "$TB_RUNDIR/ctl.sock"; else echo "$TB_RUNDIR/ctl$1.sock"; fi; }
+tb_box_log() { if [ "$1" = 0 ]; then echo "$TB_RUNDIR/box.log"; else echo "$TB_RUNDIR/box$1.log"; fi; }
+# Rack k has a box (not --bridge, not listed in TB_NOBOX_RACKS).
+tb_rack_box() {
+	[ "$TB_MODE" != bridge ] && [[ ",${TB_NOBOX_RACKS:-}," != *",$1,"* ]]
+}
+
+# The box namespace of rack k: management bridge, and the data bridge of a rack without a box.
+tb_setup_rack() {
+	local k=$1 bns
+	bns=$(tb_ns_box "$k")
+	ip netns add "$bns" || tb_die "ip netns add $bns failed"
+	echo "$bns" >> "$TB_RUNDIR/netns"
+	ip -n "$bns" link set lo up
+	ip -n "$bns" link add "${TB_P}br" type bridge || tb_die "no bridge support"
+	ip -n "$bns" addr add "$(tb_box_addr "$k")/24" dev "${TB_P}br"
+	ip -n "$bns" link set "${TB_P}br" up
+	if ! tb_rack_box "$k"; then
+		ip -n "$bns" link add "${TB_P}sw" type bridge
+		ip -n "$bns" link set "${TB_P}sw" up
 	fi
+}
+
+# Host i: namespace, data link (through a relay with user-space impairment),
+# addresses, management link, shaping.
+tb_setup_host() {
+	local i=$1 netem=$2 k q ns bns d p
+	k=$(tb_rack_of "$i")
+	bns=$(tb_ns_box "$k")
+	ns=$(tb_ns_host "$i")
+	d="${TB_P}d$i"
+	p="${TB_P}p$i"
+	ip netns add "$ns" || tb_die "ip netns add $ns failed"
+	echo "$ns" >> "$TB_RUNDIR/netns"
+	ip -n "$ns" link set lo up
+	if [ "$TB_IMPAIR" = user ]; then
+		ip link add "$d" netns "$ns" type veth peer name "${TB_P}a$i" netns "$bns"
+		ip link add "${TB_P}c$i" netns "$bns" type veth peer name "$p" netns "$bns"
+		for dev in "${TB_P}a$i" "${TB_P}c$i"; do
+			tb_offloads_off "$bns" "$dev"
+			ip -n "$bns" link set "$dev" up
+		done
+	else
+		ip link add "$d" netns "$ns" type veth peer name "$p" netns "$bns" ||
+			tb_die "veth $d/$p failed"
+	fi
+	ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
+	for ((q = 0; q < TB_PROCS; q++)); do
+		ip -n "$ns" addr add "$(tb_data_ip "$i" "$q")/16" dev "$d"
+	done
+	ip -n "$ns" link set "$d" up
+	tb_shape_intra "$ns"
+	tb_offloads_off "$ns" "$d"
+	tb_offloads_off "$bns" "$p"
+	ip -n "$bns" link set "$p" up
+	tb_rack_box "$k" || ip -n "$bns" link set "$p" master "${TB_P}sw"
+	# management link
+	ip link add "${TB_P}m$i" netns "$ns" type veth peer name "${TB_P}n$i" netns "$bns"
+	ip -n "$ns" addr add "$(tb_mgmt_ip "$i")/24" dev "${TB_P}m$i"
+	ip -n "$ns" link set "${TB_P}m$i" up
+	ip -n "$bns" link set "${TB_P}n$i" master "${TB_P}br"
+	ip -n "$bns" link set "${TB_P}n$i" up
+	# shaping (both directions) and netem impairment
+	tb_shape "$ns" "$d" "$netem"
+	if [ "$TB_IMPAIR" = user ]; then
+		tb_shape "$bns" "${TB_P}a$i" ""
+	else
+		tb_shape "$bns" "$p" "$netem"
+	fi
+	for ((q = 0; q < TB_PROCS; q++)); do
+		printf '%s %s %s\n' "$(tb_data_ip "$i" "$q")" "$ns" "$(tb_mgmt_ip "$i")" \
+			>> "$TB_RUNDIR/hostmap"
+	done
+}
+
+# The link between rack k and rack k+1, shaped to TB_INTER_RATE both ways.
+tb_setup_inter_rack() {
+	local k=$1 a b x="${TB_P}x$1" y="${TB_P}y$1"
+	a=$(tb_ns_box "$k")
+	b=$(tb_ns_box $((k + 1)))
+	ip link add "$x" netns "$a" type veth peer name "$y" netns "$b" || tb_die "veth $x/$y failed"
+	tb_offloads_off "$a" "$x"
+	tb_offloads_off "$b" "$y"
+	ip -n "$a" link set "$x" up
+	ip -n "$b" link set "$y" up
+	TB_RATE=${TB_INTER_RATE:-0} tb_shape "$a" "$x" ""
+	TB_RATE=${TB_INTER_RATE:-0} tb_shape "$b" "$y" ""
+	tb_rack_box "$k" || ip -n "$a" link set "$x" master "${TB_P}sw"
+	tb_rack_box $((k + 1)) || ip -n "$b" link set "$y" master "${TB_P}sw"
+}
+
+# Bytes the inter-rack link between rack k and k+1 carried so far, both ways.
+tb_inter_rack_bytes() {
+	ip -n "$(tb_ns_box "$1")" -j -s link show dev "${TB_P}x$1" |
+		jq '.[0].stats64 | .tx.bytes + .rx.bytes'
+}
+
+# User-space impairment: one nr-impair per rack, in its box namespace, on the
+# relays of its hosts' links; all read RUNDIR/impair.ctl on SIGHUP.
+tb_start_impair() {
+	local k i pairs log
+	printf '%s %s %s\n' "$TB_LOSS" "$TB_DUP" "$TB_REORDER" > "$TB_RUNDIR/impair.ctl"
+	TB_IMPAIR_PIDS=()
+	for ((k = 0; k < TB_RACKS; k++)); do
+		pairs=()
+		for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
+			pairs+=("${TB_P}a$i:${TB_P}c$i")
+		done
+		log="$TB_RUNDIR/impair.log"
+		[ "$k" = 0 ] || log="$TB_RUNDIR/impair$k.log"
+		ip netns exec "$(tb_ns_box "$k")" "$(tb_bin_impair)" --loss "$TB_LOSS" --dup "$TB_DUP" \
+			--reorder "$TB_REORDER" --seed "$(( ${TB_SEED:-$$} + k ))" \
+			--control "$TB_RUNDIR/impair.ctl" "${pairs[@]}" > "$log" 2>&1 &
+		TB_IMPAIR_PIDS+=($!)
+		tb_track "$!"
+		sleep 0.2
+		kill -0 "$!" 2>/dev/null || { cat "$log" >&2; tb_die "nr-impair failed"; }
+	done
+	TB_IMPAIR_PID=${TB_IMPAIR_PIDS[0]}
+}
+
+# tb_setup N: namespaces, links, addresses, shaping, impairment; N hosts in
+# TB_RACKS racks.
+tb_setup() {
+	local n=$1 i j k q ns netem=""
+	TB_HOSTS=$n
+	TB_RACKS=${TB_RACKS:-1}
+	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
+	[ $((n % TB_RACKS)) = 0 ] || tb_die "$n hosts do not split into $TB_RACKS equal racks"
+	TB_RACK_HOSTS=$((n / TB_RACKS))
+	for ((k = 0; k < TB_RACKS; k++)); do
+		tb_setup_rack "$k"
+	done
 	if tb_impaired; then
 		if tb_have_netem; then
 			TB_IMPAIR=netem
@@ -214,56 +353,15 @@ tb_setup() {
 	fi
 	: > "$TB_RUNDIR/hostmap"
 	for ((i = 0; i < n; i++)); do
-		ns=$(tb_ns_host "$i")
-		d="${TB_P}d$i"
-		p="${TB_P}p$i"
-		ip netns add "$ns" || tb_die "ip netns add $ns failed"
-		echo "$ns" >> "$TB_RUNDIR/netns"
-		ip -n "$ns" link set lo up
-		if [ "$TB_IMPAIR" = user ]; then
-			ip link add "$d" netns "$ns" type veth peer name "${TB_P}a$i" netns "$TB_NS_BOX"
-			ip link add "${TB_P}c$i" netns "$TB_NS_BOX" type veth peer name "$p" netns "$TB_NS_BOX"
-			for dev in "${TB_P}a$i" "${TB_P}c$i"; do
-				tb_offloads_off "$TB_NS_BOX" "$dev"
-				ip -n "$TB_NS_BOX" link set "$dev" up
-			done
-		else
-			ip link add "$d" netns "$ns" type veth peer name "$p" netns "$TB_NS_BOX" ||
-				tb_die "veth $d/$p failed"
-		fi
-		ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
-		for ((q = 0; q < TB_PROCS; q++)); do
-			ip -n "$ns" addr add "$(tb_data_ip "$i" "$q")/16" dev "$d"
-		done
-		ip -n "$ns" link set "$d" up
-		tb_shape_intra "$ns"
-		tb_offloads_off "$ns" "$d"
-		tb_offloads_off "$TB_NS_BOX" "$p"
-		ip -n "$TB_NS_BOX" link set "$p" up
-		[ "$TB_MODE" = bridge ] && ip -n "$TB_NS_BOX" link set "$p" master "${TB_P}sw"
-		# management link
-		ip link add "${TB_P}m$i" netns "$ns" type veth peer name "${TB_P}n$i" netns "$TB_NS_BOX"
-		ip -n "$ns" addr add "$(tb_mgmt_ip "$i")/24" dev "${TB_P}m$i"
-		ip -n "$ns" link set "${TB_P}m$i" up
-		ip -n "$TB_NS_BOX" link set "${TB_P}n$i" master "${TB_P}br"
-		ip -n "$TB_NS_BOX" link set "${TB_P}n$i" up
-		# shaping (both directions) and netem impairment
-		tb_shape "$ns" "$d" "$netem"
-		if [ "$TB_IMPAIR" = user ]; then
-			tb_shape "$TB_NS_BOX" "${TB_P}a$i" ""
-		else
-			tb_shape "$TB_NS_BOX" "$p" "$netem"
-		fi
-		for ((q = 0; q < TB_PROCS; q++)); do
-			printf '%s %s %s\n' "$(tb_data_ip "$i" "$q")" "$ns" "$(tb_mgmt_ip "$i")" \
-				>> "$TB_RUNDIR/hostmap"
-		done
+		tb_setup_host "$i" "$netem"
+	done
+	for ((k = 0; k + 1 < TB_RACKS; k++)); do
+		tb_setup_inter_rack "$k"
 	done
 	# Static neighbours: hosts find each other without depending on ARP
 	# flooding through the box (ARP still works; this only removes a race).
 	for ((i = 0; i < n; i++)); do
 		ns=$(tb_ns_host "$i")
-		local j
 		for ((j = 0; j < n; j++)); do
 			[ "$j" = "$i" ] && continue
 			for ((q = 0; q < TB_PROCS; q++)); do
@@ -272,82 +370,97 @@ tb_setup() {
 			done
 		done
 	done
-	if [ "$TB_IMPAIR" = user ]; then
-		local pairs=()
-		for ((i = 0; i < n; i++)); do pairs+=("${TB_P}a$i:${TB_P}c$i"); done
-		printf '%s %s %s\n' "$TB_LOSS" "$TB_DUP" "$TB_REORDER" > "$TB_RUNDIR/impair.ctl"
-		ip netns exec "$TB_NS_BOX" "$(tb_bin_impair)" --loss "$TB_LOSS" --dup "$TB_DUP" \
-			--reorder "$TB_REORDER" --seed "${TB_SEED:-$$}" --control "$TB_RUNDIR/impair.ctl" \
-			"${pairs[@]}" \
-			> "$TB_RUNDIR/impair.log" 2>&1 &
-		TB_IMPAIR_PID=$!
-		tb_track "$TB_IMPAIR_PID"
-		sleep 0.2
-		kill -0 "$TB_IMPAIR_PID" 2>/dev/null || { cat "$TB_RUNDIR/impair.log" >&2; tb_die "nr-impair failed"; }
-	fi
-	tb_log "$n hosts x $TB_PROCS processes, mode $TB_MODE, rate ${TB_RATE} Mbit/s" \
-		"(intra-host ${TB_INTRA_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
+	[ "$TB_IMPAIR" = user ] && tb_start_impair
+	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s)" \
+		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
+		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
+		"inter-rack ${TB_INTER_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
 		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
 }
 
-# EAL + application arguments of the box (netreduce-switch --help;
+# EAL + application arguments of rack k's box (netreduce-switch --help;
 # TB_BACKEND: its --backend, sw or rtl).
 tb_box_cmd() {
-	local i cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "${TB_P}"
+	local k=${1:-0} i n=0 prefix="${TB_P}" ifs=()
+	[ "$k" = 0 ] || prefix="${TB_P}r$k"
+	local cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "$prefix"
 		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")
-	for ((i = 0; i < TB_HOSTS; i++)); do
-		cmd+=(--vdev "net_af_packet$i,iface=${TB_P}p$i,qdisc_bypass=0")
+	for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
+		ifs+=("${TB_P}p$i")
 	done
-	cmd+=(-- --mode switch --ctl-listen "$TB_SWITCH" --token-file "$TB_RUNDIR/token"
-		--ctl-socket "$TB_CTL_SOCK" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
+	[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
+	[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
+	for i in "${ifs[@]}"; do
+		cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0")
+		n=$((n + 1))
+	done
+	cmd+=(-- --mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
+		--ctl-socket "$(tb_ctl_sock "$k")" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
 	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
 	[ -n "${TB_BOX_EXTRA:-}" ] && cmd+=($TB_BOX_EXTRA)
 	printf '%q ' "${cmd[@]}"
 }
 
-# Wait until the box's control listener accepts TCP connections.
+# Wait until rack k's box's control listener accepts TCP connections.
 tb_box_wait_ready() {
-	local deadline=$((SECONDS + ${1:-30}))
+	local k=$1 deadline=$((SECONDS + ${2:-30})) log
+	log=$(tb_box_log "$k")
 	while [ $SECONDS -lt $deadline ]; do
-		if ! kill -0 "$TB_BOX_PID" 2>/dev/null; then
-			tail -n 30 "$TB_RUNDIR/box.log" >&2
-			tb_die "netreduce-switch exited during start (log above, $TB_RUNDIR/box.log)"
+		if ! kill -0 "${TB_BOX_PIDS[$k]}" 2>/dev/null; then
+			tail -n 30 "$log" >&2
+			tb_die "netreduce-switch of rack $k exited during start (log above, $log)"
 		fi
-		if ip netns exec "$TB_NS_BOX" bash -c \
-			"exec 3<>/dev/tcp/${TB_BOX_ADDR}/${TB_CTL_PORT}" 2>/dev/null; then
+		if ip netns exec "$(tb_ns_box "$k")" bash -c \
+			"exec 3<>/dev/tcp/$(tb_box_addr "$k")/${TB_CTL_PORT}" 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.2
 	done
-	tail -n 30 "$TB_RUNDIR/box.log" >&2
-	tb_die "netreduce-switch control listener ${TB_SWITCH} not up after ${1:-30} s"
+	tail -n 30 "$log" >&2
+	tb_die "netreduce-switch control listener $(tb_switch "$k") not up after ${2:-30} s"
 }
 
+# Start the box of every rack that has one (TB_BOX_PID: rack 0's).
 tb_box_start() {
-	[ "$TB_MODE" = bridge ] && return 0
-	[ -x "$(tb_bin_switch)" ] || tb_die "$(tb_bin_switch) not built (ninja -C $TB_BUILD netreduce-switch)," \
-		"or use --no-box for ring/mpi over a Linux bridge"
-	local cmd
-	cmd=$(tb_box_cmd)
-	echo "# $cmd" >> "$TB_RUNDIR/box.log"
-	ip netns exec "$TB_NS_BOX" bash -c "exec $cmd" >> "$TB_RUNDIR/box.log" 2>&1 &
-	TB_BOX_PID=$!
-	tb_track "$TB_BOX_PID"
-	tb_box_wait_ready 40
-	tb_log "box up (pid $TB_BOX_PID, control $TB_SWITCH, socket $TB_CTL_SOCK)"
+	local k cmd log
+	TB_BOX_PIDS=()
+	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+		TB_BOX_PIDS+=("")
+		tb_rack_box "$k" || continue
+		[ -x "$(tb_bin_switch)" ] || tb_die "$(tb_bin_switch) not built (ninja -C $TB_BUILD" \
+			"netreduce-switch), or use --no-box for ring/mpi over a Linux bridge"
+		cmd=$(tb_box_cmd "$k")
+		log=$(tb_box_log "$k")
+		echo "# $cmd" >> "$log"
+		ip netns exec "$(tb_ns_box "$k")" bash -c "exec $cmd" >> "$log" 2>&1 &
+		TB_BOX_PIDS[k]=$!
+		tb_track "$!"
+	done
+	TB_BOX_PID=${TB_BOX_PIDS[0]}
+	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+		[ -n "${TB_BOX_PIDS[$k]}" ] || continue
+		tb_box_wait_ready "$k" 40
+		tb_log "box of rack $k up (pid ${TB_BOX_PIDS[$k]}, control $(tb_switch "$k")," \
+			"socket $(tb_ctl_sock "$k"))"
+	done
 }
 
 tb_box_stop() {
-	[ -n "$TB_BOX_PID" ] || return 0
-	kill -TERM "$TB_BOX_PID" 2>/dev/null || true
-	local t
-	for t in $(seq 50); do
-		kill -0 "$TB_BOX_PID" 2>/dev/null || break
-		sleep 0.1
+	local pid t
+	for pid in "${TB_BOX_PIDS[@]}"; do
+		[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
 	done
-	kill -KILL "$TB_BOX_PID" 2>/dev/null || true
-	wait "$TB_BOX_PID" 2>/dev/null || true
+	for pid in "${TB_BOX_PIDS[@]}"; do
+		[ -n "$pid" ] || continue
+		for t in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	TB_BOX_PIDS=()
 	TB_BOX_PID=
 }
 
@@ -364,8 +477,11 @@ tb_ctl() {
 # Over a plain bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so
 # the library runs without one (ring only) instead of trying to register a job.
 tb_host_env() {
-	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box=""
-	[ "$TB_MODE" = bridge ] || box="NR_SWITCH=$TB_SWITCH NR_TOKEN=$TB_TOKEN"
+	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box="" k
+	k=$(tb_rack_of "$i")
+	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
+		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
+	fi
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
 		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
 		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
@@ -457,12 +573,19 @@ tb_teardown() {
 	set +e
 	local pid ns
 	tb_box_stop
-	if [ -n "${TB_IMPAIR_PID:-}" ]; then
-		kill -TERM "$TB_IMPAIR_PID" 2>/dev/null
-		wait "$TB_IMPAIR_PID" 2>/dev/null
-		tb_log "$(tail -n 1 "$TB_RUNDIR/impair.log")"
-		TB_IMPAIR_PID=
-	fi
+	local k=0
+	for pid in "${TB_IMPAIR_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		if [ "$k" = 0 ]; then
+			tb_log "$(tail -n 1 "$TB_RUNDIR/impair.log")"
+		else
+			tb_log "rack $k: $(tail -n 1 "$TB_RUNDIR/impair$k.log")"
+		fi
+		k=$((k + 1))
+	done
+	TB_IMPAIR_PIDS=()
+	TB_IMPAIR_PID=
 	if [ -f "$TB_RUNDIR/pids" ]; then
 		while read -r pid; do
 			[ -n "$pid" ] && tb_kill_tree "$pid" TERM
@@ -485,7 +608,7 @@ tb_teardown() {
 		done < "$TB_RUNDIR/netns"
 	fi
 	# DPDK leaves its runtime files under /var/run/dpdk/<file-prefix>.
-	rm -rf "/var/run/dpdk/${TB_P:?}" 2>/dev/null
+	rm -rf "/var/run/dpdk/${TB_P:?}" "/var/run/dpdk/${TB_P:?}r"* 2>/dev/null
 	if [ -n "${TB_KEEP_RUNDIR:-}" ]; then
 		tb_log "run dir kept: $TB_RUNDIR"
 	else
