@@ -23,7 +23,7 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train fuzz soak rtl-long clean help
+.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train bench-hier fuzz soak rtl-long clean help
 
 all: build
 
@@ -39,6 +39,8 @@ help:
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root)"
+	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
+	@echo "                intra/inter ratios; 2 racks x 4 hosts vs one ring, inter-rack bytes (root)"
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
@@ -114,6 +116,9 @@ bench-e2e: build
 # and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
 bench-train: build
 	tests/testbed/bench-train --build $(BUILD)
+
+bench-hier: build
+	tests/testbed/bench-hier --build $(BUILD)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-gen-corpus
