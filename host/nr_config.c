@@ -158,19 +158,25 @@ int nr_racks_parse(const char *s, int *sizes, int max)
 	return n ? n : -1;
 }
 
-/* The layout: local ranks and racks.  0 or NR_ERR_CONFIG with the message set. */
+/*
+ * The layout: local ranks and racks.  0 or NR_ERR_CONFIG with the message
+ * set.  From the environment with world 1 (NR_WORLD unset: a framework such
+ * as torch gives rank and world later) what depends on the world waits for
+ * nr_config_check, which nr_comm_init calls.
+ */
 static int check_layout(const struct nr_config *cfg, bool env)
 {
 #define NAME(e, f) (env ? e : f)
 	int sizes[NR_RACKS_MAX], n, sum = 0;
+	bool sized = !env || cfg->world > 1;
 
-	if (cfg->local_size < 1 || cfg->local_size > 64 || cfg->world % cfg->local_size) {
+	if (cfg->local_size < 1 || cfg->local_size > 64 || (sized && cfg->world % cfg->local_size)) {
 		nr_set_tls_error("%s=%d: must be 1..64 and divide %s=%d (every host runs as many "
 				 "ranks)", NAME("NR_LOCAL_SIZE", "local_size"), cfg->local_size,
 				 NAME("NR_WORLD", "world"), cfg->world);
 		return NR_ERR_CONFIG;
 	}
-	if (cfg->local_rank != -1 && cfg->local_rank != cfg->rank % cfg->local_size) {
+	if (sized && cfg->local_rank != -1 && cfg->local_rank != cfg->rank % cfg->local_size) {
 		nr_set_tls_error("%s=%d: rank %d is local rank %d of its host (ranks are numbered "
 				 "host by host)", NAME("NR_LOCAL_RANK", "local_rank"), cfg->local_rank,
 				 cfg->rank, cfg->rank % cfg->local_size);
@@ -193,7 +199,7 @@ static int check_layout(const struct nr_config *cfg, bool env)
 	n = nr_racks_parse(cfg->racks, sizes, NR_RACKS_MAX);
 	for (int k = 0; k < n; k++)
 		sum += sizes[k];
-	if (n < 1 || sum != cfg->world) {
+	if (n < 1 || (sized && sum != cfg->world)) {
 		nr_set_tls_error("%s=\"%s\": need hosts per rack, e.g. \"4,4\", adding up to %s=%d "
 				 "(at most %d racks)", NAME("NR_RACKS", "racks"), cfg->racks,
 				 NAME("NR_WORLD", "world"), cfg->world, NR_RACKS_MAX);

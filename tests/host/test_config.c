@@ -151,6 +151,33 @@ static void test_env_bad(void **state)
 	setenv("NR_SWITCH", "10.0.0.9:7000", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
 	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_TOKEN"));
+	/* NR_WORLD unset (a framework gives the world later): the layout waits for the world */
+	clear_env(NULL);
+	setenv("NR_LOCAL_SIZE", "2", 1);
+	setenv("NR_LOCAL_RANK", "1", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	cfg.world = 4;
+	cfg.rank = 3;
+	cfg.root = "127.0.0.1:1";
+	cfg.addr = "127.0.0.1";
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
+	cfg.world = 3;
+	cfg.rank = 1;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "local_size"));
+	clear_env(NULL);
+	setenv("NR_RACKS", "2,2", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	cfg.world = 4;
+	cfg.rank = 1;
+	cfg.root = "127.0.0.1:1";
+	cfg.addr = "127.0.0.1";
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
+	cfg.world = 5;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "racks"));
+	setenv("NR_RACKS", "2,x", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);   /* malformed: at once */
 	/* world > 1 needs NR_ROOT and NR_ADDR */
 	clear_env(NULL);
 	setenv("NR_WORLD", "2", 1);

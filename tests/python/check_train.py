@@ -10,8 +10,11 @@ way netreduce sums them:
   hook  the DDP hook: raw gradients summed in rank order, then divided
   ring  as box, but each bucket summed chunk by chunk in ring order
         (netreduce.reference.ring_sum), with the bucket layout the ranks saw
+  --groups G (with box): hosts of G ranks (NR_LOCAL_SIZE=G), or 2 racks of
+        2 hosts with G = 2: each group's ranks in order, then the groups'
+        sums in order (netreduce.reference.group_sum)
 
-    check_train.py --mode box|hook|ring --dir DIR --world N [train.py options]
+    check_train.py --mode box|hook|ring --dir DIR --world N [--groups G] [train.py options]
 
 Every rank must hold bit-identical parameters, equal to the reference bit for
 bit.  Exit 0 pass, 1 fail.
@@ -26,22 +29,22 @@ import train  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from netreduce.reference import box_sum, ring_sum  # noqa: E402
+from netreduce.reference import box_sum, group_sum, ring_sum  # noqa: E402
 
 
 # mode -> (summation order, divide before the sum (DDP's backend path) or after (the hook))
 MODES = {"box": ("box", True), "ring": ("ring", True), "hook": ("box", False)}
 
 
-def reduce_step(order, scale_first, grads, layout, world):
+def reduce_step(order, scale_first, grads, layout, world, groups=1):
     """grads[r][i]: rank r's gradient of parameter i -> the reduced gradients."""
     nparam = len(grads[0])
     if scale_first:
         grads = [[t.div(world) for t in g] for g in grads]
     out = [None] * nparam
-    if order == "box":   # element-wise: the bucket layout does not matter
-        out = [box_sum([g[i].reshape(-1) for g in grads]).view_as(grads[0][i])
-               for i in range(nparam)]
+    if order in ("box", "groups"):   # element-wise: the bucket layout does not matter
+        out = [group_sum([g[i].reshape(-1) for g in grads], groups if order == "groups" else 1)
+               .view_as(grads[0][i]) for i in range(nparam)]
     else:
         for bucket in layout:
             flat = [torch.cat([g[i].reshape(-1) for i, _, _ in bucket]) for g in grads]
@@ -56,7 +59,7 @@ def reduce_step(order, scale_first, grads, layout, world):
     return out
 
 
-def reference(order, scale_first, args, world, layouts):
+def reference(order, scale_first, args, world, layouts, groups=1):
     torch.set_num_threads(1)
     xtr, ytr, _, _ = train.load_data(args.seed)
     model = train.build_model(args.hidden, args.seed)
@@ -69,7 +72,7 @@ def reference(order, scale_first, args, world, layouts):
             opt.zero_grad()
             F.cross_entropy(model(x), y).backward()
             grads.append([p.grad.detach().clone() for p in model.parameters()])
-        reduced = reduce_step(order, scale_first, grads, layouts[step], world)
+        reduced = reduce_step(order, scale_first, grads, layouts[step], world, groups)
         for p, g in zip(model.parameters(), reduced):
             p.grad.copy_(g)
         opt.step()
@@ -81,6 +84,7 @@ def main():
     p.add_argument("--mode", choices=("box", "hook", "ring"), required=True)
     p.add_argument("--dir", required=True)
     p.add_argument("--world", type=int, required=True)
+    p.add_argument("--groups", type=int, default=1)
     a, rest = p.parse_known_args()
     args = train.parse_args(rest)
     ranks = [torch.load(os.path.join(a.dir, f"rank{r}.pt")) for r in range(a.world)]
@@ -96,7 +100,12 @@ def main():
         fail.append(f"{len(layouts)} steps recorded, expected {args.steps}")
     nbuckets = max(len(lay) for lay in layouts)
     order, scale_first = MODES[a.mode]
-    ref = reference(order, scale_first, args, a.world, layouts)
+    if a.groups > 1:
+        if a.mode != "box":
+            print("check_train.py: --groups goes with --mode box", file=sys.stderr)
+            return 2
+        order = "groups"
+    ref = reference(order, scale_first, args, a.world, layouts, a.groups)
     for i, (x, y) in enumerate(zip(ranks[0]["params"], ref)):
         if not torch.equal(x, y):
             d = (x - y).abs()
@@ -104,7 +113,7 @@ def main():
                         f"from the reference (max |diff| {float(d.max()):.3g})")
     # Would another summation order have passed too?  Then the check tells nothing.
     other = "ring" if order == "box" else "box"
-    alt = reference(other, scale_first, args, a.world, layouts)
+    alt = reference(other, scale_first, args, a.world, layouts)   # groups: vs rank order
     if all(torch.equal(x, y) for x, y in zip(ref, alt)):
         fail.append(f"the {order} and {other} summation orders give identical parameters: "
                     "the check cannot tell them apart (change the seed or the model)")

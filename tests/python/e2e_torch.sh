@@ -10,6 +10,13 @@
 #               bit-identical and equal a single process that applied the
 #               same updates with the gradients summed in netreduce's order
 #               (tests/python/check_train.py)
+#   train-hier  the backend on 2 hosts x 2 processes (NR_LOCAL_SIZE=2,
+#               NR_HIER=parallel): the hosts' sums through the box
+#   train-racks the backend across 2 racks of 2 hosts (NR_RACKS=2,2), rack 0
+#               with its box, rack 1 without one (incremental deployment)
+#               both without NR_RANK / NR_WORLD (torch gives them, as under
+#               torchrun), checked against the order of hosts (racks) of 2
+#               (check_train.py --groups 2)
 #   fail-nobox  NR_SWITCH points at a closed port: every rank raises at
 #               init_process_group, naming its rank, the job and the box
 #   fail-kill   SIGKILL rank 2 mid-training: the others raise within the
@@ -64,6 +71,13 @@ bound_init=$((timeout_s + 12))
 exit_wait=$((bound + 90))
 export PYTHONPATH=$top/host/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
 
+# The topologies: 4 ranks each; TB_* read by lib.sh.
+# shellcheck disable=SC2034
+case $scenario in
+train-hier) hosts=2 TB_PROCS=2 ;;
+train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
+esac
+world=$((hosts * ${TB_PROCS:-1}))
 tb_init "$build"
 trap 'tb_teardown' EXIT
 trap 'exit 130' INT TERM
@@ -129,16 +143,27 @@ wait_step() {
 }
 
 case $scenario in
-train-box|train-hook|train-ring)
-	mode=${scenario#train-}
-	launch "$scenario" "$mode" -- --steps 20 --quiet
+train-box|train-hook|train-ring|train-hier|train-racks)
+	mode=${scenario#train-} envs=() groups=1
+	case $mode in
+	hier)
+		mode=box groups=2 TB_LAUNCH_PROCS=2
+		envs=(-u NR_RANK -u NR_WORLD NR_LOCAL_SIZE=2 NR_HIER=parallel) ;;
+	racks)
+		mode=box groups=2
+		# shellcheck disable=SC2054  # "2,2" is one value
+		envs=(-u NR_RANK -u NR_WORLD NR_RACKS=2,2) ;;
+	esac
+	launch "$scenario" "$mode" "${envs[@]}" -- --steps 20 --quiet
+	TB_LAUNCH_PROCS=1
 	tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
-	for ((r = 0; r < hosts; r++)); do
+	for ((r = 0; r < world; r++)); do
 		[ "${TB_RCS[$r]}" = 0 ] || { show_logs "$scenario"; fail "rank $r exited ${TB_RCS[$r]} (124: timed out)"; }
 	done
 	cat "$TB_RUNDIR/$scenario.out"
 	out=$("$py" "$here/check_train.py" --mode "$mode" --dir "$TB_RUNDIR/$scenario" \
-		--world "$hosts" "${model[@]}" --steps 20) || { echo "$out"; fail "parameters differ"; }
+		--world "$world" --groups "$groups" "${model[@]}" --steps 20) ||
+		{ echo "$out"; fail "parameters differ"; }
 	echo "$out"
 	pass "$out"
 	;;

@@ -179,6 +179,15 @@ class Config(unittest.TestCase):
             self.config(NR_ALGO="box")
         self.assertEqual(self.config(NR_SWITCH="127.0.0.1:7100", NR_TOKEN="t").algo, "box")
 
+    def test_racks(self):
+        # across racks every rank calls nr_allreduce, a rack without a box (no NR_SWITCH) too
+        cfg = self.config(NR_RACKS="2,2")
+        self.assertEqual(cfg.algo, "box")
+        self.assertEqual(cfg.racks, "2,2")
+        self.assertEqual(self.config(NR_RACKS="2,2", NR_ALGO="ring").algo, "ring")
+        with self.assertRaisesRegex(netreduce.NetreduceError, "NR_RACKS"):
+            self.config(NR_RACKS="2,3")   # 5 hosts for a world of 4
+
     def test_box_needs_token(self):
         # the environment alone says world 1, where no token is needed; torch says 4
         with self.assertRaisesRegex(netreduce.NetreduceError,

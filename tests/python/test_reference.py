@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""netreduce.reference: the summation orders of the box and of the ring, on
-values where the order changes the float32 result."""
+"""netreduce.reference: the summation orders of the box, of the ring and of
+hosts with several ranks, on values where the order changes the float32
+result."""
 import sys
 import unittest
 
@@ -11,7 +12,7 @@ except ImportError:
     print("SKIP: torch is not installed (apt-get install python3-torch)")
     sys.exit(77)
 
-from netreduce.reference import box_sum, ring_chunks, ring_sum
+from netreduce.reference import box_sum, group_sum, ring_chunks, ring_sum
 
 BIG = 2.0 ** 24   # float32 spacing is 2 here: BIG + 1 rounds back to BIG
 
@@ -58,6 +59,17 @@ class Reference(unittest.TestCase):
                 xs[(c + k) % world][start:start + length] = v
         # from rank c: (BIG + 1) - BIG = 0
         self.assertTrue(torch.equal(ring_sum(xs), torch.zeros(n)))
+
+    def test_group_sums_hosts_first(self):
+        # hosts of 2: (BIG + 1) + (1 + -BIG) = BIG + (1 - BIG) = 1 (1 - BIG is exact);
+        # rank order: ((BIG + 1) + 1) - BIG = (BIG + 1) - BIG = 0
+        xs = [f32(BIG), f32(1.0), f32(1.0), f32(-BIG)]
+        self.assertEqual(group_sum(xs, 2).item(), 1.0)
+        self.assertEqual(box_sum(xs).item(), 0.0)
+        self.assertTrue(torch.equal(group_sum(xs, 1), box_sum(xs)))
+        self.assertTrue(torch.equal(group_sum(xs, 4), box_sum(xs)))
+        with self.assertRaisesRegex(ValueError, "4 ranks do not split into hosts of 3"):
+            group_sum(xs, 3)
 
     def test_bad_input(self):
         with self.assertRaisesRegex(ValueError, "rank 1: need a 1-D float32 tensor of 2"):

@@ -6,8 +6,10 @@ nr_config_from_env); the caller supplies what a framework already knows: rank,
 world size, and (when NR_ROOT / NR_ADDR are unset) the rendezvous address and
 this host's data address.  Two variables are Python's own:
 
-  NR_ALGO  box (through the box at NR_SWITCH) or ring (our ring, no box);
-           default: box when NR_SWITCH is set, else ring
+  NR_ALGO  box (nr_allreduce: through the box at NR_SWITCH, or across racks
+           with NR_RACKS, where a rack without a box sums on its ring) or
+           ring (nr_ring_allreduce, no box); default: box when NR_SWITCH or
+           NR_RACKS is set, else ring
   NR_JOB   a name for the job, in every error message (default: chosen by
            the caller, e.g. one that rank 0 makes up and shares)
 
@@ -49,11 +51,15 @@ class NetreduceError(RuntimeError):
 
 
 def algo_from_env():
-    """NR_ALGO, checked; default box when NR_SWITCH is set, else ring."""
-    algo = os.environ.get("NR_ALGO") or ("box" if os.environ.get("NR_SWITCH") else "ring")
+    """NR_ALGO, checked; default box when NR_SWITCH or NR_RACKS is set, else ring.
+    Across racks every rank must make the same call (nr_allreduce), box or not:
+    a rack without a box (NR_SWITCH unset there) takes part on its ring."""
+    racks = bool(os.environ.get("NR_RACKS"))
+    algo = os.environ.get("NR_ALGO") or \
+        ("box" if os.environ.get("NR_SWITCH") or racks else "ring")
     if algo not in ALGOS:
         raise ValueError(f"NR_ALGO={algo!r}: use box (through the box at NR_SWITCH) or ring")
-    if algo == "box" and not os.environ.get("NR_SWITCH"):
+    if algo == "box" and not os.environ.get("NR_SWITCH") and not racks:
         raise ValueError("NR_ALGO=box needs NR_SWITCH (the box's control address ip:port) "
                          "and NR_TOKEN; or use NR_ALGO=ring")
     return algo
@@ -77,7 +83,8 @@ def free_port(addr):
 # variables but, seeing world 1 in the environment, skips the checks that only
 # apply to several ranks.  Those fields' messages get their variables' names.
 _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
-               "token": "NR_TOKEN"}
+               "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
+               "racks": "NR_RACKS"}
 
 
 def _env_names(msg):
@@ -112,7 +119,7 @@ class Config:
             cfg.root = root.encode()
         if not cfg.addr and addr:
             cfg.addr = addr.encode()
-        if algo == "box" and not cfg.switch_addr:
+        if algo == "box" and not cfg.switch_addr and not cfg.racks:
             raise self.error("configuration", _lib.ERR_CONFIG,
                              "algorithm box needs NR_SWITCH (the box's control address) and "
                              "NR_TOKEN; or use NR_ALGO=ring")
@@ -121,6 +128,7 @@ class Config:
         self.struct = cfg
         self.root = (cfg.root or b"").decode()
         self.switch = (cfg.switch_addr or b"").decode()
+        self.racks = (cfg.racks or b"").decode()
         self.timeout_ms = cfg.timeout_ms
 
     def error(self, what, code, detail):
@@ -147,7 +155,13 @@ class Communicator:
 
     def describe(self, count, seq=None):
         """'all_reduce #seq of COUNT floats through the box at ...', for messages."""
-        via = f"through the box at {self.switch}" if self.algo == "box" else "over the ring"
+        if self.algo == "ring":
+            via = "over the ring"
+        elif self.cfg.racks:
+            via = f"across racks {self.cfg.racks} (" + \
+                (f"this rack's box at {self.switch})" if self.switch else "this rack without a box)")
+        else:
+            via = f"through the box at {self.switch}"
         return f"all_reduce #{self.seq if seq is None else seq} of {count} floats {via}"
 
     def allreduce(self, ptr, count):

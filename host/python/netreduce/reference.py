@@ -9,7 +9,14 @@ elements each, the first count % world chunks one more) and sums chunk c in
 ring order starting at rank c: ((x_c + x_{c+1}) + x_{c+2}) + ... + x_{c+world-1}
 (host/netreduce.h).
 
-Both take a list of equally long 1-D float32 torch tensors (rank order) and
+group_sum(xs, group): nr_allreduce on hosts of `group` ranks (NR_LOCAL_SIZE,
+ranks host by host): each host's ranks in local-rank order, then the hosts'
+sums in host order: ((x0 + x1) + ...) + ((x_G + x_{G+1}) + ...) + ...
+(host/netreduce.h); with group 1, box_sum.  Also the order across 2 racks of
+2 hosts (docs/racks.md): each rack's two terms, then the two racks' sums
+(two terms commute, so a rack on its ring and the racks' ring add the same).
+
+All take a list of equally long 1-D float32 torch tensors (rank order) and
 return a new tensor.
 """
 import torch
@@ -55,3 +62,10 @@ def ring_sum(xs):
             acc = acc + xs[(c + k) % world][start:start + length]
         out[start:start + length] = acc
     return out
+
+
+def group_sum(xs, group):
+    _check(xs)
+    if group < 1 or len(xs) % group:
+        raise ValueError(f"{len(xs)} ranks do not split into hosts of {group}")
+    return box_sum([box_sum(xs[h:h + group]) for h in range(0, len(xs), group)])

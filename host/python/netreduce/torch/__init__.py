@@ -10,7 +10,9 @@ or keep Gloo/NCCL and route DDP's gradient buckets only:
 
 Settings from the environment: NR_SWITCH, NR_TOKEN (the box), NR_ALGO (box or
 ring), NR_JOB (a name in error messages), NR_TIMEOUT_MS, NR_ADDR, NR_ROOT and
-the other NR_* of libnetreduce (host/README.md).
+the other NR_* of libnetreduce (host/README.md), which reach the library
+unchanged: NR_LOCAL_SIZE / NR_HIER (hosts with several ranks, ranks host by
+host as torchrun numbers them) and NR_RACKS (a job across racks).
 
 The communicators are destroyed at exit (collective: every rank exits);
 shutdown() does it earlier, e.g. before a second init_process_group.
