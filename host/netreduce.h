@@ -79,6 +79,9 @@ struct nr_config {
 	const char *racks;       /* hosts per rack, "4,4": ranks rack-major, a box per rack
 				    (switch_addr of this rank's rack; NULL: a rack without a box);
 				    NULL (default): one rack */
+	int rack_agents;         /* hosts of each rack that carry the racks' sums between racks,
+				    1/rack_agents of the buffer each: 1 (Rina's one agent) up to
+				    the smallest rack's size; 0 (default): that size */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */

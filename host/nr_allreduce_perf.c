@@ -27,6 +27,7 @@ struct opts {
 	bool ring, check, json, algo_set;
 	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
 	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
+	int rack_agents;     /* NR_RACK_AGENTS (0: the smallest rack) */
 	int rack_sizes[NR_PERF_RACKS], rack_boxes[NR_PERF_RACKS];
 	const char *boxes_arg;
 };
@@ -147,9 +148,9 @@ static float hosts_order(const struct opts *o, uint64_t salt, int world, size_t 
 
 /*
  * Racks: rack k's sum in rank order (box) or the ring's order (no box, or
- * --algo ring); the m agents per rack (m: the smallest rack) cut the buffer
- * into m pieces, piece j's element k summed round the racks from the rack
- * whose chunk holds k.
+ * --algo ring); the m agents per rack (m: NR_RACK_AGENTS, else the smallest
+ * rack) cut the buffer into m pieces, piece j's element k summed round the
+ * racks from the rack whose chunk holds k.
  */
 static float racks_order(const struct opts *o, uint64_t salt, size_t i, size_t count, float *l)
 {
@@ -159,6 +160,8 @@ static float racks_order(const struct opts *o, uint64_t salt, size_t i, size_t c
 
 	for (int k = 1; k < o->nracks; k++)
 		m = o->rack_sizes[k] < m ? o->rack_sizes[k] : m;
+	if (o->rack_agents > 0)
+		m = o->rack_agents;
 	for (int k = 0; k < o->nracks; first += o->rack_sizes[k], k++) {
 		for (int r = 0; r < o->rack_sizes[k]; r++)
 			l[r] = value(salt, first + r, i);
@@ -310,6 +313,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 			"world size %d\n", cfg->racks, cfg->world);
 		return -1;
 	}
+	o->rack_agents = cfg->rack_agents;
 	for (k = 0; k < o->nracks; k++) {
 		o->rack_boxes[k] = cfg->switch_addr != NULL;
 		if (b && (*b == '0' || *b == '1')) {

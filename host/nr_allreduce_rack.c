@@ -4,7 +4,8 @@
  * none: incremental deployment), ranks rack by rack (NR_RACKS = hosts per
  * rack).  Each rack's hosts are one ordinary communicator whose box ring is a
  * job on that rack's box; the first m hosts of every rack (m = the smallest
- * rack's size) are its agents; agents j of the R racks form an ordinary ring.
+ * rack's size, or NR_RACK_AGENTS) are its agents; agents j of the R racks
+ * form an ordinary ring.
  *
  *   1. rack sum      every host of rack k gets S_k: through rack k's box
  *                    (rank order), or, in a rack without a box, on the
@@ -63,6 +64,8 @@ static void place(struct nr_comm *w, struct nr_topo *t, const struct nr_config *
 		}
 		r -= t->rack_sizes[k];
 	}
+	if (cfg->rack_agents > 0 && cfg->rack_agents < t->agents)   /* checked: <= the smallest */
+		t->agents = cfg->rack_agents;
 	snprintf(t->rack_name, sizeof(t->rack_name), "rack %d", t->rack);
 	snprintf(t->agent_name, sizeof(t->agent_name), "agents %d", t->rack_rank);
 }
@@ -71,7 +74,7 @@ int nr_rack_init(const struct nr_config *cfg, struct nr_comm **comm)
 {
 	struct nr_comm *w;
 	struct nr_topo *t;
-	uint64_t v, mine = layout_hash(cfg->racks);
+	uint64_t v, mine;
 	int rc, first;
 
 	rc = nr_topo_layout_init(cfg, &w);
@@ -79,11 +82,13 @@ int nr_rack_init(const struct nr_config *cfg, struct nr_comm **comm)
 		return rc;
 	t = w->topo;
 	place(w, t, cfg, &first);
+	mine = layout_hash(cfg->racks) ^ ((uint64_t)t->agents << 48);
 	v = mine;
 	rc = nr_barrier_bcast(w, "checking the racks", &v);
 	if (!rc && v != mine)
-		rc = nr_fail(w, NR_ERR_CONFIG, "rank %d: NR_RACKS=%s differs from rank 0's: every rank "
-			     "must use the same", w->rank, cfg->racks);
+		rc = nr_fail(w, NR_ERR_CONFIG, "rank %d: NR_RACKS=%s with %d agents per rack differs "
+			     "from rank 0's (NR_RACKS, NR_RACK_AGENTS): every rank must use the same",
+			     w->rank, cfg->racks, t->agents);
 	if (!rc && t->rack_rank < t->agents && cfg->udp_port == 65535)
 		rc = nr_fail(w, NR_ERR_CONFIG, "rank %d: an agent's second communicator listens on "
 			     "NR_UDP_PORT + 1: NR_UDP_PORT must be below 65535", w->rank);

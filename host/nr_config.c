@@ -91,6 +91,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_ACK_TIMEOUT", 31, ack_timeout),
 		F("NR_LOCAL_SIZE", 1024, local_size),
 		F("NR_LOCAL_RANK", 1024, local_rank),
+		F("NR_RACK_AGENTS", 4096, rack_agents),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {
@@ -167,7 +168,7 @@ int nr_racks_parse(const char *s, int *sizes, int max)
 static int check_layout(const struct nr_config *cfg, bool env)
 {
 #define NAME(e, f) (env ? e : f)
-	int sizes[NR_RACKS_MAX], n, sum = 0;
+	int sizes[NR_RACKS_MAX], n, sum = 0, smallest = 0;
 	bool sized = !env || cfg->world > 1;
 
 	if (cfg->local_size < 1 || cfg->local_size > 64 || (sized && cfg->world % cfg->local_size)) {
@@ -197,12 +198,20 @@ static int check_layout(const struct nr_config *cfg, bool env)
 	if (!cfg->racks)
 		return 0;
 	n = nr_racks_parse(cfg->racks, sizes, NR_RACKS_MAX);
-	for (int k = 0; k < n; k++)
+	for (int k = 0; k < n; k++) {
 		sum += sizes[k];
+		smallest = k == 0 || sizes[k] < smallest ? sizes[k] : smallest;
+	}
 	if (n < 1 || (sized && sum != cfg->world)) {
 		nr_set_tls_error("%s=\"%s\": need hosts per rack, e.g. \"4,4\", adding up to %s=%d "
 				 "(at most %d racks)", NAME("NR_RACKS", "racks"), cfg->racks,
 				 NAME("NR_WORLD", "world"), cfg->world, NR_RACKS_MAX);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->rack_agents < 0 || cfg->rack_agents > smallest) {
+		nr_set_tls_error("%s=%d: 1..%d (the smallest rack of %s=\"%s\"), or 0 for all of them",
+				 NAME("NR_RACK_AGENTS", "rack_agents"), cfg->rack_agents, smallest,
+				 NAME("NR_RACKS", "racks"), cfg->racks);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->local_size > 1) {

@@ -167,18 +167,20 @@ static inline void ranks_hier_reference(uint64_t seed, int hosts, int local, int
 /*
  * Racks (docs/racks.md): sizes[k] hosts in rack k, ranks rack by rack;
  * box[k]: rack k sums through its box (rank order), else on its ring (the
- * ring's order).  The m = min(sizes) agents of each rack cut the buffer into
- * m pieces; element k of piece j is the racks' sums in ring order over the
- * racks, from the rack whose chunk (piece j cut into R) holds k.
+ * ring's order).  The m agents of each rack (agents, or 0: min(sizes)) cut
+ * the buffer into m pieces; element k of piece j is the racks' sums in ring
+ * order over the racks, from the rack whose chunk (piece j cut into R) holds k.
  */
 static inline void ranks_rack_reference(uint64_t seed, const int *sizes, int nracks,
-					const int *box, float *ref, size_t count)
+					const int *box, int agents, float *ref, size_t count)
 {
 	float x[RANKS_MAX], s[RANKS_MAX];
 	int m = sizes[0];
 
 	for (int k = 1; k < nracks; k++)
 		m = sizes[k] < m ? sizes[k] : m;
+	if (agents > 0)
+		m = agents;
 	for (size_t i = 0; i < count; i++) {
 		int first = 0, j = ranks_chunk_of(i, count, m);
 		size_t off = j * (count / m) + ((size_t)j < count % m ? (size_t)j : count % m);

@@ -15,7 +15,7 @@ static const char *const vars[] = {
 	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
-	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS",
+	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 };
 
 static int clear_env(void **state)
@@ -128,6 +128,7 @@ static void test_env_bad(void **state)
 		{ "NR_RACKS", "2,", "NR_RACKS" },
 		{ "NR_RACKS", "x", "NR_RACKS" },
 		{ "NR_RACKS", "1,3", NULL },
+		{ "NR_RACK_AGENTS", "-1", "NR_RACK_AGENTS" },
 	};
 	struct nr_config cfg;
 
@@ -178,6 +179,14 @@ static void test_env_bad(void **state)
 	assert_non_null(strstr(nr_comm_last_error(NULL), "racks"));
 	setenv("NR_RACKS", "2,x", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);   /* malformed: at once */
+	/* NR_RACK_AGENTS: 1 up to the smallest rack */
+	setenv("NR_RACKS", "3,2", 1);
+	setenv("NR_RACK_AGENTS", "2", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.rack_agents, 2);
+	setenv("NR_RACK_AGENTS", "3", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_RACK_AGENTS=3: 1..2"));
 	/* world > 1 needs NR_ROOT and NR_ADDR */
 	clear_env(NULL);
 	setenv("NR_WORLD", "2", 1);

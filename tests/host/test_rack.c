@@ -6,7 +6,8 @@
  * rings across racks, and hand the total back; every element must be
  * bit-identical to the documented order (ranks.h, ranks_rack_reference).
  * Layouts: equal racks, unequal racks (2 agents per rack), three racks, a
- * one-host rack, one rack.  The racks with boxes run on the namespace
+ * one-host rack, one rack, and 3 hosts per rack with one agent
+ * (NR_RACK_AGENTS=1).  The racks with boxes run on the namespace
  * testbed (tests/e2e, scenario racks2x2).
  */
 #include <setjmp.h>
@@ -26,6 +27,7 @@ struct out {
 struct rack_case {
 	struct ranks_env env;
 	const char *racks;
+	int agents;   /* NR_RACK_AGENTS (0: the smallest rack) */
 	int sizes[RANKS_MAX], nracks, world;
 	uint64_t seed;
 	struct out *out;
@@ -51,7 +53,7 @@ static int check_count(struct rack_case *t, struct nr_comm *c, int rank, size_t 
 	int rc;
 
 	ranks_fill(seed, rank, send, count);
-	ranks_rack_reference(seed, t->sizes, t->nracks, no_box, ref, count);
+	ranks_rack_reference(seed, t->sizes, t->nracks, no_box, t->agents, ref, count);
 	memset(recv, 0xA5, bytes);
 	rc = ring ? nr_ring_allreduce(c, send, recv, count, NR_FLOAT32, NR_SUM)
 		  : nr_allreduce(c, send, recv, count, NR_FLOAT32, NR_SUM);
@@ -80,6 +82,7 @@ static int rack_child(int rank, int world, void *arg)
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.timeout_ms = 20000;
 	cfg.racks = t->racks;
+	cfg.rack_agents = t->agents;
 	rc = nr_comm_init(&cfg, &c);
 	if (rc)
 		return child_fail(t, rank, 2, "init: %s: %s", nr_strerror(rc), nr_comm_last_error(NULL));
@@ -91,9 +94,9 @@ static int rack_child(int rank, int world, void *arg)
 	return rc;
 }
 
-static void racks(const char *layout, unsigned salt)
+static void racks(const char *layout, int agents, unsigned salt)
 {
-	struct rack_case t = { .racks = layout };
+	struct rack_case t = { .racks = layout, .agents = agents };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
@@ -108,7 +111,7 @@ static void racks(const char *layout, unsigned salt)
 		     -1, 0);
 	assert_true(t.out != MAP_FAILED);
 	memset(t.out, 0, sizeof(*t.out));
-	printf("racks %s: seed %llu\n", layout, (unsigned long long)t.seed);
+	printf("racks %s, %d agents: seed %llu\n", layout, agents, (unsigned long long)t.seed);
 	ranks_fork(t.world, rack_child, &t, pids);
 	ranks_wait(t.world, pids, status, 150000, NULL);
 	for (int r = 0; r < t.world; r++) {
@@ -119,11 +122,12 @@ static void racks(const char *layout, unsigned salt)
 	munmap(t.out, sizeof(*t.out));
 }
 
-static void test_2_2(void **state) { racks("2,2", 11); }
-static void test_3_2(void **state) { racks("3,2", 12); }
-static void test_2_2_2(void **state) { racks("2,2,2", 13); }
-static void test_1_3(void **state) { racks("1,3", 14); }
-static void test_one_rack(void **state) { racks("3", 15); }
+static void test_2_2(void **state) { racks("2,2", 0, 11); }
+static void test_3_2(void **state) { racks("3,2", 0, 12); }
+static void test_2_2_2(void **state) { racks("2,2,2", 0, 13); }
+static void test_1_3(void **state) { racks("1,3", 0, 14); }
+static void test_one_rack(void **state) { racks("3", 0, 15); }
+static void test_3_3_one_agent(void **state) { racks("3,3", 1, 16); }   /* Rina's one agent */
 
 int main(void)
 {
@@ -133,6 +137,7 @@ int main(void)
 		cmocka_unit_test(test_2_2_2),
 		cmocka_unit_test(test_1_3),
 		cmocka_unit_test(test_one_rack),
+		cmocka_unit_test(test_3_3_one_agent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

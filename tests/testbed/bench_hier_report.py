@@ -7,8 +7,8 @@ S / B_e (S bytes per rank, B_e the host link each way, r = B_i / B_e, N = HP):
   flat ring      2(N-1)/N / min(1, r)
   parallel       1 + 2(P-1)/(P r)
   hierarchical   1 + P / r
-Racks (docs/racks.md, "Bytes per link"), R = 2 racks of H hosts, m = H agents,
-r_x = B_x / B_e (B_x: the inter-rack link):
+Racks (docs/racks.md, "Bytes per link"), R = 2 racks of H hosts, m = H agents
+(or 1 with NR_RACK_AGENTS=1), r_x = B_x / B_e (B_x: the inter-rack link):
   racks, a box each         2 + max(1/m, 1/r_x)           (rack sum, agents, back)
   racks, rack 1 no box      2 * 2(H-1)/H + max(1/m, 1/r_x) (that rack sums on its ring)
   flat ring over 2H hosts   2(N-1)/N / min(1, r_x)
@@ -55,6 +55,7 @@ def racks_model(H, rx):
     N = 2 * H
     step2 = max(1 / H, 1 / rx)
     return {"racks": 2 + step2,
+            "racks-1agent": 2 + max(1.0, 1 / rx),
             "racks-nobox": 2 * 2 * (H - 1) / H + step2,
             "ring": 2 * (N - 1) / N / min(1.0, rx)}
 
@@ -121,45 +122,48 @@ def report_racks(rows):
     rate = r0["rate_mbit"]
     print(f"\n== 2 racks x {H} hosts: host links {rate} Mbit/s each way, one inter-rack link "
           f"(each box's port) at x Mbit/s each way")
-    print("   racks = the library across racks (docs/racks.md), a box each; no-box = rack 1 "
-          "without a box; ring = flat ring over all hosts (no box job)")
+    print(f"   racks = the library across racks (docs/racks.md), a box each, {H} agents per rack; "
+          "1agent = the same with NR_RACK_AGENTS=1;\n   nobox = rack 1 without a box; "
+          "ring = flat ring over all hosts (no box job)")
     print("   time: median over launches, ms (model); xrack: bytes over the inter-rack link per "
           "all-reduce, both ways, in S (model)")
 
     def kind(r):
-        if r["tbalgo"] == "ring":
-            return "ring"
-        return "racks-nobox" if r.get("nobox") else "racks"
+        return "ring" if r["tbalgo"] == "ring" else r["kind"]
 
-    kinds = ["racks", "racks-nobox", "ring"]
+    kinds = ["racks", "racks-1agent", "racks-nobox", "ring"]
     for size in sorted({r["bytes"] for r in rows}):
         u = unit_s(size, rate)
         print(f"\n   {size} bytes per rank (S / B_e = {u * 1000:.0f} ms)")
+        short = {"racks": "racks", "racks-1agent": "1agent", "racks-nobox": "nobox", "ring": "ring"}
+        print(f"   {'':13} {'time, ms (model)':^59} {'inter-rack bytes / S (model)':^51}")
         hdr = f"   {'x Mbit':>7} {'r_x':>5}"
         for k in kinds:
-            hdr += f" {k + ' ms (model)':>24}"
+            hdr += f" {short[k]:>14}"
         for k in kinds:
-            hdr += f" {'xrack ' + k:>22}"
+            hdr += f" {short[k]:>12}"
         print(hdr)
         for x in sorted({r["inter_mbit"] for r in rows}, reverse=True):
             rx = x / rate
             model = racks_model(H, rx)
-            xmodel = {"racks": 2.0, "racks-nobox": 2.0, "ring": 2 * 2 * (N - 1) / N}
+            xmodel = {"racks": 2.0, "racks-1agent": 2.0, "racks-nobox": 2.0,
+                      "ring": 2 * 2 * (N - 1) / N}
             line = f"   {x:>7} {rx:>5.2f}"
             xr = ""
             for k in kinds:
                 sel = [r for r in rows if r["inter_mbit"] == x and r["bytes"] == size and kind(r) == k]
                 t = med([r["time_us"] for r in sel])
                 cell = f"{ms(t)} ({model[k] * u * 1000:.0f})"
-                line += f" {cell:>24}"
+                line += f" {cell:>14}"
                 xb = med([r["xrack_bytes"] / r["ops"] for r in sel])
-                cell = "-" if xb is None else f"{xb / 1e6:.2f} MB {xb / size:.2f} ({xmodel[k]:.2f})"
-                xr += f" {cell:>22}"
+                cell = "-" if xb is None else f"{xb / size:.2f} ({xmodel[k]:.2f})"
+                xr += f" {cell:>12}"
             print(line + xr)
         c = 2 * (N - 1) / N
         print(f"\n   the condition (model): the racks beat the flat ring when r_x < (c-1)/2 = "
               f"{(c - 1) / 2:.3f} (c = 2(N-1)/N = {c:.2f}); with rack 1 without a box when "
-              f"r_x < (c-1)/(4(H-1)/H) = {(c - 1) / (4 * (H - 1) / H):.3f}")
+              f"r_x < (c-1)/(4(H-1)/H) = {(c - 1) / (4 * (H - 1) / H):.3f}; with one agent when "
+              f"r_x < (c-1)/2 too, if r_x <= 1")
 
 
 def main():
@@ -168,6 +172,8 @@ def main():
     ap.add_argument("jsonl")
     ap.add_argument("--load", default="?")
     ap.add_argument("--nproc", default="?")
+    ap.add_argument("--env", default="")
+    ap.add_argument("--iters", default="?")
     a = ap.parse_args()
     rows = load(a.jsonl)
     if not rows:
@@ -175,8 +181,9 @@ def main():
         return 2
     wrong = sum(r.get("wrong", 0) for r in rows)
     reps = max(r.get("rep", 1) for r in rows)
-    print(f"setup: {len(rows)} rows, {reps} launch(es) per topology, soft RoCE transport, "
-          f"{a.nproc} CPUs, load average at the end {a.load}; every row checked bit for bit: "
+    print(f"setup: {len(rows)} rows, {reps} launch(es) per topology of {a.iters} timed calls "
+          f"each, soft RoCE transport ({a.env}), {a.nproc} CPUs shared by the hosts and the "
+          f"box(es), load average at the end {a.load}; every row checked bit for bit: "
           f"{wrong} wrong elements")
     report_hosts(rows)
     report_racks(rows)

@@ -53,6 +53,7 @@ class NrConfig(ctypes.Structure):
         ("inter_gbps", ctypes.c_double),
         ("shm_pace_gbps", ctypes.c_double),
         ("racks", ctypes.c_char_p),
+        ("rack_agents", ctypes.c_int),
     ]
 
 
@@ -62,7 +63,8 @@ class NrConfig(ctypes.Structure):
 _DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
              "timeout_ms": 10000, "pool_msgs": 8, "ring_window": 16, "udp_port": 4791,
              "gid_index": -1, "ack_timeout": 0, "root": None, "switch_addr": None,
-             "local_size": 1, "local_rank": -1, "hier": None, "racks": None}
+             "local_size": 1, "local_rank": -1, "hier": None, "racks": None,
+             "rack_agents": 0}
 
 _lock = threading.Lock()
 _lib = None

@@ -84,7 +84,7 @@ def free_port(addr):
 # apply to several ranks.  Those fields' messages get their variables' names.
 _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
-               "racks": "NR_RACKS"}
+               "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS"}
 
 
 def _env_names(msg):
