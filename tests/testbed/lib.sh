@@ -205,7 +205,7 @@ tb_impair_set() {
 # by the inter-rack link nrtIDx<k> (box ns k) == nrtIDy<k> (box ns k+1), a
 # port of each box (or a member of the bridge), shaped to TB_INTER_RATE.
 tb_ns_box() { if [ "${1:-0}" = 0 ]; then echo "${TB_P}b"; else echo "${TB_P}b$1"; fi; }
-tb_rack_of() { echo $(( $1 / TB_RACK_HOSTS )); }
+tb_rack_of() { if [ "${TB_RACK_HOSTS:-0}" -gt 0 ]; then echo $(( $1 / TB_RACK_HOSTS )); else echo 0; fi; }
 tb_box_addr() { echo "10.76.$1.254"; }
 tb_switch() { echo "$(tb_box_addr "$1"):${TB_CTL_PORT}"; }
 tb_ctl_sock() { if [ "$1" = 0 ]; then echo "$TB_RUNDIR/ctl.sock"; else echo "$TB_RUNDIR/ctl$1.sock"; fi; }
