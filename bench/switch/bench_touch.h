@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What nr-bench-switch holds the box against (bench_touch.c). */
+#ifndef NR_BENCH_TOUCH_H
+#define NR_BENCH_TOUCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+/*
+ * The physical limit: read every cache line of each frame of order[0..count)
+ * (one load a line, as cold as the box finds them, prefetched the box's way)
+ * and write one output frame per n inputs into out (a ring of slots of mtu
+ * bytes).  Returns this thread's CPU seconds for it.
+ */
+double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned n, uint8_t *out,
+			unsigned slots, unsigned mtu);
+/* memcpy of volume bytes over a working set of ws bytes, in chunks of chunk: Gbit/s of CPU time. */
+double bench_memcpy(size_t ws, unsigned chunk, uint64_t volume);
+
+#endif /* NR_BENCH_TOUCH_H */
