@@ -215,6 +215,11 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 {
 	uint32_t used = rd(f, NR_FPGA_POOL_USED);
 
+	if (nr_job_channels(s) > 1) {
+		snprintf(err, errlen, "fpga: %u channels; the device runs one channel a job "
+			 "(register with one channel: the hosts' NR_CHANNELS=1)", nr_job_channels(s));
+		return -EINVAL;
+	}
 	if (s->n_conns > f->cap_ranks) {
 		snprintf(err, errlen, "fpga: %u ranks, the device supports at most %u per job",
 			 s->n_conns, f->cap_ranks);

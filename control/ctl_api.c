@@ -188,10 +188,10 @@ static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, char *er
 
 		if (!o->used)
 			continue;
-		for (i = 0; i < s->n_conns; i++) {
+		for (i = 0; i < nr_job_conns(s); i++) {
 			const struct nr_conn_spec *x = &s->conns[i];
 
-			for (k = 0; k < o->spec->n_conns; k++) {
+			for (k = 0; k < nr_job_conns(o->spec); k++) {
 				const struct nr_conn_spec *y = &o->spec->conns[k];
 				const char *role = NULL;
 				uint32_t ip = 0, qpn = 0;
@@ -203,9 +203,11 @@ static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, char *er
 					 ep_eq(x->src_ip, x->src_qpn, y->dst_ip, y->dst_qpn))
 					role = "sender", ip = x->src_ip, qpn = x->src_qpn;
 				if (role) {
-					snprintf(err, errlen,
-						 "spec.conns[%u]: %s %s qpn %u belongs to job %u; a QP serves one job",
-						 i, role, nr_ip4_str(ip, a), qpn, o->id);
+					char where[48];
+
+					snprintf(err, errlen, "spec.%s: %s %s qpn %u belongs to job %u; a QP serves one job",
+						 nr_job_conn_name(s, i, where, sizeof(where)), role,
+						 nr_ip4_str(ip, a), qpn, o->id);
 					return -EEXIST;
 				}
 			}
@@ -425,6 +427,22 @@ static const char *state_name(uint8_t st)
 	return st == NR_JOB_ACTIVE ? "active" : st == NR_JOB_FAILED ? "failed" : "unknown";
 }
 
+/* One row a channel, when the backend reports channels. */
+static json_t *channels_json(const struct nr_job_stats *st)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t k = 0; k < st->n_channels && k < NR_MAX_CHANNELS; k++) {
+		const struct nr_chan_stats *ch = &st->ch[k];
+
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:I,s:I,s:I,s:I}", "channel", (json_int_t)k,
+			"state", state_name(ch->state), "worker", (json_int_t)ch->worker,
+			"next_emit", (json_int_t)ch->next_emit, "next_release", (json_int_t)ch->next_release,
+			"completed", (json_int_t)ch->completed));
+	}
+	return arr;
+}
+
 static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 {
 	json_t *reply = NULL, *o, *ctrs;
@@ -455,6 +473,8 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 		      "completed", (json_int_t)st->completed, "ranks", (json_int_t)j->spec->n_conns,
 		      "credits", (json_int_t)j->credits, "result_key", (json_int_t)j->spec->result_key);
 	json_object_set_new(o, "counters", ctrs);
+	if (st->n_channels)
+		json_object_set_new(o, "channels", channels_json(st));
 	json_object_set_new(o, "spec", nr_ctl_spec_to_json(j->spec));
 	free(st);
 	return json_pack("{s:b,s:o}", "ok", 1, "job", o);
@@ -481,8 +501,9 @@ static json_t *op_job_list(struct nr_ctl *c, bool admin)
 		memset(st, 0, sizeof(*st));
 		if (!c->b->ops->job_status(c->b, j->id, st))
 			state = state_name(st->state);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:I,s:s,s:I,s:I,s:I}",
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:I,s:I,s:s,s:I,s:I,s:I}",
 			"id", (json_int_t)j->id, "state", state, "ranks", (json_int_t)j->spec->n_conns,
+			"channels", (json_int_t)nr_job_channels(j->spec),
 			"mode", j->spec->mode == NR_SUM_STREAMING ? "streaming" : "ordered",
 			"msg_size", (json_int_t)j->spec->msg_size, "credits", (json_int_t)j->credits,
 			"completed", (json_int_t)st->completed));

@@ -136,16 +136,17 @@ int nr_ctl_unknown_fields(const json_t *obj, const char *const *known, const cha
 	return 0;
 }
 
-static int parse_conn(const json_t *o, unsigned i, struct nr_conn_spec *cs, char *err, size_t errlen)
+/* Connection object o, named where ("spec.conns[2]" or "spec.channels[1].conns[2]"). */
+static int parse_conn(const json_t *o, const char *where, struct nr_conn_spec *cs, char *err, size_t errlen)
 {
 	static const char *const known[] = { "src_ip", "dst_ip", "src_qpn", "dst_qpn", "ipsn",
-					     "src_mac", "dst_mac", NULL };
+					     "src_mac", "dst_mac", "src_sport", "dst_sport", NULL };
 	static const char *const req[] = { "src_ip", "dst_ip", "src_qpn", "dst_qpn", "ipsn", NULL };
-	char where[48], name[80];
+	static const char *const sports[] = { "src_sport", "dst_sport" };
+	char name[96];
 	json_t *v;
 	unsigned k;
 
-	snprintf(where, sizeof(where), "spec.conns[%u]", i);
 	if (!json_is_object(o)) {
 		snprintf(err, errlen, "%s: expected an object, got %s", where, nr_ctl_json_type(o));
 		return -EINVAL;
@@ -176,26 +177,48 @@ static int parse_conn(const json_t *o, unsigned i, struct nr_conn_spec *cs, char
 	if (v && get_mac(v, NAME("dst_mac"), cs->dst_mac, err, errlen))
 		return -EINVAL;
 #undef NAME
+	for (k = 0; k < 2; k++) {
+		uint32_t port;
+
+		v = json_object_get(o, sports[k]);
+		if (!v)
+			continue;
+		snprintf(name, sizeof(name), "%s.%s", where, sports[k]);
+		if (get_uint(v, name, 1, 65535, "a UDP port", &port, err, errlen))
+			return -EINVAL;
+		*(k ? &cs->dst_sport : &cs->src_sport) = (uint16_t)port;
+	}
 	return 0;
+}
+
+/* "spec.conns[2]", or "spec.channels[1].conns[2]" in a job of several channels. */
+static const char *conn_where(const struct nr_job_spec *s, uint32_t k, char *buf, size_t len)
+{
+	char name[48];
+
+	snprintf(buf, len, "spec.%s", nr_job_conn_name(s, k, name, sizeof(name)));
+	return buf;
 }
 
 static int check_dup_conns(const struct nr_job_spec *s, char *err, size_t errlen)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[INET_ADDRSTRLEN], wi[64], wj[64];
 	uint32_t i, j;
 
-	for (i = 0; i < s->n_conns; i++) {
+	for (i = 0; i < nr_job_conns(s); i++) {
 		for (j = 0; j < i; j++) {
 			const struct nr_conn_spec *x = &s->conns[i], *y = &s->conns[j];
 
 			if (x->dst_ip == y->dst_ip && x->dst_qpn == y->dst_qpn) {
-				snprintf(err, errlen, "spec.conns[%u]: receiver %s qpn %u repeats spec.conns[%u]",
-					 i, nr_ip4_str(x->dst_ip, a), x->dst_qpn, j);
+				snprintf(err, errlen, "%s: receiver %s qpn %u repeats %s",
+					 conn_where(s, i, wi, sizeof(wi)), nr_ip4_str(x->dst_ip, a), x->dst_qpn,
+					 conn_where(s, j, wj, sizeof(wj)));
 				return -EINVAL;
 			}
 			if (x->src_ip == y->src_ip && x->src_qpn == y->src_qpn) {
-				snprintf(err, errlen, "spec.conns[%u]: sender %s qpn %u repeats spec.conns[%u]",
-					 i, nr_ip4_str(x->src_ip, a), x->src_qpn, j);
+				snprintf(err, errlen, "%s: sender %s qpn %u repeats %s",
+					 conn_where(s, i, wi, sizeof(wi)), nr_ip4_str(x->src_ip, a), x->src_qpn,
+					 conn_where(s, j, wj, sizeof(wj)));
 				return -EINVAL;
 			}
 		}
@@ -203,33 +226,89 @@ static int check_dup_conns(const struct nr_job_spec *s, char *err, size_t errlen
 	return 0;
 }
 
+/*
+ * The connection arrays of a spec: "conns" (one channel) or "channels", each
+ * {"conns": [...]} with as many connections as the first.  *n_conns gets the
+ * connections of a channel; arrays[0..*n_channels) the arrays.
+ */
+static int spec_conn_arrays(const json_t *o, const json_t **arrays, uint32_t *n_channels,
+			    uint32_t *n_conns, char *err, size_t errlen)
+{
+	static const char *const known[] = { "conns", NULL };
+	const json_t *conns = json_object_get(o, "conns"), *chans = json_object_get(o, "channels");
+	char where[48];
+	size_t n, k;
+
+	if (conns && chans) {
+		snprintf(err, errlen, "spec: conns and channels both given; use conns for a job of one "
+			 "channel, channels (each with its conns) for several");
+		return -EINVAL;
+	}
+	if (chans) {
+		if (require(chans, JSON_ARRAY, "spec.channels", "one object a channel", err, errlen))
+			return -EINVAL;
+		n = json_array_size(chans);
+		if (n < 1 || n > NR_MAX_CHANNELS) {
+			snprintf(err, errlen, "spec.channels: %zu channels, expected 1..%u", n, NR_MAX_CHANNELS);
+			return -EINVAL;
+		}
+		for (k = 0; k < n; k++) {
+			const json_t *ch = json_array_get(chans, k);
+
+			snprintf(where, sizeof(where), "spec.channels[%zu]", k);
+			if (require(ch, JSON_OBJECT, where, "a channel", err, errlen))
+				return -EINVAL;
+			snprintf(where, sizeof(where), "spec.channels[%zu].", k);
+			if (nr_ctl_unknown_fields(ch, known, where, err, errlen))
+				return -EINVAL;
+			snprintf(where, sizeof(where), "spec.channels[%zu].conns", k);
+			arrays[k] = json_object_get(ch, "conns");
+			if (require(arrays[k], JSON_ARRAY, where, "one connection per rank", err, errlen))
+				return -EINVAL;
+		}
+	} else {
+		if (require(conns, JSON_ARRAY, "spec.conns", "one connection per rank", err, errlen))
+			return -EINVAL;
+		arrays[0] = conns;
+		n = 1;
+	}
+	*n_channels = (uint32_t)n;
+	*n_conns = (uint32_t)json_array_size(arrays[0]);
+	if (*n_conns < 1 || *n_conns > NR_MAX_CONNS) {
+		snprintf(err, errlen, "%s: %u connections, expected 1..%u (one per rank)",
+			 chans ? "spec.channels[0].conns" : "spec.conns", *n_conns, NR_MAX_CONNS);
+		return -EINVAL;
+	}
+	for (k = 1; k < n; k++)
+		if (json_array_size(arrays[k]) != *n_conns) {
+			snprintf(err, errlen, "spec.channels[%zu].conns: %zu connections, channel 0 has %u: "
+				 "every channel has one per rank", k, json_array_size(arrays[k]), *n_conns);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "timeout_ms",
-					     "conns", NULL };
+					     "conns", "channels", NULL };
+	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
-	const json_t *conns, *v;
-	size_t n, i;
-	char e2[256];
+	uint32_t n, n_ch, i;
+	const json_t *v;
+	char e2[256], where[64];
 
 	if (require(o, JSON_OBJECT, "spec", "the job spec object", err, errlen) ||
-	    nr_ctl_unknown_fields(o, known, "spec.", err, errlen))
+	    nr_ctl_unknown_fields(o, known, "spec.", err, errlen) ||
+	    spec_conn_arrays(o, arrays, &n_ch, &n, err, errlen))
 		return NULL;
-	conns = json_object_get(o, "conns");
-	if (require(conns, JSON_ARRAY, "spec.conns", "one connection per rank", err, errlen))
-		return NULL;
-	n = json_array_size(conns);
-	if (n < 1 || n > NR_MAX_CONNS) {
-		snprintf(err, errlen, "spec.conns: %zu connections, expected 1..%u (one per rank)", n,
-			 NR_MAX_CONNS);
-		return NULL;
-	}
-	s = calloc(1, nr_job_spec_size((uint32_t)n));
+	s = calloc(1, nr_job_spec_size(n * n_ch));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	s->n_conns = (uint32_t)n;
+	s->n_conns = n;
+	s->n_channels = n_ch;
 	s->mtu = 1024;
 	s->msg_size = 65536;
 	s->pool_msgs = 8;
@@ -282,8 +361,9 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		}
 	}
-	for (i = 0; i < n; i++)
-		if (parse_conn(json_array_get(conns, i), (unsigned)i, &s->conns[i], err, errlen))
+	for (i = 0; i < n * n_ch; i++)
+		if (parse_conn(json_array_get(arrays[i / n], i % n), conn_where(s, i, where, sizeof(where)),
+			       &s->conns[i], err, errlen))
 			goto fail;
 	if (check_dup_conns(s, err, errlen))
 		goto fail;
@@ -300,35 +380,49 @@ fail:
 	return NULL;
 }
 
+static json_t *conn_to_json(const struct nr_conn_spec *cs)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[NR_MAC_STRLEN];
+	json_t *cj;
+	unsigned k;
+
+	cj = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(cs->src_ip, a),
+		       "dst_ip", nr_ip4_str(cs->dst_ip, b), "src_qpn", (json_int_t)cs->src_qpn,
+		       "dst_qpn", (json_int_t)cs->dst_qpn, "ipsn", (json_int_t)cs->ipsn);
+	for (k = 0; k < 2; k++) {
+		const uint8_t *mac = k ? cs->dst_mac : cs->src_mac;
+		uint16_t sport = k ? cs->dst_sport : cs->src_sport;
+
+		if (sport)
+			json_object_set_new(cj, k ? "dst_sport" : "src_sport", json_integer(sport));
+		if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+			continue;
+		json_object_set_new(cj, k ? "dst_mac" : "src_mac", json_string(nr_mac_str(mac, m)));
+	}
+	return cj;
+}
+
 json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 {
-	json_t *o, *conns;
-	uint32_t i;
+	json_t *o, *chans = json_array();
+	uint32_t c, i;
 
-	conns = json_array();
-	for (i = 0; i < s->n_conns; i++) {
-		const struct nr_conn_spec *cs = &s->conns[i];
-		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[NR_MAC_STRLEN];
-		json_t *cj;
-		unsigned k;
+	for (c = 0; c < nr_job_channels(s); c++) {
+		json_t *conns = json_array();
 
-		cj = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(cs->src_ip, a),
-			       "dst_ip", nr_ip4_str(cs->dst_ip, b), "src_qpn", (json_int_t)cs->src_qpn,
-			       "dst_qpn", (json_int_t)cs->dst_qpn, "ipsn", (json_int_t)cs->ipsn);
-		for (k = 0; k < 2; k++) {
-			const uint8_t *mac = k ? cs->dst_mac : cs->src_mac;
-
-			if (!(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
-				continue;
-			json_object_set_new(cj, k ? "dst_mac" : "src_mac", json_string(nr_mac_str(mac, m)));
-		}
-		json_array_append_new(conns, cj);
+		for (i = 0; i < s->n_conns; i++)
+			json_array_append_new(conns, conn_to_json(&s->conns[c * s->n_conns + i]));
+		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
 	}
 	o = json_pack("{s:I,s:I,s:I,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
 		      (json_int_t)s->msg_size, "pool_msgs", (json_int_t)s->pool_msgs, "mode",
 		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "timeout_ms",
 		      (json_int_t)s->timeout_ms);
-	json_object_set_new(o, "conns", conns);
+	if (nr_job_channels(s) > 1)
+		json_object_set_new(o, "channels", chans);
+	else {
+		json_object_set(o, "conns", json_object_get(json_array_get(chans, 0), "conns"));
+		json_decref(chans);
+	}
 	return o;
 }
-

@@ -31,24 +31,31 @@
 
 #include "netreduce.h"
 #include "nr_transport.h"
+#include "proto/nr_job.h"
 
 #define NR_ERRLEN 512
 #define NR_RECV_DEPTH 128   /* receives kept posted on every receiving QP */
 #define NR_BACKLOG_MAX (1 << 20)  /* completions kept for the next collective, at most */
 
+/*
+ * The rings of a communicator: the plain ring, then the box ring's channels
+ * (channel k is ring NR_RING_BOX + k, 1..NR_MAX_CHANNELS of them): each a
+ * ring of QPs of its own, registered with the box as one channel of the job.
+ */
+enum { NR_RING_PLAIN = 0, NR_RING_BOX = 1 };
+#define NR_RINGS_MAX (NR_RING_BOX + NR_MAX_CHANNELS)
+
+static inline const char *nr_ring_name(int ring) { return ring >= NR_RING_BOX ? "box" : "plain"; }
+
 /* What one rank tells the others about itself (bootstrap table row). */
 struct nr_peer {
 	uint32_t ip;                 /* network order */
 	uint8_t mac[6];
-	struct nr_qp_info send[2];   /* per ring (NR_RING_BOX, NR_RING_PLAIN): its send QP */
-	struct nr_qp_info recv[2];   /* its receive QP */
-	uint64_t va[2];              /* its receive region per ring */
-	uint32_t rkey[2];
+	struct nr_qp_info send[NR_RINGS_MAX];   /* per ring: its send QP */
+	struct nr_qp_info recv[NR_RINGS_MAX];   /* its receive QP */
+	uint64_t va[NR_RINGS_MAX];              /* its receive region per ring */
+	uint32_t rkey[NR_RINGS_MAX];
 };
-
-enum { NR_RING_BOX = 0, NR_RING_PLAIN = 1 };
-
-static inline const char *nr_ring_name(int ring) { return ring == NR_RING_BOX ? "box" : "plain"; }
 
 /* One ring of a communicator: a send QP to rank+1, a receive QP from rank-1. */
 struct nr_ring {
@@ -80,7 +87,9 @@ struct nr_comm {
 	int rank, world;
 	struct nr_tp *tp;
 	struct nr_peer *peers;       /* world rows */
-	struct nr_ring ring[2];
+	unsigned n_channels;         /* box channels, 1..NR_MAX_CHANNELS */
+	unsigned n_rings;            /* NR_RING_BOX + n_channels */
+	struct nr_ring ring[NR_RINGS_MAX];
 	/* bootstrap sockets: rank 0 holds world-1 (index = rank), others hold fds[0] */
 	int *fds;
 	int lfd;
@@ -88,7 +97,8 @@ struct nr_comm {
 	bool has_box;
 	bool broken;
 	uint8_t box_seq, ring_seq;   /* op sequence per ring (imm tag high byte) */
-	uint64_t box_msgs;           /* messages sent on the box ring since init */
+	uint64_t box_msgs;           /* messages sent on the box ring since init, all channels:
+				      * message G goes on channel G mod n_channels */
 	/* completions of the next collective seen early: backlog[head..nbacklog) */
 	struct nr_wc *backlog;
 	int nbacklog, head, capbacklog;

@@ -58,7 +58,12 @@ struct nr_config {
 	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
 	uint32_t msg_size;       /* bytes per message, multiple of mtu; default 65536 */
 	uint32_t timeout_ms;     /* bound on any wait without progress; default 10000 */
-	uint32_t pool_msgs;      /* box slot pool per job in messages (even); default 8, W = 4 */
+	uint32_t pool_msgs;      /* box slot pool per job in messages (even); default 8, W = 4
+				    (per channel) */
+	uint32_t channels;       /* box channels: rings of QPs the messages are striped over, each
+				    one channel of the box's job (a box with several workers runs
+				    them on several cores); 1..16, default 1; 0: as many as the box
+				    has workers (asked at init) */
 	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
 	int gid_index;           /* verbs: -1 (default) finds the RoCEv2 GID of addr */
@@ -92,7 +97,7 @@ void nr_config_default(struct nr_config *cfg);
  * NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
  * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
  * NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS,
- * NR_RACKS from the environment.  Strings
+ * NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */
@@ -136,13 +141,15 @@ int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, 
 
 int nr_comm_rank(const struct nr_comm *comm);
 int nr_comm_world(const struct nr_comm *comm);
-/* Credits W granted by the box (0 without a box). */
+/* Credits W granted by the box, per channel (0 without a box). */
 uint32_t nr_comm_credits(const struct nr_comm *comm);
 /*
  * How nr_allreduce runs on comm: "flat" (every rank on one ring through one
  * box), "parallel" or "hierarchical" (hosts with several ranks), "racks".
  */
 const char *nr_comm_algo(const struct nr_comm *comm);
+/* Box channels the messages of nr_allreduce are striped over (1 without a box). */
+unsigned nr_comm_channels(const struct nr_comm *comm);
 
 const char *nr_strerror(int err);
 /*

@@ -249,10 +249,11 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 	for (size_t i = 0; i < maxcount; i++)
 		send[i] = value(1, rank, i);
 	if (rank == 0 && !o->json)
-		printf("# nr-allreduce-perf: algo %s (%s), %d ranks, %d per host, credits %u\n"
+		printf("# nr-allreduce-perf: algo %s (%s), %d ranks, %d per host, credits %u, "
+		       "box channels %u\n"
 		       "# %12s %12s %12s %12s %12s %8s\n", algo, nr_comm_algo(c), world, o->local,
-		       nr_comm_credits(c), "size(B)", "count", "time(us)", "algbw(GB/s)",
-		       "busbw(GB/s)", "#wrong");
+		       nr_comm_credits(c), nr_comm_channels(c), "size(B)", "count", "time(us)",
+		       "algbw(GB/s)", "busbw(GB/s)", "#wrong");
 	for (size_t bytes = o->min; bytes <= o->max; ) {
 		size_t count = bytes / 4;
 		double wrong = 0, med, algbw, busbw;
@@ -280,9 +281,10 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 			status = 1;
 		if (rank == 0 && o->json)
 			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"ranks\":%d,\"local\":%d,"
-			       "\"bytes\":%zu,\"time_us\":%.2f,\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,"
-			       "\"wrong\":%.0f}\n", algo, nr_comm_algo(c), world, o->local, count * 4, med,
-			       algbw, busbw, wrong);
+			       "\"channels\":%u,\"bytes\":%zu,\"time_us\":%.2f,\"algbw_gbps\":%.6g,"
+			       "\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo, nr_comm_algo(c), world,
+			       o->local, o->ring ? 0 : nr_comm_channels(c), count * 4, med, algbw, busbw,
+			       wrong);
 		else if (rank == 0)
 			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * 4, count, med,
 			       algbw, busbw, wrong);

@@ -126,7 +126,7 @@ static int ring_post(struct nr_comm *c, void *op)
 	return rc;
 }
 
-static int ring_recv(struct nr_comm *c, void *op, const struct nr_wc *wc)
+static int ring_recv(struct nr_comm *c, void *op, unsigned k, const struct nr_wc *wc)
 {
 	struct ring_op *o = op;
 	uint32_t want = nr_tag(o->seq, o->cnt.recvd), len;
@@ -163,9 +163,15 @@ static bool ring_waiting_recv(const void *op)
 	return o->cnt.recvd < o->cnt.nrecv;
 }
 
+static bool ring_recv_due(const void *op, unsigned k)
+{
+	return ring_waiting_recv(op);
+}
+
 static const struct nr_collective ring_collective = {
 	.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN,
-	.post = ring_post, .recv = ring_recv, .waiting_recv = ring_waiting_recv,
+	.post = ring_post, .recv = ring_recv, .recv_due = ring_recv_due,
+	.waiting_recv = ring_waiting_recv,
 };
 
 static int ring_plan(struct ring_op *o)

@@ -82,12 +82,24 @@ int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, siz
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
 int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
 
+/* The communicator that talks to the box (the comm itself when flat). */
+static const struct nr_comm *box_comm(const struct nr_comm *comm)
+{
+	return !comm->topo ? comm : comm->topo->racks ? comm->topo->rack_comm : comm->topo->col;
+}
+
 uint32_t nr_comm_credits(const struct nr_comm *comm)
 {
-	const struct nr_comm *box = !comm->topo ? comm : comm->topo->racks ? comm->topo->rack_comm
-									   : comm->topo->col;
+	const struct nr_comm *box = box_comm(comm);
 
 	return box && box->has_box ? box->box.credits : 0;
+}
+
+unsigned nr_comm_channels(const struct nr_comm *comm)
+{
+	const struct nr_comm *box = box_comm(comm);
+
+	return box && box->has_box ? box->n_channels : 1;
 }
 
 const char *nr_comm_algo(const struct nr_comm *comm)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TCP rendezvous at rank 0, JSON lines (jansson):
- *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box"}, "peer":ROW}
+ *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box","channels"}, "peer":ROW}
  *   0 -> rank r   {"ok":true,"credits":W,"result_key":K,"peers":[ROW...]} | {"ok":false,"error":..}
  *   barrier:      r -> 0 {"barrier":WHAT}; 0 -> r {"go":WHAT[,"value":V]}
  *   plain region: r -> 0 {"region":{"va","rkey"}}; 0 -> r {"next":{"va","rkey"}}
- * ROW = {"ip","mac","box":EP,"plain":EP}, EP = {"send":QP,"recv":QP,"va","rkey"},
- * QP = {"qpn","psn","port"}.  The sockets stay open for barriers and region
+ * ROW = {"ip","mac","box":[EP a box channel],"plain":EP},
+ * EP = {"send":QP,"recv":QP,"va","rkey"}, QP = {"qpn","psn","port","sport"}.  The sockets stay open for barriers and region
  * exchanges; a rank that dies closes its socket and everyone learns it.
  */
 #include <arpa/inet.h>
@@ -29,82 +29,96 @@
 
 static json_t *qp_json(const struct nr_qp_info *q)
 {
-	return json_pack("{s:I,s:I,s:i}", "qpn", (json_int_t)q->qpn, "psn", (json_int_t)q->psn,
-			 "port", q->udp_port);
+	return json_pack("{s:I,s:I,s:i,s:i}", "qpn", (json_int_t)q->qpn, "psn", (json_int_t)q->psn,
+			 "port", q->udp_port, "sport", q->sport);
 }
 
-static json_t *row_json(const struct nr_peer *p)
+static json_t *ep_json(const struct nr_peer *p, int i)
+{
+	return json_pack("{s:o,s:o,s:I,s:I}", "send", qp_json(&p->send[i]), "recv",
+			 qp_json(&p->recv[i]), "va", (json_int_t)p->va[i], "rkey", (json_int_t)p->rkey[i]);
+}
+
+/* Our row, or a peer's, with the c->n_channels box channels of every rank. */
+static json_t *row_json(const struct nr_comm *c, const struct nr_peer *p)
 {
 	char ip[INET_ADDRSTRLEN], mac[NR_MAC_STRLEN];
-	json_t *row;
+	json_t *row, *box = json_array();
 
 	row = json_pack("{s:s,s:s}", "ip", nr_ip4_str(p->ip, ip), "mac", nr_mac_str(p->mac, mac));
-	for (int i = 0; i < 2; i++)
-		json_object_set_new(row, i == NR_RING_BOX ? "box" : "plain",
-				    json_pack("{s:o,s:o,s:I,s:I}", "send", qp_json(&p->send[i]),
-					      "recv", qp_json(&p->recv[i]), "va", (json_int_t)p->va[i],
-					      "rkey", (json_int_t)p->rkey[i]));
+	for (unsigned k = 0; k < c->n_channels; k++)
+		json_array_append_new(box, ep_json(p, NR_RING_BOX + (int)k));
+	json_object_set_new(row, "box", box);
+	json_object_set_new(row, "plain", ep_json(p, NR_RING_PLAIN));
 	return row;
 }
 
 static int qp_parse(json_t *j, struct nr_qp_info *q, uint32_t ip)
 {
 	json_int_t qpn, psn;
-	int port;
+	int port, sport;
 
-	if (json_unpack(j, "{s:I,s:I,s:i}", "qpn", &qpn, "psn", &psn, "port", &port))
+	if (json_unpack(j, "{s:I,s:I,s:i,s:i}", "qpn", &qpn, "psn", &psn, "port", &port,
+			"sport", &sport))
 		return -1;
-	*q = (struct nr_qp_info){ .ip = ip, .qpn = qpn, .psn = psn, .udp_port = port };
+	*q = (struct nr_qp_info){ .ip = ip, .qpn = qpn, .psn = psn, .udp_port = port,
+				  .sport = (uint16_t)sport };
 	return 0;
 }
 
-static int row_parse(json_t *row, struct nr_peer *p)
+static int ep_parse(json_t *ep, struct nr_peer *p, int i)
 {
+	json_t *s, *r;
+	json_int_t va, rkey;
+
+	if (json_unpack(ep, "{s:o,s:o,s:I,s:I}", "send", &s, "recv", &r, "va", &va, "rkey", &rkey) ||
+	    qp_parse(s, &p->send[i], p->ip) || qp_parse(r, &p->recv[i], p->ip))
+		return -1;
+	for (int k = 0; k < 6; k++)
+		p->send[i].mac[k] = p->recv[i].mac[k] = p->mac[k];
+	p->va[i] = va;
+	p->rkey[i] = rkey;
+	return 0;
+}
+
+static int row_parse(const struct nr_comm *c, json_t *row, struct nr_peer *p)
+{
+	json_t *box = json_object_get(row, "box");
 	const char *ip, *mac;
 	struct in_addr a;
 	unsigned m[6];
 
 	memset(p, 0, sizeof(*p));
-	if (json_unpack(row, "{s:s,s:s}", "ip", &ip, "mac", &mac) || inet_pton(AF_INET, ip, &a) != 1)
+	if (json_unpack(row, "{s:s,s:s}", "ip", &ip, "mac", &mac) || inet_pton(AF_INET, ip, &a) != 1 ||
+	    json_array_size(box) != c->n_channels)
 		return -1;
 	p->ip = a.s_addr;
 	if (sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6)
 		for (int i = 0; i < 6; i++)
 			p->mac[i] = m[i];
-	for (int i = 0; i < 2; i++) {
-		json_t *ep = json_object_get(row, i == NR_RING_BOX ? "box" : "plain");
-		json_t *s, *r;
-		json_int_t va, rkey;
-
-		if (json_unpack(ep, "{s:o,s:o,s:I,s:I}", "send", &s, "recv", &r, "va", &va,
-				"rkey", &rkey) ||
-		    qp_parse(s, &p->send[i], p->ip) || qp_parse(r, &p->recv[i], p->ip))
+	for (unsigned k = 0; k < c->n_channels; k++)
+		if (ep_parse(json_array_get(box, k), p, NR_RING_BOX + (int)k))
 			return -1;
-		for (int k = 0; k < 6; k++)
-			p->send[i].mac[k] = p->recv[i].mac[k] = p->mac[k];
-		p->va[i] = va;
-		p->rkey[i] = rkey;
-	}
-	return 0;
+	return ep_parse(json_object_get(row, "plain"), p, NR_RING_PLAIN);
 }
 
 static json_t *hello_json(const struct nr_comm *c)
 {
-	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b},s:o}", "hello", "rank", c->rank,
+	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b,s:i},s:o}", "hello", "rank", c->rank,
 			 "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size", (int)c->cfg.msg_size,
-			 "transport", c->transport, "box", c->has_box, "peer",
-			 row_json(&c->peers[c->rank]));
+			 "transport", c->transport, "box", c->has_box, "channels", (int)c->n_channels,
+			 "peer", row_json(c, &c->peers[c->rank]));
 }
 
 /* Rank 0: check a hello against our own settings; every rank must segment alike. */
 static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
 {
 	json_t *h = json_object_get(msg, "hello");
-	int world, mtu, msg_size, box;
+	int world, mtu, msg_size, box, channels;
 	const char *tp;
 
-	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b}", "rank", rank, "world", &world, "mtu", &mtu,
-			"msg_size", &msg_size, "transport", &tp, "box", &box))
+	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b,s:i}", "rank", rank, "world", &world, "mtu", &mtu,
+			"msg_size", &msg_size, "transport", &tp, "box", &box, "channels", &channels))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: malformed hello", c->root);
 	if (*rank <= 0 || *rank >= c->world)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: a host claims rank %d of %d",
@@ -120,11 +134,12 @@ static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
 	SAME("MTU (NR_MTU)", mtu, (int)c->cfg.mtu);
 	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
 	SAME("box setting (NR_SWITCH set)", box, c->has_box);
+	SAME("box channels (NR_CHANNELS)", channels, (int)c->n_channels);
 #undef SAME
 	if (strcmp(tp, c->transport))
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d uses transport %s, rank 0 uses %s", *rank,
 			       tp, c->transport);
-	if (row_parse(json_object_get(msg, "peer"), &c->peers[*rank]))
+	if (row_parse(c, json_object_get(msg, "peer"), &c->peers[*rank]))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint row", *rank);
 	return 0;
 }
@@ -212,7 +227,7 @@ static int root_bootstrap(struct nr_comm *c)
 	}
 	peers = json_array();
 	for (int r = 0; r < c->world; r++)
-		json_array_append_new(peers, row_json(&c->peers[r]));
+		json_array_append_new(peers, row_json(c, &c->peers[r]));
 	msg = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits", (json_int_t)c->box.credits,
 			"result_key", (json_int_t)c->box.result_key, "peers", peers);
 	root_broadcast(c, msg);
@@ -261,7 +276,7 @@ static int member_bootstrap(struct nr_comm *c)
 	c->box.credits = credits;
 	c->box.result_key = key;
 	for (int r = 0; r < c->world; r++) {
-		if (r != c->rank && row_parse(json_array_get(peers, r), &c->peers[r])) {
+		if (r != c->rank && row_parse(c, json_array_get(peers, r), &c->peers[r])) {
 			json_decref(msg);
 			return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed row %d", c->rank, r);
 		}

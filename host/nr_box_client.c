@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
- * job_create for the box ring at init, job_destroy at nr_comm_destroy.
+ * job_create for the box ring at init (one channel a box channel ring),
+ * job_destroy at nr_comm_destroy; and the box's worker count, which every
+ * rank asks for with NR_CHANNELS=auto.
  */
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -14,17 +16,23 @@
 #include "nr_util.h"
 #include "proto/nr_text.h"
 
-static json_t *conn_json(const struct nr_comm *c, int i)
+/* Connection i of the channel on ring `ring`: rank i's send QP to rank i+1's receive QP. */
+static json_t *conn_json(const struct nr_comm *c, int ring, int i)
 {
 	const struct nr_peer *src = &c->peers[i], *dst = &c->peers[(i + 1) % c->world];
+	const struct nr_qp_info *sq = &src->send[ring], *rq = &dst->recv[ring];
 	char sip[INET_ADDRSTRLEN], dip[INET_ADDRSTRLEN];
 	static const uint8_t zero[6];
 	json_t *o;
 
 	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(src->ip, sip), "dst_ip",
-		      nr_ip4_str(dst->ip, dip), "src_qpn", (json_int_t)src->send[NR_RING_BOX].qpn,
-		      "dst_qpn", (json_int_t)dst->recv[NR_RING_BOX].qpn, "ipsn",
-		      (json_int_t)src->send[NR_RING_BOX].psn);
+		      nr_ip4_str(dst->ip, dip), "src_qpn", (json_int_t)sq->qpn,
+		      "dst_qpn", (json_int_t)rq->qpn, "ipsn", (json_int_t)sq->psn);
+	/* what the box steers the channel's traffic by (data: the sender's, ACKs: the receiver's) */
+	if (sq->sport)
+		json_object_set_new(o, "src_sport", json_integer(sq->sport));
+	if (rq->sport)
+		json_object_set_new(o, "dst_sport", json_integer(rq->sport));
 	if (memcmp(src->mac, zero, 6) && memcmp(dst->mac, zero, 6)) {
 		char m[NR_MAC_STRLEN];
 
@@ -56,27 +64,47 @@ static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *
 	return 0;
 }
 
-int nr_box_job_create(struct nr_comm *c)
+static int box_connect(struct nr_comm *c, const char *what)
 {
-	json_t *conns = json_array(), *req, *reply;
-	json_int_t job, credits, rkey;
-	const char *key;
 	char err[256];
-	int rc;
 
 	if (nr_tcp_connect(c->switch_addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000,
-			   &c->box.fd, err, sizeof(err))) {
-		json_decref(conns);
-		return nr_fail(c, NR_ERR_BOX, "cannot register the job with the box at %s "
-			       "(NR_SWITCH): %s; is netreduce-switch running with its TCP control "
-			       "listener there?", c->switch_addr, err);
+			   &c->box.fd, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s; is "
+			       "netreduce-switch running with its TCP control listener there?",
+			       what, c->switch_addr, err);
+	return 0;
+}
+
+int nr_box_job_create(struct nr_comm *c)
+{
+	json_t *chans = json_array(), *spec, *req, *reply;
+	json_int_t job, credits, rkey;
+	const char *key;
+	int rc;
+
+	rc = box_connect(c, "register the job");
+	if (rc) {
+		json_decref(chans);
+		return rc;
 	}
-	for (int i = 0; i < c->world; i++)
-		json_array_append_new(conns, conn_json(c, i));
-	req = json_pack("{s:s,s:s,s:{s:i,s:i,s:i,s:s,s:i,s:o}}", "op", "job_create", "token",
-			c->token, "spec", "mtu", (int)c->cfg.mtu, "msg_size", (int)c->cfg.msg_size,
-			"pool_msgs", (int)c->cfg.pool_msgs, "mode", "ordered", "timeout_ms",
-			(int)c->cfg.timeout_ms, "conns", conns);
+	for (unsigned k = 0; k < c->n_channels; k++) {
+		json_t *conns = json_array();
+
+		for (int i = 0; i < c->world; i++)
+			json_array_append_new(conns, conn_json(c, NR_RING_BOX + (int)k, i));
+		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
+	}
+	spec = json_pack("{s:i,s:i,s:i,s:s,s:i}", "mtu", (int)c->cfg.mtu, "msg_size",
+			 (int)c->cfg.msg_size, "pool_msgs", (int)c->cfg.pool_msgs, "mode", "ordered",
+			 "timeout_ms", (int)c->cfg.timeout_ms);
+	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
+		json_object_set_new(spec, "channels", chans);
+	else {
+		json_object_set(spec, "conns", json_object_get(json_array_get(chans, 0), "conns"));
+		json_decref(chans);
+	}
+	req = json_pack("{s:s,s:s,s:o}", "op", "job_create", "token", c->token, "spec", spec);
 	rc = box_call(c, req, &reply, "job_create");
 	json_decref(req);
 	close(c->box.fd);   /* one connection per request: the box closes idle ones */
@@ -94,6 +122,27 @@ int nr_box_job_create(struct nr_comm *c)
 	strcpy(c->box.key, key);
 	c->box.credits = credits;
 	c->box.result_key = rkey;
+	json_decref(reply);
+	return 0;
+}
+
+int nr_box_workers(struct nr_comm *c, unsigned *workers)
+{
+	json_t *req, *reply, *w;
+	int rc = box_connect(c, "ask for the worker count (NR_CHANNELS=auto)");
+
+	if (rc)
+		return rc;
+	req = json_pack("{s:s,s:s}", "op", "backend_info", "token", c->token);
+	rc = box_call(c, req, &reply, "backend_info");
+	json_decref(req);
+	close(c->box.fd);
+	c->box.fd = -1;
+	if (rc)
+		return rc;
+	/* a backend without workers (fpga) runs a job as one channel */
+	w = json_object_get(json_object_get(reply, "backend"), "workers");
+	*workers = json_is_integer(w) && json_integer_value(w) > 0 ? (unsigned)json_integer_value(w) : 1;
 	json_decref(reply);
 	return 0;
 }

@@ -7,6 +7,8 @@
 
 /* job_create for the box ring: c->box gets the job, its key, credits, result key. */
 int nr_box_job_create(struct nr_comm *c);
+/* The box's worker count (backend_info "workers"; 1 when it has none): NR_CHANNELS=auto. */
+int nr_box_workers(struct nr_comm *c, unsigned *workers);
 /* job_destroy of c->box's job (best effort, over a fresh connection). */
 void nr_box_job_destroy(struct nr_comm *c);
 

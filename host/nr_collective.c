@@ -89,22 +89,37 @@ static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waitin
 
 #define POLL_BATCH 32
 
-/* A receive of this collective: the op takes it, then the receive is posted again. */
-static int take_recv(struct nr_comm *c, const struct nr_collective *d, void *op,
-		     struct nr_ring *r, const struct nr_wc *wc)
+/* A receive of this collective on ring k: the op takes it, then the receive is posted again. */
+static int take_recv(struct nr_comm *c, const struct nr_collective *d, void *op, unsigned k,
+		     const struct nr_wc *wc)
 {
+	struct nr_ring *r = &c->ring[d->ring + (int)k];
 	int rc;
 
 	r->posted--;
-	rc = d->recv(c, op, wc);
+	rc = d->recv(c, op, k, wc);
 	return rc ? rc : nr_post_recvs(c, r);
+}
+
+/* Which of the op's n rings a QP belongs to, and whether it is the send QP: -1 for none. */
+static int ring_of(const struct nr_comm *c, const struct nr_collective *d, unsigned n,
+		   const struct nr_tp_qp *qp, bool *send)
+{
+	for (unsigned k = 0; k < n; k++) {
+		const struct nr_ring *r = &c->ring[d->ring + (int)k];
+
+		if (qp == r->sqp || qp == r->rqp) {
+			*send = qp == r->sqp;
+			return (int)k;
+		}
+	}
+	return -1;
 }
 
 int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op,
 		      struct nr_coll_count *cnt)
 {
-	struct nr_ring *r = &c->ring[d->ring];
-	const struct nr_ring *other = &c->ring[d->ring == NR_RING_BOX ? NR_RING_PLAIN : NR_RING_BOX];
+	const unsigned n = d->ring == NR_RING_BOX ? c->n_channels : 1;
 	uint64_t last = nr_now_ms();
 	struct nr_wc wc[POLL_BATCH];
 	int rc;
@@ -113,20 +128,25 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op
 		rc = d->post(c, op);
 		if (rc)
 			return rc;
-		int n = nr_poll(c, wc, POLL_BATCH, 100);
+		int got = nr_poll(c, wc, POLL_BATCH, 100);
 
-		if (n < 0)
-			return n;
-		for (int i = 0; i < n; i++) {
+		if (got < 0)
+			return got;
+		for (int i = 0; i < got; i++) {
+			bool send = false;
+			int k;
+
 			if (wc[i].status != NR_WC_OK)
 				return wc_fail(c, &wc[i], d->ring);
-			if (wc[i].qp == r->sqp && wc[i].op == NR_WC_SEND)
+			k = ring_of(c, d, n, wc[i].qp, &send);
+			if (k >= 0 && send && wc[i].op == NR_WC_SEND) {
 				cnt->acked++;
-			else if (wc[i].op == NR_WC_RECV && (wc[i].qp == other->rqp ||
-							   (wc[i].qp == r->rqp && cnt->recvd == cnt->nrecv)))
+				if (d->acked)
+					d->acked(op, (unsigned)k);
+			} else if (wc[i].op == NR_WC_RECV && (k < 0 || !d->recv_due(op, (unsigned)k)))
 				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
-			else if (wc[i].qp == r->rqp && wc[i].op == NR_WC_RECV)
-				rc = take_recv(c, d, op, r, &wc[i]);
+			else if (k >= 0 && !send && wc[i].op == NR_WC_RECV)
+				rc = take_recv(c, d, op, (unsigned)k, &wc[i]);
 			else
 				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: completion from a QP "
 					     "outside the %s ring", c->rank, d->name,
@@ -134,7 +154,7 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op
 			if (rc)
 				return rc;
 		}
-		if (n > 0)
+		if (got > 0)
 			last = nr_now_ms();
 		else if (nr_now_ms() - last > c->cfg.timeout_ms)
 			return stall_fail(c, d->name, d->ring, d->waiting_recv(op));

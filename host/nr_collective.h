@@ -10,18 +10,23 @@
 #include "comm_internal.h"
 
 /*
- * A collective: how its op posts and takes messages on one ring.
- * nr_collective_run() runs one op of it: post what the window allows, poll,
- * count send completions, hand receives to the op, keep receives of the next
- * collective for later, fail with a message when nothing moves for
- * timeout_ms.
+ * A collective: how its op posts and takes messages on its rings (the plain
+ * ring, or every channel of the box ring).  nr_collective_run() runs one op
+ * of it: post what the window allows, poll, count send completions, hand
+ * receives to the op, keep receives of the next collective for later, fail
+ * with a message when nothing moves for timeout_ms.  k below is a ring's
+ * index among the op's rings (the box channel).
  */
 struct nr_collective {
 	const char *name;               /* "nr_allreduce", for messages */
-	int ring;                       /* NR_RING_BOX or NR_RING_PLAIN */
+	int ring;                       /* NR_RING_PLAIN, or NR_RING_BOX: all c->n_channels */
 	int (*post)(struct nr_comm *c, void *op);
-	/* a receive of this op (the runner posts the receive again) */
-	int (*recv)(struct nr_comm *c, void *op, const struct nr_wc *wc);
+	/* a receive of this op on ring k (the runner posts the receive again) */
+	int (*recv)(struct nr_comm *c, void *op, unsigned k, const struct nr_wc *wc);
+	/* a receive on ring k is still this op's (else the next op's: a peer is ahead) */
+	bool (*recv_due)(const void *op, unsigned k);
+	/* optional: a send completion on ring k */
+	void (*acked)(void *op, unsigned k);
 	bool (*waiting_recv)(const void *op);   /* stalled on a receive (for the message) */
 };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Communicator: open the transport, create both rings' QPs and regions
- * (nr_region.c), rendezvous (nr_bootstrap.c), connect, barrier; and the
- * teardown that mirrors it.
+ * Communicator: open the transport, create the rings' QPs and regions (the
+ * plain ring and the box ring's channels, nr_region.c), rendezvous
+ * (nr_bootstrap.c), connect, barrier; and the teardown that mirrors it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -104,6 +104,29 @@ static int open_transport(struct nr_comm *c)
 	return 0;
 }
 
+/*
+ * How many box channels: the configured number, or with 0 ("auto") as many
+ * as the box has workers; 1 without a box (the box ring is then unused).
+ */
+static int resolve_channels(struct nr_comm *c)
+{
+	unsigned workers = 1;
+	int rc;
+
+	if (!c->has_box) {
+		c->n_channels = 1;
+	} else if (c->cfg.channels) {
+		c->n_channels = c->cfg.channels;
+	} else {
+		rc = nr_box_workers(c, &workers);
+		if (rc)
+			return rc;
+		c->n_channels = workers < 1 ? 1 : workers > NR_MAX_CHANNELS ? NR_MAX_CHANNELS : workers;
+	}
+	c->n_rings = NR_RING_BOX + c->n_channels;
+	return 0;
+}
+
 static int create_ring(struct nr_comm *c, int i)
 {
 	struct nr_ring *r = &c->ring[i];
@@ -114,7 +137,7 @@ static int create_ring(struct nr_comm *c, int i)
 		rc = nr_tp_qp_create(c->tp, &r->rqp, &r->rinfo);
 	if (rc)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s", c->rank, nr_tp_error(c->tp));
-	rc = i == NR_RING_BOX ? nr_box_region_init(c) : nr_plain_region_init(c, 1 << 20);
+	rc = i >= NR_RING_BOX ? nr_box_region_init(c, i) : nr_plain_region_init(c, 1 << 20);
 	if (rc)
 		return rc;
 	c->peers[c->rank].send[i] = r->sinfo;
@@ -163,6 +186,8 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->rank = cfg->rank;
 	c->world = cfg->world;
 	c->has_box = cfg->switch_addr != NULL;
+	c->n_channels = 1;
+	c->n_rings = NR_RING_BOX + 1;
 	c->lfd = -1;
 	c->box.fd = -1;
 	c->peers = calloc(c->world, sizeof(*c->peers));
@@ -180,7 +205,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 
 static void rings_close(struct nr_comm *c)
 {
-	for (int i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < c->n_rings; i++) {
 		struct nr_ring *r = &c->ring[i];
 
 		nr_tp_qp_destroy(r->sqp);
@@ -230,16 +255,18 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 	find_mac(a.s_addr, c->peers[c->rank].mac);
 	if (!tcp_only)
 		rc = open_transport(c);
-	for (int i = 0; !rc && !tcp_only && i < 2; i++)
-		rc = create_ring(c, i);
+	if (!rc && !tcp_only)
+		rc = resolve_channels(c);
+	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
+		rc = create_ring(c, (int)i);
 	if (!rc)
 		rc = nr_bootstrap(c);
 	if (c->lfd >= 0) {
 		close(c->lfd);
 		c->lfd = -1;
 	}
-	for (int i = 0; !rc && !tcp_only && i < 2; i++)
-		rc = connect_ring(c, i);
+	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
+		rc = connect_ring(c, (int)i);
 	if (!rc)
 		rc = nr_barrier(c, tcp_only ? "the rendezvous of the layout" : "connecting the rings");
 	if (rc) {

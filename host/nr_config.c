@@ -11,6 +11,7 @@
 #include "nr_config.h"
 #include "nr_tcp.h"
 #include "nr_util.h"
+#include "proto/nr_job.h"
 
 void nr_config_default(struct nr_config *cfg)
 {
@@ -22,6 +23,7 @@ void nr_config_default(struct nr_config *cfg)
 		.msg_size = 65536,
 		.timeout_ms = 10000,
 		.pool_msgs = 8,
+		.channels = 1,
 		.ring_window = 16,
 		.udp_port = 4791,
 		.gid_index = -1,
@@ -99,10 +101,11 @@ int nr_config_from_env(struct nr_config *cfg)
 		{ "NR_INTER_GBPS", offsetof(struct nr_config, inter_gbps) },
 		{ "NR_SHM_PACE_GBPS", offsetof(struct nr_config, shm_pace_gbps) },
 	};
+	const char *ch = env_str("NR_CHANNELS", NULL);
+	unsigned long long v = 0;
 
 	nr_config_default(cfg);
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
-		unsigned long long v;
 		int rc = env_uint(nums[i].name, nums[i].max, &v);
 		char *p = (char *)cfg + nums[i].off;
 
@@ -122,6 +125,16 @@ int nr_config_from_env(struct nr_config *cfg)
 			return NR_ERR_CONFIG;
 	cfg->hier = env_str("NR_HIER", NULL);
 	cfg->racks = env_str("NR_RACKS", NULL);
+	if (ch && !strcmp(ch, "auto")) {
+		cfg->channels = 0;
+	} else if (ch) {
+		if (env_uint("NR_CHANNELS", NR_MAX_CHANNELS, &v) < 0 || v == 0) {
+			nr_set_tls_error("NR_CHANNELS=\"%s\": use 1..%u, or auto (as many as the box has "
+					 "workers)", ch, NR_MAX_CHANNELS);
+			return NR_ERR_CONFIG;
+		}
+		cfg->channels = (uint32_t)v;
+	}
 	cfg->root = env_str("NR_ROOT", NULL);
 	cfg->switch_addr = env_str("NR_SWITCH", NULL);
 	cfg->token = env_str("NR_TOKEN", NULL);
@@ -264,6 +277,11 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	if (cfg->pool_msgs < 2 || cfg->pool_msgs % 2) {
 		nr_set_tls_error("%s=%u: must be even and at least 2",
 				 NAME("NR_POOL_MSGS", "pool_msgs"), cfg->pool_msgs);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->channels > NR_MAX_CHANNELS) {
+		nr_set_tls_error("channels=%u: use 1..%u, or 0 (as many as the box has workers)",
+				 cfg->channels, NR_MAX_CHANNELS);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->ring_window < 1 || cfg->ring_window > 4096) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The registered regions of a communicator's two rings (see nr_region.h). */
+/* The registered regions of a communicator's rings (see nr_region.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +30,9 @@ static int region_alloc(struct nr_comm *c, size_t bytes, const char *what, void 
 	return 0;
 }
 
-int nr_box_region_init(struct nr_comm *c)
+int nr_box_region_init(struct nr_comm *c, int ring)
 {
-	struct nr_ring *r = &c->ring[NR_RING_BOX];
+	struct nr_ring *r = &c->ring[ring];
 	size_t slots = c->cfg.pool_msgs;
 	int rc;
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The registered regions of a communicator's two rings (nr_region.c).  User
+ * The registered regions of a communicator's rings (nr_region.c).  User
  * buffers are never registered: the collectives copy through these.
- *   box ring    [staging slots | send slots], each slots * msg_size bytes,
+ *   box channel [staging slots | send slots], each slots * msg_size bytes,
  *               slots = clamp(pool_msgs, 16, 64); r->cap = slots
  *   plain ring  [stage0 | stage1 | work], each r->cap bytes
  */
@@ -13,7 +13,8 @@
 
 #include "comm_internal.h"
 
-int nr_box_region_init(struct nr_comm *c);
+/* The region of box channel ring (NR_RING_BOX + k). */
+int nr_box_region_init(struct nr_comm *c, int ring);
 /* (Re)make the plain ring's region with sections of cap bytes (the old one goes). */
 int nr_plain_region_init(struct nr_comm *c, size_t cap);
 

@@ -52,6 +52,8 @@ struct nr_qp_info {
 	uint32_t qpn;
 	uint32_t psn;            /* the PSN this QP sends first (its initial send PSN) */
 	uint16_t udp_port;       /* soft only: where the peer's socket listens (4791) */
+	uint16_t sport;          /* UDP source port of this QP's packets, 0 when unknown (verbs:
+				  * the RNIC picks it); a box steers a channel's traffic by it */
 };
 
 struct nr_tp_mr {

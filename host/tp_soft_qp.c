@@ -233,7 +233,7 @@ static int soft_qp_create(struct nr_tp *t, struct nr_tp_qp **out, struct nr_qp_i
 	qp->state = SOFT_QP_INIT;
 	tp->qps[tp->nqps++] = qp;
 	*info = (struct nr_qp_info){ .ip = tp->ip, .qpn = qp->qpn, .psn = qp->ipsn,
-				     .udp_port = tp->port };
+				     .udp_port = tp->port, .sport = qp->sport };
 	*out = &qp->base;
 	return 0;
 }

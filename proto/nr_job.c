@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "proto/nr_job.h"
 #include "proto/nr_text.h"
@@ -56,50 +57,72 @@ static bool mtu_ok(uint32_t mtu)
 	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
 }
 
-static int check_conn(const struct nr_conn_spec *c, uint32_t i, char *err, size_t len)
+const char *nr_job_conn_name(const struct nr_job_spec *s, uint32_t k, char *buf, size_t len)
 {
+	if (nr_job_channels(s) > 1)
+		snprintf(buf, len, "channels[%u].conns[%u]", k / s->n_conns, k % s->n_conns);
+	else
+		snprintf(buf, len, "conns[%u]", k);
+	return buf;
+}
+
+static int check_conn(const struct nr_job_spec *s, uint32_t k, char *err, size_t len)
+{
+	const struct nr_conn_spec *c = &s->conns[k];
+	char n[48];
+
 	if (!c->src_ip)
-		return spec_err(err, len, "conns[%u].src_ip: 0.0.0.0 is not a host address", i);
+		return spec_err(err, len, "%s.src_ip: 0.0.0.0 is not a host address", nr_job_conn_name(s, k, n, sizeof(n)));
 	if (!c->dst_ip)
-		return spec_err(err, len, "conns[%u].dst_ip: 0.0.0.0 is not a host address", i);
+		return spec_err(err, len, "%s.dst_ip: 0.0.0.0 is not a host address", nr_job_conn_name(s, k, n, sizeof(n)));
 	if (c->src_qpn == 0 || c->src_qpn > NR_BTH_QPN_MASK)
-		return spec_err(err, len, "conns[%u].src_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
-				i, c->src_qpn);
+		return spec_err(err, len, "%s.src_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
+				nr_job_conn_name(s, k, n, sizeof(n)), c->src_qpn);
 	if (c->dst_qpn == 0 || c->dst_qpn > NR_BTH_QPN_MASK)
-		return spec_err(err, len, "conns[%u].dst_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
-				i, c->dst_qpn);
+		return spec_err(err, len, "%s.dst_qpn: 0x%x is not a 24-bit QPN (1..0xffffff)",
+				nr_job_conn_name(s, k, n, sizeof(n)), c->dst_qpn);
 	if (c->ipsn > NR_PSN_MASK)
-		return spec_err(err, len, "conns[%u].ipsn: 0x%x is not a 24-bit PSN", i, c->ipsn);
+		return spec_err(err, len, "%s.ipsn: 0x%x is not a 24-bit PSN", nr_job_conn_name(s, k, n, sizeof(n)),
+				c->ipsn);
 	return 0;
 }
 
-/* Data keys (dst_ip, dst_qpn) and ACK keys (src_ip, src_qpn) must all differ. */
+/* Data keys (dst_ip, dst_qpn) and ACK keys (src_ip, src_qpn) of every channel must all differ. */
 static int check_keys(const struct nr_job_spec *s, char *err, size_t len)
 {
-	char a[INET_ADDRSTRLEN];
+	const uint32_t total = nr_job_conns(s);
+	char a[INET_ADDRSTRLEN], n[48], m[48];
 
-	for (uint32_t i = 0; i < s->n_conns; i++) {
+	for (uint32_t i = 0; i < total; i++) {
 		const struct nr_conn_spec *ci = &s->conns[i];
 
-		for (uint32_t k = 0; k < s->n_conns; k++) {
+		for (uint32_t k = 0; k < total; k++) {
 			const struct nr_conn_spec *ck = &s->conns[k];
 
 			if (k > i && ci->dst_ip == ck->dst_ip && ci->dst_qpn == ck->dst_qpn)
-				return spec_err(err, len,
-						"conns[%u]: receiver %s qpn 0x%x already used by conns[%u]",
-						k, nr_ip4_str(ck->dst_ip, a), ck->dst_qpn, i);
+				return spec_err(err, len, "%s: receiver %s qpn 0x%x already used by %s",
+						nr_job_conn_name(s, k, n, sizeof(n)), nr_ip4_str(ck->dst_ip, a),
+						ck->dst_qpn, nr_job_conn_name(s, i, m, sizeof(m)));
 			if (k > i && ci->src_ip == ck->src_ip && ci->src_qpn == ck->src_qpn)
-				return spec_err(err, len,
-						"conns[%u]: sender %s qpn 0x%x already used by conns[%u]",
-						k, nr_ip4_str(ck->src_ip, a), ck->src_qpn, i);
+				return spec_err(err, len, "%s: sender %s qpn 0x%x already used by %s",
+						nr_job_conn_name(s, k, n, sizeof(n)), nr_ip4_str(ck->src_ip, a),
+						ck->src_qpn, nr_job_conn_name(s, i, m, sizeof(m)));
 			if (ci->dst_ip == ck->src_ip && ci->dst_qpn == ck->src_qpn)
 				return spec_err(err, len,
-						"conns[%u]: sender %s qpn 0x%x is the receiving QP of conns[%u]; "
+						"%s: sender %s qpn 0x%x is the receiving QP of %s; "
 						"a host needs distinct QPs to send and to receive",
-						k, nr_ip4_str(ck->src_ip, a), ck->src_qpn, i);
+						nr_job_conn_name(s, k, n, sizeof(n)), nr_ip4_str(ck->src_ip, a),
+						ck->src_qpn, nr_job_conn_name(s, i, m, sizeof(m)));
 		}
 	}
 	return 0;
+}
+
+void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_spec *out)
+{
+	memcpy(out, s, sizeof(*s));
+	out->n_channels = 1;
+	memcpy(out->conns, &s->conns[(size_t)c * s->n_conns], s->n_conns * sizeof(s->conns[0]));
 }
 
 int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
@@ -112,6 +135,9 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (s->n_conns < 1 || s->n_conns > NR_MAX_CONNS)
 		return spec_err(err, len, "n_conns: %u is out of range (1..%u)", s->n_conns,
 				NR_MAX_CONNS);
+	if (nr_job_channels(s) > NR_MAX_CHANNELS)
+		return spec_err(err, len, "n_channels: %u is out of range (1..%u)", s->n_channels,
+				NR_MAX_CHANNELS);
 	if (!mtu_ok(s->mtu))
 		return spec_err(err, len, "mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
 				s->mtu);
@@ -140,8 +166,8 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (s->mode != NR_SUM_ORDERED && s->mode != NR_SUM_STREAMING)
 		return spec_err(err, len, "mode: %u is not a sum mode (0 ordered, 1 streaming)",
 				s->mode);
-	for (uint32_t i = 0; i < s->n_conns; i++) {
-		rc = check_conn(&s->conns[i], i, err, len);
+	for (uint32_t i = 0; i < nr_job_conns(s); i++) {
+		rc = check_conn(s, i, err, len);
 		if (rc)
 			return rc;
 	}

@@ -18,6 +18,7 @@
 #include "proto/nr_ctr.h"
 
 #define NR_MAX_CONNS     256   /* ranks per job */
+#define NR_MAX_CHANNELS  16    /* channels per job */
 #define NR_MAX_JOBS      64    /* jobs per engine */
 #define NR_MAX_MTU       4096
 
@@ -35,24 +36,63 @@ struct nr_conn_spec {
 	uint32_t src_qpn;      /* sender's QPN: DestQP of the ACKs it receives */
 	uint32_t dst_qpn;      /* receiver's QPN: DestQP of the data packets */
 	uint32_t ipsn;         /* sender's initial PSN */
+	uint16_t src_sport;    /* UDP source port of the sender's packets (0: unknown) */
+	uint16_t dst_sport;    /* UDP source port of the receiver's packets: its ACKs (0: unknown) */
 };
 
+/*
+ * A job is one or more channels.  A channel is the job's ranks on a set of
+ * QPs of their own: its own N connections, initial PSNs, slots, credits and
+ * emission order, so it runs as an independent job of the engine; the hosts
+ * stripe their messages over the channels, and a box with several workers
+ * places each channel on one (docs/architecture.md, "Channels").  Every
+ * channel has the job's mtu, msg_size, pool_msgs (each its own pool: credits
+ * W per channel), timeout and mode.
+ */
 struct nr_job_spec {
-	uint32_t n_conns;      /* = ranks, 1..NR_MAX_CONNS */
+	uint32_t n_conns;      /* = ranks: connections of each channel, 1..NR_MAX_CONNS */
+	uint32_t n_channels;   /* 1..NR_MAX_CHANNELS; 0 reads as 1 */
 	uint32_t mtu;          /* path MTU: 256, 512, 1024, 2048 or 4096 */
 	uint32_t msg_size;     /* bytes per message, multiple of 4, >= 4 */
 	uint32_t pool_msgs;    /* messages of room the box reserves (= 2W), >= 2, even */
 	uint32_t timeout_ms;   /* progress timeout */
 	uint8_t mode;          /* enum nr_sum_mode */
 	uint32_t result_key;   /* XORed into the ImmDt of every result; 0 = none */
-	struct nr_conn_spec conns[]; /* n_conns entries */
+	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
+	struct nr_conn_spec conns[];
 };
 
-/* Bytes of a spec of n_conns connections: the struct and its conns[]. */
+/* Bytes of a spec of n_conns connections in all: the struct and its conns[]. */
 static inline size_t nr_job_spec_size(uint32_t n_conns)
 {
 	return sizeof(struct nr_job_spec) + (size_t)n_conns * sizeof(struct nr_conn_spec);
 }
+
+static inline uint32_t nr_job_channels(const struct nr_job_spec *s)
+{
+	return s->n_channels ? s->n_channels : 1;
+}
+
+/* Connections of every channel. */
+static inline uint32_t nr_job_conns(const struct nr_job_spec *s)
+{
+	return s->n_conns * nr_job_channels(s);
+}
+
+/* Bytes of spec s, conns[] included. */
+static inline size_t nr_job_spec_bytes(const struct nr_job_spec *s)
+{
+	return nr_job_spec_size(nr_job_conns(s));
+}
+
+/* Connection k of conns[] by name: "conns[2]", or "channels[1].conns[2]" with channels. */
+const char *nr_job_conn_name(const struct nr_job_spec *s, uint32_t k, char *buf, size_t len);
+
+/*
+ * Channel c of s as a job of one channel into out (nr_job_spec_size(s->n_conns)
+ * bytes); NULL-free, never fails for c < nr_job_channels(s).
+ */
+void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_spec *out);
 
 /* One counter per outcome of the engine, with its name (X-macro). */
 #define NR_FOREACH_ENGINE_CTR(_)                                                                \
@@ -86,6 +126,21 @@ enum nr_job_state {
 	NR_JOB_FAILED = 2,
 };
 
+/* One channel of a job (state, progress, where it runs). */
+struct nr_chan_stats {
+	uint8_t state;             /* enum nr_job_state */
+	uint16_t worker;           /* the box's worker running it (sw) */
+	uint32_t next_emit;
+	uint32_t next_release;
+	uint64_t completed;
+};
+
+/*
+ * A job's state and counters, its channels summed: failed when one channel
+ * failed (reason: the first one's), next_emit/next_release of channel 0,
+ * completed and the counters summed; per channel in ch[] when n_channels > 0
+ * (a backend that knows no channels leaves it 0).
+ */
 struct nr_job_stats {
 	uint8_t state;             /* enum nr_job_state */
 	char reason[256];          /* why it failed */
@@ -93,6 +148,8 @@ struct nr_job_stats {
 	uint32_t next_release;     /* g of the next slot to release */
 	uint64_t completed;        /* slots completed */
 	uint64_t ctr[NR_ECTR_MAX]; /* this job's counters */
+	uint32_t n_channels;
+	struct nr_chan_stats ch[NR_MAX_CHANNELS];
 };
 
 /*
@@ -106,13 +163,15 @@ struct nr_job_stats {
 
 /*
  * Validate a spec without adding it: 0 or -EINVAL with err naming the field
- * ("conns[2].dst_qpn: 0x1000000 is not a 24-bit QPN").
+ * ("conns[2].dst_qpn: 0x1000000 is not a 24-bit QPN"; with channels
+ * "channels[1].conns[2].dst_qpn: ...").  The pool limit holds per channel;
+ * no (IP, QPN) appears twice in the job, whatever its channel and role.
  */
 int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errlen);
 
-/* Packets of pool room a spec asks for: pool_msgs * ceil(msg_size / mtu). */
+/* Packets of pool room a spec asks for, per channel: pool_msgs * ceil(msg_size / mtu). */
 uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
-/* Bytes of engine memory the job's pool takes (validation caps it at 256 MiB). */
+/* Bytes of engine memory a channel's pool takes (validation caps it at 256 MiB). */
 uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
 
 #endif /* NR_JOB_H */

@@ -321,8 +321,8 @@ void dp_box_destroy(struct dp_box *b, bool close_ports)
 	if (close_ports)
 		for (unsigned i = 0; i < b->n_ports; i++)
 			rte_eth_dev_close(b->ports[i].id);
-	for (unsigned i = 0; i < b->n_jobs; i++)
-		free(b->job_spec[i]);
+	for (unsigned i = 0; i < b->n_chans; i++)
+		free(b->chans[i].spec);
 	if (b->own_pool)
 		rte_mempool_free(b->pool);
 	rte_free(b->owners);

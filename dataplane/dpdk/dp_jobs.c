@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The box's jobs, on the control side: which worker owns each job (the least
- * loaded one when it is added), the QPN owner map that sends its frames
- * there, and the job operations the box's control backend calls, each run on
- * the owning lcore through its command ring (dp_cmd.c).  Every function
- * takes box->ctl_lock; the loop never does.
+ * The box's jobs, on the control side: where each channel of a job runs, the
+ * QPN owner map that sends its frames there, and the job operations the box's
+ * control backend calls, each run on the owning lcore through its command
+ * ring (dp_cmd.c).  A job of K channels is K jobs of the engines (ids
+ * dp_chan_eid()), placed round robin over the workers from the least loaded
+ * one, so each worker owns whole channels; its status sums them.  Every
+ * function takes box->ctl_lock; the loop never does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,12 +18,12 @@
 #include "dataplane/dpdk/dp_log.h"
 #include "proto/nr_text.h"
 
-static int job_find(const struct dp_box *b, uint32_t id)
+static bool job_exists(const struct dp_box *b, uint32_t id)
 {
-	for (unsigned i = 0; i < b->n_jobs; i++)
-		if (b->job_id[i] == id)
-			return (int)i;
-	return -1;
+	for (unsigned i = 0; i < b->n_chans; i++)
+		if (b->chans[i].id == id)
+			return true;
+	return false;
 }
 
 static void owners_update(struct dp_box *b, const struct nr_job_spec *s, int worker)
@@ -57,123 +59,223 @@ static int owners_conflict(struct dp_box *b, const struct nr_job_spec *s, unsign
 	return 0;
 }
 
-int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
-	       uint32_t *credits, char *err, size_t errlen)
+/*
+ * Run a command on the worker of channel ch (ctl_lock held): its answer, or
+ * -ETIMEDOUT / -ENOBUFS / -ENOMEM.  A command the worker did not answer in
+ * time stays with it (it frees it when done).  JOB_ADD carries the channel's
+ * spec and gives *credits; JOB_STATS fills *st.
+ */
+static int chan_cmd(struct dp_box *b, int type, const struct dp_chan *ch, uint32_t *credits,
+		    struct nr_job_stats *st, char *err, size_t errlen)
 {
-	unsigned load[DP_MAX_WORKERS] = { 0 }, best = 0;
-	struct dp_cmd *c;
+	uint32_t eid = dp_chan_eid(ch->id, ch->ch);
+	struct dp_cmd *c = dp_cmd_new(type, eid, type == DP_CMD_JOB_ADD ? ch->spec : NULL);
 	int rc;
 
-	pthread_mutex_lock(&b->ctl_lock);
-	if (job_find(b, id) >= 0) {
-		snprintf(err, errlen, "job %u already exists on the dataplane", id);
-		rc = -EEXIST;
-		goto out;
-	}
-	if (b->n_jobs >= RTE_DIM(b->job_id)) {
-		snprintf(err, errlen, "dataplane full: %u jobs", b->n_jobs);
-		rc = -ENOSPC;
-		goto out;
-	}
-	for (unsigned i = 0; i < b->n_jobs; i++)
-		load[b->job_worker[i]]++;
-	for (unsigned i = 1; i < b->n_workers; i++)
-		if (load[i] < load[best])
-			best = i;
-	if (load[best] >= NR_MAX_JOBS) {
-		snprintf(err, errlen, "dataplane full: %u jobs on each of %u workers", NR_MAX_JOBS, b->n_workers);
-		rc = -ENOSPC;
-		goto out;
-	}
-	rc = owners_conflict(b, spec, best, err, errlen);
-	if (rc)
-		goto out;
-	c = dp_cmd_new(DP_CMD_JOB_ADD, id, spec);
 	if (c == NULL) {
 		snprintf(err, errlen, "out of memory for a job command");
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = dp_cmd_call(b, b->workers[best], c, err, errlen);
-	if (rc)
-		goto out;
-	rc = c->rc;
-	if (rc == 0) {
-		b->job_spec[b->n_jobs] = malloc(nr_job_spec_size(spec->n_conns));
-		if (b->job_spec[b->n_jobs])
-			memcpy(b->job_spec[b->n_jobs], spec, nr_job_spec_size(spec->n_conns));
-		*credits = c->credits;
-		b->job_id[b->n_jobs] = id;
-		b->job_worker[b->n_jobs] = (uint8_t)best;
-		b->n_jobs++;
-		owners_update(b, spec, (int)best);
-		if (b->job_spec[b->n_jobs - 1] == NULL)
-			DP_LOG(WARNING, "job %u: no memory to remember its connections; its owner entries stay after destroy", id);
-	} else {
-		snprintf(err, errlen, "%s", c->err);
-	}
-	free(c);
-out:
-	pthread_mutex_unlock(&b->ctl_lock);
-	return rc;
-}
-
-/*
- * Run a command on the worker owning job id (ctl_lock held): -ENOENT when no
- * such job, else the worker's answer; *slot gets the job's index.  A command
- * the worker did not answer in time stays with it (it frees it when done).
- */
-static int job_cmd(struct dp_box *b, int type, uint32_t id, const char *what, int *slot,
-		   struct nr_job_stats *st)
-{
-	char err[256];
-	struct dp_cmd *c;
-	int rc;
-
-	*slot = job_find(b, id);
-	if (*slot < 0)
-		return -ENOENT;
-	c = dp_cmd_new(type, id, NULL);
-	if (c == NULL)
 		return -ENOMEM;
-	rc = dp_cmd_call(b, b->workers[b->job_worker[*slot]], c, err, sizeof(err));
-	if (rc) {
-		DP_LOG(ERR, "job %u %s: %s", id, what, err);
-		return rc;
 	}
+	rc = dp_cmd_call(b, b->workers[ch->worker], c, err, errlen);
+	if (rc)
+		return rc;
 	rc = c->rc;
+	if (rc && type == DP_CMD_JOB_ADD)
+		snprintf(err, errlen, "%s", c->err);
+	if (rc == 0 && credits)
+		*credits = c->credits;
 	if (rc == 0 && st)
 		*st = c->st;
 	free(c);
 	return rc;
 }
 
+/*
+ * Where the K channels of a new job go: round robin over the workers from the
+ * least loaded one, skipping full ones.  -ENOSPC when the box lacks room.
+ */
+static int place(const struct dp_box *b, uint32_t k, struct dp_chan *nc, char *err, size_t errlen)
+{
+	unsigned load[DP_MAX_WORKERS] = { 0 }, start = 0, w;
+
+	if (b->n_chans + k > DP_MAX_CHANS) {
+		snprintf(err, errlen, "dataplane full: %u channels of jobs, %u more do not fit", b->n_chans, k);
+		return -ENOSPC;
+	}
+	for (unsigned i = 0; i < b->n_chans; i++)
+		load[b->chans[i].worker]++;
+	for (unsigned i = 1; i < b->n_workers; i++)
+		if (load[i] < load[start])
+			start = i;
+	for (uint32_t c = 0; c < k; c++) {
+		unsigned tries = 0;
+
+		for (w = (start + c) % b->n_workers; load[w] >= NR_MAX_JOBS && tries < b->n_workers; tries++)
+			w = (w + 1) % b->n_workers;
+		if (load[w] >= NR_MAX_JOBS) {
+			snprintf(err, errlen, "dataplane full: %u jobs on each of %u workers", NR_MAX_JOBS,
+				 b->n_workers);
+			return -ENOSPC;
+		}
+		load[w]++;
+		nc[c].worker = (uint8_t)w;
+	}
+	return 0;
+}
+
+/* Forget channel i of the table (its engine job is gone). */
+static void chan_forget(struct dp_box *b, unsigned i)
+{
+	owners_update(b, b->chans[i].spec, -1);
+	free(b->chans[i].spec);
+	b->chans[i] = b->chans[--b->n_chans];
+}
+
+int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
+	       uint32_t *credits, char *err, size_t errlen)
+{
+	const uint32_t k = nr_job_channels(spec);
+	struct dp_chan nc[NR_MAX_CHANNELS] = { 0 };
+	char e2[256] = "";
+	uint32_t c, added = 0, bad = 0;
+	int rc;
+
+	if (id == 0 || id > DP_JOB_ID_MAX || k > NR_MAX_CHANNELS) {
+		snprintf(err, errlen, "job %u of %u channels: the box takes ids 1..%u and 1..%u channels",
+			 id, k, DP_JOB_ID_MAX, NR_MAX_CHANNELS);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&b->ctl_lock);
+	if (job_exists(b, id)) {
+		snprintf(err, errlen, "job %u already exists on the dataplane", id);
+		rc = -EEXIST;
+		goto out;
+	}
+	rc = place(b, k, nc, err, errlen);
+	/* each channel: its spec, no connection of another worker's job, then its engine job */
+	for (c = 0; rc == 0 && c < k; c++) {
+		nc[c].id = id;
+		nc[c].ch = (uint8_t)c;
+		nc[c].spec = malloc(nr_job_spec_size(spec->n_conns));
+		if (nc[c].spec == NULL) {
+			snprintf(e2, sizeof(e2), "out of memory for job %u's connections", id);
+			rc = -ENOMEM;
+			break;
+		}
+		nr_job_channel_spec(spec, c, nc[c].spec);
+		rc = owners_conflict(b, nc[c].spec, nc[c].worker, e2, sizeof(e2));
+		bad = c;
+	}
+	for (c = 0; rc == 0 && c < k; c++) {
+		rc = chan_cmd(b, DP_CMD_JOB_ADD, &nc[c], credits, NULL, e2, sizeof(e2));
+		if (rc == 0)
+			added++;
+		bad = c;
+	}
+	if (rc) {
+		char e3[256];
+
+		if (e2[0] && k > 1)
+			snprintf(err, errlen, "channel %u: %.230s", bad, e2);
+		else if (e2[0])
+			snprintf(err, errlen, "%s", e2);
+		while (added > 0)
+			chan_cmd(b, DP_CMD_JOB_DEL, &nc[--added], NULL, NULL, e3, sizeof(e3));
+		for (c = 0; c < k; c++)
+			free(nc[c].spec);
+		goto out;
+	}
+	for (c = 0; c < k; c++) {
+		b->chans[b->n_chans++] = nc[c];
+		owners_update(b, nc[c].spec, nc[c].worker);
+	}
+out:
+	pthread_mutex_unlock(&b->ctl_lock);
+	return rc;
+}
+
 int dp_job_del(struct dp_box *b, uint32_t id)
 {
-	int i, rc;
+	int rc = -ENOENT;
+	char err[256];
 
 	pthread_mutex_lock(&b->ctl_lock);
-	rc = job_cmd(b, DP_CMD_JOB_DEL, id, "destroy", &i, NULL);
-	if (i >= 0 && (rc == 0 || rc == -ENOENT)) {
-		if (b->job_spec[i])
-			owners_update(b, b->job_spec[i], -1);
-		free(b->job_spec[i]);
-		b->n_jobs--;
-		b->job_id[i] = b->job_id[b->n_jobs];
-		b->job_worker[i] = b->job_worker[b->n_jobs];
-		b->job_spec[i] = b->job_spec[b->n_jobs];
+	for (unsigned i = b->n_chans; i-- > 0;) {
+		int r;
+
+		if (b->chans[i].id != id)
+			continue;
+		r = chan_cmd(b, DP_CMD_JOB_DEL, &b->chans[i], NULL, NULL, err, sizeof(err));
+		if (r == 0 || r == -ENOENT) {
+			chan_forget(b, i);
+			if (rc == -ENOENT)
+				rc = 0;
+		} else {
+			DP_LOG(ERR, "job %u channel %u destroy: %s", id, b->chans[i].ch, err);
+			rc = r;
+		}
 	}
 	pthread_mutex_unlock(&b->ctl_lock);
 	return rc;
 }
 
+/* The engine's reason names the channel's engine id: name the job and the channel. */
+static void chan_reason(char *dst, size_t len, const struct dp_chan *ch, uint32_t k, const char *reason)
+{
+	char eid[32];
+	size_t n = (size_t)snprintf(eid, sizeof(eid), "job %u: ", dp_chan_eid(ch->id, ch->ch));
+
+	if (k > 1 && strncmp(reason, eid, n) == 0)
+		snprintf(dst, len, "job %u channel %u: %.220s", ch->id, ch->ch, reason + n);
+	else if (k > 1)
+		snprintf(dst, len, "channel %u: %.240s", ch->ch, reason);
+	else
+		snprintf(dst, len, "%s", reason);
+}
+
 int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 {
-	int i, rc;
+	struct nr_job_stats *cs = malloc(sizeof(*cs));
+	uint32_t k = 0;
+	bool failed = false;
+	char err[256];
+	int rc = -ENOENT;
 
+	if (cs == NULL)
+		return -ENOMEM;
+	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&b->ctl_lock);
-	rc = job_cmd(b, DP_CMD_JOB_STATS, id, "status", &i, st);
+	for (unsigned i = 0; i < b->n_chans; i++)
+		k += b->chans[i].id == id;
+	for (unsigned i = 0; i < b->n_chans && k; i++) {
+		const struct dp_chan *ch = &b->chans[i];
+
+		if (ch->id != id)
+			continue;
+		rc = chan_cmd(b, DP_CMD_JOB_STATS, ch, NULL, cs, err, sizeof(err));
+		if (rc) {
+			DP_LOG(ERR, "job %u channel %u status: %s", id, ch->ch, rc == -ENOENT ? "no such job" : err);
+			break;
+		}
+		if (ch->ch == 0) {
+			st->next_emit = cs->next_emit;
+			st->next_release = cs->next_release;
+		}
+		st->completed += cs->completed;
+		for (unsigned c = 0; c < NR_ECTR_MAX; c++)
+			st->ctr[c] += cs->ctr[c];
+		/* the reason of a failed channel, else the first warning */
+		if (cs->reason[0] && (!st->reason[0] || (!failed && cs->state == NR_JOB_FAILED)))
+			chan_reason(st->reason, sizeof(st->reason), ch, k, cs->reason);
+		failed |= cs->state == NR_JOB_FAILED;
+		st->ch[ch->ch] = (struct nr_chan_stats){ .state = cs->state, .worker = ch->worker,
+			.next_emit = cs->next_emit, .next_release = cs->next_release,
+			.completed = cs->completed };
+	}
 	pthread_mutex_unlock(&b->ctl_lock);
+	st->state = failed ? NR_JOB_FAILED : NR_JOB_ACTIVE;
+	st->n_channels = k;
+	free(cs);
 	return rc;
 }
 
@@ -206,17 +308,19 @@ int dp_box_engine_counters(struct dp_box *b, uint64_t ctr[NR_ECTR_MAX])
 	return rc;
 }
 
-/* Job list snapshot for telemetry: ids and owning workers. */
+/* Job list snapshot for telemetry: ids and the workers of their channel 0. */
 unsigned dp_box_jobs(struct dp_box *b, uint32_t *ids, unsigned *workers, unsigned max)
 {
-	unsigned n;
+	unsigned n = 0;
 
 	pthread_mutex_lock(&b->ctl_lock);
-	n = RTE_MIN(max, b->n_jobs);
-	for (unsigned i = 0; i < n; i++) {
-		ids[i] = b->job_id[i];
+	for (unsigned i = 0; i < b->n_chans && n < max; i++) {
+		if (b->chans[i].ch != 0)
+			continue;
+		ids[n] = b->chans[i].id;
 		if (workers)
-			workers[i] = b->job_worker[i];
+			workers[n] = b->chans[i].worker;
+		n++;
 	}
 	pthread_mutex_unlock(&b->ctl_lock);
 	return n;

@@ -141,6 +141,27 @@ static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
 	dp_rec_put_idx(w, m->hash.usr);
 }
 
+/*
+ * A channel of a job, on the control side (dp_jobs.c): the worker whose
+ * engine runs it under the engine id dp_chan_eid(), and the copy of its
+ * spec (one channel) that says which connections the owner map sends there.
+ */
+struct dp_chan {
+	uint32_t id;               /* the job's id, at most DP_JOB_ID_MAX */
+	uint8_t ch;                /* channel index in the job */
+	uint8_t worker;
+	struct nr_job_spec *spec;  /* malloc'd */
+};
+
+#define DP_JOB_ID_MAX 0xFFFFFFu
+#define DP_MAX_CHANS  (NR_MAX_JOBS * DP_MAX_WORKERS)
+
+/* The engine's id of channel ch of job id: channel 0 keeps the job's id. */
+static inline uint32_t dp_chan_eid(uint32_t id, uint32_t ch)
+{
+	return id | ch << 24;
+}
+
 struct dp_port {
 	uint16_t id;
 	char name[RTE_ETH_NAME_MAX_LEN];
@@ -167,10 +188,8 @@ struct dp_box {
 	bool started;
 	/* control side only (never taken in the loop) */
 	pthread_mutex_t ctl_lock;
-	uint32_t job_id[NR_MAX_JOBS * DP_MAX_WORKERS];
-	uint8_t job_worker[NR_MAX_JOBS * DP_MAX_WORKERS];
-	struct nr_job_spec *job_spec[NR_MAX_JOBS * DP_MAX_WORKERS]; /* copies */
-	unsigned n_jobs;
+	struct dp_chan chans[DP_MAX_CHANS];   /* every channel of every job */
+	unsigned n_chans;
 };
 
 static inline uint64_t dp_now_ns(const struct dp_box *b, uint64_t tsc)

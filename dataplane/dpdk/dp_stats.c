@@ -122,6 +122,8 @@ json_t *dp_info_json(struct dp_box *b)
 	json_object_set_new(o, "mode", json_string(b->cfg.mode == DP_MODE_SWITCH ? "switch" : "one-armed"));
 	json_object_set_new(o, "kernel", json_string(b->kernel_name ? b->kernel_name : "?"));
 	json_object_set_new(o, "lcores", lcores);
+	json_object_set_new(o, "workers", json_integer(b->n_workers));
+	json_object_set_new(o, "max_channels", json_integer(NR_MAX_CHANNELS));
 	json_object_set_new(o, "ports", ports);
 	json_object_set_new(o, "max_jobs", json_integer((json_int_t)NR_MAX_JOBS * b->n_workers));
 	json_object_set_new(o, "max_conns", json_integer(NR_MAX_CONNS));

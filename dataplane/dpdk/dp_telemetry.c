@@ -160,6 +160,7 @@ static int tel_job(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "next_emit", st->next_emit);
 		rte_tel_data_add_dict_u64(d, "next_release", st->next_release);
 		rte_tel_data_add_dict_u64(d, "completed", st->completed);
+		rte_tel_data_add_dict_u64(d, "channels", st->n_channels);
 		for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 			rte_tel_data_add_dict_u64(d, nr_engine_ctr_names[i], st->ctr[i]);
 	}

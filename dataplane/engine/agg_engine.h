@@ -122,9 +122,11 @@ struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops);
 void nr_engine_destroy(struct nr_engine *e);   /* frees held handles via ops.free */
 
 /*
- * Add a job under id (chosen by the caller, unique in this engine).  Returns 0,
- * -EEXIST (id or a connection already registered), -EINVAL (spec invalid;
- * err says which field), -ENOMEM.  *credits gets W = pool_msgs / 2.
+ * Add a job of one channel under id (chosen by the caller, unique in this
+ * engine).  Returns 0, -EEXIST (id or a connection already registered),
+ * -EINVAL (spec invalid, err says which field; or several channels: the
+ * caller adds each as a job, nr_job_channel_spec), -ENOMEM.  *credits gets
+ * W = pool_msgs / 2.
  */
 int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec *spec,
 		      uint64_t now_ns, uint32_t *credits, char *err, size_t errlen);

@@ -202,6 +202,11 @@ int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec
 	rc = nr_job_spec_validate(spec, err, errlen);
 	if (rc)
 		return rc;
+	if (nr_job_channels(spec) != 1) {
+		snprintf(err, errlen, "job %u: %u channels; an engine runs one channel as a job "
+			 "(add each with nr_job_channel_spec)", id, nr_job_channels(spec));
+		return -EINVAL;
+	}
 	if (job_find(e, id, NULL)) {
 		snprintf(err, errlen, "job %u: id already in use on this engine", id);
 		return -EEXIST;

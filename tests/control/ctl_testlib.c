@@ -34,20 +34,61 @@ static void eng_free(void *ctx, void *handle)
 {
 }
 
+uint32_t tb_sw_last_channels, tb_sw_last_sports;
+
+/* As the box: each channel of a job is an engine job, id | channel << 24. */
 static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
 		  char *err, size_t errlen)
 {
-	return nr_engine_job_add(b->priv, id, spec, mono_ns(), credits, err, errlen);
+	struct nr_job_spec *one = malloc(nr_job_spec_size(spec->n_conns));
+	uint32_t c;
+	int rc = -ENOMEM;
+
+	tb_sw_last_channels = nr_job_channels(spec);
+	tb_sw_last_sports = 0;
+	for (c = 0; c < nr_job_conns(spec); c++)
+		tb_sw_last_sports += (spec->conns[c].src_sport != 0) + (spec->conns[c].dst_sport != 0);
+
+	for (c = 0; one && c < nr_job_channels(spec); c++) {
+		nr_job_channel_spec(spec, c, one);
+		rc = nr_engine_job_add(b->priv, id | c << 24, one, mono_ns(), credits, err, errlen);
+		if (rc)
+			break;
+	}
+	while (rc && c-- > 0)
+		nr_engine_job_del(b->priv, id | c << 24);
+	free(one);
+	return rc;
 }
 
 static int ch_del(struct nr_backend *b, uint32_t id)
 {
-	return nr_engine_job_del(b->priv, id);
+	int rc = nr_engine_job_del(b->priv, id);
+
+	for (uint32_t c = 1; rc == 0 && c < NR_MAX_CHANNELS; c++)
+		if (nr_engine_job_del(b->priv, id | c << 24) != 0)
+			break;
+	return rc;
 }
 
 static int ch_stats_job(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
-	return nr_engine_job_stats(b->priv, id, st);
+	struct nr_job_stats one;
+	int rc = nr_engine_job_stats(b->priv, id, st);
+
+	st->n_channels = rc ? 0 : 1;
+	st->ch[0] = (struct nr_chan_stats){ .state = st->state, .next_emit = st->next_emit,
+					    .next_release = st->next_release, .completed = st->completed };
+	for (uint32_t c = 1; rc == 0 && c < NR_MAX_CHANNELS; c++) {
+		if (nr_engine_job_stats(b->priv, id | c << 24, &one) != 0)
+			break;
+		st->ch[st->n_channels++] = (struct nr_chan_stats){ .state = one.state,
+			.next_emit = one.next_emit, .next_release = one.next_release, .completed = one.completed };
+		st->completed += one.completed;
+		if (one.state == NR_JOB_FAILED)
+			st->state = NR_JOB_FAILED;
+	}
+	return rc;
 }
 
 static json_t *ch_stats(struct nr_backend *b)
@@ -64,8 +105,8 @@ static json_t *ch_stats(struct nr_backend *b)
 
 static json_t *ch_info(struct nr_backend *b)
 {
-	return json_pack("{s:s,s:i,s:[]}", "kernel", nr_engine_kernel_name(b->priv), "lcores", 1,
-			 "ports");
+	return json_pack("{s:s,s:i,s:i,s:[]}", "kernel", nr_engine_kernel_name(b->priv), "lcores", 1,
+			 "workers", 2, "ports");
 }
 
 static const struct nr_backend_ops engine_backend_ops = {
@@ -265,6 +306,26 @@ json_t *tb_spec(unsigned n, unsigned net, uint32_t qpn_base)
 			"src_mac", smac, "dst_mac", dmac));
 	}
 	return json_pack("{s:o}", "conns", conns);
+}
+
+json_t *tb_spec_channels(unsigned n, unsigned k, unsigned net, uint32_t qpn_base)
+{
+	json_t *chans = json_array();
+
+	for (unsigned c = 0; c < k; c++) {
+		json_t *one = tb_spec(n, net, qpn_base + 0x100 * c);
+		json_t *conns = json_object_get(one, "conns");
+
+		for (unsigned i = 0; i < n; i++) {
+			json_t *cj = json_array_get(conns, i);
+
+			json_object_set_new(cj, "src_sport", json_integer(0xC000 + 0x100 * c + 2 * i));
+			json_object_set_new(cj, "dst_sport", json_integer(0xC000 + 0x100 * c + 2 * i + 1));
+		}
+		json_array_append_new(chans, json_pack("{s:O}", "conns", conns));
+		json_decref(one);
+	}
+	return json_pack("{s:o}", "channels", chans);
 }
 
 json_t *tb_call(struct nr_ctl *c, json_t *req, bool admin)

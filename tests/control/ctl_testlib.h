@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Test backends for the control suites: "sw" (an in-process nr_engine
- * registered as a backend, no EAL), "fpga" (the driver on a temp register
+ * registered as a backend, no EAL; a job's channels are engine jobs, as the
+ * box adds them; it claims 2 workers), "fpga" (the driver on a temp register
  * file, the register-level device model serviced synchronously) and "rtl"
  * (the backend "rtl": the same driver on the aggregator's RTL,
  * dataplane/rtl/nr_rtl_backend.h, when the tree was built with verilator).
@@ -34,6 +35,8 @@ struct tb {
 	struct nr_rtl *rtl;
 };
 
+/* sw: channels of the last job created, and how many source ports (src and dst) its conns named. */
+extern uint32_t tb_sw_last_channels, tb_sw_last_sports;
 /* A backend of the given kind ("sw", "fpga" or "rtl"); NULL on failure (printed). */
 struct nr_backend *tb_backend(struct tb *t, const char *kind);
 /* After nr_ctl_destroy (which destroyed the backend): free the rest. */
@@ -51,6 +54,8 @@ void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec);
  * and base+2i+1 (receive), ipsn 1000*i, MACs 02:00:00:<net>:00:(i+1).
  */
 json_t *tb_spec(unsigned n, unsigned net, uint32_t qpn_base);
+/* k channels of tb_spec(n, net, ...), channel c with QPNs from qpn_base + 0x100 c and source ports. */
+json_t *tb_spec_channels(unsigned n, unsigned k, unsigned net, uint32_t qpn_base);
 /* Send a request (object, stolen) through nr_ctl_handle; returns the reply. */
 json_t *tb_call(struct nr_ctl *c, json_t *req, bool admin);
 /* Same on raw text. */

@@ -396,6 +396,103 @@ static void test_bad_requests(void **state)
 
 /* ---- tenancy -------------------------------------------------------------- */
 
+/*
+ * A job of channels: each its own ring of QPs with source ports.  sw runs it
+ * (status lists the channels, the spec comes back as given, no QP of any
+ * channel may join another job); fpga refuses it naming why.
+ */
+static void test_channels(void **state)
+{
+	struct fx *f = *state;
+	json_t *spec = tb_spec_channels(4, 3, 9, 0x100), *r, *job, *chans, *back;
+	struct created c;
+
+	if (!strcmp(kind, "fpga")) {
+		r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+		assert_err(r, "fpga: 3 channels; the device runs one channel a job");
+		json_decref(r);
+		return;
+	}
+	create(f, json_deep_copy(spec), &c);
+	assert_int_equal(c.credits, 4);
+	r = tb_call(f->c, job_req("job_status", c.id, c.key), false);
+	assert_ok(r);
+	job = json_object_get(r, "job");
+	chans = json_object_get(job, "channels");
+	assert_int_equal(json_array_size(chans), 3);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(chans, k), "channel")), k);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(chans, k), "state")), "active");
+	}
+	back = json_object_get(json_object_get(job, "spec"), "channels");
+	assert_true(json_equal(back, json_object_get(spec, "channels")));
+	json_decref(r);
+	/* a QP of channel 2 in another job */
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(4, 9, 0x300)), false);
+	assert_err(r, "spec.conns[0]: receiver 10.9.0.2 qpn 771 belongs to job");
+	json_decref(r);
+	r = tb_call(f->c, job_req("job_destroy", c.id, c.key), false);
+	assert_ok(r);
+	json_decref(r);
+	/* every channel is gone: the same QPs register again */
+	create(f, spec, &c);
+	assert_int_equal(n_jobs(f), 1);
+}
+
+/* Channel specs that are wrong, each refused naming the field. */
+static void test_bad_channels(void **state)
+{
+	static const struct { const char *json, *want; } cases[] = {
+		{ "{\"channels\":[]}", "spec.channels: 0 channels, expected 1..16" },
+		{ "{\"channels\":{}}", "spec.channels: expected an array, got an object" },
+		{ "{\"channels\":[5]}", "spec.channels[0]: expected an object, got an integer" },
+		{ "{\"channels\":[{}]}", "spec.channels[0].conns: missing" },
+		{ "{\"channels\":[{\"conns\":[],\"x\":1}]}", "spec.channels[0].x: unknown field" },
+	};
+	struct fx *f = *state;
+	json_t *spec, *r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		spec = json_loads(cases[i].json, 0, NULL);
+		assert_non_null(spec);
+		r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+		assert_err(r, cases[i].want);
+		json_decref(r);
+	}
+	/* conns and channels together */
+	spec = tb_spec_channels(4, 2, 9, 0x100);
+	json_object_set_new(spec, "conns", json_array());
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+	assert_err(r, "spec: conns and channels both given");
+	json_decref(r);
+	/* a channel with another number of ranks */
+	spec = tb_spec_channels(4, 2, 9, 0x100);
+	json_array_remove(json_object_get(json_array_get(json_object_get(spec, "channels"), 1), "conns"), 3);
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+	assert_err(r, "spec.channels[1].conns: 3 connections, channel 0 has 4");
+	json_decref(r);
+	/* a QP in two channels */
+	spec = tb_spec_channels(4, 2, 9, 0x100);
+	json_object_set_new(json_array_get(json_object_get(json_array_get(json_object_get(spec, "channels"), 1),
+							    "conns"), 2), "dst_qpn", json_integer(0x100 + 7));
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+	assert_err(r, "spec.channels[1].conns[2]: receiver 10.9.0.4 qpn 263 repeats spec.channels[0].conns[2]");
+	json_decref(r);
+	/* a source port out of range */
+	spec = tb_spec_channels(4, 2, 9, 0x100);
+	json_object_set_new(json_array_get(json_object_get(json_array_get(json_object_get(spec, "channels"), 0),
+							    "conns"), 1), "src_sport", json_integer(70000));
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+	assert_err(r, "spec.channels[0].conns[1].src_sport: 70000 is not a UDP port (1..65535)");
+	json_decref(r);
+	/* 17 channels */
+	spec = tb_spec_channels(2, 17, 9, 0x100);
+	r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+	assert_err(r, "spec.channels: 17 channels, expected 1..16");
+	json_decref(r);
+	assert_int_equal(n_jobs(f), 0);
+}
+
 static void test_two_jobs_isolated(void **state)
 {
 	struct fx *f = *state;
@@ -638,6 +735,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_conns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_channels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_channels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_jobs_isolated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_list_admin_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_reported, setup, teardown),

@@ -473,6 +473,21 @@ static int test_teardown(void **state)
 	return 0;
 }
 
+/* Two sims over the same 4 hosts, QPs of their own (b's from 0x1000), each the other's peer. */
+static void two_sims(struct harness *h, struct sim *a, struct sim *b)
+{
+	sim_init(a, h, 4, 1024, 2048, 4);
+	sim_init(b, h, 4, 1024, 2048, 4);
+	b->qpn_base = 0x1000;
+	for (unsigned r = 0; r < 4; r++) {
+		b->data[r].dqpn = b->qpn_base + 0x200 + (r + 1) % 4;
+		b->ack[r].dqpn = b->qpn_base + 0x100 + r;
+	}
+	a->peer = b;
+	b->peer = a;
+	learn_all(a, 4);
+}
+
 /*
  * Two workers (lcores 1 and 2), four ports (0, 2 polled by worker 0; 1, 3 by
  * worker 1), two jobs over the same hosts: each job lives on one worker, so
@@ -491,16 +506,7 @@ static void test_two_workers(void **state)
 	test_seed("two_workers");
 	assert_int_equal(h_setup_workers(h, 4, DP_MODE_SWITCH, 2), 0);
 	baseline = rte_mempool_in_use_count(h_pool);
-	sim_init(a, h, 4, 1024, 2048, 4);
-	sim_init(b, h, 4, 1024, 2048, 4);
-	b->qpn_base = 0x1000;
-	for (unsigned r = 0; r < 4; r++) {
-		b->data[r].dqpn = b->qpn_base + 0x200 + (r + 1) % 4;
-		b->ack[r].dqpn = b->qpn_base + 0x100 + r;
-	}
-	a->peer = b;
-	b->peer = a;
-	learn_all(a, 4);
+	two_sims(h, a, b);
 	sim_job_add(a, 21);
 	sim_job_add(b, 22);
 	nj = dp_box_jobs(h->box, ids, workers, 4);
@@ -534,6 +540,84 @@ static void test_two_workers(void **state)
 	free(h);
 }
 
+/*
+ * One job of two channels on two workers: the two sims are its channels
+ * (their own QPs, the same hosts); each worker runs one, so every frame that
+ * arrives on the other worker is handed over, and the results stay exact.
+ * Status sums the channels and lists each; destroy removes both.
+ */
+static void test_job_channels(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct impair im = { .loss = 0.05, .dup = 0.05, .noise = 0.05 };
+	struct nr_job_spec *sa, *sb, *sp;
+	struct nr_job_stats *st = calloc(1, sizeof(*st));
+	unsigned baseline;
+	struct dp_ctr c;
+	uint32_t credits;
+	char err[256];
+
+	test_seed("job_channels");
+	assert_int_equal(h_setup_workers(h, 4, DP_MODE_SWITCH, 2), 0);
+	baseline = rte_mempool_in_use_count(h_pool);
+	two_sims(h, a, b);
+	sa = sim_spec(a);
+	sb = sim_spec(b);
+	sp = calloc(1, nr_job_spec_size(8));
+	memcpy(sp, sa, nr_job_spec_size(4));
+	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
+	sp->n_channels = 2;
+	assert_int_equal(dp_job_add(h->box, 23, sp, &credits, err, sizeof(err)), 0);
+	a->job_id = b->job_id = 23;
+	a->w = b->w = credits;
+	assert_int_equal(credits, 2);
+	assert_int_equal(dp_job_stats(h->box, 23, st), 0);
+	assert_int_equal(st->n_channels, 2);
+	assert_int_not_equal(st->ch[0].worker, st->ch[1].worker);   /* one channel a worker */
+	for (unsigned m = 0; m < 8; m += a->w) {
+		run_window(a, m * 2, (m + a->w) * 2, &im, true);
+		run_window(b, m * 2, (m + b->w) * 2, &im, true);
+	}
+	dp_box_counters(h->box, &c);
+	printf("  job of 2 channels: rx %lu handoff_out %lu handoff_in %lu results %lu resent %lu\n",
+	       c.c[DP_CTR_RX], c.c[DP_CTR_HANDOFF_OUT], c.c[DP_CTR_HANDOFF_IN],
+	       c.c[DP_CTR_RESULTS], c.c[DP_CTR_RESENT]);
+	assert_true(c.c[DP_CTR_HANDOFF_OUT] > 0);
+	assert_int_equal(c.c[DP_CTR_HANDOFF_IN], c.c[DP_CTR_HANDOFF_OUT]);
+	assert_int_equal(c.c[DP_CTR_RESULTS], 2 * 4 * 16);
+	assert_int_equal(c.c[DP_CTR_RX] + c.c[DP_CTR_HANDOFF_IN],
+			 c.c[DP_CTR_FORWARDED] + c.c[DP_CTR_FLOODED] + c.c[DP_CTR_FILTERED] +
+			 c.c[DP_CTR_HANDOFF_OUT] + c.c[DP_CTR_HELD] + c.c[DP_CTR_RESENT] +
+			 c.c[DP_CTR_DROPPED]);
+	assert_int_equal(dp_job_stats(h->box, 23, st), 0);
+	assert_int_equal(st->state, NR_JOB_ACTIVE);
+	assert_int_equal(st->completed, 2 * 16);
+	assert_int_equal(st->ch[0].completed, 16);
+	assert_int_equal(st->ch[1].completed, 16);
+	assert_int_equal(st->ctr[NR_ECTR_EMITTED], 2 * 4 * 16);
+	/* a QP of channel 1 cannot join another job while this one lives */
+	assert_int_not_equal(dp_job_add(h->box, 24, sb, &credits, err, sizeof(err)), 0);
+	assert_int_equal(dp_job_del(h->box, 23), 0);
+	assert_int_equal(dp_job_stats(h->box, 23, st), -ENOENT);
+	assert_int_equal(dp_job_del(h->box, 23), -ENOENT);
+	/* both channels gone, owner entries too: the QPs register again */
+	assert_int_equal(dp_job_add(h->box, 24, sb, &credits, err, sizeof(err)), 0);
+	assert_int_equal(dp_job_del(h->box, 24), 0);
+	h_settle(h);
+	check_outputs(a);
+	check_outputs(b);
+	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);
+	h_teardown(h);
+	free(sa);
+	free(sb);
+	free(sp);
+	free(st);
+	free(a);
+	free(b);
+	free(h);
+}
+
 static int group_setup(void **state)
 {
 	return h_eal_init();
@@ -558,6 +642,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_destroy_midstream, test_teardown),
 		cmocka_unit_test_teardown(test_one_armed, test_teardown),
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
+		cmocka_unit_test_teardown(test_job_channels, test_teardown),
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),

@@ -714,6 +714,42 @@ static void test_validate(void **state)
 		nr_engine_destroy(e);
 		free(s);
 	}
+	/* channels: the spec names each connection by channel; valid, the
+	 * engine still takes one channel a job, and channel c extracted is one */
+	{
+		struct nr_job_spec *two = th_spec(4, 1024, 4096, 8, NR_SUM_ORDERED, NULL);
+		struct nr_job_spec *s = calloc(1, nr_job_spec_size(8)), *one = calloc(1, nr_job_spec_size(4));
+		struct nr_engine *e = nr_engine_create(NULL);
+
+		memcpy(s, two, nr_job_spec_size(4));
+		s->n_channels = 2;
+		for (unsigned i = 0; i < 4; i++) {
+			s->conns[4 + i] = two->conns[i];
+			s->conns[4 + i].src_qpn += 0x1000;
+			s->conns[4 + i].dst_qpn += 0x1000;
+		}
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
+		assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "job 1: 2 channels; an engine runs one channel as a job"));
+		nr_job_channel_spec(s, 1, one);
+		assert_int_equal(nr_job_channels(one), 1);
+		assert_memory_equal(one->conns, &s->conns[4], 4 * sizeof(s->conns[0]));
+		assert_int_equal(nr_engine_job_add(e, 1, one, 0, NULL, err, sizeof(err)), 0);
+		s->conns[5].dst_qpn = s->conns[1].dst_qpn;
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "channels[1].conns[1]: receiver 10.0.0.3 qpn 0x202 already used by channels[0].conns[1]"));
+		s->conns[5].dst_qpn += 0x1000;
+		s->conns[6].dst_qpn = 0;
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "channels[1].conns[2].dst_qpn: 0x0 is not a 24-bit QPN"));
+		s->n_channels = NR_MAX_CHANNELS + 1;
+		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "n_channels: 17 is out of range (1..16)"));
+		nr_engine_destroy(e);
+		free(one);
+		free(s);
+		free(two);
+	}
 	/* N = 1 (a ring of one) and the largest N are fine */
 	{
 		struct nr_job_spec *s = th_spec(1, 4096, 4, 2, NR_SUM_ORDERED, NULL);

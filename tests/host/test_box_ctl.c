@@ -26,6 +26,8 @@ struct box_case {
 	const char *token;
 	int rc_init[RANKS_MAX], rc_op[RANKS_MAX];
 	uint32_t credits[RANKS_MAX];
+	uint32_t channels;               /* cfg.channels of every rank */
+	unsigned got_channels[RANKS_MAX];
 	char msg[RANKS_MAX][512];
 };
 
@@ -40,6 +42,7 @@ struct server {
 	struct server_shm {
 		int port;      /* > 0 once listening, -1 on failure */
 		uint64_t created, destroyed;
+		uint32_t channels, sports;   /* of the last job created */
 	} *shm;
 };
 
@@ -65,6 +68,8 @@ static void server_main(struct server *s)
 		;
 	s->shm->created = nr_ctl_counter(ctl, NR_CCTR_JOBS_CREATED);
 	s->shm->destroyed = nr_ctl_counter(ctl, NR_CCTR_JOBS_DESTROYED);
+	s->shm->channels = tb_sw_last_channels;
+	s->shm->sports = tb_sw_last_sports;
 	nr_ctl_server_stop(srv);
 	nr_ctl_destroy(ctl);
 	tb_cleanup(&tb);
@@ -112,6 +117,7 @@ static int box_child(int rank, int world, void *arg)
 	cfg.switch_addr = t->sw;
 	cfg.token = t->token;
 	cfg.timeout_ms = 3000;
+	cfg.channels = t->channels;
 	ranks_fill(9, rank, x, count);
 	t->rc_init[rank] = nr_comm_init(&cfg, &c);
 	if (t->rc_init[rank]) {
@@ -119,6 +125,7 @@ static int box_child(int rank, int world, void *arg)
 		return 0;
 	}
 	t->credits[rank] = nr_comm_credits(c);
+	t->got_channels[rank] = nr_comm_channels(c);
 	t->rc_op[rank] = nr_allreduce(c, x, y, count, NR_FLOAT32, NR_SUM);
 	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
 	nr_comm_destroy(c);
@@ -127,7 +134,8 @@ static int box_child(int rank, int world, void *arg)
 	return 0;
 }
 
-static struct box_case *run(struct server *s, const char *token, int world, unsigned salt)
+static struct box_case *run(struct server *s, const char *token, int world, unsigned salt,
+			    uint32_t channels)
 {
 	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -139,6 +147,7 @@ static struct box_case *run(struct server *s, const char *token, int world, unsi
 	ranks_env_init(&t->env, salt);
 	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->shm->port);
 	t->token = token;
+	t->channels = channels;
 	ranks_fork(world, box_child, t, pids);
 	ranks_wait(world, pids, status, 30000, NULL);
 	for (int r = 0; r < world; r++) {
@@ -156,7 +165,7 @@ static void test_job_registered_unaggregated_detected(void **state)
 	const int world = 3;
 
 	assert_int_equal(start_server(&s), 0);
-	t = run(&s, "tok", world, 21);
+	t = run(&s, "tok", world, 21, 1);
 	/*
 	 * No rank may return success (that would be a wrong sum).  A rank sees the
 	 * raw tag itself (NR_ERR_BOX), unless a peer that saw it first has
@@ -189,7 +198,7 @@ static void test_bad_token(void **state)
 	struct box_case *t;
 
 	assert_int_equal(start_server(&s), 0);
-	t = run(&s, "wrong", 2, 22);
+	t = run(&s, "wrong", 2, 22, 1);
 	for (int r = 0; r < 2; r++) {
 		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
 		assert_non_null(strstr(t->msg[r], "refused job_create"));
@@ -201,10 +210,45 @@ static void test_bad_token(void **state)
 	munmap(s.shm, sizeof(*s.shm));
 }
 
+/*
+ * Box channels: rank 0 registers one job whose channels are the ranks' box
+ * rings, each connection with the UDP source ports of its QPs (the soft
+ * transport knows them); with channels 0 (auto) every rank asks the box for
+ * its worker count (the test backend claims 2).  Unaggregated results are
+ * still detected on every channel.
+ */
+static void test_channels(void **state)
+{
+	static const struct { uint32_t cfg, want; } cases[] = { { 3, 3 }, { 0, 2 } };
+	const int world = 3;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct server s = { 0 };
+		struct box_case *t;
+
+		assert_int_equal(start_server(&s), 0);
+		t = run(&s, "tok", world, 23 + (unsigned)i, cases[i].cfg);
+		for (int r = 0; r < world; r++) {
+			assert_int_equal(t->rc_init[r], NR_OK);
+			assert_int_equal(t->got_channels[r], cases[i].want);
+			assert_true(t->rc_op[r] == NR_ERR_BOX || t->rc_op[r] == NR_ERR_PEER ||
+				    t->rc_op[r] == NR_ERR_TIMEOUT);
+		}
+		munmap(t, sizeof(*t));
+		stop_server(&s);
+		assert_int_equal(s.shm->created, 1);
+		assert_int_equal(s.shm->destroyed, 1);
+		assert_int_equal(s.shm->channels, cases[i].want);
+		assert_int_equal(s.shm->sports, 2 * world * cases[i].want);
+		munmap(s.shm, sizeof(*s.shm));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_registered_unaggregated_detected),
+		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
 	};
 

@@ -16,6 +16,7 @@ static const char *const vars[] = {
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
+	"NR_CHANNELS",
 };
 
 static int clear_env(void **state)
@@ -59,6 +60,9 @@ static void test_env_good(void **state)
 	assert_string_equal(cfg.hier, "parallel");
 	assert_true(cfg.intra_gbps == 80 && cfg.inter_gbps == 12.5 && cfg.shm_pace_gbps == 0.5);
 	assert_null(cfg.racks);
+	setenv("NR_CHANNELS", "4", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.channels, 4);
 	assert_int_equal(cfg.rank, 2);
 	assert_int_equal(cfg.world, 4);
 	assert_string_equal(cfg.root, "10.0.0.1:29500");
@@ -72,6 +76,9 @@ static void test_env_good(void **state)
 	assert_int_equal(cfg.timeout_ms, 2500);
 	assert_int_equal(cfg.pool_msgs, 16);
 	assert_int_equal(cfg.udp_port, 4792);
+	setenv("NR_CHANNELS", "auto", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.channels, 0);
 }
 
 static void test_env_defaults(void **state)
@@ -90,6 +97,7 @@ static void test_env_defaults(void **state)
 	assert_int_equal(cfg.local_rank, -1);
 	assert_null(cfg.hier);
 	assert_null(cfg.racks);
+	assert_int_equal(cfg.channels, 1);
 }
 
 /* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
@@ -129,6 +137,9 @@ static void test_env_bad(void **state)
 		{ "NR_RACKS", "x", "NR_RACKS" },
 		{ "NR_RACKS", "1,3", NULL },
 		{ "NR_RACK_AGENTS", "-1", "NR_RACK_AGENTS" },
+		{ "NR_CHANNELS", "0", "NR_CHANNELS" },
+		{ "NR_CHANNELS", "17", "NR_CHANNELS" },
+		{ "NR_CHANNELS", "many", "NR_CHANNELS" },
 	};
 	struct nr_config cfg;
 

@@ -482,6 +482,7 @@ tb_host_env() {
 	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
 		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
 	fi
+	[ -n "${TB_CHANNELS:-}" ] && box="$box NR_CHANNELS=$TB_CHANNELS"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
 		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
 		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
