@@ -17,13 +17,18 @@
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_steer.h"
 
-static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigned rxq,
-		      char *err, size_t errlen)
+/*
+ * Configure and start port id: an RX queue per worker when the device has
+ * that many (RSS spreads what no steering rule claims), else one; a TX queue
+ * per worker.  Then what steering it gets (dp_steer.c).
+ */
+static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info info;
-	uint16_t nrx = rxq ? 1 : 0, ntx = (uint16_t)b->n_workers;
+	uint16_t nrx, ntx = (uint16_t)b->n_workers;
 	uint16_t rxd = b->cfg.rx_desc, txd = b->cfg.tx_desc;
 	int rc;
 
@@ -39,12 +44,17 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigne
 	dp->id = id;
 	rte_eth_dev_get_name_by_port(id, dp->name);
 	snprintf(dp->driver, sizeof(dp->driver), "%s", info.driver_name ? info.driver_name : "?");
-	nrx = 1;
+	nrx = info.max_rx_queues >= b->n_workers ? (uint16_t)b->n_workers : 1;
 	if (info.max_tx_queues < ntx) {
 		snprintf(err, errlen, "port %u (%s): %u TX queues needed (one per worker lcore), driver %s offers %u; "
 			 "use fewer worker lcores (or qpairs=N for net_af_packet)",
 			 id, dp->name, ntx, dp->driver, info.max_tx_queues);
 		return -EINVAL;
+	}
+	if (nrx > 1 && (info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP))) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+						   (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads = 0; /* flood copies share mbufs: no fast free */
@@ -60,11 +70,15 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigne
 			DP_LOG(WARNING, "port %u (%s): cannot set MTU %u: %s; keeping the port's",
 			       id, dp->name, b->cfg.mtu, rte_strerror(-rc));
 	}
-	rc = rte_eth_rx_queue_setup(id, 0, rxd, rte_eth_dev_socket_id(id), NULL, b->pool);
-	if (rc) {
-		snprintf(err, errlen, "port %u (%s): RX queue setup failed: %s", id, dp->name, rte_strerror(-rc));
-		return rc;
+	for (uint16_t q = 0; q < nrx; q++) {
+		rc = rte_eth_rx_queue_setup(id, q, rxd, rte_eth_dev_socket_id(id), NULL, b->pool);
+		if (rc) {
+			snprintf(err, errlen, "port %u (%s): RX queue %u setup failed: %s", id, dp->name, q,
+				 rte_strerror(-rc));
+			return rc;
+		}
 	}
+	dp->n_rxq = nrx;
 	for (uint16_t q = 0; q < ntx; q++) {
 		rc = rte_eth_tx_queue_setup(id, q, txd, rte_eth_dev_socket_id(id), NULL);
 		if (rc) {
@@ -84,6 +98,7 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, unsigne
 			DP_LOG(WARNING, "port %u (%s): promiscuous mode: %s", id, dp->name, rte_strerror(-rc));
 	}
 	rte_eth_macaddr_get(id, &dp->mac);
+	dp_steer_probe(b, dp);
 	return 0;
 }
 
@@ -229,15 +244,19 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 			goto fail;
 	}
 	b->kernel_name = nr_engine_kernel_name(b->workers[0]->eng);
-	for (unsigned i = 0; i < n_ports; i++) {
-		struct dp_worker *w = b->workers[i % n_lcores];
-
-		if (port_setup(b, &b->ports[i], ports[i], 1, err, errlen) != 0)
+	/* worker w polls queue w of every port that has a queue per worker; the
+	 * other ports' one queue goes round robin */
+	for (unsigned i = 0, rr = 0; i < n_ports; i++) {
+		if (port_setup(b, &b->ports[i], ports[i], err, errlen) != 0)
 			goto fail;
 		b->n_ports = i + 1;
-		w->rxq[w->n_rxq].port = ports[i];
-		w->rxq[w->n_rxq].queue = 0;
-		w->n_rxq++;
+		for (unsigned q = 0; q < b->ports[i].n_rxq; q++) {
+			struct dp_worker *w = b->workers[b->ports[i].n_rxq > 1 ? q : rr++ % n_lcores];
+
+			w->rxq[w->n_rxq].port = ports[i];
+			w->rxq[w->n_rxq].queue = (uint16_t)q;
+			w->n_rxq++;
+		}
 	}
 	return b;
 fail:
@@ -321,8 +340,10 @@ void dp_box_destroy(struct dp_box *b, bool close_ports)
 	if (close_ports)
 		for (unsigned i = 0; i < b->n_ports; i++)
 			rte_eth_dev_close(b->ports[i].id);
-	for (unsigned i = 0; i < b->n_chans; i++)
+	for (unsigned i = 0; i < b->n_chans; i++) {
 		free(b->chans[i].spec);
+		free(b->chans[i].flows);   /* the rules go with the ports */
+	}
 	if (b->own_pool)
 		rte_mempool_free(b->pool);
 	rte_free(b->owners);

@@ -17,7 +17,8 @@
  *                  (--backend rtl): every frame to it, its frames out
  *   dp_cmd.c       the command ring of each worker (control -> lcore)
  *   dp_loop.c      the l3fwd-style burst loop: rx, parse, classify, act, tx
- *   dp_jobs.c      the box's jobs on the control side (owner of each job)
+ *   dp_steer.c     RX queues per worker, rte_flow rules by UDP source port
+ *   dp_jobs.c      the box's jobs on the control side (where each channel runs)
  *   dp_stats.c     counter sums, JSON stats/info, the stats line
  *   dp_telemetry.c DPDK telemetry commands
  *   dp_backend.c   the box as the control API's backend "sw"

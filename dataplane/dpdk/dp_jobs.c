@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The box's jobs, on the control side: where each channel of a job runs, the
- * QPN owner map that sends its frames there, and the job operations the box's
+ * QPN owner map and the steering rules (dp_steer.c) that send its frames
+ * there, and the job operations the box's
  * control backend calls, each run on the owning lcore through its command
  * ring (dp_cmd.c).  A job of K channels is K jobs of the engines (ids
  * dp_chan_eid()), placed round robin over the workers from the least loaded
@@ -16,6 +17,7 @@
 #include "dataplane/dpdk/dp_cmd.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_log.h"
+#include "dataplane/dpdk/dp_steer.h"
 #include "proto/nr_text.h"
 
 static bool job_exists(const struct dp_box *b, uint32_t id)
@@ -126,6 +128,7 @@ static int place(const struct dp_box *b, uint32_t k, struct dp_chan *nc, char *e
 /* Forget channel i of the table (its engine job is gone). */
 static void chan_forget(struct dp_box *b, unsigned i)
 {
+	dp_steer_del(b, &b->chans[i]);
 	owners_update(b, b->chans[i].spec, -1);
 	free(b->chans[i].spec);
 	b->chans[i] = b->chans[--b->n_chans];
@@ -186,8 +189,9 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 		goto out;
 	}
 	for (c = 0; c < k; c++) {
-		b->chans[b->n_chans++] = nc[c];
 		owners_update(b, nc[c].spec, nc[c].worker);
+		dp_steer_add(b, &nc[c]);
+		b->chans[b->n_chans++] = nc[c];
 	}
 out:
 	pthread_mutex_unlock(&b->ctl_lock);

@@ -141,16 +141,25 @@ static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
 	dp_rec_put_idx(w, m->hash.usr);
 }
 
+/* An rte_flow rule of a channel on one port (dp_steer.c). */
+struct dp_flow {
+	uint16_t port;
+	struct rte_flow *flow;
+};
+
 /*
  * A channel of a job, on the control side (dp_jobs.c): the worker whose
- * engine runs it under the engine id dp_chan_eid(), and the copy of its
- * spec (one channel) that says which connections the owner map sends there.
+ * engine runs it under the engine id dp_chan_eid(), the copy of its spec
+ * (one channel) that says which connections the owner map sends there, and
+ * the steering rules that bring its frames to that worker's RX queues.
  */
 struct dp_chan {
 	uint32_t id;               /* the job's id, at most DP_JOB_ID_MAX */
 	uint8_t ch;                /* channel index in the job */
 	uint8_t worker;
 	struct nr_job_spec *spec;  /* malloc'd */
+	struct dp_flow *flows;     /* malloc'd, n_flows of them */
+	unsigned n_flows;
 };
 
 #define DP_JOB_ID_MAX 0xFFFFFFu
@@ -162,11 +171,21 @@ static inline uint32_t dp_chan_eid(uint32_t id, uint32_t ch)
 	return id | ch << 24;
 }
 
+/* How a port's frames reach the worker of their channel (dp_steer.h). */
+enum dp_steer {
+	DP_STEER_NONE = 0,         /* one worker: nothing to steer */
+	DP_STEER_FLOW = 1,         /* rte_flow rules by UDP source port */
+	DP_STEER_SOFT = 2,         /* the owner map's hand-off through the owner's ring */
+};
+
 struct dp_port {
 	uint16_t id;
 	char name[RTE_ETH_NAME_MAX_LEN];
 	char driver[64];
 	struct rte_ether_addr mac;
+	uint16_t n_rxq;            /* RX queues: one per worker, or 1 (round robin over workers) */
+	uint8_t steer;             /* enum dp_steer */
+	char steer_why[160];       /* why not rte_flow, for the banner */
 };
 
 struct dp_box {

@@ -13,6 +13,7 @@
 
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_stats.h"
+#include "dataplane/dpdk/dp_steer.h"
 
 void dp_box_counters(const struct dp_box *b, struct dp_ctr *sum)
 {
@@ -52,6 +53,8 @@ static json_t *port_json(const struct dp_port *p)
 	json_object_set_new(o, "name", json_string(p->name));
 	json_object_set_new(o, "driver", json_string(p->driver));
 	json_object_set_new(o, "mac", json_string(mac));
+	json_object_set_new(o, "rx_queues", json_integer(p->n_rxq));
+	json_object_set_new(o, "steering", json_string(dp_steer_name(p->steer)));
 	if (rte_eth_stats_get(p->id, &st) == 0) {
 #define DP_PORT_JSON(f) json_object_set_new(o, #f, json_integer((json_int_t)st.f));
 		DP_FOREACH_PORT_STAT(DP_PORT_JSON)

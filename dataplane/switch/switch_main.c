@@ -122,11 +122,22 @@ static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
 	       "backend sw, sum kernel ", cfg->backend == DP_BACKEND_RTL ? "" : b->kernel_name,
 	       cfg->burst, cfg->idle_sleep_us ? "sleep after empty polls" : "busy polling");
 	for (unsigned i = 0; i < b->n_ports; i++) {
-		char mac[RTE_ETHER_ADDR_FMT_SIZE];
+		const struct dp_port *p = &b->ports[i];
+		char mac[RTE_ETHER_ADDR_FMT_SIZE], rx[48] = "";
 
-		rte_ether_format_addr(mac, sizeof(mac), &b->ports[i].mac);
-		printf("  port %u: %s  %s  driver %s  (worker %u)\n", b->ports[i].id,
-		       b->ports[i].name, mac, b->ports[i].driver, i % b->n_workers);
+		rte_ether_format_addr(mac, sizeof(mac), &p->mac);
+		for (unsigned w = 0; p->n_rxq == 1 && w < b->n_workers; w++)
+			for (unsigned q = 0; q < b->workers[w]->n_rxq; q++)
+				if (b->workers[w]->rxq[q].port == p->id)
+					snprintf(rx, sizeof(rx), "worker %u", w);
+		if (p->n_rxq > 1)
+			snprintf(rx, sizeof(rx), "an RX queue per worker");
+		printf("  port %u: %s  %s  driver %s  (%s)\n", p->id, p->name, mac, p->driver, rx);
+		if (p->steer == DP_STEER_FLOW)
+			printf("    steering: rte_flow, each channel's frames to its worker's queue by UDP source port\n");
+		else if (p->steer == DP_STEER_SOFT)
+			printf("    steering: software: frames of a channel another worker runs are handed over "
+			       "through its ring (%s)\n", p->steer_why);
 	}
 	printf("  control lcore %u; worker lcores:", rte_get_main_lcore());
 	for (unsigned i = 0; i < b->n_workers; i++)

@@ -380,18 +380,27 @@ tb_setup() {
 
 # EAL + application arguments of rack k's box (netreduce-switch --help;
 # TB_BACKEND: its --backend, sw or rtl).
+# TB_BOX_WORKERS=N (N >= 2): N worker lcores besides the control lcore, all
+# free to run on every CPU of the machine, and an RX/TX queue pair per worker
+# on every port (net_af_packet qpairs=N: its sockets share the port's frames
+# by flow hash, so a channel's frames land on any worker: software steering).
 tb_box_cmd() {
-	local k=${1:-0} i n=0 prefix="${TB_P}" ifs=()
+	local k=${1:-0} i n=0 prefix="${TB_P}" ifs=() q="" lc=(-l "${TB_BOX_LCORE:-0}")
+	local w=${TB_BOX_WORKERS:-1}
 	[ "$k" = 0 ] || prefix="${TB_P}r$k"
+	if [ "$w" -ge 2 ]; then
+		lc=(--lcores "(0-$w)@(0-$(($(nproc) - 1)))")
+		q=",qpairs=$w"
+	fi
 	local cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "$prefix"
-		-l "${TB_BOX_LCORE:-0}" --log-level "${TB_BOX_LOGLEVEL:-6}")
+		"${lc[@]}" --log-level "${TB_BOX_LOGLEVEL:-6}")
 	for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
 		ifs+=("${TB_P}p$i")
 	done
 	[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
 	[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
 	for i in "${ifs[@]}"; do
-		cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0")
+		cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0$q")
 		n=$((n + 1))
 	done
 	cmd+=(-- --mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
