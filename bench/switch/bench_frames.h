@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nr-bench-switch, its parts, each using only the ones above it:
- *   bench_frames.c  the benchmark's state and the hosts' frames: templates,
- *                   a window of messages in fresh or reused mbufs, the order
- *                   a worker receives them
+ *   bench_frames.c  the benchmark's state and the hosts' frames: a job of
+ *                   channels, templates, a window of messages in fresh or
+ *                   reused mbufs, the order a worker receives them, the job
+ *                   spec, the TX rings of a worker
  *   bench_touch.c   the physical limit (cold touch) and the warm memcpy
- *   bench_switch.c  the box's runs, options, the report
+ *   bench_feed.c    one worker's stages fed its channels' windows, timed
+ *   bench_switch.c  the runs, options, the report
  */
 #ifndef NR_BENCH_FRAMES_H
 #define NR_BENCH_FRAMES_H
@@ -19,9 +21,12 @@
 #include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_pkt.h"
 
-#define MAXN 16               /* ranks (connections of a job) */
+#define MAXN 16               /* ranks (connections of a channel) */
+#define MAXW 8                /* box workers */
+#define MAXCH MAXW            /* channels of the job: one a worker */
 #define PKTS_PER_MSG 16
 #define FEED_BURST 32         /* frames of one port per dp_burst(), as rx_burst returns them */
+#define BENCH_JOB 1           /* the job's id */
 
 struct tmpl {
 	uint8_t f[NR_MAX_MTU + 128];
@@ -29,19 +34,26 @@ struct tmpl {
 	struct nr_pkt p;
 };
 
+/* One channel of the job: its own QPs (and source ports), so its own frames. */
+struct bench_chan {
+	struct tmpl data[MAXN][PKTS_PER_MSG];   /* rank r's message, packet k */
+	struct tmpl ack[MAXN];                  /* rank r+1's ACK to rank r */
+	uint64_t ipsn_off;                      /* PSNs keep growing across repetitions */
+};
+
 struct bench {
 	unsigned n, payload, w, reps;
 	double seconds;
 	bool json, quick, no_icrc_check;
+	unsigned workers[MAXW], n_runs;          /* --workers: box workers of each run */
 	struct rte_mempool *pool;
-	uint16_t port[MAXN];
-	struct rte_ring *rx[MAXN], *tx[MAXN];
+	uint16_t port[MAXN];                     /* rank r's port: a queue pair per worker */
+	struct rte_ring *rx[MAXN][MAXW], *tx[MAXN][MAXW];
 	struct dp_box *box;
-	struct tmpl data[MAXN][PKTS_PER_MSG];
-	struct tmpl ack[MAXN];
+	struct bench_chan *ch;                   /* [MAXCH] */
 	uint32_t ipsn[MAXN];
-	uint64_t ipsn_off;        /* PSNs keep growing across repetitions */
 	uint8_t *touch_out;       /* the cold touch's results: 2W messages of slots */
+	const char *kernel;       /* the box's sum kernel */
 };
 
 static inline uint32_t bench_ip(unsigned r) { return htonl(0x0A4E0100u | (r + 1)); }
@@ -49,17 +61,26 @@ static inline uint32_t bench_ip(unsigned r) { return htonl(0x0A4E0100u | (r + 1)
 /* Frames of one connection in a window of W messages. */
 static inline unsigned bench_per_port(const struct bench *B) { return B->w * PKTS_PER_MSG; }
 
+/* QPs of channel c: rank r sends on bench_sqpn(c, r) to rank r+1's bench_rqpn(c, r+1). */
+static inline uint32_t bench_sqpn(unsigned c, unsigned r) { return 0x100 + 0x1000 * c + r; }
+static inline uint32_t bench_rqpn(unsigned c, unsigned r) { return 0x200 + 0x1000 * c + r; }
+
+/* Templates of every channel (B->ch allocated). */
 void bench_templates(struct bench *B);
 /* A fresh frame from a template: copy, patch PSN (and immediate), new ICRC; NULL when the pool is empty. */
 struct rte_mbuf *bench_frame(struct bench *B, const struct tmpl *t, uint32_t psn, bool imm, uint32_t immv);
 /*
- * The window of W messages starting at message msgs, every rank's frames:
- * pk[r * per_port + i].  refill: write them again into the mbufs pk already
- * holds (the same bytes, in the same order, so the caches end up as after
- * the first writing).  0, or -ENOBUFS when the pool ran dry.
+ * The window of W messages of channel c starting at its message msgs, every
+ * rank's frames: pk[r * per_port + i].  refill: write them again into the
+ * mbufs pk already holds (the same bytes, in the same order, so the caches
+ * end up as after the first writing).  0, or -ENOBUFS when the pool ran dry.
  */
-int bench_window(struct bench *B, struct rte_mbuf **pk, uint64_t msgs, bool refill);
+int bench_window(struct bench *B, unsigned c, struct rte_mbuf **pk, uint64_t msgs, bool refill);
 /* The order the box's worker meets the window's frames: port by port in bursts of FEED_BURST. */
 void bench_feed_order(const struct bench *B, struct rte_mbuf **pk, struct rte_mbuf **order);
+/* The job of k channels as the control API registers it (with a result key); free() it. */
+struct nr_job_spec *bench_job_spec(const struct bench *B, unsigned k);
+/* Take what worker w sent off its TX rings (freed): how many frames. */
+unsigned bench_drain(struct bench *B, unsigned w);
 
 #endif /* NR_BENCH_FRAMES_H */

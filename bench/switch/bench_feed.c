@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* One box worker's stages fed its channels' frames, timed (see bench_feed.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+
+#include "bench/bench_util.h"
+#include "bench/switch/bench_feed.h"
+#include "bench/switch/bench_touch.h"
+
+/* The timed part of a window: the frames into the worker, its TX drained. */
+static void feed_window(struct feed *f, struct dp_worker *w, struct rte_mbuf **pk)
+{
+	struct bench *B = f->B;
+	const unsigned per_port = bench_per_port(B);
+	double c0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID), w0 = nr_bench_seconds(CLOCK_MONOTONIC);
+
+	for (unsigned off = 0; off < per_port; off += FEED_BURST)
+		for (unsigned r = 0; r < B->n; r++)
+			dp_burst(w, B->port[r], &pk[r * per_port + off],
+				 (uint16_t)RTE_MIN((unsigned)FEED_BURST, per_port - off));
+	dp_tx_drain(w);
+	f->box_cpu_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+	f->box_wall_s += nr_bench_seconds(CLOCK_MONOTONIC) - w0;
+}
+
+/* One coalesced ACK per connection of channel c for everything up to message msgs. */
+static void feed_acks(struct feed *f, struct dp_worker *w, unsigned c, uint64_t msgs)
+{
+	struct bench *B = f->B;
+	const struct bench_chan *ch = &B->ch[c];
+	uint32_t g_last = (uint32_t)(ch->ipsn_off + msgs * PKTS_PER_MSG - 1);
+	struct rte_mbuf *a[MAXN];
+	double c0, w0;
+
+	for (unsigned r = 0; r < B->n; r++)
+		a[r] = bench_frame(B, &ch->ack[r], B->ipsn[r] + g_last, false, 0);
+	c0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
+	w0 = nr_bench_seconds(CLOCK_MONOTONIC);
+	for (unsigned r = 0; r < B->n; r++)
+		if (a[r]) {
+			dp_burst(w, B->port[(r + 1) % B->n], &a[r], 1);
+			f->expect++;
+		}
+	dp_tx_drain(w);
+	f->box_cpu_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+	f->box_wall_s += nr_bench_seconds(CLOCK_MONOTONIC) - w0;
+}
+
+int bench_feed(void *arg)
+{
+	struct feed *f = arg;
+	struct bench *B = f->B;
+	struct dp_worker *w = B->box->workers[f->worker];
+	const unsigned total = B->n * bench_per_port(B);
+	struct rte_mbuf **pk = calloc(total, sizeof(*pk)), **order = calloc(total, sizeof(*order));
+
+	f->rc = pk && order ? 0 : -ENOMEM;
+	for (unsigned k = 0; f->rc == 0 && f->n_chans && rte_get_tsc_cycles() < f->end_tsc; k++) {
+		unsigned i = k % f->n_chans, c = f->chans[i];
+		double t0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
+
+		if (bench_window(B, c, pk, f->msgs[i], false) != 0) {
+			fprintf(stderr, "worker %u: pool empty (%u mbufs in use)\n", f->worker,
+				rte_mempool_in_use_count(B->pool));
+			f->rc = -ENOBUFS;
+			break;
+		}
+		if (f->touch) {
+			bench_feed_order(B, pk, order);
+			f->touch_s += bench_cold_touch(order, total, B->n, B->touch_out,
+						       2 * B->w * PKTS_PER_MSG, B->payload);
+			bench_window(B, c, pk, f->msgs[i], true);
+		}
+		f->gen_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
+		feed_window(f, w, pk);
+		f->out += bench_drain(B, f->worker);
+		f->expect += total;
+		f->msgs[i] += B->w;
+		f->pkts += total;
+		if (f->agg) {
+			feed_acks(f, w, c, f->msgs[i]);
+			f->out += bench_drain(B, f->worker);
+		}
+	}
+	f->out += bench_drain(B, f->worker);
+	if (f->rc == 0 && f->out != f->expect)
+		fprintf(stderr, "warning: worker %u: %lu frames left the box, %lu expected\n", f->worker,
+			f->out, f->expect);
+	for (unsigned i = 0; i < f->n_chans; i++)
+		B->ch[f->chans[i]].ipsn_off += (f->msgs[i] + 1) * PKTS_PER_MSG;
+	f->bytes = f->pkts * B->payload;
+	free(pk);
+	free(order);
+	return f->rc;
+}
