@@ -42,6 +42,7 @@ class NrConfig(ctypes.Structure):
         ("msg_size", ctypes.c_uint32),
         ("timeout_ms", ctypes.c_uint32),
         ("pool_msgs", ctypes.c_uint32),
+        ("channels", ctypes.c_uint32),
         ("ring_window", ctypes.c_uint32),
         ("udp_port", ctypes.c_uint16),
         ("gid_index", ctypes.c_int),
@@ -61,10 +62,10 @@ class NrConfig(ctypes.Structure):
 # so a library whose struct nr_config no longer matches NrConfig is refused
 # instead of being handed a wrong layout.
 _DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
-             "timeout_ms": 10000, "pool_msgs": 8, "ring_window": 16, "udp_port": 4791,
-             "gid_index": -1, "ack_timeout": 0, "root": None, "switch_addr": None,
-             "local_size": 1, "local_rank": -1, "hier": None, "racks": None,
-             "rack_agents": 0}
+             "timeout_ms": 10000, "pool_msgs": 8, "channels": 1, "ring_window": 16,
+             "udp_port": 4791, "gid_index": -1, "ack_timeout": 0, "root": None,
+             "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,
+             "racks": None, "rack_agents": 0}
 
 _lock = threading.Lock()
 _lib = None
@@ -99,6 +100,7 @@ def _bind(lib):
         "nr_comm_rank": (c_int, [c_void_p]),
         "nr_comm_world": (c_int, [c_void_p]),
         "nr_comm_credits": (ctypes.c_uint32, [c_void_p]),
+        "nr_comm_channels": (ctypes.c_uint, [c_void_p]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),
     }

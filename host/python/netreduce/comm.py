@@ -179,6 +179,11 @@ class Communicator:
     def credits(self):
         return _lib.lib().nr_comm_credits(self._h) if self._h else 0
 
+    @property
+    def channels(self):
+        """Box channels the messages are striped over (NR_CHANNELS; 1 without a box)."""
+        return _lib.lib().nr_comm_channels(self._h) if self._h else 0
+
     def close(self):
         """nr_comm_destroy (collective while healthy; rank 0 removes the box's job)."""
         h, self._h = self._h, None
