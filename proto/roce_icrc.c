@@ -3,8 +3,9 @@
  * The RoCEv2 ICRC (see roce_icrc.h), rxe_icrc.c style: the masked headers are
  * copied into a small stack buffer and CRC'd, then the CRC continues directly
  * over the frame from the first byte after the BTH to the ICRC, so the payload
- * is never copied.  CRC-32 on ISA-L's crc32_gzip_refl, which chains like
- * zlib's crc32 (the previous result is the next call's seed, 0 to start).
+ * is never copied.  CRC-32 on ISA-L's crc32_gzip_refl through nr_crc32, which
+ * chains like zlib's crc32 (the previous result is the next call's seed, 0 to
+ * start).
  */
 #include <string.h>
 
@@ -15,6 +16,20 @@
 #endif
 
 #include "proto/roce_icrc.h"
+
+uint32_t nr_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	crc = crc32_gzip_refl(crc, buf, len);
+#if defined(__x86_64__)
+	/* ISA-L's AVX-512 kernel leaves the vector registers' upper halves
+	 * dirty (VZEROUPPER is the caller's: see roce_icrc.h) */
+	if (__builtin_cpu_supports("avx"))
+		__asm__ volatile("vzeroupper" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+				 "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+				 "xmm14", "xmm15");
+#endif
+	return crc;
+}
 
 #define LRH_MASK_LEN	8
 #define IPV4_MAX_HDR	60
@@ -71,7 +86,7 @@ static uint32_t icrc_ip4_hdr(const uint8_t *frame, const struct nr_pkt *p)
 	buf[0] = _mm_or_si128(_mm_loadu_si128((const __m128i *)h), m0);
 	buf[1] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 16)), m1);
 	buf[2] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(h + 32)), m2);
-	return crc32_gzip_refl(0, (const uint8_t *)buf, sizeof(buf));
+	return nr_crc32(0, buf, sizeof(buf));
 }
 #endif
 
@@ -103,9 +118,9 @@ static uint32_t icrc_upto(const uint8_t *frame, const struct nr_pkt *p, uint32_t
 		else
 			mask_ipv4(buf + LRH_MASK_LEN);
 		mask_udp_bth(buf + LRH_MASK_LEN + iplen);
-		crc = crc32_gzip_refl(0, buf, hlen);
+		crc = nr_crc32(0, buf, hlen);
 	}
-	return crc32_gzip_refl(crc, frame + rest, stop - rest);
+	return nr_crc32(crc, frame + rest, stop - rest);
 }
 
 uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
@@ -204,6 +219,6 @@ uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t le
 	else
 		memset(&udp->check, 0xFF, sizeof(udp->check));
 
-	crc = crc32_gzip_refl(0, buf, sizeof(buf) - sizeof(struct nr_bth) + blen);
-	return crc32_gzip_refl(crc, bth + blen, len - blen);
+	crc = nr_crc32(0, buf, sizeof(buf) - sizeof(struct nr_bth) + blen);
+	return nr_crc32(crc, bth + blen, len - blen);
 }

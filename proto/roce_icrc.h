@@ -22,6 +22,18 @@
 #include "roce_pkt.h"
 
 /*
+ * CRC-32 (zlib's), chained: crc is the previous call's result, 0 to start.
+ * On ISA-L's crc32_gzip_refl, whose AVX-512 kernel returns with the upper
+ * halves of the vector registers dirty: ISA-L leaves VZEROUPPER to its
+ * callers (intel/isa-l issue 24), and code built for plain SSE that runs next
+ * (ours, DPDK's) then pays a penalty on its vector instructions: about 150 ns
+ * a frame in the box's ICRC check (dataplane/README.md, "What bounds a
+ * packet's cost").  nr_crc32 clears them on CPUs with AVX; call it, not
+ * crc32_gzip_refl.
+ */
+uint32_t nr_crc32(uint32_t crc, const void *buf, size_t len);
+
+/*
  * ICRC of a frame that nr_parse() found to be NR_PKT_ROCE (p->ipver 4 or 6).
  * A record from nr_parse_transport() has no IP header to cover: use
  * nr_icrc_ip4() for those (compute returns 0 and check false on them).

@@ -26,8 +26,6 @@
  */
 #include <string.h>
 
-#include <isa-l/crc.h>
-
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_malloc.h>
@@ -229,7 +227,7 @@ void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s)
 {
 	struct dp_worker *w = ctx;
 	const struct nr_crc_shift *k = crc_shift_find(w, s->len);
-	uint32_t tail = k ? crc32_gzip_refl(0, s->sum, s->len) : 0;
+	uint32_t tail = k ? nr_crc32(0, s->sum, s->len) : 0;
 
 	w->ctr.c[DP_CTR_RESULTS] += s->n;
 	for (uint32_t i = 0; i < s->n; i++) {
