@@ -259,6 +259,20 @@ static uint64_t total_tx(struct harness *h)
 	return s.c[DP_CTR_TX] + s.c[DP_CTR_TX_DROPPED];
 }
 
+/* Every frame the box received has been dealt with: the box's accounting
+ * (dataplane/README.md, "Counters") balances.  RX is counted when a burst
+ * begins, so a worker the kernel preempts in the middle of one leaves it
+ * unbalanced for as long as that lasts. */
+static bool box_balanced(const struct dp_ctr *s)
+{
+	uint64_t in = s->c[DP_CTR_RX] + s->c[DP_CTR_HANDOFF_IN];
+	uint64_t out = s->c[DP_CTR_FORWARDED] + s->c[DP_CTR_FLOODED] + s->c[DP_CTR_FILTERED] +
+		       s->c[DP_CTR_HANDOFF_OUT] + s->c[DP_CTR_HELD] + s->c[DP_CTR_RESENT] +
+		       s->c[DP_CTR_DROPPED];
+
+	return in == out;
+}
+
 void h_settle(struct harness *h)
 {
 	uint64_t deadline = rte_get_tsc_cycles() + rte_get_tsc_hz() * 5;
@@ -273,7 +287,7 @@ void h_settle(struct harness *h)
 		for (unsigned i = 0; i < h->n_ports; i++)
 			rings_empty &= rte_ring_count(h->rx[i]) == 0;
 		dp_box_counters(h->box, &s);
-		if (rings_empty && s.c[DP_CTR_RX] >= h->injected) {
+		if (rings_empty && s.c[DP_CTR_RX] >= h->injected && box_balanced(&s)) {
 			uint64_t tx = total_tx(h);
 
 			stable = tx == last_tx ? stable + 1 : 0;
@@ -282,8 +296,9 @@ void h_settle(struct harness *h)
 				break;
 		}
 		if (rte_get_tsc_cycles() > deadline) {
-			fprintf(stderr, "h_settle: box did not settle (rx %lu of %u injected)\n",
-				s.c[DP_CTR_RX], h->injected);
+			fprintf(stderr, "h_settle: box did not settle (rx %lu of %u injected, %s)\n",
+				s.c[DP_CTR_RX], h->injected,
+				box_balanced(&s) ? "accounting balanced" : "accounting not balanced");
 			break;
 		}
 		usleep(1000);
