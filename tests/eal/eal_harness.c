@@ -16,6 +16,7 @@
 #include <rte_lcore.h>
 
 #include "eal_harness.h"
+#include "dataplane/dpdk/dp_state.h"
 
 struct rte_mempool *h_pool;
 struct harness *h_current;
@@ -260,9 +261,10 @@ static uint64_t total_tx(struct harness *h)
 }
 
 /* Every frame the box received has been dealt with: the box's accounting
- * (dataplane/README.md, "Counters") balances.  RX is counted when a burst
- * begins, so a worker the kernel preempts in the middle of one leaves it
- * unbalanced for as long as that lasts. */
+ * (dataplane/README.md, "Counters") balances and no frame waits in a
+ * hand-off ring.  RX is counted when a burst begins, so a worker the kernel
+ * preempts in the middle of one leaves it unbalanced for as long as that
+ * lasts. */
 static bool box_balanced(const struct dp_ctr *s)
 {
 	uint64_t in = s->c[DP_CTR_RX] + s->c[DP_CTR_HANDOFF_IN];
@@ -270,7 +272,18 @@ static bool box_balanced(const struct dp_ctr *s)
 		       s->c[DP_CTR_HANDOFF_OUT] + s->c[DP_CTR_HELD] + s->c[DP_CTR_RESENT] +
 		       s->c[DP_CTR_DROPPED];
 
-	return in == out;
+	return in == out && s->c[DP_CTR_HANDOFF_IN] == s->c[DP_CTR_HANDOFF_OUT];
+}
+
+/* Nothing waits in a worker's TX buffers (flushed every 100 us while the
+ * worker runs; a preempted worker may sit on them for milliseconds). */
+static bool box_tx_empty(const struct dp_box *b)
+{
+	for (unsigned w = 0; w < b->n_workers; w++)
+		for (unsigned p = 0; p < DP_MAX_PORTS; p++)
+			if (__atomic_load_n(&b->workers[w]->tx[p].n, __ATOMIC_RELAXED) != 0)
+				return false;
+	return true;
 }
 
 void h_settle(struct harness *h)
@@ -287,7 +300,8 @@ void h_settle(struct harness *h)
 		for (unsigned i = 0; i < h->n_ports; i++)
 			rings_empty &= rte_ring_count(h->rx[i]) == 0;
 		dp_box_counters(h->box, &s);
-		if (rings_empty && s.c[DP_CTR_RX] >= h->injected && box_balanced(&s)) {
+		if (rings_empty && s.c[DP_CTR_RX] >= h->injected && box_balanced(&s) &&
+		    box_tx_empty(h->box)) {
 			uint64_t tx = total_tx(h);
 
 			stable = tx == last_tx ? stable + 1 : 0;
@@ -296,9 +310,11 @@ void h_settle(struct harness *h)
 				break;
 		}
 		if (rte_get_tsc_cycles() > deadline) {
-			fprintf(stderr, "h_settle: box did not settle (rx %lu of %u injected, %s)\n",
-				s.c[DP_CTR_RX], h->injected,
-				box_balanced(&s) ? "accounting balanced" : "accounting not balanced");
+			fprintf(stderr, "h_settle: box did not settle (rx %lu of %u injected, RX rings %s, "
+				"accounting %s, TX buffers %s)\n", s.c[DP_CTR_RX], h->injected,
+				rings_empty ? "empty" : "not empty",
+				box_balanced(&s) ? "balanced" : "not balanced",
+				box_tx_empty(h->box) ? "empty" : "not empty");
 			break;
 		}
 		usleep(1000);
