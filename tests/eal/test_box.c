@@ -618,6 +618,68 @@ static void test_job_channels(void **state)
 	free(h);
 }
 
+/*
+ * One channel of a job stalls (a rank's contribution, then nothing): the job
+ * is failed as a whole, which is what the control API's failed-job reaper
+ * goes by, the stalled channel says so and the other does not; destroying
+ * the job removes both channels and frees the held contribution.
+ */
+static void test_job_channel_fails(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct nr_job_spec *sa, *sb, *sp;
+	struct nr_job_stats *st = calloc(1, sizeof(*st));
+	unsigned baseline;
+	uint32_t credits;
+	char err[256];
+
+	test_seed("job_channel_fails");
+	assert_int_equal(h_setup_workers(h, 4, DP_MODE_SWITCH, 2), 0);
+	baseline = rte_mempool_in_use_count(h_pool);
+	two_sims(h, a, b);
+	sa = sim_spec(a);
+	sb = sim_spec(b);
+	sp = calloc(1, nr_job_spec_size(8));
+	memcpy(sp, sa, nr_job_spec_size(4));
+	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
+	sp->n_channels = 2;
+	sp->timeout_ms = 200;
+	assert_int_equal(dp_job_add(h->box, 25, sp, &credits, err, sizeof(err)), 0);
+	a->job_id = b->job_id = 25;
+	send_data(b, 0, 0);          /* channel 1: one contribution of four */
+	h_settle(h);
+	for (unsigned t = 0; t < 250; t++) {   /* the 200 ms timeout, up to 5 s on a busy machine */
+		assert_int_equal(dp_job_stats(h->box, 25, st), 0);
+		if (st->state == NR_JOB_FAILED)
+			break;
+		usleep(20000);
+	}
+	printf("  job of 2 channels, channel 1 stalled: state %u (channels %u, %u): %s\n",
+	       st->state, st->ch[0].state, st->ch[1].state, st->reason);
+	assert_int_equal(st->state, NR_JOB_FAILED);
+	assert_int_equal(st->ch[0].state, NR_JOB_ACTIVE);
+	assert_int_equal(st->ch[1].state, NR_JOB_FAILED);
+	assert_true(st->reason[0] != '\0');
+	assert_int_equal(dp_job_del(h->box, 25), 0);
+	assert_int_equal(dp_job_stats(h->box, 25, st), -ENOENT);
+	/* both channels gone: their QPs register again */
+	assert_int_equal(dp_job_add(h->box, 26, sa, &credits, err, sizeof(err)), 0);
+	assert_int_equal(dp_job_add(h->box, 27, sb, &credits, err, sizeof(err)), 0);
+	assert_int_equal(dp_job_del(h->box, 26), 0);
+	assert_int_equal(dp_job_del(h->box, 27), 0);
+	h_settle(h);
+	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);
+	h_teardown(h);
+	free(sa);
+	free(sb);
+	free(sp);
+	free(st);
+	free(a);
+	free(b);
+	free(h);
+}
+
 static int group_setup(void **state)
 {
 	return h_eal_init();
@@ -643,6 +705,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_one_armed, test_teardown),
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
 		cmocka_unit_test_teardown(test_job_channels, test_teardown),
+		cmocka_unit_test_teardown(test_job_channel_fails, test_teardown),
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
