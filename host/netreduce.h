@@ -53,6 +53,8 @@ struct nr_config {
 	const char *switch_addr; /* "ip:port" of the box's TCP control listener; NULL: no box */
 	const char *token;       /* shared token for the box's control API */
 	const char *transport;   /* "soft" (default) or "verbs" */
+	const char *soft_profile; /* soft: "rnic" (as RNIC RC QPs behave) or "legacy" (default;
+				     host/README.md, "The soft transport's RNIC profile") */
 	const char *device;      /* verbs: RDMA device name (NULL: first one) */
 	const char *addr;        /* this host's IPv4 address on the data path (required if world > 1) */
 	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
@@ -94,7 +96,7 @@ void nr_config_default(struct nr_config *cfg);
 
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
- * NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
+ * NR_SOFT_PROFILE, NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
  * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
  * NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS,
  * NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings

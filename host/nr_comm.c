@@ -65,8 +65,8 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
  * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
  * purpose: on the box ring a message is acknowledged only once every rank
  * contributed it, so rank skew and a loaded box (2 shared cores here) must not
- * look like a dead peer.  The soft transport doubles the timeout per retry
- * (backoff), so its 8 tries span 255 base timeouts: a lost packet is resent
+ * look like a dead peer.  The soft transport's legacy profile doubles the
+ * timeout per retry (backoff), so its 8 tries span 255 base timeouts: a lost packet is resent
  * after timeout_ms / 255 (39 ms for 10 s) instead of timeout_ms / 8, and the
  * same rank skew is tolerated.  NR_ACK_TIMEOUT overrides.
  */
@@ -82,7 +82,7 @@ static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
 
 static int open_transport(struct nr_comm *c)
 {
-	bool soft = strcmp(c->transport, "soft") == 0;
+	bool backoff = strcmp(c->transport, "soft") == 0 && strcmp(c->soft_profile, "legacy") == 0;
 	struct nr_tp_config tcfg = {
 		.kind = c->transport,
 		.local_ip = c->peers[c->rank].ip,
@@ -90,10 +90,11 @@ static int open_transport(struct nr_comm *c)
 		.gid_index = c->cfg.gid_index,
 		.mtu = c->cfg.mtu,
 		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout
-					      : ack_timeout_exp(c->cfg.timeout_ms, soft),
+					      : ack_timeout_exp(c->cfg.timeout_ms, backoff),
 		.retry_cnt = 7,
-		.backoff = soft,
+		.rnr_retry = 7,
 		.udp_port = c->cfg.udp_port,
+		.profile = backoff ? NR_TP_PROFILE_LEGACY : NR_TP_PROFILE_RNIC,
 	};
 	char err[256] = "";
 
@@ -181,6 +182,8 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	copy_str(c->switch_addr, sizeof(c->switch_addr), cfg->switch_addr);
 	copy_str(c->token, sizeof(c->token), cfg->token);
 	copy_str(c->transport, sizeof(c->transport), cfg->transport);
+	copy_str(c->soft_profile, sizeof(c->soft_profile),
+		 cfg->soft_profile ? cfg->soft_profile : NR_SOFT_PROFILE_DEFAULT);
 	copy_str(c->device, sizeof(c->device), cfg->device);
 	copy_str(c->addr, sizeof(c->addr), cfg->addr);
 	c->rank = cfg->rank;

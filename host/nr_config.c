@@ -19,6 +19,7 @@ void nr_config_default(struct nr_config *cfg)
 		.rank = 0,
 		.world = 1,
 		.transport = "soft",
+		.soft_profile = NR_SOFT_PROFILE_DEFAULT,
 		.mtu = 1024,
 		.msg_size = 65536,
 		.timeout_ms = 10000,
@@ -139,6 +140,7 @@ int nr_config_from_env(struct nr_config *cfg)
 	cfg->switch_addr = env_str("NR_SWITCH", NULL);
 	cfg->token = env_str("NR_TOKEN", NULL);
 	cfg->transport = env_str("NR_TRANSPORT", "soft");
+	cfg->soft_profile = env_str("NR_SOFT_PROFILE", cfg->soft_profile);
 	cfg->device = env_str("NR_DEVICE", NULL);
 	cfg->addr = env_str("NR_ADDR", NULL);
 	return nr_config_check_env(cfg, true);
@@ -256,6 +258,12 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	if (!cfg->transport || (strcmp(cfg->transport, "soft") && strcmp(cfg->transport, "verbs"))) {
 		nr_set_tls_error("%s=\"%s\": use soft or verbs", NAME("NR_TRANSPORT", "transport"),
 				 cfg->transport ? cfg->transport : "(null)");
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->soft_profile && strcmp(cfg->soft_profile, "rnic") &&
+	    strcmp(cfg->soft_profile, "legacy")) {
+		nr_set_tls_error("%s=\"%s\": use rnic or legacy",
+				 NAME("NR_SOFT_PROFILE", "soft_profile"), cfg->soft_profile);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 && cfg->mtu != 2048 &&

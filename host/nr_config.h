@@ -8,6 +8,9 @@
 #include "netreduce.h"
 
 /* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
+/* The soft transport's profile when soft_profile is NULL (host/README.md). */
+#define NR_SOFT_PROFILE_DEFAULT "legacy"
+
 int nr_config_check_env(const struct nr_config *cfg, bool env);
 
 #define NR_RACKS_MAX 64

@@ -27,6 +27,24 @@
 struct nr_tp;
 struct nr_tp_qp;
 
+/*
+ * How the soft transport behaves (host/README.md, "The soft transport's RNIC
+ * profile", says what each rule models and where it was checked):
+ *   RNIC    as RC QPs on an RNIC do (rxe's rxe_req.c/rxe_comp.c/rxe_resp.c,
+ *           mlx5, the IB spec): AckReq on a message's last packet, on every
+ *           ackreq_every-th packet and on the first packet sent while no ACK
+ *           timer runs; the responder ACKs those (coalesced per receive
+ *           batch), not every packet; a fixed ACK timeout of 4.096 us *
+ *           2^timeout; retry_cnt counts timeouts and sequence-NAK retries
+ *           without progress; RNR NAKs count against rnr_retry (7: infinite).
+ *   LEGACY  the earlier, kinder model: an ACK for every receive batch, the ACK
+ *           timeout doubled after each retry without progress.
+ */
+enum nr_tp_profile {
+	NR_TP_PROFILE_RNIC = 0,
+	NR_TP_PROFILE_LEGACY = 1,
+};
+
 struct nr_tp_config {
 	const char *kind;        /* "soft" or "verbs" */
 	uint32_t local_ip;       /* IPv4 network order: address to bind (soft) / GID to use (verbs) */
@@ -35,14 +53,15 @@ struct nr_tp_config {
 	int gid_index;           /* verbs: -1 means find the RoCEv2 IPv4 GID of local_ip */
 	uint32_t mtu;            /* path MTU bytes: 256..4096, default 1024 */
 	uint8_t timeout;         /* local ACK timeout exponent: 4.096us * 2^timeout (default 14, ~67 ms) */
-	uint8_t retry_cnt;       /* 0..7, default 7 */
+	uint8_t retry_cnt;       /* 1..7 retries after a timeout or a sequence NAK without
+				  * progress (0: the default, 7) */
+	uint8_t rnr_retry;       /* 1..7 retries after an RNR NAK without progress, 7 = infinite
+				  * (0: the default, 7) */
 	uint16_t udp_port;       /* soft: local UDP port, default 4791 (tests may change it) */
-	uint32_t max_inflight;   /* max packets in flight per QP (soft), default 256 */
-	bool backoff;            /* soft: double the ACK timeout after each retry without
-				  * progress (back to the base on progress).  RNICs keep it
-				  * fixed; on the box ring a short first timeout recovers a
-				  * lost contribution quickly while the doubling still
-				  * tolerates rank skew of 255 base timeouts in all. */
+	uint32_t max_inflight;   /* max packets in flight per QP (soft), default 128 */
+	uint8_t profile;         /* soft: enum nr_tp_profile, default RNIC */
+	uint16_t ackreq_every;   /* soft, RNIC profile: AckReq at least every N packets
+				  * (default 64, rxe's RXE_MAX_PKT_PER_ACK) */
 };
 
 /* What a peer needs to connect to one of our QPs. */

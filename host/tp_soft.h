@@ -17,6 +17,7 @@
 	_(tx_pkts, "packets sent (data, ACK, NAK)")                              \
 	_(tx_bytes, "UDP payload bytes sent")                                    \
 	_(tx_data, "data packets sent")                                          \
+	_(tx_ackreq, "data packets sent with AckReq")                            \
 	_(tx_retrans, "data packets sent again (go-back-N, or after a full send buffer)")                     \
 	_(tx_acks, "ACKs sent")                                                  \
 	_(tx_nak_seq, "NAK PSN sequence error sent")                             \
@@ -41,6 +42,7 @@
 	_(rx_acks, "ACKs received")                                              \
 	_(rx_stale_acks, "ACKs/NAKs for PSNs not outstanding (ignored)")         \
 	_(rx_nak_seq, "NAK PSN sequence error received")                         \
+	_(rx_nak_seq_retrying, "sequence NAKs during a retry (acknowledge only, no second go-back-N)") \
 	_(rx_nak_rnr, "RNR NAK received")                                        \
 	_(rx_nak_other, "other NAK received (QP to error)")                      \
 	_(timeouts, "local ACK timeouts (go-back-N from the oldest unacked)")    \

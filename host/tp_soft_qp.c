@@ -113,18 +113,26 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 		return -EINVAL;
 	}
 	tp->timeout_ns = 4096ull << tp->timeout_exp;
-	tp->backoff = cfg->backoff;
-	tp->retry_cnt = cfg->retry_cnt ? cfg->retry_cnt : 7;
-	if (tp->retry_cnt > 7) {
-		snprintf(err, errlen, "soft: retry_cnt %u out of range (0..7)", tp->retry_cnt);
+	tp->profile = cfg->profile;
+	if (tp->profile != NR_TP_PROFILE_RNIC && tp->profile != NR_TP_PROFILE_LEGACY) {
+		snprintf(err, errlen, "soft: profile %u unknown (NR_TP_PROFILE_RNIC or _LEGACY)",
+			 tp->profile);
 		return -EINVAL;
 	}
-	tp->max_inflight = cfg->max_inflight ? cfg->max_inflight : 256;
+	tp->retry_cnt = cfg->retry_cnt ? cfg->retry_cnt : 7;
+	tp->rnr_retry = cfg->rnr_retry ? cfg->rnr_retry : 7;
+	if (tp->retry_cnt > 7 || tp->rnr_retry > 7) {
+		snprintf(err, errlen, "soft: retry_cnt %u / rnr_retry %u out of range (1..7; 0 "
+			 "means 7)", tp->retry_cnt, tp->rnr_retry);
+		return -EINVAL;
+	}
+	tp->max_inflight = cfg->max_inflight ? cfg->max_inflight : 128;
 	if (tp->max_inflight > (1u << 22)) {
 		snprintf(err, errlen, "soft: max_inflight %u too large (at most %u packets)",
 			 tp->max_inflight, 1u << 22);
 		return -EINVAL;
 	}
+	tp->ackreq_every = cfg->ackreq_every ? cfg->ackreq_every : 64;
 	tp->force_ipsn = -1;
 	if (env && *env) {
 		char *end;

@@ -1,8 +1,31 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * Soft transport, requester side (rxe_req.c + rxe_comp.c): segmentation of
- * posted writes to the path MTU, the packet window, ACK and NAK processing,
- * the local ACK timeout with go-back-N and the retry limit.
+ * posted writes to the path MTU, the packet window, AckReq placement, ACK and
+ * NAK processing, the local ACK timeout with go-back-N and the retry limits.
+ *
+ * RNIC profile (nr_transport.h; rxe and the IB spec):
+ *   AckReq     on a message's last packet, on the first packet sent while no
+ *              ACK timer runs (ConnectX captures; rxe since 6.2), and at least
+ *              every ackreq_every packets (rxe: RXE_MAX_PKT_PER_ACK).
+ *   timeout    fixed, 4.096 us * 2^timeout; it restarts on progress.
+ *   retry_cnt  one retry is spent per timeout and per sequence NAK that
+ *              starts a go-back-N without progress since the last one; any
+ *              progress (an ACK or NAK covering the oldest unacknowledged
+ *              PSN) restores the budget; when it is spent the QP moves to
+ *              error (RETRY_EXCEEDED, the rest FLUSHED).  7 means 7 retries,
+ *              as the spec and mlx5 have it (rxe treats 7 as infinite).
+ *   seq NAK    at PSN p acknowledges p - 1 and goes back to p; while that
+ *              retry is under way (no progress yet) further sequence NAKs only
+ *              acknowledge (rxe: comp.started_retry), so one loss seen by two
+ *              NAKs (the box's and the receiver's) costs one go-back-N.
+ *   RNR NAK    at PSN p acknowledges p - 1, waits the AETH timer, then goes
+ *              back to p; counted against rnr_retry only (7: infinite, never
+ *              against retry_cnt, as rxe_comp.c COMPST_RNR_RETRY); the ACK
+ *              timer is stopped during the wait and restarts with the resend.
+ * Legacy profile: AckReq on a message's last packet, every 64th packet and
+ * when the window fills; the timeout doubles per retry without progress;
+ * sequence NAKs always go back; only timeouts spend retries.
  *
  * PSNs: a WR gets its PSN range when it is posted (psn .. psn + npkts - 1).
  *   snd_una  oldest PSN not acknowledged
@@ -60,6 +83,7 @@ static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, 
 	};
 
 	tp->st.tx_data++;
+	tp->st.tx_ackreq += a.ackreq;
 	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA);
 }
 
@@ -71,15 +95,22 @@ void soft_req_tx(struct soft_qp *qp)
 	if (qp->rnr_until) {
 		if (tp->now < qp->rnr_until)
 			return;
-		qp->rnr_until = 0;
-		if (!qp->ack_deadline)
-			qp->ack_deadline = tp->now + soft_ack_wait(qp);
+		qp->rnr_until = 0;     /* the resend below restarts the ACK timer */
 	}
 	while (soft_req_can_send(qp) && !tp->tx_blocked) {
 		const struct soft_swr *w = swr(qp, qp->sq_cur);
 		uint32_t psn = qp->snd_nxt, i = nr_psn_sub(psn, w->psn);
-		bool fills = (uint32_t)nr_psn_diff(psn, qp->snd_una) + 1 >= tp->max_inflight;
+		bool ackreq;
 
+		if (soft_rnic(tp)) {
+			ackreq = !qp->ack_deadline || ++qp->noack >= tp->ackreq_every;
+		} else {
+			bool fills = (uint32_t)nr_psn_diff(psn, qp->snd_una) + 1 >= tp->max_inflight;
+
+			ackreq = fills || i % SOFT_ACKREQ_EVERY == SOFT_ACKREQ_EVERY - 1;
+		}
+		if (ackreq || i + 1 == w->npkts)
+			qp->noack = 0;
 		/* State first: a flush inside send_data may rewind snd_nxt. */
 		if (nr_psn_lt(psn, qp->snd_hi)) {
 			tp->st.tx_retrans++;
@@ -91,7 +122,7 @@ void soft_req_tx(struct soft_qp *qp)
 			qp->sq_cur++;
 		if (!qp->ack_deadline)
 			qp->ack_deadline = tp->now + soft_ack_wait(qp);
-		send_data(qp, w, i, psn, fills || i % SOFT_ACKREQ_EVERY == SOFT_ACKREQ_EVERY - 1);
+		send_data(qp, w, i, psn, ackreq);
 	}
 }
 
@@ -104,6 +135,8 @@ static void acked_upto(struct soft_qp *qp, uint32_t una)
 		return;
 	qp->snd_una = una;
 	qp->retries = 0;
+	qp->rnr_retries = 0;
+	qp->retrying = false;
 	while (qp->sq_head != qp->sq_tail) {
 		const struct soft_swr *w = swr(qp, qp->sq_head);
 
@@ -141,6 +174,26 @@ static const char *nak_str(uint8_t syn)
 	return "reserved NAK code";
 }
 
+/*
+ * One retry of the retry_cnt budget (why: what triggered it); false when it is
+ * spent: the QP is then in error.
+ */
+static bool spend_retry(struct soft_qp *qp, const char *why)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (qp->retries >= tp->retry_cnt) {
+		soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
+				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms "
+				 "timeout%s; last: %s)", qp->peer, qp->rqpn, qp->snd_una,
+				 qp->retries, (double)tp->timeout_ns / 1e6,
+				 soft_rnic(tp) ? "" : ", doubled per retry", why);
+		return false;
+	}
+	qp->retries++;
+	return true;
+}
+
 void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 {
 	struct soft_tp *tp = qp->tp;
@@ -167,10 +220,26 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 	if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
 		tp->st.rx_nak_seq++;
 		acked_upto(qp, psn);
+		if (soft_rnic(tp)) {
+			if (qp->retrying) {
+				tp->st.rx_nak_seq_retrying++;
+				return;
+			}
+			if (!spend_retry(qp, "NAK sequence error"))
+				return;
+			qp->retrying = true;
+		}
 		soft_req_rewind(qp, psn);
 	} else if (nr_syn_is_rnr(syn)) {
 		tp->st.rx_nak_rnr++;
 		acked_upto(qp, psn);
+		if (tp->rnr_retry != 7 && qp->rnr_retries++ >= tp->rnr_retry) {
+			soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
+					 "RNR NAK from %s qpn 0x%x for psn 0x%x after %u RNR retries "
+					 "(rnr_retry %u): the responder stays not ready", qp->peer,
+					 qp->rqpn, psn, tp->rnr_retry, tp->rnr_retry);
+			return;
+		}
 		soft_req_rewind(qp, psn);
 		qp->rnr_until = tp->now + rnr_us(syn) * 1000;
 		qp->ack_deadline = 0;
@@ -194,15 +263,10 @@ void soft_req_timer(struct soft_qp *qp)
 		qp->ack_deadline = 0;
 		return;
 	}
-	if (qp->retries >= tp->retry_cnt) {
-		soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
-				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms timeout%s)",
-				 qp->peer, qp->rqpn, qp->snd_una, qp->retries,
-				 (double)tp->timeout_ns / 1e6, tp->backoff ? ", doubled per retry" : "");
+	if (!spend_retry(qp, "ACK timeout"))
 		return;
-	}
-	qp->retries++;
 	tp->st.timeouts++;
+	qp->retrying = soft_rnic(tp);
 	soft_req_rewind(qp, qp->snd_una);
 	qp->ack_deadline = tp->now + soft_ack_wait(qp);
 }

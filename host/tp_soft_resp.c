@@ -9,10 +9,17 @@
  *                silent drops until epsn arrives.
  *   PSN <  epsn  duplicate: never executed again; re-ACKed with epsn - 1.
  *
- * ACK coalescing: every packet that owes an ACK puts its QP on the
- * transport's ACK list; the list is flushed (one ACK per QP, PSN epsn - 1)
- * after each receive batch, so an AckReq packet is answered as soon as its
- * batch is processed and a burst of packets costs one ACK per batch of 64.
+ * ACKs: a packet that owes an ACK puts its QP on the transport's ACK list;
+ * the list is flushed (one ACK per QP, PSN epsn - 1, MSN = messages
+ * completed, credits invalid 0x1F as ConnectX sends) after each receive
+ * batch, so several owed ACKs of one batch coalesce into one.  Which packets
+ * owe one:
+ *   RNIC profile   an executed packet with AckReq, and any duplicate (as
+ *                  rxe_resp.c: ACKs on AckReq only, duplicates re-ACKed);
+ *                  besides, an ACK at the latest after SOFT_ACK_COALESCE
+ *                  executed packets without one, so a requester that
+ *                  never asks still hears from us.
+ *   legacy         every packet.
  *
  * A write with immediate that completes while no receive is posted is kept
  * (imm, length) and completes the next receive posted: we never send an RNR
@@ -58,6 +65,7 @@ void soft_resp_flush_acks(struct soft_tp *tp)
 		if (qp->state != SOFT_QP_RTS)
 			continue;
 		tp->st.tx_acks++;
+		qp->unacked = 0;
 		send_ack(qp, NR_AETH_CREDIT_INVALID, nr_psn_sub(qp->epsn, 1));
 	}
 }
@@ -159,5 +167,6 @@ void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p
 		if (p->mask & NR_OPF_IMMDT)
 			recv_done(qp, p->imm, qp->mlen);
 	}
-	soft_resp_ack_owed(qp);
+	if (!soft_rnic(tp) || p->ackreq || ++qp->unacked >= SOFT_ACK_COALESCE)
+		soft_resp_ack_owed(qp);
 }

@@ -35,7 +35,9 @@
 #define SOFT_MAX_MTU      4096
 /* BTH + RETH + ImmDt + payload + ICRC, rounded up: the largest packet we make. */
 #define SOFT_PKT_MAX      (SOFT_MAX_MTU + 64)
-#define SOFT_ACKREQ_EVERY 64             /* AckReq on every 64th packet of a message */
+#define SOFT_ACKREQ_EVERY 64             /* legacy: AckReq on every 64th packet of a message */
+/* RNIC responder: an ACK at the latest after this many packets without AckReq */
+#define SOFT_ACK_COALESCE 128
 #define SOFT_DELAY_MAX    16             /* packets a filter may hold back per batch */
 
 enum soft_qp_state {
@@ -96,7 +98,13 @@ struct soft_qp {
 	uint32_t snd_hi;                 /* one past the highest PSN ever sent */
 	uint64_t ack_deadline;           /* ns, 0: timer off */
 	uint64_t rnr_until;              /* ns, 0: no RNR wait */
-	unsigned retries;                /* timeouts without progress */
+	unsigned retries;                /* retries without progress (RNIC: timeouts and
+					  * sequence NAKs; legacy: timeouts) */
+	unsigned rnr_retries;            /* RNR NAKs without progress */
+	bool retrying;                   /* RNIC: a sequence NAK started a go-back-N;
+					  * further NAKs only acknowledge until progress
+					  * (rxe's comp.started_retry) */
+	uint32_t noack;                  /* RNIC: packets sent since the last AckReq */
 
 	/* ---- responder --------------------------------------------------- */
 	uint32_t epsn;                   /* expected PSN */
@@ -104,6 +112,7 @@ struct soft_qp {
 	bool nak_sent;                   /* sequence NAK sent for this epsn */
 	bool in_msg;                     /* inside a FIRST .. LAST message */
 	bool ack_due;                    /* on the transport's ACK list */
+	uint32_t unacked;                /* RNIC: packets executed since our last ACK */
 	uint8_t *wptr;                   /* where the next payload byte lands */
 	uint32_t wrem;                   /* bytes the current message still carries */
 	uint32_t mlen;                   /* its total length */
@@ -138,9 +147,11 @@ struct soft_tp {
 	uint32_t mtu;
 	uint8_t timeout_exp;
 	uint8_t retry_cnt;
+	uint8_t rnr_retry;               /* 7: infinite */
+	uint8_t profile;                 /* enum nr_tp_profile */
 	uint32_t max_inflight;
+	uint32_t ackreq_every;
 	uint64_t timeout_ns;
-	bool backoff;                    /* see nr_tp_config.backoff */
 	int64_t force_ipsn;              /* < 0: random */
 
 	struct soft_qp **qps;
@@ -186,10 +197,12 @@ struct soft_tp {
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
 static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
 
-/* How long to wait for an ACK now: the base timeout, doubled per retry with backoff. */
+static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile == NR_TP_PROFILE_RNIC; }
+
+/* How long to wait for an ACK now: RNIC the fixed timeout; legacy doubled per retry. */
 static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
 {
-	unsigned k = qp->tp->backoff ? (qp->retries < 7 ? qp->retries : 7) : 0;
+	unsigned k = soft_rnic(qp->tp) ? 0 : (qp->retries < 7 ? qp->retries : 7);
 
 	return qp->tp->timeout_ns << k;
 }

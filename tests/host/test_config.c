@@ -17,6 +17,7 @@ static const char *const vars[] = {
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS",
+	"NR_SOFT_PROFILE",
 };
 
 static int clear_env(void **state)
@@ -63,6 +64,9 @@ static void test_env_good(void **state)
 	setenv("NR_CHANNELS", "4", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
 	assert_int_equal(cfg.channels, 4);
+	setenv("NR_SOFT_PROFILE", "rnic", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_string_equal(cfg.soft_profile, "rnic");
 	assert_int_equal(cfg.rank, 2);
 	assert_int_equal(cfg.world, 4);
 	assert_string_equal(cfg.root, "10.0.0.1:29500");
@@ -115,6 +119,7 @@ static void test_env_bad(void **state)
 		{ "NR_ADDR", "10.0.0", "NR_ADDR" },
 		{ "NR_SWITCH", "10.0.0.9", "NR_SWITCH" },
 		{ "NR_TRANSPORT", "tcp", "NR_TRANSPORT" },
+		{ "NR_SOFT_PROFILE", "cx7", "NR_SOFT_PROFILE" },
 		{ "NR_MTU", "1500", "NR_MTU" },
 		{ "NR_MTU", "99999", "NR_MTU" },
 		{ "NR_MSG_SIZE", "1000", "NR_MSG_SIZE" },

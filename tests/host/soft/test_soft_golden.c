@@ -8,6 +8,11 @@
  * -- and must produce the captured UDP payload byte for byte, ICRC included.
  * Packets an RNIC marks differently from us (SE set, MigReq clear) are
  * counted and reported, never compared.
+ *
+ * The RNIC profile's rules against the same captures: what the RNICs do
+ * where the captures show it (every message's last packet asks for an ACK,
+ * no middle packet does; ACKs carry an ACK syndrome, MSNs that never go back
+ * and count messages) must be what our transport does on the same traffic.
  */
 #include "soft_util.h"
 
@@ -75,7 +80,9 @@ static void rebuild(const char *file, unsigned idx, const uint8_t *f, const stru
 	c->by_op[p->opcode]++;
 }
 
-static void golden_file(const char *name, struct golden_count *c)
+/* Every whole, well-formed RoCEv2 frame of a capture to fn (idx counts all frames). */
+static void each_roce(const char *name, void (*fn)(void *arg, unsigned idx, const uint8_t *f,
+						   const struct nr_pkt *p), void *arg)
 {
 	char path[1024], err[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *h;
@@ -91,12 +98,30 @@ static void golden_file(const char *name, struct golden_count *c)
 		struct nr_pkt p;
 
 		idx++;
-		if (h->caplen != h->len || nr_parse(f, h->caplen, &p) != NR_PKT_ROCE ||
-		    p.ipver != 4 || !ours(p.opcode) || !nr_icrc_check(f, &p))
-			continue;
-		rebuild(name, idx, f, &p, c);
+		if (h->caplen == h->len && nr_parse(f, h->caplen, &p) == NR_PKT_ROCE)
+			fn(arg, idx, f, &p);
 	}
 	pcap_close(pc);
+}
+
+struct golden_arg {
+	const char *file;
+	struct golden_count *c;
+};
+
+static void golden_one(void *arg, unsigned idx, const uint8_t *f, const struct nr_pkt *p)
+{
+	struct golden_arg *g = arg;
+
+	if (p->ipver == 4 && ours(p->opcode) && nr_icrc_check(f, p))
+		rebuild(g->file, idx, f, p, g->c);
+}
+
+static void golden_file(const char *name, struct golden_count *c)
+{
+	struct golden_arg g = { name, c };
+
+	each_roce(name, golden_one, &g);
 }
 
 static void test_writer_matches_rnic_captures(void **state)
@@ -130,10 +155,132 @@ static void test_writer_matches_rnic_captures(void **state)
 	assert_true(c.by_op[NR_OP_RC_ACK] >= 50);
 }
 
+/* ---- the RNIC profile's rules, from the captures and from our transport ---- */
+
+struct rules {
+	unsigned last, last_ackreq, middle, middle_ackreq, acks, acks_ack_syn, msn_back;
+	unsigned nflows;
+	struct { uint32_t ip, qpn, msn; bool seen; } flow[64];   /* ACK streams */
+};
+
+static bool op_last(uint8_t op)
+{
+	return op == NR_OP_RC_SEND_LAST || op == NR_OP_RC_SEND_LAST_IMM ||
+	       op == NR_OP_RC_SEND_ONLY || op == NR_OP_RC_SEND_ONLY_IMM ||
+	       op == NR_OP_RC_WRITE_LAST_IMM || op == NR_OP_RC_WRITE_ONLY_IMM ||
+	       op == NR_OP_RC_WRITE_LAST || op == NR_OP_RC_WRITE_ONLY;
+}
+
+/* One RC packet (ip: its destination, 0 for our loopback pair). */
+static void rules_add(struct rules *r, uint32_t ip, uint8_t op, bool ackreq, uint32_t qpn,
+		      uint8_t syn, uint32_t msn)
+{
+	if (op == NR_OP_RC_ACK) {
+		unsigned f = 0;
+
+		r->acks++;
+		r->acks_ack_syn += nr_syn_is_ack(syn);
+		while (f < r->nflows && (r->flow[f].ip != ip || r->flow[f].qpn != qpn))
+			f++;
+		if (f == r->nflows && r->nflows < 64)
+			r->flow[r->nflows++] = (typeof(r->flow[0])){ .ip = ip, .qpn = qpn };
+		if (f < 64) {
+			if (r->flow[f].seen && nr_psn_diff(msn, r->flow[f].msn) < 0)
+				r->msn_back++;
+			r->flow[f].msn = msn;
+			r->flow[f].seen = true;
+		}
+	} else if (op_last(op)) {
+		r->last++;
+		r->last_ackreq += ackreq;
+	} else if (op == NR_OP_RC_SEND_MIDDLE || op == NR_OP_RC_WRITE_MIDDLE) {
+		r->middle++;
+		r->middle_ackreq += ackreq;
+	}
+}
+
+static void rules_print(const char *who, const struct rules *r)
+{
+	printf("# %s: last packets %u (AckReq %u), middle %u (AckReq %u), ACKs %u (ACK syndrome "
+	       "%u, MSN going back %u)\n", who, r->last, r->last_ackreq, r->middle,
+	       r->middle_ackreq, r->acks, r->acks_ack_syn, r->msn_back);
+}
+
+static void rules_check(const char *who, const struct rules *r)
+{
+	rules_print(who, r);
+	assert_true(r->last > 0 && r->middle > 0 && r->acks > 0);
+	assert_int_equal(r->last_ackreq, r->last);
+	assert_int_equal(r->middle_ackreq, 0);
+	assert_int_equal(r->acks_ack_syn, r->acks);
+	assert_int_equal(r->msn_back, 0);
+}
+
+static void rules_one(void *arg, unsigned idx, const uint8_t *f, const struct nr_pkt *p)
+{
+	if (p->mask & NR_OPF_RC)
+		rules_add(arg, p->daddr, p->opcode, p->ackreq, p->qpn, p->aeth_syn, p->aeth_msn);
+}
+
+struct rules_tap {
+	struct rules r;
+	unsigned ackreq;
+};
+
+static int rules_filter(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t len)
+{
+	struct rules_tap *t = arg;
+	const struct nr_bth *b = (const struct nr_bth *)pkt;
+	const struct nr_aeth *ae = (const struct nr_aeth *)(pkt + sizeof(*b));
+
+	if (dir != NR_SOFT_TX)
+		return NR_SOFT_PASS;
+	t->ackreq += nr_bth_ackreq(b);
+	rules_add(&t->r, 0, pkt[0], nr_bth_ackreq(b), nr_bth_qpn(b),
+		  pkt[0] == NR_OP_RC_ACK ? nr_aeth_syn(ae) : 0,
+		  pkt[0] == NR_OP_RC_ACK ? nr_aeth_msn(ae) : 0);
+	return NR_SOFT_PASS;
+}
+
+static void test_rnic_profile_matches_captures(void **state)
+{
+	static const char *const files[] = {
+		"magnate3_mellanox-doc_rocev2_test_cx.pcap",
+		"magnate3_nvme-rdma-25echoTo27_cx.pcap",
+		"magnate3_02-2-write_ibdump_write_cx.pcap",
+		"magnate3_nvme-discover2_cx.pcap",
+	};
+	struct rules cap = { 0 };
+	struct rules_tap ours = { 0 };
+	struct pair *const pp = &tu_pair;
+	uint32_t sizes[40];
+	size_t offs[40];
+	uint64_t seed = 11;
+
+	for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		each_roce(files[i], rules_one, &cap);
+	rules_check("ConnectX captures", &cap);
+	/* The captures' shape: messages of 4 MTU-sized packets, several in flight. */
+	pair_open(pp, "127.0.0.61", "127.0.0.62", 1024, 40 * 4096);
+	for (unsigned i = 0; i < 40; i++) {
+		sizes[i] = 4096;
+		offs[i] = (size_t)i * 4096;
+	}
+	tu_fill(pp->sbuf, pp->len, &seed);
+	nr_tp_soft_set_filter(pp->a, rules_filter, &ours);
+	nr_tp_soft_set_filter(pp->b, rules_filter, &ours);
+	pair_transfer(pp, 40, sizes, offs, 8, 1, 10000);
+	rules_check("our RNIC profile", &ours.r);
+	/* ACKs coalesce: never more ACKs than packets asking for one */
+	assert_true(ours.r.acks <= ours.ackreq);
+	pair_close(pp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writer_matches_rnic_captures),
+		cmocka_unit_test_teardown(test_rnic_profile_matches_captures, tu_teardown),
 	};
 
 	vectors = getenv("NR_VECTORS");

@@ -326,7 +326,7 @@ static void test_dup_middle_not_reexecuted(void **state) { dup_not_reexecuted(0x
 
 /* ---- retry exhaustion --------------------------------------------------- */
 
-static void retry_exhausted_cfg(uint8_t timeout, uint8_t retry, bool backoff,
+static void retry_exhausted_cfg(uint8_t timeout, uint8_t retry, uint8_t profile,
 				unsigned expect_retries, uint64_t min_ms, uint64_t max_ms)
 {
 	struct nr_tp_config ca = tu_cfg("127.0.0.27", 1024), cb = tu_cfg("127.0.0.28", 1024);
@@ -338,7 +338,7 @@ static void retry_exhausted_cfg(uint8_t timeout, uint8_t retry, bool backoff,
 
 	ca.timeout = timeout;
 	ca.retry_cnt = retry;
-	ca.backoff = backoff;
+	ca.profile = profile;
 	pair_open_cfg(pp, &ca, &cb, 4096);
 	/* The peer goes away. */
 	nr_tp_qp_destroy(pp->qb);
@@ -376,15 +376,15 @@ static void retry_exhausted_cfg(uint8_t timeout, uint8_t retry, bool backoff,
 static void retry_exhausted(uint8_t timeout, uint8_t retry, unsigned expect_retries,
 			    uint64_t min_ms, uint64_t max_ms)
 {
-	retry_exhausted_cfg(timeout, retry, false, expect_retries, min_ms, max_ms);
+	retry_exhausted_cfg(timeout, retry, NR_TP_PROFILE_RNIC, expect_retries, min_ms, max_ms);
 }
 
 /* 2^10 * 4.096 us = 4.2 ms, 3 retries: 4 timeouts, ~17 ms. */
 static void test_retry_exhausted_short(void **state) { retry_exhausted(10, 3, 3, 16, 1000); }
-/* With backoff the waits double: 4.2 + 8.4 + 16.8 + 33.6 ms = ~63 ms (not ~17). */
+/* Legacy profile: the waits double: 4.2 + 8.4 + 16.8 + 33.6 ms = ~63 ms (not ~17). */
 static void test_retry_exhausted_backoff(void **state)
 {
-	retry_exhausted_cfg(10, 3, true, 3, 62, 1000);
+	retry_exhausted_cfg(10, 3, NR_TP_PROFILE_LEGACY, 3, 62, 1000);
 }
 /* Defaults: 7 retries of ~67 ms: 8 timeouts, ~537 ms. */
 static void test_retry_exhausted_default(void **state) { retry_exhausted(0, 0, 7, 530, 2500); }
