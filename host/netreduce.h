@@ -68,7 +68,9 @@ struct nr_config {
 				    has workers (asked at init) */
 	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
-	int gid_index;           /* verbs: -1 (default) finds the RoCEv2 GID of addr */
+	int gid_index;           /* verbs: -1 (default) finds the device and RoCEv2 GID of addr */
+	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
+				    the GRH traffic class; soft: IP_TOS); default 0 */
 	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):
 				    the 8 tries of the retry limit span up to timeout_ms, t <= 18 */
 	/* Hosts with several ranks (host/README.md, "Hosts with several ranks"). */
@@ -96,8 +98,8 @@ void nr_config_default(struct nr_config *cfg);
 
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
- * NR_SOFT_PROFILE, NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS,
- * NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
+ * NR_SOFT_PROFILE, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS,
+ * NR_POOL_MSGS, NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
  * NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS,
  * NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message

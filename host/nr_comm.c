@@ -95,6 +95,8 @@ static int open_transport(struct nr_comm *c)
 		.rnr_retry = 7,
 		.udp_port = c->cfg.udp_port,
 		.profile = backoff ? NR_TP_PROFILE_LEGACY : NR_TP_PROFILE_RNIC,
+		.tclass = c->cfg.tclass,
+		.max_msg = c->cfg.msg_size,
 	};
 	char err[256] = "";
 

@@ -95,6 +95,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_LOCAL_SIZE", 1024, local_size),
 		F("NR_LOCAL_RANK", 1024, local_rank),
 		F("NR_RACK_AGENTS", 4096, rack_agents),
+		F("NR_TCLASS", 255, tclass),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {

@@ -52,6 +52,10 @@ struct nr_tp_config {
 	uint8_t ib_port;         /* verbs: port number (0 means 1) */
 	int gid_index;           /* verbs: -1 means find the RoCEv2 IPv4 GID of local_ip */
 	uint32_t mtu;            /* path MTU bytes: 256..4096, default 1024 */
+	uint8_t tclass;          /* IP traffic class (DSCP << 2 | ECN): verbs the GRH traffic
+				  * class, soft the sockets' IP_TOS (default 0) */
+	uint32_t max_msg;        /* the largest write the caller will post: verbs refuses to
+				  * open on a port whose max_msg_sz is smaller (0: unchecked) */
 	uint8_t timeout;         /* local ACK timeout exponent: 4.096us * 2^timeout (default 14, ~67 ms) */
 	uint8_t retry_cnt;       /* 1..7 retries after a timeout or a sequence NAK without
 				  * progress (0: the default, 7) */

@@ -6,7 +6,8 @@
  * and the test filter.
  *
  * What goes on the wire is what an RNIC sends: UDP checksum 0 (SO_NO_CHECK),
- * DF set (IP_PMTUDISC_DO), and -- because the sockets are unconnected --
+ * DF set (IP_PMTUDISC_DO), the traffic class (IP_TOS: DSCP and ECN, which
+ * the ICRC masks), and -- because the sockets are unconnected --
  * IP ID 0, which Linux puts on every DF datagram of an unconnected UDP
  * socket.  The ICRC covers the IP ID, so our ICRC is computed for ID 0.
  *
@@ -29,12 +30,13 @@
 
 #define SOFT_SOCK_BUF (8 << 20)
 
-static int sock_common(int fd, int bufsz)
+static int sock_common(int fd, int bufsz, int tos)
 {
 	int one = 1, pmtu = IP_PMTUDISC_DO;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) ||
-	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
+	    (tos && setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos))))
 		return -errno;
 	/* Best effort: the kernel caps these at net.core.[rw]mem_max (root may force). */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)))
@@ -80,7 +82,7 @@ int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 		snprintf(err, errlen, "soft: socket: %s", strerror(errno));
 		return -errno;
 	}
-	r = sock_common(tp->fd, bufsz);
+	r = sock_common(tp->fd, bufsz, 0);
 	if (!r && setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
 		(void)setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	if (!r)
@@ -147,7 +149,7 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket: %s", qp->qpn, strerror(-r));
 		return r;
 	}
-	r = sock_common(qp->fd, SOFT_SOCK_BUF);
+	r = sock_common(qp->fd, SOFT_SOCK_BUF, tp->tclass);
 	if (r)
 		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket options: %s", qp->qpn,
 				strerror(-r));

@@ -133,6 +133,7 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 		return -EINVAL;
 	}
 	tp->ackreq_every = cfg->ackreq_every ? cfg->ackreq_every : 64;
+	tp->tclass = cfg->tclass;
 	tp->force_ipsn = -1;
 	if (env && *env) {
 		char *end;

@@ -149,6 +149,7 @@ struct soft_tp {
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;               /* 7: infinite */
 	uint8_t profile;                 /* enum nr_tp_profile */
+	uint8_t tclass;                  /* IP_TOS of the send sockets */
 	uint32_t max_inflight;
 	uint32_t ackreq_every;
 	uint64_t timeout_ns;

@@ -3,8 +3,11 @@
  * verbs transport: rdma-core RC QPs on a real RNIC or rdma_rxe, in the manner
  * of libibverbs/examples/rc_pingpong.c.  One context owns the device, PD, CQ
  * and completion channel; setup unwinds through cleanup labels that
- * verbs_close mirrors; one function per QP state change.  The RoCEv2 GID is
- * the one whose IPv4-mapped address is cfg->local_ip (ibv_query_gid_ex).
+ * verbs_close mirrors; one function per QP state change.  The device and its
+ * RoCEv2 GID are the ones whose IPv4-mapped address is cfg->local_ip
+ * (ibv_query_gid_ex over every device); the port must be active, its MTU at
+ * least the job's (no silent clamp: the box expects packets of the MTU the
+ * job was registered with) and its max_msg_sz at least a message.
  *
  * Threading: one thread drives a transport object (nr_transport.h).
  */
@@ -24,6 +27,8 @@
 #define CQ_DEPTH 4096
 #define MAX_SEND_WR 1024
 #define MAX_RECV_WR 1024
+/* The RNR NAK timer our responders ask for when no receive is posted: code 12, 0.64 ms. */
+#define VERBS_MIN_RNR_TIMER 12
 
 struct verbs_tp {
 	struct nr_tp base;
@@ -35,7 +40,8 @@ struct verbs_tp {
 	int gid_index;
 	union ibv_gid gid;
 	enum ibv_mtu mtu;
-	uint8_t timeout, retry_cnt;
+	uint8_t timeout, retry_cnt, rnr_retry, tclass;
+	uint32_t max_msg_sz;         /* the port's: longer writes are refused at post */
 	uint32_t local_ip;
 	struct verbs_qp **qps;       /* to find our QP object from a completion's qp_num */
 	size_t nqps;
@@ -51,15 +57,22 @@ struct verbs_qp {
 	char err[160];
 };
 
+/* The IB enum of a path MTU in bytes, 0 when it is none. */
 static enum ibv_mtu to_ibv_mtu(uint32_t mtu)
 {
 	switch (mtu) {
 	case 256: return IBV_MTU_256;
 	case 512: return IBV_MTU_512;
+	case 1024: return IBV_MTU_1024;
 	case 2048: return IBV_MTU_2048;
 	case 4096: return IBV_MTU_4096;
-	default: return IBV_MTU_1024;
+	default: return 0;
 	}
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
 }
 
 /* The GID of port whose RoCE v2 IPv4-mapped address is ip, or -1. */
@@ -81,21 +94,92 @@ static int find_gid(struct ibv_context *ctx, uint8_t port, uint32_t ip, int gid_
 	return -1;
 }
 
-static struct ibv_device *pick_device(struct ibv_device **list, int n, const char *name)
+/*
+ * Open the device that carries cfg->local_ip: the one named by cfg->device,
+ * else the first whose port has a RoCE v2 GID for that address (an explicit
+ * gid_index takes the named or the first device as it is).  Fills vt->ctx,
+ * vt->gid_index, *pattr; the error names every device it looked at.
+ */
+static int open_device(struct verbs_tp *vt, const struct nr_tp_config *cfg,
+		       struct ibv_device **list, int n, struct ibv_port_attr *pattr,
+		       char *err, size_t errlen)
 {
-	for (int i = 0; i < n; i++)
-		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
-			return list[i];
-	return NULL;
+	char ip[INET_ADDRSTRLEN], seen[160] = "";
+	size_t used = 0;
+	bool named = false;
+
+	nr_ip4_str(cfg->local_ip, ip);
+	for (int i = 0; i < n; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+
+		if (cfg->device && strcmp(name, cfg->device))
+			continue;
+		named = true;
+		vt->ctx = ibv_open_device(list[i]);
+		if (!vt->ctx) {
+			used += (size_t)snprintf(seen + used, used < sizeof(seen) ? sizeof(seen) - used : 0,
+						 "%s%s (cannot open: %s)", used ? ", " : "", name,
+						 strerror(errno));
+			continue;
+		}
+		if (ibv_query_port(vt->ctx, vt->port, pattr)) {
+			used += (size_t)snprintf(seen + used, used < sizeof(seen) ? sizeof(seen) - used : 0,
+						 "%s%s (no port %u)", used ? ", " : "", name, vt->port);
+		} else {
+			vt->gid_index = cfg->gid_index >= 0 ? cfg->gid_index
+					: find_gid(vt->ctx, vt->port, cfg->local_ip, pattr->gid_tbl_len);
+			if (vt->gid_index >= 0 &&
+			    !ibv_query_gid(vt->ctx, vt->port, vt->gid_index, &vt->gid))
+				return 0;
+			used += (size_t)snprintf(seen + used, used < sizeof(seen) ? sizeof(seen) - used : 0,
+						 "%s%s", used ? ", " : "", name);
+		}
+		ibv_close_device(vt->ctx);
+		vt->ctx = NULL;
+	}
+	if (cfg->device && !named)
+		snprintf(err, errlen, "verbs: RDMA device \"%s\" not found (NR_DEVICE; try "
+			 "ibv_devices)", cfg->device);
+	else
+		snprintf(err, errlen, "verbs: no RDMA device has a RoCE v2 GID for %s on port %u "
+			 "(looked at: %s; is the address on the RDMA device's netdev? NR_DEVICE and "
+			 "NR_GID_INDEX override)", ip, vt->port, seen);
+	return -1;
+}
+
+/* The port must carry the job's packets as they were registered with the box. */
+static int check_port(const struct verbs_tp *vt, const struct nr_tp_config *cfg,
+		      const struct ibv_port_attr *pattr, char *err, size_t errlen)
+{
+	const char *name = ibv_get_device_name(vt->ctx->device);
+
+	if (pattr->state != IBV_PORT_ACTIVE) {
+		snprintf(err, errlen, "verbs: %s port %u is not active (state %s): check the link",
+			 name, vt->port, ibv_port_state_str(pattr->state));
+		return -1;
+	}
+	if (mtu_bytes(pattr->active_mtu) < cfg->mtu) {
+		snprintf(err, errlen, "verbs: %s port %u: active MTU %u is below the path MTU %u "
+			 "(NR_MTU) the job is registered with, so the box would see packets of "
+			 "another size: set NR_MTU=%u or raise the MTU of the device's netdev",
+			 name, vt->port, mtu_bytes(pattr->active_mtu), cfg->mtu,
+			 mtu_bytes(pattr->active_mtu));
+		return -1;
+	}
+	if (cfg->max_msg && pattr->max_msg_sz < cfg->max_msg) {
+		snprintf(err, errlen, "verbs: %s port %u: largest message %u bytes (max_msg_sz) is "
+			 "below the %u bytes a write carries (NR_MSG_SIZE): lower NR_MSG_SIZE", name,
+			 vt->port, pattr->max_msg_sz, cfg->max_msg);
+		return -1;
+	}
+	return 0;
 }
 
 static struct nr_tp *verbs_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {
 	struct verbs_tp *vt = calloc(1, sizeof(*vt));
-	struct ibv_device **list;
-	struct ibv_device *dev;
+	struct ibv_device **list = NULL;
 	struct ibv_port_attr pattr;
-	char ip[INET_ADDRSTRLEN];
 	int n = 0;
 
 	if (!vt) {
@@ -104,11 +188,23 @@ static struct nr_tp *verbs_open(const struct nr_tp_config *cfg, char *err, size_
 	}
 	vt->base.ops = &nr_tp_verbs_ops;
 	vt->port = cfg->ib_port ? cfg->ib_port : 1;
-	vt->mtu = to_ibv_mtu(cfg->mtu);
+	vt->mtu = to_ibv_mtu(cfg->mtu ? cfg->mtu : 1024);
 	vt->timeout = cfg->timeout ? cfg->timeout : 14;
-	vt->retry_cnt = cfg->retry_cnt > 7 ? 7 : cfg->retry_cnt;
+	vt->retry_cnt = cfg->retry_cnt ? cfg->retry_cnt : 7;
+	vt->rnr_retry = cfg->rnr_retry ? cfg->rnr_retry : 7;
+	vt->tclass = cfg->tclass;
 	vt->local_ip = cfg->local_ip;
-	nr_ip4_str(cfg->local_ip, ip);
+	if (!vt->mtu) {
+		snprintf(err, errlen, "verbs: mtu %u is not an IB path MTU (use 256, 512, 1024, "
+			 "2048 or 4096)", cfg->mtu);
+		goto err_list;
+	}
+	if (vt->timeout > 31 || vt->retry_cnt > 7 || vt->rnr_retry > 7) {
+		snprintf(err, errlen, "verbs: timeout %u / retry_cnt %u / rnr_retry %u out of range "
+			 "(1..31 / 1..7 / 1..7)", vt->timeout, vt->retry_cnt, vt->rnr_retry);
+		goto err_list;
+	}
+	vt->max_msg_sz = UINT32_MAX;
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
@@ -116,33 +212,11 @@ static struct nr_tp *verbs_open(const struct nr_tp_config *cfg, char *err, size_
 			 "NR_TRANSPORT=soft)");
 		goto err_list;
 	}
-	dev = pick_device(list, n, cfg->device);
-	if (!dev) {
-		snprintf(err, errlen, "verbs: RDMA device \"%s\" not found (NR_DEVICE; try "
-			 "ibv_devices)", cfg->device);
+	if (open_device(vt, cfg, list, n, &pattr, err, errlen))
 		goto err_list;
-	}
-	vt->ctx = ibv_open_device(dev);
-	if (!vt->ctx) {
-		snprintf(err, errlen, "verbs: cannot open %s: %s", ibv_get_device_name(dev),
-			 strerror(errno));
-		goto err_list;
-	}
-	if (ibv_query_port(vt->ctx, vt->port, &pattr)) {
-		snprintf(err, errlen, "verbs: %s port %u: query failed", ibv_get_device_name(dev),
-			 vt->port);
+	if (check_port(vt, cfg, &pattr, err, errlen))
 		goto err_ctx;
-	}
-	vt->gid_index = cfg->gid_index >= 0 ? cfg->gid_index
-			: find_gid(vt->ctx, vt->port, cfg->local_ip, pattr.gid_tbl_len);
-	if (vt->gid_index < 0 || ibv_query_gid(vt->ctx, vt->port, vt->gid_index, &vt->gid)) {
-		snprintf(err, errlen, "verbs: %s port %u has no RoCE v2 GID for %s (is the address "
-			 "on the RDMA device's netdev? NR_GID_INDEX overrides)",
-			 ibv_get_device_name(dev), vt->port, ip);
-		goto err_ctx;
-	}
-	if (vt->mtu > pattr.active_mtu)
-		vt->mtu = pattr.active_mtu;
+	vt->max_msg_sz = pattr.max_msg_sz;
 	vt->pd = ibv_alloc_pd(vt->ctx);
 	if (!vt->pd) {
 		snprintf(err, errlen, "verbs: ibv_alloc_pd failed");
@@ -268,7 +342,7 @@ static int qp_to_rtr(struct verbs_qp *q, const struct nr_qp_info *remote)
 		.dest_qp_num = remote->qpn,
 		.rq_psn = remote->psn,
 		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
+		.min_rnr_timer = VERBS_MIN_RNR_TIMER,
 		.ah_attr = {
 			.is_global = 1,
 			.port_num = q->vt->port,
@@ -276,6 +350,7 @@ static int qp_to_rtr(struct verbs_qp *q, const struct nr_qp_info *remote)
 			.grh = {
 				.sgid_index = q->vt->gid_index,
 				.hop_limit = 64,
+				.traffic_class = q->vt->tclass,
 			},
 		},
 	};
@@ -295,7 +370,8 @@ static int qp_to_rts(struct verbs_qp *q)
 		.qp_state = IBV_QPS_RTS,
 		.timeout = q->vt->timeout,
 		.retry_cnt = q->vt->retry_cnt,
-		.rnr_retry = 7,          /* infinite: a slow receiver is not a dead one */
+		.rnr_retry = q->vt->rnr_retry,   /* 7, infinite: a box holding a late rank's
+						  * slot answers RNR NAK (docs/architecture.md) */
 		.sq_psn = q->psn,
 		.max_rd_atomic = 1,
 	};
@@ -351,6 +427,8 @@ static int verbs_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struc
 	};
 	struct ibv_send_wr *bad;
 
+	if (len > q->vt->max_msg_sz)
+		return -EMSGSIZE;
 	q->sends = true;
 	return -ibv_post_send(q->qp, &wr, &bad);
 }
