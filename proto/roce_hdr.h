@@ -66,6 +66,9 @@ static_assert(sizeof(struct nr_ipv4_hdr) == 20, "ipv4 header");
 #define NR_IPV4_MF      0x2000
 #define NR_IPV4_OFFMASK 0x1FFF
 #define NR_ECN_MASK     0x03
+#define NR_ECN_NOT_ECT  0x00    /* not ECN-capable: must never be marked CE (RFC 3168) */
+#define NR_ECN_ECT1     0x01
+#define NR_ECN_ECT0     0x02
 #define NR_ECN_CE       0x03
 
 struct nr_ipv6_hdr {

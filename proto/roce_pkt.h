@@ -116,18 +116,22 @@ int nr_parse_transport(const uint8_t *bth, uint32_t len, struct nr_pkt *p);
 
 /*
  * Mark a parsed IPv4 frame ECN-CE and fix its IP header checksum; the ICRC
- * masks both, so it stays valid.  True when the frame changed (IPv4, not CE
- * yet).  The one CE helper: the engine's resent results and the box's results
- * both go through it.
+ * masks both, so it stays valid.  Only an ECN-capable frame (ECT(0) or
+ * ECT(1)) is marked: CE on a Not-ECT frame is what RFC 3168 forbids (its
+ * endpoints do not take part in ECN).  True when the frame changed (IPv4,
+ * ECT).  The one CE helper: the engine's resent results and the box's
+ * results both go through it.
  */
 static inline bool nr_frame_set_ce(uint8_t *frame, const struct nr_pkt *p)
 {
 	struct nr_ipv4_hdr *ip;
+	uint8_t ecn;
 
 	if (p->ipver != 4)
 		return false;
 	ip = (struct nr_ipv4_hdr *)(frame + p->l3_off);
-	if ((ip->tos & NR_ECN_MASK) == NR_ECN_CE)
+	ecn = ip->tos & NR_ECN_MASK;
+	if (ecn == NR_ECN_NOT_ECT || ecn == NR_ECN_CE)
 		return false;
 	ip->tos |= NR_ECN_CE;
 	ip->check = nr_ipv4_cksum(ip);

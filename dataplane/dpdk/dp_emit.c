@@ -4,8 +4,9 @@
  *
  * Results, emitted by the engine or resent for a duplicate, leave through one
  * exit (result_send): trailer trimmed, ICRC stored, then the fields it masks:
- * ECN-CE set if any contribution carried it (IPv4 header checksum fixed,
- * nr_frame_set_ce), UDP checksum 0 (RoCEv2 practice); then routed like any
+ * ECN-CE set if any contribution carried it and the result's own frame is
+ * ECN-capable (IPv4 header checksum fixed, nr_frame_set_ce; the policy:
+ * docs/architecture.md, rule 10), UDP checksum 0 (RoCEv2 practice); then routed like any
  * frame, except that a result may leave on the port it came in on (sender
  * and receiver behind one port).
  *

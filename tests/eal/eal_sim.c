@@ -133,7 +133,9 @@ void expected_result(const struct sim *s, unsigned r, unsigned g, uint8_t *buf,
 	}
 	for (unsigned q = 0; q < s->n; q++)
 		ce |= s->ce[q][g];
-	*len = build_data(s, r, g, sum, ce, buf, 8192);
+	/* CE reaches the results whose own frame is ECN-capable, never a Not-ECT one */
+	*len = build_data(s, r, g, sum, ce && (s->data[r].tos & NR_ECN_MASK) != NR_ECN_NOT_ECT,
+			  buf, 8192);
 }
 
 void sim_init(struct sim *s, struct harness *h, unsigned n, unsigned mtu,
@@ -160,6 +162,7 @@ void sim_init(struct sim *s, struct harness *h, unsigned n, unsigned mtu,
 		s->data[r].daddr = h_host_ip(d);
 		s->data[r].sport = (uint16_t)(0xC000 + r);
 		s->data[r].frag_off = NR_IPV4_DF;
+		s->data[r].tos = NR_ECN_ECT0;    /* ECN-capable, as RoCE with DCQCN sends */
 		s->data[r].dqpn = conn_dst_qpn(r, n);
 		h_host_mac(d, s->ack[r].src_mac);
 		h_host_mac(r, s->ack[r].dst_mac);

@@ -500,29 +500,41 @@ static void test_ecn_and_result_key(void **state)
 		assert_int_equal(p2.imm, 0x01000007 ^ 0xA5A5A5A5);
 		assert_true(th_pf(e, 0) == 3.0f);
 	}
-	/* the box's helper sets CE and fixes the IP checksum */
+	/* the box's helper: a Not-ECT frame (connection 0's) is never marked
+	 * (RFC 3168); an ECN-capable one gets CE and a fixed IP checksum */
 	{
 		struct th_pkt *e = t.log[0].pkt;
 		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(e->frame + e->p.l3_off);
 
-		nr_frame_set_ce(e->frame, &e->p);
-		assert_int_equal(ip->tos & 3, NR_ECN_CE);
-		assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+		assert_int_equal(ip->tos & 3, NR_ECN_NOT_ECT);
+		assert_false(nr_frame_set_ce(e->frame, &e->p));
+		assert_int_equal(ip->tos & 3, NR_ECN_NOT_ECT);
+		for (uint8_t ect = NR_ECN_ECT1; ect <= NR_ECN_ECT0; ect++) {
+			ip->tos = (uint8_t)(ip->tos & ~3) | ect;
+			assert_true(nr_frame_set_ce(e->frame, &e->p));
+			assert_int_equal(ip->tos & 3, NR_ECN_CE);
+			assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+			assert_false(nr_frame_set_ce(e->frame, &e->p));     /* CE stays CE */
+		}
 	}
-	/* a duplicate gets the result, the keyed immediate and CE */
+	/* a duplicate gets the result, the keyed immediate and, when its frame is
+	 * ECN-capable, CE; a Not-ECT duplicate gets no CE */
 	a.opcode = NR_OP_RC_WRITE_ONLY_IMM;
-	th_flow_data(t.spec, 0, &f);
-	k = th_build(&f, &a, pay, 1024);
-	assert_int_equal(th_input(&t, k, 0, &c), NR_V_RESEND);
-	assert_int_equal(nr_parse(k->frame, k->len, &p2), NR_PKT_ROCE);
-	assert_int_equal(p2.imm, 0x01000007 ^ 0xA5A5A5A5);
-	assert_int_equal(p2.ecn, NR_ECN_CE);
-	{
-		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(k->frame + p2.l3_off);
-		assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+	for (int ect = 1; ect >= 0; ect--) {
+		th_flow_data(t.spec, 0, &f);
+		f.tos = ect ? NR_ECN_ECT0 : NR_ECN_NOT_ECT;
+		k = th_build(&f, &a, pay, 1024);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_RESEND);
+		assert_int_equal(nr_parse(k->frame, k->len, &p2), NR_PKT_ROCE);
+		assert_int_equal(p2.imm, 0x01000007 ^ 0xA5A5A5A5);
+		assert_int_equal(p2.ecn, ect ? NR_ECN_CE : NR_ECN_NOT_ECT);
+		{
+			struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(k->frame + p2.l3_off);
+			assert_int_equal(ip->check, nr_ipv4_cksum(ip));
+		}
+		assert_true(th_pf(k, 0) == 3.0f);
+		th_pkt_free(k);
 	}
-	assert_true(th_pf(k, 0) == 3.0f);
-	th_pkt_free(k);
 	th_fini(&t);
 }
 

@@ -37,9 +37,11 @@
  *     equals any NaN).  Why: the result lands in the receiver's memory as the
  *     gradient; nothing downstream can tell a wrong sum, and ordered mode
  *     promises sums every rank and every rerun can reproduce.
- *   - ECN-CE on a result iff a contribution had it.  Why: CE is the only
- *     congestion signal the senders' DCQCN gets back (through the receivers'
- *     CNPs); dropping it hides congestion, inventing it throttles for nothing.
+ *   - ECN-CE on a result iff a contribution had it, and never on a frame
+ *     that was Not-ECT.  Why: CE is the only congestion signal the senders'
+ *     DCQCN gets back (through the receivers' CNPs); dropping it hides
+ *     congestion, inventing it throttles for nothing, and CE on a Not-ECT
+ *     frame is what RFC 3168 forbids.
  *   - ImmDt = tag ^ key.  Why: the receiving host tells an aggregated message
  *     from a raw one by the key; a raw tag would be taken for a box bypass.
  *   - headers of a result are the packet's own (payload and ImmDt aside).
@@ -604,7 +606,10 @@ static void after_resend(struct world *w, struct handle *h)
 	if (h->pkt.mask & NR_OPF_IMMDT)
 		NRZ_CHECK(nr_ld_be32(h->frame + h->pkt.pay_off - 4) ==
 			  (r->c[0].tag ^ j->spec->result_key), "resend ImmDt");
-	if (r->ce)
+	if ((h->orig[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_NOT_ECT)
+		NRZ_CHECK((h->frame[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_NOT_ECT,
+			  "resend of a Not-ECT frame marked (RFC 3168)");
+	else if (r->ce)
 		NRZ_CHECK((h->frame[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_CE,
 			  "resend of a CE result without CE");
 }
@@ -728,8 +733,8 @@ static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g
 	flow_of(j, conn, false, &f);
 	if ((flags & 0x10) && (pat & 0x40))             /* spoofed source */
 		f.saddr = (seed & 1) ? ip4(10, 99, 0, 1) : j->spec->conns[(conn + 1) % j->spec->n_conns].src_ip;
-	if (flags & 0x20)
-		f.tos = NR_ECN_CE;
+	/* ECN-capable (as DCQCN senders), CE-marked on the way, or Not-ECT */
+	f.tos = (flags & 0x20) ? NR_ECN_CE : (pat & 0x80) ? NR_ECN_NOT_ECT : NR_ECN_ECT0;
 	fill_payload(pay, len, pat, seed);
 	(void)w;
 	return nr_build_frame(buf, cap, &f, &a, pay, len);

@@ -42,12 +42,8 @@ static void fixup(uint8_t *frame, uint32_t len, bool ce)
 
 	if (nr_parse(frame, len, &p) != NR_PKT_ROCE)
 		return;
-	if (ce && p.ipver == 4 && (frame[p.l3_off + 1] & NR_ECN_MASK) != NR_ECN_CE) {
-		struct nr_ipv4_hdr *ip = (struct nr_ipv4_hdr *)(frame + p.l3_off);
-
-		ip->tos |= NR_ECN_CE;
-		ip->check = nr_ipv4_cksum(ip);
-	}
+	if (ce)
+		nr_frame_set_ce(frame, &p);      /* as the box's one exit does */
 	nr_icrc_update(frame, &p);
 }
 
