@@ -55,6 +55,8 @@ struct nr_config {
 	const char *transport;   /* "soft" (default) or "verbs" */
 	const char *soft_profile; /* soft: "rnic" (as RNIC RC QPs behave) or "legacy" (default;
 				     host/README.md, "The soft transport's RNIC profile") */
+	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the transport's (128) */
+	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: the transport's (64) */
 	const char *device;      /* verbs: RDMA device name (NULL: first one) */
 	const char *addr;        /* this host's IPv4 address on the data path (required if world > 1) */
 	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
@@ -98,10 +100,10 @@ void nr_config_default(struct nr_config *cfg);
 
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
- * NR_SOFT_PROFILE, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU, NR_MSG_SIZE, NR_TIMEOUT_MS,
- * NR_POOL_MSGS, NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE,
- * NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS,
- * NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings
+ * NR_SOFT_PROFILE, NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU,
+ * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX,
+ * NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS,
+ * NR_SHM_PACE_GBPS, NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */

@@ -96,6 +96,8 @@ static int open_transport(struct nr_comm *c)
 		.udp_port = c->cfg.udp_port,
 		.profile = backoff ? NR_TP_PROFILE_LEGACY : NR_TP_PROFILE_RNIC,
 		.tclass = c->cfg.tclass,
+		.max_inflight = c->cfg.soft_window,
+		.ackreq_every = c->cfg.soft_ackreq,
 		.max_msg = c->cfg.msg_size,
 	};
 	char err[256] = "";

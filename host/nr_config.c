@@ -96,6 +96,8 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_LOCAL_RANK", 1024, local_rank),
 		F("NR_RACK_AGENTS", 4096, rack_agents),
 		F("NR_TCLASS", 255, tclass),
+		F("NR_SOFT_WINDOW", 1u << 22, soft_window),
+		F("NR_SOFT_ACKREQ", 65535, soft_ackreq),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {

@@ -181,10 +181,26 @@ static void qp_free(struct soft_qp *qp)
 	free(qp);
 }
 
+/* NR_SOFT_STATS set: the transport's nonzero counters on stderr at close. */
+static void print_stats(const struct soft_tp *tp)
+{
+	const uint64_t *v = (const uint64_t *)&tp->st;
+	char ip[INET_ADDRSTRLEN];
+
+	if (!getenv("NR_SOFT_STATS"))
+		return;
+	fprintf(stderr, "soft %s:", nr_ip4_str(tp->ip, ip));
+	for (unsigned i = 0; i < NR_SOFT_NSTATS; i++)
+		if (v[i])
+			fprintf(stderr, " %s=%llu", nr_tp_soft_stat_name(i), (unsigned long long)v[i]);
+	fprintf(stderr, "\n");
+}
+
 static void soft_close(struct nr_tp *t)
 {
 	struct soft_tp *tp = soft_tp(t);
 
+	print_stats(tp);
 	for (unsigned i = 0; i < tp->nqps; i++)
 		qp_free(tp->qps[i]);
 	free(tp->qps);

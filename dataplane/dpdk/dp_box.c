@@ -105,7 +105,8 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, char *e
 static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lcore,
 				    char *err, size_t errlen)
 {
-	struct nr_engine_ops ops = { .emit_slot = dp_engine_emit_slot, .free = dp_engine_free };
+	struct nr_engine_ops ops = { .emit_slot = dp_engine_emit_slot, .free = dp_engine_free,
+				     .send = dp_engine_send, .origin = dp_engine_origin };
 	struct dp_worker *w = rte_zmalloc("nr_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 	char name[RTE_RING_NAMESIZE];
 	static unsigned seq;

@@ -81,6 +81,10 @@
 	_(DP_CTR_FREED_HELD, "freed_held")                                                \
 	/* results given ECN-CE from a contribution */                                    \
 	_(DP_CTR_ECN_MARKED, "ecn_marked")                                                \
+	/* frames the engine made (NAKs to senders on their receivers' behalf), to TX */  \
+	_(DP_CTR_GENERATED, "generated")                                                  \
+	/* frames the engine made that found no free mbuf (lost) */                        \
+	_(DP_CTR_GENERATED_NOMBUF, "generated_nombuf")                                    \
 	/* extra references made to flood a frame */                                      \
 	_(DP_CTR_FLOOD_COPIES, "flood_copies")                                            \
 	/* frames transmitted */                                                          \

@@ -31,6 +31,7 @@
 #include <rte_ether.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "dataplane/dpdk/dp_emit.h"
 #include "dataplane/dpdk/dp_log.h"
@@ -254,6 +255,33 @@ void dp_crc_shift_add(struct dp_worker *w, uint32_t len)
 		return;
 	nr_crc_shift_init(k, len);
 	w->crc_shift[w->n_crc_shift++] = k;
+}
+
+/*
+ * A frame the engine made (a NAK to a sender on its receiver's behalf),
+ * whole and ICRC'd: copied into an mbuf and routed as a result, from the
+ * port the receiver's frames came in on (origin).
+ */
+void dp_engine_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin)
+{
+	struct dp_worker *w = ctx;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->box->pool);
+	char *d;
+
+	if (unlikely(m == NULL || (d = rte_pktmbuf_append(m, (uint16_t)len)) == NULL)) {
+		w->ctr.c[DP_CTR_GENERATED_NOMBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	rte_memcpy(d, frame, len);
+	m->port = origin;
+	w->ctr.c[DP_CTR_GENERATED]++;
+	route(w, m, true);
+}
+
+uint16_t dp_engine_origin(void *ctx, void *handle)
+{
+	return ((const struct rte_mbuf *)handle)->port;
 }
 
 void dp_engine_free(void *ctx, void *handle)

@@ -24,6 +24,9 @@ void dp_result_resend(struct dp_worker *w, struct rte_mbuf *m, const struct nr_p
 /* Engine callbacks: a slot's results to fix up and send, a held frame to free. */
 void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s);
 void dp_engine_free(void *ctx, void *handle);
+/* Engine callbacks: a frame it made (a NAK) to send; where a packet came from. */
+void dp_engine_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin);
+uint16_t dp_engine_origin(void *ctx, void *handle);
 /* Shared-payload ICRCs for results of len bytes (at job add; up to DP_CRC_SHIFTS). */
 void dp_crc_shift_add(struct dp_worker *w, uint32_t len);
 

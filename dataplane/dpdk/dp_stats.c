@@ -136,13 +136,21 @@ json_t *dp_info_json(struct dp_box *b)
 
 void dp_stats_line(struct dp_box *b, char *buf, size_t len)
 {
+	uint64_t e[NR_ECTR_MAX];
 	struct dp_ctr s;
+	int n;
 
 	dp_box_counters(b, &s);
-	snprintf(buf, len,
+	n = snprintf(buf, len,
 		 "rx %lu tx %lu fwd %lu flood %lu held %lu results %lu resent %lu dropped %lu "
-		 "(malformed %lu engine %lu tx_dropped %lu)",
+		 "(malformed %lu engine %lu tx_dropped %lu) generated %lu",
 		 s.c[DP_CTR_RX], s.c[DP_CTR_TX], s.c[DP_CTR_FORWARDED], s.c[DP_CTR_FLOODED],
 		 s.c[DP_CTR_HELD], s.c[DP_CTR_RESULTS], s.c[DP_CTR_RESENT], s.c[DP_CTR_DROPPED],
-		 s.c[DP_CTR_MALFORMED], s.c[DP_CTR_ENGINE_DROP], s.c[DP_CTR_TX_DROPPED]);
+		 s.c[DP_CTR_MALFORMED], s.c[DP_CTR_ENGINE_DROP], s.c[DP_CTR_TX_DROPPED],
+		 s.c[DP_CTR_GENERATED]);
+	/* the status monitor's NAKs by reason, while the workers serve commands */
+	if (n > 0 && (size_t)n < len && dp_box_engine_counters(b, e) == 0)
+		snprintf(buf + n, len - (size_t)n, " (nak gap %lu rearm %lu probe %lu no_ack %lu)",
+			 e[NR_ECTR_NAK_GAP], e[NR_ECTR_NAK_REARM], e[NR_ECTR_NAK_PROBE],
+			 e[NR_ECTR_NAK_NO_ACK]);
 }

@@ -48,12 +48,15 @@
  * ACKs (AETH on the sender's QPN) acknowledge g and everything before; a NAK
  * sequence error at PSN p acknowledges up to p - 1; RNR and other NAKs
  * acknowledge nothing; an ACK beyond what was emitted or before the
- * connection's mark is ACK_IGNORED.  A slot is released once every
+ * connection's mark is ACK_IGNORED.  The status monitor (agg_monitor.h)
+ * watches each sender's stream and the receivers' ACKs and NAKs, and sends a
+ * sender a NAK on its receiver's behalf when its stream shows a gap
+ * (ops.send).  A slot is released once every
  * connection's mark covers it.  Hosts must respect the credit window W:
  * then no occupied-slot drop happens and no sender ever finds the slot of a
  * packet it has not seen ACKed reused (a host that oversends can stall and
  * the job then fails by progress timeout).
- * Time (now_ns) only matters for the progress timeout.
+ * Time (now_ns) matters for the progress timeout and the monitor's re-arms.
  */
 #ifndef NR_AGG_ENGINE_H
 #define NR_AGG_ENGINE_H
@@ -112,6 +115,16 @@ struct nr_engine_ops {
 	/* optional: when set, called once a slot instead of emit n times */
 	void (*emit_slot)(void *ctx, const struct nr_emit_slot *s);
 	void (*free)(void *ctx, void *handle);
+	/*
+	 * optional: a frame the engine made (a NAK to a sender on its receiver's
+	 * behalf: the status monitor, agg_monitor.c), whole and ICRC'd, in a
+	 * buffer valid during the call; the caller copies and transmits it.
+	 * origin: where the receiver's frames the NAK stands in for came from
+	 * (ops.origin of its last ACK).  Without send the monitor only counts.
+	 */
+	void (*send)(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin);
+	/* optional: where a packet came from (the box: its port), kept for send */
+	uint16_t (*origin)(void *ctx, void *handle);
 	void *ctx;
 };
 
@@ -162,7 +175,11 @@ void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 			   uint8_t *const frames[], void *const handles[], unsigned n,
 			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[]);
 
-/* Housekeeping: fail jobs without progress for their timeout.  Returns jobs failed. */
+/*
+ * Housekeeping: fail jobs without progress for their timeout, send the
+ * monitor's re-armed NAKs.  Returns jobs failed.  Call it often (the box:
+ * every 64 loop iterations): re-arms are a few round trips.
+ */
 unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns);
 
 /* Engine-wide counters (sum over jobs plus unknown-connection drops). */

@@ -4,7 +4,9 @@
  * docs/architecture.md):
  * classify against the registered connections, admit a contribution to its
  * slot (bitmap, length, opcode and tag checks), sum (ordered or streaming),
- * emit completed slots in sequence order, snoop ACKs/NAKs and release slots.
+ * emit completed slots in sequence order, snoop ACKs/NAKs and release slots;
+ * each data packet and ACK of a registered connection is shown to the status
+ * monitor (agg_monitor.c), which NAKs a sender on its receiver's behalf.
  *
  * Verdicts for packets that reach a registered connection:
  *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn):
@@ -36,6 +38,7 @@
 #include <arpa/inet.h>
 
 #include "dataplane/engine/agg_internal.h"
+#include "dataplane/engine/agg_monitor.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -163,7 +166,8 @@ static void job_release(struct nr_job *j)
 	}
 }
 
-static enum nr_verdict snoop_ack(struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+static enum nr_verdict snoop_ack(struct nr_engine *e, struct nr_job *j, uint32_t i,
+				 const struct nr_pkt *p, const uint8_t *frame, void *handle,
 				 uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
 	uint32_t g = nr_psn_sub(p->psn, j->conns[i].ipsn);
@@ -185,6 +189,7 @@ static enum nr_verdict snoop_ack(struct nr_job *j, uint32_t i, const struct nr_p
 		if (old == j->next_release)
 			job_release(j);
 	}
+	nr_mon_ack(e, j, i, frame, p, handle, mark > old, now_ns);
 	return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD);
 }
 
@@ -291,8 +296,10 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->state = NR_SLOT_COMPLETE;
 		j->completed++;
 		j->ctr[NR_ECTR_COMPLETED]++;
-		if (x == j->next_emit)
+		if (x == j->next_emit) {
 			job_emit_ready(e, j);
+			j->emit_ns = now_ns;
+		}
 	}
 	return NR_V_HELD;
 }
@@ -307,6 +314,7 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	uint32_t si;
 	struct nr_slot *s;
 	const uint64_t *bits;
+	enum nr_verdict v;
 
 	if (unlikely(d >= (int32_t)j->pool))     /* beyond the window: the slot is held */
 		return count(j, NR_ECTR_OCCUPIED_DROPPED, ctr, NR_V_DROP);
@@ -316,13 +324,20 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		switch (s->state) {
 		case NR_SLOT_FILLING:
 			bits = &j->bits[(size_t)si * j->words];
-			if (bits[i / 64] >> (i % 64) & 1)
+			if (bits[i / 64] >> (i % 64) & 1) {
+				nr_mon_data(e, j, i, x, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
+			}
 			break;
 		case NR_SLOT_COMPLETE:
+			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
-			return resend(j, s, si, p, frame, ctr);
+			nr_mon_data(e, j, i, x, now_ns);
+			v = resend(j, s, si, p, frame, ctr);
+			if (v == NR_V_RESEND)
+				nr_mon_result(j, i, now_ns);
+			return v;
 		}
 	} else if (d < 0) {
 		/* released long ago and the slot reused, or before the job's start */
@@ -334,7 +349,10 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	/* here: a new contribution to x, slot FILLING with x, or FREE/RELEASED */
 	if (unlikely(p->pay_len == 0 || p->pay_len % 4 || p->pay_len > j->mtu))
 		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
-	return contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
+	v = contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
+	if (v == NR_V_HELD)
+		nr_mon_data(e, j, i, x, now_ns);
+	return v;
 }
 
 /* What the lookup found for a packet: stage 1 of the input, pure reads. */
@@ -380,7 +398,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 			return NR_V_FORWARD;
 		if (p->saddr != j->conns[i].dst_ip)
 			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
-		return snoop_ack(j, i, p, now_ns, ctr);
+		return snoop_ack(e, j, i, p, frame, handle, now_ns, ctr);
 	}
 	if (unlikely(p->mask & NR_OPF_RESP))
 		return NR_V_FORWARD;

@@ -18,6 +18,7 @@
 
 #include "dataplane/engine/agg_engine.h"
 #include "dataplane/engine/agg_sum.h"
+#include "proto/roce_build.h"
 
 enum nr_slot_state {
 	NR_SLOT_FREE = 0,      /* never used */
@@ -72,12 +73,39 @@ struct nr_job {
 				    * with the caller (NR_V_HELD in agg_engine.h) */
 	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
+	struct nr_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
+	uint64_t nak_rtt_ns;       /* smoothed: NAK sent -> what it asked for arrived */
+	uint64_t emit_ns;          /* results last went out (the monitor's probes wait) */
 	const void **srcs;         /* [n] scratch for the sum */
 	void **outs;               /* [n] scratch for the sum */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];
 	struct nr_conn_spec conns[]; /* [n] */
+};
+
+#define NR_MON_NONE UINT64_MAX
+
+/*
+ * What the status monitor (agg_monitor.c) knows of one connection: the
+ * sender's stream as the box received it, the receiver's last ACK (the
+ * template of the box's NAKs), and the NAKs it sent.  Sequences are
+ * extended (x), as the job's.
+ */
+struct nr_conn_mon {
+	uint64_t contig;       /* every sequence below was received from the sender */
+	uint64_t hi;           /* one past the highest sequence received from it */
+	uint64_t hole;         /* the first missing sequence a NAK went out for, or NONE */
+	uint64_t hole_ns;      /* when */
+	uint64_t ack_ns;       /* the receiver's mark last moved, it had nothing to ACK,
+				* or a stored result was resent to it */
+	uint64_t wait_ns;      /* contig last moved, or no slot waited for this sender */
+	uint64_t probe_ns;     /* the last probe NAK */
+	struct nr_flow tpl;    /* the receiver's last ACK: addresses, ports, DSCP of ours */
+	uint32_t msn;          /* its MSN */
+	uint16_t origin;       /* ops.origin of it */
+	uint8_t mig;           /* its BTH MigReq */
+	uint8_t have_tpl;
 };
 
 /* Lookup entry: (daddr, qpn) -> job slot index and connection. */

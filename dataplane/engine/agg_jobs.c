@@ -2,7 +2,8 @@
 /*
  * The aggregation engine's jobs (API: agg_engine.h): the engine's life
  * cycle, adding and removing jobs, the connection lookup table, housekeeping
- * (progress timeout), counters and connection names in messages.  The
+ * (progress timeout, the status monitor's re-arms), counters and connection
+ * names in messages.  The
  * per-packet path lives in agg_input.c, the sums in agg_sum_*.c.
  */
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dataplane/engine/agg_internal.h"
+#include "dataplane/engine/agg_monitor.h"
 #include "proto/nr_text.h"
 
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
@@ -56,6 +58,7 @@ static void job_free_pool(struct nr_job *j)
 	free(j->held);
 	free(j->results);
 	free(j->acked);
+	free(j->mon);
 	free(j->srcs);
 	free(j->outs);
 	j->slots = NULL;
@@ -63,6 +66,7 @@ static void job_free_pool(struct nr_job *j)
 	j->held = NULL;
 	j->results = NULL;
 	j->acked = NULL;
+	j->mon = NULL;
 	j->srcs = NULL;
 	j->outs = NULL;
 }
@@ -181,14 +185,16 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->held = calloc(pp * j->n, sizeof(*j->held));
 	j->results = aligned_alloc(64, (pp * j->mtu + 63) / 64 * 64);
 	j->acked = calloc(j->n, sizeof(*j->acked));
+	j->mon = calloc(j->n, sizeof(*j->mon));
 	j->srcs = calloc(j->n, sizeof(*j->srcs));
 	j->outs = calloc(j->n, sizeof(*j->outs));
-	if (!j->slots || !j->bits || !j->held || !j->results || !j->acked ||
+	if (!j->slots || !j->bits || !j->held || !j->results || !j->acked || !j->mon ||
 	    !j->srcs || !j->outs) {
 		job_free_pool(j);
 		free(j);
 		return NULL;
 	}
+	nr_mon_init(j, now_ns);
 	return j;
 }
 
@@ -382,7 +388,10 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++) {
 		struct nr_job *j = e->jobs[k];
 
-		if (!j || j->state != NR_JOB_ACTIVE || !job_outstanding(j))
+		if (!j || j->state != NR_JOB_ACTIVE)
+			continue;
+		nr_mon_poll(e, j, now_ns);
+		if (!job_outstanding(j))
 			continue;
 		if (now_ns - j->last_progress_ns < (uint64_t)j->timeout_ms * 1000000ull ||
 		    now_ns < j->last_progress_ns)

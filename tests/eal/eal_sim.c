@@ -266,6 +266,35 @@ static bool match_result(struct sim *s, const struct h_out *o, const struct nr_p
 }
 
 /* Check and consume every collected output. */
+/*
+ * A NAK the box made for conn r's receiver (status monitor): to the sender's
+ * port and QPN, the receiver's last ACK with another PSN and syndrome, a
+ * good ICRC, and a PSN that acknowledges nothing the receiver did not.
+ */
+static bool match_nak(struct sim *s, const struct h_out *o, const struct nr_pkt *p)
+{
+	for (unsigned r = 0; r < s->n; r++) {
+		unsigned g;
+
+		if (p->kind != NR_PKT_ROCE || p->opcode != NR_OP_RC_ACK ||
+		    p->qpn != conn_src_qpn(r) || p->saddr != s->ack[r].saddr ||
+		    p->daddr != s->ack[r].daddr ||
+		    (p->aeth_syn != NR_AETH_NAK_PSN_SEQ_ERR && !nr_syn_is_rnr(p->aeth_syn)))
+			continue;
+		g = (p->psn - s->ipsn[r]) & NR_PSN_MASK;
+		assert_int_equal(o->port, r);                       /* the sender's port */
+		assert_true(nr_icrc_check(o->data, p));
+		assert_int_equal(p->udp_sport, s->ack[r].sport);    /* the receiver's ACK's */
+		if (g > s->acked_g[r])
+			fail_msg("conn %u: the box NAKed g=%u, which acknowledges g=%u, but the "
+				 "receiver acknowledged only below %u", r, g, g - 1, s->acked_g[r]);
+		assert_int_equal(p->aeth_msn, s->acked_g[r] / s->pkts_per_msg);
+		s->naks_seen++;
+		return true;
+	}
+	return false;
+}
+
 void check_outputs(struct sim *s)
 {
 	struct harness *h = s->h;
@@ -277,7 +306,9 @@ void check_outputs(struct sim *s)
 		bool matched = false;
 
 		nr_parse(o->data, o->len, &p);
-		if (s->peer && match_result(s->peer, o, &p))
+		if (s->peer && (match_result(s->peer, o, &p) || match_nak(s->peer, o, &p)))
+			continue;
+		if (match_nak(s, o, &p))
 			continue;
 		for (unsigned r = 0; r < s->n && !matched; r++) {
 			unsigned g;
@@ -455,6 +486,8 @@ void send_acks(struct sim *s, unsigned g_end, bool twice)
 		int len = nr_build_frame(f, sizeof(f), &s->ack[r], &a, NULL, 0);
 
 		assert_true(len > 0);
+		if (g_end > s->acked_g[r])
+			s->acked_g[r] = g_end;
 		for (unsigned t = 0; t < (twice ? 2u : 1u); t++) {
 			h_inject(s->h, (r + 1) % s->n, f, (unsigned)len);
 			expect_fwd(s, r, f, len);

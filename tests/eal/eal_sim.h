@@ -36,6 +36,8 @@ struct sim {
 	unsigned delivered[H_MAX_HOSTS][MAX_G];
 	unsigned sent[H_MAX_HOSTS][MAX_G];
 	unsigned results_seen, resends_seen;
+	unsigned acked_g[H_MAX_HOSTS];      /* conn r's receiver acknowledged every g below */
+	unsigned naks_seen;                 /* NAKs the box sent senders on their receivers' behalf */
 	unsigned dup_data;                  /* duplicate data packets injected */
 	unsigned spoofed, malformed, runts, unknown_conn, bad_icrc, garbage_roce;
 	/* frames expected to leave unchanged: (port, bytes) */

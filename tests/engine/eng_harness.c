@@ -94,11 +94,35 @@ static void th_free_cb(void *ctx, void *h)
 	th_pkt_free(k);
 }
 
+static void th_send_cb(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin)
+{
+	struct th *t = ctx;
+	struct th_sent *x;
+
+	assert_true(len <= sizeof(x->frame));
+	if (t->nsent == t->sent_cap) {
+		t->sent_cap = t->sent_cap ? t->sent_cap * 2 : 16;
+		t->sent = realloc(t->sent, t->sent_cap * sizeof(*t->sent));
+	}
+	x = &t->sent[t->nsent++];
+	memcpy(x->frame, frame, len);
+	x->len = len;
+	x->origin = origin;
+	assert_int_equal(nr_parse(x->frame, len, &x->p), NR_PKT_ROCE);
+	assert_true(nr_icrc_check(x->frame, &x->p));
+}
+
+static uint16_t th_origin_cb(void *ctx, void *handle)
+{
+	return ((const struct th_pkt *)handle)->origin;
+}
+
 /* Jobs with an odd id get their results through ops.emit_slot (as the box
  * does), even ids through ops.emit: the suites, whose job ids vary, run both. */
 void th_init(struct th *t, struct nr_job_spec *spec, uint32_t job)
 {
-	struct nr_engine_ops ops = { .free = th_free_cb, .ctx = t };
+	struct nr_engine_ops ops = { .free = th_free_cb, .send = th_send_cb,
+				     .origin = th_origin_cb, .ctx = t };
 	char err[256] = "";
 	uint32_t credits = 0;
 
@@ -127,6 +151,7 @@ void th_fini(struct th *t)
 	for (uint32_t k = 0; k < t->log_len; k++)
 		th_pkt_free(t->log[k].pkt);
 	free(t->log);
+	free(t->sent);
 	free(t->spec);
 	memset(t, 0, sizeof(*t));
 }

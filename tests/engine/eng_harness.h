@@ -27,6 +27,7 @@ enum th_state {
 struct th_pkt {
 	uint32_t magic;
 	uint8_t state;
+	uint16_t origin;         /* what ops.origin says of it (a port) */
 	uint32_t len;
 	struct nr_pkt p;
 	uint8_t frame[TH_FRAME_CAP];
@@ -36,6 +37,14 @@ struct th_emit {
 	struct th_pkt *pkt;
 	uint32_t job, conn, g;
 	bool ecn_ce;
+};
+
+/* A frame the engine made (ops.send): a NAK on a receiver's behalf. */
+struct th_sent {
+	uint8_t frame[128];
+	uint32_t len;
+	uint16_t origin;
+	struct nr_pkt p;         /* parsed */
 };
 
 struct th {
@@ -49,6 +58,8 @@ struct th {
 	struct th_emit *log;
 	uint32_t log_len, log_cap;
 	bool strict;             /* fail on an emit/free of a packet not held */
+	struct th_sent *sent;    /* frames the engine made, in order */
+	uint32_t nsent, sent_cap;
 };
 
 /* IPs 10.0.0.(rank+1); conn i: src rank i QPN 0x100+i, dst rank i+1 QPN 0x200+(i+1)%n. */

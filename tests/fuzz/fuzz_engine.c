@@ -37,6 +37,10 @@
  *     equals any NaN).  Why: the result lands in the receiver's memory as the
  *     gradient; nothing downstream can tell a wrong sum, and ordered mode
  *     promises sums every rank and every rerun can reproduce.
+ *   - a NAK the engine sends a sender (status monitor) never acknowledges
+ *     more than the receiver did: PSN - 1 below that receiver's own ACKs.
+ *     Why: the sender completes and forgets everything the NAK acknowledges;
+ *     a result the receiver then lacks could never be sent again.
  *   - ECN-CE on a result iff a contribution had it, and never on a frame
  *     that was Not-ECT.  Why: CE is the only congestion signal the senders'
  *     DCQCN gets back (through the receivers' CNPs); dropping it hides
@@ -129,6 +133,7 @@ struct sjob {
 	uint32_t pool_pkts;
 	uint32_t cursor[NRZ_MAXN];   /* next g each connection sends */
 	uint32_t emit_g, emit_conn;
+	uint64_t mark[NRZ_MAXN];     /* each receiver acknowledged every sequence below */
 	uint32_t held;
 	bool freed_now;          /* handles came back through free during this op */
 	struct rec *recs;
@@ -387,6 +392,7 @@ static void job_reset(struct sjob *j)
 {
 	recs_clear(j);
 	memset(j->cursor, 0, sizeof(j->cursor));
+	memset(j->mark, 0, sizeof(j->mark));
 	j->emit_g = j->emit_conn = 0;
 	j->failed = false;
 }
@@ -506,6 +512,60 @@ static void fill_payload(uint8_t *p, uint32_t len, uint8_t pattern, uint32_t see
 	}
 	for (uint32_t k = len & ~3u; k < len; k++)
 		p[k] = (uint8_t)xs(&s);
+}
+
+/* The registered connection whose sender p is addressed to (an ACK's way), from its receiver. */
+static bool ack_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn)
+{
+	for (unsigned k = 0; k < w->njobs; k++) {
+		const struct sjob *j = &w->jobs[k];
+
+		if (!j->registered)
+			continue;
+		for (uint32_t i = 0; i < j->spec->n_conns; i++) {
+			if (j->spec->conns[i].src_qpn == p->qpn &&
+			    j->spec->conns[i].src_ip == p->daddr &&
+			    j->spec->conns[i].dst_ip == p->saddr) {
+				*job = (int)k;
+				*conn = i;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The 64-bit sequence of PSN psn on connection i, near the receiver's mark. */
+static uint64_t seq_near_mark(const struct sjob *j, uint32_t i, uint32_t psn)
+{
+	uint32_t g = nr_psn_sub(psn, j->spec->conns[i].ipsn);
+
+	return j->mark[i] + (int64_t)nr_psn_diff(g, (uint32_t)(j->mark[i] & NR_PSN_MASK));
+}
+
+/*
+ * A frame the engine made (ops.send): a NAK (sequence or RNR) to a sender on
+ * its receiver's behalf.  It must be well formed, ICRC'd, for a registered connection, and
+ * acknowledge (PSN - 1) nothing that receiver has not acknowledged.
+ */
+static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin)
+{
+	struct world *w = ctx;
+	struct nr_pkt p;
+	uint32_t conn;
+	int jk;
+
+	NRZ_CHECK(nr_parse(frame, len, &p) == NR_PKT_ROCE, "a made frame does not parse");
+	NRZ_CHECK(nr_icrc_check(frame, &p), "a made frame's ICRC is wrong");
+	NRZ_CHECK(p.opcode == NR_OP_RC_ACK && (p.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR ||
+					       nr_syn_is_rnr(p.aeth_syn)),
+		  "a made frame is not a sequence or RNR NAK (opcode 0x%02x syndrome 0x%02x)",
+		  p.opcode, p.aeth_syn);
+	NRZ_CHECK(ack_owner(w, &p, &jk, &conn), "a NAK for no registered connection");
+	NRZ_CHECK(seq_near_mark(&w->jobs[jk], conn, p.psn) <= w->jobs[jk].mark[conn],
+		  "job %u conn %u: NAK at psn 0x%06x acknowledges more than the receiver did "
+		  "(mark %llu)", w->jobs[jk].id, conn, p.psn,
+		  (unsigned long long)w->jobs[jk].mark[conn]);
 }
 
 static void flow_of(const struct sjob *j, uint32_t i, bool ack, struct nr_flow *f)
@@ -664,6 +724,16 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 		NRZ_CHECK(v == NR_V_FORWARD, "response %s (owned %d) not forwarded: verdict %d ctr %d",
 			  nr_opcode_name(h->pkt.opcode), owned, v, ctr);
 
+	/* what the receiver acknowledged, as the engine took it */
+	if (h->pkt.opcode == NR_OP_RC_ACK && ctr == NR_ECTR_ACKS_SNOOPED &&
+	    (nr_syn_is_ack(h->pkt.aeth_syn) || h->pkt.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR) &&
+	    ack_owner(w, &h->pkt, &jk, &conn)) {
+		struct sjob *j = &w->jobs[jk];
+		uint64_t x = seq_near_mark(j, conn, h->pkt.psn) + nr_syn_is_ack(h->pkt.aeth_syn);
+
+		if (x > j->mark[conn])
+			j->mark[conn] = x;
+	}
 	switch (v) {
 	case NR_V_HELD:
 		NRZ_CHECK(ctr == NR_ECTR_AGGREGATED, "held with counter %d", ctr);
@@ -872,7 +942,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct nrz_in in = { .p = data, .n = size };
 	struct world w;
-	struct nr_engine_ops ops = { .emit = cb_emit, .free = cb_free, .ctx = &w };
+	struct nr_engine_ops ops = { .emit = cb_emit, .free = cb_free, .send = cb_send,
+				     .ctx = &w };
 	unsigned nops = 0;
 
 	memset(&w, 0, sizeof(w));

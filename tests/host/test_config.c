@@ -16,7 +16,7 @@ static const char *const vars[] = {
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
-	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS",
+	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ",
 };
 
 static int clear_env(void **state)
@@ -65,7 +65,11 @@ static void test_env_good(void **state)
 	assert_int_equal(cfg.channels, 4);
 	setenv("NR_SOFT_PROFILE", "rnic", 1);
 	setenv("NR_TCLASS", "0x6a", 1);
+	setenv("NR_SOFT_WINDOW", "256", 1);
+	setenv("NR_SOFT_ACKREQ", "16", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.soft_window, 256);
+	assert_int_equal(cfg.soft_ackreq, 16);
 	assert_int_equal(cfg.tclass, 0x6a);
 	assert_string_equal(cfg.soft_profile, "rnic");
 	assert_int_equal(cfg.rank, 2);
@@ -122,6 +126,8 @@ static void test_env_bad(void **state)
 		{ "NR_TRANSPORT", "tcp", "NR_TRANSPORT" },
 		{ "NR_SOFT_PROFILE", "cx7", "NR_SOFT_PROFILE" },
 		{ "NR_TCLASS", "256", "NR_TCLASS" },
+		{ "NR_SOFT_WINDOW", "-1", "NR_SOFT_WINDOW" },
+		{ "NR_SOFT_ACKREQ", "65536", "NR_SOFT_ACKREQ" },
 		{ "NR_MTU", "1500", "NR_MTU" },
 		{ "NR_MTU", "99999", "NR_MTU" },
 		{ "NR_MSG_SIZE", "1000", "NR_MSG_SIZE" },

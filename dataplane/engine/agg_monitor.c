@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * The status monitor of the aggregation engine (docs/architecture.md, wire
+ * protocol rule 11; the papers' status monitoring module).  Without it a
+ * data packet lost between a sender and the box waits for the sender's ACK
+ * timeout: the box emits results in order, so no receiver ever sees a gap to
+ * NAK.  With it the box NAKs on the receiver's behalf, and the sender goes
+ * back within about one round trip.
+ *
+ * Per connection i it keeps (struct nr_conn_mon):
+ *   contig, hi   the sender's stream: every sequence below contig is in the
+ *                box (or was released), hi is one past the highest in;
+ *                contig < hi means a gap;
+ *   tpl, msn     the receiver's last ACK: the box's NAKs are that frame with
+ *                another PSN and syndrome (same MACs, IPs, UDP source port,
+ *                DSCP, QPN, MSN), built by proto's nr_build_frame;
+ *   hole         the gap it sent a NAK for, until the gap is filled;
+ *   ack_ns,      since when the receiver's mark has not moved while results
+ *   wait_ns      wait for it (or since the last result went out, if later),
+ *                and since when a slot has waited for the sender's contig:
+ *                how long each side has been stalled.
+ *
+ * The rule it never breaks: a NAK for PSN q tells the sender that q - 1 and
+ * everything before arrived; the sender completes those work requests and
+ * forgets them.  So q - 1 must already be acknowledged by the real receiver:
+ * q <= acked[i] (the receiver's mark, the first sequence it has not
+ * acknowledged).  mon_nak clamps every PSN it sends to the mark, whatever it
+ * was asked: the box never acknowledges, explicitly or implicitly, what the
+ * receiver did not.  The sender then goes back to q: what it resends below
+ * the gap meets the duplicate paths (a stored result resent, or a duplicate
+ * of a filling slot dropped).
+ *
+ * When:
+ *   gap     a packet of sender i beyond contig: ONE NAK at min(contig,
+ *           mark), then silence for that hole until it is filled (as an
+ *           RNIC's responder after its NAK);
+ *   re-arm  a hole not filled within the re-arm time (3 NAK round trips,
+ *           measured): the NAK, or what it asked for, was lost; again;
+ *   probe   a loss nobody can see as a gap: the last packet a sender sent
+ *           before its window closed, the last result before the
+ *           receiver's (an AckReq packet: no ACK follows), or a receiver's
+ *           NAK lost on its way to the box (the receiver then stays silent
+ *           until it gets what it asked for).  When results wait for the
+ *           receiver's ACK, or a slot waits for the sender, with no movement
+ *           for the probe time (4 round trips, at least 4 ms), a NAK at
+ *           min(contig, mark): the sender goes back and what it resends
+ *           fills the slot, or is answered with the stored results.  A
+ *           sender with nothing outstanding at that PSN (a late rank)
+ *           ignores it as a response to nothing.  At most one per probe
+ *           time per connection.
+ * The gap's NAK is a PSN sequence error NAK, what the receiver itself would
+ * send had it seen the gap.  Re-arms and probes are RNR NAKs with the
+ * shortest timer (10 us) instead: an RNIC ignores a second sequence NAK
+ * while the go-back-N the first one started has made no progress (rxe_comp.c
+ * comp.started_retry), and spends a retry_cnt on each one it does not ignore,
+ * so repeated sequence NAKs would leave a second loss in a go-back-N to the
+ * sender's ACK timeout, or run its retries out; an RNR NAK makes the sender
+ * go back to its PSN once the timer expires whatever retry is under way, and
+ * is counted against rnr_retry only, which hosts set to 7 (infinite; rxe_comp.c
+ * COMPST_RNR_RETRY, mlx5 alike).  An RNR NAK for PSN q too acknowledges q - 1:
+ * the same clamp applies.
+ * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe; nak_no_ack when
+ * there is no ACK of the connection to build one from yet: the sender's
+ * timeout covers the first packets of a job).
+ */
+#include <string.h>
+
+#include "dataplane/engine/agg_monitor.h"
+#include "proto/roce_build.h"
+
+/* Re-arm after this many smoothed NAK round trips, and never sooner than MIN. */
+#define MON_REARM_RTTS   3
+#define MON_REARM_MIN_NS 1000000ull     /* 1 ms */
+/* Probe a stalled connection after this many round trips, never sooner than MIN. */
+#define MON_PROBE_RTTS   4
+#define MON_PROBE_MIN_NS 4000000ull     /* 4 ms */
+#define MON_RTT0_NS      4000000ull     /* before any sample */
+#define MON_FRAME_MAX    96             /* Ethernet + VLAN + IPv4 + UDP + BTH + AETH + ICRC */
+/* Re-arms and probes: an RNR NAK with the shortest timer (code 1: 10 us) */
+#define MON_RNR_NOW      (NR_AETH_RNR_NAK | 1)
+
+void nr_mon_init(struct nr_job *j, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < j->n; i++)
+		j->mon[i] = (struct nr_conn_mon){ .hole = NR_MON_NONE, .ack_ns = now_ns,
+						  .wait_ns = now_ns };
+	j->nak_rtt_ns = MON_RTT0_NS;
+	j->emit_ns = now_ns;
+}
+
+static uint64_t rtts_ns(const struct nr_job *j, uint64_t rtts, uint64_t min_ns)
+{
+	uint64_t r = rtts * j->nak_rtt_ns;
+
+	return r > min_ns ? r : min_ns;
+}
+
+/* One round-trip sample (NAK sent -> repaired): 7/8 old + 1/8 new. */
+static void rtt_sample(struct nr_job *j, uint64_t ns)
+{
+	j->nak_rtt_ns = j->nak_rtt_ns - j->nak_rtt_ns / 8 + ns / 8;
+}
+
+/* Whether the box has (or had: released) sender i's packet of sequence x. */
+static bool has(const struct nr_job *j, uint32_t i, uint64_t x)
+{
+	const struct nr_slot *s;
+	uint32_t si;
+
+	if (x < j->next_release)
+		return true;
+	if (x - j->next_release >= j->pool)
+		return false;
+	si = nr_job_slot(j, x);
+	s = &j->slots[si];
+	if (s->x != x || s->state == NR_SLOT_FREE)
+		return false;
+	if (s->state != NR_SLOT_FILLING)
+		return true;
+	return j->bits[(size_t)si * j->words + i / 64] >> (i % 64) & 1;
+}
+
+/*
+ * Send sender i a NAK (syndrome syn) at sequence x, clamped to the
+ * receiver's mark (the rule above), built from the receiver's last ACK.
+ */
+static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint8_t syn,
+		    enum nr_engine_ctr why)
+{
+	const struct nr_conn_mon *m = &j->mon[i];
+	uint64_t q = x < j->acked[i] ? x : j->acked[i];
+	const struct nr_build_args a = {
+		.opcode = NR_OP_RC_ACK, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)q),
+		.migreq = m->mig, .syndrome = syn, .msn = m->msn,
+	};
+	uint8_t buf[MON_FRAME_MAX];
+	int n;
+
+	if (!m->have_tpl) {
+		j->ctr[NR_ECTR_NAK_NO_ACK]++;
+		return;
+	}
+	n = nr_build_frame(buf, sizeof(buf), &m->tpl, &a, NULL, 0);
+	if (n < 0)
+		return;      /* cannot happen: the template came from a parsed ACK */
+	j->ctr[why]++;
+	if (e->ops.send)
+		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->origin);
+}
+
+void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+		 uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+	uint64_t before = m->contig;
+
+	if (x >= m->hi)
+		m->hi = x + 1;
+	if (m->contig < j->next_release)
+		m->contig = j->next_release;
+	while (m->contig < m->hi && has(j, i, m->contig))
+		m->contig++;
+	if (m->contig != before)
+		m->wait_ns = now_ns;            /* the sender's stream moved */
+	if (m->hole != NR_MON_NONE && m->contig > m->hole) {    /* repaired */
+		rtt_sample(j, now_ns - m->hole_ns);
+		m->hole = NR_MON_NONE;
+	}
+	if (x <= m->contig)
+		return;                 /* nothing missing below x */
+	if (m->hole != m->contig) {
+		m->hole = m->contig;
+		m->hole_ns = now_ns;
+		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+	} else if (now_ns - m->hole_ns >= rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS)) {
+		m->hole_ns = now_ns;
+		mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_REARM);
+	}
+}
+
+/* The receiver's ACK as the template of the box's NAKs to the sender. */
+static void take_template(struct nr_conn_mon *m, const uint8_t *f, const struct nr_pkt *p)
+{
+	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
+	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
+	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
+	uint8_t tos = ip->tos;
+
+	/* a CE mark was that ACK's congestion, not ours: ECN-capable, unmarked */
+	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
+		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
+	m->tpl = (struct nr_flow){
+		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci,
+		.saddr = p->saddr, .daddr = p->daddr, .sport = p->udp_sport,
+		.tos = tos, .ttl = ip->ttl, .ip_id = nr_ld_be16(&ip->id),
+		.frag_off = nr_ld_be16(&ip->frag_off), .dqpn = p->qpn, .pkey = nr_bth_pkey(bth),
+	};
+	memcpy(m->tpl.src_mac, eth->src, NR_ETH_ALEN);
+	memcpy(m->tpl.dst_mac, eth->dst, NR_ETH_ALEN);
+	m->mig = nr_bth_mig(bth);
+	m->msn = p->aeth_msn;
+	m->have_tpl = 1;
+}
+
+void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
+		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+
+	take_template(m, frame, p);
+	if (e->ops.origin)
+		m->origin = e->ops.origin(e->ops.ctx, handle);
+	if (moved)
+		m->ack_ns = now_ns;
+}
+
+void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
+{
+	j->mon[i].ack_ns = now_ns;
+}
+
+/* Whether slot x has contributions and waits for sender i's. */
+static bool waits_for(const struct nr_job *j, uint32_t i, uint64_t x)
+{
+	const struct nr_slot *s;
+	uint32_t si;
+
+	if (x < j->next_release || x - j->next_release >= j->pool)
+		return false;
+	si = nr_job_slot(j, x);
+	s = &j->slots[si];
+	return s->x == x && s->state == NR_SLOT_FILLING && !has(j, i, x);
+}
+
+void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
+{
+	uint64_t rearm = rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS);
+	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
+
+	for (uint32_t i = 0; i < j->n; i++) {
+		struct nr_conn_mon *m = &j->mon[i];
+		uint64_t since;
+
+		if (m->hole != NR_MON_NONE) {
+			if (now_ns - m->hole_ns >= rearm) {
+				m->hole_ns = now_ns;
+				mon_nak(e, j, i, m->hole, MON_RNR_NOW, NR_ECTR_NAK_REARM);
+			}
+			continue;
+		}
+		/* results wait for this receiver, or a slot for this sender */
+		if (j->next_emit == j->acked[i])
+			m->ack_ns = now_ns;
+		if (m->contig < j->next_release)
+			m->contig = j->next_release;
+		if (!waits_for(j, i, m->contig))
+			m->wait_ns = now_ns;
+		/* the receiver side stalls from its last ACK or the last result,
+		 * whichever came later: results still on their way will be ACKed */
+		since = m->ack_ns > j->emit_ns ? m->ack_ns : j->emit_ns;
+		if (m->wait_ns < since)
+			since = m->wait_ns;
+		if (m->probe_ns > since)
+			since = m->probe_ns;
+		if (now_ns - since >= probe) {
+			m->probe_ns = now_ns;
+			mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_PROBE);
+		}
+	}
+}

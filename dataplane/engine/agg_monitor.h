@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The status monitor of the aggregation engine (agg_monitor.c): per
+ * connection it follows the sender's stream as the box receives it and the
+ * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error)
+ * on its receiver's behalf when a loss would otherwise wait for the sender's
+ * ACK timeout.  Called by agg_input.c (every data packet and ACK of a
+ * registered connection) and agg_jobs.c (housekeeping).
+ */
+#ifndef NR_AGG_MONITOR_H
+#define NR_AGG_MONITOR_H
+
+#include <stdint.h>
+
+#include "dataplane/engine/agg_internal.h"
+
+/* A new job's connections: nothing received, nothing NAKed. */
+void nr_mon_init(struct nr_job *j, uint64_t now_ns);
+
+/*
+ * Sender i's packet of sequence x is (now) in: a contribution just added,
+ * or a duplicate of one the box has.  A gap below it gets one NAK.
+ */
+void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+		 uint64_t now_ns);
+
+/*
+ * Receiver i acknowledged (an ACK, or a NAK PSN sequence error) up to its
+ * mark j->acked[i], already updated (moved: it advanced); frame/p/handle:
+ * that packet, whose addresses the box's NAKs copy.
+ */
+void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
+		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns);
+
+/* A stored result was resent to receiver i: its ACK is awaited from now. */
+void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
+
+/* Re-arms of gaps not repaired, probes of connections stalled without a gap. */
+void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
+
+#endif /* NR_AGG_MONITOR_H */

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The status monitor (dataplane/engine/agg_monitor.c): the NAKs the box sends
+ * a sender on its receiver's behalf.  Losses before the box (a gap in a
+ * sender's stream), after it (the receiver's NAK; a probe when the receiver
+ * stays silent), of ACKs (the mark lags: NAKs follow it), of NAKs (re-armed,
+ * or probed) and at the tail of a window (probed); a gap's first NAK is a
+ * PSN sequence error, re-arms and probes are RNR NAKs (timer code 1); and the
+ * rule it never breaks: a NAK for PSN q acknowledges q - 1, so q is never
+ * beyond the receiver's mark.  Every NAK is checked byte for byte against the
+ * receiver's ACK it was made from.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "eng_harness.h"
+
+#define MS 1000000ull
+#define N 3
+
+static const uint32_t ipsn[N] = { 100, 0xFFFFFE, 7 };
+static float pay[256] = { 1.0f, 2.0f };
+
+/* Sequence g (one packet) of conn at time now. */
+static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
+{
+	struct th_pkt *k = th_data(t->spec, conn, nr_psn_add(ipsn[conn], g),
+				   NR_OP_RC_WRITE_ONLY_IMM, 0x01000000 | g, pay, 1024);
+	enum nr_verdict v;
+
+	k->origin = (uint16_t)(10 + conn);
+	v = th_input(t, k, now, NULL);
+	if (v != NR_V_HELD)
+		th_pkt_free(k);
+	return v;
+}
+
+/* The receiver of conn acknowledges g (syn 0x1F) or NAKs at g (0x60). */
+static void ack(struct th *t, uint32_t conn, uint32_t g, uint8_t syn, uint64_t now)
+{
+	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(ipsn[conn], g), syn);
+
+	k->origin = (uint16_t)(20 + conn);
+	assert_int_equal(th_input(t, k, now, NULL), NR_V_FORWARD);
+	th_pkt_free(k);
+}
+
+/* g of every connection, then every receiver ACKs it. */
+static void slot(struct th *t, uint32_t g, uint64_t now)
+{
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(data(t, i, g, now), NR_V_HELD);
+	for (uint32_t i = 0; i < N; i++)
+		ack(t, i, g, 0x1F, now);
+}
+
+/*
+ * The NAK t->sent[k]: to conn's sender, at sequence g with syndrome syn, and otherwise the
+ * receiver's ACK (th_ack's frame) byte for byte: MACs, IPs, UDP source port,
+ * QPN, MSN; ICRC checked by the harness.
+ */
+static void check_syn(struct th *t, uint32_t k, uint32_t conn, uint32_t g, uint8_t syn)
+{
+	const struct th_sent *x = &t->sent[k];
+	struct th_pkt *want = th_ack(t->spec, conn, nr_psn_add(ipsn[conn], g), syn);
+
+	assert_true(k < t->nsent);
+	assert_int_equal(x->origin, 20 + conn);     /* where the receiver's ACKs came from */
+	assert_int_equal(x->p.aeth_syn, syn);
+	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
+	assert_int_equal(x->p.qpn, t->spec->conns[conn].src_qpn);
+	assert_int_equal(x->len, want->len);
+	assert_memory_equal(x->frame, want->frame, want->len);
+	th_pkt_free(want);
+}
+
+/* A gap's NAK: PSN sequence error, as the receiver would send it. */
+static void check_nak(struct th *t, uint32_t k, uint32_t conn, uint32_t g)
+{
+	check_syn(t, k, conn, g, NR_AETH_NAK_PSN_SEQ_ERR);
+}
+
+/* A re-arm or probe: an RNR NAK with the shortest timer (code 1). */
+static void check_rnr(struct th *t, uint32_t k, uint32_t conn, uint32_t g)
+{
+	check_syn(t, k, conn, g, NR_AETH_RNR_NAK | 1);
+}
+
+static void init(struct th *t)
+{
+	th_init(t, th_spec(N, 1024, 1024, 16, NR_SUM_ORDERED, ipsn), 3);
+}
+
+/* A loss before the box: one NAK at the gap, silence, re-arm, repaired. */
+static void test_gap_before_box(void **state)
+{
+	struct th t;
+
+	init(&t);
+	slot(&t, 0, 0);                         /* every receiver ACKed g=0: mark 1 */
+	for (uint32_t i = 0; i < N; i++)
+		if (i != 1)
+			data(&t, i, 1, 1 * MS);
+	/* conn 1's g=1 is lost; g=2 shows the gap */
+	assert_int_equal(data(&t, 1, 2, 2 * MS), NR_V_HELD);
+	assert_int_equal(t.nsent, 1);
+	check_nak(&t, 0, 1, 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);
+	/* silence for that gap: more packets beyond it, polls before the re-arm */
+	data(&t, 1, 3, 2 * MS);
+	data(&t, 1, 4, 3 * MS);
+	nr_engine_poll(t.e, 3 * MS);
+	assert_int_equal(t.nsent, 1);
+	/* the NAK (or its resend) was lost: re-armed after 3 round trips (12 ms) */
+	nr_engine_poll(t.e, 15 * MS);
+	assert_int_equal(t.nsent, 2);
+	check_rnr(&t, 1, 1, 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 1);
+	/* the sender goes back to g=1: repaired, slot 1 completes; its resends
+	 * of 2..4 are duplicates and ask for nothing */
+	assert_int_equal(data(&t, 1, 1, 16 * MS), NR_V_HELD);
+	assert_int_equal(t.log_len, 2 * N);
+	for (uint32_t g = 2; g <= 4; g++)
+		assert_int_equal(data(&t, 1, g, 16 * MS), NR_V_DROP);
+	/* the others send 2..4, every receiver catches up: nothing waits */
+	for (uint32_t g = 2; g <= 4; g++)
+		for (uint32_t i = 0; i < N; i += 2)
+			data(&t, i, g, 17 * MS);
+	assert_int_equal(t.log_len, 5 * N);
+	for (uint32_t i = 0; i < N; i++)
+		ack(&t, i, 4, 0x1F, 18 * MS);
+	nr_engine_poll(t.e, 100 * MS);
+	assert_int_equal(t.nsent, 2);
+	th_fini(&t);
+}
+
+/*
+ * The receiver's mark lags (its ACKs are coalesced, or lost): the NAK for a
+ * gap at g=3 goes at the mark (1), never beyond it; ACKs lost on the way
+ * move nothing; a later ACK moves the next NAK with it.
+ */
+static void test_nak_never_beyond_mark(void **state)
+{
+	struct th t;
+
+	init(&t);
+	slot(&t, 0, 0);                         /* mark 1 everywhere */
+	for (uint32_t g = 1; g <= 2; g++)       /* emitted, not acknowledged */
+		for (uint32_t i = 0; i < N; i++)
+			data(&t, i, g, 1 * MS);
+	assert_int_equal(t.log_len, 3 * N);
+	data(&t, 2, 4, 2 * MS);                 /* conn 2: g=3 lost */
+	assert_int_equal(t.nsent, 1);
+	check_nak(&t, 0, 2, 1);                 /* at the mark 1, not at the gap 3 */
+	/* the others: 3 and 4 sent, every result acknowledged (no probes) */
+	for (uint32_t i = 0; i < 2; i++) {
+		data(&t, i, 3, 2 * MS);
+		data(&t, i, 4, 2 * MS);
+		ack(&t, i, 2, 0x1F, 2 * MS);
+	}
+	/* the receiver acknowledges g=1 (its ACK of g=2 is lost): the re-armed
+	 * NAK goes at 2 */
+	ack(&t, 2, 1, 0x1F, 3 * MS);
+	nr_engine_poll(t.e, 20 * MS);
+	assert_int_equal(t.nsent, 2);
+	check_rnr(&t, 1, 2, 2);
+	/* an ACK of g=2 arrives: the next re-arm is at the gap itself */
+	ack(&t, 2, 2, 0x1F, 21 * MS);
+	nr_engine_poll(t.e, 40 * MS);
+	assert_int_equal(t.nsent, 3);
+	check_rnr(&t, 2, 2, 3);
+	for (uint32_t k = 0; k < t.nsent; k++)
+		assert_true(nr_psn_diff(t.sent[k].p.psn, ipsn[2]) <= 3);
+	th_fini(&t);
+}
+
+/*
+ * A result lost after the box: the receiver NAKs (forwarded; the sender's
+ * go-back-N gets the stored result).  If the receiver's mark then does not
+ * move within the probe time (its NAK, or the resent result, was lost: it
+ * stays silent until it gets what it asked for), the box NAKs at the mark;
+ * once the receiver catches up, the box is silent.
+ */
+static void test_receiver_stall_probed(void **state)
+{
+	struct th t;
+	struct th_pkt *k;
+
+	init(&t);
+	slot(&t, 0, 0);
+	for (uint32_t g = 1; g <= 3; g++)
+		for (uint32_t i = 0; i < N; i++)
+			data(&t, i, g, 1 * MS);
+	ack(&t, 0, 1, 0x1F, 2 * MS);
+	for (uint32_t i = 1; i < N; i++)
+		ack(&t, i, 3, 0x1F, 2 * MS);
+	/* conn 0's receiver lost the result of g=2 and saw g=3: NAK at 2 */
+	ack(&t, 0, 2, NR_AETH_NAK_PSN_SEQ_ERR, 2 * MS);
+	assert_int_equal(t.nsent, 0);           /* the receiver's own NAK went through */
+	/* the sender's resend of g=2 is answered with the stored result */
+	k = th_data(t.spec, 0, nr_psn_add(ipsn[0], 2), NR_OP_RC_WRITE_ONLY_IMM, 0x01000002,
+		    pay, 1024);
+	assert_int_equal(th_input(&t, k, 3 * MS, NULL), NR_V_RESEND);
+	th_pkt_free(k);
+	nr_engine_poll(t.e, 10 * MS);
+	assert_int_equal(t.nsent, 0);
+	/* ... but that result was lost too: the receiver stays silent; 4 round
+	 * trips (16 ms) after its mark last moved, the box NAKs at the mark */
+	nr_engine_poll(t.e, 20 * MS);
+	assert_int_equal(t.nsent, 1);
+	check_rnr(&t, 0, 0, 2);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
+	nr_engine_poll(t.e, 30 * MS);           /* at most one per probe time */
+	assert_int_equal(t.nsent, 1);
+	/* the receiver gets it and acknowledges up to 3: no more NAKs */
+	ack(&t, 0, 3, 0x1F, 31 * MS);
+	nr_engine_poll(t.e, 200 * MS);
+	assert_int_equal(t.nsent, 1);
+	th_fini(&t);
+}
+
+/*
+ * Losses nobody sees as a gap: the last packet a sender sent before its
+ * window closed (conn 2's g=2: slot 2 waits for it, nothing of conn 2
+ * follows), and the last result before a receiver's ACK (conn 1's receiver
+ * got results 0..1 but not 2, an AckReq packet: it never ACKs).  Each is
+ * probed at the mark after the probe time; a connection that waits for
+ * nothing is never probed.
+ */
+static void test_tail_losses_probed(void **state)
+{
+	struct th t;
+
+	init(&t);
+	slot(&t, 0, 0);
+	slot(&t, 1, 1 * MS);
+	data(&t, 0, 2, 2 * MS);
+	data(&t, 1, 2, 2 * MS);                 /* conn 2's g=2 lost: slot 2 waits */
+	nr_engine_poll(t.e, 10 * MS);
+	assert_int_equal(t.nsent, 0);
+	nr_engine_poll(t.e, 19 * MS);           /* 17 ms since slot 2 began to wait */
+	assert_int_equal(t.nsent, 1);
+	check_rnr(&t, 0, 2, 2);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
+	/* the sender resends g=2: slot 2 completes and its results go out */
+	data(&t, 2, 2, 20 * MS);
+	assert_int_equal(t.log_len, 3 * N);
+	ack(&t, 0, 2, 0x1F, 21 * MS);
+	ack(&t, 2, 2, 0x1F, 21 * MS);
+	/* conn 1's receiver lost result 2 (AckReq) and stays silent: probed at 2 */
+	nr_engine_poll(t.e, 30 * MS);
+	assert_int_equal(t.nsent, 1);
+	nr_engine_poll(t.e, 37 * MS);
+	assert_int_equal(t.nsent, 2);
+	check_rnr(&t, 1, 1, 2);
+	ack(&t, 1, 2, 0x1F, 38 * MS);
+	nr_engine_poll(t.e, 500 * MS);          /* nothing waits: no probe */
+	assert_int_equal(t.nsent, 2);
+	th_fini(&t);
+}
+
+/*
+ * Results still on their way are not a stall: the receivers' probe time runs
+ * from the last result that went out, not from their last ACK.
+ */
+static void test_no_probe_while_results_flow(void **state)
+{
+	struct th t;
+
+	init(&t);
+	slot(&t, 0, 0);                         /* mark 1 everywhere at 0 ms */
+	for (uint32_t g = 1; g <= 2; g++)       /* results 1, 2 leave at 15 ms */
+		for (uint32_t i = 0; i < N; i++)
+			data(&t, i, g, 15 * MS);
+	assert_int_equal(t.log_len, 3 * N);
+	nr_engine_poll(t.e, 20 * MS);           /* 20 ms since the ACKs, 5 since results */
+	assert_int_equal(t.nsent, 0);
+	nr_engine_poll(t.e, 31 * MS);           /* 16 ms of silence after them: each probed */
+	assert_int_equal(t.nsent, N);
+	for (uint32_t i = 0; i < N; i++)
+		check_rnr(&t, i, i, 1);
+	th_fini(&t);
+}
+
+/*
+ * A gap before any ACK of the connection: no template to build a NAK from
+ * (counted); once the receiver's first ACK is in, the re-arm sends it.
+ */
+static void test_gap_before_first_ack(void **state)
+{
+	struct th t;
+
+	init(&t);
+	for (uint32_t i = 0; i < N; i++)
+		if (i != 0)
+			data(&t, i, 0, 0);
+	data(&t, 0, 1, 1 * MS);                 /* conn 0: g=0 lost */
+	assert_int_equal(t.nsent, 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_NO_ACK), 1);
+	/* g=1 completes nothing (slot 0 waits); a stale ACK of the job's start
+	 * (PSN ipsn - 1: nothing acknowledged) gives the template */
+	ack(&t, 0, 0xFFFFFF, 0x1F, 2 * MS);
+	nr_engine_poll(t.e, 20 * MS);
+	assert_int_equal(t.nsent, 1);
+	check_rnr(&t, 0, 0, 0);
+	th_fini(&t);
+}
+
+/* No ops.send (a caller that cannot transmit): gaps are only counted. */
+static void test_without_send(void **state)
+{
+	struct nr_engine *e = nr_engine_create(NULL);
+	struct nr_job_spec *s = th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
+	char err[128];
+	struct th_pkt *k;
+	uint64_t ctr[NR_ECTR_MAX];
+
+	assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), 0);
+	k = th_ack(s, 0, 0xFFFFFF, 0x1F);
+	assert_int_equal(nr_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_FORWARD);
+	th_pkt_free(k);
+	k = th_data(s, 0, 1, NR_OP_RC_WRITE_ONLY_IMM, 0x01000001, pay, 1024);
+	assert_int_equal(nr_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_HELD);
+	nr_engine_counters(e, ctr);
+	assert_int_equal(ctr[NR_ECTR_NAK_GAP], 1);
+	nr_engine_destroy(e);     /* frees k through no ops.free: the test keeps it */
+	th_pkt_free(k);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gap_before_box),
+		cmocka_unit_test(test_nak_never_beyond_mark),
+		cmocka_unit_test(test_receiver_stall_probed),
+		cmocka_unit_test(test_tail_losses_probed),
+		cmocka_unit_test(test_no_probe_while_results_flow),
+		cmocka_unit_test(test_gap_before_first_ack),
+		cmocka_unit_test(test_without_send),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
