@@ -53,10 +53,6 @@ struct nr_config {
 	const char *switch_addr; /* "ip:port" of the box's TCP control listener; NULL: no box */
 	const char *token;       /* shared token for the box's control API */
 	const char *transport;   /* "soft" (default) or "verbs" */
-	const char *soft_profile; /* soft: "rnic" (as RNIC RC QPs behave) or "legacy" (default;
-				     host/README.md, "The soft transport's RNIC profile") */
-	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the transport's (128) */
-	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: the transport's (64) */
 	const char *device;      /* verbs: RDMA device name (NULL: first one) */
 	const char *addr;        /* this host's IPv4 address on the data path (required if world > 1) */
 	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
@@ -71,8 +67,6 @@ struct nr_config {
 	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
 	int gid_index;           /* verbs: -1 (default) finds the device and RoCEv2 GID of addr */
-	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
-				    the GRH traffic class; soft: IP_TOS); default 0 */
 	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):
 				    the 8 tries of the retry limit span up to timeout_ms, t <= 18 */
 	/* Hosts with several ranks (host/README.md, "Hosts with several ranks"). */
@@ -93,6 +87,15 @@ struct nr_config {
 	int rack_agents;         /* hosts of each rack that carry the racks' sums between racks,
 				    1/rack_agents of the buffer each: 1 (Rina's one agent) up to
 				    the smallest rack's size; 0 (default): that size */
+	/* later additions, at the end so that bindings of the fields above keep their offsets */
+	const char *soft_profile; /* soft: "rnic" (as RNIC RC QPs behave) or "legacy" (default;
+				     host/README.md, "The soft transport's RNIC profile") */
+	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
+				    the GRH traffic class; soft: IP_TOS); default 0 */
+	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: the transport's (64) */
+	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the transport's (128) */
+	uint32_t bootstrap_timeout_ms; /* rendezvous: how long ranks wait for each other to join
+				    (a rank may start late); default 300000 */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
@@ -101,9 +104,10 @@ void nr_config_default(struct nr_config *cfg);
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
  * NR_SOFT_PROFILE, NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU,
- * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW, NR_UDP_PORT, NR_GID_INDEX,
- * NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER, NR_INTRA_GBPS, NR_INTER_GBPS,
- * NR_SHM_PACE_GBPS, NR_RACKS, NR_CHANNELS (a number, or "auto" for 0) from the environment.  Strings
+ * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
+ * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
+ * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_CHANNELS (a number, or "auto"
+ * for 0) from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */

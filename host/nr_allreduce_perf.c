@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "netreduce.h"
 #include "proto/nr_text.h"
@@ -24,6 +25,8 @@ struct opts {
 	size_t min, max;
 	double factor;
 	int iters, warmup;
+	int late_rank;           /* this rank enters its first collective late_s late; -1: none */
+	unsigned late_s;
 	bool ring, check, json, algo_set;
 	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
 	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
@@ -50,6 +53,8 @@ static void usage(FILE *f)
 "                        order for ring; with NR_LOCAL_SIZE > 1 the hosts'\n"
 "                        local sums in those orders; across racks docs/racks.md),\n"
 "                        over all ranks\n"
+"      --late R:S        rank R enters its first collective S seconds after the\n"
+"                        others (a slow data loader): the others wait in it\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
 "                        {\"algo\",\"variant\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
 "                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
@@ -336,7 +341,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -345,7 +350,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "switch", 1, 0, O_SWITCH }, { "token", 1, 0, O_TOKEN },
 		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
-		{ "rack-boxes", 1, 0, O_BOXES },
+		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -378,6 +383,17 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_MSG: if (parse_uint(optarg, 1 << 30, &v)) goto bad; cfg->msg_size = v; break;
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
 		case O_BOXES: o->boxes_arg = optarg; break;
+		case O_LATE: {
+			unsigned r, sec;
+			int n = 0;
+
+			if (sscanf(optarg, "%u:%u%n", &r, &sec, &n) != 2 || optarg[n] || r > (1u << 20) ||
+			    sec > 86400)
+				goto bad;
+			o->late_rank = (int)r;
+			o->late_s = sec;
+			break;
+		}
 		default: usage(stderr); return -1;
 		}
 	}
@@ -402,7 +418,8 @@ bad:
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .min = 4, .max = 4 << 20, .factor = 2, .iters = 20, .warmup = 5 };
+	struct opts o = { .min = 4, .max = 4 << 20, .factor = 2, .iters = 20, .warmup = 5,
+			  .late_rank = -1 };
 	struct nr_config cfg;
 	struct nr_comm *c;
 	int rc;
@@ -425,6 +442,8 @@ int main(int argc, char **argv)
 			nr_comm_last_error(NULL));
 		return 2;
 	}
+	if (cfg.rank == o.late_rank)
+		sleep(o.late_s);
 	rc = sweep(c, &o, cfg.rank, cfg.world);
 	nr_comm_destroy(c);
 	return rc;

@@ -162,7 +162,7 @@ static void idle_progress(void *c)
 
 static int root_gather(struct nr_comm *c)
 {
-	uint64_t deadline = nr_now_ms() + c->cfg.timeout_ms;
+	uint64_t deadline = nr_now_ms() + c->cfg.bootstrap_timeout_ms;
 	char err[256];
 	int joined = 1, rc;
 
@@ -178,8 +178,8 @@ static int root_gather(struct nr_comm *c)
 			while (missing < c->world && c->fds[missing] >= 0)
 				missing++;
 			return nr_fail(c, NR_ERR_TIMEOUT, "rank 0: only %d of %d ranks joined at %s "
-				       "within %u ms (rank %d missing)", joined, c->world, c->root,
-				       c->cfg.timeout_ms, missing);
+				       "within %u ms (NR_BOOTSTRAP_TIMEOUT_MS; rank %d missing)", joined,
+				       c->world, c->root, c->cfg.bootstrap_timeout_ms, missing);
 		}
 		fd = nr_tcp_accept(c->lfd);
 		if (fd < 0)
@@ -242,7 +242,7 @@ static int member_bootstrap(struct nr_comm *c)
 	json_int_t credits, key;
 	int ok, fd;
 
-	if (nr_tcp_connect(c->root, c->cfg.timeout_ms, &fd, err, sizeof(err)))
+	if (nr_tcp_connect(c->root, c->cfg.bootstrap_timeout_ms, &fd, err, sizeof(err)))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous with rank 0 (NR_ROOT): %s",
 			       c->rank, err);
 	c->fds[0] = fd;
@@ -251,8 +251,9 @@ static int member_bootstrap(struct nr_comm *c)
 	json_decref(msg);
 	if (ok)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous %s: %s", c->rank, c->root, err);
-	/* rank 0 may wait timeout_ms for late ranks, then for the box */
-	if (nr_recv_json_line(fd, nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg,
+	/* rank 0 may wait bootstrap_timeout_ms for late ranks, then for the box */
+	if (nr_recv_json_line(fd, nr_now_ms() + c->cfg.bootstrap_timeout_ms +
+				      2ull * c->cfg.timeout_ms, (void **)&msg,
 			      err, sizeof(err), NULL, NULL))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: waiting for the endpoint table from "
 			       "rank 0 (%s): %s", c->rank, c->root, err);

@@ -23,6 +23,7 @@ void nr_config_default(struct nr_config *cfg)
 		.mtu = 1024,
 		.msg_size = 65536,
 		.timeout_ms = 10000,
+		.bootstrap_timeout_ms = 300000,
 		.pool_msgs = 8,
 		.channels = 1,
 		.ring_window = 16,
@@ -87,6 +88,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_MTU", 4096, mtu),
 		F("NR_MSG_SIZE", UINT32_MAX, msg_size),
 		F("NR_TIMEOUT_MS", 3600000, timeout_ms),
+		F("NR_BOOTSTRAP_TIMEOUT_MS", 86400000, bootstrap_timeout_ms),
 		F("NR_POOL_MSGS", 65536, pool_msgs),
 		F("NR_RING_WINDOW", 4096, ring_window),
 		F("NR_UDP_PORT", 65535, udp_port),
@@ -283,6 +285,12 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	if (cfg->timeout_ms < 10) {
 		nr_set_tls_error("%s=%u: must be at least 10 ms", NAME("NR_TIMEOUT_MS", "timeout_ms"),
 				 cfg->timeout_ms);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->bootstrap_timeout_ms < 10) {
+		nr_set_tls_error("%s=%u: must be at least 10 ms",
+				 NAME("NR_BOOTSTRAP_TIMEOUT_MS", "bootstrap_timeout_ms"),
+				 cfg->bootstrap_timeout_ms);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->pool_msgs < 2 || cfg->pool_msgs % 2) {

@@ -150,7 +150,7 @@ void dp_stats_line(struct dp_box *b, char *buf, size_t len)
 		 s.c[DP_CTR_GENERATED]);
 	/* the status monitor's NAKs by reason, while the workers serve commands */
 	if (n > 0 && (size_t)n < len && dp_box_engine_counters(b, e) == 0)
-		snprintf(buf + n, len - (size_t)n, " (nak gap %lu rearm %lu probe %lu no_ack %lu)",
+		snprintf(buf + n, len - (size_t)n, " (nak gap %lu rearm %lu probe %lu hold %lu)",
 			 e[NR_ECTR_NAK_GAP], e[NR_ECTR_NAK_REARM], e[NR_ECTR_NAK_PROBE],
-			 e[NR_ECTR_NAK_NO_ACK]);
+			 e[NR_ECTR_NAK_HOLD]);
 }

@@ -325,15 +325,15 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		case NR_SLOT_FILLING:
 			bits = &j->bits[(size_t)si * j->words];
 			if (bits[i / 64] >> (i % 64) & 1) {
-				nr_mon_data(e, j, i, x, now_ns);
+				nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 			}
 			break;
 		case NR_SLOT_COMPLETE:
-			nr_mon_data(e, j, i, x, now_ns);
+			nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
-			nr_mon_data(e, j, i, x, now_ns);
+			nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
 			v = resend(j, s, si, p, frame, ctr);
 			if (v == NR_V_RESEND)
 				nr_mon_result(j, i, now_ns);
@@ -351,7 +351,7 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
 	v = contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
 	if (v == NR_V_HELD)
-		nr_mon_data(e, j, i, x, now_ns);
+		nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
 	return v;
 }
 

@@ -101,6 +101,7 @@ struct nr_conn_mon {
 				* or a stored result was resent to it */
 	uint64_t wait_ns;      /* contig last moved, or no slot waited for this sender */
 	uint64_t probe_ns;     /* the last probe NAK */
+	uint64_t hold_ns;      /* the last hold RNR NAK (a late contributor), 0: none */
 	struct nr_flow tpl;    /* the receiver's last ACK: addresses, ports, DSCP of ours */
 	uint32_t msn;          /* its MSN */
 	uint16_t origin;       /* ops.origin of it */

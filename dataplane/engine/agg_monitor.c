@@ -11,7 +11,8 @@
  *   contig, hi   the sender's stream: every sequence below contig is in the
  *                box (or was released), hi is one past the highest in;
  *                contig < hi means a gap;
- *   tpl, msn     the receiver's last ACK: the box's NAKs are that frame with
+ *   tpl, msn     the receiver's last ACK (before it: the sender's first
+ *                packet turned around): the box's NAKs are that frame with
  *                another PSN and syndrome (same MACs, IPs, UDP source port,
  *                DSCP, QPN, MSN), built by proto's nr_build_frame;
  *   hole         the gap it sent a NAK for, until the gap is filled;
@@ -48,6 +49,16 @@
  *           sender with nothing outstanding at that PSN (a late rank)
  *           ignores it as a response to nothing.  At most one per probe
  *           time per connection.
+ *   hold    a late contributor (a rank that enters a collective late): the
+ *           oldest slot not emitted has contributions and the job has not
+ *           moved for 8 probe times (at least 100 ms: losses are repaired
+ *           sooner, and an RNR wait would only slow that).  Each sender that contributed to it
+ *           gets an RNR NAK at its receiver's mark with a 245.76 ms timer,
+ *           again every 250 ms while the wait lasts: it waits, resends from
+ *           the mark (duplicates, dropped), and its ACK timer, stopped during
+ *           the wait, never runs out, so no retry_cnt is spent however late
+ *           the rank is (rnr_retry 7: infinite).  The job's own progress
+ *           timeout (timeout_ms) still bounds the wait.
  * The gap's NAK is a PSN sequence error NAK, what the receiver itself would
  * send had it seen the gap.  Re-arms and probes are RNR NAKs with the
  * shortest timer (10 us) instead: an RNIC ignores a second sequence NAK
@@ -59,9 +70,9 @@
  * is counted against rnr_retry only, which hosts set to 7 (infinite; rxe_comp.c
  * COMPST_RNR_RETRY, mlx5 alike).  An RNR NAK for PSN q too acknowledges q - 1:
  * the same clamp applies.
- * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe; nak_no_ack when
- * there is no ACK of the connection to build one from yet: the sender's
- * timeout covers the first packets of a job).
+ * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold).
+ * Until the receiver's first ACK the template is the sender's own data
+ * packet turned around (take_data_template).
  */
 #include <string.h>
 
@@ -78,6 +89,13 @@
 #define MON_FRAME_MAX    96             /* Ethernet + VLAN + IPv4 + UDP + BTH + AETH + ICRC */
 /* Re-arms and probes: an RNR NAK with the shortest timer (code 1: 10 us) */
 #define MON_RNR_NOW      (NR_AETH_RNR_NAK | 1)
+/* Holds (a slot waits for a late contributor): 245.76 ms (code 29), every 250 ms */
+#define MON_RNR_HOLD     (NR_AETH_RNR_NAK | 29)
+#define MON_HOLD_NS      250000000ull
+/* ... once the job has not moved for 8 probe times and at least 100 ms: a
+ * loss is repaired sooner (probes), and the RNR wait would only slow that */
+#define MON_HOLD_PROBES  8
+#define MON_HOLD_MIN_NS  100000000ull
 
 void nr_mon_init(struct nr_job *j, uint64_t now_ns)
 {
@@ -137,7 +155,6 @@ static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
 	int n;
 
 	if (!m->have_tpl) {
-		j->ctr[NR_ECTR_NAK_NO_ACK]++;
 		return;
 	}
 	n = nr_build_frame(buf, sizeof(buf), &m->tpl, &a, NULL, 0);
@@ -148,11 +165,47 @@ static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
 		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->origin);
 }
 
+/*
+ * Before the receiver's first ACK: the sender's own data packet, turned
+ * around (MACs and IPs swapped, to the sender's QPN), as the template; MSN 0,
+ * since the receiver has acknowledged nothing of the job.  Its UDP source
+ * port is the sender's (RNICs do not check the source port of what they
+ * receive).  A receiver's ACK replaces it.
+ */
+static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i,
+			       const uint8_t *f, const struct nr_pkt *p, void *handle)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
+	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
+	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
+	uint8_t tos = ip->tos;
+
+	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
+		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
+	m->tpl = (struct nr_flow){
+		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci,
+		.saddr = p->daddr, .daddr = p->saddr, .sport = p->udp_sport,
+		.tos = tos, .frag_off = NR_IPV4_DF, .dqpn = j->conns[i].src_qpn,
+		.pkey = nr_bth_pkey(bth),
+	};
+	memcpy(m->tpl.src_mac, eth->dst, NR_ETH_ALEN);
+	memcpy(m->tpl.dst_mac, eth->src, NR_ETH_ALEN);
+	m->mig = nr_bth_mig(bth);
+	m->msn = 0;
+	m->have_tpl = 1;
+	if (e->ops.origin)
+		m->origin = e->ops.origin(e->ops.ctx, handle);
+}
+
 void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
-		 uint64_t now_ns)
+		 const struct nr_pkt *p, const uint8_t *frame, void *handle, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
 	uint64_t before = m->contig;
+
+	if (!m->have_tpl)
+		take_data_template(e, j, i, frame, p, handle);
 
 	if (x >= m->hi)
 		m->hi = x + 1;
@@ -232,15 +285,41 @@ static bool waits_for(const struct nr_job *j, uint32_t i, uint64_t x)
 	return s->x == x && s->state == NR_SLOT_FILLING && !has(j, i, x);
 }
 
+/*
+ * Whether the job waits for a late contributor: the oldest slot not emitted
+ * has contributions and nothing moved for the hold time.
+ */
+static bool job_held(const struct nr_job *j, uint64_t now_ns)
+{
+	const struct nr_slot *s;
+
+	if (j->next_emit - j->next_release >= j->pool ||
+	    now_ns - j->last_progress_ns < rtts_ns(j, MON_HOLD_PROBES * MON_PROBE_RTTS,
+						   MON_HOLD_MIN_NS))
+		return false;
+	s = &j->slots[nr_job_slot(j, j->next_emit)];
+	return s->x == j->next_emit && s->state == NR_SLOT_FILLING;
+}
+
 void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 {
 	uint64_t rearm = rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS);
 	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
+	bool held = job_held(j, now_ns);
 
 	for (uint32_t i = 0; i < j->n; i++) {
 		struct nr_conn_mon *m = &j->mon[i];
 		uint64_t since;
 
+		/* a sender that contributed to the slot a late one holds up:
+		 * RNR NAKs keep it from spending its retries on ACK timeouts */
+		if (held && has(j, i, j->next_emit)) {
+			if (m->hold_ns == 0 || now_ns - m->hold_ns >= MON_HOLD_NS) {
+				m->hold_ns = now_ns;
+				mon_nak(e, j, i, m->contig, MON_RNR_HOLD, NR_ECTR_NAK_HOLD);
+			}
+			continue;
+		}
 		if (m->hole != NR_MON_NONE) {
 			if (now_ns - m->hole_ns >= rearm) {
 				m->hole_ns = now_ns;

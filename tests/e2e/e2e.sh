@@ -174,6 +174,15 @@ workers2)
 	[ -z "$bad" ] || fail "frames not accounted for: $bad"
 	[ "$workers" = 2 ] || fail "$workers of 2 workers emitted results: the job's channels are not spread"
 	pass "one job, 2 channels on 2 box workers (steering $steer), 1% loss/dup/reorder: exact, every frame accounted for"
+late)
+	# One rank enters the collective 60 s after the others (a slow data
+	# loader), RNIC profile: an RNIC's 7 retries of at most 1.07 s would put
+	# the early senders' QPs in error after ~8.6 s; the box's hold RNR NAKs
+	# (docs/architecture.md, rule 11) keep them waiting without spending a
+	# retry.  The progress timeout (host and box job) covers the 60 s.
+	NR_SOFT_PROFILE=rnic run_check "4 hosts, rank 3 60 s late" 1 --hosts 4 --algo netreduce \
+		--iters 1 --warmup 0 --bytes 1M --progress-timeout 120000 --perf-args '--late 3:60'
+	pass "rank 3 entered the all-reduce 60 s late under the RNIC profile: completed, exact, no QP in error"
 	;;
 hostkill|boxrestart|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"

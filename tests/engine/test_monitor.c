@@ -289,26 +289,90 @@ static void test_no_probe_while_results_flow(void **state)
 }
 
 /*
- * A gap before any ACK of the connection: no template to build a NAK from
- * (counted); once the receiver's first ACK is in, the re-arm sends it.
+ * A late contributor (a rank entering a collective late): slot 1 has conns
+ * 0 and 1 and waits for conn 2.  Until the hold time (8 probe times: 128 ms
+ * before any round-trip sample) only the probes of conn 2 go out; then each waiting sender gets an RNR NAK with the
+ * 245.76 ms timer (code 29) at its receiver's mark, again every 250 ms,
+ * never one for conn 2 (it has nothing of slot 1 in flight to hold); once
+ * conn 2 contributes, the holds stop.
+ */
+static void test_late_contributor_held(void **state)
+{
+	struct th t;
+	uint32_t k, holds = 0;
+
+	init(&t);
+	slot(&t, 0, 0);
+	data(&t, 0, 1, 1 * MS);
+	data(&t, 1, 1, 1 * MS);
+	nr_engine_poll(t.e, 90 * MS);
+	nr_engine_poll(t.e, 120 * MS);
+	for (k = 0; k < t.nsent; k++)
+		assert_int_equal(t.sent[k].p.qpn, t.spec->conns[2].src_qpn);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 0);
+	k = t.nsent;
+	nr_engine_poll(t.e, 129 * MS);
+	assert_int_equal(t.nsent, k + 2);
+	check_syn(&t, k, 0, 1, NR_AETH_RNR_NAK | 29);
+	check_syn(&t, k + 1, 1, 1, NR_AETH_RNR_NAK | 29);
+	for (uint64_t now = 130; now < 2000; now += 10)
+		nr_engine_poll(t.e, now * MS);
+	for (k = 0; k < t.nsent; k++) {
+		if (t.sent[k].p.aeth_syn == (NR_AETH_RNR_NAK | 29)) {
+			assert_int_not_equal(t.sent[k].p.qpn, t.spec->conns[2].src_qpn);
+			holds++;
+		}
+	}
+	assert_int_equal(holds, 2 * 8);    /* at 129, 380, ... 1880 ms: 8 each */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 16);
+	/* the late rank arrives: slot 1 completes, the receivers ACK, no more holds */
+	assert_int_equal(data(&t, 2, 1, 2000 * MS), NR_V_HELD);
+	for (uint32_t i = 0; i < N; i++)
+		ack(&t, i, 1, 0x1F, 2001 * MS);
+	k = t.nsent;
+	for (uint64_t now = 2010; now < 3000; now += 10)
+		nr_engine_poll(t.e, now * MS);
+	assert_int_equal(t.nsent, k);
+	th_fini(&t);
+}
+
+/*
+ * A gap before any ACK of the connection: the NAK is the sender's own packet
+ * turned around (MACs and IPs swapped, the sender's QPN, MSN 0); once the
+ * receiver's first ACK is in, the re-arm is built from that ACK.
  */
 static void test_gap_before_first_ack(void **state)
 {
 	struct th t;
+	struct th_pkt *want;
+	const struct nr_eth_hdr *we, *ge;
 
 	init(&t);
 	for (uint32_t i = 0; i < N; i++)
 		if (i != 0)
 			data(&t, i, 0, 0);
 	data(&t, 0, 1, 1 * MS);                 /* conn 0: g=0 lost */
-	assert_int_equal(t.nsent, 0);
-	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_NO_ACK), 1);
-	/* g=1 completes nothing (slot 0 waits); a stale ACK of the job's start
-	 * (PSN ipsn - 1: nothing acknowledged) gives the template */
-	ack(&t, 0, 0xFFFFFF, 0x1F, 2 * MS);
-	nr_engine_poll(t.e, 20 * MS);
 	assert_int_equal(t.nsent, 1);
-	check_rnr(&t, 0, 0, 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);
+	assert_int_equal(t.sent[0].origin, 10);      /* the sender's port */
+	want = th_ack(t.spec, 0, ipsn[0], NR_AETH_NAK_PSN_SEQ_ERR);
+	assert_int_equal(t.sent[0].p.aeth_syn, NR_AETH_NAK_PSN_SEQ_ERR);
+	assert_int_equal(t.sent[0].p.psn, ipsn[0]);  /* acknowledges nothing */
+	assert_int_equal(t.sent[0].p.aeth_msn, 0);
+	assert_int_equal(t.sent[0].p.qpn, want->p.qpn);
+	assert_int_equal(t.sent[0].p.saddr, want->p.saddr);
+	assert_int_equal(t.sent[0].p.daddr, want->p.daddr);
+	we = (const struct nr_eth_hdr *)want->frame;
+	ge = (const struct nr_eth_hdr *)t.sent[0].frame;
+	assert_memory_equal(ge->src, we->src, NR_ETH_ALEN);
+	assert_memory_equal(ge->dst, we->dst, NR_ETH_ALEN);
+	th_pkt_free(want);
+	/* a stale ACK of the job's start (PSN ipsn - 1: nothing acknowledged)
+	 * gives the receiver's template; the re-arm is built from it */
+	ack(&t, 0, 0xFFFFFF, 0x1F, 2 * MS);
+	nr_engine_poll(t.e, 14 * MS);           /* re-arm: 3 round trips after the NAK */
+	assert_int_equal(t.nsent, 2);
+	check_rnr(&t, 1, 0, 0);
 	th_fini(&t);
 }
 
@@ -342,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_receiver_stall_probed),
 		cmocka_unit_test(test_tail_losses_probed),
 		cmocka_unit_test(test_no_probe_while_results_flow),
+		cmocka_unit_test(test_late_contributor_held),
 		cmocka_unit_test(test_gap_before_first_ack),
 		cmocka_unit_test(test_without_send),
 	};

@@ -16,7 +16,7 @@ static const char *const vars[] = {
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
-	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ",
+	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
 };
 
 static int clear_env(void **state)
@@ -67,7 +67,9 @@ static void test_env_good(void **state)
 	setenv("NR_TCLASS", "0x6a", 1);
 	setenv("NR_SOFT_WINDOW", "256", 1);
 	setenv("NR_SOFT_ACKREQ", "16", 1);
+	setenv("NR_BOOTSTRAP_TIMEOUT_MS", "90000", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.bootstrap_timeout_ms, 90000);
 	assert_int_equal(cfg.soft_window, 256);
 	assert_int_equal(cfg.soft_ackreq, 16);
 	assert_int_equal(cfg.tclass, 0x6a);
@@ -107,6 +109,7 @@ static void test_env_defaults(void **state)
 	assert_null(cfg.hier);
 	assert_null(cfg.racks);
 	assert_int_equal(cfg.channels, 1);
+	assert_int_equal(cfg.bootstrap_timeout_ms, 300000);
 }
 
 /* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
@@ -128,6 +131,7 @@ static void test_env_bad(void **state)
 		{ "NR_TCLASS", "256", "NR_TCLASS" },
 		{ "NR_SOFT_WINDOW", "-1", "NR_SOFT_WINDOW" },
 		{ "NR_SOFT_ACKREQ", "65536", "NR_SOFT_ACKREQ" },
+		{ "NR_BOOTSTRAP_TIMEOUT_MS", "5", "NR_BOOTSTRAP_TIMEOUT_MS" },
 		{ "NR_MTU", "1500", "NR_MTU" },
 		{ "NR_MTU", "99999", "NR_MTU" },
 		{ "NR_MSG_SIZE", "1000", "NR_MSG_SIZE" },

@@ -37,6 +37,8 @@ struct ring_case {
 	uint32_t mtu, msg_size;  /* 0: defaults */
 	uint64_t seed;
 	uint32_t timeout_ms;
+	uint32_t boot_ms;        /* bootstrap_timeout_ms (0: default) */
+	uint32_t late_ms;        /* the last rank calls nr_comm_init this late */
 	struct shared_out *out;
 };
 
@@ -138,6 +140,10 @@ static int ring_child(int rank, int world, void *arg)
 
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.timeout_ms = t->timeout_ms;
+	if (t->boot_ms)
+		cfg.bootstrap_timeout_ms = t->boot_ms;
+	if (t->late_ms && rank == world - 1)
+		usleep(t->late_ms * 1000u);
 	if (t->mtu)
 		cfg.mtu = t->mtu;
 	if (t->msg_size)
@@ -189,6 +195,33 @@ static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big
 		for (int ip = 0; ip < 2; ip++)
 			for (int r = 1; r < world; r++)
 				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
+	munmap(t.out, sizeof(*t.out));
+}
+
+/*
+ * A rank that starts later than the progress timeout (1 s here) joins: the
+ * rendezvous waits NR_BOOTSTRAP_TIMEOUT_MS (10 s here), not NR_TIMEOUT_MS.
+ */
+static void test_late_start(void **state)
+{
+	struct ring_case t = { .nsizes = 1, .sizes = { 4100 }, .timeout_ms = 1000,
+			       .boot_ms = 10000, .late_ms = 2500 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	ranks_env_init(&t.env, 17);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(3, ring_child, &t, pids);
+	ranks_wait(3, pids, status, 60000, NULL);
+	for (int r = 0; r < 3; r++) {
+		if (status[r])
+			fprintf(stderr, "rank %d exit %d: %s\n", r, status[r], t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+	}
+	for (int r = 1; r < 3; r++)
+		assert_true(t.out->hash[r][0][0] == t.out->hash[0][0][0]);
 	munmap(t.out, sizeof(*t.out));
 }
 
@@ -423,6 +456,7 @@ static int missing_child(int rank, int world, void *arg)
 		return 0;    /* never joins */
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.timeout_ms = t->timeout_ms;
+	cfg.bootstrap_timeout_ms = t->timeout_ms;    /* the rendezvous' own bound */
 	t->out->rc[rank] = nr_comm_init(&cfg, &c);
 	t->out->fail_ms[rank] = ranks_now_ms() - t0;
 	child_fail(t, rank, 0, "%s", nr_comm_last_error(NULL));
@@ -466,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
 		cmocka_unit_test(test_missing_rank),
+		cmocka_unit_test(test_late_start),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
