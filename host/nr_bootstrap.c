@@ -170,6 +170,7 @@ static int root_gather(struct nr_comm *c)
 		struct pollfd pfd = { .fd = c->lfd, .events = POLLIN };
 		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
 		json_t *msg;
+		uint64_t hello_by;
 		int fd, rank;
 
 		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
@@ -184,7 +185,12 @@ static int root_gather(struct nr_comm *c)
 		fd = nr_tcp_accept(c->lfd);
 		if (fd < 0)
 			continue;
-		if (nr_recv_json_line(fd, deadline, (void **)&msg, err, sizeof(err), NULL, NULL)) {
+		/* a member sends its hello as soon as it is connected: a connection
+		 * silent for the progress timeout is a stray one, and must not hold
+		 * up the others for the whole bootstrap timeout */
+		hello_by = nr_now_ms() + c->cfg.timeout_ms;
+		if (nr_recv_json_line(fd, hello_by < deadline ? hello_by : deadline, (void **)&msg,
+				      err, sizeof(err), NULL, NULL)) {
 			close(fd);   /* a stray connection; keep waiting for real ranks */
 			continue;
 		}

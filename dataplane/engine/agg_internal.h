@@ -101,12 +101,14 @@ struct nr_conn_mon {
 				* or a stored result was resent to it */
 	uint64_t wait_ns;      /* contig last moved, or no slot waited for this sender */
 	uint64_t probe_ns;     /* the last probe NAK */
+	uint64_t tail_ns;      /* when the ACK tail_due refers to came */
 	uint64_t hold_ns;      /* the last hold RNR NAK (a late contributor), 0: none */
 	struct nr_flow tpl;    /* the receiver's last ACK: addresses, ports, DSCP of ours */
 	uint32_t msn;          /* its MSN */
 	uint16_t origin;       /* ops.origin of it */
 	uint8_t mig;           /* its BTH MigReq */
 	uint8_t have_tpl;
+	uint8_t tail_due;      /* the receiver's ACK of all emitted: repeat it if the sender stays quiet */
 };
 
 /* Lookup entry: (daddr, qpn) -> job slot index and connection. */

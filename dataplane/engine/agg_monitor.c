@@ -70,7 +70,14 @@
  * is counted against rnr_retry only, which hosts set to 7 (infinite; rxe_comp.c
  * COMPST_RNR_RETRY, mlx5 alike).  An RNR NAK for PSN q too acknowledges q - 1:
  * the same clamp applies.
- * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold).
+ *   tail    the receiver's ACK of everything emitted (the end of a
+ *           collective) lost on its way to the sender: no gap, no stall the
+ *           box can see, and the sender waits for its ACK timeout.  When the
+ *           sender sent nothing more for a probe time after such an ACK, the
+ *           box sends it once more (a copy of it: it acknowledges nothing the
+ *           receiver did not); a sender that had it ignores it as stale.
+ * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold;
+ * ack_repeat for the tail's ACKs).
  * Until the receiver's first ACK the template is the sender's own data
  * packet turned around (take_data_template).
  */
@@ -140,22 +147,27 @@ static bool has(const struct nr_job *j, uint32_t i, uint64_t x)
 
 /*
  * Send sender i a NAK (syndrome syn) at sequence x, clamped to the
- * receiver's mark (the rule above), built from the receiver's last ACK.
+ * receiver's mark (the rule above), built from the receiver's last ACK; an
+ * ACK syndrome repeats that ACK (PSN mark - 1: what the receiver acknowledged).
  */
 static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint8_t syn,
 		    enum nr_engine_ctr why)
 {
 	const struct nr_conn_mon *m = &j->mon[i];
 	uint64_t q = x < j->acked[i] ? x : j->acked[i];
-	const struct nr_build_args a = {
+	struct nr_build_args a = {
 		.opcode = NR_OP_RC_ACK, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)q),
 		.migreq = m->mig, .syndrome = syn, .msn = m->msn,
 	};
 	uint8_t buf[MON_FRAME_MAX];
 	int n;
 
-	if (!m->have_tpl) {
+	if (!m->have_tpl)
 		return;
+	if (nr_syn_is_ack(syn)) {       /* an ACK covers its own PSN: the mark's - 1 */
+		if (q == 0)
+			return;
+		a.psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)(q - 1));
 	}
 	n = nr_build_frame(buf, sizeof(buf), &m->tpl, &a, NULL, 0);
 	if (n < 0)
@@ -206,6 +218,8 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
 
 	if (!m->have_tpl)
 		take_data_template(e, j, i, frame, p, handle);
+	if (x >= j->acked[i])
+		m->tail_due = 0;                /* the sender is sending again */
 
 	if (x >= m->hi)
 		m->hi = x + 1;
@@ -265,6 +279,10 @@ void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t
 		m->origin = e->ops.origin(e->ops.ctx, handle);
 	if (moved)
 		m->ack_ns = now_ns;
+	/* everything emitted is acknowledged: if this ACK is lost on its way,
+	 * the sender, with nothing more to send, would wait for its timeout */
+	m->tail_due = moved && j->acked[i] == j->next_emit && nr_syn_is_ack(p->aeth_syn);
+	m->tail_ns = now_ns;
 }
 
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
@@ -319,6 +337,12 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 				mon_nak(e, j, i, m->contig, MON_RNR_HOLD, NR_ECTR_NAK_HOLD);
 			}
 			continue;
+		}
+		if (m->tail_due && now_ns - m->tail_ns >= probe) {
+			m->tail_due = 0;
+			if (j->acked[i] == j->next_emit)
+				mon_nak(e, j, i, j->acked[i], NR_AETH_CREDIT_INVALID,
+					NR_ECTR_ACK_REPEAT);
 		}
 		if (m->hole != NR_MON_NONE) {
 			if (now_ns - m->hole_ns >= rearm) {

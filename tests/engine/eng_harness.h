@@ -58,8 +58,10 @@ struct th {
 	struct th_emit *log;
 	uint32_t log_len, log_cap;
 	bool strict;             /* fail on an emit/free of a packet not held */
-	struct th_sent *sent;    /* frames the engine made, in order */
+	struct th_sent *sent;    /* NAKs the engine made, in order */
 	uint32_t nsent, sent_cap;
+	struct th_sent rep;      /* the last ACK it repeated (a tail ACK), nrep of them */
+	uint32_t nrep;
 };
 
 /* IPs 10.0.0.(rank+1); conn i: src rank i QPN 0x100+i, dst rank i+1 QPN 0x200+(i+1)%n. */

@@ -376,6 +376,43 @@ static void test_gap_before_first_ack(void **state)
 	th_fini(&t);
 }
 
+/*
+ * The receivers' ACKs of everything emitted (the end of a collective), one
+ * of them lost on its way to its sender: the box repeats each such ACK once
+ * when its sender stays quiet for the probe time, byte for byte the
+ * receiver's ACK; a sender that sends again cancels it, and nothing is
+ * repeated while results are unacknowledged.
+ */
+static void test_tail_ack_repeated(void **state)
+{
+	struct th t;
+	struct th_pkt *want;
+
+	init(&t);
+	slot(&t, 0, 0);                         /* every receiver ACKs g=0: all emitted */
+	nr_engine_poll(t.e, 10 * MS);
+	assert_int_equal(t.nrep, 0);
+	nr_engine_poll(t.e, 17 * MS);           /* a probe time (16 ms) of quiet: once each */
+	assert_int_equal(t.nrep, N);
+	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_REPEAT), N);
+	want = th_ack(t.spec, N - 1, ipsn[N - 1], 0x1F);
+	assert_int_equal(t.rep.origin, 20 + N - 1);
+	assert_int_equal(t.rep.len, want->len);
+	assert_memory_equal(t.rep.frame, want->frame, want->len);
+	th_pkt_free(want);
+	nr_engine_poll(t.e, 100 * MS);          /* once only */
+	assert_int_equal(t.nrep, N);
+	/* the next collective: conn 0 sends again at once (cancelled); the
+	 * others' results wait for their ACKs: nothing repeated */
+	slot(&t, 1, 101 * MS);
+	for (uint32_t i = 0; i < N; i++)
+		data(&t, i, 2, 101 * MS);
+	nr_engine_poll(t.e, 200 * MS);
+	assert_int_equal(t.nrep, N);
+	assert_int_equal(t.nsent, N);           /* the receivers' probes for result 2 */
+	th_fini(&t);
+}
+
 /* No ops.send (a caller that cannot transmit): gaps are only counted. */
 static void test_without_send(void **state)
 {
@@ -408,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_no_probe_while_results_flow),
 		cmocka_unit_test(test_late_contributor_held),
 		cmocka_unit_test(test_gap_before_first_ack),
+		cmocka_unit_test(test_tail_ack_repeated),
 		cmocka_unit_test(test_without_send),
 	};
 

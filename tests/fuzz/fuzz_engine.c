@@ -545,7 +545,7 @@ static uint64_t seq_near_mark(const struct sjob *j, uint32_t i, uint32_t psn)
 
 /*
  * A frame the engine made (ops.send): a NAK (sequence or RNR) to a sender on
- * its receiver's behalf.  It must be well formed, ICRC'd, for a registered connection, and
+ * its receiver's behalf, or a repeat of the receiver's last ACK.  It must be well formed, ICRC'd, for a registered connection, and
  * acknowledge (PSN - 1) nothing that receiver has not acknowledged.
  */
 static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin)
@@ -558,11 +558,13 @@ static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t orig
 	NRZ_CHECK(nr_parse(frame, len, &p) == NR_PKT_ROCE, "a made frame does not parse");
 	NRZ_CHECK(nr_icrc_check(frame, &p), "a made frame's ICRC is wrong");
 	NRZ_CHECK(p.opcode == NR_OP_RC_ACK && (p.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR ||
-					       nr_syn_is_rnr(p.aeth_syn)),
-		  "a made frame is not a sequence or RNR NAK (opcode 0x%02x syndrome 0x%02x)",
+					       nr_syn_is_rnr(p.aeth_syn) || nr_syn_is_ack(p.aeth_syn)),
+		  "a made frame is not an ACK, a sequence or an RNR NAK (opcode 0x%02x syndrome 0x%02x)",
 		  p.opcode, p.aeth_syn);
 	NRZ_CHECK(ack_owner(w, &p, &jk, &conn), "a NAK for no registered connection");
-	NRZ_CHECK(seq_near_mark(&w->jobs[jk], conn, p.psn) <= w->jobs[jk].mark[conn],
+	/* a NAK at q acknowledges q - 1, an ACK at q acknowledges q */
+	NRZ_CHECK(seq_near_mark(&w->jobs[jk], conn, p.psn) + nr_syn_is_ack(p.aeth_syn) <=
+		  w->jobs[jk].mark[conn],
 		  "job %u conn %u: NAK at psn 0x%06x acknowledges more than the receiver did "
 		  "(mark %llu)", w->jobs[jk].id, conn, p.psn,
 		  (unsigned long long)w->jobs[jk].mark[conn]);
