@@ -23,7 +23,7 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train bench-hier fuzz soak rtl-long clean help
+.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
 
 all: build
 
@@ -41,6 +41,8 @@ help:
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root)"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
 	@echo "                intra/inter ratios; 2 racks x 4 hosts vs one ring, inter-rack bytes (root)"
+	@echo "make bench-loss netreduce vs ring at 0, 0.1, 1% loss per link (4 hosts, 16 MiB,"
+	@echo "                100 Mbit/s, RNIC profile): throughput and fraction of loss-free (root)"
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
@@ -119,6 +121,10 @@ bench-train: build
 
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)
+
+# Opt-in, not part of make test (the ring at 1% loss takes minutes).
+bench-loss: build
+	tests/testbed/bench-loss --build $(BUILD)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-gen-corpus
