@@ -55,6 +55,11 @@ class NrConfig(ctypes.Structure):
         ("shm_pace_gbps", ctypes.c_double),
         ("racks", ctypes.c_char_p),
         ("rack_agents", ctypes.c_int),
+        ("soft_profile", ctypes.c_char_p),
+        ("tclass", ctypes.c_uint8),
+        ("soft_ackreq", ctypes.c_uint16),
+        ("soft_window", ctypes.c_uint32),
+        ("bootstrap_timeout_ms", ctypes.c_uint32),
     ]
 
 
@@ -65,7 +70,8 @@ _DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size
              "timeout_ms": 10000, "pool_msgs": 8, "channels": 1, "ring_window": 16,
              "udp_port": 4791, "gid_index": -1, "ack_timeout": 0, "root": None,
              "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,
-             "racks": None, "rack_agents": 0}
+             "racks": None, "rack_agents": 0,
+             "tclass": 0, "soft_ackreq": 0, "soft_window": 0, "bootstrap_timeout_ms": 300000}
 
 _lock = threading.Lock()
 _lib = None
