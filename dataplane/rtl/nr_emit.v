@@ -6,7 +6,8 @@
 //           duplicate: a connection's own headers (from the header store, or
 //           the received frame for a resend), the slot's result as payload,
 //           the pad bytes, ImmDt = tag ^ key, ECN-CE set when a contribution
-//           carried it (IPv4 header checksum recomputed), UDP checksum 0, the
+//           carried it and the frame is ECN-capable (ECT(0)/ECT(1); never on
+//           Not-ECT, RFC 3168; IPv4 header checksum recomputed), UDP checksum 0, the
 //           frame cut at its ICRC (no Ethernet trailer) and a new ICRC.
 // A result is built in the transmit buffer (byte-enable writes), then
 // streamed out through nr_icrc, the ICRC bytes put in as they pass.
@@ -249,8 +250,8 @@ module nr_emit #(
                 3'd3: begin   // ECN-CE in the TOS byte
                     tw_addr <= ({6'd0, c[`EC_L3]} - 13'd2) >> 2;
                     tw_data <= {tos | 8'h03, 24'd0};
-                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11) ? 4'h8 : 4'h0;
-                    if (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11 && c[`EC_KIND] == 2'd1) begin
+                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11 && tos[1:0] != 2'b00) ? 4'h8 : 4'h0;
+                    if (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11 && tos[1:0] != 2'b00 && c[`EC_KIND] == 2'd1) begin
                         dc_v <= 1'b1;
                         dc_idx <= 4'd11;          // ecn_marked
                     end
@@ -258,7 +259,7 @@ module nr_emit #(
                 default: begin  // the IPv4 header checksum
                     tw_addr <= ({6'd0, c[`EC_L3]} + 13'd10) >> 2;
                     tw_data <= {16'd0, ip_ck[7:0], ip_ck[15:8]};
-                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11) ? 4'h3 : 4'h0;
+                    tw_be <= (c[`EC_SET_CE] && !c[`EC_IPV6] && tos[1:0] != 2'b11 && tos[1:0] != 2'b00) ? 4'h3 : 4'h0;
                     st <= S_O_RD;
                 end
                 endcase

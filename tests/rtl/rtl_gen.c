@@ -98,6 +98,7 @@ static void flow_of(const struct nr_job_spec *s, unsigned job, unsigned i, bool 
 	f->sport = (uint16_t)(0xc000 + i * 13 + job);
 	f->frag_off = NR_IPV4_DF;
 	f->ip_id = 0;
+	f->tos = NR_ECN_ECT0;      /* as DCQCN senders: ECN-capable, so CE can be set */
 }
 
 /* Random float bits: mostly moderate normals, some of every special class. */
@@ -184,7 +185,7 @@ static void build_data(struct gen *G, const struct item *it, struct frame *f)
 
 	flow_of(s, it->job, it->conn, false, &fl);
 	if (chance(G, 6))
-		fl.tos = (uint8_t)(rnd(G) % 4);            /* ECT(0), ECT(1), CE */
+		fl.tos = (uint8_t)(rnd(G) % 4);            /* Not-ECT, ECT(1), ECT(0), CE */
 	if (G->cfg->jobs[it->job].vlan_some && chance(G, 30)) {
 		fl.vlan = true;
 		fl.vlan_tci = (uint16_t)(rnd(G) & 0xfff);

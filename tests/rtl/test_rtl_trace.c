@@ -90,7 +90,7 @@ static void test_generated(void **state)
 	/* the traces must have reached every outcome the engine and the box count */
 	rp_coverage(e, d);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
-		if (!e[i]) {
+		if (!e[i] && rp_rtl_keeps(i)) {    /* the status monitor is software only */
 			printf("coverage: no trace moved engine counter %s\n", nr_engine_ctr_names[i]);
 			missing = true;
 		}
