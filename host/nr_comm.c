@@ -18,6 +18,7 @@
 #include "nr_bootstrap.h"
 #include "nr_box_client.h"
 #include "nr_comm.h"
+#include "nr_config.h"
 #include "nr_progress.h"
 #include "nr_region.h"
 #include "nr_util.h"
