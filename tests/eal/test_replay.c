@@ -132,6 +132,20 @@ static uint32_t mtu_for(const struct run *u)
 	return m;
 }
 
+/* Data frames (results) among the collected outputs. */
+static unsigned results_in(const struct harness *h)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < h->n_out; i++) {
+		struct nr_pkt p;
+
+		n += nr_parse(h->out[i].data, h->out[i].len, &p) == NR_PKT_ROCE &&
+		     p.opcode != NR_OP_RC_ACK;
+	}
+	return n;
+}
+
 static void replay(struct run *u)
 {
 	struct harness *h = calloc(1, sizeof(*h));
@@ -189,9 +203,13 @@ static void replay(struct run *u)
 			clone_conn(&u->f[k], r, k, &c);
 			h_inject(h, r, c.data, c.len);
 		}
-	h_settle(h);
-	h_collect(h);
-	assert_int_equal(h->n_out, u->n * N);
+	/* h_settle goes by quiet time: on a loaded machine collect until every
+	 * result is in (or 10 s) */
+	for (unsigned t = 0; t < 100 && results_in(h) < u->n * N; t++) {
+		h_settle(h);
+		h_collect(h);
+	}
+	assert_int_equal(results_in(h), u->n * N);
 	for (unsigned i = 0; i < h->n_out; i++) {
 		const struct h_out *o = &h->out[i];
 		unsigned r = (o->port + N - 1) % N;    /* results leave on the receiver's port */
@@ -200,6 +218,14 @@ static void replay(struct run *u)
 
 		assert_int_equal(nr_parse(o->data, o->len, &p), NR_PKT_ROCE);
 		assert_true(nr_icrc_check(o->data, &p));
+		if (p.opcode == NR_OP_RC_ACK) {
+			/* the status monitor's probe (no receiver ACKs here, and a slow
+			 * run lasts its probe time): to a sender, acknowledging nothing */
+			assert_int_equal(o->port, p.qpn - 0x100);
+			assert_false(nr_syn_is_ack(p.aeth_syn));
+			assert_int_equal(p.psn, u->f[0].p.psn);    /* a NAK at the first PSN */
+			continue;
+		}
 		assert_true(got[r] < u->n);
 		expected(u, r, got[r], &want);
 		if (o->len != want.len || memcmp(o->data, want.data, want.len)) {
