@@ -325,15 +325,18 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		case NR_SLOT_FILLING:
 			bits = &j->bits[(size_t)si * j->words];
 			if (bits[i / 64] >> (i % 64) & 1) {
-				nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
+				nr_mon_sender(e, j, i, p, frame, handle);
+				nr_mon_data(e, j, i, x, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 			}
 			break;
 		case NR_SLOT_COMPLETE:
-			nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
+			nr_mon_sender(e, j, i, p, frame, handle);
+			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
-			nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
+			nr_mon_sender(e, j, i, p, frame, handle);
+			nr_mon_data(e, j, i, x, now_ns);
 			v = resend(j, s, si, p, frame, ctr);
 			if (v == NR_V_RESEND)
 				nr_mon_result(j, i, now_ns);
@@ -349,9 +352,11 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	/* here: a new contribution to x, slot FILLING with x, or FREE/RELEASED */
 	if (unlikely(p->pay_len == 0 || p->pay_len % 4 || p->pay_len > j->mtu))
 		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
+	/* before contributing: the slot's emission may reuse or free this frame */
+	nr_mon_sender(e, j, i, p, frame, handle);
 	v = contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
 	if (v == NR_V_HELD)
-		nr_mon_data(e, j, i, x, p, frame, handle, now_ns);
+		nr_mon_data(e, j, i, x, now_ns);
 	return v;
 }
 

@@ -210,14 +210,17 @@ static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i
 		m->origin = e->ops.origin(e->ops.ctx, handle);
 }
 
-void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
-		 const struct nr_pkt *p, const uint8_t *frame, void *handle, uint64_t now_ns)
+void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+		   const uint8_t *frame, void *handle)
+{
+	if (!j->mon[i].have_tpl)
+		take_data_template(e, j, i, frame, p, handle);
+}
+
+void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
 	uint64_t before = m->contig;
-
-	if (!m->have_tpl)
-		take_data_template(e, j, i, frame, p, handle);
 	if (x >= j->acked[i])
 		m->tail_due = 0;                /* the sender is sending again */
 

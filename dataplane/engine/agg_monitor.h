@@ -18,12 +18,18 @@
 void nr_mon_init(struct nr_job *j, uint64_t now_ns);
 
 /*
- * Sender i's packet of sequence x is (now) in: a contribution just added,
- * or a duplicate of one the box has (p/frame/handle: that packet, the NAKs'
- * template until the receiver's first ACK).  A gap below it gets one NAK.
+ * A data packet of sender i arrived (p/frame/handle): until the receiver's
+ * first ACK, the NAKs' template is taken from it.  Called before the packet
+ * is contributed, since its emission may reuse or free the frame.
  */
-void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
-		 const struct nr_pkt *p, const uint8_t *frame, void *handle, uint64_t now_ns);
+void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+		   const uint8_t *frame, void *handle);
+
+/*
+ * Sender i's packet of sequence x is (now) in: a contribution just added,
+ * or a duplicate of one the box has.  A gap below it gets one NAK.
+ */
+void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns);
 
 /*
  * Receiver i acknowledged (an ACK, or a NAK PSN sequence error) up to its
