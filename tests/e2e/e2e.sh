@@ -174,6 +174,7 @@ workers2)
 	[ -z "$bad" ] || fail "frames not accounted for: $bad"
 	[ "$workers" = 2 ] || fail "$workers of 2 workers emitted results: the job's channels are not spread"
 	pass "one job, 2 channels on 2 box workers (steering $steer), 1% loss/dup/reorder: exact, every frame accounted for"
+	;;
 late)
 	# One rank enters the collective 60 s after the others (a slow data
 	# loader), RNIC profile: an RNIC's 7 retries of at most 1.07 s would put
