@@ -45,7 +45,7 @@ static int pick_variant(const struct nr_config *cfg, int hosts, double *intra, d
 	*intra = cfg->intra_gbps > 0 ? cfg->intra_gbps : nr_topo_measure_intra_gbps();
 	if (cfg->shm_pace_gbps > 0 && cfg->shm_pace_gbps < *intra)
 		*intra = cfg->shm_pace_gbps;
-	*inter = cfg->inter_gbps > 0 ? cfg->inter_gbps : nr_topo_link_gbps(cfg->addr);
+	*inter = cfg->inter_gbps > 0 ? cfg->inter_gbps : nr_link_gbps(cfg->addr);
 	if (cfg->hier && !strcmp(cfg->hier, "parallel"))
 		return NR_HIER_PARALLEL;
 	if (cfg->hier && !strcmp(cfg->hier, "hierarchical"))

@@ -199,30 +199,3 @@ double nr_topo_measure_intra_gbps(void)
 	return best > 0 ? best : 10.0;
 }
 
-double nr_topo_link_gbps(const char *addr)
-{
-	struct ifaddrs *ifa, *i;
-	struct in_addr a;
-	double gbps = 10.0;
-
-	if (!addr || inet_pton(AF_INET, addr, &a) != 1 || getifaddrs(&ifa))
-		return gbps;
-	for (i = ifa; i; i = i->ifa_next) {
-		char path[128];
-		FILE *f;
-		long mbit;
-
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
-		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != a.s_addr)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/net/%s/speed", i->ifa_name);
-		f = fopen(path, "r");
-		if (f && fscanf(f, "%ld", &mbit) == 1 && mbit > 0)
-			gbps = mbit / 1000.0;
-		if (f)
-			fclose(f);
-		break;
-	}
-	freeifaddrs(ifa);
-	return gbps;
-}

@@ -90,7 +90,5 @@ double nr_topo_cost_flat_ring(int hosts, int local, double ratio);
 int nr_topo_choose(int hosts, int local, double ratio);
 /* One core's copy bandwidth in Gbit/s (the intra-host figure when none is given). */
 double nr_topo_measure_intra_gbps(void);
-/* The speed of the link holding addr (sysfs) in Gbit/s; 10 when unknown. */
-double nr_topo_link_gbps(const char *addr);
 
 #endif /* NR_TOPO_H */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A monotonic clock and the error messages of libnetreduce (see nr_util.h). */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -55,4 +58,32 @@ const char *nr_strerror(int err)
 	case NR_ERR_BROKEN: return "communicator broken by an earlier error";
 	}
 	return "unknown error";
+}
+
+double nr_link_gbps(const char *addr)
+{
+	struct ifaddrs *ifa, *i;
+	struct in_addr a;
+	double gbps = 10.0;
+
+	if (!addr || inet_pton(AF_INET, addr, &a) != 1 || getifaddrs(&ifa))
+		return gbps;
+	for (i = ifa; i; i = i->ifa_next) {
+		char path[128];
+		FILE *f;
+		long mbit;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != a.s_addr)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/speed", i->ifa_name);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%ld", &mbit) == 1 && mbit > 0)
+			gbps = mbit / 1000.0;
+		if (f)
+			fclose(f);
+		break;
+	}
+	freeifaddrs(ifa);
+	return gbps;
 }

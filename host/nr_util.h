@@ -18,4 +18,7 @@ int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
 /* Set this thread's last error (nr_comm_last_error(NULL)). */
 void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The speed of the link holding addr (sysfs) in Gbit/s; 10 when unknown. */
+double nr_link_gbps(const char *addr);
+
 #endif /* NR_UTIL_H */
