@@ -482,7 +482,8 @@ tb_ctl() {
 # 0) of host I: libnetreduce's NR_*, and torch.distributed's env://
 # rendezvous (MASTER_ADDR/PORT: the job's first host, on the data path
 # through the box; RANK, WORLD_SIZE) with Gloo bound to the host's data
-# interface (GLOO_SOCKET_IFNAME), plus TB_HOST_ENV (extra NAME=VALUE words).
+# interface (GLOO_SOCKET_IFNAME), NR_INTER_GBPS when the links are shaped
+# (TB_RATE), plus TB_HOST_ENV (extra NAME=VALUE words).
 # Over a plain bridge there is no box: NR_SWITCH and NR_TOKEN stay unset, so
 # the library runs without one (ring only) instead of trying to register a job.
 tb_host_env() {
@@ -492,6 +493,9 @@ tb_host_env() {
 		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
 	fi
 	[ -n "${TB_CHANNELS:-}" ] && box="$box NR_CHANNELS=$TB_CHANNELS"
+	# shaped host links: the library sizes its soft window and picks its
+	# hierarchy by the link's speed, which the veth's sysfs speed does not tell
+	[ "${TB_RATE:-0}" != 0 ] && box="$box NR_INTER_GBPS=$(awk -v r="$TB_RATE" 'BEGIN{print r / 1000}')"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
 		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
 		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
