@@ -82,23 +82,17 @@ static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
 }
 
 /*
- * The soft RNIC profile's window unless NR_SOFT_WINDOW says: the packets the
- * host link sends in about 1.3 ms, 16 to 128, and an AckReq every quarter of
- * it.  An RNIC keeps about a bandwidth-delay product in flight; a software
- * sender allowed more only fills the queue before a slow link, and every
- * loss then costs a go-back-N over that queue and a NAK stuck behind it
- * (host/README.md, "Loss").  Fast links (10 Gbit/s and up, a veth) get 128.
+ * The soft RNIC profile's window unless NR_SOFT_WINDOW says (nr_soft_window):
+ * about the packets the host link sends in 1.3 ms.  An RNIC keeps about a
+ * bandwidth-delay product in flight; a software sender allowed more only
+ * fills the queue before a slow link, and every loss then costs a go-back-N
+ * over that queue and a NAK stuck behind it (host/README.md, "Loss").  Fast
+ * links (10 Gbit/s and up, a veth) get 128.
  */
 static void soft_window(const struct nr_comm *c, uint32_t *window, uint16_t *ackreq)
 {
-	double gbps = c->cfg.inter_gbps > 0 ? c->cfg.inter_gbps : nr_link_gbps(c->addr);
-	double pkts = gbps * 1e9 / 8 * 1.3e-3 / c->cfg.mtu;
-
-	if (*window)
-		return;
-	*window = pkts < 16 ? 16 : pkts > 128 ? 128 : (uint32_t)pkts;
-	if (!*ackreq)
-		*ackreq = (uint16_t)(*window / 4);
+	nr_soft_window(c->cfg.inter_gbps > 0 ? c->cfg.inter_gbps : nr_link_gbps(c->addr),
+		       c->cfg.mtu, window, ackreq);
 }
 
 static int open_transport(struct nr_comm *c)

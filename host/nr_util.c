@@ -87,3 +87,16 @@ double nr_link_gbps(const char *addr)
 	freeifaddrs(ifa);
 	return gbps;
 }
+
+void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq)
+{
+	double pkts = link_gbps * 1e9 / 8 * 1.3e-3 / (mtu ? mtu : 1024);
+
+	if (!*window)
+		*window = pkts < 16 ? 16 : pkts > 128 ? 128 : (uint32_t)pkts;
+	if (!*ackreq) {
+		uint32_t q = *window / 4;
+
+		*ackreq = (uint16_t)(q == 0 ? 1 : q > 65535 ? 65535 : q);
+	}
+}

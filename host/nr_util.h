@@ -21,4 +21,13 @@ void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* The speed of the link holding addr (sysfs) in Gbit/s; 10 when unknown. */
 double nr_link_gbps(const char *addr);
 
+/*
+ * The soft RNIC profile's window and AckReq interval for a host link of
+ * link_gbps and packets of mtu bytes; a nonzero *window or *ackreq is the
+ * user's (NR_SOFT_WINDOW, NR_SOFT_ACKREQ) and stays.  *window: the packets
+ * the link sends in about 1.3 ms, 16 to 128; *ackreq: a quarter of *window
+ * (at least 1).
+ */
+void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq);
+
 #endif /* NR_UTIL_H */

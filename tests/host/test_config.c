@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "host/netreduce.h"
+#include "host/nr_util.h"
 
 static const char *const vars[] = {
 	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
@@ -279,6 +280,41 @@ static void test_strerror(void **state)
 	assert_string_equal(nr_strerror(42), "unknown error");
 }
 
+/* The soft RNIC profile's window from the link speed; the user's values stay. */
+static void test_soft_window(void **state)
+{
+	static const struct {
+		double gbps;
+		uint32_t mtu, window_in;
+		uint16_t ackreq_in;
+		uint32_t window;
+		uint16_t ackreq;
+	} cases[] = {
+		{ 0.1, 1024, 0, 0, 16, 4 },       /* 15.9 packets in 1.3 ms: the floor */
+		{ 0.3, 1024, 0, 0, 47, 11 },
+		{ 0.3, 4096, 0, 0, 16, 4 },
+		{ 1, 1024, 0, 0, 128, 32 },       /* 158: the ceiling */
+		{ 100, 1024, 0, 0, 128, 32 },
+		{ 0.1, 1024, 20, 0, 20, 5 },      /* NR_SOFT_WINDOW alone: a quarter of it */
+		{ 100, 1024, 256, 0, 256, 64 },
+		{ 0.1, 1024, 3, 0, 3, 1 },        /* at least 1 */
+		{ 0.1, 1024, 0, 2, 16, 2 },       /* NR_SOFT_ACKREQ alone */
+		{ 1, 1024, 8, 8, 8, 8 },
+		{ 100, 1024, 1u << 22, 0, 1u << 22, 65535 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t w = cases[i].window_in;
+		uint16_t a = cases[i].ackreq_in;
+
+		nr_soft_window(cases[i].gbps, cases[i].mtu, &w, &a);
+		if (w != cases[i].window || a != cases[i].ackreq)
+			fail_msg("case %zu: window %u ackreq %u, want %u and %u", i, w, a,
+				 cases[i].window, cases[i].ackreq);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +323,7 @@ int main(void)
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
 		cmocka_unit_test(test_world_one),
+		cmocka_unit_test(test_soft_window),
 		cmocka_unit_test(test_strerror),
 	};
 
