@@ -79,7 +79,7 @@
  * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold;
  * ack_repeat for the tail's ACKs).
  * Until the receiver's first ACK the template is the sender's own data
- * packet turned around (take_data_template).
+ * packet turned around (take_template).
  */
 #include <string.h>
 
@@ -178,14 +178,17 @@ static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
 }
 
 /*
- * Before the receiver's first ACK: the sender's own data packet, turned
- * around (MACs and IPs swapped, to the sender's QPN), as the template; MSN 0,
- * since the receiver has acknowledged nothing of the job.  Its UDP source
- * port is the sender's (RNICs do not check the source port of what they
- * receive).  A receiver's ACK replaces it.
+ * The template of the box's NAKs to sender i, from frame f of connection i:
+ * the receiver's ACK as it is (turn false: same MACs, IPs, UDP source port,
+ * IP TTL, id and fragment field, QPN, MSN), or, before the receiver's first
+ * ACK, the sender's own data packet turned around (turn true: MACs and IPs
+ * swapped, to the sender's QPN, DF, MSN 0, since the receiver has
+ * acknowledged nothing of the job; its UDP source port is the sender's, and
+ * RNICs do not check the source port of what they receive).  A CE mark was
+ * that frame's congestion, not ours: the template is ECN-capable, unmarked.
  */
-static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i,
-			       const uint8_t *f, const struct nr_pkt *p, void *handle)
+static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *f,
+			  const struct nr_pkt *p, void *handle, bool turn)
 {
 	struct nr_conn_mon *m = &j->mon[i];
 	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
@@ -197,14 +200,19 @@ static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i
 		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
 	m->tpl = (struct nr_flow){
 		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci,
-		.saddr = p->daddr, .daddr = p->saddr, .sport = p->udp_sport,
-		.tos = tos, .frag_off = NR_IPV4_DF, .dqpn = j->conns[i].src_qpn,
-		.pkey = nr_bth_pkey(bth),
+		.saddr = turn ? p->daddr : p->saddr, .daddr = turn ? p->saddr : p->daddr,
+		.sport = p->udp_sport, .tos = tos, .pkey = nr_bth_pkey(bth),
+		.dqpn = turn ? j->conns[i].src_qpn : p->qpn,
+		.frag_off = turn ? NR_IPV4_DF : nr_ld_be16(&ip->frag_off),
 	};
-	memcpy(m->tpl.src_mac, eth->dst, NR_ETH_ALEN);
-	memcpy(m->tpl.dst_mac, eth->src, NR_ETH_ALEN);
+	if (!turn) {
+		m->tpl.ttl = ip->ttl;
+		m->tpl.ip_id = nr_ld_be16(&ip->id);
+	}
+	memcpy(m->tpl.src_mac, turn ? eth->dst : eth->src, NR_ETH_ALEN);
+	memcpy(m->tpl.dst_mac, turn ? eth->src : eth->dst, NR_ETH_ALEN);
 	m->mig = nr_bth_mig(bth);
-	m->msn = 0;
+	m->msn = turn ? 0 : p->aeth_msn;
 	m->have_tpl = 1;
 	if (e->ops.origin)
 		m->origin = e->ops.origin(e->ops.ctx, handle);
@@ -214,7 +222,7 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 		   const uint8_t *frame, void *handle)
 {
 	if (!j->mon[i].have_tpl)
-		take_data_template(e, j, i, frame, p, handle);
+		take_template(e, j, i, frame, p, handle, true);
 }
 
 void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
@@ -248,38 +256,12 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 	}
 }
 
-/* The receiver's ACK as the template of the box's NAKs to the sender. */
-static void take_template(struct nr_conn_mon *m, const uint8_t *f, const struct nr_pkt *p)
-{
-	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
-	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
-	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
-	uint8_t tos = ip->tos;
-
-	/* a CE mark was that ACK's congestion, not ours: ECN-capable, unmarked */
-	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
-		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
-	m->tpl = (struct nr_flow){
-		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci,
-		.saddr = p->saddr, .daddr = p->daddr, .sport = p->udp_sport,
-		.tos = tos, .ttl = ip->ttl, .ip_id = nr_ld_be16(&ip->id),
-		.frag_off = nr_ld_be16(&ip->frag_off), .dqpn = p->qpn, .pkey = nr_bth_pkey(bth),
-	};
-	memcpy(m->tpl.src_mac, eth->src, NR_ETH_ALEN);
-	memcpy(m->tpl.dst_mac, eth->dst, NR_ETH_ALEN);
-	m->mig = nr_bth_mig(bth);
-	m->msn = p->aeth_msn;
-	m->have_tpl = 1;
-}
-
 void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
 		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
 
-	take_template(m, frame, p);
-	if (e->ops.origin)
-		m->origin = e->ops.origin(e->ops.ctx, handle);
+	take_template(e, j, i, frame, p, handle, false);
 	if (moved)
 		m->ack_ns = now_ns;
 	/* everything emitted is acknowledged: if this ACK is lost on its way,
