@@ -90,37 +90,52 @@ static uint32_t icrc_ip4_hdr(const uint8_t *frame, const struct nr_pkt *p)
 }
 #endif
 
-/* CRC-32 of the masked headers and the frame bytes from the end of the BTH to
- * `stop` (the ICRC region, or the part of it before a shared tail); 0 with
- * *ok false for a record nr_parse() would not have made NR_PKT_ROCE. */
-static uint32_t icrc_upto(const uint8_t *frame, const struct nr_pkt *p, uint32_t stop, bool *ok)
+/* CRC-32 of the masked headers through the BTH; 0 with *ok false for a
+ * record nr_parse() would not have made NR_PKT_ROCE. */
+static uint32_t icrc_head(const uint8_t *frame, const struct nr_pkt *p, bool *ok)
 {
 	uint8_t buf[MASKED_MAX];
 	uint32_t iplen = p->l4_off - p->l3_off;
 	uint32_t hlen = LRH_MASK_LEN + iplen + sizeof(struct nr_udp_hdr) + sizeof(struct nr_bth);
 	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
-	uint32_t crc;
 
 	*ok = (p->ipver == 4 || p->ipver == 6) && hlen <= sizeof(buf) &&
-	      p->end >= rest + NR_ICRC_LEN && stop >= rest && stop <= p->end - (uint32_t)NR_ICRC_LEN;
+	      p->end >= rest + NR_ICRC_LEN;
 	if (!*ok)
 		return 0;
 #if defined(__SSE2__)
-	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN) {
-		crc = icrc_ip4_hdr(frame, p);
-	} else
+	if (p->ipver == 4 && iplen == sizeof(struct nr_ipv4_hdr) && p->l3_off >= LRH_MASK_LEN)
+		return icrc_ip4_hdr(frame, p);
 #endif
-	{
-		memset(buf, 0xFF, LRH_MASK_LEN);
-		memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
-		if (p->ipver == 6)
-			mask_ipv6(buf + LRH_MASK_LEN);
-		else
-			mask_ipv4(buf + LRH_MASK_LEN);
-		mask_udp_bth(buf + LRH_MASK_LEN + iplen);
-		crc = nr_crc32(0, buf, hlen);
-	}
-	return nr_crc32(crc, frame + rest, stop - rest);
+	memset(buf, 0xFF, LRH_MASK_LEN);
+	memcpy(buf + LRH_MASK_LEN, frame + p->l3_off, hlen - LRH_MASK_LEN);
+	if (p->ipver == 6)
+		mask_ipv6(buf + LRH_MASK_LEN);
+	else
+		mask_ipv4(buf + LRH_MASK_LEN);
+	mask_udp_bth(buf + LRH_MASK_LEN + iplen);
+	return nr_crc32(0, buf, hlen);
+}
+
+/* The head's CRC carried over the frame bytes from the end of the BTH to
+ * `stop` (the ICRC region, or the part of it before a shared tail). */
+static uint32_t icrc_from(uint32_t head, const uint8_t *frame, const struct nr_pkt *p,
+			  uint32_t stop, bool *ok)
+{
+	uint32_t rest = p->bth_off + sizeof(struct nr_bth);
+
+	*ok = stop >= rest && stop <= p->end - (uint32_t)NR_ICRC_LEN;
+	return *ok ? nr_crc32(head, frame + rest, stop - rest) : 0;
+}
+
+/* CRC-32 of the masked headers and the frame bytes from the end of the BTH to
+ * `stop`; 0 with *ok false for a record nr_parse() would not have made
+ * NR_PKT_ROCE. */
+static uint32_t icrc_upto(const uint8_t *frame, const struct nr_pkt *p, uint32_t stop, bool *ok)
+{
+	uint32_t head = icrc_head(frame, p, ok);
+
+	return *ok ? icrc_from(head, frame, p, stop, ok) : 0;
 }
 
 uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p)
@@ -159,7 +174,10 @@ uint32_t nr_icrc_compute_tail(const uint8_t *frame, const struct nr_pkt *p, uint
 
 	if (p->end < k->len + NR_ICRC_LEN)
 		return nr_icrc_compute(frame, p);
-	head = icrc_upto(frame, p, p->end - NR_ICRC_LEN - k->len, &ok);
+	if (p->icrc_head_ok)
+		head = icrc_from(p->icrc_head, frame, p, p->end - NR_ICRC_LEN - k->len, &ok);
+	else
+		head = icrc_upto(frame, p, p->end - NR_ICRC_LEN - k->len, &ok);
 	if (!ok)
 		return nr_icrc_compute(frame, p);
 	return nr_crc_shift(k, head) ^ tail_crc;
@@ -177,6 +195,22 @@ bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p)
 	if (p->ipver != 4 && p->ipver != 6)
 		return false;
 	return nr_icrc_compute(frame, p) == nr_icrc_stored(frame, p);
+}
+
+bool nr_icrc_check_keep(const uint8_t *frame, struct nr_pkt *p)
+{
+	bool ok;
+	uint32_t head = icrc_head(frame, p, &ok), crc;
+
+	p->icrc_head_ok = 0;
+	if (!ok)
+		return false;
+	crc = icrc_from(head, frame, p, p->end - NR_ICRC_LEN, &ok);
+	if (!ok || crc != nr_icrc_stored(frame, p))
+		return false;
+	p->icrc_head = head;
+	p->icrc_head_ok = 1;
+	return true;
 }
 
 void nr_icrc_store(uint8_t *at, uint32_t crc)

@@ -42,6 +42,16 @@ uint32_t nr_icrc_compute(const uint8_t *frame, const struct nr_pkt *p);
 /* The ICRC stored in the frame (the 4 bytes before p->end). */
 uint32_t nr_icrc_stored(const uint8_t *frame, const struct nr_pkt *p);
 bool nr_icrc_check(const uint8_t *frame, const struct nr_pkt *p);
+/*
+ * nr_icrc_check, keeping in p the CRC of the masked headers through the BTH
+ * (p->icrc_head, p->icrc_head_ok): nr_icrc_compute_tail() starts from it
+ * instead of reading those 48 or more bytes again.  A frame that goes out
+ * with new bytes after its BTH (payload, ImmDt) and the same headers through
+ * its BTH but for masked fields (ECN, TTL, checksums) keeps the same head:
+ * the box's results.  Whoever changes an unmasked field through the BTH
+ * (addresses, ports, QPN, PSN, opcode) clears p->icrc_head_ok.
+ */
+bool nr_icrc_check_keep(const uint8_t *frame, struct nr_pkt *p);
 /* Recompute and store. */
 void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p);
 /*
@@ -69,7 +79,8 @@ static inline uint32_t nr_crc_shift(const struct nr_crc_shift *k, uint32_t crc)
 /*
  * ICRC of a RoCE frame whose last k->len bytes before the ICRC (payload and
  * pad) have CRC-32 tail_crc (crc32_gzip_refl(0, tail, k->len)): only the
- * bytes before the tail are read.  A frame shorter than its headers plus the
+ * bytes before the tail are read, and with p->icrc_head_ok only those after
+ * the BTH (extension headers).  A frame shorter than its headers plus the
  * tail gets nr_icrc_compute().
  */
 uint32_t nr_icrc_compute_tail(const uint8_t *frame, const struct nr_pkt *p, uint32_t tail_crc,

@@ -98,6 +98,9 @@ struct nr_pkt {
 	uint32_t aeth_msn;
 	uint32_t deth_qkey;    /* valid when mask & NR_OPF_DETH */
 	uint32_t deth_sqp;
+
+	uint32_t icrc_head;    /* CRC-32 of the ICRC's masked headers through the BTH, */
+	uint8_t icrc_head_ok;  /* when set (nr_icrc_check_keep; see roce_icrc.h) */
 };
 
 /*

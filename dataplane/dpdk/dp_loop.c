@@ -270,7 +270,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 		if (pkts[i] == NULL || dp_rec(w, pkts[i])->kind != NR_PKT_ROCE)
 			continue;
 		frame = rte_pktmbuf_mtod(pkts[i], uint8_t *);
-		if (unlikely(!nr_icrc_check(frame, dp_rec(w, pkts[i])))) {
+		if (unlikely(!nr_icrc_check_keep(frame, dp_rec(w, pkts[i])))) {
 			w->ctr.c[DP_CTR_BAD_ICRC]++;
 			DP_LOG_RL(NOTICE, "lcore %u: RoCEv2 frame with a wrong ICRC on port %u (qpn 0x%x psn %u); dropped (counter bad_icrc)",
 				  w->lcore, pkts[i]->port, dp_rec(w, pkts[i])->qpn, dp_rec(w, pkts[i])->psn);

@@ -147,6 +147,61 @@ static void test_icrc_shared_tail(void **state)
 	}
 }
 
+/*
+ * The head kept by nr_icrc_check_keep: the box's results (new payload and
+ * ImmDt behind the same headers, ECN and TTL changed) get from
+ * nr_icrc_compute_tail the ICRC nr_icrc_compute gives them, for every
+ * opcode and tail length; a frame that fails the check keeps no head.
+ */
+static void test_icrc_kept_head(void **state)
+{
+	uint8_t buf[FRAME_CAP], ops[256];
+	int nops = pt_all_opcodes(ops);
+	static struct nr_crc_shift k;
+
+	for (int it = 0; it < 500; it++) {
+		struct nr_flow f = pt_flow();
+		uint8_t op = ops[rand() % nops];
+		uint32_t len = nr_opcode_info(op)->mask & NR_OPF_PAYLOAD ? (uint32_t)(rand() % 4200) : 0;
+		uint32_t tail, tcrc, at;
+		struct nr_pkt p;
+		int n;
+
+		f.vlan = rand() & 1;
+		for (uint32_t i = 0; i < len; i++)
+			pay[i] = (uint8_t)rand();
+		n = build(buf, &f, op, len, (uint32_t)it);
+		assert_int_equal(nr_parse(buf, (uint32_t)n, &p), NR_PKT_ROCE);
+		if (it % 5 == 4) {      /* a byte of the ICRC's region flipped */
+			at = p.l3_off + 2 + (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.l3_off - 2);
+			buf[at] ^= 0x10;
+			if (!nr_icrc_check(buf, &p)) {
+				assert_false(nr_icrc_check_keep(buf, &p));
+				assert_false(p.icrc_head_ok);
+				continue;
+			}
+			buf[at] ^= 0x10;   /* a masked byte: still good */
+		}
+		assert_true(nr_icrc_check_keep(buf, &p));
+		assert_true(p.icrc_head_ok);
+		/* the result: every byte after the BTH new, ECN-CE and TTL */
+		for (uint32_t i = p.bth_off + 12u; i < (uint32_t)(p.end - NR_ICRC_LEN); i++)
+			buf[i] = (uint8_t)rand();
+		if (p.ipver == 4) {
+			buf[p.l3_off + 1] |= NR_ECN_CE;
+			buf[p.l3_off + 8]--;
+		}
+		switch (it % 3) {
+		case 0: tail = p.end - NR_ICRC_LEN - p.pay_off; break;
+		case 1: tail = (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.pay_off + 1); break;
+		default: tail = p.end - NR_ICRC_LEN - p.l4_off; break;   /* fallback */
+		}
+		nr_crc_shift_init(&k, tail);
+		tcrc = crc32_gzip_refl(0, buf + p.end - NR_ICRC_LEN - tail, tail);
+		assert_int_equal(nr_icrc_compute_tail(buf, &p, tcrc, &k), nr_icrc_compute(buf, &p));
+	}
+}
+
 /* Is byte i (frame offset) of a no-VLAN IPv4 frame a masked ICRC field? */
 static bool masked_v4(uint32_t i, uint8_t x)
 {
@@ -417,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_crc32_matches_zlib),
 		cmocka_unit_test(test_icrc_ipv4_paths),
 		cmocka_unit_test(test_icrc_shared_tail),
+		cmocka_unit_test(test_icrc_kept_head),
 		cmocka_unit_test(test_icrc_flip_every_byte),
 		cmocka_unit_test(test_icrc_kept_by_masked_changes),
 		cmocka_unit_test(test_transport_equals_frame),
