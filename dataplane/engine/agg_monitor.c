@@ -53,8 +53,8 @@
  *           oldest slot not emitted has contributions and the job has not
  *           moved for 8 probe times (at least 100 ms: losses are repaired
  *           sooner, and an RNR wait would only slow that).  Each sender that contributed to it
- *           gets an RNR NAK at its receiver's mark with a 245.76 ms timer,
- *           again every 250 ms while the wait lasts: it waits, resends from
+ *           gets an RNR NAK at its receiver's mark with a 20.48 ms timer,
+ *           again every 20 ms while the wait lasts: it waits, resends from
  *           the mark (duplicates, dropped), and its ACK timer, stopped during
  *           the wait, never runs out, so no retry_cnt is spent however late
  *           the rank is (rnr_retry 7: infinite).  The job's own progress
@@ -96,9 +96,10 @@
 #define MON_FRAME_MAX    96             /* Ethernet + VLAN + IPv4 + UDP + BTH + AETH + ICRC */
 /* Re-arms and probes: an RNR NAK with the shortest timer (code 1: 10 us) */
 #define MON_RNR_NOW      (NR_AETH_RNR_NAK | 1)
-/* Holds (a slot waits for a late contributor): 245.76 ms (code 29), every 250 ms */
-#define MON_RNR_HOLD     (NR_AETH_RNR_NAK | 29)
-#define MON_HOLD_NS      250000000ull
+/* Holds (a slot waits for a late contributor): 20.48 ms (code 22), every 20 ms:
+ * a wait that outlasts the late rank is lost time, so it is kept short */
+#define MON_RNR_HOLD     (NR_AETH_RNR_NAK | 22)
+#define MON_HOLD_NS      20000000ull
 /* ... once the job has not moved for 8 probe times and at least 100 ms: a
  * loss is repaired sooner (probes), and the RNR wait would only slow that */
 #define MON_HOLD_PROBES  8

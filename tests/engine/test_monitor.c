@@ -291,8 +291,9 @@ static void test_no_probe_while_results_flow(void **state)
 /*
  * A late contributor (a rank entering a collective late): slot 1 has conns
  * 0 and 1 and waits for conn 2.  Until the hold time (8 probe times: 128 ms
- * before any round-trip sample) only the probes of conn 2 go out; then each waiting sender gets an RNR NAK with the
- * 245.76 ms timer (code 29) at its receiver's mark, again every 250 ms,
+ * before any round-trip sample) only the probes of conn 2 go out; then each
+ * waiting sender gets an RNR NAK with the 20.48 ms timer (code 22) at its
+ * receiver's mark, again every 20 ms,
  * never one for conn 2 (it has nothing of slot 1 in flight to hold); once
  * conn 2 contributes, the holds stop.
  */
@@ -313,18 +314,18 @@ static void test_late_contributor_held(void **state)
 	k = t.nsent;
 	nr_engine_poll(t.e, 129 * MS);
 	assert_int_equal(t.nsent, k + 2);
-	check_syn(&t, k, 0, 1, NR_AETH_RNR_NAK | 29);
-	check_syn(&t, k + 1, 1, 1, NR_AETH_RNR_NAK | 29);
+	check_syn(&t, k, 0, 1, NR_AETH_RNR_NAK | 22);
+	check_syn(&t, k + 1, 1, 1, NR_AETH_RNR_NAK | 22);
 	for (uint64_t now = 130; now < 2000; now += 10)
 		nr_engine_poll(t.e, now * MS);
 	for (k = 0; k < t.nsent; k++) {
-		if (t.sent[k].p.aeth_syn == (NR_AETH_RNR_NAK | 29)) {
+		if (t.sent[k].p.aeth_syn == (NR_AETH_RNR_NAK | 22)) {
 			assert_int_not_equal(t.sent[k].p.qpn, t.spec->conns[2].src_qpn);
 			holds++;
 		}
 	}
-	assert_int_equal(holds, 2 * 8);    /* at 129, 380, ... 1880 ms: 8 each */
-	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 16);
+	assert_int_equal(holds, 2 * 94);   /* at 129, 150, 170, ... 1990 ms: 94 each */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 2 * 94);
 	/* the late rank arrives: slot 1 completes, the receivers ACK, no more holds */
 	assert_int_equal(data(&t, 2, 1, 2000 * MS), NR_V_HELD);
 	for (uint32_t i = 0; i < N; i++)
