@@ -103,6 +103,32 @@ static void test_crc32_matches_zlib(void **state)
 	}
 }
 
+/* A random RoCE frame of one of ops (payload up to 4200 bytes, VLAN or not), parsed. */
+static void random_frame(uint8_t *buf, const uint8_t *ops, int nops, int it, struct nr_pkt *p)
+{
+	struct nr_flow f = pt_flow();
+	uint8_t op = ops[rand() % nops];
+	uint32_t len = nr_opcode_info(op)->mask & NR_OPF_PAYLOAD ? (uint32_t)(rand() % 4200) : 0;
+	int n;
+
+	f.vlan = rand() & 1;
+	for (uint32_t i = 0; i < len; i++)
+		pay[i] = (uint8_t)rand();
+	n = build(buf, &f, op, len, (uint32_t)it);
+	assert_int_equal(nr_parse(buf, (uint32_t)n, p), NR_PKT_ROCE);
+}
+
+/* A shared tail for frame p: the payload and pad, a part of it, or past the
+ * BTH (nr_icrc_compute_tail's fallback), by it % 3. */
+static uint32_t pick_tail(const struct nr_pkt *p, int it)
+{
+	switch (it % 3) {
+	case 0: return p->end - NR_ICRC_LEN - p->pay_off;
+	case 1: return (uint32_t)rand() % (p->end - NR_ICRC_LEN - p->pay_off + 1);
+	default: return p->end - NR_ICRC_LEN - p->l4_off;
+	}
+}
+
 /*
  * The shared-tail ICRC: nr_crc_shift against zlib's crc32_combine for random
  * states and lengths, and nr_icrc_compute_tail over the payload (any tail
@@ -123,24 +149,11 @@ static void test_icrc_shared_tail(void **state)
 		assert_int_equal(nr_crc_shift(&k, c1) ^ c2, (uint32_t)crc32_combine(c1, c2, (z_off_t)len));
 	}
 	for (int it = 0; it < 500; it++) {
-		struct nr_flow f = pt_flow();
-		uint8_t op = ops[rand() % nops];
-		uint32_t len = nr_opcode_info(op)->mask & NR_OPF_PAYLOAD ? (uint32_t)(rand() % 4200) : 0;
 		uint32_t tail, tcrc;
 		struct nr_pkt p;
-		int n;
 
-		f.vlan = rand() & 1;
-		for (uint32_t i = 0; i < len; i++)
-			pay[i] = (uint8_t)rand();
-		n = build(buf, &f, op, len, (uint32_t)it);
-		assert_int_equal(nr_parse(buf, (uint32_t)n, &p), NR_PKT_ROCE);
-		/* the payload and pad, a part of it, or past the BTH (fallback) */
-		switch (it % 3) {
-		case 0: tail = p.end - NR_ICRC_LEN - p.pay_off; break;
-		case 1: tail = (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.pay_off + 1); break;
-		default: tail = p.end - NR_ICRC_LEN - p.l4_off; break;
-		}
+		random_frame(buf, ops, nops, it, &p);
+		tail = pick_tail(&p, it);
 		nr_crc_shift_init(&k, tail);
 		tcrc = crc32_gzip_refl(0, buf + p.end - NR_ICRC_LEN - tail, tail);
 		assert_int_equal(nr_icrc_compute_tail(buf, &p, tcrc, &k), nr_icrc_stored(buf, &p));
@@ -160,18 +173,10 @@ static void test_icrc_kept_head(void **state)
 	static struct nr_crc_shift k;
 
 	for (int it = 0; it < 500; it++) {
-		struct nr_flow f = pt_flow();
-		uint8_t op = ops[rand() % nops];
-		uint32_t len = nr_opcode_info(op)->mask & NR_OPF_PAYLOAD ? (uint32_t)(rand() % 4200) : 0;
 		uint32_t tail, tcrc, at;
 		struct nr_pkt p;
-		int n;
 
-		f.vlan = rand() & 1;
-		for (uint32_t i = 0; i < len; i++)
-			pay[i] = (uint8_t)rand();
-		n = build(buf, &f, op, len, (uint32_t)it);
-		assert_int_equal(nr_parse(buf, (uint32_t)n, &p), NR_PKT_ROCE);
+		random_frame(buf, ops, nops, it, &p);
 		if (it % 5 == 4) {      /* a byte of the ICRC's region flipped */
 			at = p.l3_off + 2 + (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.l3_off - 2);
 			buf[at] ^= 0x10;
@@ -191,11 +196,7 @@ static void test_icrc_kept_head(void **state)
 			buf[p.l3_off + 1] |= NR_ECN_CE;
 			buf[p.l3_off + 8]--;
 		}
-		switch (it % 3) {
-		case 0: tail = p.end - NR_ICRC_LEN - p.pay_off; break;
-		case 1: tail = (uint32_t)rand() % (p.end - NR_ICRC_LEN - p.pay_off + 1); break;
-		default: tail = p.end - NR_ICRC_LEN - p.l4_off; break;   /* fallback */
-		}
+		tail = pick_tail(&p, it);
 		nr_crc_shift_init(&k, tail);
 		tcrc = crc32_gzip_refl(0, buf + p.end - NR_ICRC_LEN - tail, tail);
 		assert_int_equal(nr_icrc_compute_tail(buf, &p, tcrc, &k), nr_icrc_compute(buf, &p));
