@@ -49,7 +49,7 @@ uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
 	uint64_t words = (s->n_conns + 63) / 64;
 
 	return pp * (NR_JOB_SLOT_BYTES + s->mtu + words * 8 +
-		     (uint64_t)s->n_conns * NR_JOB_HELD_BYTES);
+		     (uint64_t)s->n_conns * (NR_JOB_HELD_BYTES + NR_JOB_RETH_BYTES));
 }
 
 static bool mtu_ok(uint32_t mtu)

@@ -119,7 +119,9 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_NAK_REARM, "nak_rearm", "sequence NAKs sent again: a gap not repaired in time") \
 	_(NR_ECTR_NAK_PROBE, "nak_probe", "sequence NAKs sent to a connection stalled with no gap seen") \
 	_(NR_ECTR_NAK_HOLD, "nak_hold", "RNR NAKs holding senders while a slot waits for a late contributor") \
-	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender")
+	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender") \
+	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
+	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 
@@ -160,11 +162,14 @@ struct nr_job_stats {
 /*
  * Engine memory a job's pool takes per packet of room, besides the result
  * (mtu bytes) and the contributor bitmap (8 bytes per 64 connections): the
- * slot's state and one held-packet record per connection.  The engine
- * asserts that its structures have these sizes (agg_internal.h).
+ * slot's state, and per connection one held-packet record and the RETH of
+ * its packet (what the status monitor's repairs rebuild a first packet
+ * with).  The engine asserts that its structures have these sizes
+ * (agg_internal.h).
  */
 #define NR_JOB_SLOT_BYTES 24
 #define NR_JOB_HELD_BYTES 32
+#define NR_JOB_RETH_BYTES 16
 
 /*
  * Validate a spec without adding it: 0 or -EINVAL with err naming the field

@@ -27,7 +27,9 @@
  *     WRITE                                 -> HELD / DROP / RESEND (see below)
  *   ACK side (daddr, qpn) = (conns[i].src_ip, conns[i].src_qpn):
  *     packets with an AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then
- *     FORWARD; everything else FORWARD untouched.  An ACK whose source is not
+ *     FORWARD, except a receiver's sequence NAK the status monitor answered
+ *     with the stored results itself (NAK_REPAIRED, DROP: agg_monitor.c,
+ *     repair); everything else FORWARD untouched.  An ACK whose source is not
  *     conns[i].dst_ip is counted SPOOFED, not snooped, and forwarded.
  *   anything else -> FORWARD.  An RDMA WRITE to an unregistered (IP, QPN)
  *     bumps UNKNOWN_CONN (engine-wide): informational, the packet is
@@ -190,6 +192,9 @@ static enum nr_verdict snoop_ack(struct nr_engine *e, struct nr_job *j, uint32_t
 			job_release(j);
 	}
 	nr_mon_ack(e, j, i, frame, p, handle, mark > old, now_ns);
+	/* a result lost on its way to the receiver: the box resends it itself */
+	if (p->aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR && nr_mon_repair(e, j, i, now_ns))
+		return count(j, NR_ECTR_NAK_REPAIRED, ctr, NR_V_DROP);
 	return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD);
 }
 
@@ -277,6 +282,9 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	}
 	bits[i / 64] |= 1ull << (i % 64);
 	*hk = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
+	if (p->mask & NR_OPF_RETH)      /* a first packet: what a repair rebuilds it with */
+		j->reth[(size_t)si * j->n + i] = (struct nr_slot_reth){
+			.va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */

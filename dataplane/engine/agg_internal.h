@@ -40,9 +40,18 @@ struct nr_slot {
 	uint32_t tag_conn;     /* connection that brought tag */
 };
 
+/* The RETH of connection i's packet of a slot (first packets of a message):
+ * what a repair (agg_monitor.c) rebuilds that packet's result with. */
+struct nr_slot_reth {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+};
+
 /* The job contract's memory model (proto/nr_job.h) counts these sizes. */
 _Static_assert(sizeof(struct nr_slot) == NR_JOB_SLOT_BYTES, "NR_JOB_SLOT_BYTES is sizeof(struct nr_slot)");
 _Static_assert(sizeof(struct nr_held) == NR_JOB_HELD_BYTES, "NR_JOB_HELD_BYTES is sizeof(struct nr_held)");
+_Static_assert(sizeof(struct nr_slot_reth) == NR_JOB_RETH_BYTES, "NR_JOB_RETH_BYTES is sizeof(struct nr_slot_reth)");
 
 struct nr_job {
 	uint32_t id;
@@ -72,6 +81,7 @@ struct nr_job {
 				    * streaming modes); their parse records stay
 				    * with the caller (NR_V_HELD in agg_engine.h) */
 	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
+	struct nr_slot_reth *reth;      /* [pool * n]: set for slots whose opcode carries one */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
 	struct nr_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
 	uint64_t nak_rtt_ns;       /* smoothed: NAK sent -> what it asked for arrived */
@@ -103,11 +113,17 @@ struct nr_conn_mon {
 	uint64_t probe_ns;     /* the last probe NAK */
 	uint64_t tail_ns;      /* when the ACK tail_due refers to came */
 	uint64_t hold_ns;      /* the last hold RNR NAK (a late contributor), 0: none */
+	uint64_t repair;       /* the receiver's NAK the box last answered itself (a repair), or NONE */
+	uint64_t repair_ns;    /* when */
 	struct nr_flow tpl;    /* the receiver's last ACK: addresses, ports, DSCP of ours */
+	struct nr_flow dtpl;   /* the sender's data packets: what a repair's results are built as */
 	uint32_t msn;          /* its MSN */
 	uint16_t origin;       /* ops.origin of it */
+	uint16_t dorigin;      /* ops.origin of the sender's packet dtpl came from */
 	uint8_t mig;           /* its BTH MigReq */
+	uint8_t dmig;          /* the sender's */
 	uint8_t have_tpl;
+	uint8_t have_dtpl;
 	uint8_t tail_due;      /* the receiver's ACK of all emitted: repeat it if the sender stays quiet */
 };
 

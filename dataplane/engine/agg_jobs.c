@@ -57,6 +57,7 @@ static void job_free_pool(struct nr_job *j)
 	free(j->bits);
 	free(j->held);
 	free(j->results);
+	free(j->reth);
 	free(j->acked);
 	free(j->mon);
 	free(j->srcs);
@@ -65,6 +66,7 @@ static void job_free_pool(struct nr_job *j)
 	j->bits = NULL;
 	j->held = NULL;
 	j->results = NULL;
+	j->reth = NULL;
 	j->acked = NULL;
 	j->mon = NULL;
 	j->srcs = NULL;
@@ -184,11 +186,12 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->bits = calloc(pp * j->words, sizeof(*j->bits));
 	j->held = calloc(pp * j->n, sizeof(*j->held));
 	j->results = aligned_alloc(64, (pp * j->mtu + 63) / 64 * 64);
+	j->reth = calloc(pp * j->n, sizeof(*j->reth));
 	j->acked = calloc(j->n, sizeof(*j->acked));
 	j->mon = calloc(j->n, sizeof(*j->mon));
 	j->srcs = calloc(j->n, sizeof(*j->srcs));
 	j->outs = calloc(j->n, sizeof(*j->outs));
-	if (!j->slots || !j->bits || !j->held || !j->results || !j->acked || !j->mon ||
+	if (!j->slots || !j->bits || !j->held || !j->results || !j->reth || !j->acked || !j->mon ||
 	    !j->srcs || !j->outs) {
 		job_free_pool(j);
 		free(j);

@@ -76,8 +76,25 @@
  *           sender sent nothing more for a probe time after such an ACK, the
  *           box sends it once more (a copy of it: it acknowledges nothing the
  *           receiver did not); a sender that had it ignores it as stale.
+ *   repair  a result lost between the box and its receiver: the receiver
+ *           NAKs (PSN sequence error) at its mark q.  The box holds every
+ *           result from q to what it emitted (a slot is released only when
+ *           all receivers ACKed it), so it resends them itself, rebuilt from
+ *           the sender's data packets (addresses, QPN, PSN; the RETH of a
+ *           first packet kept with its slot, ImmDt, ECN as at emission), the
+ *           last with AckReq, and the NAK goes no further: the sender does
+ *           not go back, and its link carries no duplicates.  Only while at
+ *           most MON_REPAIR_MAX results are missing, and when the box can
+ *           send (ops.send); otherwise the NAK is forwarded as any other.  A
+ *           repair lost in turn is met like any stall: the next result shows
+ *           the receiver a gap (another NAK), or the probe NAKs the sender.
+ *           A second NAK at the same q within the re-arm time is the
+ *           repair's echo, dropped.  The receiver's NAK is its own: it
+ *           acknowledges q - 1 to a sender that learns it from the
+ *           receiver's next ACK instead.
  * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold;
- * ack_repeat for the tail's ACKs).
+ * ack_repeat for the tail's ACKs; nak_repaired and repair_sent for the
+ * receivers' NAKs answered by a repair and the results it resent).
  * Until the receiver's first ACK the template is the sender's own data
  * packet turned around (take_template).
  */
@@ -104,12 +121,16 @@
  * loss is repaired sooner (probes), and the RNR wait would only slow that */
 #define MON_HOLD_PROBES  8
 #define MON_HOLD_MIN_NS  100000000ull
+/* A repair resends at most this many results; a longer go-back is the sender's */
+#define MON_REPAIR_MAX   64
+/* A repair's frame: Ethernet + VLAN + IPv4 + UDP + BTH + RETH + ImmDt, the payload, ICRC */
+#define MON_DATA_HDR_MAX 96
 
 void nr_mon_init(struct nr_job *j, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < j->n; i++)
-		j->mon[i] = (struct nr_conn_mon){ .hole = NR_MON_NONE, .ack_ns = now_ns,
-						  .wait_ns = now_ns };
+		j->mon[i] = (struct nr_conn_mon){ .hole = NR_MON_NONE, .repair = NR_MON_NONE,
+						  .ack_ns = now_ns, .wait_ns = now_ns };
 	j->nak_rtt_ns = MON_RTT0_NS;
 	j->emit_ns = now_ns;
 }
@@ -219,11 +240,43 @@ static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, con
 		m->origin = e->ops.origin(e->ops.ctx, handle);
 }
 
+/*
+ * The template of a repair's results to receiver i: sender i's data packet
+ * as it came (MACs, IPs, UDP source port, TTL, IP id and fragment field,
+ * QPN, P_Key, MigReq), ECN-capable as it was, unmarked.  The box routes a
+ * result as it routes the sender's packet, so it leaves as a result would.
+ */
+static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i,
+			       const uint8_t *f, const struct nr_pkt *p, void *handle)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
+	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
+	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
+	uint8_t tos = ip->tos;
+
+	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
+		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
+	m->dtpl = (struct nr_flow){
+		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci, .saddr = p->saddr, .daddr = p->daddr,
+		.sport = p->udp_sport, .tos = tos, .ttl = ip->ttl, .ip_id = nr_ld_be16(&ip->id),
+		.frag_off = nr_ld_be16(&ip->frag_off), .dqpn = p->qpn, .pkey = nr_bth_pkey(bth),
+	};
+	memcpy(m->dtpl.src_mac, eth->src, NR_ETH_ALEN);
+	memcpy(m->dtpl.dst_mac, eth->dst, NR_ETH_ALEN);
+	m->dmig = nr_bth_mig(bth);
+	m->have_dtpl = 1;
+	if (e->ops.origin)
+		m->dorigin = e->ops.origin(e->ops.ctx, handle);
+}
+
 void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const struct nr_pkt *p,
 		   const uint8_t *frame, void *handle)
 {
 	if (!j->mon[i].have_tpl)
 		take_template(e, j, i, frame, p, handle, true);
+	if (!j->mon[i].have_dtpl)
+		take_data_template(e, j, i, frame, p, handle);
 }
 
 void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
@@ -269,6 +322,73 @@ void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t
 	 * the sender, with nothing more to send, would wait for its timeout */
 	m->tail_due = moved && j->acked[i] == j->next_emit && nr_syn_is_ack(p->aeth_syn);
 	m->tail_ns = now_ns;
+}
+
+static bool op_has_reth(uint8_t op)
+{
+	return op == NR_OP_RC_WRITE_FIRST || op == NR_OP_RC_WRITE_ONLY ||
+	       op == NR_OP_RC_WRITE_ONLY_IMM;
+}
+
+/* Receiver i's result of emitted sequence x, rebuilt into buf: its length, or < 0. */
+static int build_result(const struct nr_job *j, uint32_t i, uint64_t x, bool ackreq,
+			uint8_t *buf, size_t cap)
+{
+	const struct nr_conn_mon *m = &j->mon[i];
+	uint32_t si = nr_job_slot(j, x);
+	const struct nr_slot *s = &j->slots[si];
+	struct nr_flow f = m->dtpl;
+	struct nr_build_args a = {
+		.opcode = s->opcode, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)x),
+		.ackreq = ackreq, .migreq = m->dmig,
+		.imm = s->has_tag ? s->tag ^ j->result_key : 0,
+	};
+
+	if (op_has_reth(s->opcode)) {
+		const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
+
+		a.va = r->va;
+		a.rkey = r->rkey;
+		a.dma_len = r->len;
+	}
+	if (s->ecn_ce && (f.tos & NR_ECN_MASK) != NR_ECN_NOT_ECT)     /* rule 10 */
+		f.tos |= NR_ECN_CE;
+	return nr_build_frame(buf, cap, &f, &a, j->results + (size_t)si * j->mtu, s->len);
+}
+
+bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+	uint64_t q = j->acked[i];
+	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
+	uint32_t sent = 0;
+
+	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= j->next_emit ||
+	    j->next_emit - q > MON_REPAIR_MAX)
+		return false;
+	if (m->repair == q && now_ns - m->repair_ns < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
+		return true;            /* the echo of a repair under way */
+	for (uint64_t x = q; x < j->next_emit; x++) {
+		const struct nr_slot *s = &j->slots[nr_job_slot(j, x)];
+
+		if (s->x != x || s->state != NR_SLOT_EMITTED)
+			return false;   /* cannot happen: unreleased slots keep their results */
+	}
+	for (uint64_t x = q; x < j->next_emit; x++) {
+		int n = build_result(j, i, x, x + 1 == j->next_emit, buf, sizeof(buf));
+
+		if (n < 0)
+			break;          /* cannot happen: the slot took a parsed packet */
+		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->dorigin);
+		sent++;
+	}
+	if (sent == 0)
+		return false;
+	m->repair = q;
+	m->repair_ns = now_ns;
+	j->ctr[NR_ECTR_REPAIR_SENT] += sent;
+	nr_mon_result(j, i, now_ns);
+	return true;
 }
 
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)

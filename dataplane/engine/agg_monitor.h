@@ -39,6 +39,15 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
 		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns);
 
+/*
+ * Receiver i NAKed (PSN sequence error) at its mark j->acked[i], already
+ * updated, below what the box emitted: a result was lost on the way to it.
+ * When the box still holds every result from the mark on, it resends them
+ * itself (a repair) and returns true: the NAK is then not for the sender.
+ * False: the sender must get the NAK and go back.
+ */
+bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
+
 /* A stored result was resent to receiver i: its ACK is awaited from now. */
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
 

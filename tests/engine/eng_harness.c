@@ -101,7 +101,8 @@ static void th_send_cb(void *ctx, const uint8_t *frame, uint32_t len, uint16_t o
 
 	assert_true(len <= sizeof(x->frame));
 	assert_int_equal(nr_parse(frame, len, &t->rep.p), NR_PKT_ROCE);
-	if (nr_syn_is_ack(t->rep.p.aeth_syn)) {      /* a repeated ACK: kept apart */
+	if (t->rep.p.opcode == NR_OP_RC_ACK && nr_syn_is_ack(t->rep.p.aeth_syn)) {
+		/* a repeated ACK: kept apart */
 		memcpy(t->rep.frame, frame, len);
 		t->rep.len = len;
 		t->rep.origin = origin;
@@ -189,6 +190,18 @@ struct th_pkt *th_build(const struct nr_flow *f, const struct nr_build_args *a,
 	n = nr_build_frame(k->frame, sizeof(k->frame), f, a, payload, len);
 	assert_true(n > 0);
 	k->len = (uint32_t)n;
+	assert_int_equal(nr_parse(k->frame, k->len, &k->p), NR_PKT_ROCE);
+	return k;
+}
+
+struct th_pkt *th_copy(const uint8_t *frame, uint32_t len)
+{
+	struct th_pkt *k = calloc(1, sizeof(*k));
+
+	assert_true(len <= sizeof(k->frame));
+	k->magic = TH_MAGIC;
+	memcpy(k->frame, frame, len);
+	k->len = len;
 	assert_int_equal(nr_parse(k->frame, k->len, &k->p), NR_PKT_ROCE);
 	return k;
 }

@@ -39,9 +39,10 @@ struct th_emit {
 	bool ecn_ce;
 };
 
-/* A frame the engine made (ops.send): a NAK on a receiver's behalf. */
+/* A frame the engine made (ops.send): a NAK on a receiver's behalf, or a
+ * repair's result to a receiver. */
 struct th_sent {
-	uint8_t frame[128];
+	uint8_t frame[TH_FRAME_CAP];
 	uint32_t len;
 	uint16_t origin;
 	struct nr_pkt p;         /* parsed */
@@ -58,7 +59,7 @@ struct th {
 	struct th_emit *log;
 	uint32_t log_len, log_cap;
 	bool strict;             /* fail on an emit/free of a packet not held */
-	struct th_sent *sent;    /* NAKs the engine made, in order */
+	struct th_sent *sent;    /* NAKs and repairs the engine made, in order */
 	uint32_t nsent, sent_cap;
 	struct th_sent rep;      /* the last ACK it repeated (a tail ACK), nrep of them */
 	uint32_t nrep;
@@ -75,6 +76,8 @@ struct th_pkt *th_data(const struct nr_job_spec *s, uint32_t conn, uint32_t psn,
 		       uint32_t imm, const void *payload, uint32_t len);
 /* ACK/NAK from the receiver of conn back to its sender. */
 struct th_pkt *th_ack(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn);
+/* A copy of a frame (one the engine made), parsed. */
+struct th_pkt *th_copy(const uint8_t *frame, uint32_t len);
 /* Any frame from a flow, parsed. */
 struct th_pkt *th_build(const struct nr_flow *f, const struct nr_build_args *a,
 			const void *payload, uint32_t len);

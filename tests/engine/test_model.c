@@ -12,8 +12,10 @@
  *     the rank-ordered sum (ordered mode) or the sum in the order the engine
  *     admitted the contributions (streaming), bit for bit, and the right
  *     immediate (tag ^ result_key);
- *   - emissions per connection come once per g, in g order; a RESEND only for
- *     a g already emitted; every receiver gets every g exactly once in order;
+ *   - emissions per connection come once per g, in g order; a RESEND, or a
+ *     result the engine resent itself for a receiver's NAK (a repair), only
+ *     for a g already emitted; every receiver gets every g exactly once in
+ *     order; repairs happen;
  *   - no slot is released before every connection's ACK for it reached the
  *     engine; held packets never exceed pool_packets * N;
  *   - every handle comes back exactly once (emit or free), nothing leaks, and
@@ -284,6 +286,31 @@ static void drain_emits(struct sched *s)
 	s->t.log_len = 0;
 }
 
+/*
+ * A repair's results (the engine resent them itself for a receiver's NAK)
+ * go to their receivers like any result, and are checked the same; the
+ * status monitor's NAKs to senders are not modelled (the model's senders go
+ * back on the receivers' NAKs and their own timeout).
+ */
+static void drain_repairs(struct sched *s)
+{
+	for (uint32_t k = 0; k < s->t.nsent; k++) {
+		const struct th_sent *x = &s->t.sent[k];
+		uint32_t i;
+
+		if (x->p.opcode == NR_OP_RC_ACK)
+			continue;
+		for (i = 0; i < s->n; i++)
+			if (x->p.qpn == s->t.spec->conns[i].dst_qpn &&
+			    x->p.daddr == s->t.spec->conns[i].dst_ip)
+				break;
+		assert_true(i < s->n);
+		assert_true(g_of(s, i, x->p.psn) < s->emit_next[i]);   /* only what was emitted */
+		bag_push(&s->to_rcv, (struct flight){ .k = th_copy(x->frame, x->len), .conn = i });
+	}
+	s->t.nsent = 0;
+}
+
 static void check_release(struct sched *s)
 {
 	struct nr_job_stats st;
@@ -310,15 +337,17 @@ static void engine_deliver(struct sched *s)
 	enum nr_verdict v = th_input(&s->t, f.k, s->steps * 1000, &c);
 
 	if (f.ack) {
-		assert_int_equal(v, NR_V_FORWARD);
-		if (c == NR_ECTR_ACKS_SNOOPED) {
+		/* forwarded, or a NAK the box answered with a repair itself */
+		assert_true(v == NR_V_FORWARD || (v == NR_V_DROP && c == NR_ECTR_NAK_REPAIRED));
+		if (c == NR_ECTR_ACKS_SNOOPED || c == NR_ECTR_NAK_REPAIRED) {
 			uint32_t mark = nr_syn_is_ack(f.k->p.aeth_syn) ? g + 1 : g;
 			if (mark > s->ack_seen[f.conn])
 				s->ack_seen[f.conn] = mark;
 		}
-		if (!eng_chance(&s->r, s->p_aloss))
+		if (v == NR_V_FORWARD && !eng_chance(&s->r, s->p_aloss))
 			sender_ack(s, f.conn, &f.k->p);
 		th_pkt_free(f.k);
+		drain_repairs(s);
 		check_release(s);
 		return;
 	}
@@ -520,6 +549,8 @@ static void test_model(void **state)
 	assert_true(ctr_sum[NR_ECTR_ACK_IGNORED] > 0);
 	assert_true(ctr_sum[NR_ECTR_STALE_DROPPED] > 0);
 	assert_true(ctr_sum[NR_ECTR_OCCUPIED_DROPPED] > 0);
+	assert_true(ctr_sum[NR_ECTR_NAK_REPAIRED] > 0);
+	assert_true(ctr_sum[NR_ECTR_REPAIR_SENT] >= ctr_sum[NR_ECTR_NAK_REPAIRED]);
 }
 
 int main(void)

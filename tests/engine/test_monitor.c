@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The status monitor (dataplane/engine/agg_monitor.c): the NAKs the box sends
- * a sender on its receiver's behalf.  Losses before the box (a gap in a
- * sender's stream), after it (the receiver's NAK; a probe when the receiver
- * stays silent), of ACKs (the mark lags: NAKs follow it), of NAKs (re-armed,
- * or probed) and at the tail of a window (probed); a gap's first NAK is a
+ * a sender on its receiver's behalf, and the results it resends itself.
+ * Losses before the box (a gap in a sender's stream), after it (the
+ * receiver's NAK answered by a repair from the stored results; a probe when
+ * the repair is lost and the receiver stays silent), of ACKs (the mark lags:
+ * NAKs follow it), of NAKs (re-armed, or probed) and at the tail of a window
+ * (probed); a gap's first NAK is a
  * PSN sequence error, re-arms and probes are RNR NAKs (timer code 1); and the
  * rule it never breaks: a NAK for PSN q acknowledges q - 1, so q is never
  * beyond the receiver's mark.  Every NAK is checked byte for byte against the
@@ -180,17 +182,66 @@ static void test_nak_never_beyond_mark(void **state)
 	th_fini(&t);
 }
 
+/* The receiver of conn NAKs at g: the verdict, and the counter that moved. */
+static enum nr_verdict nak(struct th *t, uint32_t conn, uint32_t g, uint64_t now,
+			   enum nr_engine_ctr *c)
+{
+	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(ipsn[conn], g),
+				  NR_AETH_NAK_PSN_SEQ_ERR);
+	enum nr_verdict v;
+
+	k->origin = (uint16_t)(20 + conn);
+	v = th_input(t, k, now, c);
+	th_pkt_free(k);
+	return v;
+}
+
 /*
- * A result lost after the box: the receiver NAKs (forwarded; the sender's
- * go-back-N gets the stored result).  If the receiver's mark then does not
- * move within the probe time (its NAK, or the resent result, was lost: it
- * stays silent until it gets what it asked for), the box NAKs at the mark;
- * once the receiver catches up, the box is silent.
+ * The repair t->sent[k]: conn's result of g as the box first emitted it
+ * (t->log), byte for byte up to the ICRC (checked by the harness) but for
+ * the BTH AckReq bit, set on the last result of the repair only; from the
+ * port the sender's packets came in on.
  */
-static void test_receiver_stall_probed(void **state)
+static void check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last)
+{
+	const struct th_sent *x = &t->sent[k];
+	const struct th_pkt *em = NULL;
+	uint8_t a[TH_FRAME_CAP], b[TH_FRAME_CAP];
+	uint32_t n;
+
+	assert_true(k < t->nsent);
+	for (uint32_t l = 0; l < t->log_len; l++)
+		if (t->log[l].conn == conn && t->log[l].g == nr_psn_add(0, g))
+			em = t->log[l].pkt;
+	assert_non_null(em);
+	assert_int_equal(x->origin, 10 + conn);
+	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
+	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
+	assert_int_equal(x->p.ackreq, last);
+	assert_int_equal(x->len, em->len);
+	n = x->p.pay_off + x->p.pay_len;
+	memcpy(a, x->frame, n);
+	memcpy(b, em->frame, n);
+	a[x->p.bth_off + 8] &= 0x7F;            /* BTH AckReq */
+	b[x->p.bth_off + 8] &= 0x7F;
+	assert_memory_equal(a, b, n);
+}
+
+/*
+ * A result lost after the box: the receiver NAKs at its mark, and the box,
+ * which holds every result from the mark on (a slot is released only when
+ * all receivers ACKed it), resends them itself (a repair) instead of sending
+ * the NAK on: the sender does not go back.  A second NAK at the same mark
+ * within the re-arm time is the repair's echo.  If the receiver's mark then
+ * does not move within the probe time (the repair was lost: the receiver
+ * stays silent until it gets what it asked for), the box NAKs the sender at
+ * the mark; once the receiver catches up, the box is silent.
+ */
+static void test_receiver_loss_repaired(void **state)
 {
 	struct th t;
 	struct th_pkt *k;
+	enum nr_engine_ctr c = NR_ECTR_MAX;
 
 	init(&t);
 	slot(&t, 0, 0);
@@ -201,27 +252,76 @@ static void test_receiver_stall_probed(void **state)
 	for (uint32_t i = 1; i < N; i++)
 		ack(&t, i, 3, 0x1F, 2 * MS);
 	/* conn 0's receiver lost the result of g=2 and saw g=3: NAK at 2 */
-	ack(&t, 0, 2, NR_AETH_NAK_PSN_SEQ_ERR, 2 * MS);
-	assert_int_equal(t.nsent, 0);           /* the receiver's own NAK went through */
+	assert_int_equal(nak(&t, 0, 2, 2 * MS, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
+	assert_int_equal(t.nsent, 2);           /* results 2 and 3, the last with AckReq */
+	check_repair(&t, 0, 0, 2, false);
+	check_repair(&t, 1, 0, 3, true);
+	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 2);
+	assert_int_equal(nak(&t, 0, 2, 3 * MS, &c), NR_V_DROP);   /* the echo */
+	assert_int_equal(t.nsent, 2);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 2);
+	nr_engine_poll(t.e, 10 * MS);
+	assert_int_equal(t.nsent, 2);
+	/* ... but the repair was lost too: the receiver stays silent; 4 round
+	 * trips (16 ms) after the repair went out, the box NAKs the sender */
+	nr_engine_poll(t.e, 20 * MS);
+	assert_int_equal(t.nsent, 3);
+	check_rnr(&t, 2, 0, 2);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
+	nr_engine_poll(t.e, 30 * MS);           /* at most one per probe time */
+	assert_int_equal(t.nsent, 3);
 	/* the sender's resend of g=2 is answered with the stored result */
 	k = th_data(t.spec, 0, nr_psn_add(ipsn[0], 2), NR_OP_RC_WRITE_ONLY_IMM, 0x01000002,
 		    pay, 1024);
-	assert_int_equal(th_input(&t, k, 3 * MS, NULL), NR_V_RESEND);
+	assert_int_equal(th_input(&t, k, 31 * MS, NULL), NR_V_RESEND);
 	th_pkt_free(k);
-	nr_engine_poll(t.e, 10 * MS);
-	assert_int_equal(t.nsent, 0);
-	/* ... but that result was lost too: the receiver stays silent; 4 round
-	 * trips (16 ms) after its mark last moved, the box NAKs at the mark */
-	nr_engine_poll(t.e, 20 * MS);
-	assert_int_equal(t.nsent, 1);
-	check_rnr(&t, 0, 0, 2);
-	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
-	nr_engine_poll(t.e, 30 * MS);           /* at most one per probe time */
-	assert_int_equal(t.nsent, 1);
 	/* the receiver gets it and acknowledges up to 3: no more NAKs */
 	ack(&t, 0, 3, 0x1F, 31 * MS);
 	nr_engine_poll(t.e, 200 * MS);
-	assert_int_equal(t.nsent, 1);
+	assert_int_equal(t.nsent, 3);
+	/* a NAK at the mark with nothing emitted beyond it: for the sender */
+	for (uint32_t i = 0; i < N; i++)
+		data(&t, i, 4, 201 * MS);
+	assert_int_equal(nak(&t, 0, 5, 202 * MS, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	assert_int_equal(t.nsent, 3);
+	th_fini(&t);
+}
+
+/*
+ * A repair's first packets carry the RETH their connection's sender wrote
+ * (each receiver's own buffer), kept with the slot.
+ */
+static void test_repair_keeps_reth(void **state)
+{
+	struct th t;
+	enum nr_engine_ctr c = NR_ECTR_MAX;
+
+	init(&t);
+	for (uint32_t i = 0; i < N; i++) {
+		struct nr_flow f;
+		struct nr_build_args a = {
+			.opcode = NR_OP_RC_WRITE_ONLY, .psn = ipsn[i], .ackreq = true,
+			.va = 0x7f0000001000ull + i * 0x100000, .rkey = 0xA000 + i, .dma_len = 1024,
+		};
+		struct th_pkt *k;
+
+		th_flow_data(t.spec, i, &f);
+		k = th_build(&f, &a, pay, 1024);
+		k->origin = (uint16_t)(10 + i);
+		assert_int_equal(th_input(&t, k, 0, NULL), NR_V_HELD);
+	}
+	assert_int_equal(t.log_len, N);
+	for (uint32_t i = 0; i < N; i++) {
+		assert_int_equal(nak(&t, i, 0, 1 * MS, &c), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
+		check_repair(&t, i, i, 0, true);
+		assert_true(t.sent[i].p.mask & NR_OPF_RETH);
+		assert_int_equal(t.sent[i].p.reth_va, 0x7f0000001000ull + i * 0x100000);
+		assert_int_equal(t.sent[i].p.reth_rkey, 0xA000 + i);
+		assert_int_equal(t.sent[i].p.reth_len, 1024);
+	}
 	th_fini(&t);
 }
 
@@ -441,7 +541,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gap_before_box),
 		cmocka_unit_test(test_nak_never_beyond_mark),
-		cmocka_unit_test(test_receiver_stall_probed),
+		cmocka_unit_test(test_receiver_loss_repaired),
+		cmocka_unit_test(test_repair_keeps_reth),
 		cmocka_unit_test(test_tail_losses_probed),
 		cmocka_unit_test(test_no_probe_while_results_flow),
 		cmocka_unit_test(test_late_contributor_held),

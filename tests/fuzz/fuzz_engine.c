@@ -543,10 +543,47 @@ static uint64_t seq_near_mark(const struct sjob *j, uint32_t i, uint32_t psn)
 	return j->mark[i] + (int64_t)nr_psn_diff(g, (uint32_t)(j->mark[i] & NR_PSN_MASK));
 }
 
+static bool data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn);
+static bool is_write(uint8_t op);
+
+/*
+ * A result the engine resent itself for a receiver's NAK (a repair): to a
+ * registered connection's receiver, from its sender, for a sequence already
+ * emitted to it, with that result's payload, length and ImmDt, and CE only
+ * when a contribution had it.
+ */
+static void check_repair(struct world *w, const uint8_t *frame, const struct nr_pkt *p)
+{
+	struct sjob *j;
+	struct rec *r;
+	uint32_t conn, g;
+	int jk;
+
+	NRZ_CHECK(is_write(p->opcode), "a made frame is neither an ACK/NAK nor an RDMA WRITE "
+		  "(opcode 0x%02x)", p->opcode);
+	NRZ_CHECK(data_owner(w, p, &jk, &conn), "a repair for no registered connection");
+	j = &w->jobs[jk];
+	NRZ_CHECK(p->saddr == j->spec->conns[conn].src_ip, "job %u conn %u: a repair from "
+		  "another source", j->id, conn);
+	g = nr_psn_sub(p->psn, j->spec->conns[conn].ipsn);
+	r = rec_find(j, g, false);
+	NRZ_CHECK(r && r->c[conn].emitted, "job %u conn %u: a repair of g=%u, never emitted",
+		  j->id, conn, g);
+	NRZ_CHECK(p->pay_len == r->len, "repair g=%u: length %u, result %u", g, p->pay_len,
+		  r->len);
+	check_payload(r, frame + p->pay_off, "repair", conn);
+	if (p->mask & NR_OPF_IMMDT)
+		NRZ_CHECK(r->c[0].has_tag && p->imm == (r->c[0].tag ^ j->spec->result_key),
+			  "repair g=%u: ImmDt 0x%08x", g, p->imm);
+	NRZ_CHECK(r->ce || p->ecn != NR_ECN_CE, "repair g=%u: CE without a CE contribution", g);
+}
+
 /*
  * A frame the engine made (ops.send): a NAK (sequence or RNR) to a sender on
- * its receiver's behalf, or a repeat of the receiver's last ACK.  It must be well formed, ICRC'd, for a registered connection, and
- * acknowledge (PSN - 1) nothing that receiver has not acknowledged.
+ * its receiver's behalf, a repeat of the receiver's last ACK, or a repair's
+ * result.  It must be well formed, ICRC'd, for a registered connection, and
+ * a NAK or ACK must acknowledge (PSN - 1) nothing that receiver has not
+ * acknowledged.
  */
 static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin)
 {
@@ -557,6 +594,10 @@ static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t orig
 
 	NRZ_CHECK(nr_parse(frame, len, &p) == NR_PKT_ROCE, "a made frame does not parse");
 	NRZ_CHECK(nr_icrc_check(frame, &p), "a made frame's ICRC is wrong");
+	if (p.opcode != NR_OP_RC_ACK) {
+		check_repair(w, frame, &p);
+		return;
+	}
 	NRZ_CHECK(p.opcode == NR_OP_RC_ACK && (p.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR ||
 					       nr_syn_is_rnr(p.aeth_syn) || nr_syn_is_ack(p.aeth_syn)),
 		  "a made frame is not an ACK, a sequence or an RNR NAK (opcode 0x%02x syndrome 0x%02x)",
@@ -727,7 +768,8 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 			  nr_opcode_name(h->pkt.opcode), owned, v, ctr);
 
 	/* what the receiver acknowledged, as the engine took it */
-	if (h->pkt.opcode == NR_OP_RC_ACK && ctr == NR_ECTR_ACKS_SNOOPED &&
+	if (h->pkt.opcode == NR_OP_RC_ACK &&
+	    (ctr == NR_ECTR_ACKS_SNOOPED || ctr == NR_ECTR_NAK_REPAIRED) &&
 	    (nr_syn_is_ack(h->pkt.aeth_syn) || h->pkt.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR) &&
 	    ack_owner(w, &h->pkt, &jk, &conn)) {
 		struct sjob *j = &w->jobs[jk];
