@@ -763,8 +763,11 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 			  "RDMA WRITE of registered job %u conn %u forwarded raw (ctr %d)",
 			  w->jobs[jk].id, conn, ctr);
 	}
+	/* responses go on, but a receiver's sequence NAK a repair answered */
 	if (h->pkt.mask & NR_OPF_RESP)
-		NRZ_CHECK(v == NR_V_FORWARD, "response %s (owned %d) not forwarded: verdict %d ctr %d",
+		NRZ_CHECK(v == NR_V_FORWARD || (ctr == NR_ECTR_NAK_REPAIRED &&
+						h->pkt.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR),
+			  "response %s (owned %d) not forwarded: verdict %d ctr %d",
 			  nr_opcode_name(h->pkt.opcode), owned, v, ctr);
 
 	/* what the receiver acknowledged, as the engine took it */
