@@ -200,27 +200,24 @@ static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
 }
 
 /*
- * The template of the box's NAKs to sender i, from frame f of connection i:
- * the receiver's ACK as it is (turn false: same MACs, IPs, UDP source port,
- * IP TTL, id and fragment field, QPN, MSN), or, before the receiver's first
- * ACK, the sender's own data packet turned around (turn true: MACs and IPs
- * swapped, to the sender's QPN, DF, MSN 0, since the receiver has
- * acknowledged nothing of the job; its UDP source port is the sender's, and
- * RNICs do not check the source port of what they receive).  A CE mark was
- * that frame's congestion, not ours: the template is ECN-capable, unmarked.
+ * The addressing of frame f of connection i as it is (turn false: same MACs,
+ * IPs, UDP source port, IP TTL, id and fragment field, QPN), or turned
+ * around (turn true: MACs and IPs swapped, to the sender's QPN, DF).  A CE
+ * mark was that frame's congestion, not ours: the flow is ECN-capable as
+ * the frame was, unmarked.
  */
-static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *f,
-			  const struct nr_pkt *p, void *handle, bool turn)
+static struct nr_flow frame_flow(const struct nr_job *j, uint32_t i, const uint8_t *f,
+				 const struct nr_pkt *p, bool turn)
 {
-	struct nr_conn_mon *m = &j->mon[i];
 	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
 	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
 	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
 	uint8_t tos = ip->tos;
+	struct nr_flow fl;
 
 	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
 		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
-	m->tpl = (struct nr_flow){
+	fl = (struct nr_flow){
 		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci,
 		.saddr = turn ? p->daddr : p->saddr, .daddr = turn ? p->saddr : p->daddr,
 		.sport = p->udp_sport, .tos = tos, .pkey = nr_bth_pkey(bth),
@@ -228,12 +225,29 @@ static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, con
 		.frag_off = turn ? NR_IPV4_DF : nr_ld_be16(&ip->frag_off),
 	};
 	if (!turn) {
-		m->tpl.ttl = ip->ttl;
-		m->tpl.ip_id = nr_ld_be16(&ip->id);
+		fl.ttl = ip->ttl;
+		fl.ip_id = nr_ld_be16(&ip->id);
 	}
-	memcpy(m->tpl.src_mac, turn ? eth->dst : eth->src, NR_ETH_ALEN);
-	memcpy(m->tpl.dst_mac, turn ? eth->src : eth->dst, NR_ETH_ALEN);
-	m->mig = nr_bth_mig(bth);
+	memcpy(fl.src_mac, turn ? eth->dst : eth->src, NR_ETH_ALEN);
+	memcpy(fl.dst_mac, turn ? eth->src : eth->dst, NR_ETH_ALEN);
+	return fl;
+}
+
+/*
+ * The template of the box's NAKs to sender i, from frame f of connection i:
+ * the receiver's ACK as it is (turn false; its MSN), or, before the
+ * receiver's first ACK, the sender's own data packet turned around (turn
+ * true: MSN 0, since the receiver has acknowledged nothing of the job; its
+ * UDP source port is the sender's, and RNICs do not check the source port
+ * of what they receive).
+ */
+static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *f,
+			  const struct nr_pkt *p, void *handle, bool turn)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+
+	m->tpl = frame_flow(j, i, f, p, turn);
+	m->mig = nr_bth_mig((const struct nr_bth *)(f + p->bth_off));
 	m->msn = turn ? 0 : p->aeth_msn;
 	m->have_tpl = 1;
 	if (e->ops.origin)
@@ -242,29 +256,16 @@ static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, con
 
 /*
  * The template of a repair's results to receiver i: sender i's data packet
- * as it came (MACs, IPs, UDP source port, TTL, IP id and fragment field,
- * QPN, P_Key, MigReq), ECN-capable as it was, unmarked.  The box routes a
- * result as it routes the sender's packet, so it leaves as a result would.
+ * as it came (frame_flow; and its MigReq).  The box routes a result as it
+ * routes the sender's packet, so it leaves as a result would.
  */
 static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i,
 			       const uint8_t *f, const struct nr_pkt *p, void *handle)
 {
 	struct nr_conn_mon *m = &j->mon[i];
-	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
-	const struct nr_ipv4_hdr *ip = (const struct nr_ipv4_hdr *)(f + p->l3_off);
-	const struct nr_bth *bth = (const struct nr_bth *)(f + p->bth_off);
-	uint8_t tos = ip->tos;
 
-	if ((tos & NR_ECN_MASK) == NR_ECN_CE)
-		tos = (uint8_t)((tos & ~NR_ECN_MASK) | NR_ECN_ECT0);
-	m->dtpl = (struct nr_flow){
-		.vlan = p->has_vlan, .vlan_tci = p->vlan_tci, .saddr = p->saddr, .daddr = p->daddr,
-		.sport = p->udp_sport, .tos = tos, .ttl = ip->ttl, .ip_id = nr_ld_be16(&ip->id),
-		.frag_off = nr_ld_be16(&ip->frag_off), .dqpn = p->qpn, .pkey = nr_bth_pkey(bth),
-	};
-	memcpy(m->dtpl.src_mac, eth->src, NR_ETH_ALEN);
-	memcpy(m->dtpl.dst_mac, eth->dst, NR_ETH_ALEN);
-	m->dmig = nr_bth_mig(bth);
+	m->dtpl = frame_flow(j, i, f, p, false);
+	m->dmig = nr_bth_mig((const struct nr_bth *)(f + p->bth_off));
 	m->have_dtpl = 1;
 	if (e->ops.origin)
 		m->dorigin = e->ops.origin(e->ops.ctx, handle);
