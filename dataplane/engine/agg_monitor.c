@@ -325,33 +325,27 @@ void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t
 	m->tail_ns = now_ns;
 }
 
-static bool op_has_reth(uint8_t op)
-{
-	return op == NR_OP_RC_WRITE_FIRST || op == NR_OP_RC_WRITE_ONLY ||
-	       op == NR_OP_RC_WRITE_ONLY_IMM;
-}
-
-/* Receiver i's result of emitted sequence x, rebuilt into buf: its length, or < 0. */
+/*
+ * Receiver i's result of emitted sequence x, rebuilt into buf: its length, or
+ * < 0.  The slot's RETH record is passed whatever the opcode: the builder
+ * writes a RETH only for the opcodes that carry one, which are those whose
+ * contributions set the record.
+ */
 static int build_result(const struct nr_job *j, uint32_t i, uint64_t x, bool ackreq,
 			uint8_t *buf, size_t cap)
 {
 	const struct nr_conn_mon *m = &j->mon[i];
 	uint32_t si = nr_job_slot(j, x);
 	const struct nr_slot *s = &j->slots[si];
+	const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
 	struct nr_flow f = m->dtpl;
 	struct nr_build_args a = {
 		.opcode = s->opcode, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)x),
 		.ackreq = ackreq, .migreq = m->dmig,
+		.va = r->va, .rkey = r->rkey, .dma_len = r->len,
 		.imm = s->has_tag ? s->tag ^ j->result_key : 0,
 	};
 
-	if (op_has_reth(s->opcode)) {
-		const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
-
-		a.va = r->va;
-		a.rkey = r->rkey;
-		a.dma_len = r->len;
-	}
 	if (s->ecn_ce && (f.tos & NR_ECN_MASK) != NR_ECN_NOT_ECT)     /* rule 10 */
 		f.tos |= NR_ECN_CE;
 	return nr_build_frame(buf, cap, &f, &a, j->results + (size_t)si * j->mtu, s->len);
