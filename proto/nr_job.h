@@ -121,7 +121,8 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_NAK_HOLD, "nak_hold", "RNR NAKs holding senders while a slot waits for a late contributor") \
 	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender") \
 	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
-	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")
+	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
+	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 

@@ -111,6 +111,7 @@ struct nr_conn_mon {
 				* or a stored result was resent to it */
 	uint64_t wait_ns;      /* contig last moved, or no slot waited for this sender */
 	uint64_t probe_ns;     /* the last probe NAK */
+	uint64_t solicit_ns;   /* the last result resent to solicit the receiver's ACK */
 	uint64_t tail_ns;      /* when the ACK tail_due refers to came */
 	uint64_t hold_ns;      /* the last hold RNR NAK (a late contributor), 0: none */
 	uint64_t repair;       /* the receiver's NAK the box last answered itself (a repair), or NONE */

@@ -48,7 +48,20 @@
  *           fills the slot, or is answered with the stored results.  A
  *           sender with nothing outstanding at that PSN (a late rank)
  *           ignores it as a response to nothing.  At most one per probe
- *           time per connection.
+ *           time per connection.  When the receiver's mark is at the
+ *           sender's contig (the lost packet, or the ACK that would have
+ *           let the sender send it, was the last of its window), the NAK
+ *           asks for exactly what the slot waits for, nothing the box has
+ *           would come again: then after the solicit time (2 round trips,
+ *           at least 1 ms) instead.
+ *   solicit results wait for the receiver's ACK and the job stood still for
+ *           the solicit time: the box resends the receiver its last result,
+ *           with AckReq (mon_solicit), once per standstill.  A receiver that
+ *           had it ACKs the duplicate (what it got carried no AckReq: the
+ *           sender's AckReq packet was lost before the box); one that lost
+ *           it takes it, or NAKs its gap (repair).  Its mark moves, and the
+ *           probe with it, sooner than the probe at the older mark, which
+ *           still follows if the solicit is lost.
  *   hold    a late contributor (a rank that enters a collective late): the
  *           oldest slot not emitted has contributions and the job has not
  *           moved for 8 probe times (at least 100 ms: losses are repaired
@@ -94,7 +107,8 @@
  *           receiver's next ACK instead.
  * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold;
  * ack_repeat for the tail's ACKs; nak_repaired and repair_sent for the
- * receivers' NAKs answered by a repair and the results it resent).
+ * receivers' NAKs answered by a repair and the results it resent;
+ * ack_solicit for the results resent to solicit an ACK).
  * Until the receiver's first ACK the template is the sender's own data
  * packet turned around (take_template).
  */
@@ -110,6 +124,10 @@
 #define MON_PROBE_RTTS   4
 #define MON_PROBE_MIN_NS 4000000ull     /* 4 ms */
 #define MON_RTT0_NS      4000000ull     /* before any sample */
+/* Solicit an ACK, or probe a sender the receiver's mark has caught up with,
+ * after this many round trips of standstill, never sooner than MIN */
+#define MON_SOLICIT_RTTS   2
+#define MON_SOLICIT_MIN_NS 1000000ull   /* 1 ms */
 #define MON_FRAME_MAX    96             /* Ethernet + VLAN + IPv4 + UDP + BTH + AETH + ICRC */
 /* Re-arms and probes: an RNR NAK with the shortest timer (code 1: 10 us) */
 #define MON_RNR_NOW      (NR_AETH_RNR_NAK | 1)
@@ -386,6 +404,27 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 	return true;
 }
 
+/*
+ * Solicit receiver i's ACK: its last emitted result again, with AckReq.  It
+ * ACKs the duplicate, takes the result it lost, or NAKs its gap (a repair).
+ */
+static void mon_solicit(struct nr_engine *e, struct nr_job *j, uint32_t i)
+{
+	const struct nr_conn_mon *m = &j->mon[i];
+	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
+	uint64_t x = j->next_emit - 1;
+	const struct nr_slot *s = &j->slots[nr_job_slot(j, x)];
+	int n;
+
+	if (!e->ops.send || !m->have_dtpl || s->x != x || s->state != NR_SLOT_EMITTED)
+		return;
+	n = build_result(j, i, x, true, buf, sizeof(buf));
+	if (n < 0)
+		return;
+	j->ctr[NR_ECTR_ACK_SOLICIT]++;
+	e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->dorigin);
+}
+
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
 {
 	j->mon[i].ack_ns = now_ns;
@@ -424,6 +463,7 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 {
 	uint64_t rearm = rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS);
 	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
+	uint64_t solicit = rtts_ns(j, MON_SOLICIT_RTTS, MON_SOLICIT_MIN_NS);
 	bool held = job_held(j, now_ns);
 
 	for (uint32_t i = 0; i < j->n; i++) {
@@ -462,11 +502,17 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 		/* the receiver side stalls from its last ACK or the last result,
 		 * whichever came later: results still on their way will be ACKed */
 		since = m->ack_ns > j->emit_ns ? m->ack_ns : j->emit_ns;
+		/* solicit: once a standstill */
+		if (j->acked[i] < j->next_emit && m->solicit_ns < since && now_ns - since >= solicit) {
+			m->solicit_ns = now_ns;
+			mon_solicit(e, j, i);
+		}
 		if (m->wait_ns < since)
 			since = m->wait_ns;
 		if (m->probe_ns > since)
 			since = m->probe_ns;
-		if (now_ns - since >= probe) {
+		/* probe: sooner when the NAK asks for nothing the box has */
+		if (now_ns - since >= (j->acked[i] == m->contig ? solicit : probe)) {
 			m->probe_ns = now_ns;
 			mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_PROBE);
 		}

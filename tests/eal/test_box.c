@@ -72,11 +72,17 @@ static void run_agg(unsigned n, const char *name)
 		       c.c[DP_CTR_RESULTS], c.c[DP_CTR_RESENT], c.engine_drop[NR_ECTR_DUP_DROPPED],
 		       c.engine_drop[NR_ECTR_STALE_DROPPED], c.c[DP_CTR_MALFORMED], c.c[DP_CTR_RUNT],
 		       c.c[DP_CTR_BAD_ICRC], c.engine_drop[NR_ECTR_SPOOFED], c.c[DP_CTR_FORWARDED], s->unknown_conn);
+		uint64_t ec[NR_ECTR_MAX];
+
 		/* the status monitor's NAKs left through the box's exit, each one
 		 * checked by check_outputs (sender's port, ICRC, never beyond the
-		 * receiver's ACKs), and nothing else was made */
-		printf("  generated %lu (naks seen %u)\n", c.c[DP_CTR_GENERATED], s->naks_seen);
-		assert_int_equal(c.c[DP_CTR_GENERATED], s->naks_seen);
+		 * receiver's ACKs), and the results it resent itself (checked as
+		 * results); nothing else was made */
+		assert_int_equal(dp_box_engine_counters(h->box, ec), 0);
+		printf("  generated %lu (naks seen %u, results %lu)\n", c.c[DP_CTR_GENERATED],
+		       s->naks_seen, ec[NR_ECTR_REPAIR_SENT] + ec[NR_ECTR_ACK_SOLICIT]);
+		assert_int_equal(c.c[DP_CTR_GENERATED],
+				 s->naks_seen + ec[NR_ECTR_REPAIR_SENT] + ec[NR_ECTR_ACK_SOLICIT]);
 		assert_int_equal(c.c[DP_CTR_GENERATED_NOMBUF], 0);
 		assert_true(s->naks_seen > 0);     /* 5% loss: gaps happen */
 	}

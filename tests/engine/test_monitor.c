@@ -3,10 +3,11 @@
  * The status monitor (dataplane/engine/agg_monitor.c): the NAKs the box sends
  * a sender on its receiver's behalf, and the results it resends itself.
  * Losses before the box (a gap in a sender's stream), after it (the
- * receiver's NAK answered by a repair from the stored results; a probe when
- * the repair is lost and the receiver stays silent), of ACKs (the mark lags:
- * NAKs follow it), of NAKs (re-armed, or probed) and at the tail of a window
- * (probed); a gap's first NAK is a
+ * receiver's NAK answered by a repair from the stored results; the last
+ * result again with AckReq, then a probe, when the repair is lost and the
+ * receiver stays silent), of ACKs (the mark lags: NAKs follow it), of NAKs
+ * (re-armed, or probed) and at the tail of a window (solicited, probed); a
+ * gap's first NAK is a
  * PSN sequence error, re-arms and probes are RNR NAKs (timer code 1); and the
  * rule it never breaks: a NAK for PSN q acknowledges q - 1, so q is never
  * beyond the receiver's mark.  Every NAK is checked byte for byte against the
@@ -261,16 +262,25 @@ static void test_receiver_loss_repaired(void **state)
 	assert_int_equal(nak(&t, 0, 2, 3 * MS, &c), NR_V_DROP);   /* the echo */
 	assert_int_equal(t.nsent, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 2);
-	nr_engine_poll(t.e, 10 * MS);
+	nr_engine_poll(t.e, 9 * MS);
 	assert_int_equal(t.nsent, 2);
-	/* ... but the repair was lost too: the receiver stays silent; 4 round
-	 * trips (16 ms) after the repair went out, the box NAKs the sender */
-	nr_engine_poll(t.e, 20 * MS);
+	/* ... but the repair was lost too: the receiver stays silent; 2 round
+	 * trips (8 ms) after the repair went out the box resends the last result
+	 * with AckReq, to have it ACKed or NAKed */
+	nr_engine_poll(t.e, 10 * MS);
 	assert_int_equal(t.nsent, 3);
-	check_rnr(&t, 2, 0, 2);
+	check_repair(&t, 2, 0, 3, true);
+	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
+	/* lost as well: 4 round trips (16 ms) after the repair, the box NAKs
+	 * the sender */
+	nr_engine_poll(t.e, 17 * MS);
+	assert_int_equal(t.nsent, 3);
+	nr_engine_poll(t.e, 18 * MS);
+	assert_int_equal(t.nsent, 4);
+	check_rnr(&t, 3, 0, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
-	nr_engine_poll(t.e, 30 * MS);           /* at most one per probe time */
-	assert_int_equal(t.nsent, 3);
+	nr_engine_poll(t.e, 30 * MS);           /* one of each per stall and probe time */
+	assert_int_equal(t.nsent, 4);
 	/* the sender's resend of g=2 is answered with the stored result */
 	k = th_data(t.spec, 0, nr_psn_add(ipsn[0], 2), NR_OP_RC_WRITE_ONLY_IMM, 0x01000002,
 		    pay, 1024);
@@ -279,13 +289,13 @@ static void test_receiver_loss_repaired(void **state)
 	/* the receiver gets it and acknowledges up to 3: no more NAKs */
 	ack(&t, 0, 3, 0x1F, 31 * MS);
 	nr_engine_poll(t.e, 200 * MS);
-	assert_int_equal(t.nsent, 3);
+	assert_int_equal(t.nsent, 4);
 	/* a NAK at the mark with nothing emitted beyond it: for the sender */
 	for (uint32_t i = 0; i < N; i++)
 		data(&t, i, 4, 201 * MS);
 	assert_int_equal(nak(&t, 0, 5, 202 * MS, &c), NR_V_FORWARD);
 	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
-	assert_int_equal(t.nsent, 3);
+	assert_int_equal(t.nsent, 4);
 	th_fini(&t);
 }
 
@@ -329,9 +339,12 @@ static void test_repair_keeps_reth(void **state)
  * Losses nobody sees as a gap: the last packet a sender sent before its
  * window closed (conn 2's g=2: slot 2 waits for it, nothing of conn 2
  * follows), and the last result before a receiver's ACK (conn 1's receiver
- * got results 0..1 but not 2, an AckReq packet: it never ACKs).  Each is
- * probed at the mark after the probe time; a connection that waits for
- * nothing is never probed.
+ * got results 0..1 but not 2, an AckReq packet: it never ACKs).  The first
+ * is probed after 2 round trips, since its receiver's mark is at the
+ * missing packet: the NAK asks for exactly that.  The second gets its last
+ * result again, with AckReq, after 2 round trips of standstill; when that
+ * is lost too, the probe at the mark follows after 4.  A connection that
+ * waits for nothing is never probed.
  */
 static void test_tail_losses_probed(void **state)
 {
@@ -342,9 +355,9 @@ static void test_tail_losses_probed(void **state)
 	slot(&t, 1, 1 * MS);
 	data(&t, 0, 2, 2 * MS);
 	data(&t, 1, 2, 2 * MS);                 /* conn 2's g=2 lost: slot 2 waits */
-	nr_engine_poll(t.e, 10 * MS);
+	nr_engine_poll(t.e, 8 * MS);
 	assert_int_equal(t.nsent, 0);
-	nr_engine_poll(t.e, 19 * MS);           /* 17 ms since slot 2 began to wait */
+	nr_engine_poll(t.e, 9 * MS);            /* 8 ms since conn 2's stream last moved */
 	assert_int_equal(t.nsent, 1);
 	check_rnr(&t, 0, 2, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
@@ -353,21 +366,30 @@ static void test_tail_losses_probed(void **state)
 	assert_int_equal(t.log_len, 3 * N);
 	ack(&t, 0, 2, 0x1F, 21 * MS);
 	ack(&t, 2, 2, 0x1F, 21 * MS);
-	/* conn 1's receiver lost result 2 (AckReq) and stays silent: probed at 2 */
-	nr_engine_poll(t.e, 30 * MS);
+	/* conn 1's receiver lost result 2 (AckReq) and stays silent: result 2
+	 * again, with AckReq, 8 ms after it went out */
+	nr_engine_poll(t.e, 27 * MS);
 	assert_int_equal(t.nsent, 1);
-	nr_engine_poll(t.e, 37 * MS);
+	nr_engine_poll(t.e, 28 * MS);
 	assert_int_equal(t.nsent, 2);
-	check_rnr(&t, 1, 1, 2);
+	check_repair(&t, 1, 1, 2, true);
+	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
+	/* lost too: probed at 2, 16 ms after the result */
+	nr_engine_poll(t.e, 35 * MS);
+	assert_int_equal(t.nsent, 2);
+	nr_engine_poll(t.e, 36 * MS);
+	assert_int_equal(t.nsent, 3);
+	check_rnr(&t, 2, 1, 2);
 	ack(&t, 1, 2, 0x1F, 38 * MS);
 	nr_engine_poll(t.e, 500 * MS);          /* nothing waits: no probe */
-	assert_int_equal(t.nsent, 2);
+	assert_int_equal(t.nsent, 3);
 	th_fini(&t);
 }
 
 /*
- * Results still on their way are not a stall: the receivers' probe time runs
- * from the last result that went out, not from their last ACK.
+ * Results still on their way are not a stall: the receivers' solicit and
+ * probe times run from the last result that went out, not from their last
+ * ACK.
  */
 static void test_no_probe_while_results_flow(void **state)
 {
@@ -381,17 +403,24 @@ static void test_no_probe_while_results_flow(void **state)
 	assert_int_equal(t.log_len, 3 * N);
 	nr_engine_poll(t.e, 20 * MS);           /* 20 ms since the ACKs, 5 since results */
 	assert_int_equal(t.nsent, 0);
-	nr_engine_poll(t.e, 31 * MS);           /* 16 ms of silence after them: each probed */
+	nr_engine_poll(t.e, 23 * MS);           /* 8 ms of silence after them: result 2 again */
 	assert_int_equal(t.nsent, N);
 	for (uint32_t i = 0; i < N; i++)
-		check_rnr(&t, i, i, 1);
+		check_repair(&t, i, i, 2, true);
+	nr_engine_poll(t.e, 30 * MS);
+	assert_int_equal(t.nsent, N);
+	nr_engine_poll(t.e, 31 * MS);           /* 16 ms: each probed */
+	assert_int_equal(t.nsent, 2 * N);
+	for (uint32_t i = 0; i < N; i++)
+		check_rnr(&t, N + i, i, 1);
 	th_fini(&t);
 }
 
 /*
  * A late contributor (a rank entering a collective late): slot 1 has conns
  * 0 and 1 and waits for conn 2.  Until the hold time (8 probe times: 128 ms
- * before any round-trip sample) only the probes of conn 2 go out; then each
+ * before any round-trip sample) only the probes of conn 2 go out (NAKs for
+ * nothing it sent: a late sender ignores them); then each
  * waiting sender gets an RNR NAK with the 20.48 ms timer (code 22) at its
  * receiver's mark, again every 20 ms,
  * never one for conn 2 (it has nothing of slot 1 in flight to hold); once
@@ -413,9 +442,11 @@ static void test_late_contributor_held(void **state)
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 0);
 	k = t.nsent;
 	nr_engine_poll(t.e, 129 * MS);
-	assert_int_equal(t.nsent, k + 2);
+	/* conn 2's receiver mark is at the slot (probes every 2 round trips) */
+	assert_int_equal(t.nsent, k + 3);
 	check_syn(&t, k, 0, 1, NR_AETH_RNR_NAK | 22);
 	check_syn(&t, k + 1, 1, 1, NR_AETH_RNR_NAK | 22);
+	check_rnr(&t, k + 2, 2, 1);
 	for (uint64_t now = 130; now < 2000; now += 10)
 		nr_engine_poll(t.e, now * MS);
 	for (k = 0; k < t.nsent; k++) {
@@ -510,7 +541,7 @@ static void test_tail_ack_repeated(void **state)
 		data(&t, i, 2, 101 * MS);
 	nr_engine_poll(t.e, 200 * MS);
 	assert_int_equal(t.nrep, N);
-	assert_int_equal(t.nsent, N);           /* the receivers' probes for result 2 */
+	assert_int_equal(t.nsent, 2 * N);       /* the receivers' result 2 again, then probes */
 	th_fini(&t);
 }
 
