@@ -52,8 +52,8 @@
  *           sender's contig (the lost packet, or the ACK that would have
  *           let the sender send it, was the last of its window), the NAK
  *           asks for exactly what the slot waits for, nothing the box has
- *           would come again: then after the solicit time (2 round trips,
- *           at least 1 ms) instead.
+ *           would come again: then the first probe of the standstill goes
+ *           after the solicit time (2 round trips, at least 1 ms) instead.
  *   solicit results wait for the receiver's ACK and the job stood still for
  *           the solicit time: the box resends the receiver its last result,
  *           with AckReq (mon_solicit), once per standstill.  A receiver that
@@ -469,6 +469,7 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 	for (uint32_t i = 0; i < j->n; i++) {
 		struct nr_conn_mon *m = &j->mon[i];
 		uint64_t since;
+		bool fast;
 
 		/* a sender that contributed to the slot a late one holds up:
 		 * RNR NAKs keep it from spending its retries on ACK timeouts */
@@ -509,10 +510,12 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 		}
 		if (m->wait_ns < since)
 			since = m->wait_ns;
+		fast = j->acked[i] == m->contig && m->probe_ns < since;
 		if (m->probe_ns > since)
 			since = m->probe_ns;
-		/* probe: sooner when the NAK asks for nothing the box has */
-		if (now_ns - since >= (j->acked[i] == m->contig ? solicit : probe)) {
+		/* probe: the first of a standstill sooner when the NAK asks for
+		 * nothing the box has */
+		if (now_ns - since >= (fast ? solicit : probe)) {
 			m->probe_ns = now_ns;
 			mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_PROBE);
 		}
