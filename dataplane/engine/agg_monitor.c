@@ -48,12 +48,10 @@
  *           fills the slot, or is answered with the stored results.  A
  *           sender with nothing outstanding at that PSN (a late rank)
  *           ignores it as a response to nothing.  At most one per probe
- *           time per connection.  When the receiver's mark is at the
- *           sender's contig (the lost packet, or the ACK that would have
- *           let the sender send it, was the last of its window), the NAK
- *           asks for exactly what the slot waits for, nothing the box has
- *           would come again: then the first probe of the standstill goes
- *           after the solicit time (2 round trips, at least 1 ms) instead.
+ *           time per connection.  (Sooner probes, after 2 round trips,
+ *           were measured: standstills without loss that long are common
+ *           behind slow links, and each spurious probe makes a sender go
+ *           back; the solicit below costs one frame when spurious.)
  *   solicit results wait for the receiver's ACK and the job stood still for
  *           the solicit time: the box resends the receiver its last result,
  *           with AckReq (mon_solicit), once per standstill.  A receiver that
@@ -124,8 +122,7 @@
 #define MON_PROBE_RTTS   4
 #define MON_PROBE_MIN_NS 4000000ull     /* 4 ms */
 #define MON_RTT0_NS      4000000ull     /* before any sample */
-/* Solicit an ACK, or probe a sender the receiver's mark has caught up with,
- * after this many round trips of standstill, never sooner than MIN */
+/* Solicit an ACK after this many round trips of standstill, never sooner than MIN */
 #define MON_SOLICIT_RTTS   2
 #define MON_SOLICIT_MIN_NS 1000000ull   /* 1 ms */
 #define MON_FRAME_MAX    96             /* Ethernet + VLAN + IPv4 + UDP + BTH + AETH + ICRC */
@@ -469,7 +466,6 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 	for (uint32_t i = 0; i < j->n; i++) {
 		struct nr_conn_mon *m = &j->mon[i];
 		uint64_t since;
-		bool fast;
 
 		/* a sender that contributed to the slot a late one holds up:
 		 * RNR NAKs keep it from spending its retries on ACK timeouts */
@@ -510,12 +506,9 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 		}
 		if (m->wait_ns < since)
 			since = m->wait_ns;
-		fast = j->acked[i] == m->contig && m->probe_ns < since;
 		if (m->probe_ns > since)
 			since = m->probe_ns;
-		/* probe: the first of a standstill sooner when the NAK asks for
-		 * nothing the box has */
-		if (now_ns - since >= (fast ? solicit : probe)) {
+		if (now_ns - since >= probe) {
 			m->probe_ns = now_ns;
 			mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_PROBE);
 		}
