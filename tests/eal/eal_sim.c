@@ -235,6 +235,28 @@ static void hexdump(const char *what, const uint8_t *d, unsigned len)
 	fprintf(stderr, "\n");
 }
 
+/*
+ * Whether frame o (parsed as p) is the expected result exp byte for byte,
+ * but that the status monitor sets AckReq on a result it resends itself (a
+ * solicit, a repair's last): with that bit cleared and the ICRC made again
+ * it must be exp.
+ */
+bool same_result(const struct h_out *o, const struct nr_pkt *p, const uint8_t *exp, int len)
+{
+	static uint8_t a[8192];
+
+	if ((int)o->len != len)
+		return false;
+	if (memcmp(o->data, exp, (size_t)len) == 0)
+		return true;
+	if (!p->ackreq || (size_t)len > sizeof(a) || !nr_icrc_check(o->data, p))
+		return false;
+	memcpy(a, o->data, (size_t)len);
+	a[p->bth_off + 8] &= 0x7F;              /* BTH AckReq */
+	nr_icrc_update(a, p);
+	return memcmp(a, exp, (size_t)len) == 0;
+}
+
 /* A result of sim s (checked like check_outputs does); false if not one. */
 static bool match_result(struct sim *s, const struct h_out *o, const struct nr_pkt *p)
 {
@@ -251,8 +273,7 @@ static bool match_result(struct sim *s, const struct h_out *o, const struct nr_p
 		assert_true(g < MAX_G);
 		assert_int_equal(o->port, (r + 1) % s->n);
 		expected_result(s, r, g, exp, &len);
-		assert_int_equal(o->len, len);
-		assert_memory_equal(o->data, exp, (size_t)len);
+		assert_true(same_result(o, p, exp, len));
 		if (s->delivered[r][g]++ == 0) {
 			assert_int_equal(g, s->next_first[r]);
 			s->next_first[r]++;
@@ -346,7 +367,7 @@ void check_outputs(struct sim *s)
 			assert_int_equal(o->port, (r + 1) % s->n);     /* the receiver's port */
 			assert_true(nr_icrc_check(o->data, &p));
 			expected_result(s, r, g, exp, &len);
-			if ((int)o->len != len || memcmp(o->data, exp, (size_t)len) != 0) {
+			if (!same_result(o, &p, exp, len)) {
 				fprintf(stderr, "conn %u g %u: result differs\n", r, g);
 				hexdump("got", o->data, o->len);
 				hexdump("want", exp, (unsigned)len);

@@ -71,6 +71,8 @@ struct nr_job_spec *sim_spec(const struct sim *s);
 void sim_job_add(struct sim *s, uint32_t id);
 void expect_fwd(struct sim *s, unsigned port, const uint8_t *f, int len);
 void check_outputs(struct sim *s);
+/* Whether o is the result exp, but for AckReq the status monitor may set on one it resends. */
+bool same_result(const struct h_out *o, const struct nr_pkt *p, const uint8_t *exp, int len);
 void check_expect_all_hit(struct sim *s);
 void send_data(struct sim *s, unsigned r, unsigned g);
 void send_plain(struct sim *s, unsigned a, unsigned b);

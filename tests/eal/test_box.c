@@ -301,11 +301,18 @@ static void test_one_armed(void **state)
 		expected_result(s, r, 0, want, &len);
 		h_host_mac((r + 1) % 2, want);                  /* dst: the receiver */
 		memcpy(want + 6, box_mac.addr_bytes, 6);        /* src: the box */
-		assert_int_equal(o->len, len);
-		assert_memory_equal(o->data, want, (size_t)len);
+		assert_true(same_result(o, &p, want, len));
 		assert_true(nr_icrc_check(o->data, &p));
 	}
-	assert_int_equal(h->n_out, 3);
+	{
+		uint64_t ec[NR_ECTR_MAX];
+
+		/* two results and the frame sent back; at most a result again
+		 * for each ACK the box solicited (nobody ACKs here: a slow
+		 * settle may see one, and one may leave after it) */
+		assert_int_equal(dp_box_engine_counters(h->box, ec), 0);
+		assert_true(h->n_out >= 3 && h->n_out <= 3 + ec[NR_ECTR_ACK_SOLICIT]);
+	}
 	h_clear_out(h);
 	{
 		struct dp_ctr c;

@@ -144,9 +144,11 @@ static void finish(struct hz_run *R, struct hz_acct *a)
 	assert_int_equal(j->wrong, 0);
 	assert_true(hz_all_results(j));
 	assert_int_equal(j->unsigned_imm, 0);
-	/* each result left once, plus one frame per resend and per result the
-	 * status monitor resent itself (a repair, a solicited ACK): nothing else */
-	if (j->dup_results != a->resent + a->ectr[NR_ECTR_REPAIR_SENT] + a->ectr[NR_ECTR_ACK_SOLICIT])
+	/* each result left once, plus one frame per resend and at most one per
+	 * result the status monitor resent itself (a repair, a solicited ACK:
+	 * on the box's clock, one may leave after the run settled): nothing else */
+	if (j->dup_results < a->resent ||
+	    j->dup_results > a->resent + a->ectr[NR_ECTR_REPAIR_SENT] + a->ectr[NR_ECTR_ACK_SOLICIT])
 		fail_msg("results seen again %u, resends %llu, repairs %llu, solicits %llu",
 			 j->dup_results, (unsigned long long)a->resent,
 			 (unsigned long long)a->ectr[NR_ECTR_REPAIR_SENT],
@@ -463,7 +465,8 @@ void hz_case_duplicates(struct hz_drv *d)
 	/* every duplicate is either dropped as such or answered with the stored result */
 	assert_int_equal(a.edrop[NR_ECTR_DUP_DROPPED] + a.edrop[NR_ECTR_STALE_DROPPED] + a.resent,
 			 R.hostile);
-	if (!(a.resent > 0 && R.j.dup_results == a.resent))
+	if (!(a.resent > 0 && R.j.dup_results >= a.resent &&
+	      R.j.dup_results <= a.resent + a.ectr[NR_ECTR_REPAIR_SENT] + a.ectr[NR_ECTR_ACK_SOLICIT]))
 		fail_msg("resent %llu, resent results seen %u", (unsigned long long)a.resent,
 			 R.j.dup_results);
 	teardown(&R);
