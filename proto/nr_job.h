@@ -129,6 +129,13 @@ enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 extern const char *const nr_engine_ctr_names[NR_ECTR_MAX];
 extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];
 
+/* The results the status monitor sent again on its own (repairs, solicits):
+ * with the box's resends of duplicates, every result a receiver sees twice. */
+static inline uint64_t nr_ectr_mon_results(const uint64_t *ctr)
+{
+	return ctr[NR_ECTR_REPAIR_SENT] + ctr[NR_ECTR_ACK_SOLICIT];
+}
+
 enum nr_job_state {
 	NR_JOB_ACTIVE = 1,
 	NR_JOB_FAILED = 2,

@@ -366,11 +366,27 @@ static int build_result(const struct nr_job *j, uint32_t i, uint64_t x, bool ack
 	return nr_build_frame(buf, cap, &f, &a, j->results + (size_t)si * j->mtu, s->len);
 }
 
+/*
+ * Receiver i's result of emitted sequence x sent again (with AckReq if
+ * ackreq), from the port its sender's data comes in on: whether it went.
+ * The caller checked ops.send and the template (m->have_dtpl).
+ */
+static bool send_result(struct nr_engine *e, const struct nr_job *j, uint32_t i, uint64_t x,
+			bool ackreq)
+{
+	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
+	int n = build_result(j, i, x, ackreq, buf, sizeof(buf));
+
+	if (n < 0)
+		return false;   /* cannot happen: the slot took a parsed packet */
+	e->ops.send(e->ops.ctx, buf, (uint32_t)n, j->mon[i].dorigin);
+	return true;
+}
+
 bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
 	uint64_t q = j->acked[i];
-	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
 	uint32_t sent = 0;
 
 	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= j->next_emit ||
@@ -384,14 +400,8 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 		if (s->x != x || s->state != NR_SLOT_EMITTED)
 			return false;   /* cannot happen: unreleased slots keep their results */
 	}
-	for (uint64_t x = q; x < j->next_emit; x++) {
-		int n = build_result(j, i, x, x + 1 == j->next_emit, buf, sizeof(buf));
-
-		if (n < 0)
-			break;          /* cannot happen: the slot took a parsed packet */
-		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->dorigin);
+	for (uint64_t x = q; x < j->next_emit && send_result(e, j, i, x, x + 1 == j->next_emit); x++)
 		sent++;
-	}
 	if (sent == 0)
 		return false;
 	m->repair = q;
@@ -407,19 +417,12 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
  */
 static void mon_solicit(struct nr_engine *e, struct nr_job *j, uint32_t i)
 {
-	const struct nr_conn_mon *m = &j->mon[i];
-	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
 	uint64_t x = j->next_emit - 1;
 	const struct nr_slot *s = &j->slots[nr_job_slot(j, x)];
-	int n;
 
-	if (!e->ops.send || !m->have_dtpl || s->x != x || s->state != NR_SLOT_EMITTED)
-		return;
-	n = build_result(j, i, x, true, buf, sizeof(buf));
-	if (n < 0)
-		return;
-	j->ctr[NR_ECTR_ACK_SOLICIT]++;
-	e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->dorigin);
+	if (e->ops.send && j->mon[i].have_dtpl && s->x == x && s->state == NR_SLOT_EMITTED &&
+	    send_result(e, j, i, x, true))
+		j->ctr[NR_ECTR_ACK_SOLICIT]++;
 }
 
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)

@@ -651,7 +651,7 @@ void check_accounting(struct sim *s, unsigned total_g)
 	assert_int_equal(s->results_seen, s->n * total_g);
 	/* results again: answers to duplicates, or made by the status monitor
 	 * (a repair, a solicited ACK) */
-	assert_int_equal(c.c[DP_CTR_RESENT] + ec[NR_ECTR_REPAIR_SENT] + ec[NR_ECTR_ACK_SOLICIT],
+	assert_int_equal(c.c[DP_CTR_RESENT] + nr_ectr_mon_results(ec),
 			 s->resends_seen);
 	/* a duplicate is either answered or dropped as a duplicate/stale */
 	assert_int_equal(c.c[DP_CTR_RESENT] + c.engine_drop[NR_ECTR_DUP_DROPPED] +

@@ -148,7 +148,7 @@ static void finish(struct hz_run *R, struct hz_acct *a)
 	 * result the status monitor resent itself (a repair, a solicited ACK:
 	 * on the box's clock, one may leave after the run settled): nothing else */
 	if (j->dup_results < a->resent ||
-	    j->dup_results > a->resent + a->ectr[NR_ECTR_REPAIR_SENT] + a->ectr[NR_ECTR_ACK_SOLICIT])
+	    j->dup_results > a->resent + nr_ectr_mon_results(a->ectr))
 		fail_msg("results seen again %u, resends %llu, repairs %llu, solicits %llu",
 			 j->dup_results, (unsigned long long)a->resent,
 			 (unsigned long long)a->ectr[NR_ECTR_REPAIR_SENT],
@@ -466,7 +466,7 @@ void hz_case_duplicates(struct hz_drv *d)
 	assert_int_equal(a.edrop[NR_ECTR_DUP_DROPPED] + a.edrop[NR_ECTR_STALE_DROPPED] + a.resent,
 			 R.hostile);
 	if (!(a.resent > 0 && R.j.dup_results >= a.resent &&
-	      R.j.dup_results <= a.resent + a.ectr[NR_ECTR_REPAIR_SENT] + a.ectr[NR_ECTR_ACK_SOLICIT]))
+	      R.j.dup_results <= a.resent + nr_ectr_mon_results(a.ectr)))
 		fail_msg("resent %llu, resent results seen %u", (unsigned long long)a.resent,
 			 R.j.dup_results);
 	teardown(&R);
