@@ -25,6 +25,8 @@
 # With --loss/--dup/--reorder on a kernel without sch_netem, each data link
 # gets a relay in the box ns: nrtIDd<i> == nrtIDa<i> <nr-impair> nrtIDc<i> ==
 # nrtIDp<i>.  With netem, netem sits under htb on both ends of the link.
+# Loss alone without netem is a drop filter in the kernel on both ends of
+# the plain link instead (tb_drop_filter; TB_IMPAIR_KIND below).
 #
 # Data (RoCE, the rank-0 rendezvous, MPI's TCP) crosses the box; only the
 # hosts' control connection to the box uses the management bridge.
@@ -118,15 +120,45 @@ tb_have_netem() {
 
 # Impairment is set up when a rate is nonzero, or always with
 # TB_IMPAIR_ALWAYS=1 (the soak changes the mix while it runs: tb_impair_set).
+# Which kind (TB_IMPAIR_KIND): netem where the kernel has it; else drop, a
+# random-drop filter in the kernel (loss only: no dup, no reorder, and not
+# with TB_IMPAIR_ALWAYS, whose mix may gain them); else relay, nr-impair.
+# TB_IMPAIR_KIND=drop|relay picks one (drop: loss only).
 tb_impaired() {
 	[ "${TB_IMPAIR_ALWAYS:-0}" = 1 ] || [ "$TB_LOSS" != 0 ] || [ "$TB_DUP" != 0 ] ||
 		[ "$TB_REORDER" != 0 ]
 }
 
-# Shape (and, with netem, impair) the egress of one link end.
+# The cBPF program of the drop filter: drop (TC_ACT_SHOT) when a random
+# 32-bit number is below LOSS% of 2^32, else pass (TC_ACT_OK: htb's default
+# class).  In the kernel, before the queue, and silent to the sender as
+# netem's loss is (an af_packet sender that saw an error would stop its
+# batch); classic BPF in cls_bpf direct-action needs no tc action module.
+tb_drop_bytecode() {
+	local t
+	t=$(awk -v p="$1" 'BEGIN { t = p / 100 * 4294967296; if (t > 4294967295) t = 4294967295; printf "%.0f", t }')
+	# ld rand (SKF_AD_OFF + SKF_AD_RANDOM); jge #t, pass, drop; ret #0; ret #2
+	echo "4,32 0 0 4294963256,53 0 1 $t,6 0 0 0,6 0 0 2"
+}
+
+# The drop filter on the egress of one link end: on the htb root tb_shape put
+# there (add), or its new loss (replace).
+tb_drop_filter() {
+	local ns=$1 dev=$2 how=${3:-add}
+	tc -n "$ns" filter "$how" dev "$dev" parent 1: protocol all prio 1 handle 1 \
+		bpf bytecode "$(tb_drop_bytecode "$TB_LOSS")" da ||
+		tb_die "tc bpf drop filter on $dev in $ns failed"
+}
+
+# Shape (and, with netem or the drop filter, impair) the egress of one link end.
 tb_shape() {
 	local ns=$1 dev=$2 netem=$3
 	local q="tc -n $ns qdisc" c="tc -n $ns class"
+	if [ "$TB_IMPAIR" = drop ]; then
+		# an htb root for the filter; unshaped: no class, every frame direct
+		[ "$TB_RATE" != 0 ] || $q add dev "$dev" root handle 1: htb ||
+			tb_die "tc htb on $dev failed"
+	fi
 	if [ "$TB_RATE" != 0 ]; then
 		$q add dev "$dev" root handle 1: htb default 1 r2q 100000 ||
 			tb_die "tc htb on $dev failed"
@@ -143,6 +175,7 @@ tb_shape() {
 		# shellcheck disable=SC2086
 		$q add dev "$dev" root netem $netem limit 10000 || tb_die "netem on $dev failed"
 	fi
+	[ "$TB_IMPAIR" != drop ] || tb_drop_filter "$ns" "$dev"
 }
 
 # With TB_INTRA_RATE (Mbit/s) the host's own traffic between its processes
@@ -192,6 +225,15 @@ tb_impair_set() {
 			tc -n "$(tb_ns_box "$(tb_rack_of "$i")")" qdisc change dev "${TB_P}p$i" $where netem \
 				$netem limit 10000 ||
 				tb_die "tc qdisc change netem on link $i failed"
+		done
+		;;
+	drop)
+		[ "$TB_DUP" = 0 ] && [ "$TB_REORDER" = 0 ] ||
+			tb_die "tb_impair_set: the drop filter only drops (TB_IMPAIR_KIND=relay for dup and reorder)"
+		local i
+		for ((i = 0; i < TB_HOSTS; i++)); do
+			tb_drop_filter "$(tb_ns_host "$i")" "${TB_P}d$i" replace
+			tb_drop_filter "$(tb_ns_box "$(tb_rack_of "$i")")" "${TB_P}p$i" replace
 		done
 		;;
 	*) tb_die "tb_impair_set: the testbed was set up without impairment (TB_IMPAIR_ALWAYS=1)" ;;
@@ -342,9 +384,20 @@ tb_setup() {
 		tb_setup_rack "$k"
 	done
 	if tb_impaired; then
-		if tb_have_netem; then
+		local kind=${TB_IMPAIR_KIND:-auto}
+		case $kind in
+		auto|drop|relay) ;;
+		*) tb_die "TB_IMPAIR_KIND must be auto, drop or relay, not '$kind'" ;;
+		esac
+		if [ "$kind" = drop ] && { [ "$TB_DUP" != 0 ] || [ "$TB_REORDER" != 0 ]; }; then
+			tb_die "TB_IMPAIR_KIND=drop only drops: no --dup or --reorder"
+		fi
+		if [ "$kind" = auto ] && tb_have_netem; then
 			TB_IMPAIR=netem
 			netem=$(tb_netem_args)
+		elif [ "$kind" = drop ] || { [ "$kind" = auto ] && [ "$TB_DUP" = 0 ] &&
+				[ "$TB_REORDER" = 0 ] && [ "${TB_IMPAIR_ALWAYS:-0}" != 1 ]; }; then
+			TB_IMPAIR=drop
 		else
 			TB_IMPAIR=user
 			[ -x "$(tb_bin_impair)" ] || tb_die "this kernel has no sch_netem and" \
