@@ -147,7 +147,18 @@ tb_drop_filter() {
 	local ns=$1 dev=$2 how=${3:-add}
 	tc -n "$ns" filter "$how" dev "$dev" parent 1: protocol all prio 1 handle 1 \
 		bpf bytecode "$(tb_drop_bytecode "$TB_LOSS")" da ||
-		tb_die "tc bpf drop filter on $dev in $ns failed"
+		tb_die "tc bpf drop filter on $dev in $ns failed (a kernel without cls_bpf?" \
+			"TB_IMPAIR_KIND=relay, bench-loss --impair relay, uses the user-space relay)"
+}
+
+# Whether this kernel takes the drop filter (htb and cls_bpf).
+tb_have_drop_filter() {
+	local ok=0
+	tc -n "$TB_NS_BOX" qdisc add dev lo root handle 1: htb >/dev/null 2>&1 || return 1
+	tc -n "$TB_NS_BOX" filter add dev lo parent 1: protocol all prio 1 handle 1 \
+		bpf bytecode "$(tb_drop_bytecode 0)" da >/dev/null 2>&1 || ok=1
+	tc -n "$TB_NS_BOX" qdisc del dev lo root >/dev/null 2>&1
+	return $ok
 }
 
 # Shape (and, with netem or the drop filter, impair) the egress of one link end.
@@ -396,7 +407,8 @@ tb_setup() {
 			TB_IMPAIR=netem
 			netem=$(tb_netem_args)
 		elif [ "$kind" = drop ] || { [ "$kind" = auto ] && [ "$TB_DUP" = 0 ] &&
-				[ "$TB_REORDER" = 0 ] && [ "${TB_IMPAIR_ALWAYS:-0}" != 1 ]; }; then
+				[ "$TB_REORDER" = 0 ] && [ "${TB_IMPAIR_ALWAYS:-0}" != 1 ] &&
+				tb_have_drop_filter; }; then
 			TB_IMPAIR=drop
 		else
 			TB_IMPAIR=user
