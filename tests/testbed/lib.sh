@@ -118,7 +118,7 @@ tb_have_netem() {
 	return 0
 }
 
-# Impairment is set up when a rate is nonzero, or always with
+# Impairment is set up when a loss, dup or reorder share is nonzero, or always with
 # TB_IMPAIR_ALWAYS=1 (the soak changes the mix while it runs: tb_impair_set).
 # Which kind (TB_IMPAIR_KIND): netem where the kernel has it; else drop, a
 # random-drop filter in the kernel (loss only: no dup, no reorder, and not
@@ -141,13 +141,18 @@ tb_drop_bytecode() {
 	echo "4,32 0 0 4294963256,53 0 1 $t,6 0 0 0,6 0 0 2"
 }
 
+# tb_drop_tc NS DEV add|replace LOSS: the drop filter dropping LOSS% on the
+# htb root (handle 1:) of DEV's egress; tc's status.
+tb_drop_tc() {
+	tc -n "$1" filter "$3" dev "$2" parent 1: protocol all prio 1 handle 1 \
+		bpf bytecode "$(tb_drop_bytecode "$4")" da
+}
+
 # The drop filter on the egress of one link end: on the htb root tb_shape put
 # there (add), or its new loss (replace).
 tb_drop_filter() {
-	local ns=$1 dev=$2 how=${3:-add}
-	tc -n "$ns" filter "$how" dev "$dev" parent 1: protocol all prio 1 handle 1 \
-		bpf bytecode "$(tb_drop_bytecode "$TB_LOSS")" da ||
-		tb_die "tc bpf drop filter on $dev in $ns failed (a kernel without cls_bpf?" \
+	tb_drop_tc "$1" "$2" "${3:-add}" "$TB_LOSS" ||
+		tb_die "tc bpf drop filter on $2 in $1 failed (a kernel without cls_bpf?" \
 			"TB_IMPAIR_KIND=relay, bench-loss --impair relay, uses the user-space relay)"
 }
 
@@ -155,8 +160,7 @@ tb_drop_filter() {
 tb_have_drop_filter() {
 	local ok=0
 	tc -n "$TB_NS_BOX" qdisc add dev lo root handle 1: htb >/dev/null 2>&1 || return 1
-	tc -n "$TB_NS_BOX" filter add dev lo parent 1: protocol all prio 1 handle 1 \
-		bpf bytecode "$(tb_drop_bytecode 0)" da >/dev/null 2>&1 || ok=1
+	tb_drop_tc "$TB_NS_BOX" lo add 0 >/dev/null 2>&1 || ok=1
 	tc -n "$TB_NS_BOX" qdisc del dev lo root >/dev/null 2>&1
 	return $ok
 }
