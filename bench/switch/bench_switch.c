@@ -16,7 +16,8 @@
  *   size, warm, for scale.
  * workers: one job of K channels on a box of K workers (--workers 1,2,...),
  *   each worker on its own lcore fed its own channel's frames, as RSS or
- *   rte_flow steering would deliver them; the scaling factor.
+ *   rte_flow steering would deliver them; the scaling factor, the median of
+ *   the repetitions' ratios (each repetition runs every worker count).
  *
  * The figures: the box's stages run on the benchmark's lcores, fed by
  * dp_burst() with frames generated outside the timing (bench_feed.c), timed
@@ -294,13 +295,17 @@ static int run_generator(struct bench *B, struct figures *F)
 /*
  * 3: one job of n channels on a box of n workers, worker k on the k-th lcore
  * (this one first), fed its own channel: the box's placement must put one
- * channel on each worker.
+ * channel on each worker.  One repetition (run r, repetition i): main runs
+ * the worker counts in turn within each repetition, so that the scaling
+ * compares runs taken moments apart, not minutes (the machine's speed drifts).
  */
-static int run_workers(struct bench *B, unsigned n, unsigned run, struct figures *F)
+static int run_workers(struct bench *B, unsigned n, unsigned run, unsigned i, struct figures *F)
 {
 	unsigned lcores[MAXW], lc = rte_lcore_id();
 	struct nr_job_stats *st = calloc(1, sizeof(*st));
 	struct feed f[MAXW];
+	double g = 0, wall = 0, m = 0, ns = 0;
+	int rc;
 
 	for (unsigned k = 0; k < n; k++, lc = rte_get_next_lcore(lc, 1, 0))
 		lcores[k] = lc;
@@ -308,46 +313,57 @@ static int run_workers(struct bench *B, unsigned n, unsigned run, struct figures
 		free(st);
 		return -1;
 	}
-	for (unsigned i = 0; i < B->reps; i++) {
-		double g = 0, wall = 0, m = 0, ns = 0;
-		int rc = add_job(B, n);
-
-		if (rc == 0)
-			rc = dp_job_stats(B->box, BENCH_JOB, st);
-		for (unsigned k = 0; rc == 0 && k < n; k++) {
-			feed_init(&f[k], B, k, true, false);
-			f[k].chans[0] = k;
-			if (st->ch[k].worker != k) {
-				fprintf(stderr, "channel %u runs on worker %u, not %u\n", k, st->ch[k].worker, k);
-				rc = -1;
-			}
+	rc = add_job(B, n);
+	if (rc == 0)
+		rc = dp_job_stats(B->box, BENCH_JOB, st);
+	for (unsigned k = 0; rc == 0 && k < n; k++) {
+		feed_init(&f[k], B, k, true, false);
+		f[k].chans[0] = k;
+		if (st->ch[k].worker != k) {
+			fprintf(stderr, "channel %u runs on worker %u, not %u\n", k, st->ch[k].worker, k);
+			rc = -1;
 		}
-		for (unsigned k = 1; rc == 0 && k < n; k++)
-			rc = rte_eal_remote_launch(bench_feed, &f[k], lcores[k]);
-		if (rc == 0)
-			bench_feed(&f[0]);
-		for (unsigned k = 1; k < n; k++)
-			rte_eal_wait_lcore(lcores[k]);
-		dp_job_del(B->box, BENCH_JOB);
-		for (unsigned k = 0; rc == 0 && k < n; k++)
-			rc = f[k].rc;
-		if (rc != 0) {
-			free(st);
-			return -1;
-		}
-		for (unsigned k = 0; k < n; k++) {
-			g += (double)f[k].bytes * 8 / f[k].box_cpu_s / 1e9;
-			wall += (double)f[k].bytes * 8 / f[k].box_wall_s / 1e9;
-			m += (double)f[k].pkts / f[k].box_cpu_s / 1e6;
-			ns += f[k].box_cpu_s * 1e9 / (double)f[k].pkts / n;
-		}
-		F->wk_g[run][i] = g;
-		F->wk_wall[run][i] = wall;
-		F->wk_m[run][i] = m;
-		F->wk_ns[run][i] = ns;
 	}
+	for (unsigned k = 1; rc == 0 && k < n; k++)
+		rc = rte_eal_remote_launch(bench_feed, &f[k], lcores[k]);
+	if (rc == 0)
+		bench_feed(&f[0]);
+	for (unsigned k = 1; k < n; k++)
+		rte_eal_wait_lcore(lcores[k]);
+	dp_job_del(B->box, BENCH_JOB);
+	for (unsigned k = 0; rc == 0 && k < n; k++)
+		rc = f[k].rc;
 	free(st);
 	dp_box_destroy(B->box, false);
+	if (rc != 0)
+		return -1;
+	for (unsigned k = 0; k < n; k++) {
+		g += (double)f[k].bytes * 8 / f[k].box_cpu_s / 1e9;
+		wall += (double)f[k].bytes * 8 / f[k].box_wall_s / 1e9;
+		m += (double)f[k].pkts / f[k].box_cpu_s / 1e6;
+		ns += f[k].box_cpu_s * 1e9 / (double)f[k].pkts / n;
+	}
+	F->wk_g[run][i] = g;
+	F->wk_wall[run][i] = wall;
+	F->wk_m[run][i] = m;
+	F->wk_ns[run][i] = ns;
+	return 0;
+}
+
+/*
+ * Run r's scaling: the median over the repetitions of its Gbit/s against the
+ * 1-worker run's in the same repetition; 0 without a 1-worker run.
+ */
+static double scaling(const struct bench *B, const struct figures *F, unsigned r)
+{
+	double v[MAXREPS];
+
+	for (unsigned b = 0; b < B->n_runs; b++)
+		if (B->workers[b] == 1) {
+			for (unsigned i = 0; i < B->reps; i++)
+				v[i] = F->wk_g[b][i] > 0 ? F->wk_g[r][i] / F->wk_g[b][i] : 0;
+			return nr_bench_median(v, B->reps);
+		}
 	return 0;
 }
 
@@ -361,7 +377,7 @@ static double med(double *v, unsigned n)
 static void report_json(struct bench *B, struct figures *F)
 {
 	double am = med(F->agg_m, B->reps), fm = med(F->fwd_m, B->reps), ct = med(F->ct_g, B->reps);
-	double ctm = ct * 1e9 / 8 / B->payload / 1e6, base = 0;
+	double ctm = ct * 1e9 / 8 / B->payload / 1e6;
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
 	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"wall_gbps\":%.2f}\n",
@@ -376,13 +392,11 @@ static void report_json(struct bench *B, struct figures *F)
 	for (unsigned r = 0; r < B->n_runs; r++) {
 		double g = med(F->wk_g[r], B->reps);
 
-		if (B->workers[r] == 1)
-			base = g;
 		printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"job\":\"channels\",\"workers\":%u,"
 		       "\"channels\":%u,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
 		       "\"ns_per_pkt_worker\":%.1f,\"wall_gbps\":%.2f,\"scaling\":%.2f}\n",
 		       B->workers[r], B->workers[r], B->n, B->payload, g, med(F->wk_m[r], B->reps),
-		       med(F->wk_ns[r], B->reps), med(F->wk_wall[r], B->reps), base > 0 ? g / base : 0);
+		       med(F->wk_ns[r], B->reps), med(F->wk_wall[r], B->reps), scaling(B, F, r));
 	}
 }
 
@@ -390,7 +404,7 @@ static void report_text(struct bench *B, struct figures *F)
 {
 	double ag = med(F->agg_g, B->reps), am = med(F->agg_m, B->reps), fg = med(F->fwd_g, B->reps);
 	double fm = med(F->fwd_m, B->reps), ct = med(F->ct_g, B->reps), m = med(F->mc, B->reps);
-	double ctm = ct * 1e9 / 8 / B->payload / 1e6, bs = med(F->boxshare, B->reps), base = 0;
+	double ctm = ct * 1e9 / 8 / B->payload / 1e6, bs = med(F->boxshare, B->reps);
 
 	printf("nr-bench-switch: %u connections, %u-byte payload, %u packets a message, W=%u messages, "
 	       "kernel %s%s, ring ports, %u x %.1f s, medians\n", B->n, B->payload, PKTS_PER_MSG, B->w,
@@ -417,16 +431,14 @@ static void report_text(struct bench *B, struct figures *F)
 	printf("%-8s %12s %10s %16s %12s %8s\n", "workers", "Gbit/s", "Mpps", "ns/pkt/worker",
 	       "wall Gbit/s", "scaling");
 	for (unsigned r = 0; r < B->n_runs; r++) {
-		double g = med(F->wk_g[r], B->reps);
-
-		if (B->workers[r] == 1)
-			base = g;
-		printf("%-8u %12.2f %10.3f %16.1f %12.2f %8.2f\n", B->workers[r], g, med(F->wk_m[r], B->reps),
-		       med(F->wk_ns[r], B->reps), med(F->wk_wall[r], B->reps), base > 0 ? g / base : 0);
+		printf("%-8u %12.2f %10.3f %16.1f %12.2f %8.2f\n", B->workers[r], med(F->wk_g[r], B->reps),
+		       med(F->wk_m[r], B->reps), med(F->wk_ns[r], B->reps), med(F->wk_wall[r], B->reps),
+		       scaling(B, F, r));
 	}
 	printf("Gbit/s, Mpps: summed over the workers, each by its thread's CPU time in the box's stages\n"
 	       "(what the box does with a core each); wall: the same by wall time (on a shared machine\n"
-	       "the workers' threads also wait for CPUs); scaling: against 1 worker in this run.\n");
+	       "the workers' threads also wait for CPUs); scaling: against 1 worker, the median of the\n"
+	       "repetitions' ratios (each repetition runs every worker count in turn).\n");
 }
 
 /* ---- main ---------------------------------------------------------------- */
@@ -557,9 +569,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (run_stages(B, F) != 0 || run_generator(B, F) != 0)
 		return 1;
-	for (unsigned r = 0; r < B->n_runs; r++)
-		if (run_workers(B, B->workers[r], r, F) != 0)
-			return 1;
+	for (unsigned i = 0; i < B->reps; i++)
+		for (unsigned r = 0; r < B->n_runs; r++)
+			if (run_workers(B, B->workers[r], r, i, F) != 0)
+				return 1;
 	if (B->json)
 		report_json(B, F);
 	else
