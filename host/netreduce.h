@@ -88,7 +88,8 @@ struct nr_config {
 				    1/rack_agents of the buffer each: 1 (Rina's one agent) up to
 				    the smallest rack's size; 0 (default): that size */
 	/* later additions, at the end so that bindings of the fields above keep their offsets */
-	const char *soft_profile; /* soft: "rnic" (default: as RNIC RC QPs behave) or "legacy"
+	const char *soft_profile; /* soft: "rnic" (default: as ConnectX RC QPs behave, adaptive
+				     ACK timeout), "rxe" (fixed ACK timeout, as rxe) or "legacy"
 				     (host/README.md, "The soft transport's RNIC profile") */
 	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
 				    the GRH traffic class; soft: IP_TOS); default 0 */

@@ -66,10 +66,12 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
  * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
  * purpose: on the box ring a message is acknowledged only once every rank
  * contributed it, so rank skew and a loaded box (2 shared cores here) must not
- * look like a dead peer.  The soft transport's legacy profile doubles the
- * timeout per retry (backoff), so its 8 tries span 255 base timeouts: a lost packet is resent
- * after timeout_ms / 255 (39 ms for 10 s) instead of timeout_ms / 8, and the
- * same rank skew is tolerated.  NR_ACK_TIMEOUT overrides.
+ * look like a dead peer.  The soft rnic profile (as ConnectX) resends after a
+ * 32nd of it first, doubling per timeout, within the same 8 timeouts' time.
+ * The legacy profile doubles the timeout per retry (backoff), so its 8 tries
+ * span 255 base timeouts: a lost packet is resent after timeout_ms / 255 (39
+ * ms for 10 s) instead of timeout_ms / 8, and the same rank skew is
+ * tolerated.  NR_ACK_TIMEOUT overrides.
  */
 static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
 {
@@ -97,11 +99,12 @@ static void soft_window(const struct nr_comm *c, uint32_t *window, uint16_t *ack
 
 static int open_transport(struct nr_comm *c)
 {
-	bool backoff = strcmp(c->transport, "soft") == 0 && strcmp(c->soft_profile, "legacy") == 0;
+	bool soft = strcmp(c->transport, "soft") == 0;
+	bool backoff = soft && strcmp(c->soft_profile, "legacy") == 0;
 	uint32_t window = c->cfg.soft_window;
 	uint16_t ackreq = c->cfg.soft_ackreq;
 
-	if (strcmp(c->transport, "soft") == 0 && !backoff)
+	if (soft && !backoff)
 		soft_window(c, &window, &ackreq);
 	struct nr_tp_config tcfg = {
 		.kind = c->transport,
@@ -114,7 +117,9 @@ static int open_transport(struct nr_comm *c)
 		.retry_cnt = 7,
 		.rnr_retry = 7,
 		.udp_port = c->cfg.udp_port,
-		.profile = backoff ? NR_TP_PROFILE_LEGACY : NR_TP_PROFILE_RNIC,
+		.profile = backoff ? NR_TP_PROFILE_LEGACY :
+			   soft && strcmp(c->soft_profile, "rxe") == 0 ? NR_TP_PROFILE_RXE :
+			   NR_TP_PROFILE_RNIC,
 		.tclass = c->cfg.tclass,
 		.max_inflight = window,
 		.ackreq_every = ackreq,

@@ -266,8 +266,8 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->soft_profile && strcmp(cfg->soft_profile, "rnic") &&
-	    strcmp(cfg->soft_profile, "legacy")) {
-		nr_set_tls_error("%s=\"%s\": use rnic or legacy",
+	    strcmp(cfg->soft_profile, "rxe") && strcmp(cfg->soft_profile, "legacy")) {
+		nr_set_tls_error("%s=\"%s\": use rnic, rxe or legacy",
 				 NAME("NR_SOFT_PROFILE", "soft_profile"), cfg->soft_profile);
 		return NR_ERR_CONFIG;
 	}

@@ -34,15 +34,23 @@ struct nr_tp_qp;
  *           mlx5, the IB spec): AckReq on a message's last packet, on every
  *           ackreq_every-th packet and on the first packet sent while no ACK
  *           timer runs; the responder ACKs those (coalesced per receive
- *           batch), not every packet; a fixed ACK timeout of 4.096 us *
- *           2^timeout; retry_cnt counts timeouts and sequence-NAK retries
- *           without progress; RNR NAKs count against rnr_retry (7: infinite).
+ *           batch), not every packet; RNR NAKs count against rnr_retry (7:
+ *           infinite).  The ACK timeout adapts as ConnectX's adaptive
+ *           retransmission (on by default there): it starts at 1/32 of
+ *           4.096 us * 2^timeout, doubles per timeout without progress up to
+ *           that, and returns to the start on progress; the QP fails after
+ *           (retry_cnt + 1) timeouts' time without progress, as long as a
+ *           fixed timeout takes; a sequence NAK goes back without spending it.
+ *   RXE     the RNIC rules with rxe's (and the IB spec's) fixed ACK timeout
+ *           of 4.096 us * 2^timeout; retry_cnt counts timeouts and
+ *           sequence-NAK retries without progress.
  *   LEGACY  the earlier, kinder model: an ACK for every receive batch, the ACK
  *           timeout doubled after each retry without progress.
  */
 enum nr_tp_profile {
 	NR_TP_PROFILE_RNIC = 0,
 	NR_TP_PROFILE_LEGACY = 1,
+	NR_TP_PROFILE_RXE = 2,
 };
 
 struct nr_tp_config {
@@ -58,7 +66,8 @@ struct nr_tp_config {
 				  * open on a port whose max_msg_sz is smaller (0: unchecked) */
 	uint8_t timeout;         /* local ACK timeout exponent: 4.096us * 2^timeout (default 14, ~67 ms) */
 	uint8_t retry_cnt;       /* 1..7 retries after a timeout or a sequence NAK without
-				  * progress (0: the default, 7) */
+				  * progress (0: the default, 7); soft RNIC profile: the QP
+				  * fails after retry_cnt + 1 timeouts' time without progress */
 	uint8_t rnr_retry;       /* 1..7 retries after an RNR NAK without progress, 7 = infinite
 				  * (0: the default, 7) */
 	uint16_t udp_port;       /* soft: local UDP port, default 4791 (tests may change it) */

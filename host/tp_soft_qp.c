@@ -114,8 +114,9 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 	}
 	tp->timeout_ns = 4096ull << tp->timeout_exp;
 	tp->profile = cfg->profile;
-	if (tp->profile != NR_TP_PROFILE_RNIC && tp->profile != NR_TP_PROFILE_LEGACY) {
-		snprintf(err, errlen, "soft: profile %u unknown (NR_TP_PROFILE_RNIC or _LEGACY)",
+	if (tp->profile != NR_TP_PROFILE_RNIC && tp->profile != NR_TP_PROFILE_RXE &&
+	    tp->profile != NR_TP_PROFILE_LEGACY) {
+		snprintf(err, errlen, "soft: profile %u unknown (NR_TP_PROFILE_RNIC, _RXE or _LEGACY)",
 			 tp->profile);
 		return -EINVAL;
 	}
@@ -282,6 +283,7 @@ static int soft_qp_connect(struct nr_tp_qp *q, const struct nr_qp_info *remote)
 					.dport = qp->rport, .id = 0, .frag_off = NR_IPV4_DF };
 	nr_ip4_str(qp->rip, qp->peer);
 	qp->epsn = remote->psn;
+	qp->progress_ns = now_ns();
 	qp->state = SOFT_QP_RTS;
 	return 0;
 }
@@ -420,6 +422,7 @@ static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
 		tp->st.rx_bad_src++;
 		return;
 	}
+	qp->peer_rx_ns = tp->now;
 	if (p.opcode == NR_OP_RC_ACK)
 		soft_req_rx_ack(qp, &p);
 	else

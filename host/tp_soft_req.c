@@ -4,17 +4,24 @@
  * posted writes to the path MTU, the packet window, AckReq placement, ACK and
  * NAK processing, the local ACK timeout with go-back-N and the retry limits.
  *
- * RNIC profile (nr_transport.h; rxe and the IB spec):
+ * RNIC and RXE profiles (nr_transport.h; rxe, ConnectX and the IB spec):
  *   AckReq     on a message's last packet, on the first packet sent while no
  *              ACK timer runs (ConnectX captures; rxe since 6.2), and at least
  *              every ackreq_every packets (rxe: RXE_MAX_PKT_PER_ACK).
- *   timeout    fixed, 4.096 us * 2^timeout; it restarts on progress.
- *   retry_cnt  one retry is spent per timeout and per sequence NAK that
+ *   timeout    RXE: fixed, 4.096 us * 2^timeout; it restarts on progress.
+ *              RNIC: adaptive, as ConnectX's adaptive retransmission: the
+ *              first wait is 1/32 of that (at least 1 ms), each timeout
+ *              without progress doubles it up to the fixed value, progress
+ *              brings it back to the first.
+ *   retry_cnt  RXE: one retry is spent per timeout and per sequence NAK that
  *              starts a go-back-N without progress since the last one; any
  *              progress (an ACK or NAK covering the oldest unacknowledged
  *              PSN) restores the budget; when it is spent the QP moves to
  *              error (RETRY_EXCEEDED, the rest FLUSHED).  7 means 7 retries,
  *              as the spec and mlx5 have it (rxe treats 7 as infinite).
+ *              RNIC: the budget is the time retry_cnt + 1 fixed timeouts take
+ *              (ConnectX: the QP's ack timeout times its retries) without
+ *              progress; sequence NAKs spend nothing.
  *   seq NAK    at PSN p acknowledges p - 1 and goes back to p; while that
  *              retry is under way (no progress yet) further sequence NAKs only
  *              acknowledge (rxe: comp.started_retry), so one loss seen by two
@@ -115,6 +122,8 @@ void soft_req_tx(struct soft_qp *qp)
 		if (nr_psn_lt(psn, qp->snd_hi)) {
 			tp->st.tx_retrans++;
 		} else {
+			if (qp->snd_una == qp->snd_hi)     /* nothing was outstanding */
+				qp->progress_ns = tp->now;
 			qp->snd_hi = nr_psn_add(psn, 1);
 		}
 		qp->snd_nxt = nr_psn_add(psn, 1);
@@ -134,6 +143,8 @@ static void acked_upto(struct soft_qp *qp, uint32_t una)
 	if (!nr_psn_lt(qp->snd_una, una))
 		return;
 	qp->snd_una = una;
+	qp->progress_ns = tp->now;
+	qp->naks_idle = 0;
 	qp->retries = 0;
 	qp->rnr_retries = 0;
 	qp->retrying = false;
@@ -174,20 +185,43 @@ static const char *nak_str(uint8_t syn)
 	return "reserved NAK code";
 }
 
+/* The retries are spent (why: what ran into the limit): the QP moves to error. */
+static void retry_exceeded(struct soft_qp *qp, const char *why)
+{
+	struct soft_tp *tp = qp->tp;
+	char heard[48] = "nothing from it since", timeout[64];
+
+	if (qp->peer_rx_ns && qp->peer_rx_ns >= qp->progress_ns)
+		snprintf(heard, sizeof(heard), "its last packet %.3g ms ago",
+			 (double)(tp->now - qp->peer_rx_ns) / 1e6);
+	if (soft_adaptive(tp))
+		snprintf(timeout, sizeof(timeout), "adaptive timeout %.3g ms doubling to %.3g ms",
+			 (double)soft_adaptive_base(tp) / 1e6, (double)tp->timeout_ns / 1e6);
+	else
+		snprintf(timeout, sizeof(timeout), "%.3g ms timeout%s", (double)tp->timeout_ns / 1e6,
+			 soft_rnic(tp) ? "" : ", doubled per retry");
+	soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
+			 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%s; last: %s); no "
+			 "progress for %.3g ms (%u sequence NAKs, %s), psn 0x%x..0x%x in flight",
+			 qp->peer, qp->rqpn, qp->snd_una, qp->retries, timeout, why,
+			 (double)(tp->now - qp->progress_ns) / 1e6, qp->naks_idle, heard,
+			 qp->snd_una, nr_psn_sub(qp->snd_hi, 1));
+}
+
 /*
- * One retry of the retry_cnt budget (why: what triggered it); false when it is
- * spent: the QP is then in error.
+ * One retry (why: what triggered it); false when none is left: the QP is then
+ * in error.  RNIC (adaptive): the budget is time, retry_cnt + 1 timeouts
+ * without progress; RXE and legacy: retry_cnt retries.
  */
 static bool spend_retry(struct soft_qp *qp, const char *why)
 {
 	struct soft_tp *tp = qp->tp;
+	bool spent = soft_adaptive(tp) ?
+		     tp->now - qp->progress_ns >= (tp->retry_cnt + 1ull) * tp->timeout_ns :
+		     qp->retries >= tp->retry_cnt;
 
-	if (qp->retries >= tp->retry_cnt) {
-		soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
-				 "no ACK from %s qpn 0x%x psn 0x%x after %u retries (%.3g ms "
-				 "timeout%s; last: %s)", qp->peer, qp->rqpn, qp->snd_una,
-				 qp->retries, (double)tp->timeout_ns / 1e6,
-				 soft_rnic(tp) ? "" : ", doubled per retry", why);
+	if (spent) {
+		retry_exceeded(qp, why);
 		return false;
 	}
 	qp->retries++;
@@ -220,12 +254,13 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 	if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
 		tp->st.rx_nak_seq++;
 		acked_upto(qp, psn);
+		qp->naks_idle++;
 		if (soft_rnic(tp)) {
 			if (qp->retrying) {
 				tp->st.rx_nak_seq_retrying++;
 				return;
 			}
-			if (!spend_retry(qp, "NAK sequence error"))
+			if (!soft_adaptive(tp) && !spend_retry(qp, "NAK sequence error"))
 				return;
 			qp->retrying = true;
 		}
@@ -233,6 +268,7 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 	} else if (nr_syn_is_rnr(syn)) {
 		tp->st.rx_nak_rnr++;
 		acked_upto(qp, psn);
+		qp->progress_ns = tp->now;     /* alive, not ready: no ACK timeout runs out */
 		if (tp->rnr_retry != 7 && qp->rnr_retries++ >= tp->rnr_retry) {
 			soft_qp_to_error(qp, NR_WC_RETRY_EXCEEDED, NR_WC_FLUSHED,
 					 "RNR NAK from %s qpn 0x%x for psn 0x%x after %u RNR retries "

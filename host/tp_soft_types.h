@@ -98,13 +98,17 @@ struct soft_qp {
 	uint32_t snd_hi;                 /* one past the highest PSN ever sent */
 	uint64_t ack_deadline;           /* ns, 0: timer off */
 	uint64_t rnr_until;              /* ns, 0: no RNR wait */
-	unsigned retries;                /* retries without progress (RNIC: timeouts and
-					  * sequence NAKs; legacy: timeouts) */
+	unsigned retries;                /* retries without progress (RXE: timeouts and
+					  * sequence NAKs; RNIC and legacy: timeouts) */
 	unsigned rnr_retries;            /* RNR NAKs without progress */
-	bool retrying;                   /* RNIC: a sequence NAK started a go-back-N;
+	bool retrying;                   /* RNIC, RXE: a sequence NAK or a timeout started a go-back-N;
 					  * further NAKs only acknowledge until progress
 					  * (rxe's comp.started_retry) */
 	uint32_t noack;                  /* RNIC: packets sent since the last AckReq */
+	/* for the retry-exceeded message: what happened since the last progress */
+	uint64_t progress_ns;            /* snd_una last moved (or the QP connected) */
+	uint64_t peer_rx_ns;             /* the last packet from the peer on this QP, 0: none */
+	uint32_t naks_idle;              /* sequence NAKs received since then */
 
 	/* ---- responder --------------------------------------------------- */
 	uint32_t epsn;                   /* expected PSN */
@@ -198,14 +202,39 @@ struct soft_tp {
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
 static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
 
-static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile == NR_TP_PROFILE_RNIC; }
+/* The RNIC rules (RNIC and RXE profiles), and which of them adapts its ACK timeout. */
+static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile != NR_TP_PROFILE_LEGACY; }
+static inline bool soft_adaptive(const struct soft_tp *tp) { return tp->profile == NR_TP_PROFILE_RNIC; }
 
-/* How long to wait for an ACK now: RNIC the fixed timeout; legacy doubled per retry. */
+/* RNIC (adaptive): the first wait, 1/32 of the timeout but at least 1 ms (at most the timeout). */
+static inline uint64_t soft_adaptive_base(const struct soft_tp *tp)
+{
+	uint64_t b = tp->timeout_ns >> 5;
+
+	return b >= 1000000 ? b : tp->timeout_ns < 1000000 ? tp->timeout_ns : 1000000;
+}
+
+/*
+ * How long to wait for an ACK now: RXE the fixed timeout; RNIC the adaptive
+ * one (doubled per timeout without progress, up to the timeout, and never past
+ * the end of the budget: retry_cnt + 1 timeouts after the last progress);
+ * legacy doubled per retry.
+ */
 static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
 {
-	unsigned k = soft_rnic(qp->tp) ? 0 : (qp->retries < 7 ? qp->retries : 7);
+	const struct soft_tp *tp = qp->tp;
 
-	return qp->tp->timeout_ns << k;
+	if (soft_adaptive(tp)) {
+		uint64_t w = soft_adaptive_base(tp) << (qp->retries < 31 ? qp->retries : 31);
+		uint64_t end = qp->progress_ns + (tp->retry_cnt + 1ull) * tp->timeout_ns;
+
+		if (w > tp->timeout_ns || w < soft_adaptive_base(tp))
+			w = tp->timeout_ns;
+		if (end > tp->now && end - tp->now < w)
+			w = end - tp->now;
+		return w;
+	}
+	return tp->timeout_ns << (soft_rnic(tp) ? 0 : (qp->retries < 7 ? qp->retries : 7));
 }
 
 /* The MR of rkey when [va, va + len) lies inside it, else NULL. */

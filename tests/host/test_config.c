@@ -75,6 +75,9 @@ static void test_env_good(void **state)
 	assert_int_equal(cfg.soft_ackreq, 16);
 	assert_int_equal(cfg.tclass, 0x6a);
 	assert_string_equal(cfg.soft_profile, "rnic");
+	setenv("NR_SOFT_PROFILE", "rxe", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_string_equal(cfg.soft_profile, "rxe");
 	assert_int_equal(cfg.rank, 2);
 	assert_int_equal(cfg.world, 4);
 	assert_string_equal(cfg.root, "10.0.0.1:29500");

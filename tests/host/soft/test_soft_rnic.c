@@ -6,8 +6,11 @@
  *     ackreq_every packets, and on every message's last packet;
  *   - the responder ACKs AckReq packets only (coalesced), re-ACKs duplicates,
  *     and sends one sequence NAK per gap; the legacy profile ACKs everything;
- *   - a fixed ACK timeout, retries spent by timeouts and sequence NAKs alike,
- *     reset by progress, the QP in error when they run out;
+ *   - RXE: a fixed ACK timeout, retries spent by timeouts and sequence NAKs
+ *     alike, reset by progress, the QP in error when they run out;
+ *   - RNIC: the adaptive timeout (ConnectX): waits doubling from 1/32 of the
+ *     timeout up to it, the QP in error after retry_cnt + 1 timeouts' time
+ *     without progress, sequence NAKs spending nothing;
  *   - a second sequence NAK while a retry is under way costs no second
  *     go-back-N (rxe's started_retry);
  *   - RNR NAKs: counted against rnr_retry only, never against retry_cnt.
@@ -42,15 +45,23 @@ static int txlog_filter(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t 
 	return l->drop_data && pkt[0] != NR_OP_RC_ACK ? NR_SOFT_DROP : NR_SOFT_PASS;
 }
 
-static void open_rnic(struct pair *p, const char *ipa, const char *ipb, uint16_t every,
-		      uint8_t timeout, uint8_t retry, size_t len)
+static void open_profile(struct pair *p, uint8_t profile, const char *ipa, const char *ipb,
+			 uint16_t every, uint8_t timeout, uint8_t retry, size_t len)
 {
 	struct nr_tp_config ca = tu_cfg(ipa, 1024), cb = tu_cfg(ipb, 1024);
+
+	ca.profile = cb.profile = profile;
 
 	ca.ackreq_every = cb.ackreq_every = every;
 	ca.timeout = cb.timeout = timeout;
 	ca.retry_cnt = retry;
 	pair_open_cfg(p, &ca, &cb, len);
+}
+
+static void open_rnic(struct pair *p, const char *ipa, const char *ipb, uint16_t every,
+		      uint8_t timeout, uint8_t retry, size_t len)
+{
+	open_profile(p, NR_TP_PROFILE_RNIC, ipa, ipb, every, timeout, retry, len);
 }
 
 /* ---- AckReq placement ------------------------------------------------- */
@@ -149,7 +160,7 @@ static void test_responder_coalesces(void **state)
 	pair_close(pp);
 }
 
-/* ---- retries: fixed timeout, NAKs spend them too, progress resets ------------- */
+/* ---- retries: RXE a fixed timeout, NAKs spend them too, progress resets ------------- */
 
 /* A NAK at psn for A's QP, as B (or a box on B's behalf) would send it. */
 static void inject_nak(struct pair *p, uint8_t syn, uint32_t psn)
@@ -179,7 +190,7 @@ static int poll_a(struct pair *p, struct nr_wc *wc, int max, uint64_t ms)
 }
 
 /*
- * retry_cnt 2, nothing reaches B: one sequence NAK (no progress) spends the
+ * RXE, retry_cnt 2, nothing reaches B: one sequence NAK (no progress) spends the
  * first retry, one timeout the second, the next timeout moves the QP to error.
  */
 static void test_nak_spends_retry(void **state)
@@ -189,7 +200,7 @@ static void test_nak_spends_retry(void **state)
 	struct nr_wc wc[4];
 	uint64_t t0;
 
-	open_rnic(pp, "127.0.0.47", "127.0.0.48", 0, 12, 2, 4096);    /* 16.8 ms */
+	open_profile(pp, NR_TP_PROFILE_RXE, "127.0.0.47", "127.0.0.48", 0, 12, 2, 4096); /* 16.8 ms */
 	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
 	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 2048, pp->rmr.va,
 					      pp->rmr.rkey, 0), 0);
@@ -212,7 +223,7 @@ static void test_nak_spends_retry(void **state)
 }
 
 /*
- * A fixed timeout: with retry_cnt 3 and nothing reaching B, A resends every
+ * RXE, a fixed timeout: with retry_cnt 3 and nothing reaching B, A resends every
  * 16.8 ms (not 16.8, 33.6, 67 ...), then gives up after the 4th timeout.
  */
 static void test_fixed_timeout(void **state)
@@ -222,7 +233,7 @@ static void test_fixed_timeout(void **state)
 	struct nr_wc wc[4];
 	uint64_t t0, ms;
 
-	open_rnic(pp, "127.0.0.49", "127.0.0.50", 0, 12, 3, 4096);
+	open_profile(pp, NR_TP_PROFILE_RXE, "127.0.0.49", "127.0.0.50", 0, 12, 3, 4096);
 	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
 	t0 = tu_now_ms();
 	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
@@ -235,6 +246,98 @@ static void test_fixed_timeout(void **state)
 	assert_int_equal(TU_STAT(pp->a, timeouts), 3);
 	assert_true(ms >= 4 * 16);
 	assert_true(ms < 4 * 16 + 500);    /* doubling would take 252 ms at least */
+	pair_close(pp);
+}
+
+/* ---- RNIC: the adaptive timeout ---------------------------------------------- */
+
+struct txtimes {
+	unsigned n;
+	uint64_t ns[64];
+};
+
+static int txtimes_filter(void *arg, enum nr_soft_dir dir, uint8_t *pkt, uint32_t len)
+{
+	struct txtimes *t = arg;
+	struct timespec ts;
+
+	if (dir != NR_SOFT_TX || pkt[0] == NR_OP_RC_ACK)
+		return NR_SOFT_PASS;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (t->n < 64)
+		t->ns[t->n++] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return NR_SOFT_DROP;
+}
+
+/*
+ * Timeout 2^14 * 4.096 us = 67.1 ms, retry_cnt 3, nothing reaches B: A resends
+ * after 2.1, 4.2, 8.4, 16.8, 33.6 ms (each wait twice the last), then every
+ * 67.1 ms, and gives up when 4 x 67.1 ms passed without progress, as a fixed
+ * timeout would with these settings.
+ */
+static void test_adaptive_timeout(void **state)
+{
+	struct pair *const pp = &tu_pair;
+	struct txtimes t = { 0 };
+	struct nr_wc wc[4];
+	uint64_t t0, ms;
+
+	open_rnic(pp, "127.0.0.57", "127.0.0.58", 0, 14, 3, 4096);
+	nr_tp_soft_set_filter(pp->a, txtimes_filter, &t);
+	t0 = tu_now_ms();
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
+					      pp->rmr.rkey, 0), 0);
+	assert_int_equal(poll_a(pp, wc, 4, 3000), 1);
+	ms = tu_now_ms() - t0;
+	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(pp->qa));
+	for (unsigned i = 1; i < t.n; i++)
+		printf("# resend %u after %.2f ms\n", i, (double)(t.ns[i] - t.ns[i - 1]) / 1e6);
+	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
+	assert_true(t.n >= 8);
+	/* the first waits double: 2.1, 4.2, 8.4 ms (late timers only lengthen a wait) */
+	for (unsigned i = 1; i <= 3; i++) {
+		uint64_t want = (4096ull << 14 >> 5) << (i - 1);
+
+		assert_true(t.ns[i] - t.ns[i - 1] >= want);
+		assert_true(t.ns[i] - t.ns[i - 1] < want + 20000000);
+	}
+	/* none longer than the timeout, the budget that of 4 fixed timeouts */
+	for (unsigned i = 1; i < t.n; i++)
+		assert_true(t.ns[i] - t.ns[i - 1] < (4096ull << 14) + 20000000);
+	assert_true(ms >= 4 * 67);
+	assert_true(ms < 4 * 67 + 500);
+	pair_close(pp);
+}
+
+/*
+ * RNIC: sequence NAKs spend nothing (the budget is time). retry_cnt 1 and a
+ * 16.8 ms timeout: the QP fails 33.6 ms after its last progress, whatever NAKs
+ * without progress came (RXE would fail after the NAK and one timeout).
+ */
+static void test_adaptive_nak_spends_nothing(void **state)
+{
+	struct pair *const pp = &tu_pair;
+	struct txlog l = { .drop_data = true };
+	struct nr_wc wc[4];
+	uint64_t t0, ms;
+
+	open_rnic(pp, "127.0.0.59", "127.0.0.60", 0, 12, 1, 4096);
+	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
+	t0 = tu_now_ms();
+	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
+					      pp->rmr.rkey, 0), 0);
+	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 0), 0);
+	inject_nak(pp, NR_AETH_NAK_PSN_SEQ_ERR, pp->ia.psn);
+	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 0), 0);
+	assert_int_equal(l.n, 2);                          /* went back at once */
+	assert_int_equal(poll_a(pp, wc, 4, 3000), 1);
+	ms = tu_now_ms() - t0;
+	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(pp->qa));
+	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
+	assert_int_equal(TU_STAT(pp->a, rx_nak_seq), 1);
+	assert_true(TU_STAT(pp->a, timeouts) >= 3);       /* 1, 2, 4 ms, ... */
+	assert_true(ms >= 33);
+	assert_non_null(strstr(nr_tp_qp_error(pp->qa), "(1 sequence NAKs, its last packet"));
 	pair_close(pp);
 }
 
@@ -351,6 +454,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_responder_coalesces, tu_teardown),
 		cmocka_unit_test_teardown(test_nak_spends_retry, tu_teardown),
 		cmocka_unit_test_teardown(test_fixed_timeout, tu_teardown),
+		cmocka_unit_test_teardown(test_adaptive_timeout, tu_teardown),
+		cmocka_unit_test_teardown(test_adaptive_nak_spends_nothing, tu_teardown),
 		cmocka_unit_test_teardown(test_second_nak_during_retry, tu_teardown),
 		cmocka_unit_test_teardown(test_rnr_retry_limit, tu_teardown),
 		cmocka_unit_test_teardown(test_rnr_infinite_spares_retries, tu_teardown),
