@@ -70,21 +70,28 @@ static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
 		       nr_ring_name(ring), nr_wc_status_str(wc->status), detail ? detail : "");
 }
 
-/* Nothing moved for timeout_ms: NR_ERR_TIMEOUT naming whom we waited for. */
+/*
+ * Nothing moved for timeout_ms: NR_ERR_TIMEOUT naming whom we waited for, and
+ * where the QP we waited on stands (the first channel's on the box ring).
+ */
 static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv)
 {
 	int peer = waiting_recv ? (c->rank + c->world - 1) % c->world : (c->rank + 1) % c->world;
-	char ip[INET_ADDRSTRLEN];
+	const struct nr_ring *r = &c->ring[ring];
+	char ip[INET_ADDRSTRLEN], st[192];
 
 	nr_ip4_str(c->peers[peer].ip, ip);
+	nr_tp_qp_state(waiting_recv ? r->rqp : r->sqp, st, sizeof(st));
 	if (ring == NR_RING_BOX)
 		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
 			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "
-			       "no %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms, peer, ip,
-			       waiting_recv ? "data" : "acknowledgement");
+			       "no %s; %s QP: %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms,
+			       peer, ip, waiting_recv ? "data" : "acknowledgement",
+			       waiting_recv ? "receive" : "send", st);
 	return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no %s rank %d (%s) on the %s ring "
-		       "within %u ms", c->rank, what, waiting_recv ? "data from" : "acknowledgement from",
-		       peer, ip, nr_ring_name(ring), c->cfg.timeout_ms);
+		       "within %u ms (%s QP: %s)", c->rank, what,
+		       waiting_recv ? "data from" : "acknowledgement from", peer, ip,
+		       nr_ring_name(ring), c->cfg.timeout_ms, waiting_recv ? "receive" : "send", st);
 }
 
 #define POLL_BATCH 32

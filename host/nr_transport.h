@@ -154,6 +154,12 @@ int nr_tp_poll(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
 
 /* Human-readable last error of a QP ("no ACK from 10.0.0.2 qpn 0x12 after 7 retries"). */
 const char *nr_tp_qp_error(const struct nr_tp_qp *qp);
+/*
+ * Where a QP stands, one line for a stall's message ("expects psn 0x1234, last
+ * packet from the peer 9.98 s ago; psn 0x77..0x7f unacknowledged"); buf, ""
+ * when the transport cannot say.
+ */
+const char *nr_tp_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len);
 
 const char *nr_wc_status_str(enum nr_wc_status s);
 

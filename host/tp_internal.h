@@ -23,18 +23,20 @@ struct nr_tp_ops {
 	int (*post_recv)(struct nr_tp_qp *qp, uint64_t wr_id);
 	int (*poll)(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
 	const char *(*qp_error)(const struct nr_tp_qp *qp);
+	void (*qp_state)(const struct nr_tp_qp *qp, char *buf, size_t len);
 };
 
 /*
  * The ops table of a transport whose functions are named after its prefix:
- * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_error.
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_error, prefix_qp_state.
  */
 #define NR_TP_OPS(name, prefix) {                                                        \
 	.kind = name, .open = prefix##_open, .close = prefix##_close,                   \
 	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
 	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
-	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error }
+	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error, \
+	.qp_state = prefix##_qp_state }
 
 /*
  * Every transport object and QP starts with these, so the dispatcher finds its

@@ -532,6 +532,25 @@ static const char *soft_qp_error(const struct nr_tp_qp *q)
 	return qp->err[0] ? qp->err : "";
 }
 
+static void soft_qp_state(const struct nr_tp_qp *q, char *buf, size_t len)
+{
+	const struct soft_qp *qp = (const struct soft_qp *)q;
+	uint64_t now = now_ns();
+	char heard[40] = "never";
+	int n;
+
+	if (qp->peer_rx_ns)
+		snprintf(heard, sizeof(heard), "%.3g s ago",
+			 (double)(now - qp->peer_rx_ns) / 1e9);
+	n = snprintf(buf, len, "%sexpects psn 0x%x%s, last packet from the peer %s",
+		     qp->state == SOFT_QP_ERR ? "in error; " : "", qp->epsn,
+		     qp->nak_sent ? " (NAKed: later ones arrived)" : "", heard);
+	if (qp->snd_una != qp->snd_hi && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "; psn 0x%x..0x%x unacknowledged, no progress "
+			 "for %.3g s", qp->snd_una, nr_psn_sub(qp->snd_hi, 1),
+			 (double)(now - qp->progress_ns) / 1e9);
+}
+
 const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft);
 
 /* ---- extensions (tp_soft.h) ------------------------------------------------ */

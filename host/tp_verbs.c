@@ -529,4 +529,22 @@ static const char *verbs_qp_error(const struct nr_tp_qp *qp)
 	return q->err[0] ? q->err : NULL;
 }
 
+static void verbs_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+	const struct verbs_qp *q = (const struct verbs_qp *)qp;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN, &ia))
+		return;
+	snprintf(buf, len, "state %s, expects psn 0x%x, sends psn 0x%x next",
+		 (unsigned)a.qp_state < sizeof(names) / sizeof(names[0]) && names[a.qp_state] ?
+		 names[a.qp_state] : "unknown", a.rq_psn, a.sq_psn);
+}
+
 const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs);

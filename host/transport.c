@@ -79,6 +79,15 @@ int nr_tp_poll(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms)
 
 const char *nr_tp_qp_error(const struct nr_tp_qp *qp) { return qp->ops->qp_error(qp); }
 
+const char *nr_tp_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (qp && len)
+		qp->ops->qp_state(qp, buf, len);
+	return buf;
+}
+
 const char *nr_wc_status_str(enum nr_wc_status s)
 {
 	switch (s) {

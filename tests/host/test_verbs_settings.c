@@ -78,10 +78,14 @@ static void open_fails(const struct nr_tp_config *c, const char *const *want)
 static void connect_one(struct nr_tp *tp, struct nr_tp_qp **qp)
 {
 	struct nr_qp_info me, peer = { .ip = ip4("10.0.0.4"), .qpn = 0x1234, .psn = 0x777 };
+	char st[128], want[96];
 
 	assert_int_equal(nr_tp_qp_create(tp, qp, &me), 0);
 	assert_int_equal(nr_tp_qp_connect(*qp, &peer), 0);
 	assert_int_equal(standin_nmodify(), 3);
+	/* what a stall's message says of it: the RNIC's own view (ibv_query_qp) */
+	snprintf(want, sizeof(want), "state RTS, expects psn 0x777, sends psn 0x%x next", me.psn);
+	assert_string_equal(nr_tp_qp_state(*qp, st, sizeof(st)), want);
 }
 
 static const struct standin_modify *modify(enum ibv_qp_state to)

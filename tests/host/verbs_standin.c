@@ -348,6 +348,24 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return 0;
 }
 
+/* The state, and the PSNs the last modifications of this QP set. */
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init_attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	attr->qp_state = qp->state;
+	for (unsigned i = 0; i < nmlog; i++) {
+		if (mlog[i].qp_num != qp->qp_num)
+			continue;
+		if (mlog[i].mask & IBV_QP_RQ_PSN)
+			attr->rq_psn = mlog[i].attr.rq_psn;
+		if (mlog[i].mask & IBV_QP_SQ_PSN)
+			attr->sq_psn = mlog[i].attr.sq_psn;
+	}
+	return 0;
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	free(qp);

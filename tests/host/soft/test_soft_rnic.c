@@ -320,6 +320,7 @@ static void test_adaptive_nak_spends_nothing(void **state)
 	struct txlog l = { .drop_data = true };
 	struct nr_wc wc[4];
 	uint64_t t0, ms;
+	char st[160], want[96];
 
 	open_rnic(pp, "127.0.0.59", "127.0.0.60", 0, 12, 1, 4096);
 	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
@@ -338,6 +339,10 @@ static void test_adaptive_nak_spends_nothing(void **state)
 	assert_true(TU_STAT(pp->a, timeouts) >= 3);       /* 1, 2, 4 ms, ... */
 	assert_true(ms >= 33);
 	assert_non_null(strstr(nr_tp_qp_error(pp->qa), "(1 sequence NAKs, its last packet"));
+	/* what a stall's message would say of each side */
+	snprintf(want, sizeof(want), "expects psn 0x%x, last packet from the peer never", pp->ia.psn);
+	assert_string_equal(nr_tp_qp_state(pp->qb, st, sizeof(st)), want);
+	assert_non_null(strstr(nr_tp_qp_state(pp->qa, st, sizeof(st)), "in error; expects psn"));
 	pair_close(pp);
 }
 
