@@ -190,6 +190,27 @@ static int poll_a(struct pair *p, struct nr_wc *wc, int max, uint64_t ms)
 }
 
 /*
+ * A writes 100 bytes that B never sees (with nak, B's sequence NAK for them
+ * comes at once); poll A until the write fails.  Returns the ms it took.
+ */
+static uint64_t write_until_error(struct pair *p, struct nr_wc *wc, bool nak)
+{
+	uint64_t t0 = tu_now_ms(), ms;
+
+	assert_int_equal(nr_tp_post_write_imm(p->qa, 1, &p->smr, p->sbuf, 100, p->rmr.va,
+					      p->rmr.rkey, 0), 0);
+	if (nak) {
+		assert_int_equal(nr_tp_poll(p->a, wc, 4, 0), 0);
+		inject_nak(p, NR_AETH_NAK_PSN_SEQ_ERR, p->ia.psn);
+	}
+	assert_int_equal(poll_a(p, wc, 4, 3000), 1);
+	ms = tu_now_ms() - t0;
+	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(p->qa));
+	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
+	return ms;
+}
+
+/*
  * RXE, retry_cnt 2, nothing reaches B: one sequence NAK (no progress) spends the
  * first retry, one timeout the second, the next timeout moves the QP to error.
  */
@@ -231,17 +252,11 @@ static void test_fixed_timeout(void **state)
 	struct pair *const pp = &tu_pair;
 	struct txlog l = { .drop_data = true };
 	struct nr_wc wc[4];
-	uint64_t t0, ms;
+	uint64_t ms;
 
 	open_profile(pp, NR_TP_PROFILE_RXE, "127.0.0.49", "127.0.0.50", 0, 12, 3, 4096);
 	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
-	t0 = tu_now_ms();
-	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
-					      pp->rmr.rkey, 0), 0);
-	assert_int_equal(poll_a(pp, wc, 4, 3000), 1);
-	ms = tu_now_ms() - t0;
-	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(pp->qa));
-	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
+	ms = write_until_error(pp, wc, false);
 	assert_int_equal(l.n, 4);
 	assert_int_equal(TU_STAT(pp->a, timeouts), 3);
 	assert_true(ms >= 4 * 16);
@@ -280,19 +295,13 @@ static void test_adaptive_timeout(void **state)
 	struct pair *const pp = &tu_pair;
 	struct txtimes t = { 0 };
 	struct nr_wc wc[4];
-	uint64_t t0, ms;
+	uint64_t ms;
 
 	open_rnic(pp, "127.0.0.57", "127.0.0.58", 0, 14, 3, 4096);
 	nr_tp_soft_set_filter(pp->a, txtimes_filter, &t);
-	t0 = tu_now_ms();
-	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
-					      pp->rmr.rkey, 0), 0);
-	assert_int_equal(poll_a(pp, wc, 4, 3000), 1);
-	ms = tu_now_ms() - t0;
-	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(pp->qa));
+	ms = write_until_error(pp, wc, false);
 	for (unsigned i = 1; i < t.n; i++)
 		printf("# resend %u after %.2f ms\n", i, (double)(t.ns[i] - t.ns[i - 1]) / 1e6);
-	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
 	assert_true(t.n >= 8);
 	/* the first waits double: 2.1, 4.2, 8.4 ms (late timers only lengthen a wait) */
 	for (unsigned i = 1; i <= 3; i++) {
@@ -319,22 +328,12 @@ static void test_adaptive_nak_spends_nothing(void **state)
 	struct pair *const pp = &tu_pair;
 	struct txlog l = { .drop_data = true };
 	struct nr_wc wc[4];
-	uint64_t t0, ms;
+	uint64_t ms;
 	char st[160], want[96];
 
 	open_rnic(pp, "127.0.0.59", "127.0.0.60", 0, 12, 1, 4096);
 	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
-	t0 = tu_now_ms();
-	assert_int_equal(nr_tp_post_write_imm(pp->qa, 1, &pp->smr, pp->sbuf, 100, pp->rmr.va,
-					      pp->rmr.rkey, 0), 0);
-	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 0), 0);
-	inject_nak(pp, NR_AETH_NAK_PSN_SEQ_ERR, pp->ia.psn);
-	assert_int_equal(nr_tp_poll(pp->a, wc, 4, 0), 0);
-	assert_int_equal(l.n, 2);                          /* went back at once */
-	assert_int_equal(poll_a(pp, wc, 4, 3000), 1);
-	ms = tu_now_ms() - t0;
-	printf("# error after %llu ms: %s\n", (unsigned long long)ms, nr_tp_qp_error(pp->qa));
-	assert_int_equal(wc[0].status, NR_WC_RETRY_EXCEEDED);
+	ms = write_until_error(pp, wc, true);
 	assert_int_equal(TU_STAT(pp->a, rx_nak_seq), 1);
 	assert_true(TU_STAT(pp->a, timeouts) >= 3);       /* 1, 2, 4 ms, ... */
 	assert_true(ms >= 33);
