@@ -105,8 +105,10 @@ struct soft_qp {
 					  * further NAKs only acknowledge until progress
 					  * (rxe's comp.started_retry) */
 	uint32_t noack;                  /* RNIC: packets sent since the last AckReq */
-	/* for the retry-exceeded message: what happened since the last progress */
-	uint64_t progress_ns;            /* snd_una last moved (or the QP connected) */
+	/* since the last progress: the RNIC profile's budget runs from it, and the
+	 * retry-exceeded message and nr_tp_qp_state say what happened since */
+	uint64_t progress_ns;            /* snd_una last moved, an RNR NAK came, or a packet
+					  * left with nothing outstanding (or the QP connected) */
 	uint64_t peer_rx_ns;             /* the last packet from the peer on this QP, 0: none */
 	uint32_t naks_idle;              /* sequence NAKs received since then */
 
