@@ -105,4 +105,15 @@ int nr_tp_soft_inject(struct nr_tp *tp, uint32_t saddr, uint16_t sport,
 /* UDP source port (entropy) a QP sends from, host order. */
 int nr_tp_soft_qp_sport(const struct nr_tp_qp *qp);
 
+/*
+ * RNIC profile: this QP waits the fixed ACK timeout, not the adaptive one.
+ * For a QP whose ACKs wait on others, a box's ring: the box acknowledges a
+ * message once every rank contributed it, so its ACK latency is rank skew,
+ * not loss (the box NAKs losses itself), and adaptive waits of 33.5 ms would
+ * only resend windows the box drops (8 hosts under 1% loss, duplication and
+ * reordering: 2x the resends, 2x the time).  0, or -EINVAL for a QP of another
+ * transport.
+ */
+int nr_tp_soft_qp_fixed_timeout(struct nr_tp_qp *qp);
+
 #endif /* NR_TP_SOFT_H */

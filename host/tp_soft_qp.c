@@ -602,6 +602,14 @@ int nr_tp_soft_inject(struct nr_tp *t, uint32_t saddr, uint16_t sport, const uin
 	return soft_inject_add(soft_tp(t), saddr, sport, pkt, len);
 }
 
+int nr_tp_soft_qp_fixed_timeout(struct nr_tp_qp *q)
+{
+	if (!q || q->ops != &nr_tp_soft_ops)
+		return -EINVAL;
+	((struct soft_qp *)q)->fixed_timeout = true;
+	return 0;
+}
+
 int nr_tp_soft_qp_sport(const struct nr_tp_qp *q)
 {
 	if (!q || q->ops != &nr_tp_soft_ops)

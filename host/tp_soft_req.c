@@ -194,7 +194,7 @@ static void retry_exceeded(struct soft_qp *qp, const char *why)
 	if (qp->peer_rx_ns && qp->peer_rx_ns >= qp->progress_ns)
 		snprintf(heard, sizeof(heard), "its last packet %.3g ms ago",
 			 (double)(tp->now - qp->peer_rx_ns) / 1e6);
-	if (soft_adaptive(tp))
+	if (soft_adaptive(qp))
 		snprintf(timeout, sizeof(timeout), "adaptive timeout %.3g ms doubling to %.3g ms",
 			 (double)soft_adaptive_base(tp) / 1e6, (double)tp->timeout_ns / 1e6);
 	else
@@ -216,7 +216,7 @@ static void retry_exceeded(struct soft_qp *qp, const char *why)
 static bool spend_retry(struct soft_qp *qp, const char *why)
 {
 	struct soft_tp *tp = qp->tp;
-	bool spent = soft_adaptive(tp) ?
+	bool spent = soft_adaptive(qp) ?
 		     tp->now - qp->progress_ns >= (tp->retry_cnt + 1ull) * tp->timeout_ns :
 		     qp->retries >= tp->retry_cnt;
 
@@ -260,7 +260,7 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 				tp->st.rx_nak_seq_retrying++;
 				return;
 			}
-			if (!soft_adaptive(tp) && !spend_retry(qp, "NAK sequence error"))
+			if (!soft_adaptive(qp) && !spend_retry(qp, "NAK sequence error"))
 				return;
 			qp->retrying = true;
 		}

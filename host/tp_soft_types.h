@@ -111,6 +111,8 @@ struct soft_qp {
 					  * left with nothing outstanding (or the QP connected) */
 	uint64_t peer_rx_ns;             /* the last packet from the peer on this QP, 0: none */
 	uint32_t naks_idle;              /* sequence NAKs received since then */
+	bool fixed_timeout;              /* RNIC: the fixed timeout all the same (its ACKs
+					  * wait on others: nr_tp_soft_qp_fixed_timeout) */
 
 	/* ---- responder --------------------------------------------------- */
 	uint32_t epsn;                   /* expected PSN */
@@ -204,9 +206,16 @@ struct soft_tp {
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
 static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
 
-/* The RNIC rules (RNIC and RXE profiles), and which of them adapts its ACK timeout. */
+/*
+ * The RNIC rules (RNIC and RXE profiles), and whether a QP's ACK timeout
+ * adapts: RNIC, unless the QP was told its ACKs wait on others
+ * (nr_tp_soft_qp_fixed_timeout).
+ */
 static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile != NR_TP_PROFILE_LEGACY; }
-static inline bool soft_adaptive(const struct soft_tp *tp) { return tp->profile == NR_TP_PROFILE_RNIC; }
+static inline bool soft_adaptive(const struct soft_qp *qp)
+{
+	return qp->tp->profile == NR_TP_PROFILE_RNIC && !qp->fixed_timeout;
+}
 
 /* RNIC (adaptive): the first wait, 1/32 of the timeout but at least 1 ms (at most the timeout). */
 static inline uint64_t soft_adaptive_base(const struct soft_tp *tp)
@@ -226,7 +235,7 @@ static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
 {
 	const struct soft_tp *tp = qp->tp;
 
-	if (soft_adaptive(tp)) {
+	if (soft_adaptive(qp)) {
 		uint64_t w = soft_adaptive_base(tp) << (qp->retries < 31 ? qp->retries : 31);
 		uint64_t end = qp->progress_ns + (tp->retry_cnt + 1ull) * tp->timeout_ns;
 

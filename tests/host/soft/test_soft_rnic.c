@@ -17,6 +17,8 @@
  */
 #include "soft_util.h"
 
+#include <errno.h>
+
 #include "proto/roce_build.h"
 
 /* ---- a record of what A sends ------------------------------------------- */
@@ -264,6 +266,29 @@ static void test_fixed_timeout(void **state)
 	pair_close(pp);
 }
 
+/*
+ * RNIC, a QP told its ACKs wait on others (a box's ring): the fixed timeout
+ * all the same, as in test_fixed_timeout.
+ */
+static void test_fixed_timeout_qp(void **state)
+{
+	struct pair *const pp = &tu_pair;
+	struct txlog l = { .drop_data = true };
+	struct nr_wc wc[4];
+	uint64_t ms;
+
+	open_rnic(pp, "127.0.0.61", "127.0.0.62", 0, 12, 3, 4096);
+	assert_int_equal(nr_tp_soft_qp_fixed_timeout(NULL), -EINVAL);
+	assert_int_equal(nr_tp_soft_qp_fixed_timeout(pp->qa), 0);
+	nr_tp_soft_set_filter(pp->a, txlog_filter, &l);
+	ms = write_until_error(pp, wc, false);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(TU_STAT(pp->a, timeouts), 3);
+	assert_true(ms >= 4 * 16);
+	assert_non_null(strstr(nr_tp_qp_error(pp->qa), "after 3 retries (16.8 ms timeout;"));
+	pair_close(pp);
+}
+
 /* ---- RNIC: the adaptive timeout ---------------------------------------------- */
 
 struct txtimes {
@@ -458,6 +483,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_responder_coalesces, tu_teardown),
 		cmocka_unit_test_teardown(test_nak_spends_retry, tu_teardown),
 		cmocka_unit_test_teardown(test_fixed_timeout, tu_teardown),
+		cmocka_unit_test_teardown(test_fixed_timeout_qp, tu_teardown),
 		cmocka_unit_test_teardown(test_adaptive_timeout, tu_teardown),
 		cmocka_unit_test_teardown(test_adaptive_nak_spends_nothing, tu_teardown),
 		cmocka_unit_test_teardown(test_second_nak_during_retry, tu_teardown),
