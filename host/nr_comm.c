@@ -67,8 +67,9 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
  * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
  * purpose: on the box ring a message is acknowledged only once every rank
  * contributed it, so rank skew and a loaded box (2 shared cores here) must not
- * look like a dead peer.  The soft rnic profile (as ConnectX) resends after a
- * 32nd of it first, doubling per timeout, within the same 8 timeouts' time.
+ * look like a dead peer (the box ring's send QPs keep it fixed: create_ring).
+ * On the plain ring the soft rnic profile (as ConnectX) resends after a 32nd
+ * of it first, doubling per timeout, within the same 8 timeouts' time.
  * The legacy profile doubles the timeout per retry (backoff), so its 8 tries
  * span 255 base timeouts: a lost packet is resent after timeout_ms / 255 (39
  * ms for 10 s) instead of timeout_ms / 8, and the same rank skew is
