@@ -45,6 +45,7 @@ struct bench {
 	unsigned n, payload, w, reps;
 	double seconds;
 	bool json, quick, no_icrc_check;
+	bool only_agg;         /* --only-aggregate: stage 1's aggregate path alone */
 	unsigned workers[MAXW], n_runs;          /* --workers: box workers of each run */
 	struct rte_mempool *pool;
 	uint16_t port[MAXN];                     /* rank r's port: a queue pair per worker */

@@ -253,13 +253,17 @@ static int run_stages(struct bench *B, struct figures *F)
 		feed_init(&a, B, 0, true, true);
 		bench_feed(&a);
 		dp_job_del(B->box, BENCH_JOB);
-		feed_init(&f, B, 0, false, false);
-		if (a.rc || bench_feed(&f) != 0)
+		if (a.rc)
 			return -1;
+		if (!B->only_agg) {
+			feed_init(&f, B, 0, false, false);
+			if (bench_feed(&f) != 0)
+				return -1;
+			F->fwd_g[i] = (double)f.bytes * 8 / f.box_cpu_s / 1e9;
+			F->fwd_m[i] = (double)f.pkts / f.box_cpu_s / 1e6;
+		}
 		F->agg_g[i] = (double)a.bytes * 8 / a.box_cpu_s / 1e9;
 		F->agg_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
-		F->fwd_g[i] = (double)f.bytes * 8 / f.box_cpu_s / 1e9;
-		F->fwd_m[i] = (double)f.pkts / f.box_cpu_s / 1e6;
 		F->ct_g[i] = (double)a.bytes * 8 / a.touch_s / 1e9;
 		F->ratio[i] = F->agg_g[i] / F->ct_g[i];
 		F->mc[i] = bench_memcpy((size_t)B->n * B->w * 2 * PKTS_PER_MSG * B->payload, B->payload,
@@ -380,11 +384,15 @@ static void report_json(struct bench *B, struct figures *F)
 	double ctm = ct * 1e9 / 8 / B->payload / 1e6;
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
-	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"wall_gbps\":%.2f}\n",
-	       B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am, med(F->thr_w, B->reps));
-	printf("{\"bench\":\"switch\",\"path\":\"forward\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
-	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f}\n",
-	       B->n, B->payload, med(F->fwd_g, B->reps), fm, 1e3 / fm);
+	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f", B->n, B->payload, med(F->agg_g, B->reps),
+	       am, 1e3 / am);
+	if (!B->only_agg)   /* the threaded run's wall figure */
+		printf(",\"wall_gbps\":%.2f", med(F->thr_w, B->reps));
+	printf("}\n");
+	if (!B->only_agg)
+		printf("{\"bench\":\"switch\",\"path\":\"forward\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
+		       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f}\n",
+		       B->n, B->payload, med(F->fwd_g, B->reps), fm, 1e3 / fm);
 	printf("{\"bench\":\"cold_touch\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
 	       "\"ns_per_pkt\":%.1f,\"box_ratio\":%.3f}\n", B->n, B->payload, ct, ctm, 1e3 / ctm,
 	       med(F->ratio, B->reps));
@@ -411,7 +419,8 @@ static void report_text(struct bench *B, struct figures *F)
 	       B->kernel, B->no_icrc_check ? ", no ICRC check on input" : "", B->reps, B->seconds);
 	printf("%-12s %10s %10s %10s\n", "path", "Gbit/s", "Mpps", "ns/pkt");
 	printf("%-12s %10.2f %10.3f %10.1f\n", "aggregate", ag, am, 1e3 / am);
-	printf("%-12s %10.2f %10.3f %10.1f\n", "forward", fg, fm, 1e3 / fm);
+	if (!B->only_agg)
+		printf("%-12s %10.2f %10.3f %10.1f\n", "forward", fg, fm, 1e3 / fm);
 	printf("%-12s %10.2f %10.3f %10.1f\n", "cold touch", ct, ctm, 1e3 / ctm);
 	printf("%-12s %10.2f\n", "memcpy warm", m);
 	printf("aggregate / cold touch = %.2f (goal >= 0.6), median of the runs' ratios; "
@@ -421,6 +430,8 @@ static void report_text(struct bench *B, struct figures *F)
 	       "outside the timing).  cold touch: the same frames in the same run, every cache line read\n"
 	       "once as the box finds them and one output frame written per %u inputs: the physical\n"
 	       "limit.  memcpy warm: the same volume over a working set of the same size.\n", B->n);
+	if (B->only_agg)
+		return;
 	printf("threaded (generator lcore 0, box loop lcore 1, ring ports): %.2f Gbit/s wall, "
 	       "%.2f Gbit/s per busy box time;\nCPU share of wall time: generator %.0f%%, box %.0f%%%s\n",
 	       med(F->thr_w, B->reps), med(F->thr_b, B->reps), med(F->genshare, B->reps) * 100, bs * 100,
@@ -446,10 +457,12 @@ static void report_text(struct bench *B, struct figures *F)
 static void usage(const char *p)
 {
 	printf("Usage: %s [EAL options] -- [--conns N] [--payload B] [--window W] [--workers LIST]\n"
-	       "          [--no-icrc-check] [--reps R] [--seconds S] [--quick] [--json]\n"
+	       "          [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S] [--quick] [--json]\n"
 	       "  defaults: N=8, B=1024, W=32 messages of 16 packets in flight, 5 repetitions of 2 s\n"
 	       "  (--quick: 3 of 0.5 s); --workers 1,2 (as many as the EAL has lcores, at most %d; 0: no\n"
-	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n",
+	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n"
+	       "  --only-aggregate: the aggregate path on one core alone, with its cold touch (no forward,\n"
+	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n",
 	       p, MAXW);
 }
 
@@ -506,7 +519,8 @@ int main(int argc, char **argv)
 		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
 		{ "window", 1, NULL, 'w' }, { "no-icrc-check", 0, NULL, 'i' },
-		{ "workers", 1, NULL, 'W' }, { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "workers", 1, NULL, 'W' }, { "only-aggregate", 0, NULL, 'A' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *workers = NULL;
 	unsigned max_workers = 2;
@@ -531,6 +545,7 @@ int main(int argc, char **argv)
 		case 'q': B->quick = true; break;
 		case 'j': B->json = true; break;
 		case 'W': workers = optarg; break;
+		case 'A': B->only_agg = true; break;
 		default: usage(argv[0]); return c == 'h' ? 0 : 2;
 		}
 	}
@@ -567,7 +582,9 @@ int main(int argc, char **argv)
 	}
 	if (setup(B, max_workers) != 0)
 		return 1;
-	if (run_stages(B, F) != 0 || run_generator(B, F) != 0)
+	if (B->only_agg)
+		B->n_runs = 0;
+	if (run_stages(B, F) != 0 || (!B->only_agg && run_generator(B, F) != 0))
 		return 1;
 	for (unsigned i = 0; i < B->reps; i++)
 		for (unsigned r = 0; r < B->n_runs; r++)
