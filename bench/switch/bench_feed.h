@@ -33,9 +33,12 @@ struct feed {
 /*
  * The box's stages on this thread, no generator in the timing: for each of
  * the worker's channels in turn, a window of W messages is generated
- * (untimed); with touch, the cold touch runs over it (timed apart) and the
- * window is written again into the same mbufs (untimed: the caches then hold
- * the frames as they did for the touch); the worker is fed the window with
+ * (untimed), then given the same history before whatever reads it timed: a
+ * pass that reads every line (the cold touch, untimed), written again into
+ * the same mbufs, every line of frames and mbuf headers flushed from every
+ * cache.  With touch, the cold touch then runs over it (timed apart) and it
+ * gets that history again.  So the touch and the box find frames in memory,
+ * not in cache, after the same past.  The worker is fed the window with
  * dp_burst() port by port in bursts of FEED_BURST, as rx_burst would return
  * them (RSS or rte_flow steering would: every frame is the worker's own), TX
  * drained (timed), the outputs taken off its TX rings (untimed), then one

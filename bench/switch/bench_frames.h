@@ -53,7 +53,8 @@ struct bench {
 	struct dp_box *box;
 	struct bench_chan *ch;                   /* [MAXCH] */
 	uint32_t ipsn[MAXN];
-	uint8_t *touch_out;       /* the cold touch's results: 2W messages of slots */
+	uint8_t *touch_out;       /* the cold touch's results: per worker, 2W messages of slots */
+	size_t touch_bytes;       /* of one worker's */
 	const char *kernel;       /* the box's sum kernel */
 };
 

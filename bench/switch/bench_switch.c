@@ -180,8 +180,8 @@ static int setup(struct bench *B, unsigned max_workers)
 {
 	size_t slots = 2 * (size_t)B->w * PKTS_PER_MSG;
 
-	B->touch_out = rte_malloc("nrb_touch", slots * RTE_ALIGN_CEIL(B->payload + 128, RTE_CACHE_LINE_SIZE),
-				  RTE_CACHE_LINE_SIZE);
+	B->touch_bytes = slots * RTE_ALIGN_CEIL(B->payload + 128, RTE_CACHE_LINE_SIZE);
+	B->touch_out = rte_malloc("nrb_touch", B->touch_bytes * max_workers, RTE_CACHE_LINE_SIZE);
 	B->ch = rte_zmalloc("nrb_chans", MAXCH * sizeof(*B->ch), RTE_CACHE_LINE_SIZE);
 	if (B->touch_out == NULL || B->ch == NULL) {
 		fprintf(stderr, "out of memory for the channels' templates and the cold touch (EAL -m)\n");

@@ -16,6 +16,10 @@
  * size, the reference earlier versions used; warm, it says little about
  * frames that arrive from a NIC.
  */
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
+
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
 #include <rte_prefetch.h>
@@ -67,6 +71,25 @@ double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned 
 	/* keep the loads: the last output depends on every one of them */
 	*(volatile uint64_t *)out = fold;
 	return nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+void bench_flush_frames(struct rte_mbuf *const *pk, unsigned count)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	for (unsigned i = 0; i < count; i++) {
+		uintptr_t a = RTE_ALIGN_FLOOR(rte_pktmbuf_mtod(pk[i], uintptr_t), RTE_CACHE_LINE_SIZE);
+		uintptr_t e = rte_pktmbuf_mtod(pk[i], uintptr_t) + rte_pktmbuf_data_len(pk[i]);
+
+		for (; a < e; a += RTE_CACHE_LINE_SIZE)
+			_mm_clflush((const void *)a);
+		for (unsigned o = 0; o < sizeof(struct rte_mbuf); o += RTE_CACHE_LINE_SIZE)
+			_mm_clflush((const uint8_t *)pk[i] + o);
+	}
+	_mm_mfence();
+#else
+	(void)pk;
+	(void)count;
+#endif
 }
 
 double bench_memcpy(size_t ws, unsigned chunk, uint64_t volume)

@@ -16,6 +16,13 @@
  */
 double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned n, uint8_t *out,
 			unsigned slots, unsigned mtu);
+/*
+ * Every cache line of the frames of pk[0..count) and of their mbuf headers
+ * written back and dropped from every cache (CLFLUSH), as a NIC's DMA without
+ * DDIO leaves them: memory that is not in cache.  No-op where there is no
+ * CLFLUSH (not x86).
+ */
+void bench_flush_frames(struct rte_mbuf *const *pk, unsigned count);
 /* memcpy of volume bytes over a working set of ws bytes, in chunks of chunk: Gbit/s of CPU time. */
 double bench_memcpy(size_t ws, unsigned chunk, uint64_t volume);
 
