@@ -428,8 +428,9 @@ static void report_text(struct bench *B, struct figures *F)
 	printf("Gbit/s: gradient payload bytes into the box per second of CPU time of the core running\n"
 	       "its stages (rx-side parse, ICRC check, aggregate, rewrite, ICRC, tx; frames generated\n"
 	       "outside the timing).  cold touch: the same frames in the same run, every cache line read\n"
-	       "once as the box finds them and one output frame written per %u inputs: the physical\n"
-	       "limit.  memcpy warm: the same volume over a working set of the same size.\n", B->n);
+	       "once as the box finds them (flushed from every cache, for both) and one output frame\n"
+	       "written per %u inputs: the physical limit.  memcpy warm: the same volume over a working\n"
+	       "set of the same size.\n", B->n);
 	if (B->only_agg)
 		return;
 	printf("threaded (generator lcore 0, box loop lcore 1, ring ports): %.2f Gbit/s wall, "
