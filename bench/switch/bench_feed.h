@@ -23,7 +23,7 @@ struct feed {
 	/* results */
 	double box_cpu_s;                /* this thread's CPU time in the box's stages */
 	double box_wall_s;               /* wall time of the same */
-	double gen_s, touch_s;           /* CPU time generating frames; in the cold touch */
+	double gen_s, touch_s;           /* CPU time preparing windows (untimed); in the timed touch */
 	uint64_t msgs[MAXCH];            /* messages sent per channel (of chans[]) */
 	uint64_t pkts, bytes;            /* contributions into the box, their payload bytes */
 	uint64_t out, expect;            /* frames out of the box, frames it should have sent */
