@@ -19,11 +19,11 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
-	verilator iverilog yosys
+	verilator iverilog yosys valgrind
 
 DOCKER_HOSTS ?= 4
 
-.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
+.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
 
 all: build
 
@@ -37,6 +37,7 @@ help:
 	@echo "make test-large the larger testbed topologies, e.g. 4 hosts x 4 processes (root, opt-in)"
 	@echo "make build      release build in $(BUILD)/"
 	@echo "make bench      engine and switch benchmarks (figures only)"
+	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root)"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
@@ -110,6 +111,10 @@ demo-rtl: build
 bench: build
 	$(BUILD)/bench/agg/nr-bench-agg
 	$(BUILD)/bench/switch/nr-bench-switch
+
+# Instructions, not time: the same count on a busy machine as on a quiet one.
+bench-instr: build
+	tools/instr-count --build $(BUILD)
 
 bench-e2e: build
 	tests/testbed/bench-e2e --build $(BUILD)
