@@ -8,6 +8,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
+#include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
 
 /* The timed part of a window: the frames into the worker, its TX drained. */
@@ -56,9 +57,11 @@ int bench_feed(void *arg)
 	struct dp_worker *w = B->box->workers[f->worker];
 	const unsigned total = B->n * bench_per_port(B);
 	struct rte_mbuf **pk = calloc(total, sizeof(*pk)), **order = calloc(total, sizeof(*order));
+	struct nr_pkt *recs = f->touch ? calloc(total, sizeof(*recs)) : NULL;
 	uint8_t *touch_out = B->touch_out + f->worker * B->touch_bytes;   /* the worker's own */
+	const unsigned slots = 2 * B->w * PKTS_PER_MSG;
 
-	f->rc = pk && order ? 0 : -ENOMEM;
+	f->rc = pk && order && (recs || !f->touch) ? 0 : -ENOMEM;
 	for (unsigned k = 0; f->rc == 0 && f->n_chans && rte_get_tsc_cycles() < f->end_tsc; k++) {
 		unsigned i = k % f->n_chans, c = f->chans[i];
 		double t0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
@@ -69,19 +72,44 @@ int bench_feed(void *arg)
 			f->rc = -ENOBUFS;
 			break;
 		}
-		/* the same past before the timed touch and before the box: a
-		 * pass that reads the window (the first untimed), then it is
-		 * written again and flushed from every cache */
+		/* the same past before the timed touch, the timed kernels and
+		 * the box: a pass that reads the window (the first, untimed),
+		 * then it is written again and flushed from every cache */
 		bench_feed_order(B, pk, order);
+		for (unsigned q = 0; recs && q < total; q++)   /* the kernels' records */
+			nr_parse(rte_pktmbuf_mtod(order[q], uint8_t *), rte_pktmbuf_data_len(order[q]),
+				 &recs[q]);
 		bench_flush_frames(pk, total);
-		for (unsigned pass = 0; pass < 1u + f->touch; pass++) {
-			double s = bench_cold_touch(order, total, B->n, touch_out,
-						    2 * B->w * PKTS_PER_MSG, B->payload);
+		/* passes: the untimed touch, then with touch the timed touch,
+		 * the ICRC checks alone (when the box checks) and the kernels */
+		for (unsigned pass = 0; pass < (f->touch ? 4u : 1u); pass++) {
+			double s = 0;
 
-			if (pass > 0)
+			if (pass <= 1)
+				s = bench_cold_touch(order, total, B->n, touch_out, slots, B->payload);
+			else if (pass == 3 || B->kern->icrc_check)
+				s = bench_kernels_run(B->kern, pass == 3, order, recs, B->n,
+						      bench_per_port(B), FEED_BURST, touch_out, slots,
+						      B->payload);
+			else
+				continue;
+			if (s < 0) {
+				fprintf(stderr, "worker %u: a frame of the window failed its ICRC check\n",
+					f->worker);
+				f->rc = -EINVAL;
+			}
+			if (pass == 1)
 				f->touch_s += s;
+			else if (pass == 2)
+				f->check_s += s;
+			else if (pass == 3)
+				f->kern_s += s;
 			bench_window(B, c, pk, f->msgs[i], true);
 			bench_flush_frames(pk, total);
+		}
+		if (f->rc) {
+			rte_pktmbuf_free_bulk(pk, total);
+			break;
 		}
 		f->gen_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - t0;
 		feed_window(f, w, pk);
@@ -103,5 +131,6 @@ int bench_feed(void *arg)
 	f->bytes = f->pkts * B->payload;
 	free(pk);
 	free(order);
+	free(recs);
 	return f->rc;
 }

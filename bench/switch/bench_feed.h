@@ -18,12 +18,15 @@ struct feed {
 	unsigned worker;                 /* index into B->box->workers */
 	unsigned chans[MAXCH], n_chans;  /* the channels this worker runs */
 	bool agg;                        /* a job is registered (else: the forward path) */
-	bool touch;                      /* the cold touch over every window, timed apart */
+	bool touch;                      /* the cold touch and the box's kernels alone over
+					  * every window, each timed apart */
 	uint64_t end_tsc;                /* run until then */
 	/* results */
 	double box_cpu_s;                /* this thread's CPU time in the box's stages */
 	double box_wall_s;               /* wall time of the same */
 	double gen_s, touch_s;           /* CPU time preparing windows (untimed); in the timed touch */
+	double check_s, kern_s;          /* in the ICRC checks alone, in the box's kernels alone
+					  * (with touch; no check pass without the box's check) */
 	uint64_t msgs[MAXCH];            /* messages sent per channel (of chans[]) */
 	uint64_t pkts, bytes;            /* contributions into the box, their payload bytes */
 	uint64_t out, expect;            /* frames out of the box, frames it should have sent */
@@ -37,8 +40,10 @@ struct feed {
  * pass that reads every line (the cold touch, untimed), written again into
  * the same mbufs, every line of frames and mbuf headers flushed from every
  * cache.  With touch, the cold touch then runs over it (timed apart) and it
- * gets that history again.  So the touch and the box find frames in memory,
- * not in cache, after the same past.  The worker is fed the window with
+ * gets that history again, then the box's ICRC checks alone and its kernels
+ * alone (bench_kernels.c, each timed apart and followed by that history).  So
+ * the touch, the kernels and the box find frames in memory, not in cache,
+ * after the same past.  The worker is fed the window with
  * dp_burst() port by port in bursts of FEED_BURST, as rx_burst would return
  * them (RSS or rte_flow steering would: every frame is the worker's own), TX
  * drained (timed), the outputs taken off its TX rings (untimed), then one

@@ -21,6 +21,8 @@
 #include "dataplane/dpdk/dp_box.h"
 #include "proto/roce_pkt.h"
 
+struct bench_kernels;
+
 #define MAXN 16               /* ranks (connections of a channel) */
 #define MAXW 8                /* box workers */
 #define MAXCH MAXW            /* channels of the job: one a worker */
@@ -56,6 +58,7 @@ struct bench {
 	uint8_t *touch_out;       /* the cold touch's results: per worker, 2W messages of slots */
 	size_t touch_bytes;       /* of one worker's */
 	const char *kernel;       /* the box's sum kernel */
+	struct bench_kernels *kern;   /* the box's kernels alone (bench_kernels.c) */
 };
 
 static inline uint32_t bench_ip(unsigned r) { return htonl(0x0A4E0100u | (r + 1)); }

@@ -48,6 +48,7 @@
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
 #include "bench/switch/bench_frames.h"
+#include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
 
 #define MAXREPS 16
@@ -183,10 +184,12 @@ static int setup(struct bench *B, unsigned max_workers)
 	B->touch_bytes = slots * RTE_ALIGN_CEIL(B->payload + 128, RTE_CACHE_LINE_SIZE);
 	B->touch_out = rte_malloc("nrb_touch", B->touch_bytes * max_workers, RTE_CACHE_LINE_SIZE);
 	B->ch = rte_zmalloc("nrb_chans", MAXCH * sizeof(*B->ch), RTE_CACHE_LINE_SIZE);
-	if (B->touch_out == NULL || B->ch == NULL) {
+	B->kern = rte_malloc("nrb_kernels", sizeof(*B->kern), RTE_CACHE_LINE_SIZE);
+	if (B->touch_out == NULL || B->ch == NULL || B->kern == NULL) {
 		fprintf(stderr, "out of memory for the channels' templates and the cold touch (EAL -m)\n");
 		return -1;
 	}
+	bench_kernels_init(B->kern, B->payload, !B->no_icrc_check);
 	bench_templates(B);
 	B->pool = rte_pktmbuf_pool_create("nrb_bench_pool", 16383 * max_workers, 256, 0, DP_MBUF_DATAROOM,
 					  rte_socket_id());
@@ -220,6 +223,7 @@ static int setup(struct bench *B, unsigned max_workers)
 
 struct figures {
 	double agg_g[MAXREPS], agg_m[MAXREPS], fwd_g[MAXREPS], fwd_m[MAXREPS], ct_g[MAXREPS];
+	double kn_g[MAXREPS], ck_g[MAXREPS];     /* the box's kernels alone, its ICRC checks alone */
 	double ratio[MAXREPS], mc[MAXREPS];
 	double thr_w[MAXREPS], thr_b[MAXREPS], genshare[MAXREPS], boxshare[MAXREPS];
 	/* per --workers run: box Gbit/s by CPU time and by wall time, Mpps, ns a packet a worker */
@@ -265,6 +269,8 @@ static int run_stages(struct bench *B, struct figures *F)
 		F->agg_g[i] = (double)a.bytes * 8 / a.box_cpu_s / 1e9;
 		F->agg_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
 		F->ct_g[i] = (double)a.bytes * 8 / a.touch_s / 1e9;
+		F->kn_g[i] = (double)a.bytes * 8 / a.kern_s / 1e9;
+		F->ck_g[i] = a.check_s > 0 ? (double)a.bytes * 8 / a.check_s / 1e9 : 0;
 		F->ratio[i] = F->agg_g[i] / F->ct_g[i];
 		F->mc[i] = bench_memcpy((size_t)B->n * B->w * 2 * PKTS_PER_MSG * B->payload, B->payload,
 					a.bytes);
@@ -381,7 +387,9 @@ static double med(double *v, unsigned n)
 static void report_json(struct bench *B, struct figures *F)
 {
 	double am = med(F->agg_m, B->reps), fm = med(F->fwd_m, B->reps), ct = med(F->ct_g, B->reps);
-	double ctm = ct * 1e9 / 8 / B->payload / 1e6;
+	double ctm = ct * 1e9 / 8 / B->payload / 1e6, kn = med(F->kn_g, B->reps);
+	double knm = kn * 1e9 / 8 / B->payload / 1e6;
+	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
 	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f", B->n, B->payload, med(F->agg_g, B->reps),
@@ -396,6 +404,13 @@ static void report_json(struct bench *B, struct figures *F)
 	printf("{\"bench\":\"cold_touch\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
 	       "\"ns_per_pkt\":%.1f,\"box_ratio\":%.3f}\n", B->n, B->payload, ct, ctm, 1e3 / ctm,
 	       med(F->ratio, B->reps));
+	if (ck > 0)
+		printf("{\"bench\":\"icrc_check\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,"
+		       "\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"touch_ratio\":%.3f}\n", B->n, B->payload, ck,
+		       ckm, 1e3 / ckm, ck / ct);
+	printf("{\"bench\":\"kernels\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
+	       "\"ns_per_pkt\":%.1f,\"touch_ratio\":%.3f}\n", B->n, B->payload, kn, knm, 1e3 / knm,
+	       kn / ct);
 	printf("{\"bench\":\"memcpy\",\"gbps\":%.2f}\n", med(F->mc, B->reps));
 	for (unsigned r = 0; r < B->n_runs; r++) {
 		double g = med(F->wk_g[r], B->reps);
@@ -413,6 +428,8 @@ static void report_text(struct bench *B, struct figures *F)
 	double ag = med(F->agg_g, B->reps), am = med(F->agg_m, B->reps), fg = med(F->fwd_g, B->reps);
 	double fm = med(F->fwd_m, B->reps), ct = med(F->ct_g, B->reps), m = med(F->mc, B->reps);
 	double ctm = ct * 1e9 / 8 / B->payload / 1e6, bs = med(F->boxshare, B->reps);
+	double kn = med(F->kn_g, B->reps), knm = kn * 1e9 / 8 / B->payload / 1e6;
+	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
 	printf("nr-bench-switch: %u connections, %u-byte payload, %u packets a message, W=%u messages, "
 	       "kernel %s%s, ring ports, %u x %.1f s, medians\n", B->n, B->payload, PKTS_PER_MSG, B->w,
@@ -422,15 +439,26 @@ static void report_text(struct bench *B, struct figures *F)
 	if (!B->only_agg)
 		printf("%-12s %10.2f %10.3f %10.1f\n", "forward", fg, fm, 1e3 / fm);
 	printf("%-12s %10.2f %10.3f %10.1f\n", "cold touch", ct, ctm, 1e3 / ctm);
+	if (ck > 0)
+		printf("%-12s %10.2f %10.3f %10.1f\n", "ICRC check", ck, ckm, 1e3 / ckm);
+	printf("%-12s %10.2f %10.3f %10.1f\n", "kernels", kn, knm, 1e3 / knm);
 	printf("%-12s %10.2f\n", "memcpy warm", m);
 	printf("aggregate / cold touch = %.2f (goal >= 0.6), median of the runs' ratios; "
 	       "aggregate / warm memcpy = %.2f\n", med(F->ratio, B->reps), ag / m);
+	printf("kernels / cold touch = %.2f", kn / ct);
+	if (ck > 0)
+		printf(" (the ICRC checks alone %.2f)", ck / ct);
+	printf(": the most this box reaches with its kernels;\n"
+	       "aggregate - kernels = %.1f ns a packet: the box's parse, lookup, slots, monitor, rx/tx\n",
+	       1e3 / am - 1e3 / knm);
 	printf("Gbit/s: gradient payload bytes into the box per second of CPU time of the core running\n"
 	       "its stages (rx-side parse, ICRC check, aggregate, rewrite, ICRC, tx; frames generated\n"
 	       "outside the timing).  cold touch: the same frames in the same run, every cache line read\n"
 	       "once as the box finds them (flushed from every cache, for both) and one output frame\n"
-	       "written per %u inputs: the physical limit.  memcpy warm: the same volume over a working\n"
-	       "set of the same size.\n", B->n);
+	       "written per %u inputs: the physical limit.  ICRC check: the box's ICRC checks alone on\n"
+	       "the same frames, as cold.  kernels: the box's own kernels alone, as cold (%sthe\n"
+	       "ordered sum written into the frames, result ICRCs).  memcpy warm: the same volume over\n"
+	       "a working set of the same size.\n", B->n, B->no_icrc_check ? "" : "ICRC check, ");
 	if (B->only_agg)
 		return;
 	printf("threaded (generator lcore 0, box loop lcore 1, ring ports): %.2f Gbit/s wall, "
@@ -599,6 +627,7 @@ int main(int argc, char **argv)
 		rte_eth_dev_close(B->port[i]);
 	rte_mempool_free(B->pool);
 	rte_free(B->touch_out);
+	rte_free(B->kern);
 	rte_free(B->ch);
 	{
 		char dir[PATH_MAX], cmd[PATH_MAX + 16];
