@@ -4,13 +4,15 @@
 
 #include "dataplane/dpdk/dp_l2.h"
 
+/* The MAC as a 48-bit number, first byte most significant: two loads. */
 static inline uint64_t mac_key(const uint8_t mac[6])
 {
-	uint64_t k = 0;
+	uint32_t hi;
+	uint16_t lo;
 
-	for (int i = 0; i < 6; i++)
-		k = (k << 8) | mac[i];
-	return k;
+	memcpy(&hi, mac, sizeof(hi));
+	memcpy(&lo, mac + 4, sizeof(lo));
+	return (uint64_t)__builtin_bswap32(hi) << 16 | __builtin_bswap16(lo);
 }
 
 static inline unsigned bucket_of(uint64_t key)
