@@ -5,28 +5,16 @@
  * on the kernels it runs on the packet's bytes.  The box's time less this is
  * its parse, lookup, slot bookkeeping, monitor and rx/tx.
  */
-#include <rte_prefetch.h>
-
 #include "bench/bench_util.h"
 #include "bench/switch/bench_frames.h"
 #include "bench/switch/bench_kernels.h"
-
-#define KERN_PF_MBUF  8      /* as the box's loop (dataplane/dpdk/dp_loop.c) */
-#define KERN_PF_WHOLE 4
+#include "bench/switch/bench_touch.h"
 
 void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check)
 {
 	k->sum = nr_sum_best();
 	nr_crc_shift_init(&k->shift, payload);
 	k->icrc_check = icrc_check;
-}
-
-static inline void prefetch_frame(const struct rte_mbuf *m)
-{
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-
-	for (uint32_t o = 0; o < rte_pktmbuf_data_len(m); o += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0(f + o);
 }
 
 /* The ICRC checks of order[from, to) (with k->icrc_check), prefetched ahead up to count. */
@@ -36,10 +24,10 @@ static unsigned check(const struct bench_kernels *k, struct rte_mbuf *const *ord
 	unsigned bad = 0;
 
 	for (unsigned q = from; q < to; q++) {
-		if (q + KERN_PF_MBUF < count)
-			rte_prefetch0(order[q + KERN_PF_MBUF]);
-		if (q + KERN_PF_WHOLE < count)
-			prefetch_frame(order[q + KERN_PF_WHOLE]);
+		if (q + BENCH_PF_MBUF < count)
+			rte_prefetch0(order[q + BENCH_PF_MBUF]);
+		if (q + BENCH_PF_WHOLE < count)
+			bench_prefetch_frame(order[q + BENCH_PF_WHOLE]);
 		if (k->icrc_check)
 			bad += !nr_icrc_check_keep(rte_pktmbuf_mtod(order[q], const uint8_t *),
 						   &recs[q]);
@@ -56,10 +44,10 @@ double bench_kernels_run(const struct bench_kernels *k, bool sums, struct rte_mb
 	double t0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 	unsigned bad = 0, outs = 0;
 
-	for (unsigned q = 0; q < count && q < KERN_PF_MBUF; q++)
+	for (unsigned q = 0; q < count && q < BENCH_PF_MBUF; q++)
 		rte_prefetch0(order[q]);
-	for (unsigned q = 0; q < count && q < KERN_PF_WHOLE; q++)
-		prefetch_frame(order[q]);
+	for (unsigned q = 0; q < count && q < BENCH_PF_WHOLE; q++)
+		bench_prefetch_frame(order[q]);
 	for (unsigned off = 0; off < per_port; off += burst) {
 		const unsigned b = RTE_MIN(burst, per_port - off), base = off * n;
 

@@ -22,21 +22,9 @@
 
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
-#include <rte_prefetch.h>
 
 #include "bench/bench_util.h"
 #include "bench/switch/bench_touch.h"
-
-#define TOUCH_PF_MBUF  8
-#define TOUCH_PF_WHOLE 4
-
-static inline void prefetch_frame(const struct rte_mbuf *m)
-{
-	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-
-	for (uint32_t o = 0; o < rte_pktmbuf_data_len(m); o += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0(f + o);
-}
 
 double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned n, uint8_t *out,
 			unsigned slots, unsigned mtu)
@@ -46,18 +34,18 @@ double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned 
 	uint64_t fold = 0;
 	unsigned outs = 0, seen = 0;
 
-	for (unsigned i = 0; i < count && i < TOUCH_PF_MBUF; i++)
+	for (unsigned i = 0; i < count && i < BENCH_PF_MBUF; i++)
 		rte_prefetch0(order[i]);
-	for (unsigned i = 0; i < count && i < TOUCH_PF_WHOLE; i++)
-		prefetch_frame(order[i]);
+	for (unsigned i = 0; i < count && i < BENCH_PF_WHOLE; i++)
+		bench_prefetch_frame(order[i]);
 	for (unsigned i = 0; i < count; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(order[i], const uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(order[i]);
 
-		if (i + TOUCH_PF_MBUF < count)
-			rte_prefetch0(order[i + TOUCH_PF_MBUF]);
-		if (i + TOUCH_PF_WHOLE < count)
-			prefetch_frame(order[i + TOUCH_PF_WHOLE]);
+		if (i + BENCH_PF_MBUF < count)
+			rte_prefetch0(order[i + BENCH_PF_MBUF]);
+		if (i + BENCH_PF_WHOLE < count)
+			bench_prefetch_frame(order[i + BENCH_PF_WHOLE]);
 		for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
 			fold ^= *(const uint64_t *)(f + o);
 		if (++seen == n) {
