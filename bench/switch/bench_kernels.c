@@ -24,10 +24,7 @@ static unsigned check(const struct bench_kernels *k, struct rte_mbuf *const *ord
 	unsigned bad = 0;
 
 	for (unsigned q = from; q < to; q++) {
-		if (q + BENCH_PF_MBUF < count)
-			rte_prefetch0(order[q + BENCH_PF_MBUF]);
-		if (q + BENCH_PF_WHOLE < count)
-			bench_prefetch_frame(order[q + BENCH_PF_WHOLE]);
+		bench_prefetch_ahead(order, q, count);
 		if (k->icrc_check)
 			bad += !nr_icrc_check_keep(rte_pktmbuf_mtod(order[q], const uint8_t *),
 						   &recs[q]);
@@ -39,15 +36,12 @@ double bench_kernels_run(const struct bench_kernels *k, bool sums, struct rte_mb
 			 struct nr_pkt *recs, unsigned n, unsigned per_port, unsigned burst,
 			 uint8_t *res, unsigned slots, unsigned mtu)
 {
-	const size_t slot_bytes = RTE_ALIGN_CEIL(mtu + 128, RTE_CACHE_LINE_SIZE);
+	const size_t slot_bytes = bench_slot_bytes(mtu);
 	const unsigned count = n * per_port;
 	double t0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 	unsigned bad = 0, outs = 0;
 
-	for (unsigned q = 0; q < count && q < BENCH_PF_MBUF; q++)
-		rte_prefetch0(order[q]);
-	for (unsigned q = 0; q < count && q < BENCH_PF_WHOLE; q++)
-		bench_prefetch_frame(order[q]);
+	bench_prefetch_first(order, count);
 	for (unsigned off = 0; off < per_port; off += burst) {
 		const unsigned b = RTE_MIN(burst, per_port - off), base = off * n;
 

@@ -181,7 +181,7 @@ static int setup(struct bench *B, unsigned max_workers)
 {
 	size_t slots = 2 * (size_t)B->w * PKTS_PER_MSG;
 
-	B->touch_bytes = slots * RTE_ALIGN_CEIL(B->payload + 128, RTE_CACHE_LINE_SIZE);
+	B->touch_bytes = slots * bench_slot_bytes(B->payload);
 	B->touch_out = rte_malloc("nrb_touch", B->touch_bytes * max_workers, RTE_CACHE_LINE_SIZE);
 	B->ch = rte_zmalloc("nrb_chans", MAXCH * sizeof(*B->ch), RTE_CACHE_LINE_SIZE);
 	B->kern = rte_malloc("nrb_kernels", sizeof(*B->kern), RTE_CACHE_LINE_SIZE);

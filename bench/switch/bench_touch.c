@@ -29,23 +29,17 @@
 double bench_cold_touch(struct rte_mbuf *const *order, unsigned count, unsigned n, uint8_t *out,
 			unsigned slots, unsigned mtu)
 {
-	const size_t slot_bytes = RTE_ALIGN_CEIL(mtu + 128, RTE_CACHE_LINE_SIZE);
+	const size_t slot_bytes = bench_slot_bytes(mtu);
 	double t0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t fold = 0;
 	unsigned outs = 0, seen = 0;
 
-	for (unsigned i = 0; i < count && i < BENCH_PF_MBUF; i++)
-		rte_prefetch0(order[i]);
-	for (unsigned i = 0; i < count && i < BENCH_PF_WHOLE; i++)
-		bench_prefetch_frame(order[i]);
+	bench_prefetch_first(order, count);
 	for (unsigned i = 0; i < count; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(order[i], const uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(order[i]);
 
-		if (i + BENCH_PF_MBUF < count)
-			rte_prefetch0(order[i + BENCH_PF_MBUF]);
-		if (i + BENCH_PF_WHOLE < count)
-			bench_prefetch_frame(order[i + BENCH_PF_WHOLE]);
+		bench_prefetch_ahead(order, i, count);
 		for (uint32_t o = 0; o < len; o += RTE_CACHE_LINE_SIZE)
 			fold ^= *(const uint64_t *)(f + o);
 		if (++seen == n) {

@@ -23,6 +23,30 @@ static inline void bench_prefetch_frame(const struct rte_mbuf *m)
 		rte_prefetch0(f + o);
 }
 
+/* The first frames of order[0..count): mbuf headers and whole frames, before a pass starts. */
+static inline void bench_prefetch_first(struct rte_mbuf *const *order, unsigned count)
+{
+	for (unsigned i = 0; i < count && i < BENCH_PF_MBUF; i++)
+		rte_prefetch0(order[i]);
+	for (unsigned i = 0; i < count && i < BENCH_PF_WHOLE; i++)
+		bench_prefetch_frame(order[i]);
+}
+
+/* While a pass is at frame i: the mbuf header and the frame its distances ahead. */
+static inline void bench_prefetch_ahead(struct rte_mbuf *const *order, unsigned i, unsigned count)
+{
+	if (i + BENCH_PF_MBUF < count)
+		rte_prefetch0(order[i + BENCH_PF_MBUF]);
+	if (i + BENCH_PF_WHOLE < count)
+		bench_prefetch_frame(order[i + BENCH_PF_WHOLE]);
+}
+
+/* Bytes of one output slot of mtu payload bytes (line-aligned, headers' room). */
+static inline size_t bench_slot_bytes(unsigned mtu)
+{
+	return RTE_ALIGN_CEIL(mtu + 128, RTE_CACHE_LINE_SIZE);
+}
+
 /*
  * The physical limit: read every cache line of each frame of order[0..count)
  * (one load a line, as cold as the box finds them, prefetched the box's way)
