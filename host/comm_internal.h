@@ -114,6 +114,7 @@ struct nr_comm {
 	bool has_progress;
 	volatile bool stop;
 	char err[NR_ERRLEN];
+	struct nr_comm_stats stats;  /* the public calls on this comm (nr_api.c) */
 	/*
 	 * Set on the communicator the application holds when its ranks span
 	 * hosts with several ranks or racks: this one is then the rendezvous of

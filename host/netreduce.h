@@ -152,6 +152,20 @@ int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, 
 
 int nr_comm_rank(const struct nr_comm *comm);
 int nr_comm_world(const struct nr_comm *comm);
+/*
+ * What the application's calls on comm did since nr_comm_init: calls of
+ * nr_allreduce and nr_ring_allreduce that returned 0 and the bytes of their
+ * buffers (count * 4), calls that failed, and the time spent inside both.
+ * Frameworks compare these with what they believe they sent through the
+ * library (netreduce.torch.stats()).  Any thread, any time; not collective.
+ */
+struct nr_comm_stats {
+	uint64_t box_calls, box_bytes;     /* nr_allreduce */
+	uint64_t ring_calls, ring_bytes;   /* nr_ring_allreduce */
+	uint64_t failed_calls;
+	uint64_t busy_ns;                  /* inside the calls, failed ones included */
+};
+void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
 /* Credits W granted by the box, per channel (0 without a box). */
 uint32_t nr_comm_credits(const struct nr_comm *comm);
 /*

@@ -63,20 +63,53 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	return rc;
 }
 
+/* One public all-reduce, counted in c->stats (nr_comm_stats). */
+static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			     enum nr_dtype dtype, enum nr_op op, bool ring)
+{
+	uint64_t t0 = nr_now_ns();
+	int rc;
+
+	if (c && c->topo)
+		rc = topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, ring);
+	else
+		rc = ring ? nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op)
+			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+	if (!c)
+		return rc;
+	__atomic_add_fetch(&c->stats.busy_ns, nr_now_ns() - t0, __ATOMIC_RELAXED);
+	if (rc)
+		__atomic_add_fetch(&c->stats.failed_calls, 1, __ATOMIC_RELAXED);
+	else if (ring) {
+		__atomic_add_fetch(&c->stats.ring_calls, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.ring_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+	} else {
+		__atomic_add_fetch(&c->stats.box_calls, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.box_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+	}
+	return rc;
+}
+
 int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op)
 {
-	if (c && c->topo)
-		return topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, false);
-	return nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, false);
 }
 
 int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op)
 {
-	if (c && c->topo)
-		return topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, true);
-	return nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, true);
+}
+
+void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
+{
+	out->box_calls = __atomic_load_n(&c->stats.box_calls, __ATOMIC_RELAXED);
+	out->box_bytes = __atomic_load_n(&c->stats.box_bytes, __ATOMIC_RELAXED);
+	out->ring_calls = __atomic_load_n(&c->stats.ring_calls, __ATOMIC_RELAXED);
+	out->ring_bytes = __atomic_load_n(&c->stats.ring_bytes, __ATOMIC_RELAXED);
+	out->failed_calls = __atomic_load_n(&c->stats.failed_calls, __ATOMIC_RELAXED);
+	out->busy_ns = __atomic_load_n(&c->stats.busy_ns, __ATOMIC_RELAXED);
 }
 
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }

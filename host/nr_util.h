@@ -10,8 +10,9 @@
 
 #include "comm_internal.h"
 
-/* Milliseconds of CLOCK_MONOTONIC. */
+/* Milliseconds and nanoseconds of CLOCK_MONOTONIC. */
 uint64_t nr_now_ms(void);
+uint64_t nr_now_ns(void);
 /* Set c's failure message (nr_comm_last_error(c)); returns code. */
 int nr_fail(struct nr_comm *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

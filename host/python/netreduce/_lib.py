@@ -63,6 +63,12 @@ class NrConfig(ctypes.Structure):
     ]
 
 
+class NrCommStats(ctypes.Structure):
+    """struct nr_comm_stats (host/netreduce.h)."""
+    _fields_ = [(name, ctypes.c_uint64) for name in
+                ("box_calls", "box_bytes", "ring_calls", "ring_bytes", "failed_calls", "busy_ns")]
+
+
 # What nr_config_default() must produce (host/README.md): checked at load time,
 # so a library whose struct nr_config no longer matches NrConfig is refused
 # instead of being handed a wrong layout.
@@ -107,6 +113,7 @@ def _bind(lib):
         "nr_comm_world": (c_int, [c_void_p]),
         "nr_comm_credits": (ctypes.c_uint32, [c_void_p]),
         "nr_comm_channels": (ctypes.c_uint, [c_void_p]),
+        "nr_comm_stats": (None, [c_void_p, ctypes.POINTER(NrCommStats)]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),
     }
