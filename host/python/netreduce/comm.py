@@ -65,6 +65,31 @@ def algo_from_env():
     return algo
 
 
+def local_rank(rank):
+    """This rank's index on its host: NR_LOCAL_RANK, torchrun's LOCAL_RANK, or rank
+    modulo the ranks a host runs (NR_LOCAL_SIZE, torchrun's LOCAL_WORLD_SIZE)."""
+    for var in ("NR_LOCAL_RANK", "LOCAL_RANK"):
+        v = os.environ.get(var, "")
+        if v.isdigit():
+            return int(v)
+    size = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
+    return rank % int(size) if size.isdigit() and int(size) > 0 else 0
+
+
+def host_addr(value, rank):
+    """NR_ADDR's address for rank: the one address, or from a list of one per local
+    rank (comma-separated: under torchrun every worker of a host has the same
+    environment, and the soft transport needs one address per rank)."""
+    addrs = [a.strip() for a in value.split(",")]
+    if len(addrs) == 1:
+        return addrs[0]
+    lr = local_rank(rank)
+    if lr >= len(addrs):
+        raise ValueError(f"NR_ADDR={value!r} lists {len(addrs)} addresses, one per local rank, "
+                         f"and rank {rank} is local rank {lr}: list one for every rank of a host")
+    return addrs[lr]
+
+
 def route_addr(peer):
     """This host's IPv4 address on the route to peer (no packet is sent)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -114,9 +139,24 @@ class Config:
                                  f"{var}={have} but the framework says {want}: unset {var} "
                                  "or make them agree")
         cfg.rank, cfg.world = rank, world
+        # torchrun gives the host's ranks as LOCAL_WORLD_SIZE and LOCAL_RANK: the
+        # library's NR_LOCAL_SIZE and NR_LOCAL_RANK when NR_LOCAL_SIZE is unset
+        adopted = []
+        pairs = (("NR_LOCAL_SIZE", "local_size", "LOCAL_WORLD_SIZE"),
+                 ("NR_LOCAL_RANK", "local_rank", "LOCAL_RANK"))
+        for var, field, torchrun in pairs if not os.environ.get("NR_LOCAL_SIZE") else ():
+            value = os.environ.get(torchrun)
+            if not os.environ.get(var) and value:
+                if not value.isdigit():
+                    raise self.error("configuration", _lib.ERR_CONFIG,
+                                     f"{torchrun}={value!r} (from torchrun): not a number")
+                setattr(cfg, field, int(value))
+                adopted.append(f"{var} taken from torchrun's {torchrun}={value}")
         # ctypes keeps the assigned bytes alive as long as cfg
         if not cfg.root and root:
             cfg.root = root.encode()
+        if cfg.addr and b"," in cfg.addr:
+            cfg.addr = host_addr(cfg.addr.decode(), rank).encode()
         if not cfg.addr and addr:
             cfg.addr = addr.encode()
         if algo == "box" and not cfg.switch_addr and not cfg.racks:
@@ -124,7 +164,9 @@ class Config:
                              "algorithm box needs NR_SWITCH (the box's control address) and "
                              "NR_TOKEN; or use NR_ALGO=ring")
         if lib.nr_config_check(ctypes.byref(cfg)):
-            raise self.error("configuration", _lib.ERR_CONFIG, _env_names(_lib.last_error()))
+            msg = _env_names(_lib.last_error())
+            raise self.error("configuration", _lib.ERR_CONFIG,
+                             msg + (f" ({', '.join(adopted)})" if adopted else ""))
         self.struct = cfg
         self.root = (cfg.root or b"").decode()
         self.switch = (cfg.switch_addr or b"").decode()
@@ -174,6 +216,15 @@ class Communicator:
         rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32, _lib.NR_SUM)
         if rc:
             raise self.cfg.error(self.describe(count), rc, _lib.last_error(self._h))
+
+    def stats(self):
+        """libnetreduce's counters of this communicator (nr_comm_stats) as a dict:
+        box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns."""
+        if self._h is None:
+            return {}
+        st = _lib.NrCommStats()
+        _lib.lib().nr_comm_stats(self._h, ctypes.byref(st))
+        return {name: getattr(st, name) for name, _ in st._fields_}
 
     @property
     def credits(self):

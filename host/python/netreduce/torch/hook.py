@@ -8,17 +8,19 @@ state None uses one communicator for the process, created from the default
 process group (its rank, size and store) on the first bucket; hook_state()
 creates it up front instead.  For DDP on the default group (not a subgroup).
 The hook averages, as DDP's default hook does: it sums the bucket over the
-ranks and divides by the world size.  Buckets that netreduce cannot take (not
-float32) go through the process group.  Buckets on a GPU are staged through
-host memory (untested: no GPU where this was written).
+ranks and divides by the world size.  float32 buckets go through netreduce,
+on the CPU or a CUDA device (staged through pinned host memory in chunks,
+staging.py); other buckets go through the process group, with a warning once
+(counters.py), or raise with NR_STRICT=1.
 """
 import threading
 
-import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
+from .backend import refusal
 from .engine import Engine
+from .counters import STATS, kind
 
 _lock = threading.Lock()
 _default = None
@@ -39,13 +41,10 @@ def allreduce_hook(state, bucket):
     """DDP comm hook: average bucket.buffer() over the ranks through netreduce."""
     engine = state if isinstance(state, Engine) else hook_state()
     buf = bucket.buffer()
-    if buf.dtype != torch.float32:
+    why = refusal([buf], "AVG")
+    if why:
+        STATS.delegate(kind("ddp_bucket", "AVG", buf), buf.numel() * buf.element_size(), why,
+                       engine.rank, engine.job)
         fut = dist.all_reduce(buf.div_(engine.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
-    if buf.device.type == "cpu":
-        return engine.submit(buf, average=True, as_list=False)
-    host = buf.to("cpu")
-
-    def back(f):
-        return buf.copy_(f.value())
-    return engine.submit(host, average=True, as_list=False).then(back)
+    return engine.submit(buf, average=True, as_list=False, kind=kind("ddp_bucket", "AVG", buf))

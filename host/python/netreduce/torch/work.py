@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The Works the backend returns: Python subclasses of c10d's Work.
+
+dist.all_reduce calls wait(), DDP's reducer (C++) calls get_future(): both
+reach these Python methods through c10d's pybind11 trampoline (torch 1.13 and
+2.x alike), so wait() can raise netreduce's error and the future carries it
+to DDP.  One rule makes that hold: pybind11 finds a Python override only
+while the Python object lives, and a C++ caller keeps only the C++ side.  So
+every Work stays referenced here until its future completes, and the last
+KEEP_RECENT handed out stay as well (a request that completes before C++
+asks for its future, e.g. an empty tensor).  This is the pattern of
+PyTorch's own tests of Python process groups (test_c10d_pypg.py).
+"""
+import collections
+import threading
+
+import torch
+import torch.distributed as dist
+
+KEEP_RECENT = 64
+
+_lock = threading.Lock()
+_pending = {}                                    # id -> Work, until its future completes
+_recent = collections.deque(maxlen=KEEP_RECENT)
+
+
+def _keep(work, fut):
+    key = id(work)
+    with _lock:
+        _pending[key] = work
+        _recent.append(work)
+
+    def release(_):
+        with _lock:
+            _pending.pop(key, None)
+    fut.add_done_callback(release)   # no reference from the future back to the Work
+
+
+class Work(dist.Work):
+    """A collective's Work around a torch.futures.Future whose value is the
+    result (a list of tensors) or whose error is netreduce's.  cause: the
+    engine's own future of the request, whose error wait() raises as it is
+    (a NetreduceError), not as the chained futures' RuntimeError around it."""
+
+    def __init__(self, fut, result, cause=None):
+        super().__init__()
+        self._fut, self._result, self._cause = fut, result, cause
+        _keep(self, fut)
+
+    def wait(self, timeout=None):
+        try:
+            self._fut.wait()
+        except Exception:
+            if self._cause is not None and self._cause.done():
+                self._cause.value()   # raises the request's NetreduceError
+            raise
+        return True
+
+    def result(self):
+        self.wait()
+        return self._result
+
+    def get_future(self):
+        return self._fut
+
+    def is_completed(self):
+        return self._fut.done()
+
+    def is_success(self):
+        return self._fut.done() and self.exception() is None
+
+    def exception(self):
+        if not self._fut.done():
+            return None
+        try:
+            self._fut.value()
+            return None
+        except Exception as e:  # noqa: BLE001 - that is the answer
+            return e
+
+    def synchronize(self):
+        pass
+
+
+def done(result):
+    """A Work already complete with result (e.g. an empty tensor)."""
+    fut = torch.futures.Future()
+    fut.set_result(result)
+    return Work(fut, result)
+
+
+def combine(works, result):
+    """One Work for several (coalesced collectives): done when all are; wait()
+    raises the first error."""
+    futs = [w.get_future() for w in works]
+
+    def settle(all_done):
+        for f in all_done.value():
+            f.value()            # raises the first failure
+        return result
+    return Work(torch.futures.collect_all(futs).then(settle), result)
