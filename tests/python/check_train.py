@@ -17,7 +17,9 @@ way netreduce sums them:
     check_train.py --mode box|hook|ring --dir DIR --world N [--groups G] [train.py options]
 
 Every rank must hold bit-identical parameters, equal to the reference bit for
-bit.  Exit 0 pass, 1 fail.
+bit; and its counters (netreduce.torch.stats()) must show every gradient byte
+of every step through libnetreduce, in the library's own count too, and no
+all-reduce delegated to Gloo.  Exit 0 pass, 1 fail.
 """
 import argparse
 import os
@@ -79,6 +81,29 @@ def reference(order, scale_first, args, world, layouts, groups=1):
     return [p.detach() for p in model.parameters()]
 
 
+def counted(r, want_bytes):
+    """What rank r's netreduce.torch.stats() must say: every gradient byte of every
+    step went through netreduce, libnetreduce counted the same calls and bytes,
+    nothing was delegated and nothing failed."""
+    st, rank, fail = r["stats"], r["rank"], []
+    calls = sum(v["calls"] for v in st["netreduce"].values())
+    nbytes = sum(v["bytes"] for v in st["netreduce"].values())
+    lib = st["library"]
+    lib_calls = lib.get("box_calls", 0) + lib.get("ring_calls", 0)
+    lib_bytes = lib.get("box_bytes", 0) + lib.get("ring_bytes", 0)
+    if st["delegated"]:
+        fail.append(f"rank {rank}: all-reduces delegated to Gloo: {st['delegated']}")
+    if nbytes != want_bytes:
+        fail.append(f"rank {rank}: {nbytes} bytes through netreduce, expected {want_bytes} "
+                    "(every step's gradients)")
+    if (calls, nbytes) != (lib_calls, lib_bytes):
+        fail.append(f"rank {rank}: the backend claims {calls} calls and {nbytes} bytes, "
+                    f"libnetreduce counted {lib_calls} and {lib_bytes}")
+    if lib.get("failed_calls"):
+        fail.append(f"rank {rank}: {lib['failed_calls']} libnetreduce calls failed")
+    return fail
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=("box", "hook", "ring"), required=True)
@@ -117,8 +142,14 @@ def main():
     if all(torch.equal(x, y) for x, y in zip(ref, alt)):
         fail.append(f"the {order} and {other} summation orders give identical parameters: "
                     "the check cannot tell them apart (change the seed or the model)")
+    grad_bytes = 4 * sum(x.numel() for x in ref)
+    calls = 0
+    for r in ranks:
+        fail += counted(r, args.steps * grad_bytes)
+        calls += sum(v["calls"] for v in r["stats"]["netreduce"].values())
     summary = (f"{a.world} ranks, {args.steps} steps, {sum(x.numel() for x in ref)} parameters, "
-               f"up to {nbuckets} DDP buckets per step")
+               f"up to {nbuckets} DDP buckets per step, torch {ranks[0]['torch']}, "
+               f"{calls // a.world} all-reduces a rank through libnetreduce, none delegated")
     if fail:
         print(f"FAIL ({a.mode}): {summary}")
         for f in fail:

@@ -2,19 +2,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # PyTorch on the namespace testbed (4 hosts, the box), one scenario per meson
-# test:  tests/python/e2e_torch.sh SCENARIO BUILD_DIR
+# test:  tests/python/e2e_torch.sh SCENARIO BUILD_DIR [TORCH]
+# TORCH: 1.13 (default, Debian 12's) or 2.6 (Debian 13's, tests/python/torch-env)
 #   train-box   DDP over the c10d backend "netreduce", through the box
 #   train-hook  DDP over Gloo with netreduce's comm hook, through the box
 #   train-ring  the backend with NR_ALGO=ring (our ring, through the box's L2)
 #               each: 20 steps, then every rank's parameters must be
 #               bit-identical and equal a single process that applied the
-#               same updates with the gradients summed in netreduce's order
-#               (tests/python/check_train.py)
+#               same updates with the gradients summed in netreduce's order,
+#               and every rank's counters must show all gradient bytes through
+#               libnetreduce, none delegated (tests/python/check_train.py)
 #   train-hier  the backend on 2 hosts x 2 processes (NR_LOCAL_SIZE=2,
 #               NR_HIER=parallel): the hosts' sums through the box
 #   train-racks the backend across 2 racks of 2 hosts (NR_RACKS=2,2), rack 0
 #               with its box, rack 1 without one (incremental deployment)
-#               both without NR_RANK / NR_WORLD (torch gives them, as under
+#   train-torchrun  train-hier launched as users do: torchrun on each host
+#               (--nnodes 2 --nproc_per_node 2), NR_LOCAL_SIZE and the local
+#               rank from torchrun's LOCAL_WORLD_SIZE and LOCAL_RANK, NR_ADDR
+#               listing the host's two addresses (both workers get the same
+#               environment)
+#               all without NR_RANK / NR_WORLD (torch gives them, as under
 #               torchrun), checked against the order of hosts (racks) of 2
 #               (check_train.py --groups 2)
 #   fail-nobox  NR_SWITCH points at a closed port: every rank raises at
@@ -27,21 +34,23 @@
 # Exit 0 pass, 1 fail, 77 skip (with the reason).
 set -euo pipefail
 
-scenario=${1:?usage: e2e_torch.sh SCENARIO BUILD_DIR}
+scenario=${1:?usage: e2e_torch.sh SCENARIO BUILD_DIR [TORCH]}
 build=${2:-${NR_BUILD:-build}}
+torch=${3:-1.13}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-py=/usr/bin/python3
+py=("$here/torch-env" run "$torch")
 
-skip() { echo "SKIP: torch/$scenario: $*"; exit 77; }
-pass() { echo "PASS: torch/$scenario: $*"; exit 0; }
-fail() { echo "FAIL: torch/$scenario: $*"; exit 1; }
+skip() { echo "SKIP: torch $torch/$scenario: $*"; exit 77; }
+pass() { echo "PASS: torch $torch/$scenario: $*"; exit 0; }
+fail() { echo "FAIL: torch $torch/$scenario: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veths, DPDK af_packet ports)"
-[ -x "$py" ] || skip "$py not found"
-"$py" -c 'import torch, sklearn' 2>/dev/null ||
-	skip "$py cannot import torch and sklearn (apt-get install python3-torch python3-sklearn)"
+why=$("$here/torch-env" check "$torch") || skip "$why"
+"${py[@]}" -c 'import torch, sklearn' 2>/dev/null ||
+	skip "torch $torch's python cannot import torch and sklearn (apt-get install python3-torch python3-sklearn)"
 build=$(cd "$build" && pwd)
+export NR_TORCH_BIND=$build
 lib=$build/host/shared/libnetreduce.so
 for f in "$build/netreduce-switch" "$lib"; do
 	[ -e "$f" ] || skip "$f is not built"
@@ -74,7 +83,7 @@ export PYTHONPATH=$top/host/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
 # The topologies: 4 ranks each; TB_* read by lib.sh.
 # shellcheck disable=SC2034
 case $scenario in
-train-hier) hosts=2 TB_PROCS=2 ;;
+train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 esac
 world=$((hosts * ${TB_PROCS:-1}))
@@ -91,7 +100,7 @@ launch() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
 	mkdir -p "$TB_RUNDIR/$tag"
-	tb_launch "$tag" 0 "$hosts" env "${envs[@]}" "$py" "$here/train_rank.py" --mode "$mode" \
+	tb_launch "$tag" 0 "$hosts" env "${envs[@]}" "${py[@]}" "$here/train_rank.py" --mode "$mode" \
 		--out "$TB_RUNDIR/$tag" "${model[@]}" "$@"
 }
 
@@ -102,6 +111,7 @@ show_logs() {
 	local f
 	for f in "$TB_RUNDIR/$1".h*.log; do
 		echo "---- ${f##*/}"
+		grep -h "ERROR " "$f" | tail -n 2
 		tail -n 8 "$f"
 	done
 }
@@ -143,9 +153,34 @@ wait_step() {
 }
 
 case $scenario in
-train-box|train-hook|train-ring|train-hier|train-racks)
+train-box|train-hook|train-ring|train-hier|train-racks|train-torchrun)
 	mode=${scenario#train-} envs=() groups=1
 	case $mode in
+	torchrun)
+		# one torchrun a host; its workers share this environment
+		mode=box groups=2 run=$TB_RUNDIR/torchrun.sh
+		cat > "$run" <<-'EOF'
+		#!/bin/bash
+		# NR_ADDR: the testbed's address of process 0 on this host (10.77.0.H),
+		# then process 1's (10.77.1.H)
+		export NR_ADDR=$NR_ADDR,${NR_ADDR/#10.77.0./10.77.1.}
+		env=$1 ver=$2 logs=$3
+		shift 3
+		# torchrun.py: torchrun with the defaults Debian's torch builds cannot take
+		exec "$env" run "$ver" "$(dirname "$env")/torchrun.py" --nnodes 2 --nproc_per_node 2 \
+			--node_rank "$RANK" --master_addr "$MASTER_ADDR" --master_port "$MASTER_PORT" \
+			--log_dir "$logs/torchrun-$RANK" "$@"
+		EOF
+		chmod +x "$run"
+		mkdir -p "$TB_RUNDIR/$scenario"
+		tb_launch "$scenario" 0 "$hosts" env -u NR_RANK -u NR_WORLD -u WORLD_SIZE NR_HIER=parallel \
+			"$run" "$here/torch-env" "$torch" "$TB_RUNDIR" "$here/train_rank.py" --mode box \
+			--out "$TB_RUNDIR/$scenario" "${model[@]}" --steps 20 --quiet
+		tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
+		for ((r = 0; r < hosts; r++)); do
+			[ "${TB_RCS[$r]}" = 0 ] || { show_logs "$scenario"; fail "host $r's torchrun exited ${TB_RCS[$r]} (124: timed out)"; }
+		done
+		;;
 	hier)
 		mode=box groups=2 TB_LAUNCH_PROCS=2
 		envs=(-u NR_RANK -u NR_WORLD NR_LOCAL_SIZE=2 NR_HIER=parallel) ;;
@@ -154,14 +189,16 @@ train-box|train-hook|train-ring|train-hier|train-racks)
 		# shellcheck disable=SC2054  # "2,2" is one value
 		envs=(-u NR_RANK -u NR_WORLD NR_RACKS=2,2) ;;
 	esac
-	launch "$scenario" "$mode" "${envs[@]}" -- --steps 20 --quiet
-	TB_LAUNCH_PROCS=1
-	tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
-	for ((r = 0; r < world; r++)); do
-		[ "${TB_RCS[$r]}" = 0 ] || { show_logs "$scenario"; fail "rank $r exited ${TB_RCS[$r]} (124: timed out)"; }
-	done
+	if [ "$scenario" != train-torchrun ]; then
+		launch "$scenario" "$mode" "${envs[@]}" -- --steps 20 --quiet
+		TB_LAUNCH_PROCS=1
+		tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
+		for ((r = 0; r < world; r++)); do
+			[ "${TB_RCS[$r]}" = 0 ] || { show_logs "$scenario"; fail "rank $r exited ${TB_RCS[$r]} (124: timed out)"; }
+		done
+	fi
 	cat "$TB_RUNDIR/$scenario.out"
-	out=$("$py" "$here/check_train.py" --mode "$mode" --dir "$TB_RUNDIR/$scenario" \
+	out=$("${py[@]}" "$here/check_train.py" --mode "$mode" --dir "$TB_RUNDIR/$scenario" \
 		--world "$world" --groups "$groups" "${model[@]}" --steps 20) ||
 		{ echo "$out"; fail "parameters differ"; }
 	echo "$out"

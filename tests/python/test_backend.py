@@ -1,15 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The c10d backend "netreduce" and the DDP hook in one process (world 1, no
-network): which collectives go through libnetreduce and which to Gloo, SUM
-and AVG, DDP on top; and the configuration errors, each naming the variable
-and the fix."""
+network), on whichever torch runs it (1.13 or 2.x: tests/python/torch-env):
+which collectives go through libnetreduce and which to Gloo, counted by
+netreduce.torch.stats() and checked against libnetreduce's own counters;
+the fallback warning and NR_STRICT; errors raised by dist.all_reduce,
+work.wait() and DDP; the GPU staging pipeline on host memory; the
+communication-share report; the configuration errors, each naming the
+variable and the fix."""
 import datetime
 import os
 import socket
 import sys
 import tempfile
 import unittest
+import warnings
 
 try:
     import torch
@@ -21,10 +26,14 @@ except ImportError:
 import netreduce
 import netreduce.torch
 from netreduce import _lib
+from netreduce.torch import counters, staging
+from netreduce.torch.backend import ProcessGroupNetreduce
 
 os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-for var in [v for v in os.environ if v.startswith("NR_")]:
+for var in [v for v in os.environ if v.startswith("NR_") or v.startswith("LOCAL_")]:
     del os.environ[var]
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+print(f"torch {torch.__version__}", flush=True)
 
 
 def free_port():
@@ -33,58 +42,178 @@ def free_port():
         return s.getsockname()[1]
 
 
+def through(kind):
+    return netreduce.torch.stats()["netreduce"].get(kind, {"calls": 0, "bytes": 0})
+
+
+def library():
+    return netreduce.torch.stats()["library"]
+
+
+def lib_sum(lib):
+    return lib.get("ring_calls", 0) + lib.get("box_calls", 0), \
+        lib.get("ring_bytes", 0) + lib.get("box_bytes", 0)
+
+
 class Backend(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         dist.init_process_group("netreduce", init_method=f"tcp://127.0.0.1:{free_port()}",
-                               rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
+                                rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
         cls.pg = dist.distributed_c10d._get_default_group()
 
     @classmethod
     def tearDownClass(cls):
         dist.destroy_process_group()
 
-    def calls(self):
-        return self.pg.engine.comm.seq   # collectives that went through libnetreduce
+    def setUp(self):
+        os.environ.pop("NR_STRICT", None)
+        warnings.simplefilter("always", netreduce.torch.NetreduceFallbackWarning)
 
     def test_registered(self):
-        self.assertIsInstance(self.pg, netreduce.torch.ProcessGroupNetreduce)
+        self.assertIsInstance(self.pg, ProcessGroupNetreduce)
         self.assertEqual(dist.get_backend(), "netreduce")
         self.assertEqual(self.pg.engine.algo, "ring")   # no NR_SWITCH: our ring
 
     def test_float32_sum_and_avg_through_netreduce(self):
-        n = self.calls()
+        kinds = ["all_reduce SUM float32 cpu contiguous", "all_reduce AVG float32 cpu contiguous"]
+        before = [through(k) for k in kinds]
+        lib0 = lib_sum(library())
         t = torch.arange(10, dtype=torch.float32)
         dist.all_reduce(t)
         self.assertTrue(torch.equal(t, torch.arange(10, dtype=torch.float32)))
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         work = dist.all_reduce(t, async_op=True)
-        self.assertIsInstance(work, netreduce.torch.backend.PyWork)
+        self.assertIsInstance(work, netreduce.torch.work.Work)
         work.wait()
         self.assertTrue(work.is_success())
         self.assertEqual(work.get_future().value()[0].data_ptr(), t.data_ptr())
         self.assertEqual(work.result()[0].data_ptr(), t.data_ptr())
-        self.assertEqual(self.calls(), n + 3)
+        after = [through(k) for k in kinds]
+        self.assertEqual(after[0]["calls"] - before[0]["calls"], 2)
+        self.assertEqual(after[0]["bytes"] - before[0]["bytes"], 80)
+        self.assertEqual(after[1]["calls"] - before[1]["calls"], 1)
+        # the library saw exactly these three calls and 120 bytes
+        lib1 = lib_sum(library())
+        self.assertEqual((lib1[0] - lib0[0], lib1[1] - lib0[1]), (3, 120))
 
-    def test_others_go_to_gloo(self):
-        n = self.calls()
-        t = torch.arange(6, dtype=torch.int64)
-        dist.all_reduce(t)                                   # dtype
-        self.assertTrue(torch.equal(t, torch.arange(6)))
-        m = torch.arange(12, dtype=torch.float32).view(3, 4).t()   # not contiguous
-        dist.all_reduce(m)
-        dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MAX)       # op
+    def test_every_claimed_allreduce_reached_the_library(self):
+        # DDP steps, dist.all_reduce and the hook: the backend's and the hook's
+        # counts, summed, equal libnetreduce's calls and bytes exactly
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(), torch.nn.Linear(7, 3))
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        for _ in range(3):
+            ddp(torch.randn(4, 5)).sum().backward()
+        dist.all_reduce(torch.ones(1000))
+        snap = netreduce.torch.stats()
+        calls = sum(v["calls"] for v in snap["netreduce"].values())
+        nbytes = sum(v["bytes"] for v in snap["netreduce"].values())
+        self.assertGreaterEqual(calls, 4)
+        self.assertEqual(lib_sum(snap["library"]), (calls, nbytes))
+        self.assertEqual(snap["library"]["failed_calls"], 0)
+        self.assertFalse({k for k in snap["delegated"] if "float32" in k and ("SUM" in k or "AVG" in k)
+                          and "contiguous" in k and "cpu" in k})
+
+    def test_others_go_to_gloo_with_one_warning_per_kind(self):
+        n = self.pg.engine.comm.seq
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                t = torch.arange(6, dtype=torch.int64)
+                dist.all_reduce(t)                                   # dtype
+                self.assertTrue(torch.equal(t, torch.arange(6)))
+            m = torch.arange(12, dtype=torch.float32).view(3, 4).t()   # not contiguous
+            dist.all_reduce(m)
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MAX)       # op
+        fallback = [str(x.message) for x in w
+                    if issubclass(x.category, netreduce.torch.NetreduceFallbackWarning)]
+        self.assertEqual(sum("int64" in x for x in fallback), 1, fallback)
+        self.assertTrue(any("strided" in x and "not contiguous" in x for x in fallback), fallback)
+        self.assertTrue(any("MAX" in x and "SUM and AVG" in x for x in fallback), fallback)
+        d = netreduce.torch.stats()["delegated"]
+        self.assertGreaterEqual(d["all_reduce SUM int64 cpu contiguous"]["calls"], 3)
+        self.assertEqual(d["all_reduce SUM int64 cpu contiguous"]["why"],
+                         "netreduce sums float32 only, this is int64")
         dist.broadcast(torch.ones(2), 0)
         out = [torch.zeros(2)]
         dist.all_gather(out, torch.ones(2))
         self.assertTrue(torch.equal(out[0], torch.ones(2)))
         dist.barrier()
-        self.assertEqual(self.calls(), n)
+        self.assertEqual(self.pg.engine.comm.seq, n)
+        gloo = netreduce.torch.stats()["gloo"]
+        self.assertGreaterEqual(gloo.get("broadcast", 0), 1)
+        self.assertGreaterEqual(gloo.get("barrier", 0), 1)
+
+    def test_strict_raises_instead(self):
+        os.environ["NR_STRICT"] = "1"
+        before = netreduce.torch.stats()["delegated"].get(
+            "all_reduce MIN float32 cpu contiguous", {"calls": 0})["calls"]
+        with self.assertRaisesRegex(netreduce.torch.NetreduceUnsupported,
+                                    r"rank 0: all_reduce MIN float32 cpu contiguous failed: "
+                                    r"netreduce cannot take it \(.*SUM and AVG.*\) and NR_STRICT=1"):
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MIN)
+        after = netreduce.torch.stats()["delegated"].get(
+            "all_reduce MIN float32 cpu contiguous", {"calls": 0})["calls"]
+        self.assertEqual(before, after)
+        dist.all_reduce(torch.ones(3))   # what netreduce takes still works
+        # collectives that are Gloo's by design are not refused
+        dist.barrier()
 
     def test_empty_tensor(self):
         t = torch.zeros(0)
         dist.all_reduce(t)
         self.assertEqual(t.numel(), 0)
+
+    def test_allreduce_coalesced_is_one_call(self):
+        k = "all_reduce_coalesced SUM float32 cpu contiguous"
+        before = through(k)
+        a, b = torch.arange(3, dtype=torch.float32), torch.ones(2, 2)
+        opts = dist.AllreduceCoalescedOptions()
+        opts.reduceOp = dist.ReduceOp.SUM
+        self.pg.allreduce_coalesced([a, b], opts).wait()
+        self.assertTrue(torch.equal(a, torch.arange(3, dtype=torch.float32)))
+        self.assertTrue(torch.equal(b, torch.ones(2, 2)))
+        after = through(k)
+        self.assertEqual((after["calls"] - before["calls"], after["bytes"] - before["bytes"]),
+                         (1, 28))
+
+    @unittest.skipUnless(TORCH2, "the coalescing manager's fast paths are torch 2.x's")
+    def test_coalescing_manager(self):
+        before = netreduce.torch.stats()["netreduce"]
+        a, b = torch.full((3,), 2.0), torch.full((5,), 3.0)
+        with dist._coalescing_manager():
+            dist.all_reduce(a)
+            dist.all_reduce(b)
+        self.assertTrue(torch.equal(a, torch.full((3,), 2.0)))
+        o1, o2 = torch.zeros(1), torch.zeros(2)
+        with dist._coalescing_manager():
+            dist.reduce_scatter_tensor(o1, torch.ones(1))
+            dist.reduce_scatter_tensor(o2, torch.full((2,), 3.0))
+        self.assertTrue(torch.equal(o2, torch.full((2,), 3.0)))
+        g1, g2 = torch.zeros(1), torch.zeros(2)
+        with dist._coalescing_manager():
+            dist.all_gather_into_tensor(g1, torch.ones(1) * 7)
+            dist.all_gather_into_tensor(g2, torch.ones(2) * 5)
+        self.assertTrue(torch.equal(g2, torch.full((2,), 5.0)))
+        # with a device: _start_coalescing / _end_coalescing
+        c = torch.full((4,), 1.5)
+        with dist._coalescing_manager(device=torch.device("cpu"), async_ops=True) as cm:
+            dist.all_reduce(c)
+        cm.wait()
+        self.assertTrue(torch.equal(c, torch.full((4,), 1.5)))
+        after = netreduce.torch.stats()["netreduce"]
+        grew = {k for k in after if after[k]["calls"] > before.get(k, {"calls": 0})["calls"]}
+        self.assertIn("all_reduce_coalesced SUM float32 cpu contiguous", grew)
+        self.assertIn("reduce_scatter SUM float32 cpu contiguous", grew)
+
+    def test_reduce_scatter_through_netreduce(self):
+        before = through("reduce_scatter SUM float32 cpu contiguous")
+        out = torch.zeros(4)
+        self.pg._reduce_scatter_base(out, torch.arange(4, dtype=torch.float32)).wait()
+        self.assertTrue(torch.equal(out, torch.arange(4, dtype=torch.float32)))
+        after = through("reduce_scatter SUM float32 cpu contiguous")
+        self.assertEqual(after["calls"] - before["calls"], 1)
 
     def test_ddp(self):
         torch.manual_seed(0)
@@ -93,10 +222,14 @@ class Backend(unittest.TestCase):
         ref.load_state_dict(model.state_dict())
         ddp = torch.nn.parallel.DistributedDataParallel(model)
         x = torch.randn(4, 5)
-        n = self.calls()
-        ddp(x).sum().backward()
-        ref(x).sum().backward()
-        self.assertGreater(self.calls(), n)
+        n = through("all_reduce SUM float32 cpu contiguous")["calls"]
+        for _ in range(3):
+            model.zero_grad()
+            ref.zero_grad()
+            ddp(x).sum().backward()
+            ref(x).sum().backward()
+        # DDP's reducer (C++) reached the Python Work's get_future every step
+        self.assertEqual(through("all_reduce SUM float32 cpu contiguous")["calls"] - n, 3)
         for p, q in zip(model.parameters(), ref.parameters()):
             self.assertTrue(torch.equal(p.grad, q.grad))
 
@@ -108,40 +241,128 @@ class Backend(unittest.TestCase):
         ddp = torch.nn.parallel.DistributedDataParallel(model)
         ddp.register_comm_hook(None, netreduce.torch.allreduce_hook)
         x = torch.randn(4, 5)
+        n = through("ddp_bucket AVG float32 cpu contiguous")["calls"]
         ddp(x).sum().backward()
         ref(x).sum().backward()
         self.assertIsNotNone(netreduce.torch.hook_state())
-        self.assertGreater(netreduce.torch.hook_state().comm.seq, 0)
+        self.assertEqual(through("ddp_bucket AVG float32 cpu contiguous")["calls"] - n, 1)
         for p, q in zip(model.parameters(), ref.parameters()):
             self.assertTrue(torch.equal(p.grad, q.grad))
 
 
 class Errors(unittest.TestCase):
-    """A failed request reaches a C++ Work (what DDP and dist.all_reduce wait on)
-    as an error with netreduce's message, not as a result."""
+    """A failed request raises netreduce's error from dist.all_reduce, from
+    work.wait() and from DDP's backward, on every torch version."""
 
-    def test_closed_engine(self):
-        from torch._C._distributed_c10d import HashStore, _create_work_from_future
-        engine = netreduce.torch.Engine(HashStore(), 0, 1, "t")
-        engine.close()
-        work = _create_work_from_future(engine.submit(torch.ones(4)))
-        # a C++ Work made from a future returns from wait() even when it failed (torch
-        # 1.13's FutureWrappingWork): the error is in its future's value, where DDP looks
-        work.wait()
-        with self.assertRaisesRegex(RuntimeError, r"netreduce job nr-[0-9a-f]+, rank 0: "
-                                    r"all_reduce failed: the netreduce engine is closed"):
-            work.get_future().value()
-        fut = engine.submit(torch.ones(4), as_list=False)
-        with self.assertRaisesRegex(RuntimeError, "engine is closed"):
-            fut.wait()
-        # what dist.all_reduce gets from the backend: wait() raises
-        work = netreduce.torch.backend.PyWork(engine.submit(torch.ones(4)), [])
+    MSG = r"netreduce job nr-[0-9a-f]+, rank 0: all_reduce failed: the netreduce engine is closed"
+
+    @classmethod
+    def setUpClass(cls):
+        if not dist.is_initialized():
+            dist.init_process_group("netreduce", init_method=f"tcp://127.0.0.1:{free_port()}",
+                                    rank=0, world_size=1)
+        cls.group = dist.new_group([0], backend="netreduce")
+        cls.group.engine.close()   # every later request fails
+
+    def test_all_reduce_raises(self):
+        with self.assertRaisesRegex(netreduce.NetreduceError, self.MSG):
+            dist.all_reduce(torch.ones(4), group=self.group)
+
+    def test_wait_raises(self):
+        work = dist.all_reduce(torch.ones(4), group=self.group, async_op=True)
+        with self.assertRaisesRegex(netreduce.NetreduceError, self.MSG):
+            work.wait()
         self.assertTrue(work.is_completed())
         self.assertFalse(work.is_success())
         self.assertRegex(str(work.exception()), "engine is closed")
-        with self.assertRaisesRegex(RuntimeError, "rank 0: all_reduce failed: the netreduce "
-                                    "engine is closed"):
-            work.wait()
+        with self.assertRaisesRegex(RuntimeError, "engine is closed"):
+            work.get_future().wait()
+
+    def test_ddp_raises(self):
+        model = torch.nn.Linear(5, 3)
+        # DDP's constructor runs Gloo's collectives (broadcast, all-gather), which work
+        ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=self.group)
+        with self.assertRaisesRegex(RuntimeError, "netreduce job nr-[0-9a-f]+, rank 0: "
+                                    "all_reduce failed: the netreduce engine is closed"):
+            ddp(torch.randn(2, 5)).sum().backward()
+
+    def test_hook_future_raises(self):
+        fut = self.group.engine.submit(torch.ones(4), as_list=False)
+        with self.assertRaisesRegex(RuntimeError, "engine is closed"):
+            fut.wait()
+
+
+class Staging(unittest.TestCase):
+    """The GPU staging pipeline (staging.Stager) on host memory: chunks, slot
+    reuse, the division of AVG, and every chunk through the all-reduce once."""
+
+    def run_stager(self, numel, chunk_elems, divide=None):
+        ops = staging.HostOps(chunk_elems * 4)
+        seen = []
+
+        def allreduce(host):
+            seen.append(host.numel())
+            host.mul_(3)      # stands for the sum over 3 ranks
+        t = torch.arange(numel, dtype=torch.float32)
+        n = staging.Stager(ops).run(t, None, allreduce, divide)
+        return t, n, seen, ops.log
+
+    def test_chunks_cover_the_tensor(self):
+        for numel, chunk in ((10, 4), (12, 4), (3, 4), (1000, 7), (1, 1)):
+            t, n, seen, log = self.run_stager(numel, chunk)
+            want = torch.arange(numel, dtype=torch.float32) * 3
+            self.assertTrue(torch.equal(t, want), (numel, chunk))
+            self.assertEqual(n, -(-numel // chunk))
+            self.assertEqual(sum(seen), numel)
+            self.assertEqual(sorted(off for op, off, _, _ in log if op == "h2d"),
+                             list(range(0, numel, chunk)))
+
+    def test_copies_run_ahead(self):
+        _, n, _, log = self.run_stager(40, 4)
+        self.assertEqual(n, 10)
+        # the first SLOTS-1 chunks are copied before the first copy back
+        first_back = next(i for i, e in enumerate(log) if e[0] == "h2d")
+        self.assertEqual(first_back, staging.SLOTS)
+
+    def test_average(self):
+        t, _, _, _ = self.run_stager(9, 4, divide=3)
+        self.assertTrue(torch.equal(t, torch.arange(9, dtype=torch.float32)))
+
+    def test_chunk_setting(self):
+        os.environ["NR_STAGE_CHUNK_KB"] = "64"
+        self.assertEqual(staging.chunk_bytes(), 65536)
+        os.environ["NR_STAGE_CHUNK_KB"] = "lots"
+        with self.assertRaisesRegex(ValueError, "NR_STAGE_CHUNK_KB='lots'"):
+            staging.chunk_bytes()
+        del os.environ["NR_STAGE_CHUNK_KB"]
+        self.assertEqual(staging.chunk_bytes(), 4 << 20)
+
+
+class Report(unittest.TestCase):
+    def snap(self, busy, wall, nbytes=1 << 30, calls=100):
+        return {"busy_s": busy, "wall_s": wall,
+                "netreduce": {"all_reduce SUM float32 cpu contiguous":
+                              {"calls": calls, "bytes": nbytes}}}
+
+    def test_communication_bound(self):
+        r = counters.share_report(self.snap(6.0, 10.0), 4, "box")
+        self.assertAlmostEqual(r["share"], 0.6)
+        self.assertAlmostEqual(r["gain"], 0.4 + 0.6 * 1.5)
+        self.assertIn("60%", r["text"])
+        self.assertNotIn("little to gain", r["text"])
+
+    def test_compute_bound(self):
+        r = counters.share_report(self.snap(0.5, 10.0), 8, "box")
+        self.assertIn("little to gain", r["text"])
+        self.assertIn("5%", r["text"])
+
+    def test_measured_on_the_ring(self):
+        r = counters.share_report(self.snap(6.0, 10.0), 4, "ring")
+        self.assertAlmostEqual(r["gain"], 1 / (0.4 + 0.6 / 1.5), places=4)
+        self.assertIn("a box would bring", r["text"])
+
+    def test_nothing(self):
+        self.assertIsNone(counters.share_report(self.snap(0, 0, 0, 0), 4, "box")["share"])
 
 
 class Config(unittest.TestCase):
@@ -165,6 +386,26 @@ class Config(unittest.TestCase):
         self.assertEqual(cfg.root, "127.0.0.1:1234")
         self.assertEqual(cfg.struct.rank, 1)
         self.assertEqual(cfg.struct.world, 4)
+
+    def test_torchrun_local_ranks(self):
+        cfg = self.config(LOCAL_WORLD_SIZE="2", LOCAL_RANK="1")
+        self.assertEqual((cfg.struct.local_size, cfg.struct.local_rank), (2, 1))
+        # NR_LOCAL_SIZE wins over torchrun's
+        self.assertEqual(self.config(NR_LOCAL_SIZE="1").struct.local_size, 1)
+        del os.environ["NR_LOCAL_SIZE"]
+        with self.assertRaisesRegex(netreduce.NetreduceError,
+                                    r"NR_LOCAL_SIZE.*taken from torchrun's LOCAL_WORLD_SIZE=3"):
+            self.config(LOCAL_WORLD_SIZE="3", LOCAL_RANK="1")
+
+    def test_addr_per_local_rank(self):
+        # under torchrun a host's workers share one environment: NR_ADDR lists theirs
+        cfg = self.config(NR_ADDR="127.0.0.5, 127.0.0.6", LOCAL_WORLD_SIZE="2", LOCAL_RANK="1")
+        self.assertEqual(cfg.struct.addr, b"127.0.0.6")
+        del os.environ["LOCAL_RANK"]   # rank 1 of hosts of 2: local rank 1
+        self.assertEqual(self.config().struct.addr, b"127.0.0.6")
+        with self.assertRaisesRegex(ValueError, r"lists 2 addresses, one per local rank, and "
+                                    r"rank 1 is local rank 3"):
+            self.config(LOCAL_WORLD_SIZE="4", LOCAL_RANK="3")
 
     def test_library_message_with_rank_and_job(self):
         with self.assertRaises(netreduce.NetreduceError) as e:

@@ -8,9 +8,10 @@ with what the tests need around it.
 
 mode box: backend "netreduce" through the box; hook: Gloo backend with
 netreduce's DDP hook; ring: backend "netreduce" with NR_ALGO=ring.  Saves
-DIR/rankR.pt: the final parameters and, per step, DDP's bucket layout (which
+DIR/rankR.pt: the final parameters, per step DDP's bucket layout (which
 parameter sits where in which all-reduced bucket; read from the gradients,
-which are views into the buckets), for check_train.py.  --stall-at: rank R
+which are views into the buckets), and netreduce.torch.stats(), for
+check_train.py.  --stall-at: rank R
 stops calling collectives after that step (sleeps, alive).  Prints "START
 <unix time>" on stderr before init_process_group; a failure prints "ERROR
 <unix time> <message>" there and exits 3.
@@ -36,8 +37,12 @@ def bucket_layout(model):
     buckets = {}
     for i, p in enumerate(model.parameters()):
         g = p.grad
-        buckets.setdefault(g.storage().data_ptr(), []).append(
-            (i, g.storage_offset(), g.numel(), g.storage().size()))
+        if hasattr(g, "untyped_storage"):   # torch 2.x (typed storages are deprecated)
+            st = g.untyped_storage()
+            ptr, size = st.data_ptr(), st.nbytes() // g.element_size()
+        else:
+            ptr, size = g.storage().data_ptr(), g.storage().size()
+        buckets.setdefault(ptr, []).append((i, g.storage_offset(), g.numel(), size))
     out = []
     for ptr in sorted(buckets):
         rows = sorted(buckets[ptr], key=lambda r: r[1])
@@ -77,7 +82,9 @@ def main():
         print(f"ERROR {time.time():.3f} {e}", file=sys.stderr, flush=True)
         sys.exit(3)
     rank = dist.get_rank()
+    import netreduce.torch
     torch.save({"rank": rank, "world": dist.get_world_size(), "mode": a.mode,
+                "torch": str(torch.__version__), "stats": netreduce.torch.stats(),
                 "params": [q.detach().clone() for q in model.parameters()],
                 "layouts": layouts}, os.path.join(a.out, f"rank{rank}.pt"))
     dist.destroy_process_group()
