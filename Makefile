@@ -19,11 +19,17 @@ DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-
 	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
 	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
+	python3-venv python3-setuptools python3-wheel \
 	verilator iverilog yosys valgrind
 
 DOCKER_HOSTS ?= 4
+# torch 2.6 (Debian 13's) for the PyTorch suites beside Debian 12's 1.13: a root
+# made once with mmdebstrap and cached here (tests/python/torch-env)
+export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
+# the Python with a CUDA build of torch, for make gpu-check
+GPU_PYTHON ?= python3
 
-.PHONY: all deps build asan test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
+.PHONY: all deps build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
 
 all: build
 
@@ -34,12 +40,16 @@ help:
 	@echo "make demo-docker  box and DOCKER_HOSTS (default 4) hosts in containers: box vs ring,"
 	@echo "                checked; starts the Docker engine and builds the images if needed (root)"
 	@echo "make docker-clean remove the container testbed's images (and its imported debian:12)"
+	@echo "make torch2-root  the torch 2.6 root the PyTorch suites also run on (make test makes it)"
+	@echo "make gpu-check  netreduce.torch on a CUDA GPU: 4 ranks on it, backend and hook, counters,"
+	@echo "                staged all-reduce against host memory (skips without a GPU; GPU_PYTHON)"
 	@echo "make test-large the larger testbed topologies, e.g. 4 hosts x 4 processes (root, opt-in)"
 	@echo "make build      release build in $(BUILD)/"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
-	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root)"
+	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root);"
+	@echo "                TORCH=2.6 on torch 2.6"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
 	@echo "                intra/inter ratios; 2 racks x 4 hosts vs one ring, inter-rack bytes (root)"
 	@echo "make bench-loss netreduce vs ring at 0, 0.1, 1% loss per link (4 hosts, 16 MiB,"
@@ -75,14 +85,24 @@ build: deps $(BUILD)/build.ninja
 asan: deps $(ASAN)/build.ninja
 	ninja -C $(ASAN)
 
-test: build asan
+# Not fatal: without Debian 13's mirror the torch 2.6 tests skip and say why.
+torch2-root: deps
+	@tests/python/torch-env make || \
+		echo "WARNING: no torch 2.6 root: the torch2 tests will skip (tests/python/torch-env make)"
+
+test: build asan torch2-root
 	rm -f $(ASAN)/meson-logs/*.json $(BUILD)/meson-logs/*.json
 	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
+	$(MESON_TEST) -C $(BUILD) --logbase torch2 --suite torch2
 	$(MESON_TEST) -C $(BUILD) --logbase eal --suite eal
 	$(MESON_TEST) -C $(BUILD) --logbase e2e --suite e2e
 	$(MESON_TEST) -C $(BUILD) --logbase rtl --suite rtl
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	tests/summary $(ASAN) $(BUILD)
+
+# On a machine with a CUDA GPU and torch built for it (GPU_PYTHON); skips without.
+gpu-check: build
+	NETREDUCE_LIB=$(CURDIR)/$(BUILD)/host/shared/libnetreduce.so $(GPU_PYTHON) tests/gpu/gpu_check.py
 
 # Opt-in, not part of make test: the larger testbed topologies (meson suite large).
 test-large: build
@@ -121,8 +141,9 @@ bench-e2e: build
 
 # examples/train.py (an MLP with 4.5 MB of gradients on sklearn's digits) at 4
 # and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
-bench-train: build
-	tests/testbed/bench-train --build $(BUILD)
+# TORCH=2.6: the ranks on Debian 13's torch 2.6 (default: Debian 12's 1.13).
+bench-train: build $(if $(filter 2.6,$(TORCH)),torch2-root)
+	tests/testbed/bench-train --build $(BUILD) $(if $(TORCH),--torch $(TORCH))
 
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)

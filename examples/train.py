@@ -164,7 +164,8 @@ def train(args, after_backward=None, out=sys.stdout):
         if not args.quiet:
             emit(row)
     times.sort()
-    emit({"summary": True, "backend": name, "ranks": world, "params": nparams,
+    emit({"summary": True, "backend": name, "ranks": world, "torch": str(torch.__version__),
+          "params": nparams,
           "grad_bytes": 4 * nparams, "steps": args.steps, "warmup": args.warmup,
           "batch": args.batch, "median_step_s": round(statistics.median(times), 6) if times else None,
           "p90_step_s": round(times[math.ceil(0.9 * len(times)) - 1], 6) if times else None,

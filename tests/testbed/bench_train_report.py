@@ -55,7 +55,7 @@ def table(ranks, steps, summaries):
         r = rows.setdefault(b, {"backend": b, "ranks": ranks, "runs": 0, "step_times": [],
                                 "cpu_times": [], "box_cores": [], "tta": [], "acc": [],
                                 "warmup": s["warmup"], "target_acc": s["target_acc"],
-                                "grad_bytes": s["grad_bytes"]})
+                                "grad_bytes": s["grad_bytes"], "torch": s.get("torch", "?")})
         r["runs"] += 1
         if s.get("box_cpu_s") is not None and s["train_s"] > 0:
             r["box_cores"].append(s["box_cpu_s"] / s["train_s"])
@@ -72,7 +72,8 @@ def table(ranks, steps, summaries):
         reached = [t for t in r["tta"] if t is not None]
         med = statistics.median(r["step_times"]) if r["step_times"] else None
         out.append({
-            "ranks": ranks, "backend": b, "runs": r["runs"], "steps_timed": len(r["step_times"]),
+            "ranks": ranks, "backend": b, "torch": r["torch"], "runs": r["runs"],
+            "steps_timed": len(r["step_times"]),
             "grad_mb": round(r["grad_bytes"] / 1e6, 2),
             "median_step_s": med,
             "p90_step_s": quantile(r["step_times"], 0.9),
@@ -102,8 +103,8 @@ def fmt(v, spec):
 
 def print_table(rows, rate):
     r0 = rows[0]
-    print(f"\n{r0['ranks']} ranks, links {rate} Mbit/s, {r0['grad_mb']} MB of gradients per "
-          f"step, target test accuracy {r0['target_acc']}")
+    print(f"\n{r0['ranks']} ranks, torch {r0['torch']}, links {rate} Mbit/s, {r0['grad_mb']} MB "
+          f"of gradients per step, target test accuracy {r0['target_acc']}")
     print("| backend | runs | median step (s) | p90 step (s) | time to acc (s) | final acc "
           "| speedup vs gloo | speedup vs ring | CPU: ranks + box (cores) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
