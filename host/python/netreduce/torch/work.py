@@ -7,8 +7,10 @@ reach these Python methods through c10d's pybind11 trampoline (torch 1.13 and
 to DDP.  One rule makes that hold: pybind11 finds a Python override only
 while the Python object lives, and a C++ caller keeps only the C++ side.  So
 every Work stays referenced here until its future completes, and the last
-KEEP_RECENT handed out stay as well (a request that completes before C++
-asks for its future, e.g. an empty tensor).  This is the pattern of
+KEEP_RECENT handed out stay as well: a request can complete before C++ asks
+for its future (an empty tensor, a closed engine, a fast worker), and DDP's
+reducer asks right after the call returns, before it issues the next one.
+Few, since a Work holds its result's tensors.  This is the pattern of
 PyTorch's own tests of Python process groups (test_c10d_pypg.py).
 """
 import collections
@@ -17,7 +19,7 @@ import threading
 import torch
 import torch.distributed as dist
 
-KEEP_RECENT = 64
+KEEP_RECENT = 4
 
 _lock = threading.Lock()
 _pending = {}                                    # id -> Work, until its future completes
