@@ -72,7 +72,9 @@ def main():
             print(f"FAIL: pyproject.toml says {version}, meson.build {meson}")
             return 1
         site = os.path.join(venv, "lib")
-        run_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NETREDUCE_LIB")}
+        # (meson test puts the built library's folder in LD_LIBRARY_PATH: not here)
+        run_env = {k: v for k, v in os.environ.items()
+                   if k not in ("PYTHONPATH", "NETREDUCE_LIB", "LD_LIBRARY_PATH")}
         run_env["GLOO_SOCKET_IFNAME"] = "lo"
         for k in [k for k in run_env if k.startswith("NR_")]:
             del run_env[k]
