@@ -229,6 +229,11 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 		snprintf(err, errlen, "fpga: mtu %u, the device supports at most %u", s->mtu, f->cap_mtu);
 		return -EINVAL;
 	}
+	if (s->reduce != NR_REDUCE_SUM) {
+		snprintf(err, errlen, "fpga: reduce %s: the aggregator's register map has sum only "
+			 "(FPGA.md); run the job on the box (backend sw)", nr_reduce_name(s->reduce));
+		return -EINVAL;
+	}
 	if (!(f->cap_flags & (s->mode == NR_SUM_STREAMING ? NR_FPGA_CAPF_STREAMING : NR_FPGA_CAPF_ORDERED))) {
 		snprintf(err, errlen, "fpga: sum mode %s is not supported by this device",
 			 s->mode == NR_SUM_STREAMING ? "streaming" : "ordered");

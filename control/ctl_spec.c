@@ -290,7 +290,7 @@ static int spec_conn_arrays(const json_t *o, const json_t **arrays, uint32_t *n_
 
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
 {
-	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "timeout_ms",
+	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
 					     "conns", "channels", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
@@ -361,6 +361,22 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		}
 	}
+	if ((v = json_object_get(o, "reduce"))) {
+		const char *m = json_string_value(v);
+		unsigned op;
+
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "spec.reduce: expected a string, got %s", nr_ctl_json_type(v));
+			goto fail;
+		}
+		for (op = 0; op < NR_REDUCE_OPS && strcmp(m, nr_reduce_name(op)); op++)
+			;
+		if (op == NR_REDUCE_OPS) {
+			snprintf(err, errlen, "spec.reduce: \"%.32s\" is not a reduce op (sum or max)", m);
+			goto fail;
+		}
+		s->reduce = (uint8_t)op;
+	}
 	for (i = 0; i < n * n_ch; i++)
 		if (parse_conn(json_array_get(arrays[i / n], i % n), conn_where(s, i, where, sizeof(where)),
 			       &s->conns[i], err, errlen))
@@ -414,10 +430,10 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 			json_array_append_new(conns, conn_to_json(&s->conns[c * s->n_conns + i]));
 		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
 	}
-	o = json_pack("{s:I,s:I,s:I,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
+	o = json_pack("{s:I,s:I,s:I,s:s,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
 		      (json_int_t)s->msg_size, "pool_msgs", (json_int_t)s->pool_msgs, "mode",
-		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "timeout_ms",
-		      (json_int_t)s->timeout_ms);
+		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "reduce",
+		      nr_reduce_name(s->reduce), "timeout_ms", (json_int_t)s->timeout_ms);
 	if (nr_job_channels(s) > 1)
 		json_object_set_new(o, "channels", chans);
 	else {

@@ -118,6 +118,13 @@ static int check_keys(const struct nr_job_spec *s, char *err, size_t len)
 	return 0;
 }
 
+const char *nr_reduce_name(unsigned op)
+{
+	static const char *const names[NR_REDUCE_OPS] = { "sum", "max" };
+
+	return op < NR_REDUCE_OPS ? names[op] : NULL;
+}
+
 void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_spec *out)
 {
 	memcpy(out, s, sizeof(*s));
@@ -166,6 +173,8 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (s->mode != NR_SUM_ORDERED && s->mode != NR_SUM_STREAMING)
 		return spec_err(err, len, "mode: %u is not a sum mode (0 ordered, 1 streaming)",
 				s->mode);
+	if (!nr_reduce_name(s->reduce))
+		return spec_err(err, len, "reduce: %u is not a reduce op (0 sum, 1 max)", s->reduce);
 	for (uint32_t i = 0; i < nr_job_conns(s); i++) {
 		rc = check_conn(s, i, err, len);
 		if (rc)

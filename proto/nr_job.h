@@ -27,6 +27,20 @@ enum nr_sum_mode {
 	NR_SUM_STREAMING = 1,  /* accumulate on arrival (order-dependent rounding) */
 };
 
+/*
+ * What a job's slots compute (docs/architecture.md, "How to add a reduce op"):
+ * the element-wise sum or max of the N contributions, by the engine's kernels
+ * (dataplane/engine/agg_sum.h).  The FPGA's register map has sum only.
+ */
+enum nr_reduce_op {
+	NR_REDUCE_SUM = 0,
+	NR_REDUCE_MAX = 1,
+	NR_REDUCE_OPS
+};
+
+/* "sum", "max" (the job spec's JSON); NULL for an unknown op. */
+const char *nr_reduce_name(unsigned op);
+
 /* One connection of a job: rank i sends on it to rank (i+1) mod N. */
 struct nr_conn_spec {
 	uint32_t src_ip;       /* sender (rank i), IPv4 network order */
@@ -57,6 +71,7 @@ struct nr_job_spec {
 	uint32_t pool_msgs;    /* messages of room the box reserves (= 2W), >= 2, even */
 	uint32_t timeout_ms;   /* progress timeout */
 	uint8_t mode;          /* enum nr_sum_mode */
+	uint8_t reduce;        /* enum nr_reduce_op, of every channel */
 	uint32_t result_key;   /* XORed into the ImmDt of every result; 0 = none */
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];

@@ -99,7 +99,9 @@ static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
 		j->srcs[i] = h[i].pay;
 		j->outs[i] = h[i].pay;
 	}
-	if (j->mode == NR_SUM_ORDERED)
+	if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_MAX)
+		e->sum->max_fanout(res, j->srcs, j->n, j->outs, j->n, s->len);
+	else if (j->mode == NR_SUM_ORDERED)
 		e->sum->sum_fanout(res, j->srcs, j->n, j->outs, j->n, s->len);
 	else
 		e->sum->copy_fanout(res, j->outs, j->n, s->len);
@@ -295,6 +297,8 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)
 			memcpy(res, pay, s->len);
+		else if (j->reduce == NR_REDUCE_MAX)
+			e->sum->max(res, pay, s->len);
 		else
 			e->sum->add(res, pay, s->len);
 	}

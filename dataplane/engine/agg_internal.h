@@ -64,6 +64,7 @@ struct nr_job {
 	uint32_t result_key;
 	uint32_t timeout_ms;
 	uint8_t mode;
+	uint8_t reduce;            /* enum nr_reduce_op */
 	uint8_t state;         /* enum nr_job_state */
 	uint8_t flagged;       /* reason holds a warning (job still active) */
 

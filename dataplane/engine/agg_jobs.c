@@ -178,6 +178,7 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->result_key = s->result_key;
 	j->timeout_ms = s->timeout_ms;
 	j->mode = s->mode;
+	j->reduce = s->reduce;
 	j->state = NR_JOB_ACTIVE;
 	j->last_progress_ns = now_ns;
 	memcpy(j->conns, s->conns, s->n_conns * sizeof(s->conns[0]));

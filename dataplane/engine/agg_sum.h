@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * FP32 sum kernels of the aggregation engine (rte_net_crc.c style): a scalar
+ * FP32 reduce kernels (sum and max) of the aggregation engine (rte_net_crc.c style): a scalar
  * version that always exists and an AVX-512 version built in its own static
  * library with its own flags.  One is picked at engine start from the CPU
  * flags (override: nr_engine_set_kernel(), or NR_SUM_KERNEL=scalar|avx512 in
@@ -25,6 +25,11 @@
  *     the FPGA adder (dataplane/rtl/nr_fp32_add.v) implements the same rule;
  *   - tails are handled with masks (AVX-512) or a plain loop (scalar); no
  *     byte outside [p, p + nbytes) is read or written.
+ *   - max (jobs of op max): m = s0, then m = (s_r > m) ? s_r : m in rank order
+ *     (an ordered, quiet compare: a NaN contribution is passed over unless it
+ *     is rank 0's, which then is the result; of +0 and -0 the first stays),
+ *     bits copied, never quieted; every kernel compares and selects, so the
+ *     compiler cannot commute it.
  */
 #ifndef NR_AGG_SUM_H
 #define NR_AGG_SUM_H
@@ -48,6 +53,11 @@ struct nr_sum_ops {
 	void (*add)(void *acc, const void *src, uint32_t nbytes);
 	/* outs[k] = src for every k */
 	void (*copy_fanout)(const void *src, void *const outs[], unsigned n, uint32_t nbytes);
+	/* as sum_fanout, the max of srcs (rank order, the rule above) */
+	void (*max_fanout)(void *result, const void *const srcs[], unsigned n,
+			   void *const outs[], unsigned nouts, uint32_t nbytes);
+	/* acc = (src > acc) ? src : acc */
+	void (*max)(void *acc, const void *src, uint32_t nbytes);
 };
 
 extern const struct nr_sum_ops nr_sum_scalar_ops;

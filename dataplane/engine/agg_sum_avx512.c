@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * AVX-512 FP32 sum kernels.  This is the only file built with AVX-512 flags
+ * AVX-512 FP32 reduce kernels (sum and max).  This is the only file built with AVX-512 flags
  * (its own static library, see dataplane/meson.build); it is called only after
  * nr_sum_avx512_supported() said yes.  Unaligned loads and stores throughout,
  * tails with masks, four 64-byte chunks in flight to hide the add latency.
  * Same operand order as agg_sum_scalar.c, so results are bit-identical.
  */
 #include <immintrin.h>
+#include <stdbool.h>
 
 #include "dataplane/engine/agg_sum.h"
 
@@ -15,8 +16,16 @@ static inline __mmask16 tail_mask(uint32_t nfl)
 	return nfl >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nfl) - 1);
 }
 
-static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n,
-			      void *const outs[], unsigned nouts, uint32_t nbytes)
+/* acc + x, or with max (x > acc) ? x : acc as a compare and a select */
+static inline __attribute__((always_inline)) __m512 red(__m512 acc, __m512 x, bool max)
+{
+	return max ? _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ), x)
+		   : _mm512_add_ps(acc, x);
+}
+
+static inline __attribute__((always_inline)) void
+reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const outs[],
+	      unsigned nouts, uint32_t nbytes, bool max)
 {
 	uint32_t nfl = nbytes / 4, off = 0;
 
@@ -27,10 +36,10 @@ static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n
 
 		for (unsigned i = 1; i < n; i++) {
 			s = (const float *)srcs[i] + off;
-			a0 = _mm512_add_ps(a0, _mm512_loadu_ps(s));
-			a1 = _mm512_add_ps(a1, _mm512_loadu_ps(s + 16));
-			a2 = _mm512_add_ps(a2, _mm512_loadu_ps(s + 32));
-			a3 = _mm512_add_ps(a3, _mm512_loadu_ps(s + 48));
+			a0 = red(a0, _mm512_loadu_ps(s), max);
+			a1 = red(a1, _mm512_loadu_ps(s + 16), max);
+			a2 = red(a2, _mm512_loadu_ps(s + 32), max);
+			a3 = red(a3, _mm512_loadu_ps(s + 48), max);
 		}
 		if (result) {
 			float *d = (float *)result + off;
@@ -52,11 +61,37 @@ static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n
 		__m512 a = _mm512_maskz_loadu_ps(m, (const float *)srcs[0] + off);
 
 		for (unsigned i = 1; i < n; i++)
-			a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(m, (const float *)srcs[i] + off));
+			a = red(a, _mm512_maskz_loadu_ps(m, (const float *)srcs[i] + off), max);
 		if (result)
 			_mm512_mask_storeu_ps((float *)result + off, m, a);
 		for (unsigned k = 0; k < nouts; k++)
 			_mm512_mask_storeu_ps((float *)outs[k] + off, m, a);
+	}
+}
+
+static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, false);
+}
+
+static void avx512_max_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, true);
+}
+
+static void avx512_max(void *acc, const void *src, uint32_t nbytes)
+{
+	uint32_t nfl = nbytes / 4;
+	float *a = acc;
+	const float *s = src;
+
+	for (uint32_t off = 0; off < nfl; off += 16) {
+		__mmask16 m = tail_mask(nfl - off);
+
+		_mm512_mask_storeu_ps(a + off, m, red(_mm512_maskz_loadu_ps(m, a + off),
+						      _mm512_maskz_loadu_ps(m, s + off), true));
 	}
 }
 
@@ -114,4 +149,6 @@ const struct nr_sum_ops nr_sum_avx512_ops = {
 	.sum_fanout = avx512_sum_fanout,
 	.add = avx512_add,
 	.copy_fanout = avx512_copy_fanout,
+	.max_fanout = avx512_max_fanout,
+	.max = avx512_max,
 };

@@ -4,6 +4,7 @@
  * for bit (see agg_sum.h).  Chunks of 16 floats mirror the AVX-512 kernels so
  * that an output aliasing a source is handled the same way.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +13,11 @@
 #define CHUNK 16u	/* floats per chunk */
 
 /* One chunk of m floats (m <= CHUNK); m is a constant in the full-chunk call,
- * so the copies inline and the adds may use SSE lanes, one IEEE add per
- * element in rank order either way. */
+ * so the copies inline and the adds may use SSE lanes, one IEEE add (or, with
+ * max, one compare and select) per element in rank order either way. */
 static inline __attribute__((always_inline)) void
 sum_chunk(void *result, const void *const srcs[], unsigned n, void *const outs[],
-	  unsigned nouts, size_t bo, uint32_t m)
+	  unsigned nouts, size_t bo, uint32_t m, bool max)
 {
 	float acc[CHUNK], v[CHUNK];
 
@@ -24,7 +25,7 @@ sum_chunk(void *result, const void *const srcs[], unsigned n, void *const outs[]
 	for (unsigned i = 1; i < n; i++) {
 		memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
 		for (uint32_t j = 0; j < m; j++)
-			acc[j] = acc[j] + v[j];
+			acc[j] = max ? (v[j] > acc[j] ? v[j] : acc[j]) : acc[j] + v[j];
 	}
 	if (result)
 		memcpy((uint8_t *)result + bo, acc, m * 4);
@@ -32,15 +33,41 @@ sum_chunk(void *result, const void *const srcs[], unsigned n, void *const outs[]
 		memcpy((uint8_t *)outs[k] + bo, acc, m * 4);
 }
 
-static void scalar_sum_fanout(void *result, const void *const srcs[], unsigned n,
-			      void *const outs[], unsigned nouts, uint32_t nbytes)
+static inline __attribute__((always_inline)) void
+reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const outs[],
+	      unsigned nouts, uint32_t nbytes, bool max)
 {
 	uint32_t nfl = nbytes / 4, off = 0;
 
 	for (; off + CHUNK <= nfl; off += CHUNK)
-		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, CHUNK);
+		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, CHUNK, max);
 	if (off < nfl)
-		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, nfl - off);
+		sum_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, nfl - off, max);
+}
+
+static void scalar_sum_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, false);
+}
+
+static void scalar_max_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, true);
+}
+
+/* acc = (src > acc) ? src : acc: the bits of the one selected, never quieted */
+static void scalar_max(void *acc, const void *src, uint32_t nbytes)
+{
+	for (uint32_t off = 0; off < nbytes; off += 4) {
+		float a, v;
+
+		memcpy(&a, (const uint8_t *)acc + off, 4);
+		memcpy(&v, (const uint8_t *)src + off, 4);
+		if (v > a)
+			memcpy((uint8_t *)acc + off, &v, 4);
+	}
 }
 
 /*
@@ -88,6 +115,8 @@ const struct nr_sum_ops nr_sum_scalar_ops = {
 	.sum_fanout = scalar_sum_fanout,
 	.add = scalar_add,
 	.copy_fanout = scalar_copy_fanout,
+	.max_fanout = scalar_max_fanout,
+	.max = scalar_max,
 };
 
 bool nr_sum_avx512_supported(void)

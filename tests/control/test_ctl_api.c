@@ -131,6 +131,8 @@ static void test_create_show_destroy(void **state)
 
 	json_object_set_new(spec, "pool_msgs", json_integer(16));
 	json_object_set_new(spec, "mode", json_string("streaming"));
+	/* the FPGA's register map has sum only (test_fpga.c, test_ctl_server.c) */
+	json_object_set_new(spec, "reduce", json_string(strcmp(kind, "sw") ? "sum" : "max"));
 	json_object_set_new(spec, "mtu", json_integer(4096));
 	json_object_set_new(spec, "msg_size", json_integer(8192));
 	json_object_set_new(spec, "timeout_ms", json_integer(2500));
@@ -190,6 +192,7 @@ static void test_defaults(void **state)
 	assert_int_equal(json_integer_value(json_object_get(s, "pool_msgs")), 8);
 	assert_int_equal(json_integer_value(json_object_get(s, "timeout_ms")), 5000);
 	assert_string_equal(json_string_value(json_object_get(s, "mode")), "ordered");
+	assert_string_equal(json_string_value(json_object_get(s, "reduce")), "sum");
 	json_decref(r);
 }
 
@@ -227,6 +230,8 @@ static const struct bad_case bad_cases[] = {
 	{ "timeout_ms", "{}", 0, 0, "spec.timeout_ms: expected an integer, got an object" },
 	{ "mode", "\"fast\"", 0, 0, "spec.mode: \"fast\" is not a sum mode (ordered or streaming)" },
 	{ "mode", "1", 0, 0, "spec.mode: expected a string" },
+	{ "reduce", "\"min\"", 0, 0, "spec.reduce: \"min\" is not a reduce op (sum or max)" },
+	{ "reduce", "1", 0, 0, "spec.reduce: expected a string" },
 	{ "colour", "1", 0, 0, "spec.colour: unknown field" },
 	{ "conns", NULL, 0, 0, "spec.conns: missing" },
 	{ "conns", "{}", 0, 0, "spec.conns: expected an array, got an object" },

@@ -287,6 +287,34 @@ static void test_token(void **state)
 	still_serving(f, false);
 }
 
+/*
+ * A job of reduce max: the box (sw) runs it; the FPGA's register map and so
+ * the RTL have sum only, and refuse it at job_create with the reason.
+ */
+static void test_reduce_max(void **state)
+{
+	struct fx *f = *state;
+	json_t *spec = tb_spec(2, 1, 0x100), *req;
+	struct conn *k;
+	char *line;
+
+	json_object_set_new(spec, "reduce", json_string("max"));
+	req = json_pack("{s:s,s:o}", "op", "job_create", "spec", spec);
+	line = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	start(f, (struct nr_ctl_server_cfg){ 0 });
+	k = dial_unix(f);
+	send_str(k, line);
+	send_str(k, "\n");
+	if (!strcmp(kind, "sw"))
+		expect_ok(k);
+	else
+		expect_error(k, "reduce max: the aggregator's register map has sum only");
+	hang_up(k);
+	free(line);
+	still_serving(f, false);
+}
+
 static void test_oversize_line(void **state)
 {
 	struct fx *f = *state;
@@ -571,6 +599,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pipelined_and_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_path_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_junk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reduce_max, setup, teardown),
 	};
 
 	char name[32];

@@ -567,6 +567,41 @@ static void test_nan_inf(void **state)
 	}
 }
 
+/*
+ * A job of reduce max: every result is the rank-order max (agg_sum.h's rule:
+ * rank 0's NaN wins, a later NaN is passed over, of -0 and +0 the first stays),
+ * in both modes, whatever the arrival order.
+ */
+static void test_reduce_max(void **state)
+{
+	struct th t;
+	float p0[4] = { 1.0f, NAN, -0.0f, -5.0f }, p1[4] = { 3.0f, 7.0f, 0.0f, NAN };
+	float p2[4] = { 2.0f, 9.0f, 0.0f, -4.0f };
+
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		struct nr_job_spec *s = th_spec(3, 256, 16, 2, (uint8_t)mode, NULL);
+
+		s->reduce = NR_REDUCE_MAX;
+		th_init(&t, s, 1);
+		send_one(&t, 0, 0, 9, p0, 16, 0, NULL, NULL);
+		send_one(&t, 2, 0, 9, p2, 16, 0, NULL, NULL);
+		send_one(&t, 1, 0, 9, p1, 16, 0, NULL, NULL);
+		assert_int_equal(t.log_len, 3);
+		for (int i = 0; i < 3; i++) {
+			float r[4];
+
+			memcpy(r, th_payload(t.log[i].pkt), sizeof(r));
+			/* (rank 0 arrives first: streaming starts from it as ordered does) */
+			assert_true(r[0] == 3.0f);
+			assert_true(isnan(r[1]));                     /* rank 0's NaN is the start */
+			assert_true(r[2] == 0.0f && signbit(r[2]));   /* rank 0's -0 stays */
+			assert_true(r[3] == -4.0f);                   /* rank 1's NaN passed over */
+		}
+		th_fini(&t);
+	}
+}
+
 /* A multi-packet message (FIRST, MIDDLE, LAST_IMM with a short last packet)
  * across the 24-bit PSN wrap with a pool that does not divide 2^24. */
 static void test_multi_packet_wrap(void **state)
@@ -946,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_job_del_frees),
 		cmocka_unit_test(test_ecn_and_result_key),
 		cmocka_unit_test(test_nan_inf),
+		cmocka_unit_test(test_reduce_max),
 		cmocka_unit_test(test_multi_packet_wrap),
 		cmocka_unit_test(test_wide_bitmap),
 		cmocka_unit_test(test_validate),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Sum kernels, byte for byte (DPDK test_crc.c crc_all_algs style): one set of
+ * Sum and max kernels, byte for byte (DPDK test_crc.c crc_all_algs style): one set of
  * vectors (random floats with NaN, Inf, denormals and -0; lengths 4..4096 step
  * 4; N 1..33; unaligned pointers; outputs aliasing sources) runs through every
  * kernel available here and must equal the scalar kernel and a plain C
@@ -95,6 +95,25 @@ static void ref_sum(uint8_t *out, uint8_t *const src[], unsigned n, uint32_t nby
 	}
 }
 
+/* max in rank order, agg_sum.h's rule, on the bits: m = (x > m) ? x : m */
+static void ref_max(uint8_t *out, uint8_t *const src[], unsigned n, uint32_t nbytes)
+{
+	for (uint32_t b = 0; b < nbytes; b += 4) {
+		uint32_t mb, xb;
+		float m, x;
+
+		memcpy(&mb, src[0] + b, 4);
+		for (unsigned i = 1; i < n; i++) {
+			memcpy(&xb, src[i] + b, 4);
+			memcpy(&m, &mb, 4);
+			memcpy(&x, &xb, 4);
+			if (x > m)
+				mb = xb;
+		}
+		memcpy(out + b, &mb, 4);
+	}
+}
+
 static void check_guard(const uint8_t *alloc, const uint8_t *p, uint32_t nbytes, size_t total)
 {
 	for (const uint8_t *q = alloc; q < p; q++)
@@ -135,7 +154,7 @@ static void cmp_bytes(const uint8_t *a, const uint8_t *b, uint32_t n, bool nan_a
 #define bytes_equal(a, b, n, what, k, nn, nb) cmp_bytes(a, b, n, nan_any, what, k, nn, nb)
 
 /* One vector through one kernel: sum_fanout (separate outs, and in place),
- * add, copy_fanout. */
+ * add, copy_fanout, max_fanout, max. */
 static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n,
 		       uint32_t nbytes, bool sp)
 {
@@ -187,6 +206,25 @@ static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n
 		k->add(res, v.src[i], nbytes);
 	bytes_equal(res, ref, nbytes, "add chain", k->name, n, nbytes);
 	check_guard(res_alloc, res, nbytes, total);
+	/* max (jobs of reduce max): a select, so the bits are exact against plain C,
+	 * NaN payloads included; then the streaming form */
+	{
+		uint8_t mref[MAXB];
+
+		ref_max(mref, v.src, n, nbytes);
+		k->max_fanout(res, srcs, n, outs, n, nbytes);
+		cmp_bytes(res, mref, nbytes, false, "max_fanout result", k->name, n, nbytes);
+		check_guard(res_alloc, res, nbytes, total);
+		for (unsigned i = 0; i < n; i++) {
+			cmp_bytes(outs[i], mref, nbytes, false, "max_fanout out", k->name, n, nbytes);
+			check_guard(outs_alloc[i], outs[i], nbytes, total);
+		}
+		memcpy(res, v.src[0], nbytes);
+		for (unsigned i = 1; i < n; i++)
+			k->max(res, v.src[i], nbytes);
+		cmp_bytes(res, mref, nbytes, false, "max chain", k->name, n, nbytes);
+		check_guard(res_alloc, res, nbytes, total);
+	}
 	/* in place: outputs are the sources (the engine's ordered mode) */
 	for (unsigned i = 0; i < n; i++)
 		outs[i] = v.src[i];
