@@ -38,8 +38,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 try:
     import netreduce  # noqa: F401 - installed (ninja install) or on PYTHONPATH
 except ImportError:       # run from the source tree
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host",
-                                    "python"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 BACKENDS = ("gloo", "netreduce", "netreduce-ring")
 

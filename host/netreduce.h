@@ -44,7 +44,10 @@ enum nr_err {
 };
 
 enum nr_dtype { NR_FLOAT32 = 0 };
-enum nr_op { NR_SUM = 0 };
+/* NR_MAX: element-wise max, m = (x_r > m) ? x_r : m in rank order (a NaN of a rank
+ * after the first is passed over); through the box only on a communicator whose
+ * box job computes it (reduce "max"), on the ring always. */
+enum nr_op { NR_SUM = 0, NR_MAX = 1 };
 
 struct nr_config {
 	int rank;                /* 0..world-1 */
@@ -97,6 +100,9 @@ struct nr_config {
 	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the transport's (128) */
 	uint32_t bootstrap_timeout_ms; /* rendezvous: how long ranks wait for each other to join
 				    (a rank may start late); default 300000 */
+	const char *reduce;      /* what the box job computes, so what nr_allreduce's op must be:
+				    "sum" (default, NULL) or "max" (NR_MAX); nr_ring_allreduce
+				    takes either op on any communicator */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
@@ -107,8 +113,8 @@ void nr_config_default(struct nr_config *cfg);
  * NR_SOFT_PROFILE, NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU,
  * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
- * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_CHANNELS (a number, or "auto"
- * for 0) from the environment.  Strings
+ * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_CHANNELS (a number,
+ * or "auto" for 0) from the environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */

@@ -18,7 +18,7 @@ pass() { echo "PASS: e2e/$scenario: $*"; exit 0; }
 fail() { echo "FAIL: e2e/$scenario: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, veths, DPDK af_packet ports)"
-for b in netreduce-switch host/nr-allreduce-perf; do
+for b in netreduce-switch bench/host/nr-allreduce-perf; do
 	[ -x "$build/$b" ] || skip "$build/$b is not built"
 done
 for t in ip tc ethtool jq; do
@@ -54,6 +54,15 @@ hosts2)
 	run_check "2 hosts" 9 --hosts 2 --algo netreduce --iters 2 --warmup 1 \
 		--bytes 4,8,12,1020,4100,65540,1048580,4M,64M
 	pass "2 hosts, 9 sizes 4 B..64 MiB, bit-identical to the rank-ordered reference"
+	;;
+max)
+	# reduce max: the box job registered for it (nr-allreduce-perf --op max sets
+	# NR_REDUCE=max), then the ring, each checked against the max of the ranks
+	run_check "max through the box" 3 --hosts 4 --algo netreduce --iters 1 --warmup 1 \
+		--bytes 4,65540,4M --perf-args '--op max'
+	run_check "max on the ring" 3 --hosts 4 --algo ring --iters 1 --warmup 1 \
+		--bytes 4,65540,4M --perf-args '--op max'
+	pass "4 hosts, reduce max through the box (a job of reduce max) and on the ring, exact"
 	;;
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \

@@ -25,7 +25,7 @@ export NR_TIMEOUT_MS=${NR_TIMEOUT_MS:-3000}
 timeout_s=$((NR_TIMEOUT_MS / 1000))
 hosts=4
 [ "$scenario" = twojobs ] && hosts=7
-perf=$build/host/nr-allreduce-perf
+perf=$build/bench/host/nr-allreduce-perf
 
 tb_init "$build"
 trap 'tb_teardown' EXIT

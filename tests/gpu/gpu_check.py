@@ -34,7 +34,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
-sys.path.insert(0, os.path.join(top, "host", "python"))
+sys.path.insert(0, os.path.join(top, "python"))
 
 
 def parse(argv=None):

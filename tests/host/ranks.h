@@ -82,6 +82,21 @@ static inline void ranks_fill(uint64_t seed, int rank, float *x, size_t count)
 		x[i] = ranks_value(seed, rank, i);
 }
 
+/* Reference of NR_MAX: the values have no NaN and no -0, so any order gives these bits. */
+static inline void ranks_max_reference(uint64_t seed, int world, float *ref, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		float m = ranks_value(seed, 0, i);
+
+		for (int r = 1; r < world; r++) {
+			float x = ranks_value(seed, r, i);
+
+			m = x > m ? x : m;
+		}
+		ref[i] = m;
+	}
+}
+
 /*
  * Reference of nr_ring_allreduce: chunk c (count/N elements, the first count%N
  * chunks one more) is summed starting at rank c and going round the ring:

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "host/netreduce.h"
-#include "host/nr_util.h"
+#include "host/collective/nr_util.h"
 
 static const char *const vars[] = {
 	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
@@ -18,6 +18,7 @@ static const char *const vars[] = {
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
+	"NR_REDUCE",
 };
 
 static int clear_env(void **state)
@@ -161,6 +162,9 @@ static void test_env_bad(void **state)
 		{ "NR_CHANNELS", "0", "NR_CHANNELS" },
 		{ "NR_CHANNELS", "17", "NR_CHANNELS" },
 		{ "NR_CHANNELS", "many", "NR_CHANNELS" },
+		{ "NR_REDUCE", "min", "NR_REDUCE" },
+		{ "NR_REDUCE", "max", NULL },
+		{ "NR_REDUCE", "sum", NULL },
 	};
 	struct nr_config cfg;
 
@@ -178,6 +182,13 @@ static void test_env_bad(void **state)
 		assert_int_equal(rc, NR_ERR_CONFIG);
 		assert_non_null(strstr(nr_comm_last_error(NULL), bad[i].named));
 	}
+	/* reduce max: one rank per host, one rack (their phases sum) */
+	clear_env(NULL);
+	set_good();
+	setenv("NR_REDUCE", "max", 1);
+	setenv("NR_LOCAL_SIZE", "2", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_REDUCE=max: hosts with several ranks"));
 	/* the box needs the token */
 	clear_env(NULL);
 	set_good();

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "host/comm_internal.h"
-#include "host/tp_soft.h"
+#include "host/collective/comm_internal.h"
+#include "host/transport/tp_soft.h"
 #include "ranks.h"
 
 #define MAX_SIZES 16
@@ -39,6 +39,7 @@ struct ring_case {
 	uint32_t timeout_ms;
 	uint32_t boot_ms;        /* bootstrap_timeout_ms (0: default) */
 	uint32_t late_ms;        /* the last rank calls nr_comm_init this late */
+	bool max;                /* NR_MAX instead of NR_SUM */
 	struct shared_out *out;
 };
 
@@ -72,14 +73,19 @@ static int check_one(struct ring_case *t, struct nr_comm *c, int rank, int world
 
 	if (!send || !recv || !ref)
 		return child_fail(t, rank, 3, "out of memory for %zu elements", count);
+	enum nr_op op = t->max ? NR_MAX : NR_SUM;
+
 	ranks_fill(t->seed + count, rank, send, count);
-	ranks_ring_reference(t->seed + count, world, ref, count);
+	if (t->max)
+		ranks_max_reference(t->seed + count, world, ref, count);
+	else
+		ranks_ring_reference(t->seed + count, world, ref, count);
 	memset(recv, 0xA5, bytes);
 	if (inplace) {
 		memcpy(recv, send, count * 4);
-		rc = nr_ring_allreduce(c, recv, recv, count, NR_FLOAT32, NR_SUM);
+		rc = nr_ring_allreduce(c, recv, recv, count, NR_FLOAT32, op);
 	} else {
-		rc = nr_ring_allreduce(c, send, recv, count, NR_FLOAT32, NR_SUM);
+		rc = nr_ring_allreduce(c, send, recv, count, NR_FLOAT32, op);
 	}
 	if (rc) {
 		rc = child_fail(t, rank, 4, "count %zu %s: %s: %s", count, inplace ? "in place" :
@@ -167,17 +173,19 @@ static int ring_child(int rank, int world, void *arg)
 	return rc;
 }
 
-static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big,
-			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size)
+static void run_ring_case(int world, const size_t *sizes, int nsizes, size_t big,
+			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size,
+			  bool max)
 {
 	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000,
-			       .loss_pct = loss_pct, .reps = reps, .mtu = mtu, .msg_size = msg_size };
+			       .loss_pct = loss_pct, .reps = reps, .mtu = mtu, .msg_size = msg_size,
+			       .max = max };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
 	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
-	printf("ring world %d: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
-	       (unsigned long long)t.seed, loss_pct, mtu, msg_size);
+	printf("ring world %d%s: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
+	       max ? ", max" : "", (unsigned long long)t.seed, loss_pct, mtu, msg_size);
 	ranks_env_init(&t.env, salt);
 	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
 	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -196,6 +204,12 @@ static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big
 			for (int r = 1; r < world; r++)
 				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
 	munmap(t.out, sizeof(*t.out));
+}
+
+static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big,
+			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size)
+{
+	run_ring_case(world, sizes, nsizes, big, salt, loss_pct, reps, mtu, msg_size, false);
 }
 
 /*
@@ -258,6 +272,14 @@ static void test_ring_8(void **state)
 	static const size_t sizes[] = { 1, 7, 9, 1023, 65537, 262147 };
 
 	run_ring(8, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 4);
+}
+
+/* NR_MAX on the ring: the max of the ranks, the same on every rank */
+static void test_ring_4_max(void **state)
+{
+	static const size_t sizes[] = { 1, 3, 5, 1023, 65537, (1 << 20) + 3 };
+
+	run_ring_case(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 9, 0, 1, 0, 0, true);
 }
 
 /* 2% of every rank's packets lost: go-back-N recovers, results stay exact. */
@@ -494,6 +516,7 @@ int main(void)
 		cmocka_unit_test(test_ring_2),
 		cmocka_unit_test(test_ring_3),
 		cmocka_unit_test(test_ring_4),
+		cmocka_unit_test(test_ring_4_max),
 		cmocka_unit_test(test_ring_8),
 		cmocka_unit_test(test_ring_4_lossy),
 		cmocka_unit_test(test_idle_rank_keeps_answering),

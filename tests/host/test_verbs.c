@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "host/netreduce.h"
-#include "host/nr_transport.h"
+#include "host/transport/nr_transport.h"
 
 static int no_device;
 

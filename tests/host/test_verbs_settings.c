@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "host/nr_transport.h"
+#include "host/transport/nr_transport.h"
 #include "verbs_standin.h"
 
 static uint32_t ip4(const char *s)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A stand-in libibverbs for tests on machines without an RDMA device: the
- * entry points host/tp_verbs.c calls (rdma-core 44's exported functions, and
+ * entry points host/transport/tp_verbs.c calls (rdma-core 44's exported functions, and
  * a context whose ops serve the inline ibv_post_send, ibv_post_recv,
  * ibv_poll_cq and ibv_req_notify_cq of verbs.h), over devices the test
  * describes, recording every ibv_modify_qp (attributes and mask) and every

@@ -78,7 +78,7 @@ bound_init=$((timeout_s + 12))
 # Exiting after the exception (Python and torch tearing down) is slow when the
 # machine is busy; the exception's time is checked on its own.
 exit_wait=$((bound + 90))
-export PYTHONPATH=$top/host/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH=$top/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
 
 # The topologies: 4 ranks each; TB_* read by lib.sh.
 # shellcheck disable=SC2034

@@ -125,12 +125,12 @@ class Backend(unittest.TestCase):
                 self.assertTrue(torch.equal(t, torch.arange(6)))
             m = torch.arange(12, dtype=torch.float32).view(3, 4).t()   # not contiguous
             dist.all_reduce(m)
-            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MAX)       # op
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MIN)       # op
         fallback = [str(x.message) for x in w
                     if issubclass(x.category, netreduce.torch.NetreduceFallbackWarning)]
         self.assertEqual(sum("int64" in x for x in fallback), 1, fallback)
         self.assertTrue(any("strided" in x and "not contiguous" in x for x in fallback), fallback)
-        self.assertTrue(any("MAX" in x and "SUM and AVG" in x for x in fallback), fallback)
+        self.assertTrue(any("MIN" in x and "SUM, AVG and MAX" in x for x in fallback), fallback)
         d = netreduce.torch.stats()["delegated"]
         self.assertGreaterEqual(d["all_reduce SUM int64 cpu contiguous"]["calls"], 3)
         self.assertEqual(d["all_reduce SUM int64 cpu contiguous"]["why"],
@@ -151,7 +151,8 @@ class Backend(unittest.TestCase):
             "all_reduce MIN float32 cpu contiguous", {"calls": 0})["calls"]
         with self.assertRaisesRegex(netreduce.torch.NetreduceUnsupported,
                                     r"rank 0: all_reduce MIN float32 cpu contiguous failed: "
-                                    r"netreduce cannot take it \(.*SUM and AVG.*\) and NR_STRICT=1"):
+                                    r"netreduce cannot take it \(.*SUM, AVG and MAX.*\) and "
+                                    r"NR_STRICT=1"):
             dist.all_reduce(torch.ones(3), op=dist.ReduceOp.MIN)
         after = netreduce.torch.stats()["delegated"].get(
             "all_reduce MIN float32 cpu contiguous", {"calls": 0})["calls"]
@@ -159,6 +160,18 @@ class Backend(unittest.TestCase):
         dist.all_reduce(torch.ones(3))   # what netreduce takes still works
         # collectives that are Gloo's by design are not refused
         dist.barrier()
+
+    def test_max_through_netreduce(self):
+        # MAX: over the ring here (no box; a box job of NR_REDUCE=max takes it too)
+        k = "all_reduce MAX float32 cpu contiguous"
+        before, lib0 = through(k), library()
+        t = torch.tensor([1.0, -2.0, float("inf"), -0.0])
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        self.assertTrue(torch.equal(t, torch.tensor([1.0, -2.0, float("inf"), -0.0])))
+        after, lib1 = through(k), library()
+        self.assertEqual((after["calls"] - before["calls"], after["bytes"] - before["bytes"]),
+                         (1, 16))
+        self.assertEqual(lib1["ring_calls"] - lib0["ring_calls"], 1)
 
     def test_empty_tensor(self):
         t = torch.zeros(0)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""pip install of the package (host/python, pyproject.toml) into a virtual
+"""pip install of the package (python, pyproject.toml) into a virtual
 environment that sees the system's torch, as users install it next to their
 PyTorch; then, from elsewhere and without PYTHONPATH: the package imports from
 the environment, finds libnetreduce.so as an installed library (the dynamic
@@ -58,7 +58,7 @@ def main():
              if k not in ("PYTHONPATH", "NETREDUCE_LIB", "LD_PRELOAD", "ASAN_OPTIONS")}
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "src")   # pip builds in place: not in the checkout
-        shutil.copytree(os.path.join(top, "host", "python"), src,
+        shutil.copytree(os.path.join(top, "python"), src,
                         ignore=shutil.ignore_patterns("__pycache__", "meson.build"))
         venv = os.path.join(tmp, "venv")
         sh([sys.executable, "-m", "venv", "--system-site-packages", venv], plain, tmp)

@@ -23,7 +23,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "examples"))
-import train  # noqa: E402  (examples/train.py; puts host/python on the path)
+import train  # noqa: E402  (examples/train.py; puts python on the path)
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402

@@ -93,7 +93,7 @@ tb_mgmt_ip() { echo "10.76.$(tb_rack_of "$1").$(( $1 + 1 ))"; }
 tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
 
 tb_bin_switch() { echo "$TB_BUILD/netreduce-switch"; }
-tb_bin_perf() { echo "$TB_BUILD/host/nr-allreduce-perf"; }
+tb_bin_perf() { echo "$TB_BUILD/bench/host/nr-allreduce-perf"; }
 tb_bin_mpi() { echo "$TB_BUILD/bench/e2e/nr-mpi-allreduce"; }
 tb_bin_ctl() { echo "$TB_BUILD/control/netreducectl"; }
 tb_bin_impair() { echo "$TB_BUILD/tests/e2e/nr-impair"; }

@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <arpa/inet.h>
 
-#include "host/nr_transport.h"
-#include "host/tp_soft.h"
+#include "host/transport/nr_transport.h"
+#include "host/transport/tp_soft.h"
 
 struct hello {
 	struct nr_qp_info qp;

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 
-#include "host/nr_transport.h"
-#include "host/tp_soft.h"
+#include "host/transport/nr_transport.h"
+#include "host/transport/tp_soft.h"
 #include "proto/roce_hdr.h"
 #include "proto/roce_pkt.h"
 

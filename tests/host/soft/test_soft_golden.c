@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <pcap/pcap.h>
 
-#include "host/tp_soft_types.h"
+#include "host/transport/tp_soft_types.h"
 #include "proto/roce_opcode.h"
 
 static const char *vectors;

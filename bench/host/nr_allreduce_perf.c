@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nr-allreduce-perf: an nccl-tests-style sweep of all-reduce sizes, through
+ * the box (--algo netreduce) or over the plain ring (--algo ring).  Run one
+ * process per rank with the NR_* environment (or the options below); rank 0
+ * prints.  Exit status: 0 all fine, 1 wrong elements, 2 an error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/netreduce.h"
+#include "proto/nr_text.h"
+
+#define NR_PERF_RACKS 64
+
+struct opts {
+	size_t min, max;
+	double factor;
+	int iters, warmup;
+	int late_rank;           /* this rank enters its first collective late_s late; -1: none */
+	unsigned late_s;
+	bool ring, check, json, algo_set;
+	enum nr_op op;           /* --op: NR_SUM (default) or NR_MAX */
+	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
+	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
+	int rack_agents;     /* NR_RACK_AGENTS (0: the smallest rack) */
+	int rack_sizes[NR_PERF_RACKS], rack_boxes[NR_PERF_RACKS];
+	const char *boxes_arg;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: nr-allreduce-perf [options]\n"
+"  -b, --minbytes SIZE   smallest size in bytes (K, M, G suffixes; default 4)\n"
+"  -e, --maxbytes SIZE   largest size (default 4M)\n"
+"  -f, --stepfactor F    multiply the size by F each step (default 2)\n"
+"  -n, --iters N         timed iterations per size (default 20)\n"
+"  -w, --warmup N        untimed iterations per size (default 5)\n"
+"  -a, --algo A          netreduce (through the box, needs NR_SWITCH) or ring\n"
+"                        (default: netreduce when NR_SWITCH is set, else ring)\n"
+"      --op OP           sum (default) or max; max registers the box job for max\n"
+"                        (NR_REDUCE=max) unless NR_REDUCE says otherwise\n"
+"  -c, --check           after the timed iterations, run once more with data\n"
+"                        derived from (rank, index, size) and count the elements\n"
+"                        that differ from the reference (the documented order of\n"
+"                        netreduce.h: rank order for netreduce, the ring's own\n"
+"                        order for ring; with NR_LOCAL_SIZE > 1 the hosts'\n"
+"                        local sums in those orders; across racks docs/racks.md),\n"
+"                        over all ranks\n"
+"      --late R:S        rank R enters its first collective S seconds after the\n"
+"                        others (a slow data loader): the others wait in it\n"
+"  -J, --json            one JSON line per size instead of the table:\n"
+"                        {\"algo\",\"variant\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
+"                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
+"                        local: ranks per host)\n"
+"                        (bandwidths in GB/s = 1e9 bytes/s, as in the table)\n"
+"      --rack-boxes LIST for --check across racks (NR_RACKS): 1 or 0 per rack, whether\n"
+"                        it has a box (default: every rack as this rank's)\n"
+"      --rank R --world N --root IP:PORT --switch IP:PORT --token T\n"
+"      --transport soft|verbs --device DEV --addr IP --msg-size B --timeout-ms T\n"
+"                        override NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN,\n"
+"                        NR_TRANSPORT, NR_DEVICE, NR_ADDR, NR_MSG_SIZE, NR_TIMEOUT_MS\n"
+"  -h, --help\n"
+"time: median over the iterations of one call, on rank 0; algbw = bytes / time;\n"
+"busbw = algbw * 2(N-1)/N.  Exit status 0: fine, 1: wrong elements, 2: error.\n");
+}
+
+static int parse_uint(const char *s, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 0);
+	return errno || *end || end == s || *out < 0 || *out > max ? -1 : 0;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Element i of rank r's data for check number `salt`: mixed magnitudes, exact in FP32. */
+static float value(uint64_t salt, int rank, size_t i)
+{
+	uint64_t h = mix(salt ^ mix(((uint64_t)rank << 40) ^ i));
+	static const float scale[4] = { 1.0f, 1e-3f, 1e3f, 3.14159f };
+
+	return (float)((int64_t)(h % 2000001) - 1000000) / 1024.0f * scale[(h >> 32) & 3];
+}
+
+/* Terms t[start], t[start+1], ... summed round the n of them. */
+static float ring_sum(const float *t, int n, int start)
+{
+	float acc = t[start];
+
+	for (int j = 1; j < n; j++)
+		acc = acc + t[(start + j) % n];
+	return acc;
+}
+
+/* The chunk of index k when len elements are cut into n (the first len % n one more). */
+static int chunk_of(size_t k, size_t len, int n)
+{
+	size_t base = len / n, rem = len % n, big = rem * (base + 1);
+
+	return k < big ? (int)(k / (base + 1)) : (int)(rem + (k - big) / base);
+}
+
+/* Where element i falls when count elements are cut into n: *off, *len of its part. */
+static int part_of(size_t i, size_t count, int n, size_t *off, size_t *len)
+{
+	int p = chunk_of(i, count, n);
+	size_t rem = count % n;
+
+	*off = p * (count / n) + ((size_t)p < rem ? (size_t)p : rem);
+	*len = count / n + ((size_t)p < rem);
+	return p;
+}
+
+/*
+ * The documented summation orders (netreduce.h, docs/racks.md) of element i.
+ * Hosts of `local` ranks (ranks host by host): the local sum of host h is
+ * ((x_{h,0} + x_{h,1}) + ...) (with one rank per host, x_h itself); through
+ * the box the hosts' sums are added in host order; on the ring the buffer is
+ * cut into `local` shares and share p's element k is summed round the hosts
+ * from the host whose ring chunk holds k.
+ */
+static float hosts_order(const struct opts *o, uint64_t salt, int world, size_t i, size_t count,
+			 float *l)
+{
+	int hosts = world / o->local;
+	size_t off, len;
+
+	for (int h = 0; h < hosts; h++) {
+		l[h] = value(salt, h * o->local, i);
+		for (int p = 1; p < o->local; p++)
+			l[h] = l[h] + value(salt, h * o->local + p, i);
+	}
+	if (!o->ring)
+		return ring_sum(l, hosts, 0);
+	part_of(i, count, o->local, &off, &len);
+	return ring_sum(l, hosts, chunk_of(i - off, len, hosts));
+}
+
+/*
+ * Racks: rack k's sum in rank order (box) or the ring's order (no box, or
+ * --algo ring); the m agents per rack (m: NR_RACK_AGENTS, else the smallest
+ * rack) cut the buffer into m pieces, piece j's element k summed round the
+ * racks from the rack whose chunk holds k.
+ */
+static float racks_order(const struct opts *o, uint64_t salt, size_t i, size_t count, float *l)
+{
+	float sums[NR_PERF_RACKS];
+	int m = o->rack_sizes[0], first = 0;
+	size_t off, len;
+
+	for (int k = 1; k < o->nracks; k++)
+		m = o->rack_sizes[k] < m ? o->rack_sizes[k] : m;
+	if (o->rack_agents > 0)
+		m = o->rack_agents;
+	for (int k = 0; k < o->nracks; first += o->rack_sizes[k], k++) {
+		for (int r = 0; r < o->rack_sizes[k]; r++)
+			l[r] = value(salt, first + r, i);
+		sums[k] = ring_sum(l, o->rack_sizes[k], !o->ring && o->rack_boxes[k] ? 0 :
+				   chunk_of(i, count, o->rack_sizes[k]));
+	}
+	part_of(i, count, m, &off, &len);
+	return ring_sum(sums, o->nracks, chunk_of(i - off, len, o->nracks));
+}
+
+/* max over the ranks (the data has no NaN and no -0: any order gives these bits) */
+static float max_of(uint64_t salt, int world, size_t i)
+{
+	float m = value(salt, 0, i);
+
+	for (int r = 1; r < world; r++) {
+		float x = value(salt, r, i);
+
+		m = x > m ? x : m;
+	}
+	return m;
+}
+
+static void reference(const struct opts *o, uint64_t salt, int world, float *ref, size_t count)
+{
+	float *l = malloc(world * sizeof(float));
+
+	for (size_t i = 0; i < count; i++)
+		ref[i] = o->op == NR_MAX ? max_of(salt, world, i)
+		       : o->nracks ? racks_order(o, salt, i, count, l)
+				   : hosts_order(o, salt, world, i, count, l);
+	free(l);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run_op(struct nr_comm *c, const struct opts *o, const float *s, float *r,
+		  size_t count)
+{
+	return o->ring ? nr_ring_allreduce(c, s, r, count, NR_FLOAT32, o->op)
+		       : nr_allreduce(c, s, r, count, NR_FLOAT32, o->op);
+}
+
+static int fail(struct nr_comm *c, int rank, int rc)
+{
+	fprintf(stderr, "nr-allreduce-perf: rank %d: %s: %s\n", rank, nr_strerror(rc),
+		nr_comm_last_error(c));
+	return 2;
+}
+
+/* Wrong elements of this rank, summed over all ranks (plain ring: exact for counts < 2^24). */
+static int check_size(struct nr_comm *c, const struct opts *o, float *send, float *recv,
+		      float *ref, size_t count, int rank, int world, double *wrong_all)
+{
+	uint64_t salt = 0x5eed0000ull + count;
+	float wrong = 0, total;
+	int rc;
+
+	for (size_t i = 0; i < count; i++)
+		send[i] = value(salt, rank, i);
+	reference(o, salt, world, ref, count);
+	memset(recv, 0xff, count * 4);
+	rc = run_op(c, o, send, recv, count);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < count; i++)
+		wrong += memcmp(&recv[i], &ref[i], 4) != 0;
+	rc = nr_ring_allreduce(c, &wrong, &total, 1, NR_FLOAT32, NR_SUM);
+	*wrong_all = total;
+	return rc;
+}
+
+static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
+{
+	size_t maxcount = o->max / 4 ? o->max / 4 : 1;
+	float *send = malloc(maxcount * 4), *recv = malloc(maxcount * 4);
+	float *ref = o->check ? malloc(maxcount * 4) : NULL;
+	double *t = malloc(sizeof(double) * (o->iters ? o->iters : 1));
+	const char *algo = o->ring ? "ring" : "netreduce";
+	int status = 0, rc = 0;
+
+	if (!send || !recv || !t || (o->check && !ref)) {
+		fprintf(stderr, "nr-allreduce-perf: rank %d: cannot allocate %zu bytes\n", rank,
+			maxcount * 4);
+		return 2;
+	}
+	for (size_t i = 0; i < maxcount; i++)
+		send[i] = value(1, rank, i);
+	if (rank == 0 && !o->json)
+		printf("# nr-allreduce-perf: algo %s (%s), %d ranks, %d per host, credits %u, "
+		       "box channels %u\n"
+		       "# %12s %12s %12s %12s %12s %8s\n", algo, nr_comm_algo(c), world, o->local,
+		       nr_comm_credits(c), nr_comm_channels(c), "size(B)", "count", "time(us)",
+		       "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+	for (size_t bytes = o->min; bytes <= o->max; ) {
+		size_t count = bytes / 4;
+		double wrong = 0, med, algbw, busbw;
+
+		for (int i = 0; i < o->warmup && !rc; i++)
+			rc = run_op(c, o, send, recv, count);
+		for (int i = 0; i < o->iters && !rc; i++) {
+			double t0 = now_us();
+
+			rc = run_op(c, o, send, recv, count);
+			t[i] = now_us() - t0;
+		}
+		if (!rc && o->check)
+			rc = check_size(c, o, send, recv, ref, count, rank, world, &wrong);
+		if (rc) {
+			status = fail(c, rank, rc);
+			break;
+		}
+		qsort(t, o->iters, sizeof(double), cmp_double);
+		med = o->iters ? (o->iters % 2 ? t[o->iters / 2]
+				  : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2) : 0;
+		algbw = med > 0 ? count * 4 / med / 1e3 : 0;
+		busbw = algbw * 2 * (world - 1) / world;
+		if (wrong > 0)
+			status = 1;
+		if (rank == 0 && o->json)
+			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"ranks\":%d,\"local\":%d,"
+			       "\"channels\":%u,\"bytes\":%zu,\"time_us\":%.2f,\"algbw_gbps\":%.6g,"
+			       "\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo, nr_comm_algo(c), world,
+			       o->local, o->ring ? 0 : nr_comm_channels(c), count * 4, med, algbw, busbw,
+			       wrong);
+		else if (rank == 0)
+			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * 4, count, med,
+			       algbw, busbw, wrong);
+		fflush(stdout);
+		size_t next = (size_t)ceil(bytes * o->factor);
+		bytes = next > bytes ? next : bytes + 4;
+	}
+	free(send);
+	free(recv);
+	free(ref);
+	free(t);
+	return status;
+}
+
+/* NR_RACKS and --rack-boxes (default: every rack as this rank's, box or not). */
+static int parse_racks(struct opts *o, const struct nr_config *cfg)
+{
+	const char *b = o->boxes_arg;
+	int k = 0, sum = 0;
+
+	for (const char *s = cfg->racks; s && *s && o->nracks < NR_PERF_RACKS; o->nracks++) {
+		o->rack_sizes[o->nracks] = (int)strtol(s, (char **)&s, 10);
+		sum += o->rack_sizes[o->nracks];
+		s += *s == ',';
+	}
+	if (cfg->racks && (sum != cfg->world || o->rack_sizes[0] < 1)) {
+		fprintf(stderr, "nr-allreduce-perf: NR_RACKS=%s: hosts per rack adding up to the "
+			"world size %d\n", cfg->racks, cfg->world);
+		return -1;
+	}
+	o->rack_agents = cfg->rack_agents;
+	for (k = 0; k < o->nracks; k++) {
+		o->rack_boxes[k] = cfg->switch_addr != NULL;
+		if (b && (*b == '0' || *b == '1')) {
+			o->rack_boxes[k] = *b++ == '1';
+			b += *b == ',';
+		} else if (b) {
+			break;
+		}
+	}
+	if (b && (k < o->nracks || *b)) {
+		fprintf(stderr, "nr-allreduce-perf: --rack-boxes %s: one 0 or 1 per rack of "
+			"NR_RACKS=%s\n", o->boxes_arg, cfg->racks ? cfg->racks : "(unset)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
+{
+	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP };
+	static const struct option lo[] = {
+		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
+		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
+		{ "check", 0, 0, 'c' }, { "json", 0, 0, 'J' }, { "help", 0, 0, 'h' },
+		{ "rank", 1, 0, O_RANK }, { "world", 1, 0, O_WORLD }, { "root", 1, 0, O_ROOT },
+		{ "switch", 1, 0, O_SWITCH }, { "token", 1, 0, O_TOKEN },
+		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
+		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
+		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
+		{ 0, 0, 0, 0 },
+	};
+	int ch;
+	long v;
+
+	while ((ch = getopt_long(argc, argv, "b:e:f:n:w:a:cJh", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'b': if (nr_size_parse(optarg, &o->min)) goto bad; break;
+		case 'e': if (nr_size_parse(optarg, &o->max)) goto bad; break;
+		case 'f': o->factor = strtod(optarg, NULL); if (!(o->factor >= 1)) goto bad; break;
+		case 'n': if (parse_uint(optarg, 1000000, &v)) goto bad; o->iters = v; break;
+		case 'w': if (parse_uint(optarg, 1000000, &v)) goto bad; o->warmup = v; break;
+		case 'a':
+			if (strcmp(optarg, "ring") && strcmp(optarg, "netreduce"))
+				goto bad;
+			o->ring = !strcmp(optarg, "ring");
+			o->algo_set = true;
+			break;
+		case 'c': o->check = true; break;
+		case 'J': o->json = true; break;
+		case 'h': usage(stdout); exit(0);
+		case O_RANK: if (parse_uint(optarg, 1 << 20, &v)) goto bad; cfg->rank = v; break;
+		case O_WORLD: if (parse_uint(optarg, 1 << 20, &v)) goto bad; cfg->world = v; break;
+		case O_ROOT: cfg->root = optarg; break;
+		case O_SWITCH: cfg->switch_addr = optarg; break;
+		case O_TOKEN: cfg->token = optarg; break;
+		case O_TRANSPORT: cfg->transport = optarg; break;
+		case O_DEVICE: cfg->device = optarg; break;
+		case O_ADDR: cfg->addr = optarg; break;
+		case O_MSG: if (parse_uint(optarg, 1 << 30, &v)) goto bad; cfg->msg_size = v; break;
+		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
+		case O_BOXES: o->boxes_arg = optarg; break;
+		case O_OP:
+			if (strcmp(optarg, "sum") && strcmp(optarg, "max"))
+				goto bad;
+			o->op = strcmp(optarg, "max") ? NR_SUM : NR_MAX;
+			if (o->op == NR_MAX && !getenv("NR_REDUCE"))
+				cfg->reduce = "max";
+			break;
+		case O_LATE: {
+			unsigned r, sec;
+			int n = 0;
+
+			if (sscanf(optarg, "%u:%u%n", &r, &sec, &n) != 2 || optarg[n] || r > (1u << 20) ||
+			    sec > 86400)
+				goto bad;
+			o->late_rank = (int)r;
+			o->late_s = sec;
+			break;
+		}
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nr-allreduce-perf: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (o->min < 4 || o->min > o->max) {
+		fprintf(stderr, "nr-allreduce-perf: sizes: need 4 <= -b <= -e (got %zu, %zu)\n",
+			o->min, o->max);
+		return -1;
+	}
+	if (!o->algo_set)
+		o->ring = cfg->switch_addr == NULL;
+	o->local = cfg->local_size > 0 ? cfg->local_size : 1;
+	return parse_racks(o, cfg);
+bad:
+	fprintf(stderr, "nr-allreduce-perf: bad value \"%s\" for -%c (see -h)\n", optarg,
+		ch < 256 ? ch : '-');
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .min = 4, .max = 4 << 20, .factor = 2, .iters = 20, .warmup = 5,
+			  .late_rank = -1 };
+	struct nr_config cfg;
+	struct nr_comm *c;
+	int rc;
+
+	rc = nr_config_from_env(&cfg);
+	if (rc) {
+		fprintf(stderr, "nr-allreduce-perf: %s\n", nr_comm_last_error(NULL));
+		return 2;
+	}
+	if (parse_args(argc, argv, &o, &cfg))
+		return 2;
+	if (!o.ring && !cfg.switch_addr && !cfg.racks) {   /* a rack may have no box */
+		fprintf(stderr, "nr-allreduce-perf: --algo netreduce needs the box: set NR_SWITCH "
+			"(and NR_TOKEN) or use --algo ring\n");
+		return 2;
+	}
+	rc = nr_comm_init(&cfg, &c);
+	if (rc) {
+		fprintf(stderr, "nr-allreduce-perf: rank %d: %s: %s\n", cfg.rank, nr_strerror(rc),
+			nr_comm_last_error(NULL));
+		return 2;
+	}
+	if (cfg.rank == o.late_rank)
+		sleep(o.late_s);
+	rc = sweep(c, &o, cfg.rank, cfg.world);
+	nr_comm_destroy(c);
+	return rc;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
+ * job_create for the box ring at init (one channel a box channel ring),
+ * job_destroy at nr_comm_destroy; and the box's worker count, which every
+ * rank asks for with NR_CHANNELS=auto.
+ */
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nr_box_client.h"
+#include "nr_tcp.h"
+#include "nr_util.h"
+#include "proto/nr_text.h"
+
+/* Connection i of the channel on ring `ring`: rank i's send QP to rank i+1's receive QP. */
+static json_t *conn_json(const struct nr_comm *c, int ring, int i)
+{
+	const struct nr_peer *src = &c->peers[i], *dst = &c->peers[(i + 1) % c->world];
+	const struct nr_qp_info *sq = &src->send[ring], *rq = &dst->recv[ring];
+	char sip[INET_ADDRSTRLEN], dip[INET_ADDRSTRLEN];
+	static const uint8_t zero[6];
+	json_t *o;
+
+	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "src_ip", nr_ip4_str(src->ip, sip), "dst_ip",
+		      nr_ip4_str(dst->ip, dip), "src_qpn", (json_int_t)sq->qpn,
+		      "dst_qpn", (json_int_t)rq->qpn, "ipsn", (json_int_t)sq->psn);
+	/* what the box steers the channel's traffic by (data: the sender's, ACKs: the receiver's) */
+	if (sq->sport)
+		json_object_set_new(o, "src_sport", json_integer(sq->sport));
+	if (rq->sport)
+		json_object_set_new(o, "dst_sport", json_integer(rq->sport));
+	if (memcmp(src->mac, zero, 6) && memcmp(dst->mac, zero, 6)) {
+		char m[NR_MAC_STRLEN];
+
+		json_object_set_new(o, "src_mac", json_string(nr_mac_str(src->mac, m)));
+		json_object_set_new(o, "dst_mac", json_string(nr_mac_str(dst->mac, m)));
+	}
+	return o;
+}
+
+/* Send one request, read one reply; "ok":false becomes an error with the box's message. */
+static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *what)
+{
+	char err[256];
+	int ok;
+
+	if (nr_send_json_line(c->box.fd, req, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
+	if (nr_recv_json_line(c->box.fd, nr_now_ms() + c->cfg.timeout_ms, (void **)reply,
+			      err, sizeof(err), NULL, NULL))
+		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
+	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
+		const char *e = json_string_value(json_object_get(*reply, "error"));
+
+		nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", c->switch_addr, what,
+			e ? e : "malformed reply");
+		json_decref(*reply);
+		return NR_ERR_BOX;
+	}
+	return 0;
+}
+
+static int box_connect(struct nr_comm *c, const char *what)
+{
+	char err[256];
+
+	if (nr_tcp_connect(c->switch_addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000,
+			   &c->box.fd, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s; is "
+			       "netreduce-switch running with its TCP control listener there?",
+			       what, c->switch_addr, err);
+	return 0;
+}
+
+int nr_box_job_create(struct nr_comm *c)
+{
+	json_t *chans = json_array(), *spec, *req, *reply;
+	json_int_t job, credits, rkey;
+	const char *key;
+	int rc;
+
+	rc = box_connect(c, "register the job");
+	if (rc) {
+		json_decref(chans);
+		return rc;
+	}
+	for (unsigned k = 0; k < c->n_channels; k++) {
+		json_t *conns = json_array();
+
+		for (int i = 0; i < c->world; i++)
+			json_array_append_new(conns, conn_json(c, NR_RING_BOX + (int)k, i));
+		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
+	}
+	spec = json_pack("{s:i,s:i,s:i,s:s,s:i}", "mtu", (int)c->cfg.mtu, "msg_size",
+			 (int)c->cfg.msg_size, "pool_msgs", (int)c->cfg.pool_msgs, "mode", "ordered",
+			 "timeout_ms", (int)c->cfg.timeout_ms);
+	if (c->reduce == NR_MAX)   /* sum: the form every box version takes */
+		json_object_set_new(spec, "reduce", json_string("max"));
+	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
+		json_object_set_new(spec, "channels", chans);
+	else {
+		json_object_set(spec, "conns", json_object_get(json_array_get(chans, 0), "conns"));
+		json_decref(chans);
+	}
+	req = json_pack("{s:s,s:s,s:o}", "op", "job_create", "token", c->token, "spec", spec);
+	rc = box_call(c, req, &reply, "job_create");
+	json_decref(req);
+	close(c->box.fd);   /* one connection per request: the box closes idle ones */
+	c->box.fd = -1;
+	if (rc)
+		return rc;
+	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
+			"result_key", &rkey) || credits < 1 || rkey == 0 ||
+	    strlen(key) >= sizeof(c->box.key)) {
+		json_decref(reply);
+		return nr_fail(c, NR_ERR_BOX, "box %s: malformed job_create reply (need job, key, "
+			       "credits >= 1, result_key != 0)", c->switch_addr);
+	}
+	c->box.job = job;
+	strcpy(c->box.key, key);
+	c->box.credits = credits;
+	c->box.result_key = rkey;
+	json_decref(reply);
+	return 0;
+}
+
+int nr_box_workers(struct nr_comm *c, unsigned *workers)
+{
+	json_t *req, *reply, *w;
+	int rc = box_connect(c, "ask for the worker count (NR_CHANNELS=auto)");
+
+	if (rc)
+		return rc;
+	req = json_pack("{s:s,s:s}", "op", "backend_info", "token", c->token);
+	rc = box_call(c, req, &reply, "backend_info");
+	json_decref(req);
+	close(c->box.fd);
+	c->box.fd = -1;
+	if (rc)
+		return rc;
+	/* a backend without workers (fpga) runs a job as one channel */
+	w = json_object_get(json_object_get(reply, "backend"), "workers");
+	*workers = json_is_integer(w) && json_integer_value(w) > 0 ? (unsigned)json_integer_value(w) : 1;
+	json_decref(reply);
+	return 0;
+}
+
+void nr_box_job_destroy(struct nr_comm *c)
+{
+	json_t *req, *reply;
+	char err[256];
+
+	if (!c->box.key[0])
+		return;
+	/* a fresh connection: the create one was closed, the box may have restarted */
+	if (c->box.fd < 0 &&
+	    nr_tcp_connect(c->switch_addr, 1000, &c->box.fd, err, sizeof(err))) {
+		c->box.key[0] = '\0';
+		return;
+	}
+	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
+			(json_int_t)c->box.job, "key", c->box.key);
+	if (box_call(c, req, &reply, "job_destroy") == 0)
+		json_decref(reply);
+	json_decref(req);
+	close(c->box.fd);
+	c->box.fd = -1;
+	c->box.key[0] = '\0';
+}

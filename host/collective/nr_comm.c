@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Communicator: open the transport, create the rings' QPs and regions (the
+ * plain ring and the box ring's channels, nr_region.c), rendezvous
+ * (nr_bootstrap.c), connect, barrier; and the teardown that mirrors it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "nr_bootstrap.h"
+#include "nr_box_client.h"
+#include "nr_comm.h"
+#include "nr_config.h"
+#include "nr_progress.h"
+#include "nr_region.h"
+#include "nr_util.h"
+
+int nr_post_recvs(struct nr_comm *c, struct nr_ring *r)
+{
+	while (r->posted < NR_RECV_DEPTH) {
+		int rc = nr_tp_post_recv(r->rqp, 0);
+
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: post_recv: %s", c->rank,
+				       strerror(-rc));
+		r->posted++;
+	}
+	return 0;
+}
+
+/* The MAC of the interface that holds ip, when there is one. */
+static void find_mac(uint32_t ip, uint8_t mac[6])
+{
+	struct ifaddrs *ifa, *i;
+	struct ifreq ifr = { 0 };
+	int fd;
+
+	memset(mac, 0, 6);
+	if (getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == ip) {
+			snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
+			fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			if (fd >= 0 && ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+				memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+}
+
+/*
+ * Local ACK timeout exponent (4.096 us * 2^t): the 8 tries of the retry limit
+ * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
+ * purpose: on the box ring a message is acknowledged only once every rank
+ * contributed it, so rank skew and a loaded box (2 shared cores here) must not
+ * look like a dead peer (the box ring's send QPs keep it fixed: create_ring).
+ * On the plain ring the soft rnic profile (as ConnectX) resends after a 32nd
+ * of it first, doubling per timeout, within the same 8 timeouts' time.
+ * The legacy profile doubles the timeout per retry (backoff), so its 8 tries
+ * span 255 base timeouts: a lost packet is resent after timeout_ms / 255 (39
+ * ms for 10 s) instead of timeout_ms / 8, and the same rank skew is
+ * tolerated.  NR_ACK_TIMEOUT overrides.
+ */
+static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
+{
+	double tries = backoff ? 255.0 : 8.0;
+	uint8_t t = 10;
+
+	while (t < 18 && tries * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
+		t++;
+	return t;
+}
+
+/*
+ * The soft RNIC profile's window unless NR_SOFT_WINDOW says (nr_soft_window):
+ * about the packets the host link sends in 1.3 ms.  An RNIC keeps about a
+ * bandwidth-delay product in flight; a software sender allowed more only
+ * fills the queue before a slow link, and every loss then costs a go-back-N
+ * over that queue and a NAK stuck behind it (host/README.md, "Loss").  Fast
+ * links (10 Gbit/s and up, a veth) get 128.
+ */
+static void soft_window(const struct nr_comm *c, uint32_t *window, uint16_t *ackreq)
+{
+	nr_soft_window(c->cfg.inter_gbps > 0 ? c->cfg.inter_gbps : nr_link_gbps(c->addr),
+		       c->cfg.mtu, window, ackreq);
+}
+
+static int open_transport(struct nr_comm *c)
+{
+	bool soft = strcmp(c->transport, "soft") == 0;
+	bool backoff = soft && strcmp(c->soft_profile, "legacy") == 0;
+	uint32_t window = c->cfg.soft_window;
+	uint16_t ackreq = c->cfg.soft_ackreq;
+
+	if (soft && !backoff)
+		soft_window(c, &window, &ackreq);
+	struct nr_tp_config tcfg = {
+		.kind = c->transport,
+		.local_ip = c->peers[c->rank].ip,
+		.device = c->device[0] ? c->device : NULL,
+		.gid_index = c->cfg.gid_index,
+		.mtu = c->cfg.mtu,
+		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout
+					      : ack_timeout_exp(c->cfg.timeout_ms, backoff),
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.udp_port = c->cfg.udp_port,
+		.profile = backoff ? NR_TP_PROFILE_LEGACY :
+			   soft && strcmp(c->soft_profile, "rxe") == 0 ? NR_TP_PROFILE_RXE :
+			   NR_TP_PROFILE_RNIC,
+		.tclass = c->cfg.tclass,
+		.max_inflight = window,
+		.ackreq_every = ackreq,
+		.max_msg = c->cfg.msg_size,
+	};
+	char err[256] = "";
+
+	c->tp = nr_tp_open(&tcfg, err, sizeof(err));
+	if (!c->tp)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot open the %s transport on %s: %s",
+			       c->rank, c->transport, c->addr, err);
+	return 0;
+}
+
+/*
+ * How many box channels: the configured number, or with 0 ("auto") as many
+ * as the box has workers; 1 without a box (the box ring is then unused).
+ */
+static int resolve_channels(struct nr_comm *c)
+{
+	unsigned workers = 1;
+	int rc;
+
+	if (!c->has_box) {
+		c->n_channels = 1;
+	} else if (c->cfg.channels) {
+		c->n_channels = c->cfg.channels;
+	} else {
+		rc = nr_box_workers(c, &workers);
+		if (rc)
+			return rc;
+		c->n_channels = workers < 1 ? 1 : workers > NR_MAX_CHANNELS ? NR_MAX_CHANNELS : workers;
+	}
+	c->n_rings = NR_RING_BOX + c->n_channels;
+	return 0;
+}
+
+static int create_ring(struct nr_comm *c, int i)
+{
+	struct nr_ring *r = &c->ring[i];
+	int rc;
+
+	rc = nr_tp_qp_create(c->tp, &r->sqp, &r->sinfo);
+	if (!rc)
+		rc = nr_tp_qp_create(c->tp, &r->rqp, &r->rinfo);
+	if (rc)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s", c->rank, nr_tp_error(c->tp));
+	/* the box holds our ACKs until every rank contributed: skew is no loss */
+	if (i >= NR_RING_BOX)
+		nr_tp_qp_acks_lag(r->sqp);
+	rc = i >= NR_RING_BOX ? nr_box_region_init(c, i) : nr_plain_region_init(c, 1 << 20);
+	if (rc)
+		return rc;
+	c->peers[c->rank].send[i] = r->sinfo;
+	c->peers[c->rank].recv[i] = r->rinfo;
+	c->peers[c->rank].va[i] = r->mr.va;
+	c->peers[c->rank].rkey[i] = r->mr.rkey;
+	return 0;
+}
+
+static int connect_ring(struct nr_comm *c, int i)
+{
+	struct nr_ring *r = &c->ring[i];
+	const struct nr_peer *next = &c->peers[(c->rank + 1) % c->world];
+	const struct nr_peer *prev = &c->peers[(c->rank + c->world - 1) % c->world];
+	int rc;
+
+	rc = nr_tp_qp_connect(r->sqp, &next->recv[i]);
+	if (!rc)
+		rc = nr_tp_qp_connect(r->rqp, &prev->send[i]);
+	if (rc)
+		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot connect the %s ring: %s",
+			       c->rank, nr_ring_name(i), strerror(-rc));
+	r->peer_va = next->va[i];
+	r->peer_rkey = next->rkey[i];
+	return nr_post_recvs(c, r);
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static struct nr_comm *comm_alloc(const struct nr_config *cfg)
+{
+	struct nr_comm *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	copy_str(c->root, sizeof(c->root), cfg->root);
+	copy_str(c->switch_addr, sizeof(c->switch_addr), cfg->switch_addr);
+	copy_str(c->token, sizeof(c->token), cfg->token);
+	copy_str(c->transport, sizeof(c->transport), cfg->transport);
+	copy_str(c->soft_profile, sizeof(c->soft_profile),
+		 cfg->soft_profile ? cfg->soft_profile : NR_SOFT_PROFILE_DEFAULT);
+	copy_str(c->device, sizeof(c->device), cfg->device);
+	copy_str(c->addr, sizeof(c->addr), cfg->addr);
+	c->rank = cfg->rank;
+	c->world = cfg->world;
+	c->has_box = cfg->switch_addr != NULL;
+	c->reduce = cfg->reduce && !strcmp(cfg->reduce, "max") ? NR_MAX : NR_SUM;
+	c->n_channels = 1;
+	c->n_rings = NR_RING_BOX + 1;
+	c->lfd = -1;
+	c->box.fd = -1;
+	c->peers = calloc(c->world, sizeof(*c->peers));
+	c->fds = malloc(c->world * sizeof(int));
+	if (!c->peers || !c->fds) {
+		free(c->peers);
+		free(c->fds);
+		free(c);
+		return NULL;
+	}
+	for (int r = 0; r < c->world; r++)
+		c->fds[r] = -1;
+	return c;
+}
+
+static void rings_close(struct nr_comm *c)
+{
+	for (unsigned i = 0; i < c->n_rings; i++) {
+		struct nr_ring *r = &c->ring[i];
+
+		nr_tp_qp_destroy(r->sqp);
+		nr_tp_qp_destroy(r->rqp);
+		if (r->mem) {
+			nr_tp_dereg_mr(c->tp, &r->mr);
+			free(r->mem);
+		}
+		memset(r, 0, sizeof(*r));
+	}
+}
+
+static void comm_free(struct nr_comm *c)
+{
+	if (c->rank == 0 && c->has_box)
+		nr_box_job_destroy(c);
+	if (c->box.fd >= 0)
+		close(c->box.fd);
+	if (c->tp)
+		rings_close(c);
+	nr_tp_close(c->tp);
+	nr_bootstrap_close(c);
+	free(c->peers);
+	free(c->fds);
+	free(c->backlog);
+	free(c);
+}
+
+int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **comm)
+{
+	struct nr_comm *c;
+	struct in_addr a;
+	int rc = 0;
+
+	*comm = NULL;
+	c = comm_alloc(cfg);
+	if (!c) {
+		nr_set_tls_error("nr_comm_init: out of memory");
+		return NR_ERR_NOMEM;
+	}
+	if (c->world == 1) {     /* nothing to connect: both collectives copy */
+		*comm = c;
+		return 0;
+	}
+	inet_pton(AF_INET, c->addr, &a);
+	c->peers[c->rank].ip = a.s_addr;
+	find_mac(a.s_addr, c->peers[c->rank].mac);
+	if (!tcp_only)
+		rc = open_transport(c);
+	if (!rc && !tcp_only)
+		rc = resolve_channels(c);
+	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
+		rc = create_ring(c, (int)i);
+	if (!rc)
+		rc = nr_bootstrap(c);
+	if (c->lfd >= 0) {
+		close(c->lfd);
+		c->lfd = -1;
+	}
+	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
+		rc = connect_ring(c, (int)i);
+	if (!rc)
+		rc = nr_barrier(c, tcp_only ? "the rendezvous of the layout" : "connecting the rings");
+	if (rc) {
+		nr_set_tls_error("%s", c->err);
+		c->has_box = c->has_box && c->box.key[0];
+		comm_free(c);
+		return rc;
+	}
+	nr_progress_start(c);
+	*comm = c;
+	return 0;
+}
+
+void nr_flat_destroy(struct nr_comm *c)
+{
+	if (!c)
+		return;
+	nr_progress_stop(c);
+	/* a healthy rank keeps answering (ACKs) until every rank is done with the rings */
+	if (!c->broken && c->world > 1)
+		nr_barrier(c, "nr_comm_destroy");
+	comm_free(c);
+}

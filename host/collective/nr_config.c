@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration: defaults, the NR_* environment, validation, error strings. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nr_config.h"
+#include "nr_tcp.h"
+#include "nr_util.h"
+#include "proto/nr_job.h"
+
+void nr_config_default(struct nr_config *cfg)
+{
+	*cfg = (struct nr_config){
+		.rank = 0,
+		.world = 1,
+		.transport = "soft",
+		.soft_profile = NR_SOFT_PROFILE_DEFAULT,
+		.mtu = 1024,
+		.msg_size = 65536,
+		.timeout_ms = 10000,
+		.bootstrap_timeout_ms = 300000,
+		.pool_msgs = 8,
+		.channels = 1,
+		.ring_window = 16,
+		.udp_port = 4791,
+		.gid_index = -1,
+		.local_size = 1,
+		.local_rank = -1,
+	};
+}
+
+static int env_uint(const char *name, unsigned long long max, unsigned long long *out)
+{
+	const char *s = getenv(name);
+	char *end;
+
+	if (!s || !*s)
+		return 0;   /* unset or empty: the default */
+	errno = 0;
+	if (*s == '-')
+		goto bad;
+	*out = strtoull(s, &end, 0);
+	if (errno || *end != '\0' || *out > max)
+		goto bad;
+	return 1;
+bad:
+	nr_set_tls_error("%s=\"%s\": not an integer in 0..%llu", name, s, max);
+	return -1;
+}
+
+/* A number >= 0 (Gbit/s): 1 set, 0 unset, -1 bad. */
+static int env_gbps(const char *name, double *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || !(v >= 0 && v <= 1e6)) {
+		nr_set_tls_error("%s=\"%s\": not a bandwidth in Gbit/s (0..1e6)", name, s);
+		return -1;
+	}
+	*out = v;
+	return 1;
+}
+
+static const char *env_str(const char *name, const char *dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? s : dflt;
+}
+
+int nr_config_from_env(struct nr_config *cfg)
+{
+	static const struct { const char *name; unsigned long long max; size_t off; int size; } nums[] = {
+#define F(n, m, f) { n, m, offsetof(struct nr_config, f), sizeof(((struct nr_config *)0)->f) }
+		F("NR_RANK", INT_MAX, rank),
+		F("NR_WORLD", INT_MAX, world),
+		F("NR_MTU", 4096, mtu),
+		F("NR_MSG_SIZE", UINT32_MAX, msg_size),
+		F("NR_TIMEOUT_MS", 3600000, timeout_ms),
+		F("NR_BOOTSTRAP_TIMEOUT_MS", 86400000, bootstrap_timeout_ms),
+		F("NR_POOL_MSGS", 65536, pool_msgs),
+		F("NR_RING_WINDOW", 4096, ring_window),
+		F("NR_UDP_PORT", 65535, udp_port),
+		F("NR_GID_INDEX", 255, gid_index),
+		F("NR_ACK_TIMEOUT", 31, ack_timeout),
+		F("NR_LOCAL_SIZE", 1024, local_size),
+		F("NR_LOCAL_RANK", 1024, local_rank),
+		F("NR_RACK_AGENTS", 4096, rack_agents),
+		F("NR_TCLASS", 255, tclass),
+		F("NR_SOFT_WINDOW", 1u << 22, soft_window),
+		F("NR_SOFT_ACKREQ", 65535, soft_ackreq),
+#undef F
+	};
+	static const struct { const char *name; size_t off; } gbps[] = {
+		{ "NR_INTRA_GBPS", offsetof(struct nr_config, intra_gbps) },
+		{ "NR_INTER_GBPS", offsetof(struct nr_config, inter_gbps) },
+		{ "NR_SHM_PACE_GBPS", offsetof(struct nr_config, shm_pace_gbps) },
+	};
+	const char *ch = env_str("NR_CHANNELS", NULL);
+	unsigned long long v = 0;
+
+	nr_config_default(cfg);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		int rc = env_uint(nums[i].name, nums[i].max, &v);
+		char *p = (char *)cfg + nums[i].off;
+
+		if (rc < 0)
+			return NR_ERR_CONFIG;
+		if (rc == 0)
+			continue;
+		if (nums[i].size == 1)
+			*(uint8_t *)p = v;
+		else if (nums[i].size == 2)
+			*(uint16_t *)p = v;
+		else if (nums[i].size == 4)
+			*(uint32_t *)p = v;   /* int and uint32_t alike, range checked above */
+	}
+	for (size_t i = 0; i < sizeof(gbps) / sizeof(gbps[0]); i++)
+		if (env_gbps(gbps[i].name, (double *)((char *)cfg + gbps[i].off)) < 0)
+			return NR_ERR_CONFIG;
+	cfg->hier = env_str("NR_HIER", NULL);
+	cfg->racks = env_str("NR_RACKS", NULL);
+	if (ch && !strcmp(ch, "auto")) {
+		cfg->channels = 0;
+	} else if (ch) {
+		if (env_uint("NR_CHANNELS", NR_MAX_CHANNELS, &v) < 0 || v == 0) {
+			nr_set_tls_error("NR_CHANNELS=\"%s\": use 1..%u, or auto (as many as the box has "
+					 "workers)", ch, NR_MAX_CHANNELS);
+			return NR_ERR_CONFIG;
+		}
+		cfg->channels = (uint32_t)v;
+	}
+	cfg->root = env_str("NR_ROOT", NULL);
+	cfg->switch_addr = env_str("NR_SWITCH", NULL);
+	cfg->token = env_str("NR_TOKEN", NULL);
+	cfg->transport = env_str("NR_TRANSPORT", "soft");
+	cfg->soft_profile = env_str("NR_SOFT_PROFILE", cfg->soft_profile);
+	cfg->reduce = env_str("NR_REDUCE", cfg->reduce);
+	cfg->device = env_str("NR_DEVICE", NULL);
+	cfg->addr = env_str("NR_ADDR", NULL);
+	return nr_config_check_env(cfg, true);
+}
+
+static bool good_hostport(const char *s)
+{
+	uint32_t ip;
+	uint16_t port;
+
+	return nr_parse_hostport(s, &ip, &port) == 0 && port != 0;
+}
+
+int nr_racks_parse(const char *s, int *sizes, int max)
+{
+	int n = 0;
+
+	while (s && *s) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v < 1 || v > 4096 || n == max || (*end && *end != ','))
+			return -1;
+		sizes[n++] = v;
+		s = *end ? end + 1 : end;
+		if (*end && !*s)
+			return -1;   /* a trailing comma */
+	}
+	return n ? n : -1;
+}
+
+/*
+ * The layout: local ranks and racks.  0 or NR_ERR_CONFIG with the message
+ * set.  From the environment with world 1 (NR_WORLD unset: a framework such
+ * as torch gives rank and world later) what depends on the world waits for
+ * nr_config_check, which nr_comm_init calls.
+ */
+static int check_layout(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	int sizes[NR_RACKS_MAX], n, sum = 0, smallest = 0;
+	bool sized = !env || cfg->world > 1;
+
+	if (cfg->local_size < 1 || cfg->local_size > 64 || (sized && cfg->world % cfg->local_size)) {
+		nr_set_tls_error("%s=%d: must be 1..64 and divide %s=%d (every host runs as many "
+				 "ranks)", NAME("NR_LOCAL_SIZE", "local_size"), cfg->local_size,
+				 NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (sized && cfg->local_rank != -1 && cfg->local_rank != cfg->rank % cfg->local_size) {
+		nr_set_tls_error("%s=%d: rank %d is local rank %d of its host (ranks are numbered "
+				 "host by host)", NAME("NR_LOCAL_RANK", "local_rank"), cfg->local_rank,
+				 cfg->rank, cfg->rank % cfg->local_size);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->hier && strcmp(cfg->hier, "auto") && strcmp(cfg->hier, "parallel") &&
+	    strcmp(cfg->hier, "hierarchical")) {
+		nr_set_tls_error("%s=\"%s\": use auto, parallel or hierarchical",
+				 NAME("NR_HIER", "hier"), cfg->hier);
+		return NR_ERR_CONFIG;
+	}
+	if (!(cfg->intra_gbps >= 0 && cfg->inter_gbps >= 0 && cfg->shm_pace_gbps >= 0)) {
+		nr_set_tls_error("%s: bandwidths must be >= 0 Gbit/s",
+				 NAME("NR_INTRA_GBPS/NR_INTER_GBPS/NR_SHM_PACE_GBPS",
+				      "intra_gbps/inter_gbps/shm_pace_gbps"));
+		return NR_ERR_CONFIG;
+	}
+	if (!cfg->racks)
+		return 0;
+	n = nr_racks_parse(cfg->racks, sizes, NR_RACKS_MAX);
+	for (int k = 0; k < n; k++) {
+		sum += sizes[k];
+		smallest = k == 0 || sizes[k] < smallest ? sizes[k] : smallest;
+	}
+	if (n < 1 || (sized && sum != cfg->world)) {
+		nr_set_tls_error("%s=\"%s\": need hosts per rack, e.g. \"4,4\", adding up to %s=%d "
+				 "(at most %d racks)", NAME("NR_RACKS", "racks"), cfg->racks,
+				 NAME("NR_WORLD", "world"), cfg->world, NR_RACKS_MAX);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->rack_agents < 0 || cfg->rack_agents > smallest) {
+		nr_set_tls_error("%s=%d: 1..%d (the smallest rack of %s=\"%s\"), or 0 for all of them",
+				 NAME("NR_RACK_AGENTS", "rack_agents"), cfg->rack_agents, smallest,
+				 NAME("NR_RACKS", "racks"), cfg->racks);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->local_size > 1) {
+		nr_set_tls_error("%s with %s=%d: racks of hosts with several ranks are not supported",
+				 NAME("NR_RACKS", "racks"), NAME("NR_LOCAL_SIZE", "local_size"),
+				 cfg->local_size);
+		return NR_ERR_CONFIG;
+	}
+	return 0;
+#undef NAME
+}
+
+/* names: env variable names (true) or struct field names (false) in messages. */
+int nr_config_check_env(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	struct in_addr a;
+
+	if (cfg->world < 1) {
+		nr_set_tls_error("%s=%d: the world size must be at least 1",
+				 NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->rank < 0 || cfg->rank >= cfg->world) {
+		nr_set_tls_error("%s=%d: must be in 0..%d (%s=%d)", NAME("NR_RANK", "rank"),
+				 cfg->rank, cfg->world - 1, NAME("NR_WORLD", "world"), cfg->world);
+		return NR_ERR_CONFIG;
+	}
+	if (!cfg->transport || (strcmp(cfg->transport, "soft") && strcmp(cfg->transport, "verbs"))) {
+		nr_set_tls_error("%s=\"%s\": use soft or verbs", NAME("NR_TRANSPORT", "transport"),
+				 cfg->transport ? cfg->transport : "(null)");
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->soft_profile && strcmp(cfg->soft_profile, "rnic") &&
+	    strcmp(cfg->soft_profile, "rxe") && strcmp(cfg->soft_profile, "legacy")) {
+		nr_set_tls_error("%s=\"%s\": use rnic, rxe or legacy",
+				 NAME("NR_SOFT_PROFILE", "soft_profile"), cfg->soft_profile);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->reduce && strcmp(cfg->reduce, "sum") && strcmp(cfg->reduce, "max")) {
+		nr_set_tls_error("%s=\"%s\": use sum or max (what the box job computes)",
+				 NAME("NR_REDUCE", "reduce"), cfg->reduce);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->reduce && !strcmp(cfg->reduce, "max") && (cfg->local_size > 1 || cfg->racks)) {
+		nr_set_tls_error("%s=max: hosts with several ranks and racks sum in their local and "
+				 "rack phases; max takes one rank per host in one rack",
+				 NAME("NR_REDUCE", "reduce"));
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 && cfg->mtu != 2048 &&
+	    cfg->mtu != 4096) {
+		nr_set_tls_error("%s=%u: use 256, 512, 1024, 2048 or 4096", NAME("NR_MTU", "mtu"),
+				 cfg->mtu);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->msg_size == 0 || cfg->msg_size % cfg->mtu || cfg->msg_size > (1u << 30)) {
+		nr_set_tls_error("%s=%u: must be a multiple of the MTU (%u) up to 1 GiB",
+				 NAME("NR_MSG_SIZE", "msg_size"), cfg->msg_size, cfg->mtu);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->timeout_ms < 10) {
+		nr_set_tls_error("%s=%u: must be at least 10 ms", NAME("NR_TIMEOUT_MS", "timeout_ms"),
+				 cfg->timeout_ms);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->bootstrap_timeout_ms < 10) {
+		nr_set_tls_error("%s=%u: must be at least 10 ms",
+				 NAME("NR_BOOTSTRAP_TIMEOUT_MS", "bootstrap_timeout_ms"),
+				 cfg->bootstrap_timeout_ms);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->pool_msgs < 2 || cfg->pool_msgs % 2) {
+		nr_set_tls_error("%s=%u: must be even and at least 2",
+				 NAME("NR_POOL_MSGS", "pool_msgs"), cfg->pool_msgs);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->channels > NR_MAX_CHANNELS) {
+		nr_set_tls_error("channels=%u: use 1..%u, or 0 (as many as the box has workers)",
+				 cfg->channels, NR_MAX_CHANNELS);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->ring_window < 1 || cfg->ring_window > 4096) {
+		nr_set_tls_error("%s=%u: must be in 1..4096", NAME("NR_RING_WINDOW", "ring_window"),
+				 cfg->ring_window);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->world > 1) {
+		if (!cfg->root || !good_hostport(cfg->root)) {
+			nr_set_tls_error("%s=\"%s\": need the rendezvous address ip:port of rank 0",
+					 NAME("NR_ROOT", "root"), cfg->root ? cfg->root : "");
+			return NR_ERR_CONFIG;
+		}
+		if (!cfg->addr || inet_pton(AF_INET, cfg->addr, &a) != 1) {
+			nr_set_tls_error("%s=\"%s\": need this host's IPv4 address on the data path",
+					 NAME("NR_ADDR", "addr"), cfg->addr ? cfg->addr : "");
+			return NR_ERR_CONFIG;
+		}
+	}
+	if (cfg->switch_addr && !good_hostport(cfg->switch_addr)) {
+		nr_set_tls_error("%s=\"%s\": need the box's control address ip:port",
+				 NAME("NR_SWITCH", "switch_addr"), cfg->switch_addr);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->switch_addr && cfg->world > 1 && (!cfg->token || !*cfg->token)) {
+		nr_set_tls_error("%s: the box's control API needs the shared token (%s is set)",
+				 NAME("NR_TOKEN", "token"), NAME("NR_SWITCH", "switch_addr"));
+		return NR_ERR_CONFIG;
+	}
+	return check_layout(cfg, env);
+#undef NAME
+}
+
+int nr_config_check(const struct nr_config *cfg)
+{
+	return nr_config_check_env(cfg, false);
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Configuration checks (nr_config.c; the rest of its API is netreduce.h). */
+#ifndef NR_CONFIG_H
+#define NR_CONFIG_H
+
+#include <stdbool.h>
+
+#include "host/netreduce.h"
+
+/* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
+/* The soft transport's profile when soft_profile is NULL (host/README.md). */
+#define NR_SOFT_PROFILE_DEFAULT "rnic"
+
+int nr_config_check_env(const struct nr_config *cfg, bool env);
+
+#define NR_RACKS_MAX 64
+/* "4,4" into sizes (at most max): the number of racks, or -1 when malformed. */
+int nr_racks_parse(const char *s, int *sizes, int max);
+
+#endif /* NR_CONFIG_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transport implementations plug in here (see nr_transport.h). */
+#ifndef NR_TP_INTERNAL_H
+#define NR_TP_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "nr_transport.h"
+
+struct nr_tp_ops {
+	const char *kind;
+	bool polled;           /* progress only inside poll (nr_tp_polled) */
+	struct nr_tp *(*open)(const struct nr_tp_config *cfg, char *err, size_t errlen);
+	void (*close)(struct nr_tp *tp);
+	int (*reg_mr)(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
+	void (*dereg_mr)(struct nr_tp *tp, struct nr_tp_mr *mr);
+	int (*qp_create)(struct nr_tp *tp, struct nr_tp_qp **qp, struct nr_qp_info *info);
+	int (*qp_connect)(struct nr_tp_qp *qp, const struct nr_qp_info *remote);
+	void (*qp_destroy)(struct nr_tp_qp *qp);
+	int (*post_write_imm)(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
+			      const void *laddr, uint32_t len, uint64_t remote_va,
+			      uint32_t rkey, uint32_t imm);
+	int (*post_recv)(struct nr_tp_qp *qp, uint64_t wr_id);
+	int (*poll)(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
+	const char *(*qp_error)(const struct nr_tp_qp *qp);
+	void (*qp_state)(const struct nr_tp_qp *qp, char *buf, size_t len);
+	void (*qp_acks_lag)(struct nr_tp_qp *qp);
+};
+
+/*
+ * The ops table of a transport whose functions are named after its prefix:
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag.
+ */
+#define NR_TP_OPS(name, prefix, is_polled) {                                              \
+	.kind = name, .polled = is_polled, .open = prefix##_open, .close = prefix##_close, \
+	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
+	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
+	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
+	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error, \
+	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag }
+
+/*
+ * Every transport object and QP starts with these, so the dispatcher finds its
+ * ops.  err: why the last failed call on the transport failed (nr_tp_error),
+ * naming what it tried; set with nr_tp_set_error.
+ */
+struct nr_tp {
+	const struct nr_tp_ops *ops;
+	char err[256];
+};
+
+/* Here, below every transport file, so that each may set it. */
+static inline __attribute__((format(printf, 2, 3)))
+void nr_tp_set_error(struct nr_tp *tp, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tp->err, sizeof(tp->err), fmt, ap);
+	va_end(ap);
+}
+
+struct nr_tp_qp {
+	const struct nr_tp_ops *ops;
+	struct nr_tp *tp;
+};
+
+extern const struct nr_tp_ops nr_tp_soft_ops;
+extern const struct nr_tp_ops nr_tp_verbs_ops;   /* NULL open when built without rdma-core */
+
+#endif /* NR_TP_INTERNAL_H */

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state of the soft transport (types only), split by role like rxe: frames
+ * on the wire (tp_soft_net.c), completions (tp_soft_cq.c), requester
+ * (tp_soft_req.c), responder (tp_soft_resp.c), objects and the poll loop
+ * (tp_soft_qp.c), bottom up as host/README.md, "Files", lists them.
+ *
+ * Threading: a transport object and its QPs are driven by one thread (the
+ * one calling nr_tp_poll and the posting functions); nothing here locks.
+ */
+#ifndef NR_TP_SOFT_TYPES_H
+#define NR_TP_SOFT_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "proto/roce_build.h"
+#include "proto/roce_hdr.h"
+#include "proto/roce_icrc.h"
+#include "proto/roce_pkt.h"
+#include "proto/nr_text.h"
+#include "tp_internal.h"
+#include "tp_soft.h"
+
+#define SOFT_BATCH        64             /* recvmmsg / sendmmsg batch */
+#define SOFT_RX_ROUNDS    8              /* receive batches per progress call */
+#define SOFT_MAX_MTU      4096
+/* BTH + RETH + ImmDt + payload + ICRC, rounded up: the largest packet we make. */
+#define SOFT_PKT_MAX      (SOFT_MAX_MTU + 64)
+#define SOFT_ACKREQ_EVERY 64             /* legacy: AckReq on every 64th packet of a message */
+/* RNIC responder: an ACK at the latest after this many packets without AckReq */
+#define SOFT_ACK_COALESCE 128
+#define SOFT_DELAY_MAX    16             /* packets a filter may hold back per batch */
+
+enum soft_qp_state {
+	SOFT_QP_INIT = 0,                /* created, not connected */
+	SOFT_QP_RTS = 1,                 /* connected */
+	SOFT_QP_ERR = 2,
+};
+
+/* One posted RDMA WRITE WITH IMMEDIATE.  Its PSNs are fixed at post time. */
+struct soft_swr {
+	uint64_t wr_id;
+	const uint8_t *laddr;
+	uint64_t rva;
+	uint32_t len;
+	uint32_t rkey;
+	uint32_t imm;
+	uint32_t psn;                    /* first PSN */
+	uint32_t npkts;                  /* >= 1 */
+};
+
+/* A write with immediate that arrived before a receive was posted. */
+struct soft_early_recv {
+	uint32_t imm;
+	uint32_t byte_len;
+};
+
+struct soft_mr {
+	uint8_t *addr;
+	size_t len;
+	uint64_t va;
+	uint32_t rkey;
+};
+
+struct soft_tp;
+
+struct soft_qp {
+	struct nr_tp_qp base;
+	struct soft_tp *tp;
+	int state;                       /* enum soft_qp_state */
+	uint32_t qpn;
+	int fd;                          /* send socket bound to (local ip, sport) */
+	uint16_t sport;                  /* UDP source port: per-QP entropy */
+	uint32_t rip;                    /* peer, network order */
+	uint16_t rport;                  /* peer's UDP port, host order */
+	uint32_t rqpn;
+	struct sockaddr_in raddr;
+	struct nr_icrc_ip4 ipx;          /* what the kernel puts in our packets' IP/UDP headers */
+	char peer[INET_ADDRSTRLEN];
+	char err[320];
+
+	/* ---- requester --------------------------------------------------- */
+	struct soft_swr *sq;             /* ring, sq_cap a power of two */
+	uint32_t sq_cap, sq_head, sq_cur, sq_tail; /* free-running indices */
+	uint32_t ipsn;                   /* our initial send PSN */
+	uint32_t next_psn;               /* first PSN of the next posted WR */
+	uint32_t snd_una;                /* oldest unacknowledged PSN */
+	uint32_t snd_nxt;                /* next PSN to transmit (sq_cur holds it) */
+	uint32_t snd_hi;                 /* one past the highest PSN ever sent */
+	uint64_t ack_deadline;           /* ns, 0: timer off */
+	uint64_t rnr_until;              /* ns, 0: no RNR wait */
+	unsigned retries;                /* retries without progress (RXE: timeouts and
+					  * sequence NAKs; RNIC and legacy: timeouts) */
+	unsigned rnr_retries;            /* RNR NAKs without progress */
+	bool retrying;                   /* RNIC, RXE: a sequence NAK or a timeout started a go-back-N;
+					  * further NAKs only acknowledge until progress
+					  * (rxe's comp.started_retry) */
+	uint32_t noack;                  /* RNIC: packets sent since the last AckReq */
+	/* since the last progress: the RNIC profile's budget runs from it, and the
+	 * retry-exceeded message and nr_tp_qp_state say what happened since */
+	uint64_t progress_ns;            /* snd_una last moved, an RNR NAK came, or a packet
+					  * left with nothing outstanding (or the QP connected) */
+	uint64_t peer_rx_ns;             /* the last packet from the peer on this QP, 0: none */
+	uint32_t naks_idle;              /* sequence NAKs received since then */
+	bool fixed_timeout;              /* RNIC: the fixed timeout all the same (its ACKs
+					  * wait on others: nr_tp_qp_acks_lag) */
+
+	/* ---- responder --------------------------------------------------- */
+	uint32_t epsn;                   /* expected PSN */
+	uint32_t msn;                    /* messages completed */
+	bool nak_sent;                   /* sequence NAK sent for this epsn */
+	bool in_msg;                     /* inside a FIRST .. LAST message */
+	bool ack_due;                    /* on the transport's ACK list */
+	uint32_t unacked;                /* RNIC: packets executed since our last ACK */
+	uint8_t *wptr;                   /* where the next payload byte lands */
+	uint32_t wrem;                   /* bytes the current message still carries */
+	uint32_t mlen;                   /* its total length */
+	uint64_t *rq;                    /* posted receives: ring of wr_ids */
+	uint32_t rq_cap, rq_head, rq_tail;
+	struct soft_early_recv *er;      /* arrived before a receive was posted */
+	uint32_t er_cap, er_head, er_tail;
+	struct soft_qp *ack_next;
+};
+
+/* One packet waiting in the send batch. */
+struct soft_txent {
+	struct soft_qp *qp;
+	uint32_t psn;
+	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+};
+
+enum { SOFT_TX_DATA = 0, SOFT_TX_ACK = 1 };
+
+struct soft_inject {
+	struct soft_inject *next;
+	struct sockaddr_in from;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct soft_tp {
+	struct nr_tp base;
+	int fd;                          /* receive socket (local ip, udp_port) */
+	uint32_t ip;                     /* network order */
+	uint16_t port;                   /* host order */
+	uint32_t mtu;
+	uint8_t timeout_exp;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;               /* 7: infinite */
+	uint8_t profile;                 /* enum nr_tp_profile */
+	uint8_t tclass;                  /* IP_TOS of the send sockets */
+	uint32_t max_inflight;
+	uint32_t ackreq_every;
+	uint64_t timeout_ns;
+	int64_t force_ipsn;              /* < 0: random */
+
+	struct soft_qp **qps;
+	unsigned nqps, qps_cap;
+	struct soft_qp *last_qp;
+
+	struct soft_mr *mrs;
+	unsigned nmrs, mrs_cap;
+
+	struct nr_wc *cq;                /* ring, cq_cap a power of two */
+	uint32_t cq_cap, cq_head, cq_tail;
+
+	struct soft_qp *ack_list;        /* QPs owing an ACK */
+	bool tx_blocked;                 /* a send socket was full */
+	/* a packet the send socket refused (tp_soft_qp.c sets it: data is sent
+	 * again from its PSN, an ACK is owed again) */
+	void (*tx_unsent)(struct soft_qp *qp, uint8_t kind, uint32_t psn);
+	uint64_t now;                    /* ns, CLOCK_MONOTONIC, refreshed per round */
+
+	struct nr_tp_soft_stats st;
+
+	nr_tp_soft_filter_fn filter;
+	void *filter_arg;
+	struct soft_inject *inj_head, **inj_tail;
+
+	/* receive batch */
+	uint8_t *rxbuf;                  /* SOFT_BATCH * SOFT_PKT_MAX */
+	struct mmsghdr rxmsg[SOFT_BATCH];
+	struct iovec rxiov[SOFT_BATCH];
+	struct sockaddr_in rxfrom[SOFT_BATCH];
+
+	/* send batch (one QP's socket at a time) */
+	uint8_t *txbuf;                  /* (SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX */
+	struct soft_qp *txqp;
+	unsigned ntx, ndelay;
+	struct mmsghdr txmsg[SOFT_BATCH + SOFT_DELAY_MAX];
+	struct iovec txiov[SOFT_BATCH + SOFT_DELAY_MAX];
+	struct soft_txent txent[SOFT_BATCH + SOFT_DELAY_MAX];
+	uint32_t delay_len[SOFT_DELAY_MAX];
+	struct soft_txent delay_ent[SOFT_DELAY_MAX];
+};
+
+static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }
+static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_qp *)q; }
+
+/*
+ * The RNIC rules (RNIC and RXE profiles), and whether a QP's ACK timeout
+ * adapts: RNIC, unless the QP was told its ACKs wait on others
+ * (nr_tp_qp_acks_lag).
+ */
+static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile != NR_TP_PROFILE_LEGACY; }
+static inline bool soft_adaptive(const struct soft_qp *qp)
+{
+	return qp->tp->profile == NR_TP_PROFILE_RNIC && !qp->fixed_timeout;
+}
+
+/* RNIC (adaptive): the first wait, 1/32 of the timeout but at least 1 ms (at most the timeout). */
+static inline uint64_t soft_adaptive_base(const struct soft_tp *tp)
+{
+	uint64_t b = tp->timeout_ns >> 5;
+
+	return b >= 1000000 ? b : tp->timeout_ns < 1000000 ? tp->timeout_ns : 1000000;
+}
+
+/*
+ * How long to wait for an ACK now: RXE the fixed timeout; RNIC the adaptive
+ * one (doubled per timeout without progress, up to the timeout, and never past
+ * the end of the budget: retry_cnt + 1 timeouts after the last progress);
+ * legacy doubled per retry.
+ */
+static inline uint64_t soft_ack_wait(const struct soft_qp *qp)
+{
+	const struct soft_tp *tp = qp->tp;
+
+	if (soft_adaptive(qp)) {
+		uint64_t w = soft_adaptive_base(tp) << (qp->retries < 31 ? qp->retries : 31);
+		uint64_t end = qp->progress_ns + (tp->retry_cnt + 1ull) * tp->timeout_ns;
+
+		if (w > tp->timeout_ns || w < soft_adaptive_base(tp))
+			w = tp->timeout_ns;
+		if (end > tp->now && end - tp->now < w)
+			w = end - tp->now;
+		return w;
+	}
+	return tp->timeout_ns << (soft_rnic(tp) ? 0 : (qp->retries < 7 ? qp->retries : 7));
+}
+
+/* The MR of rkey when [va, va + len) lies inside it, else NULL. */
+static inline const struct soft_mr *soft_mr_find(const struct soft_tp *tp, uint32_t rkey,
+						 uint64_t va, uint32_t len)
+{
+	for (unsigned i = 0; i < tp->nmrs; i++) {
+		const struct soft_mr *m = &tp->mrs[i];
+
+		if (m->rkey == rkey)
+			return va >= m->va && len <= m->len && va - m->va <= m->len - len ? m : NULL;
+	}
+	return NULL;
+}
+
+#endif /* NR_TP_SOFT_TYPES_H */

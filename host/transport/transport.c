@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Transport dispatch: nr_tp_* calls go to the implementation that opened the object. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tp_internal.h"
+
+/*
+ * Strong references (declared in tp_internal.h): a weak one would not pull the
+ * transport's object out of the static libnetreduce.a.  Every build carries
+ * both: tp_verbs.c, or tp_verbs_none.c whose open explains it lacks rdma-core.
+ */
+
+struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
+{
+	const struct nr_tp_ops *const transports[] = { &nr_tp_soft_ops, &nr_tp_verbs_ops };
+	const char *kind = cfg->kind ? cfg->kind : "soft";
+
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (transports[i] && strcmp(transports[i]->kind, kind) == 0)
+			return transports[i]->open(cfg, err, errlen);
+	snprintf(err, errlen, "transport \"%s\" unknown (use soft or verbs)", kind);
+	return NULL;
+}
+
+void nr_tp_close(struct nr_tp *tp)
+{
+	if (tp)
+		tp->ops->close(tp);
+}
+
+const char *nr_tp_kind(const struct nr_tp *tp) { return tp->ops->kind; }
+
+int nr_tp_reg_mr(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr)
+{
+	return tp->ops->reg_mr(tp, addr, len, mr);
+}
+
+void nr_tp_dereg_mr(struct nr_tp *tp, struct nr_tp_mr *mr) { tp->ops->dereg_mr(tp, mr); }
+
+int nr_tp_qp_create(struct nr_tp *tp, struct nr_tp_qp **qp, struct nr_qp_info *info)
+{
+	int r;
+
+	tp->err[0] = '\0';
+	r = tp->ops->qp_create(tp, qp, info);
+	if (r && !tp->err[0])
+		nr_tp_set_error(tp, "%s: cannot create a QP: %s", tp->ops->kind, strerror(-r));
+	return r;
+}
+
+const char *nr_tp_error(const struct nr_tp *tp) { return tp->err; }
+
+int nr_tp_qp_connect(struct nr_tp_qp *qp, const struct nr_qp_info *remote)
+{
+	return qp->ops->qp_connect(qp, remote);
+}
+
+void nr_tp_qp_destroy(struct nr_tp_qp *qp)
+{
+	if (qp)
+		qp->ops->qp_destroy(qp);
+}
+
+int nr_tp_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
+			 const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
+			 uint32_t imm)
+{
+	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm);
+}
+
+int nr_tp_post_recv(struct nr_tp_qp *qp, uint64_t wr_id) { return qp->ops->post_recv(qp, wr_id); }
+
+int nr_tp_poll(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms)
+{
+	return tp->ops->poll(tp, wc, max, timeout_ms);
+}
+
+const char *nr_tp_qp_error(const struct nr_tp_qp *qp) { return qp->ops->qp_error(qp); }
+
+const char *nr_tp_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = 0;
+	if (qp && len)
+		qp->ops->qp_state(qp, buf, len);
+	return buf;
+}
+
+bool nr_tp_polled(const struct nr_tp *tp)
+{
+	return tp->ops->polled;
+}
+
+void nr_tp_qp_acks_lag(struct nr_tp_qp *qp)
+{
+	if (qp && qp->ops->qp_acks_lag)
+		qp->ops->qp_acks_lag(qp);
+}
+
+const char *nr_wc_status_str(enum nr_wc_status s)
+{
+	switch (s) {
+	case NR_WC_OK: return "success";
+	case NR_WC_RETRY_EXCEEDED: return "transport retry counter exceeded";
+	case NR_WC_REMOTE_ERROR: return "remote error (NAK)";
+	case NR_WC_FLUSHED: return "flushed: QP in error";
+	case NR_WC_LOCAL_ERROR: return "local error";
+	}
+	return "unknown status";
+}

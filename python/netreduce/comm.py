@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""One libnetreduce communicator, as Python sees it.
+
+Settings come from the NR_* environment (host/README.md, via
+nr_config_from_env); the caller supplies what a framework already knows: rank,
+world size, and (when NR_ROOT / NR_ADDR are unset) the rendezvous address and
+this host's data address.  Two variables are Python's own:
+
+  NR_ALGO  box (nr_allreduce: through the box at NR_SWITCH, or across racks
+           with NR_RACKS, where a rack without a box sums on its ring) or
+           ring (nr_ring_allreduce, no box); default: box when NR_SWITCH or
+           NR_RACKS is set, else ring
+  NR_JOB   a name for the job, in every error message (default: chosen by
+           the caller, e.g. one that rank 0 makes up and shares)
+
+Every failure raises NetreduceError naming the rank, the job and what the call
+waited for.  Not thread-safe: one thread uses a communicator at a time.
+
+    cfg = Config(rank, world, job, "box")      # reads and checks the environment
+    comm = Communicator(cfg)                   # collective
+    comm.allreduce(ptr, count)                 # in place, float32 sum
+"""
+import ctypes
+import os
+import re
+import socket
+
+from . import _lib
+
+ALGOS = ("box", "ring")
+
+
+class NetreduceError(RuntimeError):
+    """A libnetreduce call failed.  Attributes: rank, job, what (the call, e.g.
+    'all_reduce #12 of 1024 floats through the box'), code (enum nr_err),
+    detail (the library's message), diagnosis (what the other ranks were doing,
+    when known)."""
+
+    def __init__(self, rank, job, what, code, detail, diagnosis=""):
+        self.rank, self.job, self.what = rank, job, what
+        self.code, self.detail, self.diagnosis = code, detail, diagnosis
+        msg = f"netreduce job {job}, rank {rank}: {what} failed: {detail}"
+        if code:
+            msg += f" [{_lib.strerror(code)}]"
+        if diagnosis:
+            msg += f"; {diagnosis}"
+        super().__init__(msg)
+
+    def with_diagnosis(self, diagnosis):
+        return NetreduceError(self.rank, self.job, self.what, self.code, self.detail, diagnosis)
+
+
+def algo_from_env():
+    """NR_ALGO, checked; default box when NR_SWITCH or NR_RACKS is set, else ring.
+    Across racks every rank must make the same call (nr_allreduce), box or not:
+    a rack without a box (NR_SWITCH unset there) takes part on its ring."""
+    racks = bool(os.environ.get("NR_RACKS"))
+    algo = os.environ.get("NR_ALGO") or \
+        ("box" if os.environ.get("NR_SWITCH") or racks else "ring")
+    if algo not in ALGOS:
+        raise ValueError(f"NR_ALGO={algo!r}: use box (through the box at NR_SWITCH) or ring")
+    if algo == "box" and not os.environ.get("NR_SWITCH") and not racks:
+        raise ValueError("NR_ALGO=box needs NR_SWITCH (the box's control address ip:port) "
+                         "and NR_TOKEN; or use NR_ALGO=ring")
+    return algo
+
+
+def local_rank(rank):
+    """This rank's index on its host: NR_LOCAL_RANK, torchrun's LOCAL_RANK, or rank
+    modulo the ranks a host runs (NR_LOCAL_SIZE, torchrun's LOCAL_WORLD_SIZE)."""
+    for var in ("NR_LOCAL_RANK", "LOCAL_RANK"):
+        v = os.environ.get(var, "")
+        if v.isdigit():
+            return int(v)
+    size = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
+    return rank % int(size) if size.isdigit() and int(size) > 0 else 0
+
+
+def host_addr(value, rank):
+    """NR_ADDR's address for rank: the one address, or from a list of one per local
+    rank (comma-separated: under torchrun every worker of a host has the same
+    environment, and the soft transport needs one address per rank)."""
+    addrs = [a.strip() for a in value.split(",")]
+    if len(addrs) == 1:
+        return addrs[0]
+    lr = local_rank(rank)
+    if lr >= len(addrs):
+        raise ValueError(f"NR_ADDR={value!r} lists {len(addrs)} addresses, one per local rank, "
+                         f"and rank {rank} is local rank {lr}: list one for every rank of a host")
+    return addrs[lr]
+
+
+def route_addr(peer):
+    """This host's IPv4 address on the route to peer (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((socket.gethostbyname(peer), 9))
+        return s.getsockname()[0]
+
+
+def free_port(addr):
+    """A TCP port free on addr right now (for rank 0's rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+# nr_config_check names struct fields ("addr=...: ..."); nr_config_from_env names the
+# variables but, seeing world 1 in the environment, skips the checks that only
+# apply to several ranks.  Those fields' messages get their variables' names.
+_FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
+               "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
+               "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS"}
+
+
+def _env_names(msg):
+    msg = re.sub(r"^(\w+)(?=[=:])", lambda m: _FIELD_VARS.get(m[1], m[1]), msg)
+    return re.sub(r"\((\w+) is set\)", lambda m: f"({_FIELD_VARS.get(m[1], m[1])} is set)", msg)
+
+
+class Config:
+    """The settings of one communicator: nr_config_from_env, then what the caller
+    knows.  rank, world win over NR_RANK and NR_WORLD (which must agree when
+    set); root ("ip:port" of rank 0's rendezvous) and addr (this host's data
+    address) are used when NR_ROOT / NR_ADDR are unset.  Raises NetreduceError
+    on a bad setting, naming the variable."""
+
+    def __init__(self, rank, world, job, algo, root=None, addr=None):
+        if algo not in ALGOS:
+            raise ValueError(f"algo {algo!r}: use box or ring")
+        self.rank, self.world, self.job, self.algo = rank, world, job, algo
+        lib = _lib.lib()
+        cfg = _lib.NrConfig()
+        if lib.nr_config_from_env(ctypes.byref(cfg)):
+            raise self.error("configuration from the environment", _lib.ERR_CONFIG,
+                             _lib.last_error())
+        for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):
+            if os.environ.get(var) and have != want:
+                raise self.error("configuration", _lib.ERR_CONFIG,
+                                 f"{var}={have} but the framework says {want}: unset {var} "
+                                 "or make them agree")
+        cfg.rank, cfg.world = rank, world
+        # torchrun gives the host's ranks as LOCAL_WORLD_SIZE and LOCAL_RANK: the
+        # library's NR_LOCAL_SIZE and NR_LOCAL_RANK when NR_LOCAL_SIZE is unset
+        adopted = []
+        pairs = (("NR_LOCAL_SIZE", "local_size", "LOCAL_WORLD_SIZE"),
+                 ("NR_LOCAL_RANK", "local_rank", "LOCAL_RANK"))
+        for var, field, torchrun in pairs if not os.environ.get("NR_LOCAL_SIZE") else ():
+            value = os.environ.get(torchrun)
+            if not os.environ.get(var) and value:
+                if not value.isdigit():
+                    raise self.error("configuration", _lib.ERR_CONFIG,
+                                     f"{torchrun}={value!r} (from torchrun): not a number")
+                setattr(cfg, field, int(value))
+                adopted.append(f"{var} taken from torchrun's {torchrun}={value}")
+        # ctypes keeps the assigned bytes alive as long as cfg
+        if not cfg.root and root:
+            cfg.root = root.encode()
+        if cfg.addr and b"," in cfg.addr:
+            cfg.addr = host_addr(cfg.addr.decode(), rank).encode()
+        if not cfg.addr and addr:
+            cfg.addr = addr.encode()
+        if algo == "box" and not cfg.switch_addr and not cfg.racks:
+            raise self.error("configuration", _lib.ERR_CONFIG,
+                             "algorithm box needs NR_SWITCH (the box's control address) and "
+                             "NR_TOKEN; or use NR_ALGO=ring")
+        if lib.nr_config_check(ctypes.byref(cfg)):
+            msg = _env_names(_lib.last_error())
+            raise self.error("configuration", _lib.ERR_CONFIG,
+                             msg + (f" ({', '.join(adopted)})" if adopted else ""))
+        self.struct = cfg
+        self.root = (cfg.root or b"").decode()
+        self.switch = (cfg.switch_addr or b"").decode()
+        self.racks = (cfg.racks or b"").decode()
+        self.timeout_ms = cfg.timeout_ms
+
+    def error(self, what, code, detail):
+        return NetreduceError(self.rank, self.job, what, code, detail)
+
+
+class Communicator:
+    """nr_comm_init ... nr_comm_destroy of a Config, errors as NetreduceError.
+    Collective: every rank constructs it at the same time."""
+
+    def __init__(self, config):
+        self.cfg = config
+        self.rank, self.world, self.job = config.rank, config.world, config.job
+        self.algo, self.switch = config.algo, config.switch
+        self.seq = 0
+        self._h = None
+        handle = ctypes.c_void_p()
+        rc = _lib.lib().nr_comm_init(ctypes.byref(config.struct), ctypes.byref(handle))
+        if rc:
+            what = f"init (rendezvous at {config.root or '-'}"
+            what += f", box at {config.switch})" if config.switch else ", no box)"
+            raise config.error(what, rc, _lib.last_error())
+        self._h = handle
+
+    def describe(self, count, seq=None):
+        """'all_reduce #seq of COUNT floats through the box at ...', for messages."""
+        if self.algo == "ring":
+            via = "over the ring"
+        elif self.cfg.racks:
+            via = f"across racks {self.cfg.racks} (" + \
+                (f"this rack's box at {self.switch})" if self.switch else "this rack without a box)")
+        else:
+            via = f"through the box at {self.switch}"
+        return f"all_reduce #{self.seq if seq is None else seq} of {count} floats {via}"
+
+    @property
+    def reduce(self):
+        """What the box job computes: "sum" or "max" (NR_REDUCE)."""
+        return (self.cfg.struct.reduce or b"sum").decode()
+
+    @property
+    def topology(self):
+        """Hosts with several ranks or racks (whose local and rack phases sum only)."""
+        return self.cfg.struct.local_size > 1 or bool(self.cfg.racks)
+
+    def allreduce(self, ptr, count, op="sum"):
+        """Reduce count float32 at address ptr over all ranks, in place: op "sum"
+        or "max".  Through the box when its job computes op, else over the ring
+        (nr_ring_allreduce on the communicator's plain QPs: a box forwards them)."""
+        if self._h is None:
+            raise self.cfg.error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
+        self.seq += 1
+        lib = _lib.lib()
+        box = self.algo == "box" and op == self.reduce
+        fn = lib.nr_allreduce if box else lib.nr_ring_allreduce
+        rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32,
+                _lib.NR_MAX if op == "max" else _lib.NR_SUM)
+        if rc:
+            raise self.cfg.error(self.describe(count), rc, _lib.last_error(self._h))
+
+    def stats(self):
+        """libnetreduce's counters of this communicator (nr_comm_stats) as a dict:
+        box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns."""
+        if self._h is None:
+            return {}
+        st = _lib.NrCommStats()
+        _lib.lib().nr_comm_stats(self._h, ctypes.byref(st))
+        return {name: getattr(st, name) for name, _ in st._fields_}
+
+    @property
+    def credits(self):
+        return _lib.lib().nr_comm_credits(self._h) if self._h else 0
+
+    @property
+    def channels(self):
+        """Box channels the messages are striped over (NR_CHANNELS; 1 without a box)."""
+        return _lib.lib().nr_comm_channels(self._h) if self._h else 0
+
+    def close(self):
+        """nr_comm_destroy (collective while healthy; rank 0 removes the box's job)."""
+        h, self._h = self._h, None
+        if h:
+            _lib.lib().nr_comm_destroy(h)

@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The c10d backend "netreduce" (registered by `import netreduce.torch`).
+
+A Python subclass of c10d's ProcessGroup, returned by the creator function
+given to dist.Backend.register_backend (torch 1.13 and 2.x; on 2.x registered
+for the devices "cpu" and "cuda").
+
+Through libnetreduce (the Engine's worker thread): all-reduce of one
+contiguous float32 tensor, on the CPU or a CUDA device, with SUM, AVG or MAX
+(MAX: through the box when its job computes max, NR_REDUCE, else over the
+ring; not on hosts with several ranks or racks); the coalesced all-reduce of
+such tensors (one flat buffer); reduce-scatter of float32 with SUM, AVG or MAX
+(an all-reduce of the input, then this rank's share).
+Everything else goes to an inner ProcessGroupGloo on the same store, after
+the netreduce requests queued before it have run: an all-reduce netreduce
+cannot take warns once per kind and is counted (counters.py), or raises with
+NR_STRICT=1; the other collectives are Gloo's by design and only counted.
+Works are work.Work: wait() raises netreduce's error, DDP reads the future.
+"""
+from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
+                                        ReduceOp)
+import torch
+import torch.distributed as dist
+
+from . import work as works
+from .engine import Engine
+from .counters import STATS, kind
+
+BACKEND = "netreduce"
+
+_OPS = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM")
+
+
+def op_name(op):
+    """'SUM', 'MAX', ... for a ReduceOp (torch 2.x) or a RedOpType (1.13).
+    Compared with ==: on 2.x `op in (ReduceOp.SUM, ...)` is always False."""
+    for name in _OPS:
+        try:
+            if op == getattr(ReduceOp, name):
+                return name
+        except (AttributeError, TypeError):
+            continue
+    return str(op)
+
+
+def refusal(tensors, op, topology=False):
+    """Why netreduce cannot all-reduce these tensors with op; None if it can.
+    topology: hosts with several ranks or racks, whose phases sum only."""
+    if len(tensors) != 1:
+        return f"a list of {len(tensors)} tensors (one per device): netreduce takes one"
+    t = tensors[0]
+    if op not in ("SUM", "AVG", "MAX"):
+        return f"netreduce does SUM, AVG and MAX, not {op}"
+    if op == "MAX" and topology:
+        return ("MAX on hosts with several ranks or across racks: their local and rack "
+                "phases sum only")
+    if t.dtype != torch.float32:
+        return f"netreduce sums float32 only, this is {str(t.dtype).replace('torch.', '')}"
+    if t.device.type not in ("cpu", "cuda"):
+        return f"device {t.device.type}: netreduce takes CPU and CUDA tensors"
+    if t.is_sparse:
+        return "a sparse tensor: netreduce sums dense buffers"
+    if not t.is_contiguous():
+        return "not contiguous: netreduce sums one flat buffer"
+    return None
+
+
+def _flat_refusal(tensors, op, topology=False):
+    """refusal() for several tensors summed as one flat buffer (coalesced)."""
+    if not tensors:
+        return "no tensors"
+    for t in tensors:
+        why = refusal([t], op, topology)
+        if why:
+            return why
+    if len({t.device for t in tensors}) > 1:
+        return "tensors on several devices"
+    return None
+
+
+def _allreduce_opts(opts, op):
+    """AllreduceOptions from the overloads (tensors, opts), (tensors, op), (tensor, op)."""
+    if isinstance(opts, ReduceOp):
+        opts, op = None, opts
+    if op is not None:
+        opts = AllreduceOptions()
+        opts.reduceOp = op
+    return opts if opts is not None else AllreduceOptions()
+
+
+class ProcessGroupNetreduce(dist.ProcessGroup):
+    """c10d process group: all-reduce through netreduce, the rest through Gloo."""
+
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        # Gloo first: it checks the rendezvous and the data path between the hosts
+        # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
+        self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
+        self._engine = Engine(store, rank, size, "netreduce")
+        self._coalesced = None   # works issued between _start_coalescing and _end_coalescing
+
+    @property
+    def engine(self):
+        return self._engine
+
+    def getBackendName(self):   # called by C++ (DDP's logger, ProcessGroup.name())
+        return BACKEND
+
+    def _get_backend_name(self):
+        return BACKEND
+
+    def _issued(self, work):
+        if self._coalesced is not None:
+            self._coalesced.append(work)
+        return work
+
+    def _submit(self, tensor, op, collective, then=None, result=None):
+        """tensor (contiguous float32) through netreduce; then(tensor) runs on the result."""
+        raw, fut = self._engine.request(tensor, op, as_list=False,
+                                        kind=kind(collective, op, tensor))
+
+        def finish(f):
+            if then is not None:
+                then(f.value())
+            else:
+                f.value()
+            return result
+        return self._issued(works.Work(fut.then(finish), result, cause=raw))
+
+    def _to_gloo(self, collective, call, refused=None):
+        """A collective for Gloo, after the netreduce requests queued before it.
+        refused=(kind, bytes, why): an all-reduce netreduce could not take."""
+        if refused is not None:
+            STATS.delegate(*refused, self.rank(), self._engine.job)
+        else:
+            STATS.gloo(collective)
+        self._engine.drain()     # keep the order the caller issued collectives in
+        return self._issued(call())
+
+    def allreduce(self, tensors, opts=None, op=None):
+        if isinstance(tensors, torch.Tensor):
+            tensors = [tensors]
+        opts = _allreduce_opts(opts, op)
+        name = op_name(opts.reduceOp)
+        why = refusal(tensors, name, self._engine.comm.topology)
+        if why:
+            t = tensors[0] if tensors else torch.empty(0)
+            return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
+                                 (kind("all_reduce", name, t),
+                                  sum(x.numel() * x.element_size() for x in tensors), why))
+        t = tensors[0]
+        if t.numel() == 0:
+            return self._issued(works.done(tensors))
+        return self._submit(t, name, "all_reduce", result=tensors)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        why = _flat_refusal(tensors, name, self._engine.comm.topology)
+        if why:
+            t = tensors[0] if tensors else torch.empty(0)
+            return self._to_gloo("all_reduce_coalesced",
+                                 lambda: self._gloo.allreduce_coalesced(tensors, opts),
+                                 (kind("all_reduce_coalesced", name, t),
+                                  sum(x.numel() * x.element_size() for x in tensors), why))
+        flat = torch.cat([t.reshape(-1) for t in tensors])
+        if flat.numel() == 0:
+            return self._issued(works.done(tensors))
+
+        def scatter(summed):
+            off = 0
+            for t in tensors:
+                t.copy_(summed[off:off + t.numel()].view_as(t))
+                off += t.numel()
+        return self._submit(flat, name, "all_reduce_coalesced", then=scatter, result=tensors)
+
+    def _reduce_scatter_flat(self, output, flat, name, collective, result):
+        """reduce-scatter as an all-reduce of flat (a copy), then this rank's share."""
+        n = output.numel()
+        if flat.numel() != n * self.size():
+            raise ValueError(f"{collective}: the input has {flat.numel()} elements, the output "
+                             f"{n}: expected {n * self.size()} for {self.size()} ranks")
+        if n == 0:
+            return self._issued(works.done(result))
+        share = slice(self.rank() * n, (self.rank() + 1) * n)
+        return self._submit(flat, name, collective, result=result,
+                            then=lambda summed: output.view(-1).copy_(summed[share]))
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        if len(output_tensors) == 1 and len(input_tensors) == 1 and \
+                not _flat_refusal(output_tensors + input_tensors[0], name,
+                                  self._engine.comm.topology):
+            flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
+            return self._reduce_scatter_flat(output_tensors[0], flat, name, "reduce_scatter",
+                                             output_tensors)
+        return self._to_gloo("reduce_scatter",
+                             lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
+                                                               opts))
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        if not _flat_refusal([output, input], name, self._engine.comm.topology):
+            return self._reduce_scatter_flat(output, input.reshape(-1).clone(), name,
+                                             "reduce_scatter", [output])
+        return self._to_gloo("reduce_scatter",
+                             lambda: self._gloo._reduce_scatter_base(output, input, opts))
+
+    def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
+        return works.combine([self._reduce_scatter_base(o, i, opts)
+                              for o, i in zip(outputs, inputs)], outputs)
+
+    def _allgather_base(self, output, input, opts=None):
+        """all_gather_into_tensor: Gloo's all-gather into views of output (Gloo
+        has no _allgather_base of its own on torch 1.13 and 2.6)."""
+        if output.numel() != input.numel() * self.size() or not output.is_contiguous():
+            raise ValueError(f"all_gather_into_tensor: the output must be contiguous with "
+                             f"{self.size()} x {input.numel()} elements, it has {output.numel()}")
+        views = list(output.view(-1).split(input.numel()))
+        return self._to_gloo("allgather_into_tensor",
+                             lambda: self._gloo.allgather([views], [input.reshape(-1)]))
+
+    def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
+        return works.combine([self._allgather_base(o, i) for o, i in zip(outputs, inputs)],
+                             outputs)
+
+    def _start_coalescing(self, device=None):
+        if self._coalesced is not None:
+            raise RuntimeError("netreduce: _start_coalescing while already coalescing")
+        self._coalesced = []
+
+    def _end_coalescing(self, device=None):
+        issued, self._coalesced = self._coalesced or [], None
+        return works.combine(issued, [])
+
+    def shutdown(self):
+        """Destroy the communicator now (collective; also done at exit)."""
+        self._engine.close()
+
+
+def _delegated(name):
+    def method(self, *args, **kwargs):
+        return self._to_gloo(name, lambda: getattr(self._gloo, name)(*args, **kwargs))
+    method.__name__ = name
+    method.__doc__ = f"{name}: delegated to the inner Gloo process group."
+    return method
+
+
+for _name in ("broadcast", "allgather", "allgather_coalesced", "gather",
+              "scatter", "reduce", "alltoall_base", "alltoall", "send", "recv",
+              "recv_anysource", "barrier", "monitored_barrier"):
+    if hasattr(ProcessGroupGloo, _name):
+        setattr(ProcessGroupNetreduce, _name, _delegated(_name))
+
+
+def create(store, rank, size, timeout):
+    """The creator function c10d calls for init_process_group("netreduce")."""
+    return ProcessGroupNetreduce(store, rank, size, timeout)

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""One netreduce communicator behind a worker thread, for torch.
+
+Engine(store, rank, world, prefix) settles the job's settings through the
+c10d store (job name, rank 0's rendezvous address when NR_ROOT is unset),
+starts the heartbeat (watch.py), creates the communicator (collective) and
+one worker thread.  submit() queues an all-reduce of a contiguous float32
+tensor, on the CPU or a CUDA device (staged through pinned host memory,
+staging.py), and returns a torch.futures.Future; requests run in submission
+order on the worker, which calls libnetreduce through ctypes (the GIL is
+released during the call).  A failure completes that future with a
+NetreduceError (with what the other ranks were doing), and every later one
+with the same error: the communicator is broken.  Each completed request is
+counted in counters.STATS under the kind the caller gives.
+"""
+import atexit
+import os
+import queue
+import sys
+import threading
+import uuid
+import weakref
+
+import torch
+
+from ..comm import (Communicator, Config, NetreduceError, algo_from_env, free_port, host_addr,
+                    route_addr)
+from . import staging
+from .counters import STATS, now, share_report
+from .watch import Watch
+
+_live = weakref.WeakSet()
+
+
+def _settle(store, key, rank, make):
+    """Rank 0 makes a value and publishes it under key; the others read it."""
+    if rank == 0:
+        value = make()
+        store.set(key, value)
+        return value
+    return store.get(key).decode()
+
+
+def _local_addr(rank):
+    addr = os.environ.get("NR_ADDR")
+    if addr:
+        return host_addr(addr, rank)
+    master = os.environ.get("MASTER_ADDR")
+    if master:
+        return route_addr(master)
+    raise ValueError("NR_ADDR is not set and there is no MASTER_ADDR to find this host's "
+                     "address from: set NR_ADDR to this host's IPv4 address on the data path")
+
+
+def _value(fut):
+    try:
+        return fut.value()
+    except NetreduceError as e:
+        raise e.with_traceback(None) from None   # torch appends the traceback to the message
+
+
+class Engine:
+    """store: the c10d store of the group (keys under prefix); rank, world: this
+    rank and the number of ranks.  Collective."""
+
+    def __init__(self, store, rank, world, prefix):
+        self.rank, self.world = rank, world
+        algo = algo_from_env()
+        self.job = _settle(store, f"{prefix}/job", rank,
+                           lambda: os.environ.get("NR_JOB") or "nr-" + uuid.uuid4().hex[:8])
+        root = addr = None
+        if world > 1:
+            addr = _local_addr(rank)
+            if not os.environ.get("NR_ROOT"):
+                root = _settle(store, f"{prefix}/{self.job}/root", rank,
+                               lambda: f"{addr}:{free_port(addr)}")
+        cfg = Config(rank, world, self.job, algo, root=root, addr=addr)
+        if world > 1 and cfg.struct.transport == b"soft" and \
+                any(e.world > 1 and not e.closed for e in _live):
+            raise cfg.error("init", 0, "this process already has a netreduce communicator and "
+                            "the soft transport binds NR_UDP_PORT on NR_ADDR once per process: "
+                            "use the backend or the DDP hook, not both, and create subgroups "
+                            "with backend='gloo'")
+        self.chunk = staging.chunk_bytes()
+        self.timeout_s = cfg.timeout_ms / 1000.0
+        self.watch = Watch(store, rank, world, self.job, self.timeout_s) if world > 1 else None
+        try:
+            self.comm = Communicator(cfg)
+        except BaseException:
+            if self.watch:
+                self.watch.stop()
+            raise
+        self.algo = algo
+        self.error = None
+        self.closed = False
+        self._stagers = {}   # CUDA device -> Stager
+        self._q = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"netreduce-{rank}", daemon=True)
+        self._thread.start()
+        _live.add(self)
+
+    def failed(self, what, detail):
+        return NetreduceError(self.rank, self.job, what, 0, detail)
+
+    def stager(self, device):
+        """The staging pipeline for a CUDA device (created on first use)."""
+        s = self._stagers.get(device)
+        if s is None:
+            s = self._stagers[device] = staging.Stager(staging.CudaOps(device, self.chunk))
+        return s
+
+    def request(self, tensor, op="SUM", as_list=True, kind=None):
+        """Queue an in-place reduction of tensor over the ranks, op SUM, AVG (the
+        sum divided by the ranks) or MAX: contiguous float32, on the CPU or a CUDA
+        device.  Returns (raw, fut):
+        the worker completes raw with [tensor] (as_list) or tensor, or with the
+        NetreduceError; fut is chained to it for C++ waiters.  kind: what
+        stats() counts the request as."""
+        cuda = tensor.device.type == "cuda"
+        raw = torch.futures.Future(devices=[tensor.device]) if cuda else torch.futures.Future()
+        if self.closed:
+            raw.set_exception(self.failed("all_reduce", "the netreduce engine is closed"))
+        else:
+            ready = self.stager(tensor.device).ops.ready() if cuda else None
+            self._q.put((tensor, op, as_list, raw, kind, ready))
+        # Future.set_exception stores the exception as the value, to be raised by
+        # value() in Python: C++ waiters (DDP's reducer) would take it for a
+        # result.  A then() callback that raises marks the chained future failed
+        # in C++ as well, with the exception's message.
+        return raw, raw.then(_value)
+
+    def submit(self, tensor, op="SUM", as_list=True, kind=None):
+        """request(), the future for C++ and Python waiters alike."""
+        return self.request(tensor, op, as_list, kind)[1]
+
+    def drain(self):
+        """Wait until every request submitted so far has run (no-op on the worker)."""
+        if not self.closed and threading.current_thread() is not self._thread:
+            self._q.join()
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            try:
+                if item is None:
+                    return
+                self._one(*item)
+            finally:
+                self._q.task_done()
+
+    def _allreduce(self, host, op="sum"):
+        """One libnetreduce call on a contiguous float32 host tensor, watched."""
+        if self.watch:
+            self.watch.started(self.comm.seq + 1)
+        self.comm.allreduce(host.data_ptr(), host.numel(), op)
+        if self.watch:
+            self.watch.finished()
+
+    def _one(self, tensor, op, as_list, fut, kind, ready):
+        if self.error is not None:
+            fut.set_exception(self.error)
+            return
+        t0 = now()
+        try:
+            divide = self.world if op == "AVG" else None
+            lib_op = "max" if op == "MAX" else "sum"
+            if tensor.device.type == "cuda":
+                self.stager(tensor.device).run(tensor, ready,
+                                               lambda host: self._allreduce(host, lib_op), divide)
+            else:
+                self._allreduce(tensor, lib_op)
+                if divide:
+                    tensor.div_(divide)
+        except NetreduceError as e:
+            if self.watch:
+                self.watch.fail(self.comm.seq)
+                e = e.with_diagnosis(self.watch.diagnose(self.comm.seq, self.timeout_s))
+            self.error = e
+            fut.set_exception(e)
+            return
+        except Exception as e:   # noqa: BLE001 - hand anything else to the waiter
+            fut.set_exception(e)
+            return
+        t1 = now()
+        if kind:
+            STATS.through(kind, tensor.numel() * 4, t1 - t0, t1)
+        try:
+            fut.set_result([tensor] if as_list else tensor)
+        except Exception:   # a callback of the future failed: it is stored in the chained future
+            pass
+
+    def close(self):
+        """Stop the worker after the queued requests, then destroy the communicator
+        (collective while healthy).  Idempotent."""
+        if getattr(self, "closed", True):
+            return
+        self.closed = True
+        self._q.put(None)
+        self._thread.join()
+        if self.watch:
+            self.watch.stop()
+        STATS.retire(self.comm.stats())
+        self.comm.close()
+        _live.discard(self)
+
+
+def stats():
+    """Calls and bytes per kind through netreduce, delegated to Gloo (with why)
+    and Gloo's other collectives, with libnetreduce's own counters: see counters.py."""
+    return STATS.snapshot([e.comm.stats() for e in list(_live) if not e.closed])
+
+
+_reported = False
+
+
+def report(file=None):
+    """The communication share of this process's all-reduces and what the box can
+    bring at that share (a dict; its 'text' is printed to file when given)."""
+    engines = [e for e in list(_live) if e.world > 1] or [None]
+    e = engines[0]
+    out = share_report(stats(), e.world if e else 1, e.algo if e else "ring",
+                       e.rank if e else 0)
+    if file is not None:
+        print(out["text"], file=file, flush=True)
+    return out
+
+
+@atexit.register
+def shutdown():
+    """Close every engine of this process (collective while healthy); rank 0 of a
+    job prints the communication share first (NR_REPORT=0: not)."""
+    global _reported
+    engines = list(_live)
+    if not _reported and os.environ.get("NR_REPORT", "1") != "0" and \
+            any(e.rank == 0 and e.world > 1 and e.error is None for e in engines):
+        _reported = True
+        report(sys.stderr)
+    for engine in engines:
+        engine.close()
