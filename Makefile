@@ -4,7 +4,9 @@
 #                the container testbed)
 #   (make demo-rtl: the same testbed with the aggregator's RTL as the box's dataplane)
 #   make demo-docker  the same as make demo, with the box and the hosts in containers
-# Both install the Debian packages they need, configure meson and build.
+# Debian packages by need: make deps (root) installs all of them; make build installs
+# none and names what it misses (no root needed); make demo installs only the demo's;
+# make test installs all (CI runs it on a fresh machine).
 
 SHELL := /bin/bash
 BUILD ?= build
@@ -14,13 +16,36 @@ FUZZ_SECONDS ?= 60
 SOAK_MINUTES ?= 30
 MESON_TEST := meson test --print-errorlogs --num-processes 2
 
-DEB_PKGS := build-essential pkg-config meson ninja-build clang llvm libclang-rt-14-dev \
-	libdpdk-dev dpdk-dev libnuma-dev libibverbs-dev librdmacm-dev ibverbs-providers \
-	libcmocka-dev libisal-dev libpcap-dev libjansson-dev zlib1g-dev \
-	tshark iproute2 ethtool procps psmisc jq openmpi-bin libopenmpi-dev python3 docker.io mmdebstrap \
+# make build: the compilers and libraries meson looks for
+BUILD_PKGS := build-essential pkg-config meson ninja-build python3 \
+	libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev libcmocka-dev libisal-dev libpcap-dev \
+	libjansson-dev zlib1g-dev
+# make demo: those and the testbed's tools
+DEMO_PKGS := $(BUILD_PKGS) iproute2 ethtool procps psmisc jq
+# make test and the rest: the sanitizers and fuzzers (clang), the RTL (verilator,
+# iverilog, yosys), captures (tshark), MPI, containers, PyTorch, valgrind
+DEB_PKGS := $(DEMO_PKGS) clang llvm libclang-rt-14-dev dpdk-dev ibverbs-providers \
+	tshark openmpi-bin libopenmpi-dev docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
 	python3-venv python3-setuptools python3-wheel \
 	verilator iverilog yosys valgrind
+# the packages of $(1) that are not installed
+missing_pkgs = $(shell for p in $(1); do \
+	dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done)
+# install the packages of $(1) that are missing (root), or say how
+define install_pkgs
+	@missing="$(call missing_pkgs,$(1))"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "make $@: missing Debian packages: $$missing" >&2; \
+			echo "  install them as root: sudo make $(or $(MAKECMDGOALS),$@)" \
+				"(or sudo apt-get install $$missing)" >&2; \
+			exit 2; \
+		fi; \
+		echo "== installing Debian packages:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+endef
 
 DOCKER_HOSTS ?= 4
 # torch 2.6 (Debian 13's) for the PyTorch suites beside Debian 12's 1.13: a root
@@ -29,7 +54,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
+.PHONY: all deps deps-build deps-demo deps-demo-rtl build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
 
 all: build
 
@@ -44,7 +69,8 @@ help:
 	@echo "make gpu-check  netreduce.torch on a CUDA GPU: 4 ranks on it, backend and hook, counters,"
 	@echo "                staged all-reduce against host memory (skips without a GPU; GPU_PYTHON)"
 	@echo "make test-large the larger testbed topologies, e.g. 4 hosts x 4 processes (root, opt-in)"
-	@echo "make build      release build in $(BUILD)/"
+	@echo "make deps       install every Debian package the targets use (root)"
+	@echo "make build      release build in $(BUILD)/ (any user; names missing packages)"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
@@ -60,12 +86,22 @@ help:
 	@echo "make rtl-long   the RTL against the software box on 8x longer traces, 10^7 adder pairs"
 
 deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
-	done); \
+	$(call install_pkgs,$(DEB_PKGS))
+
+deps-demo:
+	$(call install_pkgs,$(DEMO_PKGS))
+
+deps-demo-rtl:
+	$(call install_pkgs,$(DEMO_PKGS) verilator)
+
+# make build installs nothing: it names what is missing and how to install it
+deps-build:
+	@missing="$(call missing_pkgs,$(BUILD_PKGS))"; \
 	if [ -n "$$missing" ]; then \
-		echo "== installing Debian packages:" $$missing; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		echo "make build: missing Debian packages: $$missing" >&2; \
+		echo "  install them once as root: sudo make deps (everything: tests too)" \
+			"or sudo apt-get install $$missing" >&2; \
+		exit 2; \
 	fi
 
 $(BUILD)/build.ninja:
@@ -79,10 +115,10 @@ $(FUZZ)/build.ninja:
 	CC=clang meson setup $(FUZZ) --buildtype=debugoptimized -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled -Drtl=disabled
 
-build: deps $(BUILD)/build.ninja
+build: deps-build $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-asan: deps $(ASAN)/build.ninja
+asan: deps-build $(ASAN)/build.ninja
 	ninja -C $(ASAN)
 
 # Not fatal: without Debian 13's mirror the torch 2.6 tests skip and say why.
@@ -90,7 +126,7 @@ torch2-root: deps
 	@tests/python/torch-env make || \
 		echo "WARNING: no torch 2.6 root: the torch2 tests will skip (tests/python/torch-env make)"
 
-test: build asan torch2-root
+test: deps build asan torch2-root
 	rm -f $(ASAN)/meson-logs/*.json $(BUILD)/meson-logs/*.json
 	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
 	$(MESON_TEST) -C $(BUILD) --logbase torch2 --suite torch2
@@ -110,7 +146,11 @@ test-large: build
 
 # Links shaped to 200 Mbit/s so that they, not the 2 CPUs the box and the hosts
 # share on a small machine, are the bottleneck: the comparison is then about traffic.
-demo: build
+# only what the demo runs: the box, the benchmark program, netreducectl
+DEMO_TARGETS := netreduce-switch bench/host/nr-allreduce-perf control/netreducectl
+
+demo: deps-demo $(BUILD)/build.ninja
+	ninja -C $(BUILD) $(DEMO_TARGETS)
 	tests/testbed/run --build $(BUILD) --hosts 4 --algo netreduce,ring --check \
 		--bytes 4K,1M,16M --rate 200
 
@@ -124,7 +164,8 @@ docker-clean:
 
 # The box with the aggregator's RTL (dataplane/rtl, on Verilator) as its
 # dataplane: every frame through the model, a small job, every result checked.
-demo-rtl: build
+demo-rtl: deps-demo-rtl $(BUILD)/build.ninja
+	ninja -C $(BUILD) $(DEMO_TARGETS)
 	tests/testbed/run --build $(BUILD) --backend rtl --hosts 3 --algo netreduce --check \
 		--bytes 4K,64K,1M --iters 1 --warmup 0
 
