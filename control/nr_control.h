@@ -11,8 +11,10 @@
  *                   "sw": the DPDK box (dataplane/dpdk/dp_backend.c, command
  *                   rings to its lcores); "fpga": an aggregator FPGA through
  *                   its register map (backend_fpga.c, fpga_regs.h), mapped
- *                   from a PCIe BAR or a file; tests register an in-process
- *                   engine the same way.
+ *                   from a PCIe BAR or a file; "rtl": that driver on the RTL
+ *                   model (dataplane/rtl/nr_rtl_backend.c); tests register an
+ *                   in-process engine the same way.  Each lives with what it
+ *                   drives (docs/architecture.md, "Control backends").
  *   nr_ctl_server   UNIX socket (0600, admin, no token) and TCP (hosts, shared
  *                   token) listeners serving JSON lines (PROTOCOL.md).
  */

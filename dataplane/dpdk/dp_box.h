@@ -2,28 +2,8 @@
 /*
  * netreduce-switch: the DPDK box around the aggregation engine.  This is the
  * box's API for its program (dataplane/switch/), tests and benchmarks: its
- * life cycle (dp_box.c) and the headers of its parts.  The files, each calling only the
- * ones above it in this list:
- *
- *   dp_log.c       the log type netreduce.dp, rate-limited warnings
- *   dp_ctr.c       per-lcore counters and their names
- *   dp_l2.c        the MAC learning table
- *   dp_owner.c     (daddr, QPN) -> owning worker
- *   dp_opts.c      configuration and command-line options
- *   dp_state.h     the box's state: ports, workers, records, job table
- *   dp_emit.c      where frames leave: the one exit of results (ECN, ICRC),
- *                  L2 switching, one-armed re-addressing, buffered TX
- *   dp_dev.c       the ports around a device in the engines' place
- *                  (--backend rtl): every frame to it, its frames out
- *   dp_cmd.c       the command ring of each worker (control -> lcore)
- *   dp_loop.c      the l3fwd-style burst loop: rx, parse, classify, act, tx
- *   dp_steer.c     RX queues per worker, rte_flow rules by UDP source port
- *   dp_jobs.c      the box's jobs on the control side (where each channel runs)
- *   dp_stats.c     counter sums, JSON stats/info, the stats line
- *   dp_telemetry.c DPDK telemetry commands
- *   dp_backend.c   the box as the control API's backend "sw"
- *   dp_box.c       mempool, ports, worker lcores and their engines, start/stop
- * The program netreduce-switch, on top of the box, is dataplane/switch/.
+ * life cycle (dp_box.c) and the headers of its parts.  Its files, bottom up,
+ * each calling only the ones above it: dataplane/README.md, "Files".
  */
 #ifndef NR_DP_BOX_H
 #define NR_DP_BOX_H

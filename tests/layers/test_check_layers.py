@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """tools/check-layers on small synthetic trees: it passes a clean tree and
 fails, naming the files and the symbols, on a circle, on an arrow against the
-layer order (by a call and by an include), and on an undeclared folder; a
+layer order (by a call and by an include), on a transport file used past
+nr_transport.h, and on an undeclared folder; a
 static namesake and a struct member of the same name are not arrows.  And
-tools/check-doc-paths: it fails on a document that names a missing file.
+tools/check-doc-paths: it fails on a document that names a missing file or
+make target, and (--listed) on a source file its folder's README leaves out.
 
 Usage: test_check_layers.py CHECK_LAYERS CHECK_DOC_PATHS
 """
@@ -113,6 +115,20 @@ tests_free = dict(BASE)
 tests_free['tests/t.c'] = 'int eng_sum(int a);\nint b_fn(void);\nint t(void) { return eng_sum(b_fn()); }\n'
 expect('tests/ may use anything', tests_free, 0, '0 problems')
 
+door = dict(BASE)
+door['host/transport/nr_transport.h'] = '#pragma once\nint nr_tp_open(void);\n'
+door['host/transport/transport.c'] = ('#include "host/transport/nr_transport.h"\nint soft_x(void);\n'
+                                      'int nr_tp_open(void) { return soft_x(); }\n')
+door['host/transport/tp_soft.c'] = 'int soft_x(void) { return 1; }\n'
+door['host/collective/c.c'] = ('#include "host/transport/nr_transport.h"\n'
+                               'int c_fn(void) { return nr_tp_open(); }\n')
+expect('the transports through their interface pass', door, 0, '0 problems')
+past = dict(door)
+past['host/collective/c.c'] = 'int soft_x(void);\nint c_fn(void) { return soft_x(); }\n'
+expect('a transport file used past the interface fails', past, 1,
+       'arrow past the interface of transport: host/collective/c.c (collective) -> '
+       'host/transport/tp_soft.c: soft_x')
+
 DOCS = dict(BASE)
 DOCS['docs/map.md'] = 'The wire: `proto/wire.c`, [the engine](../dataplane/engine/eng.h), `b.c`.\n'
 expect('a document naming files that exist passes', DOCS, 0, '0 missing',
@@ -122,6 +138,25 @@ DOCS_BAD['docs/map.md'] = 'The wire: `proto/wire.c`, and `host/gone.c`, [x](../p
 expect('a document naming a missing file fails', DOCS_BAD, 1,
        'docs/map.md names host/gone.c', 'docs/map.md names ../proto/nope.md',
        checker=DOC_CHECKER, args=['docs/map.md'])
+
+MAKEDOCS = dict(DOCS)
+MAKEDOCS['Makefile'] = 'all: build\nbuild:\n\ttrue\ndemo: build\n\ttrue\n'
+MAKEDOCS['docs/map.md'] = 'Run `make build`, then `sudo make demo`; make sense of it.\n'
+expect('a document showing make targets that exist passes', MAKEDOCS, 0, '0 missing',
+       checker=DOC_CHECKER, args=['docs/map.md'])
+MAKEDOCS['docs/map.md'] = 'Run `make biuld`.\n'
+expect('a document showing a missing make target fails', MAKEDOCS, 1,
+       'docs/map.md shows `make biuld`: no such target', checker=DOC_CHECKER, args=['docs/map.md'])
+
+LISTED = dict(BASE)
+LISTED['README.md'] = 'The host: `host/a.c`.\n'
+LISTED['proto/README.md'] = '| `wire.[ch]` | the wire |\n'
+LISTED['dataplane/README.md'] = '`engine/eng.c`: the engine\n'
+expect('a file missing from its folder\'s README fails', LISTED, 1,
+       'host/b.c is not named in README.md', checker=DOC_CHECKER, args=['--listed', '--all'])
+LISTED['README.md'] = 'The host: `host/a.c`, `host/b.c`.\n'
+expect('every file in its folder\'s README passes', LISTED, 0, '0 missing',
+       checker=DOC_CHECKER, args=['--listed', '--all'])
 
 if failures:
     print('\n'.join('FAIL: ' + f for f in failures))
