@@ -24,8 +24,14 @@ sum_chunk(void *result, const void *const srcs[], unsigned n, void *const outs[]
 	memcpy(acc, (const uint8_t *)srcs[0] + bo, m * 4);
 	for (unsigned i = 1; i < n; i++) {
 		memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
-		for (uint32_t j = 0; j < m; j++)
-			acc[j] = max ? (v[j] > acc[j] ? v[j] : acc[j]) : acc[j] + v[j];
+		/* two loops, not one with a select inside: in that shape gcc -O0
+		 * commuted the add, and two NaNs gave src's (test_special_classes) */
+		if (max)
+			for (uint32_t j = 0; j < m; j++)
+				acc[j] = v[j] > acc[j] ? v[j] : acc[j];
+		else
+			for (uint32_t j = 0; j < m; j++)
+				acc[j] = acc[j] + v[j];
 	}
 	if (result)
 		memcpy((uint8_t *)result + bo, acc, m * 4);
