@@ -34,6 +34,19 @@ done
 [ -n "$ifaces" ] || { echo "box-entry: no data interface (${NR_BOX_IFACES:-an address in ${prefix}x});" \
 	"attach the host networks before the box starts" >&2; exit 2; }
 
+# The af_packet ring for a jumbo interface ("" up to 1500: the default 2048-byte
+# frames fit).  DPDK's PMD walks the ring as frames back to back, so a block
+# holds whole frames with no tail (blocksz a multiple of framesz, whole pages),
+# and framesz - 32 must fit the box's mbufs (4352 bytes); the kernel puts a
+# frame at offset 66 of its slot: 4352-byte frames, 16 to a 17-page block,
+# take an interface MTU up to 4272.
+af_ring() {
+	local mtu; mtu=$(cat "/sys/class/net/$1/mtu")
+	[ "$mtu" -gt 1500 ] || return 0
+	[ "$mtu" -le 4272 ] || { echo "box-entry: $1 has MTU $mtu; the box's ports take up to 4272" >&2; exit 2; }
+	echo ",framesz=4352,blocksz=69632,framecnt=512"
+}
+
 vdevs=() i=0
 for ifc in $ifaces; do
 	ip link set "$ifc" up
@@ -46,13 +59,13 @@ for ifc in $ifaces; do
 		tc qdisc add dev "$ifc" parent 1:1 handle 10: pfifo limit 10000
 	fi
 	# qdisc_bypass=0: frames go through the qdisc (the shaping above).
-	vdevs+=(--vdev "net_af_packet$i,iface=$ifc,qdisc_bypass=0")
+	vdevs+=(--vdev "net_af_packet$i,iface=$ifc,qdisc_bypass=0$(af_ring "$ifc")")
 	i=$((i + 1))
 done
 umask 077
 mkdir -p /run/netreduce
 printf '%s\n' "$token" > /run/netreduce/token
-echo "box-entry: $i ports (${ifaces//$'\n'/ }), control $ctl_addr:$ctl_port, rate ${rate} Mbit/s"
+echo "box-entry: $i ports (${ifaces//$'\n'/ }), MTU $(cat "/sys/class/net/${ifaces%%$'\n'*}/mtu"), control $ctl_addr:$ctl_port, rate ${rate} Mbit/s"
 exec netreduce-switch --no-pci --no-huge -m "${NR_BOX_MEM:-512}" --file-prefix nrbox \
 	-l "${NR_BOX_LCORES:-0}" "${vdevs[@]}" -- --mode switch \
 	--ctl-listen "$ctl_addr:$ctl_port" --token-file /run/netreduce/token \

@@ -281,10 +281,17 @@ dk_init() {
 	DK_LABEL="netreduce.run=$DK_ID"
 }
 
-# Create an --internal network; fails when its subnet is taken.
+# Create an --internal network (optional third argument: its MTU); fails when
+# its subnet is taken.
 dk_net() {
-	docker network create --internal --label "$DK_LABEL" --subnet "$2" "$1" >/dev/null 2>&1
+	docker network create --internal --label "$DK_LABEL" --subnet "$2" \
+		${3:+-o com.docker.network.driver.mtu=$3} "$1" >/dev/null 2>&1
 }
+
+# The data networks' Ethernet MTU for the hosts' RoCE path MTU DK_MTU (default
+# 4096): the payload plus IP, UDP, BTH, RETH and ICRC with room to spare,
+# never under 1500 (docker/box-entry.sh sizes its ports' frames to it).
+dk_link_mtu() { local m=$((${DK_MTU:-4096} + 104)); [ "$m" -ge 1500 ] || m=1500; echo "$m"; }
 
 # dk_ctl_net N: the run's subnet slot and its control network.
 dk_ctl_net() {
@@ -312,14 +319,15 @@ dk_box_create() {
 
 # dk_up N: networks, box, hosts; returns when every host is configured and
 # the box's control listener accepts connections.  DK_RATE (Mbit/s, 0 = off)
-# shapes every data link both ways (htb in the containers).
+# shapes every data link both ways (htb in the containers); DK_MTU is the
+# hosts' RoCE MTU, the data networks' MTU follows (dk_link_mtu).
 dk_up() {
 	local n=$1 i neigh=""
 	dk_step "testbed $DK_P: $n hosts, networks"
 	dk_ctl_net "$n"
 	for ((i = 0; i < n; i++)); do
-		dk_net "${DK_P}n$i" "$(dk_data_net "$i").0/24" ||
-			dk_die "docker network create ${DK_P}n$i ($(dk_data_net "$i").0/24) failed"
+		dk_net "${DK_P}n$i" "$(dk_data_net "$i").0/24" "$(dk_link_mtu)" ||
+			dk_die "docker network create ${DK_P}n$i ($(dk_data_net "$i").0/24, MTU $(dk_link_mtu)) failed"
 		neigh="$neigh${neigh:+ }$(dk_data_ip "$i")=$(dk_host_mac "$i")"
 	done
 	dk_step "testbed $DK_P: box"
@@ -338,7 +346,7 @@ dk_up() {
 			-e "NR_RANK=$i" -e "NR_WORLD=$n" -e "NR_ROOT=$(dk_data_ip 0):$DK_ROOT_PORT" \
 			-e "NR_ADDR=$(dk_data_ip "$i")" -e NR_DATA_PREFIXLEN=24 -e NR_DATA_PREFIX=10.79. \
 			-e "NR_SWITCH=$(dk_box_ip):$DK_CTL_PORT" -e "NR_TOKEN=$DK_TOKEN" \
-			-e NR_TRANSPORT=soft -e "NR_NEIGH=$neigh" \
+			-e NR_TRANSPORT=soft -e "NR_NEIGH=$neigh" -e "NR_MTU=${DK_MTU:-4096}" \
 			"netreduce-host:$DK_TAG" > /dev/null || dk_die "docker create ${DK_P}h$i failed"
 		docker network connect --ip "$(dk_ctl_ip $((100 + i)))" "${DK_P}ctl" "${DK_P}h$i" ||
 			dk_die "docker network connect ${DK_P}ctl ${DK_P}h$i failed"

@@ -79,6 +79,28 @@ hosts8)
 		--bytes 4,4100,1M,16M,64M
 	pass "8 hosts, 5 sizes 4 B..64 MiB, bit-identical to the rank-ordered reference"
 	;;
+hosts16)
+	# 16 hosts through one box (4 KiB RoCE MTU, the testbed's default), then
+	# the same with 1% of the frames lost on every link, both ways
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	E2E_STDERR=$log run_check "16 hosts" 4 --hosts 16 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 4,4100,1048580,4M
+	grep -q 'RoCE MTU 4096 (links 4200)' "$log" || { rm -f "$log"; fail "the testbed did not run at MTU 4096"; }
+	rm -f "$log"
+	run_check "16 hosts, 1% loss" 3 --hosts 16 --algo netreduce --loss 1 --iters 1 --warmup 0 \
+		--bytes 12,262148,4M
+	pass "16 hosts through one box, 4 B..4 MiB, without and with 1% loss: exact"
+	;;
+mtu1024)
+	# the 1500-byte fabric's RoCE MTU, kept as an option: 1 KiB packets,
+	# 1500-byte links, the box's ports on their default frames
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	E2E_STDERR=$log run_check "4 hosts, RoCE MTU 1024" 6 --hosts 4 --mtu 1024 --algo netreduce,ring \
+		--iters 1 --warmup 0 --bytes 4,4100,4M
+	grep -q 'RoCE MTU 1024 (links 1500)' "$log" || { rm -f "$log"; fail "the testbed did not run at MTU 1024"; }
+	rm -f "$log"
+	pass "4 hosts at RoCE MTU 1024 (1500-byte links), through the box and on the ring: exact"
+	;;
 ring4)
 	run_check "ring baseline, 4 hosts" 3 --hosts 4 --algo ring --iters 1 --warmup 1 \
 		--bytes 4,4100,1M

@@ -67,6 +67,10 @@ tb_init() {
 	TB_PROCS=${TB_PROCS:-1}
 	TB_MODE=${TB_MODE:-box}
 	TB_RATE=${TB_RATE:-0}
+	TB_MTU=${TB_MTU:-4096}
+	case $TB_MTU in 256|512|1024|2048|4096) ;;
+	*) tb_die "RoCE MTU $TB_MTU: use 256, 512, 1024, 2048 or 4096 (an IB path MTU)" ;;
+	esac
 	TB_LOSS=${TB_LOSS:-0}
 	TB_DUP=${TB_DUP:-0}
 	TB_REORDER=${TB_REORDER:-0}
@@ -90,6 +94,21 @@ tb_ns_host() { echo "${TB_P}h$1"; }
 # tb_data_ip I [P]: the data address of process P (default 0) of host I.
 tb_data_ip() { echo "10.77.${2:-0}.$(( $1 + 1 ))"; }
 tb_mgmt_ip() { echo "10.76.$(tb_rack_of "$1").$(( $1 + 1 ))"; }
+# The data links' Ethernet MTU for RoCE path MTU TB_MTU: the payload plus
+# IP, UDP, BTH, RETH and ICRC (4096 + 60) with room to spare, never under 1500.
+tb_link_mtu() { local m=$((TB_MTU + 104)); [ "$m" -ge 1500 ] || m=1500; echo "$m"; }
+# The box's net_af_packet ring for a jumbo link MTU ("" for 1500: the default
+# 2048-byte frames fit).  DPDK's PMD walks the ring as frames back to back, so
+# a block must hold whole frames with no tail left (blocksz a multiple of
+# framesz) and be whole pages; DPDK wants framesz - 32 within the box's mbuf
+# data room (DP_MBUF_DATAROOM, 4352); the kernel puts a frame at offset 66 of
+# its slot.  4352-byte frames, 16 to a 17-page block: frames up to 4286
+# bytes, a link MTU up to 4272.
+tb_af_ring() {
+	[ "$(tb_link_mtu)" -gt 1500 ] || return 0
+	[ "$(tb_link_mtu)" -le 4272 ] || tb_die "link MTU $(tb_link_mtu) over the box's 4272"
+	echo ",framesz=4352,blocksz=69632,framecnt=512"
+}
 tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
 
 tb_bin_switch() { echo "$TB_BUILD/netreduce-switch"; }
@@ -100,6 +119,10 @@ tb_bin_impair() { echo "$TB_BUILD/tests/e2e/nr-impair"; }
 
 # Remember a process we started, so teardown kills it (and only it).
 tb_track() { echo "$1" >> "$TB_RUNDIR/pids"; }
+
+tb_set_mtu() {
+	ip -n "$1" link set dev "$2" mtu "$(tb_link_mtu)" || tb_die "mtu $(tb_link_mtu) on $2 failed"
+}
 
 tb_quiet() { "$@" >/dev/null 2>&1; }
 
@@ -312,6 +335,12 @@ tb_setup_host() {
 			tb_die "veth $d/$p failed"
 	fi
 	ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
+	tb_set_mtu "$ns" "$d"
+	tb_set_mtu "$bns" "$p"
+	if [ "$TB_IMPAIR" = user ]; then
+		tb_set_mtu "$bns" "${TB_P}a$i"
+		tb_set_mtu "$bns" "${TB_P}c$i"
+	fi
 	for ((q = 0; q < TB_PROCS; q++)); do
 		ip -n "$ns" addr add "$(tb_data_ip "$i" "$q")/16" dev "$d"
 	done
@@ -346,6 +375,8 @@ tb_setup_inter_rack() {
 	a=$(tb_ns_box "$k")
 	b=$(tb_ns_box $((k + 1)))
 	ip link add "$x" netns "$a" type veth peer name "$y" netns "$b" || tb_die "veth $x/$y failed"
+	tb_set_mtu "$a" "$x"
+	tb_set_mtu "$b" "$y"
 	tb_offloads_off "$a" "$x"
 	tb_offloads_off "$b" "$y"
 	ip -n "$a" link set "$x" up
@@ -440,7 +471,7 @@ tb_setup() {
 		done
 	done
 	[ "$TB_IMPAIR" = user ] && tb_start_impair
-	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s)" \
+	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s), RoCE MTU $TB_MTU (links $(tb_link_mtu))," \
 		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
 		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
 		"inter-rack ${TB_INTER_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
@@ -468,6 +499,7 @@ tb_box_cmd() {
 	done
 	[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
 	[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
+	q="$q$(tb_af_ring)"
 	for i in "${ifs[@]}"; do
 		cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0$q")
 		n=$((n + 1))
@@ -566,7 +598,7 @@ tb_host_env() {
 	# hierarchy by the link's speed, which the veth's sysfs speed does not tell
 	[ "${TB_RATE:-0}" != 0 ] && box="$box NR_INTER_GBPS=$(awk -v r="$TB_RATE" 'BEGIN{print r / 1000}')"
 	echo "NR_RANK=$rank NR_WORLD=$world NR_ROOT=$(tb_data_ip "$root"):$((TB_ROOT_PORT + root))" \
-		"$box NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
+		"$box NR_MTU=$TB_MTU NR_TRANSPORT=${TB_TRANSPORT:-soft} NR_ADDR=$(tb_data_ip "$i" "$proc")" \
 		"MASTER_ADDR=$(tb_data_ip "$root") MASTER_PORT=$((TB_TORCH_PORT + root))" \
 		"RANK=$rank WORLD_SIZE=$world GLOO_SOCKET_IFNAME=${TB_P}d$i ${TB_HOST_ENV:-}"
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""gloo_allreduce.py: the Gloo baseline of the end-to-end testbed.
+
+PyTorch's torch.distributed all_reduce on the "gloo" backend, with the same
+sweep, check and output as nr-allreduce-perf and nr-mpi-allreduce
+("algo":"gloo"), so tests/testbed/run --algo gloo puts what PyTorch users run
+today next to netreduce and the ring:
+
+  gloo_allreduce.py -b 16M -e 64M -f 2 --iters 2 --warmup 1 --check --json
+
+The rendezvous is torch's env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE;
+GLOO_SOCKET_IFNAME picks the interface), as the testbed sets them.  time_us
+is the median of one call on rank 0, after a barrier; algbw = bytes / time
+(1e9 bytes/s), busbw = algbw * 2(N-1)/N.
+
+--check: Gloo does not define its summation order (its ring sums each chunk
+starting at a different rank), so an element is wrong when it differs from
+the rank-ordered reference by more than 1e-5 * (sum of |contributions|), or
+from rank 0's result.  The contributions are nr-mpi-allreduce's.
+
+Exit: 0 all right, 1 some element wrong, 2 error.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+REL_TOL = 1e-5
+
+
+def size_arg(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    try:
+        if s and s[-1].upper() in mult:
+            return int(s[:-1]) * mult[s[-1].upper()]
+        return int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {s!r} (bytes, K/M/G suffixes)")
+
+
+def elem(rank, count):
+    """nr-mpi-allreduce's elem(rank, i) for i < count, as float32."""
+    i = np.arange(count, dtype=np.uint64)
+    x = ((i * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    x ^= np.uint32((rank * 40503 + 1) & 0xFFFFFFFF)
+    x ^= x >> np.uint32(15)
+    x = (x.astype(np.uint64) * np.uint64(0x2C1B3C6D) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    x ^= x >> np.uint32(12)
+    v = (x & np.uint32(0xFFFFFF)).astype(np.float32) / np.float32(0x1000000) - np.float32(0.5)
+    return v * np.float32(3.0) + np.float32(0.001) * np.float32(rank)
+
+
+def wrong_elements(got, root_got, world):
+    ref = np.zeros(got.shape, dtype=np.float32)
+    mag = np.zeros(got.shape, dtype=np.float64)
+    for r in range(world):
+        v = elem(r, got.size)
+        ref += v
+        mag += np.abs(v.astype(np.float64))
+    off = np.abs(got.astype(np.float64) - ref.astype(np.float64)) > REL_TOL * mag + 1e-30
+    off |= got.view(np.uint32) != root_got.view(np.uint32)
+    return int(off.sum())
+
+
+def main():
+    ap = argparse.ArgumentParser(description="torch.distributed all_reduce on Gloo, "
+                                 "as nr-allreduce-perf measures netreduce")
+    ap.add_argument("-b", "--minbytes", type=size_arg, default=4)
+    ap.add_argument("-e", "--maxbytes", type=size_arg, default=1 << 20)
+    ap.add_argument("-f", "--stepfactor", type=float, default=2.0)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    o = ap.parse_args()
+    if o.iters < 1 or o.warmup < 0 or o.stepfactor <= 1:
+        ap.error("--iters >= 1, --warmup >= 0, -f > 1")
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method="env://")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    wrong_total = 0
+    size = max(4, o.minbytes)
+    while size <= max(size, o.maxbytes):
+        count = size // 4
+        send = torch.from_numpy(elem(rank, count))
+        buf = send.clone()
+        for _ in range(o.warmup):
+            buf.copy_(send)
+            dist.all_reduce(buf)
+        dist.barrier()
+        t = []
+        for _ in range(o.iters):
+            buf.copy_(send)
+            t0 = time.monotonic()
+            dist.all_reduce(buf)
+            t.append(time.monotonic() - t0)
+        med = statistics.median(t)
+        wrong = 0
+        if o.check:
+            root_got = buf.clone()
+            dist.broadcast(root_got, 0)
+            w = torch.tensor([wrong_elements(buf.numpy(), root_got.numpy(), world)],
+                             dtype=torch.int64)
+            dist.reduce(w, 0)
+            wrong = int(w.item())
+        if rank == 0:
+            nbytes = count * 4
+            algbw = nbytes / med / 1e9
+            busbw = algbw * 2 * (world - 1) / world
+            if o.json:
+                print(json.dumps({"algo": "gloo", "ranks": world, "bytes": nbytes,
+                                  "time_us": round(med * 1e6, 2), "algbw_gbps": algbw,
+                                  "busbw_gbps": busbw, "wrong": wrong},
+                                 separators=(",", ":")), flush=True)
+            else:
+                print(f"{nbytes:12d} {count:12d} {med * 1e6:12.2f} {algbw:12.4f} "
+                      f"{busbw:12.4f} {wrong:8d}", flush=True)
+            wrong_total += wrong
+        if size >= o.maxbytes:
+            break
+        size = min(o.maxbytes, max(size + 4, int(size * o.stepfactor)))
+    dist.destroy_process_group()
+    return 1 if wrong_total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
