@@ -25,6 +25,10 @@
  * Then a threaded run: the generator on lcore 0, the box's loop on lcore 1,
  * for wall-clock figures of the whole path.  gbps counts gradient payload
  * bytes entering the box (N contributions per packet position).
+ *
+ * --payload 1024,4096 (the default): every run above for each payload (the
+ * RoCE path MTU: 1 KiB on a 1500-byte fabric, 4 KiB on a jumbo one) in turn,
+ * in one process, then the aggregate path and its cold touch side by side.
  */
 #include <errno.h>
 #include <limits.h>
@@ -52,6 +56,7 @@
 #include "bench/switch/bench_touch.h"
 
 #define MAXREPS 16
+#define MAXPAY 5                 /* --payload: 256, 512, 1024, 2048, 4096 */
 
 /* ---- the threaded run: generator lcore 0, the box's loop on lcore 1 ---- */
 
@@ -177,20 +182,28 @@ static int add_job(struct bench *B, unsigned k)
 	return rc;
 }
 
-static int setup(struct bench *B, unsigned max_workers)
+/* Frames, kernels and the cold touch's slots for payload (the MTU) p. */
+static void use_payload(struct bench *B, unsigned p)
+{
+	B->payload = p;
+	B->touch_bytes = 2 * (size_t)B->w * PKTS_PER_MSG * bench_slot_bytes(p);
+	bench_kernels_init(B->kern, B->payload, !B->no_icrc_check);
+	bench_templates(B);
+}
+
+/* Everything but the frames, sized for the largest payload, max_pay. */
+static int setup(struct bench *B, unsigned max_workers, unsigned max_pay)
 {
 	size_t slots = 2 * (size_t)B->w * PKTS_PER_MSG;
 
-	B->touch_bytes = slots * bench_slot_bytes(B->payload);
-	B->touch_out = rte_malloc("nrb_touch", B->touch_bytes * max_workers, RTE_CACHE_LINE_SIZE);
+	B->touch_out = rte_malloc("nrb_touch", slots * bench_slot_bytes(max_pay) * max_workers,
+				  RTE_CACHE_LINE_SIZE);
 	B->ch = rte_zmalloc("nrb_chans", MAXCH * sizeof(*B->ch), RTE_CACHE_LINE_SIZE);
 	B->kern = rte_malloc("nrb_kernels", sizeof(*B->kern), RTE_CACHE_LINE_SIZE);
 	if (B->touch_out == NULL || B->ch == NULL || B->kern == NULL) {
 		fprintf(stderr, "out of memory for the channels' templates and the cold touch (EAL -m)\n");
 		return -1;
 	}
-	bench_kernels_init(B->kern, B->payload, !B->no_icrc_check);
-	bench_templates(B);
 	B->pool = rte_pktmbuf_pool_create("nrb_bench_pool", 16383 * max_workers, 256, 0, DP_MBUF_DATAROOM,
 					  rte_socket_id());
 	if (B->pool == NULL) {
@@ -481,18 +494,58 @@ static void report_text(struct bench *B, struct figures *F)
 	       "repetitions' ratios (each repetition runs every worker count in turn).\n");
 }
 
+/* Payloads side by side: the aggregate path against its cold touch. */
+static void report_payloads(struct bench *B, struct figures *F, const unsigned *pay, unsigned np)
+{
+	printf("\npayloads side by side (%u connections, one core, medians of %u runs):\n", B->n,
+	       B->reps);
+	printf("%-8s %10s %10s %10s %14s %12s %10s\n", "payload", "Gbit/s", "Mpps", "ns/pkt",
+	       "cold touch G", "touch Mpps", "agg/touch");
+	for (unsigned k = 0; k < np; k++) {
+		double ag = med(F[k].agg_g, B->reps), am = med(F[k].agg_m, B->reps);
+		double ct = med(F[k].ct_g, B->reps);
+
+		printf("%-8u %10.2f %10.3f %10.1f %14.2f %12.3f %10.2f\n", pay[k], ag, am, 1e3 / am, ct,
+		       ct * 1e9 / 8 / pay[k] / 1e6, med(F[k].ratio, B->reps));
+	}
+	printf("(Gbit/s of gradient payload into the box per CPU-second; a larger MTU carries the same\n"
+	       "bytes in fewer packets, so the per-packet costs (parse, lookup, rx/tx) weigh less)\n");
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void usage(const char *p)
 {
-	printf("Usage: %s [EAL options] -- [--conns N] [--payload B] [--window W] [--workers LIST]\n"
+	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--window W] [--workers LIST]\n"
 	       "          [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S] [--quick] [--json]\n"
-	       "  defaults: N=8, B=1024, W=32 messages of 16 packets in flight, 5 repetitions of 2 s\n"
+	       "  defaults: N=8, payloads 1024,4096 (each a RoCE path MTU: 256..4096, a power of two;\n"
+	       "  every run for each in turn, then side by side), W=32 messages of 16 packets in\n"
+	       "  flight, 5 repetitions of 2 s\n"
 	       "  (--quick: 3 of 0.5 s); --workers 1,2 (as many as the EAL has lcores, at most %d; 0: no\n"
 	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n"
 	       "  --only-aggregate: the aggregate path on one core alone, with its cold touch (no forward,\n"
 	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n",
 	       p, MAXW);
+}
+
+/* "1024,4096" into pay[], *np of them; 0 or -1. */
+static int parse_payloads(const char *s, unsigned *pay, unsigned *np)
+{
+	char *end;
+
+	*np = 0;
+	for (;;) {
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || v < 256 || v > 4096 || (v & (v - 1)) || *np == MAXPAY)
+			return -1;
+		pay[(*np)++] = (unsigned)v;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
 }
 
 /* "1,2,4" into B->workers; 0 or -1. */
@@ -543,7 +596,9 @@ static int eal_init(int *argc, char ***argv)
 int main(int argc, char **argv)
 {
 	struct bench *B = calloc(1, sizeof(*B));
-	struct figures *F = calloc(1, sizeof(*F));
+	struct figures *F = calloc(MAXPAY, sizeof(*F));
+	unsigned pay[MAXPAY] = { 1024, 4096 }, np = 2, max_pay = 0;
+	const char *payloads = NULL;
 	static const struct option lo[] = {
 		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
@@ -556,7 +611,6 @@ int main(int argc, char **argv)
 	int c;
 
 	B->n = 8;
-	B->payload = 1024;
 	B->w = 32;
 	B->reps = 5;
 	B->seconds = 2.0;
@@ -566,7 +620,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n': B->n = (unsigned)atoi(optarg); break;
-		case 'b': B->payload = (unsigned)atoi(optarg); break;
+		case 'b': payloads = optarg; break;
 		case 'r': B->reps = (unsigned)atoi(optarg); break;
 		case 'w': B->w = (unsigned)atoi(optarg); break;
 		case 'i': B->no_icrc_check = true; break;
@@ -582,12 +636,17 @@ int main(int argc, char **argv)
 		B->reps = 3;
 		B->seconds = 0.5;
 	}
-	if (B->n < 2 || B->n > MAXN || B->payload < 64 || B->payload > 4096 || B->payload % 4 ||
-	    (B->payload & (B->payload - 1)) || B->reps < 1 || B->reps > MAXREPS || B->w < 1 || B->w > 64) {
-		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 (a power of two: it is the MTU), --reps 1..%d, --window 1..64\n",
-			MAXN, MAXREPS);
+	if (B == NULL || F == NULL)
+		return 1;
+	if (B->n < 2 || B->n > MAXN || (payloads && parse_payloads(payloads, pay, &np) != 0) ||
+	    B->reps < 1 || B->reps > MAXREPS || B->w < 1 || B->w > 64) {
+		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 or a list of up to %d "
+			"(each a power of two: it is the MTU), --reps 1..%d, --window 1..64\n",
+			MAXN, MAXPAY, MAXREPS);
 		return 2;
 	}
+	for (unsigned k = 0; k < np; k++)
+		max_pay = pay[k] > max_pay ? pay[k] : max_pay;
 	if (rte_lcore_count() < 2) {
 		fprintf(stderr, "need 2 lcores (EAL -l 0,1): generator and box\n");
 		return 2;
@@ -609,20 +668,29 @@ int main(int argc, char **argv)
 		if (B->workers[r] > max_workers)
 			max_workers = B->workers[r];
 	}
-	if (setup(B, max_workers) != 0)
+	if (setup(B, max_workers, max_pay) != 0)
 		return 1;
 	if (B->only_agg)
 		B->n_runs = 0;
-	if (run_stages(B, F) != 0 || (!B->only_agg && run_generator(B, F) != 0))
-		return 1;
-	for (unsigned i = 0; i < B->reps; i++)
-		for (unsigned r = 0; r < B->n_runs; r++)
-			if (run_workers(B, B->workers[r], r, i, F) != 0)
-				return 1;
-	if (B->json)
-		report_json(B, F);
-	else
-		report_text(B, F);
+	for (unsigned k = 0; k < np; k++) {
+		use_payload(B, pay[k]);
+		if (run_stages(B, &F[k]) != 0 || (!B->only_agg && run_generator(B, &F[k]) != 0))
+			return 1;
+		for (unsigned i = 0; i < B->reps; i++)
+			for (unsigned r = 0; r < B->n_runs; r++)
+				if (run_workers(B, B->workers[r], r, i, &F[k]) != 0)
+					return 1;
+		if (B->json) {
+			report_json(B, &F[k]);
+		} else {
+			if (k > 0)
+				printf("\n");
+			report_text(B, &F[k]);
+		}
+		fflush(stdout);
+	}
+	if (!B->json && np > 1)
+		report_payloads(B, F, pay, np);
 	for (unsigned i = 0; i < B->n; i++)
 		rte_eth_dev_close(B->port[i]);
 	rte_mempool_free(B->pool);
