@@ -98,10 +98,13 @@ double nr_link_gbps(const char *addr)
 
 void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq)
 {
-	double pkts = link_gbps * 1e9 / 8 * 1.3e-3 / (mtu ? mtu : 1024);
+	uint32_t size = mtu ? mtu : 1024;
+	double pkts = link_gbps * 1e9 / 8 * 1.3e-3 / size;
+	/* the floor in bytes (16 KiB), at least 8 packets (an AckReq every 2) */
+	uint32_t lo = 16384 / size < 8 ? 8 : 16384 / size;
 
 	if (!*window)
-		*window = pkts < 16 ? 16 : pkts > 128 ? 128 : (uint32_t)pkts;
+		*window = pkts < lo ? lo : pkts > 128 ? 128 : (uint32_t)pkts;
 	if (!*ackreq) {
 		uint32_t q = *window / 4;
 

@@ -26,8 +26,8 @@ double nr_link_gbps(const char *addr);
  * The soft RNIC profile's window and AckReq interval for a host link of
  * link_gbps and packets of mtu bytes; a nonzero *window or *ackreq is the
  * user's (NR_SOFT_WINDOW, NR_SOFT_ACKREQ) and stays.  *window: the packets
- * the link sends in about 1.3 ms, 16 to 128; *ackreq: a quarter of *window
- * (at least 1).
+ * the link sends in about 1.3 ms, at least 16 KiB and 8 packets, at most 128
+ * packets; *ackreq: a quarter of *window (at least 1).
  */
 void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq);
 

@@ -306,7 +306,11 @@ static void test_soft_window(void **state)
 	} cases[] = {
 		{ 0.1, 1024, 0, 0, 16, 4 },       /* 15.9 packets in 1.3 ms: the floor */
 		{ 0.3, 1024, 0, 0, 47, 11 },
-		{ 0.3, 4096, 0, 0, 16, 4 },
+		{ 0.3, 4096, 0, 0, 11, 2 },       /* 11.9 packets of 4 KiB */
+		{ 0.1, 4096, 0, 0, 8, 2 },        /* 4 packets: the floor of 8 (16 KiB would be 4) */
+		{ 0.1, 2048, 0, 0, 8, 2 },        /* 16 KiB */
+		{ 0.1, 256, 0, 0, 64, 16 },       /* 16 KiB of 256-byte packets */
+		{ 10, 4096, 0, 0, 128, 32 },      /* 396: the ceiling, in packets */
 		{ 1, 1024, 0, 0, 128, 32 },       /* 158: the ceiling */
 		{ 100, 1024, 0, 0, 128, 32 },
 		{ 0.1, 1024, 20, 0, 20, 5 },      /* NR_SOFT_WINDOW alone: a quarter of it */
