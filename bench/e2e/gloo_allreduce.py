@@ -87,7 +87,7 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     wrong_total = 0
     size = max(4, o.minbytes)
-    while size <= max(size, o.maxbytes):
+    while True:   # every size from -b, times -f, up to -e inclusive
         count = size // 4
         send = torch.from_numpy(elem(rank, count))
         buf = send.clone()
