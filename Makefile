@@ -22,13 +22,16 @@ BUILD_PKGS := build-essential pkg-config meson ninja-build python3 \
 	libjansson-dev zlib1g-dev
 # make demo: those and the testbed's tools
 DEMO_PKGS := $(BUILD_PKGS) iproute2 ethtool procps psmisc jq
+# the scale model (sim/, netreduce-plan): SimGrid and a C++ JSON library; make
+# build skips it where they are missing
+SIM_PKGS := libsimgrid-dev nlohmann-json3-dev
 # make test and the rest: the sanitizers and fuzzers (clang), the RTL (verilator,
 # iverilog, yosys), captures (tshark), MPI, containers, PyTorch, valgrind
 DEB_PKGS := $(DEMO_PKGS) clang llvm libclang-rt-14-dev dpdk-dev ibverbs-providers \
 	tshark openmpi-bin libopenmpi-dev docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
 	python3-venv python3-setuptools python3-wheel \
-	verilator iverilog yosys valgrind
+	verilator iverilog yosys valgrind $(SIM_PKGS)
 # the packages of $(1) that are not installed
 missing_pkgs = $(shell for p in $(1); do \
 	dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done)
@@ -54,7 +57,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps deps-build deps-demo deps-demo-rtl build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss fuzz soak rtl-long clean help
+.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss sim-validate sim-report fuzz soak rtl-long clean help
 
 all: build
 
@@ -80,6 +83,9 @@ help:
 	@echo "                intra/inter ratios; 2 racks x 4 hosts vs one ring, inter-rack bytes (root)"
 	@echo "make bench-loss netreduce vs ring at 0, 0.1, 1% loss per link (4 hosts, 16 MiB,"
 	@echo "                100 Mbit/s, RNIC profile): throughput and fraction of loss-free (root)"
+	@echo "make sim-validate the scale model (build/netreduce-plan, SimGrid) against the testbed's"
+	@echo "                measurements in sim/validation/, side by side"
+	@echo "make sim-report the scale model's plots and tables into docs/scale/ (docs/scale.md)"
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
@@ -107,13 +113,15 @@ deps-build:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=release -Db_ndebug=false
 
+# (the scale model runs from $(BUILD): SimGrid's actors switch stacks, which the
+# sanitizers do not follow)
 $(ASAN)/build.ninja:
 	meson setup $(ASAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
-		-Drtl=disabled
+		-Drtl=disabled -Dsim=disabled
 
 $(FUZZ)/build.ninja:
 	CC=clang meson setup $(FUZZ) --buildtype=debugoptimized -Dfuzz=true \
-		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled -Drtl=disabled
+		-Db_sanitize=address,undefined -Db_lundef=false -Ddpdk=disabled -Drtl=disabled -Dsim=disabled
 
 build: deps-build $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -133,6 +141,7 @@ test: deps build asan torch2-root
 	$(MESON_TEST) -C $(BUILD) --logbase eal --suite eal
 	$(MESON_TEST) -C $(BUILD) --logbase e2e --suite e2e
 	$(MESON_TEST) -C $(BUILD) --logbase rtl --suite rtl
+	$(MESON_TEST) -C $(BUILD) --logbase sim --suite sim
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
 	tests/summary $(ASAN) $(BUILD)
 
@@ -188,6 +197,18 @@ bench-train: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)
+
+# The scale model (sim/README.md); make test runs both checks of suite sim.
+deps-sim:
+	$(call install_pkgs,$(BUILD_PKGS) $(SIM_PKGS) python3-matplotlib)
+
+sim-validate: deps-sim $(BUILD)/build.ninja
+	ninja -C $(BUILD) netreduce-plan
+	/usr/bin/python3 sim/validate.py --plan $(BUILD)/netreduce-plan sim/validation/*.jsonl
+
+sim-report: deps-sim $(BUILD)/build.ninja
+	ninja -C $(BUILD) netreduce-plan
+	/usr/bin/python3 sim/report.py --plan $(BUILD)/netreduce-plan --out docs/scale
 
 # Opt-in, not part of make test (the ring at 1% loss takes minutes).
 bench-loss: build

@@ -220,6 +220,35 @@ Algo racks(const Cluster &c, double s)
 	return a;
 }
 
+/* Aggregation up a spine-leaf tree (the NetReduce paper's extension; not
+ * built: docs/racks.md, "The choice"): every rack's box sums its rack and
+ * streams the partial sums to a box at the spine, which sums the racks and
+ * streams the total back down, all pipelined.  With G ranks a host, per local
+ * rank as the parallel variant. */
+Algo spine(const Cluster &c, double s)
+{
+	Algo a{"spine", "leaf boxes and a spine box, one pass (the paper's spine-leaf extension; model only)",
+	       false, {}};
+	double d = s / c.gpus;
+	Group g;
+	for (int p = 0; p < c.gpus; p++)
+		for (int k = 0; k < c.racks(); k++) {
+			std::vector<int> members;
+			for (int h : rack_members(c, k))
+				members.push_back(rank_of(c, h, p));
+			Group leaf = box_group(members, k, d);
+			g.flows.insert(g.flows.end(), leaf.flows.begin(), leaf.flows.end());
+			g.flows.push_back({box_ep(k), box_ep(c.racks()), d});
+			g.flows.push_back({box_ep(c.racks()), box_ep(k), d});
+		}
+	if (c.gpus > 1)
+		a.phases.push_back({"local reduce-scatter", {local_scatter(c, s)}});
+	a.phases.push_back({"up the leaves and the spine and back", {g}});
+	if (c.gpus > 1)
+		a.phases.push_back({"local all-gather", {local_scatter(c, s)}});
+	return a;
+}
+
 } /* namespace */
 
 double cross_rack_bytes(const Cluster &c, const Algo &a)
@@ -247,8 +276,11 @@ std::vector<Algo> build_algos(const Cluster &c, double bytes, const std::vector<
 			all.push_back(parallel(c, bytes));
 		}
 	}
-	if (c.racks() > 1)
+	if (c.racks() > 1) {
 		all.push_back(racks(c, bytes));
+		if (c.boxes() == c.racks())
+			all.push_back(spine(c, bytes));
+	}
 	if (only.empty())
 		return all;
 	std::vector<Algo> kept;

@@ -9,7 +9,7 @@
  * flows).  sim/netsim.cpp gives the flows to SimGrid's network model.
  *
  * Endpoints: rank r (0 .. ranks-1, host by host, rack by rack) is r; the box
- * of rack k is box_ep(k).
+ * of rack k is box_ep(k), a box at the spine box_ep(racks).
  */
 #ifndef NR_SIM_ALGOS_HPP
 #define NR_SIM_ALGOS_HPP
@@ -42,7 +42,7 @@ struct Phase {
 };
 
 struct Algo {
-	std::string name;       /* ring, tree, box, hier, parallel, racks */
+	std::string name;       /* ring, tree, box, hier, parallel, racks, spine */
 	std::string about;
 	bool library = true;    /* the host library runs it (false: the model's extension) */
 	std::vector<Phase> phases;

@@ -10,7 +10,6 @@
 
 namespace nrsim {
 
-using nlohmann::json;
 
 int Cluster::hosts() const
 {
@@ -102,26 +101,26 @@ double parse_size(const std::string &s)
 	throw std::invalid_argument("size \"" + s + "\": a positive number of bytes, K/KiB, M/MiB, G/GiB, kB, MB or GB");
 }
 
-static double bandwidth_field(const json &j, const char *key, double dflt)
+static double bandwidth_field(const nlohmann::json &j, const char *key, double dflt)
 {
 	if (!j.contains(key))
 		return dflt;
-	const json &v = j[key];
+	const nlohmann::json &v = j[key];
 	double bw = v.is_number() ? v.get<double>() : parse_bandwidth(v.get<std::string>());
 	if (bw <= 0)
 		throw std::invalid_argument(std::string(key) + ": must be above 0");
 	return bw;
 }
 
-static double time_field(const json &j, const char *key, double dflt)
+static double time_field(const nlohmann::json &j, const char *key, double dflt)
 {
 	if (!j.contains(key))
 		return dflt;
-	const json &v = j[key];
+	const nlohmann::json &v = j[key];
 	return v.is_number() ? v.get<double>() : parse_time(v.get<std::string>());
 }
 
-static int int_field(const json &j, const char *key, int dflt, int lo, int hi)
+static int int_field(const nlohmann::json &j, const char *key, int dflt, int lo, int hi)
 {
 	if (!j.contains(key))
 		return dflt;
@@ -134,7 +133,7 @@ static int int_field(const json &j, const char *key, int dflt, int lo, int hi)
 	return v;
 }
 
-Cluster cluster_from_json(const json &j)
+Cluster cluster_from_json(const nlohmann::json &j)
 {
 	static const std::set<std::string> known = {
 		"name", "about", "racks", "hosts_per_rack", "rack_hosts", "gpus_per_host", "nic",
@@ -153,7 +152,7 @@ Cluster cluster_from_json(const json &j)
 	if (j.contains("rack_hosts")) {
 		if (j.contains("racks") || j.contains("hosts_per_rack"))
 			throw std::invalid_argument("rack_hosts or racks with hosts_per_rack, not both");
-		for (const json &h : j["rack_hosts"]) {
+		for (const nlohmann::json &h : j["rack_hosts"]) {
 			if (!h.is_number_integer() || h.get<int>() < 1 || h.get<int>() > 4096)
 				throw std::invalid_argument("rack_hosts: integers 1..4096");
 			c.rack_hosts.push_back(h.get<int>());
@@ -188,7 +187,7 @@ Cluster cluster_from_json(const json &j)
 	}
 	c.box_port = bandwidth_field(j, "box_port", 0);
 
-	const json boxes = j.value("boxes", json("all"));
+	const nlohmann::json boxes = j.value("boxes", nlohmann::json("all"));
 	c.box.assign(c.racks(), false);
 	if (boxes.is_string()) {
 		if (boxes == "all")
@@ -196,7 +195,7 @@ Cluster cluster_from_json(const json &j)
 		else if (boxes != "none")
 			throw std::invalid_argument("boxes: \"all\", \"none\", a list of racks or a fraction");
 	} else if (boxes.is_array()) {
-		for (const json &k : boxes) {
+		for (const nlohmann::json &k : boxes) {
 			if (!k.is_number_integer() || k.get<int>() < 0 || k.get<int>() >= c.racks())
 				throw std::invalid_argument("boxes: rack indices 0.." + std::to_string(c.racks() - 1));
 			c.box[k.get<int>()] = true;
@@ -213,7 +212,7 @@ Cluster cluster_from_json(const json &j)
 	}
 	c.rack_agents = int_field(j, "rack_agents", 0, 0, 4096);
 	if (j.contains("latency")) {
-		const json &l = j["latency"];
+		const nlohmann::json &l = j["latency"];
 		for (const auto &kv : l.items())
 			if (kv.key() != "nic" && kv.key() != "fabric" && kv.key() != "intra")
 				throw std::invalid_argument("latency: fields nic, fabric, intra");
@@ -231,13 +230,13 @@ Cluster cluster_from_json(const json &j)
 	return c;
 }
 
-void cluster_set(json &j, const std::string &kv)
+void cluster_set(nlohmann::json &j, const std::string &kv)
 {
 	size_t eq = kv.find('=');
 	if (eq == std::string::npos || eq == 0)
 		throw std::invalid_argument("--set \"" + kv + "\": KEY=VALUE");
 	std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
-	json v = json::parse(val, nullptr, false);
+	nlohmann::json v = nlohmann::json::parse(val, nullptr, false);
 	if (v.is_discarded())
 		v = val;        /* a bare string: "12.5GBps" */
 	size_t dot = key.find('.');

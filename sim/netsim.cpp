@@ -41,6 +41,9 @@ struct Platform {
 		return is_box(f.src) || is_box(f.dst) || host_of(f.src) != host_of(f.dst);
 	}
 
+	/* The rack of an endpoint; the spine's box (algos.hpp) is "rack" R. */
+	int rack(int ep) const { return is_box(ep) ? box_rack(ep) : c.rack_of_host(host_of(ep)); }
+
 	std::vector<sg4::LinkInRoute> route(int src, int dst) const
 	{
 		std::vector<sg4::LinkInRoute> r;
@@ -48,12 +51,13 @@ struct Platform {
 			r.emplace_back(intra[dst]);
 			return r;
 		}
-		int ks = is_box(src) ? box_rack(src) : c.rack_of_host(host_of(src));
-		int kd = is_box(dst) ? box_rack(dst) : c.rack_of_host(host_of(dst));
+		int spine = c.racks(), ks = rack(src), kd = rack(dst);
 		r.emplace_back(is_box(src) ? box_up[ks] : up[host_of(src)]);
 		if (ks != kd) {
-			r.emplace_back(tor_up[ks]);
-			r.emplace_back(tor_down[kd]);
+			if (ks != spine)
+				r.emplace_back(tor_up[ks]);
+			if (kd != spine)
+				r.emplace_back(tor_down[kd]);
 		}
 		r.emplace_back(is_box(dst) ? box_down[kd] : down[host_of(dst)]);
 		return r;
@@ -73,10 +77,12 @@ void build(Platform &p, const std::vector<Algo> &algos)
 		p.up.push_back(zone->create_link("up" + std::to_string(h), c.nic)->set_latency(c.lat_nic));
 		p.down.push_back(zone->create_link("down" + std::to_string(h), c.nic)->set_latency(c.lat_nic));
 	}
-	for (int k = 0; k < c.racks(); k++) {
+	for (int k = 0; k <= c.racks(); k++) {      /* k = racks(): the spine's box */
 		std::string n = std::to_string(k);
-		p.tor_up.push_back(zone->create_link("torup" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
-		p.tor_down.push_back(zone->create_link("tordown" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
+		if (k < c.racks()) {
+			p.tor_up.push_back(zone->create_link("torup" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
+			p.tor_down.push_back(zone->create_link("tordown" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
+		}
 		p.box.push_back(zone->create_host("box" + n, 1e9));
 		p.box_up.push_back(zone->create_link("boxup" + n, bw(c.box_port))->set_latency(c.lat_nic));
 		p.box_down.push_back(zone->create_link("boxdown" + n, bw(c.box_port))->set_latency(c.lat_nic));

@@ -5,7 +5,8 @@
  * The platform: every rank a SimGrid host with its own intra-host link (the
  * rate it reads what the other ranks of its host wrote), every host (machine)
  * a link up and a link down to its ToR, every rack a link up and down to the
- * spine, every box a port up and down on its ToR.  A flow between two hosts
+ * spine, every box a port up and down on its ToR (the spine's box on the
+ * spine).  A flow between two hosts
  * crosses up(src), [ToR up, ToR down when the racks differ], down(dst); one
  * inside a host the destination's intra link.  A flow that crosses a NIC
  * carries header_bytes per mtu of payload, and at most window_packets packets

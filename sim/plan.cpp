@@ -26,7 +26,6 @@
 #include "cluster.hpp"
 #include "netsim.hpp"
 
-using nlohmann::json;
 using namespace nrsim;
 
 namespace {
@@ -35,8 +34,8 @@ void usage(FILE *f)
 {
 	fputs("usage: netreduce-plan CLUSTER.json [options]\n"
 	      "  --bytes LIST     gradient bytes per rank, e.g. 100M,1G (default 100M)\n"
-	      "  --algo LIST      of ring, tree, box, hier, parallel, racks (default: all the\n"
-	      "                   cluster can run)\n"
+	      "  --algo LIST      of ring, tree, box, hier, parallel, racks, spine (default:\n"
+	      "                   all the cluster can run)\n"
 	      "  --set KEY=VALUE  override a field of the file (repeatable): --set intra=100GBps,\n"
 	      "                   --set latency.nic=5us, --set boxes=0.5\n"
 	      "  --variant NAME   only this variant of the file's \"variants\" (\"base\": none)\n"
@@ -44,8 +43,8 @@ void usage(FILE *f)
 	      "  --json           JSON lines instead of tables\n"
 	      "The cluster file's fields: sim/README.md.  Times come from SimGrid's\n"
 	      "flow-level network model (CM02, max-min sharing) with the algorithms' phases\n"
-	      "as the host library runs them; tree and racks with several GPUs a host are\n"
-	      "the model's (marked *), not the library's.\n", f);
+	      "as the host library runs them; tree, spine and racks with several GPUs a\n"
+	      "host are the model's (marked *), not the library's.\n", f);
 }
 
 std::vector<std::string> split(const std::string &s)
@@ -109,9 +108,9 @@ void print_table(const Cluster &c, const std::vector<Row> &rows)
 	printf("  %-9s %12s %12s %12s %8s  %s\n", "algorithm", "time, ms", "algbw GB/s", "busbw GB/s",
 	       "vs ring", "phases, ms");
 	for (const Row &r : rows)
-		printf("  %-9s %12.3f %12.3f %12.3f %8.2f  %s%s\n", (r.algo + (r.library ? "" : "*")).c_str(),
+		printf("  %-9s %12.3f %12.3f %12.3f %8.2f  %s\n", (r.algo + (r.library ? "" : "*")).c_str(),
 		       r.seconds * 1e3, r.bytes / r.seconds / 1e9, busbw(r.bytes, r.seconds, r.ranks) / 1e9,
-		       ring > 0 ? ring / r.seconds : 0.0, r.phases.c_str(), "");
+		       ring > 0 ? ring / r.seconds : 0.0, r.phases.c_str());
 	if (c.gpus > 1 && c.hosts() > 2) {
 		int h = c.hosts(), p = c.gpus, n = h * p;
 		double r = c.intra / c.nic;
@@ -124,9 +123,6 @@ void print_table(const Cluster &c, const std::vector<Row> &rows)
 std::string phases_text(const AlgoTime &t)
 {
 	std::ostringstream o;
-	for (size_t i = 0; i < t.phases.size(); i++)
-		o << (i ? " + " : "") << std::fixed;
-	o.str("");
 	for (size_t i = 0; i < t.phases.size(); i++) {
 		char b[32];
 		snprintf(b, sizeof b, "%s%.3g", i ? " + " : "", t.phases[i] * 1e3);
@@ -158,7 +154,7 @@ void emit_json(const std::string &cluster, const Cluster &c, const std::vector<R
 		if (r.algo == "ring")
 			ring = r.seconds;
 	for (const Row &r : rows) {
-		json j = {{"cluster", cluster}, {"variant", r.variant}, {"kind", kind}, {"algo", r.algo},
+		nlohmann::json j = {{"cluster", cluster}, {"variant", r.variant}, {"kind", kind}, {"algo", r.algo},
 			  {"library", r.library}, {"bytes", r.bytes}, {"ranks", r.ranks}, {"hosts", c.hosts()},
 			  {"gpus", c.gpus}, {"racks", c.racks()}, {"boxes", boxed}, {"seconds", r.seconds},
 			  {"algbw_Bps", r.bytes / r.seconds}, {"busbw_Bps", busbw(r.bytes, r.seconds, r.ranks)},
@@ -191,8 +187,9 @@ int run(int argc, char **argv)
 		} else if (a == "--algo") {
 			only = split(val());
 			for (const std::string &s : only)
-				if (s != "ring" && s != "tree" && s != "box" && s != "hier" && s != "parallel" && s != "racks")
-					throw std::invalid_argument("--algo " + s + ": ring, tree, box, hier, parallel or racks");
+				if (s != "ring" && s != "tree" && s != "box" && s != "hier" && s != "parallel" && s != "racks" &&
+				    s != "spine")
+					throw std::invalid_argument("--algo " + s + ": ring, tree, box, hier, parallel, racks or spine");
 		} else if (a == "--set") {
 			sets.push_back(val());
 		} else if (a == "--variant") {
@@ -218,15 +215,15 @@ int run(int argc, char **argv)
 	std::ifstream in(file);
 	if (!in)
 		throw std::invalid_argument(file + ": " + strerror(errno));
-	json base = json::parse(in, nullptr, false, true);
+	nlohmann::json base = nlohmann::json::parse(in, nullptr, false, true);
 	if (base.is_discarded())
 		throw std::invalid_argument(file + ": not valid JSON");
 	for (const std::string &s : sets)
 		cluster_set(base, s);
-	std::vector<std::pair<std::string, json>> variants{{"base", base}};
+	std::vector<std::pair<std::string, nlohmann::json>> variants{{"base", base}};
 	if (base.contains("variants")) {
 		for (const auto &kv : base["variants"].items()) {
-			json v = base;
+			nlohmann::json v = base;
 			v.erase("variants");
 			for (const auto &f : kv.value().items())
 				v[f.key()] = f.value();
@@ -282,8 +279,7 @@ int run(int argc, char **argv)
 				std::fill(d.box.begin(), d.box.begin() + k, true);
 				std::vector<Row> r = run_one(vname, d, bytes, {"racks"});
 				if (as_json) {
-					r[0].variant = vname;
-					json j = {{"cluster", cname}, {"variant", vname}, {"kind", "deploy"},
+					nlohmann::json j = {{"cluster", cname}, {"variant", vname}, {"kind", "deploy"},
 						  {"algo", "racks"}, {"bytes", bytes}, {"ranks", d.ranks()},
 						  {"racks", d.racks()}, {"boxes", k}, {"seconds", r[0].seconds},
 						  {"speedup_ring", ring / r[0].seconds}};
@@ -298,8 +294,8 @@ int run(int argc, char **argv)
 			printf("\n");
 	}
 	if (!as_json)
-		printf("(* the model's, not the host library's: tree is the NCCL-style reference peer; racks with "
-		       "several GPUs a host runs per local rank)\n");
+		printf("(* the model's, not the host library's: tree is the NCCL-style reference peer, spine the "
+		       "papers' leaf-spine aggregation; racks with several GPUs a host runs per local rank)\n");
 	return 0;
 }
 

@@ -57,8 +57,7 @@ def case(r):
             return None
         return dict(base, hosts_per_rack=r["ranks"]), algo, f"flat N={r['ranks']}"
     if part == "hosts":
-        P = 2 if r["tbalgo"] == "ring" else r["local"]
-        P = r.get("procs", P)
+        P = r["procs"]
         H = r["ranks"] // P
         algo = {"parallel": "parallel", "hierarchical": "hier", "ring": "ring"}[r["tbalgo"]]
         return (dict(base, hosts_per_rack=H, gpus_per_host=P, intra=f"{r['intra_mbit']}Mbps"), algo,
@@ -99,6 +98,15 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.10)
     a = ap.parse_args()
     rows = load(a.jsonl)
+    # bench-hier's flat ring rows say local 1: their processes a host are the
+    # parallel and hierarchical rows' of the same launch.
+    procs = {(r.get("rep"), r.get("ratio")): r["local"] for r in rows
+             if r.get("part") == "hosts" and r["tbalgo"] != "ring"}
+    for r in rows:
+        if r.get("part") == "hosts":
+            r["procs"] = r["local"] if r["tbalgo"] != "ring" else procs.get((r.get("rep"), r.get("ratio")))
+            if r["procs"] is None:
+                raise SystemExit("validate: a hosts ring row without its launch's parallel or hierarchical row")
     groups = {}
     for r in rows:
         if r.get("loss", 0) or r.get("wrong", 0):
@@ -127,7 +135,7 @@ def main():
         xr, note = "", ""
         if groups[key]["xrack"]:
             # The testbed counts frames (headers included) on its inter-rack link.
-            wire = (cl["mtu"] + cl["header_bytes"]) / cl["mtu"]
+            wire = (cl["mtu"] + cl.get("header_bytes", 58)) / cl["mtu"]
             xm = statistics.median(groups[key]["xrack"]) / nbytes
             xr = f"{xm:.2f} ({xmodel * wire / nbytes:.2f})"
             if xm > RESENT * xmodel * wire / nbytes:
