@@ -231,16 +231,18 @@ Algo spine(const Cluster &c, double s)
 	       false, {}};
 	double d = s / c.gpus;
 	Group g;
-	for (int p = 0; p < c.gpus; p++)
-		for (int k = 0; k < c.racks(); k++) {
+	for (int k = 0; k < c.racks(); k++) {
+		for (int p = 0; p < c.gpus; p++) {
 			std::vector<int> members;
 			for (int h : rack_members(c, k))
 				members.push_back(rank_of(c, h, p));
 			Group leaf = box_group(members, k, d);
 			g.flows.insert(g.flows.end(), leaf.flows.begin(), leaf.flows.end());
-			g.flows.push_back({box_ep(k), box_ep(c.racks()), d});
-			g.flows.push_back({box_ep(c.racks()), box_ep(k), d});
 		}
+		/* the G columns' partial sums, one stream each way */
+		g.flows.push_back({box_ep(k), box_ep(c.racks()), s});
+		g.flows.push_back({box_ep(c.racks()), box_ep(k), s});
+	}
 	if (c.gpus > 1)
 		a.phases.push_back({"local reduce-scatter", {local_scatter(c, s)}});
 	a.phases.push_back({"up the leaves and the spine and back", {g}});

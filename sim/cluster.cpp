@@ -138,7 +138,8 @@ Cluster cluster_from_json(const nlohmann::json &j)
 	static const std::set<std::string> known = {
 		"name", "about", "racks", "hosts_per_rack", "rack_hosts", "gpus_per_host", "nic",
 		"intra", "tor_uplink", "oversubscription", "box_port", "boxes", "rack_agents",
-		"latency", "mtu", "header_bytes", "window_packets", "step_cost", "tree_chunk",
+		"latency", "mtu", "header_bytes", "window_packets", "message_bytes", "pool_msgs",
+		"step_cost", "tree_chunk",
 		"variants",
 	};
 	if (!j.is_object())
@@ -223,6 +224,11 @@ Cluster cluster_from_json(const nlohmann::json &j)
 	c.mtu = int_field(j, "mtu", c.mtu, 256, 9000);
 	c.header_bytes = int_field(j, "header_bytes", c.header_bytes, 0, 512);
 	c.window_packets = int_field(j, "window_packets", c.window_packets, 1, 1 << 20);
+	c.message_bytes = int_field(j, "message_bytes", c.message_bytes, c.mtu, 1 << 30);
+	if (c.message_bytes % c.mtu)
+		throw std::invalid_argument("message_bytes=" + std::to_string(c.message_bytes) +
+					    ": a multiple of mtu (" + std::to_string(c.mtu) + ")");
+	c.pool_msgs = int_field(j, "pool_msgs", c.pool_msgs, 2, 1 << 16);
 	c.step_cost = time_field(j, "step_cost", c.step_cost);
 	if (j.contains("tree_chunk"))
 		c.tree_chunk = parse_size(j["tree_chunk"].is_string() ? j["tree_chunk"].get<std::string>()

@@ -29,7 +29,9 @@ struct Cluster {
 	double lat_nic = 2e-6, lat_fabric = 1e-6, lat_intra = 1e-6;
 	int mtu = 4096;                /* RoCE path MTU: payload bytes a packet */
 	int header_bytes = 58;         /* Ethernet, IPv4, UDP, BTH, ICRC, FCS a packet */
-	int window_packets = 128;      /* a connection's packets in flight */
+	int window_packets = 128;      /* a host-to-host connection's packets in flight */
+	int message_bytes = 65536;     /* NR_MSG_SIZE */
+	int pool_msgs = 8;             /* NR_POOL_MSGS: a box connection has half in flight */
 	double step_cost = 0;          /* software cost of one ring step or one phase */
 	double tree_chunk = 512 * 1024; /* the tree's pipeline unit */
 

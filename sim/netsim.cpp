@@ -62,6 +62,22 @@ struct Platform {
 		r.emplace_back(is_box(dst) ? box_down[kd] : down[host_of(dst)]);
 		return r;
 	}
+
+	/* The most a flow can carry: its window over its round trip (the box's
+	 * credits, half the job's pool of messages; a host's packet window). */
+	double rate_bound(const Flow &f) const
+	{
+		double rtt = 0;
+		for (const sg4::LinkInRoute &l : route(f.src, f.dst))
+			rtt += l.get_link()->get_latency();
+		for (const sg4::LinkInRoute &l : route(f.dst, f.src))
+			rtt += l.get_link()->get_latency();
+		double wire = double(c.mtu + c.header_bytes) / c.mtu;
+		double window = is_box(f.src) || is_box(f.dst)
+					? c.pool_msgs / 2 * double(c.message_bytes) * wire
+					: c.window_packets * double(c.mtu + c.header_bytes);
+		return rtt > 0 ? window / rtt : kUnbounded;
+	}
 };
 
 void build(Platform &p, const std::vector<Algo> &algos)
@@ -95,8 +111,15 @@ void build(Platform &p, const std::vector<Algo> &algos)
 					if (seen[{f.src, f.dst}])
 						continue;
 					seen[{f.src, f.dst}] = true;
+					std::vector<sg4::LinkInRoute> r = p.route(f.src, f.dst);
+					/* The window: a link of its own on this pair's route (no
+					 * two flows of a phase share a pair but the tree's of one
+					 * GPU a host, whose windows then count once). */
+					if (p.crosses_nic(f))
+						r.emplace_back(zone->create_link("window" + std::to_string(f.src) + "_" +
+										 std::to_string(f.dst), p.rate_bound(f))->seal());
 					zone->add_route(p.node(f.src)->get_netpoint(), p.node(f.dst)->get_netpoint(),
-							nullptr, nullptr, p.route(f.src, f.dst), false);
+							nullptr, nullptr, r, false);
 				}
 	zone->seal();
 }
@@ -143,7 +166,7 @@ std::vector<AlgoTime> simulate_here(const Cluster &c, const std::vector<Algo> &a
 	/* Our hosts ACK once in up to 128 packets: no reverse traffic per flow
 	 * (SimGrid's default charges 5% of each flow to the reverse route). */
 	sg4::Engine::set_config("network/crosstraffic", false);
-	sg4::Engine::set_config("network/TCP-gamma", double(c.window_packets) * (c.mtu + c.header_bytes));
+	sg4::Engine::set_config("network/TCP-gamma", 1e18);    /* windows: Platform::rate_bound */
 	Platform p(c);
 	build(p, algos);
 	std::vector<AlgoTime> out;

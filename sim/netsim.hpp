@@ -10,7 +10,7 @@
  * crosses up(src), [ToR up, ToR down when the racks differ], down(dst); one
  * inside a host the destination's intra link.  A flow that crosses a NIC
  * carries header_bytes per mtu of payload, and at most window_packets packets
- * in flight (SimGrid's TCP-gamma bound).
+ * in flight.
  */
 #ifndef NR_SIM_NETSIM_HPP
 #define NR_SIM_NETSIM_HPP

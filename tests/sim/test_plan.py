@@ -70,6 +70,16 @@ check(near(t["ring"]["seconds"] / t["box"]["seconds"], 2 * (n - 1) / n),
       "box / ring = 2(N-1)/N = 1.75 (the papers' traffic saving)")
 check(t["box"]["cross_rack_bytes"] == 0, "one rack: nothing crosses racks")
 
+# The box's credits bound a connection: half a pool of 2 messages (64 KiB) a
+# round trip of 4 hops of 100 us is 64 KiB / 400 us, far under the 1 GB/s link.
+t = times(dict(base, hosts_per_rack=4, pool_msgs=2, latency={"nic": "100us"}), "--algo", "box")
+want = S / (65536 / 400e-6)
+check(near(t["box"]["seconds"], want), f"credits: box {t['box']['seconds']:.3f} s = S / (W / RTT) ({want:.3f})")
+t = times(dict(base, hosts_per_rack=4, latency={"nic": "100us"}), "--algo", "box")
+check(t["box"]["seconds"] > UNIT * 1.2, "the default pool (8 messages: 256 KiB in flight) does not fill 1 GB/s at 400 us")
+t = times(dict(base, hosts_per_rack=4, pool_msgs=16, latency={"nic": "100us"}), "--algo", "box")
+check(near(t["box"]["seconds"], UNIT), "a pool of 16 (512 KiB in flight) does")
+
 # 2. 4 hosts x 2 GPUs at r = 4 and r = 1: host/README.md's cost model.
 for r in (1, 4):
     t = times(dict(base, hosts_per_rack=4, gpus_per_host=2, intra=f"{r}GBps"))
