@@ -291,7 +291,7 @@ static int spec_conn_arrays(const json_t *o, const json_t **arrays, uint32_t *n_
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
-					     "conns", "channels", NULL };
+					     "pkey", "conns", "channels", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -345,6 +345,13 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 	if ((v = json_object_get(o, "timeout_ms")) &&
 	    get_uint(v, "spec.timeout_ms", 1, 3600000, NULL, &s->timeout_ms, err, errlen))
 		goto fail;
+	if ((v = json_object_get(o, "pkey"))) {
+		uint32_t pkey;
+
+		if (get_uint(v, "spec.pkey", 0, 0xffff, NULL, &pkey, err, errlen))
+			goto fail;
+		s->pkey = (uint16_t)pkey;
+	}
 	if ((v = json_object_get(o, "mode"))) {
 		const char *m = json_string_value(v);
 
@@ -434,6 +441,8 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		      (json_int_t)s->msg_size, "pool_msgs", (json_int_t)s->pool_msgs, "mode",
 		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "reduce",
 		      nr_reduce_name(s->reduce), "timeout_ms", (json_int_t)s->timeout_ms);
+	if (s->pkey)
+		json_object_set_new(o, "pkey", json_integer(s->pkey));
 	if (nr_job_channels(s) > 1)
 		json_object_set_new(o, "channels", chans);
 	else {

@@ -72,6 +72,8 @@ struct nr_job_spec {
 	uint32_t timeout_ms;   /* progress timeout */
 	uint8_t mode;          /* enum nr_sum_mode */
 	uint8_t reduce;        /* enum nr_reduce_op, of every channel */
+	uint16_t pkey;         /* the P_Key of every packet of the job (BTH; the low 15
+				* bits compared, membership aside); 0 = not checked */
 	uint32_t result_key;   /* XORed into the ImmDt of every result; 0 = none */
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
@@ -137,7 +139,10 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender") \
 	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
 	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
-	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still")
+	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
+	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port or MAC than registered") \
+	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's") \
+	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a connection's PSN: the job fails")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 

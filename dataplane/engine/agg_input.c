@@ -18,6 +18,9 @@
  *        the error state.  A response carries nothing the box sums and writes
  *        no unrequested bytes into the receiver's memory.
  *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
+ *     UDP source port or source MAC not the registered one (where registered)
+ *                                           -> DROP SPOOFED_SRC
+ *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
  *     job failed                            -> DROP JOB_FAILED_DROP
  *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
  *                                           -> DROP NOT_WRITE: a registered QP
@@ -30,7 +33,15 @@
  *     FORWARD, except a receiver's sequence NAK the status monitor answered
  *     with the stored results itself (NAK_REPAIRED, DROP: agg_monitor.c,
  *     repair); everything else FORWARD untouched.  An ACK whose source is not
- *     conns[i].dst_ip is counted SPOOFED, not snooped, and forwarded.
+ *     conns[i].dst_ip is counted SPOOFED, not snooped, and forwarded; so is one
+ *     from another UDP source port or MAC than the receiver's registered ones
+ *     (SPOOFED_SRC) or with another P_Key (SPOOFED_PKEY): the box never
+ *     releases a slot on it, and the sender's RC QP judges it as without a box.
+ *   A duplicate of a contribution the box still holds (slot filling or
+ *   complete) that differs from it (payload, length, opcode or immediate):
+ *     two frames claim one connection and PSN and the box cannot tell which
+ *     is genuine -> DROP PSN_CONFLICT and the job fails, naming the
+ *     connection: its sum is never delivered as a right one.
  *   anything else -> FORWARD.  An RDMA WRITE to an unregistered (IP, QPN)
  *     bumps UNKNOWN_CONN (engine-wide): informational, the packet is
  *     forwarded, it is not a drop.
@@ -84,6 +95,33 @@ static inline enum nr_verdict count(struct nr_job *j, enum nr_engine_ctr c,
 	if (out)
 		*out = c;
 	return v;
+}
+
+static inline uint64_t mac48(const uint8_t *m)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, m, 6);
+	return v;
+}
+
+/*
+ * What the sender sets and the registration fixed beyond its IP: the UDP
+ * source port and source MAC of connection c's data (ack: of its receiver's
+ * ACKs), where registered (0: unknown), and the job's P_Key.  NR_ECTR_MAX
+ * when the frame agrees, else the counter naming what it got wrong.
+ */
+static inline enum nr_engine_ctr unbound(const struct nr_job *j, const struct nr_conn_spec *c,
+					 const struct nr_pkt *p, const uint8_t *frame, bool ack)
+{
+	uint16_t sport = ack ? c->dst_sport : c->src_sport;
+	uint64_t mac = mac48(ack ? c->dst_mac : c->src_mac);
+
+	if ((sport && p->udp_sport != sport) || (mac && mac48(frame + NR_ETH_ALEN) != mac))   /* Ethernet source */
+		return NR_ECTR_SPOOFED_SRC;
+	if (j->pkey && ((nr_ld_be16(frame + p->bth_off + 2) ^ j->pkey) & 0x7fff))
+		return NR_ECTR_SPOOFED_PKEY;
+	return NR_ECTR_MAX;
 }
 
 /* ---- emission ---------------------------------------------------------------- */
@@ -226,6 +264,34 @@ static void fail_tag(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 		    c, imm, (uint32_t)(x & NR_PSN_MASK), s->tag_conn, s->tag);
 }
 
+__attribute__((noinline, cold))
+static enum nr_verdict conflict(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+				const struct nr_pkt *p, enum nr_engine_ctr *ctr)
+{
+	char c[96];
+
+	nr_conn_describe(j, i, c, sizeof(c));
+	j->ctr[NR_ECTR_PSN_CONFLICT]++;
+	if (ctr)
+		*ctr = NR_ECTR_PSN_CONFLICT;
+	nr_job_fail(e, j, "%s: two different frames for g=%u (PSN 0x%06x): a forged or corrupted "
+		    "contribution, the slot's sum cannot be trusted", c, (uint32_t)(x & NR_PSN_MASK),
+		    p->psn);
+	return NR_V_DROP;
+}
+
+/* A duplicate of contribution i to a slot the box still holds (filling or
+ * complete): the same frame again (a retransmission) or a different one. */
+static inline bool same_contribution(const struct nr_job *j, const struct nr_slot *s, uint32_t si,
+				     uint32_t i, const struct nr_pkt *p, const uint8_t *frame)
+{
+	const struct nr_held *h = &j->held[(size_t)si * j->n + i];
+
+	return p->opcode == s->opcode && p->pay_len == s->len &&
+	       (!s->has_tag || p->imm == s->tag) &&
+	       !memcmp(frame + p->pay_off, h->pay, p->pay_len);
+}
+
 /* A duplicate of an emitted slot: answer with the stored result. */
 static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
@@ -337,12 +403,16 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		case NR_SLOT_FILLING:
 			bits = &j->bits[(size_t)si * j->words];
 			if (bits[i / 64] >> (i % 64) & 1) {
+				if (unlikely(!same_contribution(j, s, si, i, p, frame)))
+					return conflict(e, j, i, x, p, ctr);
 				nr_mon_sender(e, j, i, p, frame, handle);
 				nr_mon_data(e, j, i, x, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 			}
 			break;
 		case NR_SLOT_COMPLETE:
+			if (unlikely(!same_contribution(j, s, si, i, p, frame)))
+				return conflict(e, j, i, x, p, ctr);
 			nr_mon_sender(e, j, i, p, frame, handle);
 			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
@@ -401,6 +471,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 {
 	struct nr_job *j = r->j;
 	uint32_t i = r->conn;
+	enum nr_engine_ctr b;
 
 	if (!j) {
 		if (p->kind == NR_PKT_ROCE && p->ipver == 4 && op_is_rc_write(p->opcode)) {
@@ -415,12 +486,16 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 			return NR_V_FORWARD;
 		if (p->saddr != j->conns[i].dst_ip)
 			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
+		if (unlikely((b = unbound(j, &j->conns[i], p, frame, true)) != NR_ECTR_MAX))
+			return count(j, b, ctr, NR_V_FORWARD);
 		return snoop_ack(e, j, i, p, frame, handle, now_ns, ctr);
 	}
 	if (unlikely(p->mask & NR_OPF_RESP))
 		return NR_V_FORWARD;
 	if (unlikely(p->saddr != j->conns[i].src_ip))
 		return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
+	if (unlikely((b = unbound(j, &j->conns[i], p, frame, false)) != NR_ECTR_MAX))
+		return count(j, b, ctr, NR_V_DROP);
 	if (unlikely(j->state != NR_JOB_ACTIVE))
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))

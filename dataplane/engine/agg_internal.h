@@ -67,6 +67,7 @@ struct nr_job {
 	uint8_t reduce;            /* enum nr_reduce_op */
 	uint8_t state;         /* enum nr_job_state */
 	uint8_t flagged;       /* reason holds a warning (job still active) */
+	uint16_t pkey;         /* spec pkey: 0 = not checked */
 
 	uint64_t next_emit;    /* extended sequences */
 	uint64_t next_release;

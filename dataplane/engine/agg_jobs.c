@@ -176,6 +176,7 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->slot_bias = j->pool * ((1u << 23) / j->pool + 1);
 	j->mtu = s->mtu;
 	j->result_key = s->result_key;
+	j->pkey = s->pkey;
 	j->timeout_ms = s->timeout_ms;
 	j->mode = s->mode;
 	j->reduce = s->reduce;

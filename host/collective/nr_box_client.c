@@ -15,6 +15,7 @@
 #include "nr_tcp.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
+#include "proto/roce_hdr.h"
 
 /* Connection i of the channel on ring `ring`: rank i's send QP to rank i+1's receive QP. */
 static json_t *conn_json(const struct nr_comm *c, int ring, int i)
@@ -100,6 +101,11 @@ int nr_box_job_create(struct nr_comm *c)
 			 "timeout_ms", (int)c->cfg.timeout_ms);
 	if (c->reduce == NR_MAX)   /* sum: the form every box version takes */
 		json_object_set_new(spec, "reduce", json_string("max"));
+	/* The soft transport's packets carry the default partition's P_Key: the
+	 * box drops any of the job's frames with another.  (verbs: the port's
+	 * P_Key at index 0, not queried yet, so not registered.) */
+	if (!strcmp(c->transport, "soft"))
+		json_object_set_new(spec, "pkey", json_integer(NR_BTH_PKEY_DEFAULT));
 	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
 	else {

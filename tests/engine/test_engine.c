@@ -289,6 +289,185 @@ static void test_spoofed_and_unknown(void **state)
 	th_fini(&t);
 }
 
+/* A forged frame, built like conn's genuine ones but with what it gets wrong. */
+enum forge { FORGE_SPORT, FORGE_MAC, FORGE_PKEY };
+
+static struct th_pkt *forged(const struct nr_job_spec *s, uint32_t conn, uint32_t psn,
+			     enum forge how, const float *pay, uint8_t opcode, uint32_t imm)
+{
+	struct nr_flow f;
+	struct nr_build_args a = { .opcode = opcode, .psn = psn, .imm = imm, .dma_len = 1024 };
+
+	th_flow_data(s, conn, &f);
+	f.sport = s->conns[conn].src_sport;
+	if (how == FORGE_SPORT)
+		f.sport ^= 0x0101;
+	else if (how == FORGE_MAC)
+		f.src_mac[0] ^= 0x02;
+	else
+		f.pkey = 0x8123;
+	return th_build(&f, &a, pay, 1024);
+}
+
+/*
+ * Connections bound at registration (docs/trust.md): frames with the right
+ * source IP and QPN but another UDP source port, source MAC or P_Key are
+ * dropped and counted, at every PSN of the window, before and after the
+ * genuine frame, as data, LAST-with-immediate and ACK; the victim's sum stays
+ * exact.  Then a second, different frame for a held PSN fails the job.
+ */
+static void test_bound_connections(void **state)
+{
+	struct th t;
+	struct nr_job_spec *spec;
+	float pay[2][256], bad[256], sum[256];
+	static const uint32_t want_ctr[] = { NR_ECTR_SPOOFED_SRC, NR_ECTR_SPOOFED_SRC, NR_ECTR_SPOOFED_PKEY };
+	enum nr_engine_ctr c;
+	struct eng_rng r;
+	struct nr_job_stats st;
+	uint64_t dropped = 0;
+
+	(void)state;
+	eng_rng_init(&r, seed + 41);
+	rand_payload(&r, pay[0], 256);
+	rand_payload(&r, pay[1], 256);
+	rand_payload(&r, bad, 256);
+	ref_sum(sum, pay, 2, 256);
+	spec = th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
+	spec->pkey = 0xFFFF;
+	for (uint32_t i = 0; i < 2; i++) {
+		spec->conns[i].src_sport = (uint16_t)(49152 + i);   /* th_flow_data's */
+		spec->conns[i].dst_sport = 49999;                   /* th_ack's */
+	}
+	th_init(&t, spec, 3);
+	/* before the genuine frames: every PSN of the window (pool of 4), each
+	 * way (th_spec registers a MAC for rank 1, none for rank 0: conn 1) */
+	for (uint32_t g = 0; g < 4; g++)
+		for (uint32_t how = FORGE_SPORT; how <= FORGE_PKEY; how++)
+			for (uint32_t op = 0; op < 2; op++) {
+				struct th_pkt *k = forged(spec, 1, g, how, bad,
+							  op ? NR_OP_RC_WRITE_ONLY_IMM : NR_OP_RC_WRITE_ONLY,
+							  0xBAD);
+				assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+				assert_int_equal(c, want_ctr[how]);
+				th_pkt_free(k);
+				dropped++;
+			}
+	/* the genuine frames of g=0 and g=1; forgeries after them too */
+	for (uint32_t g = 0; g < 2; g++) {
+		assert_int_equal(send_one(&t, 1, g, 0x0100 + g, pay[1], 1024, 0, NULL, NULL), NR_V_HELD);
+		for (uint32_t how = FORGE_SPORT; how <= FORGE_PKEY; how++) {
+			struct th_pkt *k = forged(spec, 1, g, how, bad, NR_OP_RC_WRITE_ONLY_IMM, 0x0100 + g);
+
+			assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
+			assert_int_equal(c, want_ctr[how]);
+			th_pkt_free(k);
+			dropped++;
+		}
+		assert_int_equal(send_one(&t, 0, g, 0x0100 + g, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_SPOOFED_SRC) + th_ctr(&t, NR_ECTR_SPOOFED_PKEY), dropped);
+	assert_int_equal(th_ctr(&t, NR_ECTR_AGGREGATED), 4);
+	assert_int_equal(t.log_len, 4);
+	for (uint32_t e = 0; e < 4; e++)
+		assert_memory_equal(th_payload(t.log[e].pkt), sum, 1024);
+	/* the default partition with limited membership is the same P_Key */
+	{
+		struct nr_flow f;
+		struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_ONLY, .psn = 2, .dma_len = 1024 };
+		struct th_pkt *k;
+
+		th_flow_data(spec, 0, &f);
+		f.pkey = 0x7FFF;
+		k = th_build(&f, &a, pay[0], 1024);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_HELD);
+	}
+	/* forged ACKs (conn 0: its receiver, rank 1, has a MAC): counted,
+	 * forwarded, never release a slot */
+	for (uint32_t how = 0; how < 3; how++) {
+		const struct nr_conn_spec *cs = &spec->conns[0];
+		struct nr_flow f = { .saddr = cs->dst_ip, .daddr = cs->src_ip, .sport = 49999,
+				     .frag_off = NR_IPV4_DF, .dqpn = cs->src_qpn };
+		struct nr_build_args a = { .opcode = NR_OP_RC_ACK, .psn = 1, .syndrome = 0, .msn = 1 };
+		struct th_pkt *k;
+
+		memcpy(f.src_mac, cs->dst_mac, 6);
+		if (how == 0)
+			f.sport = 50000;
+		else if (how == 1)
+			f.src_mac[0] ^= 0x02;
+		else
+			f.pkey = 0x8123;
+		k = th_build(&f, &a, NULL, 0);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+		assert_int_equal(c, want_ctr[how]);
+		th_pkt_free(k);
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_ACKS_SNOOPED), 0);
+	assert_int_equal(nr_engine_job_stats(t.e, 3, &st), 0);
+	assert_int_equal(st.next_release, 0);
+	assert_int_equal(st.state, NR_JOB_ACTIVE);
+	/* the genuine ACKs release */
+	assert_int_equal(send_ack(&t, 0, 1, 0, 0, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	th_fini(&t);
+}
+
+/*
+ * Two different frames for one connection and PSN, both bound right: while
+ * the box holds the first (slot filling, or complete and waiting), it cannot
+ * tell which is genuine, so the job fails naming the connection; the same
+ * frame again stays a plain duplicate.
+ */
+static void test_psn_conflict_fails_job(void **state)
+{
+	float pay[2][256], other[256];
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+	struct eng_rng r;
+
+	(void)state;
+	eng_rng_init(&r, seed + 43);
+	rand_payload(&r, pay[0], 256);
+	rand_payload(&r, pay[1], 256);
+	memcpy(other, pay[0], sizeof(other));
+	other[77] += 1.0f;
+	for (int complete = 0; complete < 2; complete++) {
+		struct th t;
+		char *why;
+
+		th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 4);
+		/* g=1 complete and waiting for g=0 (complete), or g=0 filling */
+		uint32_t g = complete ? 1 : 0;
+
+		assert_int_equal(send_one(&t, 0, g, 0x51, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+		if (complete)
+			assert_int_equal(send_one(&t, 1, g, 0x51, pay[1], 1024, 0, NULL, NULL), NR_V_HELD);
+		assert_int_equal(send_one(&t, 0, g, 0x51, pay[0], 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_DUP_DROPPED);
+		/* another payload, then another immediate, each a conflict */
+		assert_int_equal(send_one(&t, 0, g, 0x51, other, 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
+		assert_int_equal(nr_engine_job_stats(t.e, 4, &st), 0);
+		assert_int_equal(st.state, NR_JOB_FAILED);
+		why = strstr(st.reason, "connection 0 (10.0.0.1 -> 10.0.0.2");
+		assert_non_null(why);
+		assert_non_null(strstr(st.reason, "two different frames"));
+		assert_int_equal(t.log_len, 0);           /* nothing emitted */
+		th_fini(&t);
+	}
+	{
+		struct th t;
+
+		th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 5);
+		assert_int_equal(send_one(&t, 0, 0, 0x51, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+		assert_int_equal(send_one(&t, 0, 0, 0x52, pay[0], 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
+		assert_int_equal(th_ctr(&t, NR_ECTR_PSN_CONFLICT), 1);
+		th_fini(&t);
+	}
+}
+
 static void test_dup_stale_occupied(void **state)
 {
 	struct th t;
@@ -975,6 +1154,8 @@ int main(void)
 		cmocka_unit_test(test_tag_mismatch_fails_job),
 		cmocka_unit_test(test_len_mismatch_flags),
 		cmocka_unit_test(test_spoofed_and_unknown),
+		cmocka_unit_test(test_bound_connections),
+		cmocka_unit_test(test_psn_conflict_fails_job),
 		cmocka_unit_test(test_dup_stale_occupied),
 		cmocka_unit_test(test_acks_naks_coalesced),
 		cmocka_unit_test(test_timeout_fails_and_frees),

@@ -157,7 +157,8 @@ static void finish(struct hz_run *R, struct hz_acct *a)
 	assert_int_equal(a->ectr[NR_ECTR_AGGREGATED], a->held);
 	assert_int_equal(a->ectr[NR_ECTR_DUP_RESENT], a->resent);
 	for (unsigned c = 0; c < NR_ECTR_MAX; c++)
-		if (c != NR_ECTR_SPOOFED && c != NR_ECTR_UNKNOWN_CONN &&
+		if (c != NR_ECTR_SPOOFED && c != NR_ECTR_SPOOFED_SRC && c != NR_ECTR_SPOOFED_PKEY &&
+		    c != NR_ECTR_UNKNOWN_CONN &&
 		    c != NR_ECTR_ACKS_SNOOPED && c != NR_ECTR_ACK_IGNORED && a->edrop[c])
 			assert_int_equal(a->edrop[c], a->ectr[c]);
 }
@@ -435,6 +436,98 @@ void hz_case_spoofed(struct hz_drv *d)
 	workload(&R);
 	finish(&R, &a);
 	assert_int_equal(a.edrop[NR_ECTR_SPOOFED], R.hostile);
+	teardown(&R);
+}
+
+/* ---- forged frames: the right source IP and QPN, bound wrong ------------------------------ */
+
+struct forge_count {
+	uint64_t data, acks;
+};
+
+/* A copy of frame f (len bytes) with one binding wrong, its payload garbage
+ * (so that a forgery the box took would show as a wrong sum), checksums
+ * and ICRC made right again. */
+static void forge_send(struct hz_run *R, unsigned port, const uint8_t *f, int len, unsigned how,
+		       bool ack)
+{
+	struct forge_count *fc = R->arg;
+	uint8_t b[HZ_FRAME_MAX];
+	struct nr_pkt p;
+
+	memcpy(b, f, (size_t)len);
+	assert_int_equal(nr_parse(b, (uint32_t)len, &p), NR_PKT_ROCE);
+	if (how == 0)           /* another UDP source port */
+		nr_st_be16(b + p.l4_off, (uint16_t)(p.udp_sport ^ 0x0101));
+	else if (how == 1)      /* another source MAC (another port's host) */
+		b[6 + 5] ^= 0x40;
+	else                    /* another partition */
+		nr_st_be16(b + p.bth_off + 2, 0x8123);
+	if (p.pay_len >= 4)
+		hz_random_frame(&R->rng, b + p.pay_off, p.pay_len);
+	hz_refresh(b, (uint32_t)len);
+	hz_send(R, port, b, (uint32_t)len, true);
+	*(ack ? &fc->acks : &fc->data) += 1;
+}
+
+/* Before the genuine frame of (r, g): a forgery for every PSN of the window
+ * ahead of it, each way; after it: forgeries of it (FIRST, MIDDLE and
+ * LAST_IMM alike) and of the ACK its receiver will send. */
+static void forge_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+	uint32_t window = R->j.spec->pool_msgs * R->j.ppm;
+
+	(void)f;
+	(void)len;
+	if (r != 1 || g % R->j.ppm)        /* the victim: rank 1, once a message */
+		return;
+	for (uint32_t k = 0; k < window && g + k < hz_packets(&R->j); k++) {
+		int n = hz_data(&R->j, r, g + k, b, sizeof(b));
+
+		forge_send(R, r, b, n, (g + k) % 3, false);
+	}
+}
+
+static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
+{
+	uint8_t b[HZ_FRAME_MAX];
+
+	if (r != 1)
+		return;
+	for (unsigned how = 0; how < 3; how++)
+		forge_send(R, r, f, *len, how, false);
+	for (unsigned how = 0; how < 3; how++) {
+		int n = hz_ack(&R->j, r, g, 0x1F, b, sizeof(b));
+
+		forge_send(R, (r + 1) % R->j.n, b, n, how, true);
+	}
+}
+
+void hz_case_forged(struct hz_drv *d)
+{
+	struct hz_run R;
+	struct hz_acct a;
+	struct forge_count fc = { 0, 0 };
+
+	setup(&R, d, HZ_VAL_PLAIN, 0xF0E6Du);
+	R.arg = &fc;
+	R.before = forge_before;
+	R.after = forge_after;
+	workload(&R);
+	finish(&R, &a);
+	printf("# %s: forged data %llu, forged ACKs %llu; spoofed_src %llu, spoofed_pkey %llu\n",
+	       d->name, (unsigned long long)fc.data, (unsigned long long)fc.acks,
+	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_SRC],
+	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_PKEY]);
+	/* every forged data frame dropped and named; every forged ACK named,
+	 * forwarded, never snooped; the victim's sums exact (finish) */
+	assert_int_equal(a.edrop[NR_ECTR_SPOOFED_SRC] + a.edrop[NR_ECTR_SPOOFED_PKEY], fc.data);
+	assert_int_equal(a.ectr[NR_ECTR_SPOOFED_SRC] + a.ectr[NR_ECTR_SPOOFED_PKEY], fc.data + fc.acks);
+	assert_true(a.ectr[NR_ECTR_SPOOFED_PKEY] > 0 && a.ectr[NR_ECTR_SPOOFED_SRC] > 0);
+	assert_int_equal(a.ectr[NR_ECTR_ACKS_SNOOPED] + a.ectr[NR_ECTR_ACK_IGNORED],
+			 (uint64_t)R.j.n * R.j.msgs);
+	assert_int_equal(a.ectr[NR_ECTR_PSN_CONFLICT], 0);
 	teardown(&R);
 }
 

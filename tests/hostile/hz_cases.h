@@ -58,6 +58,7 @@ void hz_case_unknown_opcodes(struct hz_drv *d);
 void hz_case_nan_inf(struct hz_drv *d);
 void hz_case_unknown_qpn_flood(struct hz_drv *d);
 void hz_case_spoofed(struct hz_drv *d);
+void hz_case_forged(struct hz_drv *d);
 void hz_case_duplicates(struct hz_drv *d);
 void hz_case_acks_never_sent(struct hz_drv *d);
 void hz_case_bad_icrc(struct hz_drv *d);

@@ -80,6 +80,7 @@ int hz_job_init(struct hz_job *j, unsigned n, const uint32_t *ips, const uint8_t
 	j->spec->timeout_ms = 60000;
 	j->spec->mode = NR_SUM_ORDERED;
 	j->spec->result_key = HZ_KEY;
+	j->spec->pkey = NR_BTH_PKEY_DEFAULT;   /* bound as the host library binds them */
 	for (unsigned r = 0; r < n; r++) {
 		struct nr_conn_spec *c = &j->spec->conns[r];
 
@@ -87,6 +88,8 @@ int hz_job_init(struct hz_job *j, unsigned n, const uint32_t *ips, const uint8_t
 		c->dst_ip = ips[(r + 1) % n];
 		memcpy(c->src_mac, macs[r], 6);
 		memcpy(c->dst_mac, macs[(r + 1) % n], 6);
+		c->src_sport = (uint16_t)(0xC000 | r);   /* flow()'s, data and ACKs */
+		c->dst_sport = (uint16_t)(0xC000 | r);
 		c->src_qpn = 0x300 + r;      /* rank r's sending QP */
 		c->dst_qpn = 0x400 + r;      /* rank r+1's receiving QP */
 		c->ipsn = (NR_PSN_MASK - 3 - 5 * r) & NR_PSN_MASK; /* wraps during the run */

@@ -151,6 +151,7 @@ CASE(unknown_opcodes)
 CASE(nan_inf)
 CASE(unknown_qpn_flood)
 CASE(spoofed)
+CASE(forged)
 CASE(duplicates)
 CASE(acks_never_sent)
 CASE(bad_icrc)
@@ -165,6 +166,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_nan_inf, eb_teardown),
 		cmocka_unit_test_teardown(test_unknown_qpn_flood, eb_teardown),
 		cmocka_unit_test_teardown(test_spoofed, eb_teardown),
+		cmocka_unit_test_teardown(test_forged, eb_teardown),
 		cmocka_unit_test_teardown(test_duplicates, eb_teardown),
 		cmocka_unit_test_teardown(test_acks_never_sent, eb_teardown),
 		cmocka_unit_test_teardown(test_bad_icrc, eb_teardown),

@@ -226,6 +226,7 @@ CASE(unknown_opcodes)
 CASE(nan_inf)
 CASE(unknown_qpn_flood)
 CASE(spoofed)
+CASE(forged)
 CASE(duplicates)
 CASE(acks_never_sent)
 CASE(bad_icrc)
@@ -241,6 +242,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_nan_inf, mb_teardown),
 		cmocka_unit_test_teardown(test_unknown_qpn_flood, mb_teardown),
 		cmocka_unit_test_teardown(test_spoofed, mb_teardown),
+		cmocka_unit_test_teardown(test_forged, mb_teardown),
 		cmocka_unit_test_teardown(test_duplicates, mb_teardown),
 		cmocka_unit_test_teardown(test_acks_never_sent, mb_teardown),
 		cmocka_unit_test_teardown(test_bad_icrc, mb_teardown),
