@@ -146,9 +146,17 @@ struct nr_job_spec *bench_job_spec(const struct bench *B, unsigned k)
 			cs->src_qpn = bench_sqpn(c, r);
 			cs->dst_qpn = bench_rqpn(c, (r + 1) % B->n);
 			cs->ipsn = B->ipsn[r] + (uint32_t)B->ch[c].ipsn_off;
+			if (B->unbound && k == 1)
+				continue;   /* IP and QPN only (one channel: no steering) */
 			cs->src_sport = (uint16_t)(0xC000 + 0x100 * c + r);
 			cs->dst_sport = (uint16_t)(0xD000 + 0x100 * c + r);
+			if (!B->unbound) {   /* bound as a host registers: MACs, P_Key */
+				mac_of(r, cs->src_mac);
+				mac_of((r + 1) % B->n, cs->dst_mac);
+			}
 		}
+	if (!B->unbound)
+		sp->pkey = NR_BTH_PKEY_DEFAULT;
 	return sp;
 }
 

@@ -237,6 +237,7 @@ static int setup(struct bench *B, unsigned max_workers, unsigned max_pay)
 struct figures {
 	double agg_g[MAXREPS], agg_m[MAXREPS], fwd_g[MAXREPS], fwd_m[MAXREPS], ct_g[MAXREPS];
 	double kn_g[MAXREPS], ck_g[MAXREPS];     /* the box's kernels alone, its ICRC checks alone */
+	double ub_m[MAXREPS], bind_ns[MAXREPS];  /* the job unbound: Mpps; ns a packet binding costs */
 	double ratio[MAXREPS], mc[MAXREPS];
 	double thr_w[MAXREPS], thr_b[MAXREPS], genshare[MAXREPS], boxshare[MAXREPS];
 	/* per --workers run: box Gbit/s by CPU time and by wall time, Mpps, ns a packet a worker */
@@ -281,6 +282,18 @@ static int run_stages(struct bench *B, struct figures *F)
 		}
 		F->agg_g[i] = (double)a.bytes * 8 / a.box_cpu_s / 1e9;
 		F->agg_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
+		/* the same job unbound (IP and QPN checked only), right after */
+		B->unbound = true;
+		if (add_job(B, 1) != 0)
+			return -1;
+		feed_init(&a, B, 0, true, true);    /* the same cold frames as the bound run */
+		bench_feed(&a);
+		dp_job_del(B->box, BENCH_JOB);
+		B->unbound = false;
+		if (a.rc)
+			return -1;
+		F->ub_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
+		F->bind_ns[i] = 1e3 / F->agg_m[i] - 1e3 / F->ub_m[i];
 		F->ct_g[i] = (double)a.bytes * 8 / a.touch_s / 1e9;
 		F->kn_g[i] = (double)a.bytes * 8 / a.kern_s / 1e9;
 		F->ck_g[i] = a.check_s > 0 ? (double)a.bytes * 8 / a.check_s / 1e9 : 0;
@@ -405,8 +418,9 @@ static void report_json(struct bench *B, struct figures *F)
 	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
-	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f", B->n, B->payload, med(F->agg_g, B->reps),
-	       am, 1e3 / am);
+	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"unbound_mpps\":%.3f,\"bind_ns\":%.1f",
+	       B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am, med(F->ub_m, B->reps),
+	       med(F->bind_ns, B->reps));
 	if (!B->only_agg)   /* the threaded run's wall figure */
 		printf(",\"wall_gbps\":%.2f", med(F->thr_w, B->reps));
 	printf("}\n");
@@ -449,6 +463,8 @@ static void report_text(struct bench *B, struct figures *F)
 	       B->kernel, B->no_icrc_check ? ", no ICRC check on input" : "", B->reps, B->seconds);
 	printf("%-12s %10s %10s %10s\n", "path", "Gbit/s", "Mpps", "ns/pkt");
 	printf("%-12s %10.2f %10.3f %10.1f\n", "aggregate", ag, am, 1e3 / am);
+	printf("%-12s %10.2f %10.3f %10.1f\n", "  unbound", med(F->ub_m, B->reps) * 8 * B->payload / 1e3,
+	       med(F->ub_m, B->reps), 1e3 / med(F->ub_m, B->reps));
 	if (!B->only_agg)
 		printf("%-12s %10.2f %10.3f %10.1f\n", "forward", fg, fm, 1e3 / fm);
 	printf("%-12s %10.2f %10.3f %10.1f\n", "cold touch", ct, ctm, 1e3 / ctm);
@@ -462,6 +478,10 @@ static void report_text(struct bench *B, struct figures *F)
 	if (ck > 0)
 		printf(" (the ICRC checks alone %.2f)", ck / ct);
 	printf(": the most this box reaches with its kernels;\n"
+	       "binding (source port, MAC and P_Key checked, docs/trust.md) costs %+.1f ns a packet: "
+	       "median of each run's aggregate minus the unbound job's right after it\n",
+	       med(F->bind_ns, B->reps));
+	printf(
 	       "aggregate - kernels = %.1f ns a packet: the box's parse, lookup, slots, monitor, rx/tx\n",
 	       1e3 / am - 1e3 / knm);
 	printf("Gbit/s: gradient payload bytes into the box per second of CPU time of the core running\n"
