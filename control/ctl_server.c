@@ -10,6 +10,14 @@
  * rate_per_sec requests a second with a burst of rate_burst, more are
  * answered "rate limit".  No input can stop the server.
  *
+ * Only authentication keeps a TCP connection (docs/trust.md): until a request
+ * with the right token, nothing resets its idle timer, and a line that is not
+ * JSON or brings a wrong token is answered and the connection closed.  When
+ * the TCP table is full, a new connection takes the place of the oldest one
+ * that has not authenticated (conns_evicted); one source address holds at
+ * most max_conns_per_source of them.  So idle or trickling clients cannot
+ * keep a host library out.
+ *
  * Thread contract: everything here runs on the server thread, except
  * nr_ctl_server_start/stop (caller's thread).  Requests reach nr_ctl through
  * nr_ctl_handle_json, which takes nr_ctl's own mutex.
@@ -42,6 +50,9 @@
 struct client {
 	int fd;
 	bool admin;
+	bool authed;           /* a request with the right token came (admin: always) */
+	uint32_t peer;         /* TCP: the source IPv4 address, network order */
+	uint64_t accepted_ms;
 	bool closing;          /* flush out, then close */
 	bool shut;             /* write side shut: drain input until EOF or close_by */
 	uint64_t close_by;
@@ -49,7 +60,7 @@ struct client {
 	size_t in_len, in_cap;
 	char *out;
 	size_t out_len, out_off;
-	uint64_t last_ms;      /* last complete request (or accept) */
+	uint64_t last_ms;      /* last authenticated request (or accept) */
 	double tokens;
 	uint64_t tok_ms;
 };
@@ -59,7 +70,7 @@ struct nr_ctl_server {
 	char *unix_path;
 	char *token;
 	size_t token_len;
-	unsigned max_conns, idle_ms, rate, burst;
+	unsigned max_conns, per_source, idle_ms, rate, burst;
 	size_t max_line;
 	int ufd, tfd, wake[2];
 	int tcp_port;
@@ -172,13 +183,16 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 {
 	char err[256], msg[64], *out;
 	json_t *req, *reply;
+	uint64_t now;
 
 	if (len && line[len - 1] == '\r')
 		len--;
 	if (!len)
 		return;       /* ignored; they do not reset the idle timer either */
-	k->last_ms = now_ms();
-	if (!rate_ok(s, k, k->last_ms)) {
+	now = now_ms();
+	if (k->authed)        /* an unauthenticated line never resets it */
+		k->last_ms = now;
+	if (!rate_ok(s, k, now)) {
 		nr_ctl_count(s->c, NR_CCTR_RATE_LIMITED);
 		snprintf(msg, sizeof(msg), "rate limit: at most %u requests per second", s->rate);
 		client_error(k, msg);
@@ -190,6 +204,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		client_error(k, err);
+		k->closing |= !k->authed;
 		return;
 	}
 	if (!k->admin && !token_ok(s, json_object_get(req, "token"))) {
@@ -197,9 +212,12 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
-		client_error(k, "bad or missing token");
+		client_error(k, "bad or missing token: connection closed");
+		k->closing = true;
 		return;
 	}
+	k->authed = true;
+	k->last_ms = now;
 	reply = nr_ctl_handle_json(s->c, req, k->admin);
 	json_decref(req);
 	out = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
@@ -298,13 +316,48 @@ static void client_close(struct nr_ctl_server *s, unsigned i)
 	s->cl[i] = s->cl[--s->ncl];
 }
 
+static void refuse(struct nr_ctl_server *s, int fd, const char *line)
+{
+	nr_ctl_count(s->c, NR_CCTR_CONNS_REFUSED);
+	if (send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* nothing more to do: the peer is told by the close */
+	}
+	close(fd);
+}
+
+/* The TCP table is full: close the oldest connection that has not
+ * authenticated, if there is one.  True when a place was made. */
+static bool evict_unauthenticated(struct nr_ctl_server *s)
+{
+	unsigned oldest = s->ncl;
+
+	for (unsigned i = 0; i < s->ncl; i++) {
+		const struct client *k = &s->cl[i];
+
+		if (!k->admin && !k->authed &&
+		    (oldest == s->ncl || k->accepted_ms < s->cl[oldest].accepted_ms))
+			oldest = i;
+	}
+	if (oldest == s->ncl)
+		return false;
+	nr_ctl_count(s->c, NR_CCTR_CONNS_EVICTED);
+	client_close(s, oldest);
+	return true;
+}
+
 static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 {
 	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
+	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
+				   "try again later\"}\n";
+	struct sockaddr_in peer = { 0 };
+	socklen_t plen = sizeof(peer);
 	struct client *k;
+	unsigned same = 0;
 	int fd;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = accept4(lfd, admin ? NULL : (struct sockaddr *)&peer, admin ? NULL : &plen,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
 	/*
@@ -312,21 +365,32 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
 	 * operator out.
 	 */
-	if (admin ? s->ncl >= s->max_conns + NR_ADMIN_RESERVED : s->ntcp >= s->max_conns) {
-		nr_ctl_count(s->c, NR_CCTR_CONNS_REFUSED);
-		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			/* nothing more to do: the peer is told by the close */
+	if (admin) {
+		if (s->ncl >= s->max_conns + NR_ADMIN_RESERVED) {
+			refuse(s, fd, full);
+			return;
 		}
-		close(fd);
-		return;
+	} else {
+		for (unsigned i = 0; i < s->ncl; i++)
+			same += !s->cl[i].admin && s->cl[i].peer == peer.sin_addr.s_addr;
+		if (same >= s->per_source) {
+			refuse(s, fd, mine);
+			return;
+		}
+		if (s->ntcp >= s->max_conns && !evict_unauthenticated(s)) {
+			refuse(s, fd, full);
+			return;
+		}
 	}
 	k = &s->cl[s->ncl++];
 	memset(k, 0, sizeof(*k));
 	k->fd = fd;
 	k->admin = admin;
+	k->authed = admin;
+	k->peer = peer.sin_addr.s_addr;
 	if (!admin)
 		s->ntcp++;
-	k->last_ms = k->tok_ms = now_ms();
+	k->last_ms = k->tok_ms = k->accepted_ms = now_ms();
 	k->tokens = s->burst;
 }
 
@@ -566,6 +630,8 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->tcp_port = -1;
 	s->max_conns = cfg->max_conns ? cfg->max_conns : 64;
 	s->idle_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : 30000;
+	s->per_source = cfg->max_conns_per_source ? cfg->max_conns_per_source
+						  : (s->max_conns / 4 ? s->max_conns / 4 : 1);
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;

@@ -155,8 +155,11 @@ char *nr_ctl_error_line(const char *msg);
 	_(NR_CCTR_OVERSIZE, "oversize")                                         \
 	/* requests refused by the rate limit */                                \
 	_(NR_CCTR_RATE_LIMITED, "rate_limited")                                 \
-	/* connections over max_conns */                                        \
+	/* connections over max_conns (none unauthenticated to make room for), \
+	 * or over max_conns_per_source */                                      \
 	_(NR_CCTR_CONNS_REFUSED, "conns_refused")                               \
+	/* unauthenticated connections closed to make room for a new one */      \
+	_(NR_CCTR_CONNS_EVICTED, "conns_evicted")                               \
 	/* connections closed for idleness */                                   \
 	_(NR_CCTR_IDLE_CLOSED, "idle_closed")                                   \
 	/* jobs created */                                                      \
@@ -181,6 +184,7 @@ struct nr_ctl_server_cfg {
 	const char *tcp_addr;      /* "IP:PORT" or NULL: no TCP listener */
 	const char *token;         /* required when tcp_addr is set */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
+	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4 */
 	unsigned idle_timeout_ms;  /* 0: 30000 */
 	size_t max_line;           /* 0: 65536 */
 	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */

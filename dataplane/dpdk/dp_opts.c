@@ -58,8 +58,9 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --ctl-socket PATH        admin UNIX socket (default /run/netreduce/netreduce.sock,\n"
 "                           directory created; 'none' disables it)\n"
 "  --ctl-listen IP:PORT     TCP listener for host libraries (off by default;\n"
-"                           needs --token or --token-file)\n"
-"  --token T                shared token for the TCP listener\n"
+"                           needs --token, --token-file or NETREDUCE_TOKEN)\n"
+"  --token T                shared token for the TCP listener (visible in ps: prefer\n"
+"                           --token-file or NETREDUCE_TOKEN in the environment)\n"
 "  --token-file F           read the token from the first line of F\n"
 "  --idle-sleep-us N        sleep N us per empty poll after --idle-polls empty\n"
 "                           polls in a row (default 50; 0 = pure busy polling,\n"
@@ -223,7 +224,14 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		return -EINVAL;
 	}
 	if (cfg->ctl_listen && !cfg->token && !cfg->token_file) {
-		snprintf(err, errlen, "--ctl-listen %s needs --token T or --token-file F", cfg->ctl_listen);
+		const char *env = getenv("NETREDUCE_TOKEN");   /* kept out of argv (ps) */
+
+		if (env && env[0])
+			cfg->token = env;
+	}
+	if (cfg->ctl_listen && !cfg->token && !cfg->token_file) {
+		snprintf(err, errlen, "--ctl-listen %s needs --token T, --token-file F or NETREDUCE_TOKEN "
+			 "in the environment", cfg->ctl_listen);
 		return -EINVAL;
 	}
 	if (cfg->token && cfg->token_file) {

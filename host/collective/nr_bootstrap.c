@@ -110,22 +110,40 @@ static json_t *hello_json(const struct nr_comm *c)
 			 "peer", row_json(c, &c->peers[c->rank]));
 }
 
-/* Rank 0: check a hello against our own settings; every rank must segment alike. */
-static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
+/*
+ * Rank 0: a hello, from a connection whose far end is `from`.  1: a stray,
+ * ignored (*why says what it was): not a well-formed hello, or one whose
+ * endpoint row claims another address than the one it came from (members
+ * connect from the address they claim, member_bootstrap).  0: rank *rank
+ * joined, its row taken.  < 0: a well-addressed rank disagrees with rank 0's
+ * settings (an error every rank reports).
+ */
+static int check_hello(struct nr_comm *c, json_t *msg, uint32_t from, int *rank, char *why,
+		       size_t whylen)
 {
 	json_t *h = json_object_get(msg, "hello");
 	int world, mtu, msg_size, box, channels;
+	struct nr_peer p;
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
 	const char *tp;
 
 	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b,s:i}", "rank", rank, "world", &world, "mtu", &mtu,
-			"msg_size", &msg_size, "transport", &tp, "box", &box, "channels", &channels))
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: malformed hello", c->root);
+			"msg_size", &msg_size, "transport", &tp, "box", &box, "channels", &channels) ||
+	    row_parse(c, json_object_get(msg, "peer"), &p)) {
+		snprintf(why, whylen, "from %s: not a hello of this job", nr_ip4_str(from, a));
+		return 1;
+	}
+	if (p.ip != from) {
+		snprintf(why, whylen, "from %s: a hello for rank %d that claims address %s",
+			 nr_ip4_str(from, a), *rank, nr_ip4_str(p.ip, b));
+		return 1;
+	}
 	if (*rank <= 0 || *rank >= c->world)
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: a host claims rank %d of %d",
-			       c->root, *rank, c->world);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: %s claims rank %d of %d",
+			       c->root, a, *rank, c->world);
 	if (c->fds[*rank] >= 0)
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: two hosts claim rank %d",
-			       c->root, *rank);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: two hosts claim rank %d (%s, then %s)",
+			       c->root, *rank, nr_ip4_str(c->peers[*rank].ip, b), nr_ip4_str(from, a));
 #define SAME(what, a, b) \
 	if ((a) != (b)) \
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d has " what " %d, rank 0 has %d: every " \
@@ -139,8 +157,7 @@ static int check_hello(struct nr_comm *c, json_t *msg, int *rank)
 	if (strcmp(tp, c->transport))
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d uses transport %s, rank 0 uses %s", *rank,
 			       tp, c->transport);
-	if (row_parse(c, json_object_get(msg, "peer"), &c->peers[*rank]))
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint row", *rank);
+	c->peers[*rank] = p;
 	return 0;
 }
 
@@ -163,8 +180,8 @@ static void idle_progress(void *c)
 static int root_gather(struct nr_comm *c)
 {
 	uint64_t deadline = nr_now_ms() + c->cfg.bootstrap_timeout_ms;
-	char err[256];
-	int joined = 1, rc;
+	char err[256], stray[160] = "";
+	int joined = 1, strays = 0, rc;
 
 	while (joined < c->world) {
 		struct pollfd pfd = { .fd = c->lfd, .events = POLLIN };
@@ -179,8 +196,10 @@ static int root_gather(struct nr_comm *c)
 			while (missing < c->world && c->fds[missing] >= 0)
 				missing++;
 			return nr_fail(c, NR_ERR_TIMEOUT, "rank 0: only %d of %d ranks joined at %s "
-				       "within %u ms (NR_BOOTSTRAP_TIMEOUT_MS; rank %d missing)", joined,
-				       c->world, c->root, c->cfg.bootstrap_timeout_ms, missing);
+				       "within %u ms (NR_BOOTSTRAP_TIMEOUT_MS; rank %d missing)%s%.*s%s",
+				       joined, c->world, c->root, c->cfg.bootstrap_timeout_ms, missing,
+				       strays ? "; ignored stray connections, the last " : "",
+				       strays ? 160 : 0, stray, strays ? " (a member connects from its NR_ADDR)" : "");
 		}
 		fd = nr_tcp_accept(c->lfd);
 		if (fd < 0)
@@ -194,10 +213,14 @@ static int root_gather(struct nr_comm *c)
 			close(fd);   /* a stray connection; keep waiting for real ranks */
 			continue;
 		}
-		rc = check_hello(c, msg, &rank);
+		rc = check_hello(c, msg, nr_tcp_peer_ip(fd), &rank, stray, sizeof(stray));
 		json_decref(msg);
 		if (rc) {
 			close(fd);
+			if (rc > 0) {   /* a stray: keep waiting for the real ranks */
+				strays++;
+				continue;
+			}
 			return rc;
 		}
 		c->fds[rank] = fd;
@@ -248,7 +271,9 @@ static int member_bootstrap(struct nr_comm *c)
 	json_int_t credits, key;
 	int ok, fd;
 
-	if (nr_tcp_connect(c->root, c->cfg.bootstrap_timeout_ms, &fd, err, sizeof(err)))
+	/* from the address our hello claims: rank 0 takes no hello from elsewhere */
+	if (nr_tcp_connect_from(c->root, c->peers[c->rank].ip, c->cfg.bootstrap_timeout_ms, &fd, err,
+				sizeof(err)))
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: rendezvous with rank 0 (NR_ROOT): %s",
 			       c->rank, err);
 	c->fds[0] = fd;

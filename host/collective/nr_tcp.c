@@ -18,6 +18,7 @@
 
 #include "nr_tcp.h"
 #include "nr_util.h"
+#include "proto/nr_text.h"
 
 #define LINE_MAX_BYTES (1 << 20)
 
@@ -48,6 +49,16 @@ static void to_sockaddr(uint32_t ip, uint16_t port, struct sockaddr_in *sa)
 {
 	*sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
 				    .sin_addr.s_addr = ip };
+}
+
+uint32_t nr_tcp_peer_ip(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	if (getpeername(fd, (struct sockaddr *)&sa, &len) || sa.sin_family != AF_INET)
+		return 0;
+	return sa.sin_addr.s_addr;
 }
 
 static void tcp_tune(int fd)
@@ -97,8 +108,14 @@ int nr_tcp_accept(int lfd)
 
 int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fdp, char *err, size_t errlen)
 {
+	return nr_tcp_connect_from(addr, 0, timeout_ms, fdp, err, errlen);
+}
+
+int nr_tcp_connect_from(const char *addr, uint32_t src_ip, uint32_t timeout_ms, int *fdp, char *err,
+			size_t errlen)
+{
 	uint64_t deadline = nr_now_ms() + timeout_ms;
-	struct sockaddr_in sa;
+	struct sockaddr_in sa, me;
 	uint32_t ip;
 	uint16_t port;
 	int last = 0;
@@ -108,12 +125,21 @@ int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fdp, char *err, s
 		return -EINVAL;
 	}
 	to_sockaddr(ip, port, &sa);
+	to_sockaddr(src_ip, 0, &me);
 	do {
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0) {
 			snprintf(err, errlen, "socket: %s", strerror(errno));
 			return -errno;
+		}
+		if (src_ip && bind(fd, (struct sockaddr *)&me, sizeof(me)) != 0) {
+			char a[INET_ADDRSTRLEN];
+			int e = errno;
+
+			snprintf(err, errlen, "cannot send from %s: %s", nr_ip4_str(src_ip, a), strerror(e));
+			close(fd);
+			return -e;
 		}
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			tcp_tune(fd);

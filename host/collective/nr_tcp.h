@@ -13,6 +13,11 @@ typedef void nr_idle_fn(void *arg);
 int nr_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
 /* Connect to addr, retrying refused connections until timeout_ms passed. */
 int nr_tcp_connect(const char *addr, uint32_t timeout_ms, int *fd, char *err, size_t errlen);
+/* The same from source address src_ip (network order; 0: the route's). */
+int nr_tcp_connect_from(const char *addr, uint32_t src_ip, uint32_t timeout_ms, int *fd, char *err,
+			size_t errlen);
+/* The IPv4 address at the other end of a connected socket (network order), 0 if none. */
+uint32_t nr_tcp_peer_ip(int fd);
 /* A listening socket on addr: 0, or -errno with err saying why. */
 int nr_tcp_listen(const char *addr, int backlog, int *fd, char *err, size_t errlen);
 /* An accepted connection (TCP_NODELAY), or -1. */

@@ -220,6 +220,16 @@ class Communicator:
         """Reduce count float32 at address ptr over all ranks, in place: op "sum"
         or "max".  Through the box when its job computes op, else over the ring
         (nr_ring_allreduce on the communicator's plain QPs: a box forwards them)."""
+        if not isinstance(ptr, int) or isinstance(ptr, bool):
+            raise TypeError(f"netreduce: allreduce takes an address (int), not {type(ptr).__name__}")
+        if ptr <= 0:
+            raise ValueError(f"netreduce: allreduce address {ptr:#x} is not a buffer")
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise TypeError(f"netreduce: allreduce count must be an int, not {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"netreduce: allreduce count {count} is negative")
+        if op not in ("sum", "max"):
+            raise ValueError(f"netreduce: allreduce op {op!r}: \"sum\" or \"max\"")
         if self._h is None:
             raise self.cfg.error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
         self.seq += 1

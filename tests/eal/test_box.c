@@ -18,6 +18,8 @@
  * ECN-CE on a contribution, job destroy mid-stream.
  * Seed: NR_SEED=<n> to replay (printed by every test).
  */
+#include <errno.h>
+#include <getopt.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +38,7 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
+#include "dataplane/dpdk/dp_opts.h"
 #include "eal_harness.h"
 #include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
@@ -704,6 +707,28 @@ static void test_job_channel_fails(void **state)
 	free(h);
 }
 
+/* The TCP listener's token from the environment (kept out of argv and ps);
+ * without any of the three, a clear error that names them. */
+static void test_token_sources(void **state)
+{
+	char *argv[] = { "x", "--ctl-listen", "127.0.0.1:7100", NULL };
+	struct dp_cfg cfg;
+	char err[256];
+
+	(void)state;
+	setenv("NETREDUCE_TOKEN", "from-the-environment", 1);
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(3, argv, &cfg, err, sizeof(err)), 0);
+	assert_string_equal(cfg.token, "from-the-environment");
+	unsetenv("NETREDUCE_TOKEN");
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(3, argv, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "NETREDUCE_TOKEN"));
+	assert_non_null(strstr(err, "--token-file"));
+}
+
 static int group_setup(void **state)
 {
 	return h_eal_init();
@@ -733,6 +758,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
+		cmocka_unit_test(test_token_sources),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);

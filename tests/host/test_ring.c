@@ -10,6 +10,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cmocka.h>
 
@@ -510,6 +513,106 @@ static void test_missing_rank(void **state)
 	munmap(t.out, sizeof(*t.out));
 }
 
+/* ---- strays at the rendezvous ---- */
+
+/* Rank 0 waits boot_ms for the others; the other ranks never come. */
+static int lonely_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+
+	if (rank)
+		return 0;
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	cfg.bootstrap_timeout_ms = t->boot_ms;
+	t->out->rc[rank] = nr_comm_init(&cfg, &c);
+	child_fail(t, rank, 0, "%s", nr_comm_last_error(NULL));
+	if (t->out->rc[rank] == 0)
+		nr_comm_destroy(c);
+	return 0;
+}
+
+/* One line to rank 0's rendezvous from address src, then hang up. */
+static void send_stray(const struct ranks_env *e, const char *src, const char *line)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET }, to = { .sin_family = AF_INET };
+	char host[32];
+	unsigned port;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sscanf(e->root, "%31[^:]:%u", host, &port), 2);
+	inet_pton(AF_INET, src, &me.sin_addr);
+	inet_pton(AF_INET, host, &to.sin_addr);
+	to.sin_port = htons((uint16_t)port);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	for (int tries = 0; connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0; tries++) {
+		assert_true(tries < 200);      /* rank 0 listens within 2 s */
+		close(fd);
+		usleep(10000);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	}
+	assert_true(write(fd, line, strlen(line)) == (ssize_t)strlen(line));
+	usleep(100000);
+	close(fd);
+}
+
+/*
+ * Rank 0's rendezvous ignores what is not a rank of its job: an empty object,
+ * a line that is not JSON, a hello for rank 1 sent from another address than
+ * the one it claims.  The real rank 1 joins after them; without it, rank 0's
+ * timeout names the last stray.
+ */
+static void test_rendezvous_strays(void **state)
+{
+	static const char ep[] = "{\"send\":{\"qpn\":17,\"psn\":0,\"port\":4791,\"sport\":49152},"
+				 "\"recv\":{\"qpn\":18,\"psn\":0,\"port\":4791,\"sport\":49153},"
+				 "\"va\":4096,\"rkey\":1}";
+	char hello[1024];
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	for (int part = 0; part < 2; part++) {
+		struct ring_case t = { .nsizes = 1, .sizes = { 4100 }, .timeout_ms = 1000,
+				       .boot_ms = part ? 3000 : 10000, .late_ms = 2500 };
+
+		ranks_env_init(&t.env, 23 + part);
+		/* a well-formed hello for rank 1, claiming rank 1's address */
+		snprintf(hello, sizeof(hello),
+			 "{\"hello\":{\"rank\":1,\"world\":2,\"mtu\":1024,\"msg_size\":65536,"
+			 "\"transport\":\"soft\",\"box\":false,\"channels\":1},"
+			 "\"peer\":{\"ip\":\"%s\",\"mac\":\"00:00:00:00:00:00\",\"box\":[%s],\"plain\":%s}}\n",
+			 t.env.addr[1], ep, ep);
+		t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			     -1, 0);
+		assert_true(t.out != MAP_FAILED);
+		memset(t.out, 0, sizeof(*t.out));
+		/* part 1: rank 1 never comes */
+		ranks_fork(2, part ? lonely_child : ring_child, &t, pids);
+		send_stray(&t.env, "127.0.0.50", "{}\n");
+		send_stray(&t.env, "127.0.0.51", "not json at all\n");
+		send_stray(&t.env, "127.0.0.52", hello);
+		ranks_wait(2, pids, status, 60000, NULL);
+		for (int r = 0; r < 2; r++)
+			printf("part %d rank %d: exit %d rc %d: %s\n", part, r, status[r], t.out->rc[r],
+			       t.out->msg[r]);
+		if (part == 0) {
+			assert_int_equal(status[0], 0);
+			assert_int_equal(status[1], 0);
+			assert_true(t.out->hash[1][0][0] == t.out->hash[0][0][0]);
+		} else {
+			assert_int_equal(t.out->rc[0], NR_ERR_TIMEOUT);
+			assert_non_null(strstr(t.out->msg[0], "stray"));
+			assert_non_null(strstr(t.out->msg[0], "from 127.0.0.52: a hello for rank 1 that "
+							      "claims address 127.0.0.11"));
+		}
+		munmap(t.out, sizeof(*t.out));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +627,7 @@ int main(void)
 		cmocka_unit_test(test_box_unreachable),
 		cmocka_unit_test(test_missing_rank),
 		cmocka_unit_test(test_late_start),
+		cmocka_unit_test(test_rendezvous_strays),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

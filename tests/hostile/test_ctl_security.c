@@ -307,11 +307,22 @@ static void test_tokens(void **state)
 
 	(void)state;
 	srv_start(&v, 16, 30000, 65536);
-	t = conn_tcp(&v);
-	/* the last one is refused as JSON already (a NUL inside a string) */
-	for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+	/* the last one is refused as JSON already (a NUL inside a string); each
+	 * wrong request closes its connection: only a token keeps one */
+	for (unsigned k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char c;
+
+		t = conn_tcp(&v);
 		expect_err(call(t, bad[k]), k + 1 < sizeof(bad) / sizeof(bad[0]) ? "token" : NULL);
-	/* the same connection is still served with the right token */
+		assert_int_equal(recv(t, &c, 1, 0), 0);      /* closed by the box */
+		close(t);
+	}
+	/* an authenticated connection is kept, even across a bad line */
+	t = conn_tcp(&v);
+	r = call(t, "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}");
+	expect_ok(r);
+	json_decref(r);
+	expect_err(call(t, "not json"), NULL);
 	r = call(t, "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}");
 	expect_ok(r);
 	json_decref(r);
@@ -385,12 +396,99 @@ static void test_admin_lockout(void **state)
 	json_decref(r);
 }
 
+/* A TCP connection from 127.0.0.(1 + host): loopback takes any 127/8 source. */
+static int conn_tcp_from(const struct srv *v, unsigned host)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK + host) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)v->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static uint64_t ctl_counter(int adm, const char *name)
+{
+	json_t *r = call(adm, "{\"op\":\"stats\"}");
+	json_t *v = json_object_get(json_object_get(json_object_get(r, "stats"), "control"), name);
+	uint64_t n;
+
+	if (!json_is_integer(v))
+		fail_msg("stats: no control counter %s", name);
+	n = (uint64_t)json_integer_value(v);
+	json_decref(r);
+	return n;
+}
+
+/*
+ * 64 clients (the whole TCP table) from 64 addresses hold their connections
+ * without a token: idle, trickling a partial line, or sending a junk line
+ * now and then.  A host library connecting afterwards is served at once, every
+ * time; one address holds at most max_conns / 4 connections.
+ */
+static void test_idle_clients_no_lockout(void **state)
+{
+	struct srv v;
+	int t[64], lib, adm, extra[17];
+	json_t *r;
+	char c;
+
+	(void)state;
+	srv_start(&v, 64, 30000, 65536);
+	adm = conn_unix(&v);
+	for (unsigned k = 0; k < 64; k++) {
+		t[k] = conn_tcp_from(&v, 2 + k);
+		if (k % 3 == 1)
+			send_all(t[k], "{\"op\":", 6);        /* a line that never ends */
+	}
+	usleep(200000);
+	for (unsigned round = 0; round < 3; round++) {
+		/* junk lines reset nothing: they close their connection */
+		for (unsigned k = 2; k < 64; k += 3)
+			if (t[k] >= 0) {
+				send_all(t[k], "x\n", 2);
+				expect_err(recv_reply(t[k], 2000), NULL);
+				assert_int_equal(recv(t[k], &c, 1, 0), 0);
+				close(t[k]);
+				t[k] = conn_tcp_from(&v, 2 + k);   /* and comes back */
+			}
+		lib = conn_tcp_from(&v, 0);
+		r = call(lib, "{\"op\":\"stats\",\"token\":\"" TOKEN "\"}");
+		if (!r || !json_is_true(json_object_get(r, "ok")))
+			fail_msg("round %u: a host library was kept out by 64 unauthenticated clients: %s",
+				 round, r ? json_string_value(json_object_get(r, "error")) : "no reply");
+		json_decref(r);
+		close(lib);
+	}
+	printf("# evicted %llu, refused %llu\n", (unsigned long long)ctl_counter(adm, "conns_evicted"),
+	       (unsigned long long)ctl_counter(adm, "conns_refused"));
+	/* the first library took an unauthenticated client's place; later ones the place
+	 * the library before them left */
+	assert_true(ctl_counter(adm, "conns_evicted") >= 1);
+	/* one address: 16 of 64 (the library's own address now holds none) */
+	for (unsigned k = 0; k < 17; k++)
+		extra[k] = conn_tcp_from(&v, 200);
+	expect_err(recv_reply(extra[16], 2000), "from this address");
+	for (unsigned k = 0; k < 17; k++)
+		close(extra[k]);
+	for (unsigned k = 0; k < 64; k++)
+		if (t[k] >= 0)
+			close(t[k]);
+	close(adm);
+	srv_stop(&v);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tenant_isolation),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_oversize_and_slow),
+		cmocka_unit_test(test_idle_clients_no_lockout),
 	};
 	const struct CMUnitTest lockout[] = {
 		cmocka_unit_test(test_admin_lockout),

@@ -115,6 +115,33 @@ class Backend(unittest.TestCase):
         self.assertFalse({k for k in snap["delegated"] if "float32" in k and ("SUM" in k or "AVG" in k)
                           and "contiguous" in k and "cpu" in k})
 
+    def test_entry_points_refuse_what_they_cannot_take(self):
+        # the engine and the communicator are public: what they cannot take is a
+        # TypeError or ValueError, before the library sees a pointer
+        eng, comm = self.pg.engine, self.pg.engine.comm
+        n, lib0 = comm.seq, lib_sum(library())
+        m = torch.arange(12, dtype=torch.float32).view(3, 4).t()
+        for bad, exc, words in [
+                (torch.arange(4), TypeError, "float32"),
+                (torch.ones(4, dtype=torch.float64), TypeError, "float32"),
+                (m, ValueError, "contiguous"),
+                (torch.ones(4)[::2], ValueError, "contiguous"),
+                ([1.0, 2.0], TypeError, "torch.Tensor"),
+                (torch.ones(4).to_sparse(), TypeError, "dense")]:
+            with self.assertRaisesRegex(exc, words):
+                eng.submit(bad)
+        with self.assertRaisesRegex(ValueError, "op 'MIN'"):
+            eng.submit(torch.ones(4), "MIN")
+        for args, exc in [((None, 4), TypeError), ((0, 4), ValueError), ((1 << 20, -1), ValueError),
+                          ((1 << 20, 4.0), TypeError), ((1 << 20, 4, "min"), ValueError)]:
+            with self.assertRaises(exc):
+                comm.allreduce(*args)
+        self.assertEqual(comm.seq, n)                      # nothing reached the library
+        self.assertEqual(lib_sum(library()), lib0)
+        t = torch.ones(4)                                  # and it still works
+        eng.submit(t).wait()
+        self.assertTrue(torch.equal(t, torch.ones(4)))
+
     def test_others_go_to_gloo_with_one_warning_per_kind(self):
         n = self.pg.engine.comm.seq
         with warnings.catch_warnings(record=True) as w:

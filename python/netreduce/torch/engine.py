@@ -109,13 +109,35 @@ class Engine:
             s = self._stagers[device] = staging.Stager(staging.CudaOps(device, self.chunk))
         return s
 
+    @staticmethod
+    def check(tensor, op):
+        """What request() takes, or TypeError/ValueError saying what it is not
+        (the backend routes anything else to Gloo before it gets here)."""
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"netreduce: all_reduce takes a torch.Tensor, not {type(tensor).__name__}")
+        if tensor.layout != torch.strided:
+            raise TypeError(f"netreduce: all_reduce takes dense tensors, not {tensor.layout}")
+        if tensor.dtype != torch.float32:
+            raise TypeError(f"netreduce: all_reduce takes float32 tensors, not {tensor.dtype} "
+                            "(the backend sends other types to Gloo)")
+        if tensor.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"netreduce: all_reduce takes tensors on the CPU or a CUDA device, "
+                             f"not on {tensor.device}")
+        if not tensor.is_contiguous():
+            raise ValueError("netreduce: all_reduce takes a contiguous tensor (this one has strides "
+                             f"{tuple(tensor.stride())}); reduce t.contiguous() and copy it back")
+        if op not in ("SUM", "AVG", "MAX"):
+            raise ValueError(f"netreduce: all_reduce op {op!r}: SUM, AVG or MAX")
+
     def request(self, tensor, op="SUM", as_list=True, kind=None):
         """Queue an in-place reduction of tensor over the ranks, op SUM, AVG (the
         sum divided by the ranks) or MAX: contiguous float32, on the CPU or a CUDA
         device.  Returns (raw, fut):
         the worker completes raw with [tensor] (as_list) or tensor, or with the
         NetreduceError; fut is chained to it for C++ waiters.  kind: what
-        stats() counts the request as."""
+        stats() counts the request as.  Raises TypeError or ValueError on a
+        tensor it cannot take (check()), before anything is queued."""
+        self.check(tensor, op)
         cuda = tensor.device.type == "cuda"
         raw = torch.futures.Future(devices=[tensor.device]) if cuda else torch.futures.Future()
         if self.closed:
