@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "control/ctl_spec.h"
 #include "proto/nr_text.h"
@@ -30,6 +31,8 @@ struct ctl_job {
 	uint8_t key[CTL_KEY_BYTES];
 	struct nr_job_spec *spec;      /* with result_key filled in */
 	uint64_t failed_ms;            /* when a reap first saw it failed (its now_ms); 0: not yet */
+	uint32_t lease_ms;             /* 0: no lease */
+	uint64_t renewed_ms;           /* created or last renewed (ctl_now_ms) */
 };
 
 struct nr_ctl {
@@ -37,6 +40,7 @@ struct nr_ctl {
 	pthread_mutex_t lock;
 	uint32_t next_id;
 	uint32_t failed_ttl_ms;
+	uint32_t default_lease_ms;     /* of TCP jobs that ask for none */
 	struct ctl_job jobs[NR_MAX_JOBS];
 	uint64_t ctr[NR_CCTR_MAX];
 };
@@ -90,7 +94,23 @@ struct nr_ctl *nr_ctl_create(struct nr_backend *b)
 	c->b = b;
 	c->next_id = 1;
 	c->failed_ttl_ms = NR_CTL_FAILED_TTL_MS;
+	c->default_lease_ms = NR_CTL_DEFAULT_LEASE_MS;
 	return c;
+}
+
+void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms)
+{
+	pthread_mutex_lock(&c->lock);
+	c->default_lease_ms = default_ms;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static uint64_t ctl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 void nr_ctl_set_failed_ttl(struct nr_ctl *c, uint32_t ttl_ms)
@@ -268,15 +288,23 @@ static json_t *reply_err(struct nr_ctl *c, const char *f, ...)
 	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
 }
 
-static json_t *op_job_create(struct nr_ctl *c, json_t *req)
+static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
 {
 	char err[512] = "", hex[2 * CTL_KEY_BYTES + 1];
+	json_t *lv = json_object_get(req, "lease_ms");
 	struct nr_job_spec *s;
 	struct ctl_job *slot = NULL;
-	uint32_t id, credits = 0;
+	uint32_t id, credits = 0, lease = admin ? 0 : c->default_lease_ms;
 	unsigned i;
 	int rc;
 
+	if (lv) {
+		if (!json_is_integer(lv) || json_integer_value(lv) < 1000 ||
+		    json_integer_value(lv) > 86400000)
+			return reply_err(c, "lease_ms: an integer, 1000..86400000 (the job is destroyed "
+				  "when it goes that long without job_renew)");
+		lease = (uint32_t)json_integer_value(lv);
+	}
 	s = nr_ctl_spec_from_json(json_object_get(req, "spec"), err, sizeof(err));
 	if (!s)
 		return reply_err(c, "%s", err);
@@ -309,11 +337,15 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req)
 	slot->id = id;
 	slot->credits = credits;
 	slot->spec = s;
+	slot->lease_ms = lease;
+	slot->renewed_ms = ctl_now_ms();
 	nr_ctl_count(c, NR_CCTR_JOBS_CREATED);
 	key_hex(slot->key, hex);
-	return json_pack("{s:b,s:I,s:s,s:I,s:I}", "ok", 1, "job", (json_int_t)id, "key", hex,
-			 "credits", (json_int_t)credits, "result_key", (json_int_t)s->result_key);
+	return json_pack("{s:b,s:I,s:s,s:I,s:I,s:I}", "ok", 1, "job", (json_int_t)id, "key", hex,
+			 "credits", (json_int_t)credits, "result_key", (json_int_t)s->result_key,
+			 "lease_ms", (json_int_t)lease);
 }
+
 
 /*
  * Find the job a job_destroy/job_status names and check the caller may touch
@@ -365,6 +397,18 @@ static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, jso
 	return j;
 }
 
+static json_t *op_job_renew(struct nr_ctl *c, json_t *req, bool admin)
+{
+	json_t *reply = NULL;
+	struct ctl_job *j = job_access(c, req, admin, &reply);
+
+	if (!j)
+		return reply;
+	j->renewed_ms = ctl_now_ms();
+	nr_ctl_count(c, NR_CCTR_LEASES_RENEWED);
+	return json_pack("{s:b,s:I}", "ok", 1, "lease_ms", (json_int_t)j->lease_ms);
+}
+
 /* Destroy j on the backend and forget it: 0 or the backend's -errno. */
 static int job_remove(struct nr_ctl *c, struct ctl_job *j)
 {
@@ -403,10 +447,27 @@ unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms)
 	if (!st)
 		return 0;
 	pthread_mutex_lock(&c->lock);
-	for (i = 0; c->failed_ttl_ms && i < NR_MAX_JOBS; i++) {
+	for (i = 0; i < NR_MAX_JOBS; i++) {
 		struct ctl_job *j = &c->jobs[i];
+		uint64_t t = ctl_now_ms();
 
 		if (!j->used)
+			continue;
+		if (j->lease_ms && t - j->renewed_ms >= j->lease_ms) {
+			uint32_t id = j->id, ranks = j->spec->n_conns, lease = j->lease_ms;
+			uint64_t quiet = t - j->renewed_ms;
+
+			if (!job_remove(c, j)) {
+				fprintf(stderr, "netreduce control: job %u (%u ranks): its lease of %u ms "
+					"lapsed (no job_renew for %llu ms): destroyed, its slots, QPs and "
+					"held frames freed\n", id, ranks, lease,
+					(unsigned long long)quiet);
+				nr_ctl_count(c, NR_CCTR_JOBS_EXPIRED);
+				n++;
+			}
+			continue;
+		}
+		if (!c->failed_ttl_ms)
 			continue;
 		/* the first reap that sees the failure starts the TTL */
 		if (!j->failed_ms && !c->b->ops->job_status(c->b, j->id, st) &&
@@ -466,6 +527,13 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 	ctrs = json_object();
 	for (i = 0; i < NR_ECTR_MAX; i++)
 		json_object_set_new(ctrs, nr_engine_ctr_names[i], json_integer((json_int_t)st->ctr[i]));
+	if (j->lease_ms) {
+		uint64_t held = ctl_now_ms() - j->renewed_ms;
+
+		json_object_set_new(reply = json_object(), "lease_ms", json_integer(j->lease_ms));
+		json_object_set_new(reply, "lease_left_ms",
+				    json_integer(held < j->lease_ms ? (json_int_t)(j->lease_ms - held) : 0));
+	}
 	o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "id", (json_int_t)j->id,
 		      "state", state_name(st->state), "reason", st->reason,
 		      "next_emit", (json_int_t)st->next_emit,
@@ -473,6 +541,10 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 		      "completed", (json_int_t)st->completed, "ranks", (json_int_t)j->spec->n_conns,
 		      "credits", (json_int_t)j->credits, "result_key", (json_int_t)j->spec->result_key);
 	json_object_set_new(o, "counters", ctrs);
+	if (reply) {            /* the lease */
+		json_object_update(o, reply);
+		json_decref(reply);
+	}
 	if (st->n_channels)
 		json_object_set_new(o, "channels", channels_json(st));
 	json_object_set_new(o, "spec", nr_ctl_spec_to_json(j->spec));
@@ -547,11 +619,12 @@ static json_t *op_backend_info(struct nr_ctl *c)
 
 /* ---- requests ----------------------------------------------------------- */
 
-static const char *const ops_names = "job_create, job_destroy, job_status, job_list, stats, backend_info";
+static const char *const ops_names = "job_create, job_renew, job_destroy, job_status, job_list, stats, "
+				     "backend_info";
 
 json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
 {
-	static const char *const f_create[] = { "op", "token", "spec", NULL };
+	static const char *const f_create[] = { "op", "token", "spec", "lease_ms", NULL };
 	static const char *const f_job[] = { "op", "token", "job", "key", NULL };
 	static const char *const f_none[] = { "op", "token", NULL };
 	const char *const *known;
@@ -570,7 +643,7 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
 	op = json_string_value(opv);
 	if (!strcmp(op, "job_create"))
 		known = f_create;
-	else if (!strcmp(op, "job_destroy") || !strcmp(op, "job_status"))
+	else if (!strcmp(op, "job_destroy") || !strcmp(op, "job_status") || !strcmp(op, "job_renew"))
 		known = f_job;
 	else if (!strcmp(op, "job_list") || !strcmp(op, "stats") || !strcmp(op, "backend_info"))
 		known = f_none;
@@ -582,7 +655,9 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
 
 	pthread_mutex_lock(&c->lock);
 	if (!strcmp(op, "job_create"))
-		reply = op_job_create(c, req);
+		reply = op_job_create(c, req, admin);
+	else if (!strcmp(op, "job_renew"))
+		reply = op_job_renew(c, req, admin);
 	else if (!strcmp(op, "job_destroy"))
 		reply = op_job_destroy(c, req, admin);
 	else if (!strcmp(op, "job_status"))

@@ -114,6 +114,17 @@ void nr_ctl_set_failed_ttl(struct nr_ctl *c, uint32_t ttl_ms);
 unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms);
 
 /*
+ * Leases (docs/trust.md): a job holds one when job_create gives "lease_ms",
+ * and every job created over TCP holds one (default_ms when it gives none);
+ * job_renew with the job's key starts it again.  nr_ctl_reap destroys a job
+ * whose lease lapsed, its slots, QPs and held frames with it (jobs_expired),
+ * and says so on stderr.  Admin jobs without "lease_ms" hold none.  The
+ * clock is CLOCK_MONOTONIC in ms, as nr_ctl_reap's now_ms must be.
+ */
+#define NR_CTL_DEFAULT_LEASE_MS 60000u
+void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms);
+
+/*
  * Handle one request line (without the newline).  admin is true for the UNIX
  * socket (no token, may list and touch every job), false for TCP (token
  * required, job operations require the job's key).  Returns a malloc'd reply
@@ -167,7 +178,11 @@ char *nr_ctl_error_line(const char *msg);
 	/* jobs destroyed */                                                    \
 	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed")                             \
 	/* failed jobs destroyed by nr_ctl_reap after the failed-job TTL */     \
-	_(NR_CCTR_JOBS_REAPED, "jobs_reaped")
+	_(NR_CCTR_JOBS_REAPED, "jobs_reaped")                                   \
+	/* jobs destroyed by nr_ctl_reap because their lease lapsed */          \
+	_(NR_CCTR_JOBS_EXPIRED, "jobs_expired")                                 \
+	/* leases renewed (job_renew) */                                        \
+	_(NR_CCTR_LEASES_RENEWED, "leases_renewed")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 

@@ -28,6 +28,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->promisc = true;
 	cfg->icrc_check = true;
 	cfg->failed_job_ttl = NR_CTL_FAILED_TTL_MS / 1000;
+	cfg->job_lease = NR_CTL_DEFAULT_LEASE_MS / 1000;
 	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
 }
 
@@ -76,6 +77,9 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
 "  --failed-job-ttl S       destroy a failed job S s after it failed unless its\n"
 "                           creator did (default 60; 0 = keep until destroyed)\n"
+"  --job-lease S            a job created over TCP that asks for no lease holds one\n"
+"                           of S s: destroyed when no job_renew came for that long\n"
+"                           (default 60; the host library renews its own)\n"
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
 		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_MBUF_DATAROOM);
@@ -137,7 +141,7 @@ static int parse_name(const char *opt, const char *s, const struct name_val *t, 
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
-	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_BACKEND,
+	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -160,6 +164,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "no-icrc-check", no_argument, NULL, OPT_NO_ICRC },
 		{ "stats-interval", required_argument, NULL, OPT_STATS },
 		{ "failed-job-ttl", required_argument, NULL, OPT_FAILED_TTL },
+		{ "job-lease", required_argument, NULL, OPT_JOB_LEASE },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -197,6 +202,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
 		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;
 		case OPT_FAILED_TTL: rc = parse_uint("failed-job-ttl", optarg, 0, 4000000, &cfg->failed_job_ttl, err, errlen); break;
+		case OPT_JOB_LEASE: rc = parse_uint("job-lease", optarg, 1, 86400, &cfg->job_lease, err, errlen); break;
 		case OPT_NO_PROMISC: cfg->promisc = false; break;
 		case OPT_NO_ICRC: cfg->icrc_check = false; break;
 		case OPT_KERNEL:

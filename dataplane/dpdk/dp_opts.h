@@ -36,6 +36,7 @@ struct dp_cfg {
 	unsigned idle_polls;       /* empty polls before sleeping */
 	unsigned stats_interval;   /* seconds, 0 off (the program) */
 	unsigned failed_job_ttl;   /* seconds a failed job is kept; 0: until destroyed */
+	unsigned job_lease;        /* seconds of the lease of TCP jobs that ask for none */
 	uint16_t rx_desc, tx_desc;
 	unsigned mtu;              /* 0: leave the ports' MTU alone */
 	enum nr_sum_kernel kernel;

@@ -187,6 +187,7 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 		return NULL;
 	}
 	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
+	nr_ctl_set_default_lease(*ctlp, cfg->job_lease * 1000u);
 	if (!cfg->ctl_socket && !cfg->ctl_listen)
 		return NULL;
 	if (cfg->ctl_socket && make_socket_dir(cfg->ctl_socket) != 0)

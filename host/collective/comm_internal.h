@@ -53,13 +53,22 @@ struct nr_ring {
 	uint32_t posted;             /* receives posted on rqp */
 };
 
-/* The job rank 0 registered with the box (nr_box_client.c). */
+/* The job rank 0 registered with the box (nr_box_client.c), and the thread
+ * that renews its lease while the communicator lives. */
 struct nr_box_job {
 	int fd;
 	uint32_t job;
 	char key[64];
 	uint32_t credits;
 	uint32_t result_key;
+	uint32_t lease_ms;           /* the box's; renewed every third of it */
+	bool renewing;               /* the renew thread runs */
+	bool stop;                   /* under lock: the thread ends */
+	pthread_t renew_th;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	uint64_t renewals, renew_failures;   /* under lock */
+	char renew_error[160];       /* under lock: the last failure */
 };
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */

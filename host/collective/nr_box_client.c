@@ -6,6 +6,9 @@
  * rank asks for with NR_CHANNELS=auto.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,10 +80,110 @@ static int box_connect(struct nr_comm *c, const char *what)
 	return 0;
 }
 
+/* One job_renew over a connection of its own (the renew thread's: it never
+ * touches c->box.fd or the communicator's error state).  0 or -1 with err. */
+static int renew_once(const struct nr_comm *c, uint32_t timeout_ms, char *err, size_t errlen)
+{
+	json_t *req, *reply = NULL;
+	int fd, rc;
+
+	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, errlen))
+		return -1;
+	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
+			(json_int_t)c->box.job, "key", c->box.key);
+	rc = nr_send_json_line(fd, req, err, errlen);
+	json_decref(req);
+	if (!rc)
+		rc = nr_recv_json_line(fd, nr_now_ms() + timeout_ms, (void **)&reply, err, errlen,
+				       NULL, NULL);
+	close(fd);
+	if (rc)
+		return -1;
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+
+		snprintf(err, errlen, "%s", e ? e : "malformed reply");
+		rc = -1;
+	}
+	json_decref(reply);
+	return rc;
+}
+
+static void *renew_main(void *arg)
+{
+	struct nr_comm *c = arg;
+	struct nr_box_job *b = &c->box;
+	uint32_t period = b->lease_ms / 3;
+
+	pthread_mutex_lock(&b->lock);
+	while (!b->stop) {
+		struct timespec ts;
+		char err[160];
+		int rc;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += period / 1000;
+		ts.tv_nsec += (long)(period % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&b->wake, &b->lock, &ts) != ETIMEDOUT || b->stop)
+			continue;
+		pthread_mutex_unlock(&b->lock);
+		rc = renew_once(c, period < 3000 ? period : 3000, err, sizeof(err));
+		pthread_mutex_lock(&b->lock);
+		if (rc) {
+			b->renew_failures++;
+			snprintf(b->renew_error, sizeof(b->renew_error), "%s", err);
+		} else {
+			b->renewals++;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+static int renew_start(struct nr_comm *c, uint32_t lease_ms)
+{
+	struct nr_box_job *b = &c->box;
+	int rc;
+
+	b->lease_ms = lease_ms;
+	b->stop = false;
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->wake, NULL);
+	rc = pthread_create(&b->renew_th, NULL, renew_main, c);
+	if (rc) {
+		pthread_cond_destroy(&b->wake);
+		pthread_mutex_destroy(&b->lock);
+		return nr_fail(c, NR_ERR_BOX, "box %s: cannot start the thread that renews job %u's "
+			       "lease: %s", c->switch_addr, b->job, strerror(rc));
+	}
+	b->renewing = true;
+	return 0;
+}
+
+static void renew_stop(struct nr_comm *c)
+{
+	struct nr_box_job *b = &c->box;
+
+	if (!b->renewing)
+		return;
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_signal(&b->wake);
+	pthread_mutex_unlock(&b->lock);
+	pthread_join(b->renew_th, NULL);
+	pthread_cond_destroy(&b->wake);
+	pthread_mutex_destroy(&b->lock);
+	b->renewing = false;
+}
+
 int nr_box_job_create(struct nr_comm *c)
 {
 	json_t *chans = json_array(), *spec, *req, *reply;
-	json_int_t job, credits, rkey;
+	json_int_t job, credits, rkey, lease;
 	const char *key;
 	int rc;
 
@@ -112,7 +215,11 @@ int nr_box_job_create(struct nr_comm *c)
 		json_object_set(spec, "conns", json_object_get(json_array_get(chans, 0), "conns"));
 		json_decref(chans);
 	}
-	req = json_pack("{s:s,s:s,s:o}", "op", "job_create", "token", c->token, "spec", spec);
+	/* a lease of three progress timeouts (at least 1 s), renewed every third of
+	 * it while the communicator lives (renew_main): a job whose ranks all died
+	 * is gone from the box within it (docs/trust.md) */
+	req = json_pack("{s:s,s:s,s:o,s:I}", "op", "job_create", "token", c->token, "spec", spec,
+			"lease_ms", (json_int_t)(c->cfg.timeout_ms < 334 ? 1000 : 3ull * c->cfg.timeout_ms));
 	rc = box_call(c, req, &reply, "job_create");
 	json_decref(req);
 	close(c->box.fd);   /* one connection per request: the box closes idle ones */
@@ -130,8 +237,9 @@ int nr_box_job_create(struct nr_comm *c)
 	strcpy(c->box.key, key);
 	c->box.credits = credits;
 	c->box.result_key = rkey;
+	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
-	return 0;
+	return lease > 0 ? renew_start(c, (uint32_t)lease) : 0;
 }
 
 int nr_box_workers(struct nr_comm *c, unsigned *workers)
@@ -160,6 +268,7 @@ void nr_box_job_destroy(struct nr_comm *c)
 	json_t *req, *reply;
 	char err[256];
 
+	renew_stop(c);
 	if (!c->box.key[0])
 		return;
 	/* a fresh connection: the create one was closed, the box may have restarted */

@@ -11,8 +11,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+
+#include <jansson.h>
 
 #include <cmocka.h>
 
@@ -192,6 +198,139 @@ static void test_job_registered_unaggregated_detected(void **state)
 	munmap(s.shm, sizeof(*s.shm));
 }
 
+/* ---- leases: ranks killed between collectives ---- */
+
+/* One request over TCP to the test's server; the reply. */
+static json_t *tcp_call(int port, const char *line)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char buf[65536];
+	size_t n = 0;
+	ssize_t r;
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_true(write(fd, line, strlen(line)) == (ssize_t)strlen(line));
+	assert_true(write(fd, "\n", 1) == 1);
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return json_loads(buf, 0, NULL);
+}
+
+static long long control_counter(int port, const char *name)
+{
+	json_t *r = tcp_call(port, "{\"op\":\"stats\",\"token\":\"tok\"}");
+	json_t *v = json_object_get(json_object_get(json_object_get(r, "stats"), "control"), name);
+	long long n = json_is_integer(v) ? json_integer_value(v) : -1;
+
+	json_decref(r);
+	return n;
+}
+
+struct lease_case {
+	struct ranks_env env;
+	char sw[32];
+	int ready[RANKS_MAX];
+	int rc[RANKS_MAX];
+};
+
+/* Register the job (a 500 ms progress timeout: a lease of 1.5 s), then idle
+ * between collectives until killed. */
+static int lease_child(int rank, int world, void *arg)
+{
+	struct lease_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.switch_addr = t->sw;
+	cfg.token = "tok";
+	cfg.timeout_ms = 500;
+	t->rc[rank] = nr_comm_init(&cfg, &c);
+	__atomic_store_n(&t->ready[rank], 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * Ranks alive between collectives keep their job (the library renews its
+ * lease); SIGKILLed, the job is gone within its lease and counted; then 64
+ * jobs fit again, and a 65th is refused with a clear error.
+ */
+static void test_lease_after_sigkill(void **state)
+{
+	struct server s = { 0 };
+	struct lease_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				    -1, 0);
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+	uint64_t t0, gone = 0;
+	char req[1024];
+	json_t *r;
+
+	assert_true(t != MAP_FAILED);
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(start_server(&s), 0);
+	ranks_env_init(&t->env, 31);
+	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s.shm->port);
+	ranks_fork(2, lease_child, t, pids);
+	for (int i = 0; i < 1000 && !(__atomic_load_n(&t->ready[0], __ATOMIC_ACQUIRE) &&
+				       __atomic_load_n(&t->ready[1], __ATOMIC_ACQUIRE)); i++)
+		usleep(10000);
+	assert_int_equal(t->rc[0], NR_OK);
+	assert_int_equal(t->rc[1], NR_OK);
+	/* two leases long: renewed, still there */
+	usleep(3000 * 1000);
+	assert_int_equal(control_counter(s.shm->port, "jobs"), 1);
+	assert_true(control_counter(s.shm->port, "leases_renewed") >= 3);
+	assert_int_equal(control_counter(s.shm->port, "jobs_expired"), 0);
+	/* every rank killed between collectives */
+	for (int i = 0; i < 2; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &status[i], 0);
+	}
+	t0 = ranks_now_ms();
+	while (ranks_now_ms() - t0 < 6000) {
+		if (control_counter(s.shm->port, "jobs") == 0) {
+			gone = ranks_now_ms() - t0;
+			break;
+		}
+		usleep(100000);
+	}
+	printf("job gone %llu ms after the kill (lease 1500 ms, reaped each second)\n",
+	       (unsigned long long)gone);
+	assert_true(gone > 0 && gone <= 1500 + 1200);
+	assert_int_equal(control_counter(s.shm->port, "jobs_expired"), 1);
+	/* 64 jobs fit again */
+	for (int k = 0; k < 65; k++) {
+		snprintf(req, sizeof(req),
+			 "{\"op\":\"job_create\",\"token\":\"tok\",\"spec\":{\"conns\":["
+			 "{\"src_ip\":\"10.9.%d.1\",\"dst_ip\":\"10.9.%d.2\",\"src_qpn\":17,\"dst_qpn\":18,\"ipsn\":0},"
+			 "{\"src_ip\":\"10.9.%d.2\",\"dst_ip\":\"10.9.%d.1\",\"src_qpn\":19,\"dst_qpn\":20,\"ipsn\":0}]}}",
+			 k, k, k, k);
+		r = tcp_call(s.shm->port, req);
+		if (k < 64 && !json_is_true(json_object_get(r, "ok")))
+			fail_msg("job %d of 64 refused: %s", k + 1,
+				 json_string_value(json_object_get(r, "error")));
+		if (k == 64) {
+			assert_false(json_is_true(json_object_get(r, "ok")));
+			assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "64 jobs exist"));
+		}
+		json_decref(r);
+	}
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+	munmap(s.shm, sizeof(*s.shm));
+}
+
 static void test_bad_token(void **state)
 {
 	struct server s = { 0 };
@@ -250,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_job_registered_unaggregated_detected),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
+		cmocka_unit_test(test_lease_after_sigkill),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
