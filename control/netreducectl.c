@@ -428,7 +428,7 @@ static void show_job(const json_t *job)
 	static const char *const ccols[] = { "rank", "src_ip", "src_qpn", "dst_ip", "dst_qpn", "ipsn" };
 	static const char *const cheads[] = { "RANK", "SRC_IP", "SRC_QPN", "DST_IP", "DST_QPN", "IPSN" };
 	static const char *const top[] = { "id", "state", "reason", "ranks", "credits", "result_key",
-					   "next_emit", "next_release", "completed" };
+					   "next_emit", "next_release", "completed", "lease_ms", "lease_left_ms" };
 	const json_t *spec = json_object_get(job, "spec");
 	const json_t *conns = json_object_get(spec, "conns");
 	struct kvlist l = { 0 };

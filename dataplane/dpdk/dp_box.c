@@ -216,6 +216,7 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	b->cfg = *cfg;
 	pthread_mutex_init(&b->ctl_lock, NULL);
 	b->tsc_hz = rte_get_tsc_hz();
+	b->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
 	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
 	b->owners = rte_zmalloc("nr_owners", sizeof(*b->owners), RTE_CACHE_LINE_SIZE);
 	dp_l2_init(&b->l2);

@@ -145,13 +145,13 @@ int dp_cmd_call(struct dp_box *b, struct dp_worker *w, struct dp_cmd *c, char *e
 		free(c);
 		return -ENOBUFS;
 	}
-	deadline = rte_get_tsc_cycles() + b->tsc_hz / 1000 * DP_CMD_TIMEOUT_MS;
+	deadline = rte_get_tsc_cycles() + b->tsc_hz / 1000 * b->cmd_timeout_ms;
 	while (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != DP_CMD_DONE) {
 		if (rte_get_tsc_cycles() > deadline &&
 		    __atomic_compare_exchange_n(&c->state, &expect, DP_CMD_ABANDONED, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			snprintf(err, errlen, "dataplane lcore %u did not answer within %u ms",
-				 w->lcore, DP_CMD_TIMEOUT_MS);
+				 w->lcore, b->cmd_timeout_ms);
 			return -ETIMEDOUT;
 		}
 		expect = DP_CMD_PENDING;

@@ -184,6 +184,11 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 			snprintf(err, errlen, "%s", e2);
 		while (added > 0)
 			chan_cmd(b, DP_CMD_JOB_DEL, &nc[--added], NULL, NULL, e3, sizeof(e3));
+		/* an add the worker did not answer in time still runs when it gets
+		 * to it: a delete queued behind it removes what no record knows */
+		if (rc == -ETIMEDOUT && chan_cmd(b, DP_CMD_JOB_DEL, &nc[bad], NULL, NULL, e3, sizeof(e3)))
+			DP_LOG(WARNING, "job %u channel %u: its add timed out; the delete queued behind "
+			       "it: %s", id, bad, e3);
 		for (c = 0; c < k; c++)
 			free(nc[c].spec);
 		goto out;

@@ -200,6 +200,7 @@ struct dp_box {
 	struct dp_l2 l2;
 	int quit;                  /* atomic: lcores leave their loops */
 	uint64_t tsc_hz;
+	uint32_t cmd_timeout_ms;       /* dp_cmd_call's wait (DP_CMD_TIMEOUT_MS; tests lower it) */
 	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
 	const char *kernel_name;
 	const struct dp_dev_ops *dev;  /* NULL: the engines aggregate */

@@ -39,6 +39,7 @@
 #include <rte_mempool.h>
 
 #include "dataplane/dpdk/dp_opts.h"
+#include "dataplane/dpdk/dp_state.h"
 #include "eal_harness.h"
 #include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
@@ -707,6 +708,54 @@ static void test_job_channel_fails(void **state)
 	free(h);
 }
 
+/*
+ * A job add the worker does not answer in time (the wait lowered to 0 ms) is
+ * still run by the worker when it gets to it: the box queues a delete behind
+ * it, so no engine job is left that no record knows, and the same id can be
+ * added again at once.
+ */
+static void test_add_timeout_no_ghost(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *s = calloc(1, sizeof(*s));
+	struct nr_job_stats *st = calloc(1, sizeof(*st));
+	struct nr_job_spec *spec;
+	uint32_t credits;
+	char err[256];
+	int rc = 0, timeouts = 0;
+
+	(void)state;
+	assert_int_equal(h_setup(h, 2, DP_MODE_SWITCH), 0);
+	sim_init(s, h, 2, 1024, 1024, 4);
+	spec = sim_spec(s);
+	for (int k = 0; k < 20 && !timeouts; k++) {
+		h->box->cmd_timeout_ms = 0;
+		rc = dp_job_add(h->box, 7, spec, &credits, err, sizeof(err));
+		h->box->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
+		if (rc == -ETIMEDOUT) {
+			timeouts++;
+			assert_non_null(strstr(err, "did not answer"));
+		} else {
+			assert_int_equal(rc, 0);      /* the worker was quicker: undo */
+			assert_int_equal(dp_job_del(h->box, 7), 0);
+		}
+	}
+	assert_int_equal(timeouts, 1);
+	assert_int_equal(dp_job_stats(h->box, 7, st), -ENOENT);   /* no record */
+	usleep(100000);       /* the worker runs the add, then the delete */
+	/* the engine's job went with the queued delete: the id is free again */
+	rc = dp_job_add(h->box, 7, spec, &credits, err, sizeof(err));
+	if (rc)
+		fail_msg("the same id again: %s", err);
+	assert_int_equal(dp_job_stats(h->box, 7, st), 0);
+	assert_int_equal(dp_job_del(h->box, 7), 0);
+	h_teardown(h);
+	free(spec);
+	free(st);
+	free(s);
+	free(h);
+}
+
 /* The TCP listener's token from the environment (kept out of argv and ps);
  * without any of the three, a clear error that names them. */
 static void test_token_sources(void **state)
@@ -759,6 +808,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
 		cmocka_unit_test(test_token_sources),
+		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);
