@@ -630,8 +630,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->tcp_port = -1;
 	s->max_conns = cfg->max_conns ? cfg->max_conns : 64;
 	s->idle_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : 30000;
+	/* a quarter of the table, at least 16 (but no more than the table) */
 	s->per_source = cfg->max_conns_per_source ? cfg->max_conns_per_source
-						  : (s->max_conns / 4 ? s->max_conns / 4 : 1);
+		      : s->max_conns / 4 > 16 ? s->max_conns / 4 : s->max_conns < 16 ? s->max_conns : 16;
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;

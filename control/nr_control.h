@@ -199,7 +199,8 @@ struct nr_ctl_server_cfg {
 	const char *tcp_addr;      /* "IP:PORT" or NULL: no TCP listener */
 	const char *token;         /* required when tcp_addr is set */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
-	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4 */
+	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4,
+				       * at least 16 (at most max_conns) */
 	unsigned idle_timeout_ms;  /* 0: 30000 */
 	size_t max_line;           /* 0: 65536 */
 	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */

@@ -228,6 +228,15 @@ static int stall_packet(struct tb *t, const json_t *spec)
 	uint8_t payload[4096] = { 0 };
 	int len;
 
+	const char *mac = json_string_value(json_object_get(c0, "src_mac"));
+	unsigned m[6];
+
+	/* from where the connection is bound (docs/trust.md): its MAC and port */
+	if (mac && sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6)
+		for (int k = 0; k < 6; k++)
+			fl.src_mac[k] = (uint8_t)m[k];
+	if (json_is_integer(json_object_get(c0, "src_sport")))
+		fl.sport = (uint16_t)json_integer_value(json_object_get(c0, "src_sport"));
 	inet_pton(AF_INET, json_string_value(json_object_get(c0, "src_ip")), &fl.saddr);
 	inet_pton(AF_INET, json_string_value(json_object_get(c0, "dst_ip")), &fl.daddr);
 	fl.dqpn = (uint32_t)json_integer_value(json_object_get(c0, "dst_qpn"));
