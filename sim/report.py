@@ -102,6 +102,19 @@ def fig_gpus(exe, out, tables, nbytes):
     plt.close(fig)
 
 
+def speedup_figure(fig, ax, path, xlabel, title):
+    """Label a speedup-over-the-ring plot, save it to path."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("speedup over the flat ring")
+    ax.set_ylim(0, None)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def fig_crossover(exe, out, tables, nbytes):
     H, P = 16, 8
     N = H * P
@@ -135,16 +148,10 @@ def fig_crossover(exe, out, tables, nbytes):
         ax.axvline(r, color="tab:gray", ls=":", lw=1)
         ax.text(r, 0.2, " " + name, rotation=90, fontsize=8, color="tab:gray")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("r = intra-host bandwidth / host link bandwidth")
-    ax.set_ylabel("speedup over the flat ring")
-    ax.set_ylim(0, None)
-    ax.set_title(f"netreduce-plan: {H} machines x {P} GPUs, one box, 12.5 GB/s host links, "
-                 f"{nbytes // MiB} MiB a GPU", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "crossover.png"), dpi=90)
-    plt.close(fig)
+    speedup_figure(fig, ax, os.path.join(out, "crossover.png"),
+                   "r = intra-host bandwidth / host link bandwidth",
+                   f"netreduce-plan: {H} machines x {P} GPUs, one box, 12.5 GB/s host links, "
+                   f"{nbytes // MiB} MiB a GPU")
 
 
 def fig_deploy(exe, out, tables, nbytes):
@@ -180,16 +187,9 @@ def fig_deploy(exe, out, tables, nbytes):
                       f"{by_algo(rows)['spine']['speedup_ring']:.2f} |")
     tables.append("")
     ax.axhline(1, color="k", lw=1, label="ring")
-    ax.set_xlabel("fraction of racks with a box (the first k)")
-    ax.set_ylabel("speedup over the flat ring")
-    ax.set_ylim(0, None)
-    ax.set_title(f"netreduce-plan: {R} racks of {H} hosts, 12.5 GB/s host links, the library's racks "
-                 f"design, {nbytes // MiB} MiB", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "deploy.png"), dpi=90)
-    plt.close(fig)
+    speedup_figure(fig, ax, os.path.join(out, "deploy.png"), "fraction of racks with a box (the first k)",
+                   f"netreduce-plan: {R} racks of {H} hosts, 12.5 GB/s host links, the library's racks "
+                   f"design, {nbytes // MiB} MiB")
 
 
 def main():
