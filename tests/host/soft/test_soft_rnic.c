@@ -327,11 +327,15 @@ static void test_adaptive_timeout(void **state)
 	for (unsigned i = 1; i < t.n; i++)
 		printf("# resend %u after %.2f ms\n", i, (double)(t.ns[i] - t.ns[i - 1]) / 1e6);
 	assert_true(t.n >= 8);
-	/* the first waits double: 2.1, 4.2, 8.4 ms (late timers only lengthen a wait) */
+	/* the first waits double: 2.1, 4.2, 8.4 ms (late timers only lengthen a wait).
+	 * The first one is timed from the original's stamp, which a loaded
+	 * machine may take after the timer started (seen: 1.14 ms in make test):
+	 * it is held to its upper bound only; the resends' own stamps to both. */
 	for (unsigned i = 1; i <= 3; i++) {
 		uint64_t want = (4096ull << 14 >> 5) << (i - 1);
 
-		assert_true(t.ns[i] - t.ns[i - 1] >= want);
+		if (i > 1)
+			assert_true(t.ns[i] - t.ns[i - 1] >= want);
 		assert_true(t.ns[i] - t.ns[i - 1] < want + 20000000);
 	}
 	/* none longer than the timeout, the budget that of 4 fixed timeouts */
