@@ -32,7 +32,7 @@ struct ctl_job {
 	struct nr_job_spec *spec;      /* with result_key filled in */
 	uint64_t failed_ms;            /* when a reap first saw it failed (its now_ms); 0: not yet */
 	uint32_t lease_ms;             /* 0: no lease */
-	uint64_t renewed_ms;           /* created or last renewed (ctl_now_ms) */
+	uint64_t renewed_ms;           /* created or last renewed (nr_ctl_now_ms) */
 };
 
 struct nr_ctl {
@@ -105,7 +105,7 @@ void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static uint64_t ctl_now_ms(void)
+uint64_t nr_ctl_now_ms(void)
 {
 	struct timespec ts;
 
@@ -338,14 +338,13 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
 	slot->credits = credits;
 	slot->spec = s;
 	slot->lease_ms = lease;
-	slot->renewed_ms = ctl_now_ms();
+	slot->renewed_ms = nr_ctl_now_ms();
 	nr_ctl_count(c, NR_CCTR_JOBS_CREATED);
 	key_hex(slot->key, hex);
 	return json_pack("{s:b,s:I,s:s,s:I,s:I,s:I}", "ok", 1, "job", (json_int_t)id, "key", hex,
 			 "credits", (json_int_t)credits, "result_key", (json_int_t)s->result_key,
 			 "lease_ms", (json_int_t)lease);
 }
-
 
 /*
  * Find the job a job_destroy/job_status names and check the caller may touch
@@ -404,7 +403,7 @@ static json_t *op_job_renew(struct nr_ctl *c, json_t *req, bool admin)
 
 	if (!j)
 		return reply;
-	j->renewed_ms = ctl_now_ms();
+	j->renewed_ms = nr_ctl_now_ms();
 	nr_ctl_count(c, NR_CCTR_LEASES_RENEWED);
 	return json_pack("{s:b,s:I}", "ok", 1, "lease_ms", (json_int_t)j->lease_ms);
 }
@@ -443,13 +442,15 @@ unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms)
 {
 	struct nr_job_stats *st = calloc(1, sizeof(*st));
 	unsigned i, n = 0;
+	uint64_t t;
 
 	if (!st)
 		return 0;
+	/* leases run on the control clock; the failed-job TTL on the caller's now_ms */
+	t = nr_ctl_now_ms();
 	pthread_mutex_lock(&c->lock);
 	for (i = 0; i < NR_MAX_JOBS; i++) {
 		struct ctl_job *j = &c->jobs[i];
-		uint64_t t = ctl_now_ms();
 
 		if (!j->used)
 			continue;
@@ -527,13 +528,6 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 	ctrs = json_object();
 	for (i = 0; i < NR_ECTR_MAX; i++)
 		json_object_set_new(ctrs, nr_engine_ctr_names[i], json_integer((json_int_t)st->ctr[i]));
-	if (j->lease_ms) {
-		uint64_t held = ctl_now_ms() - j->renewed_ms;
-
-		json_object_set_new(reply = json_object(), "lease_ms", json_integer(j->lease_ms));
-		json_object_set_new(reply, "lease_left_ms",
-				    json_integer(held < j->lease_ms ? (json_int_t)(j->lease_ms - held) : 0));
-	}
 	o = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "id", (json_int_t)j->id,
 		      "state", state_name(st->state), "reason", st->reason,
 		      "next_emit", (json_int_t)st->next_emit,
@@ -541,9 +535,12 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 		      "completed", (json_int_t)st->completed, "ranks", (json_int_t)j->spec->n_conns,
 		      "credits", (json_int_t)j->credits, "result_key", (json_int_t)j->spec->result_key);
 	json_object_set_new(o, "counters", ctrs);
-	if (reply) {            /* the lease */
-		json_object_update(o, reply);
-		json_decref(reply);
+	if (j->lease_ms) {
+		uint64_t held = nr_ctl_now_ms() - j->renewed_ms;
+
+		json_object_set_new(o, "lease_ms", json_integer(j->lease_ms));
+		json_object_set_new(o, "lease_left_ms",
+				    json_integer(held < j->lease_ms ? (json_int_t)(j->lease_ms - held) : 0));
 	}
 	if (st->n_channels)
 		json_object_set_new(o, "channels", channels_json(st));

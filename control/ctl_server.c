@@ -83,14 +83,6 @@ struct nr_ctl_server {
 	struct pollfd *pfd;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* ---- output ------------------------------------------------------------- */
 
 static void client_flush(struct client *k)
@@ -189,7 +181,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		len--;
 	if (!len)
 		return;       /* ignored; they do not reset the idle timer either */
-	now = now_ms();
+	now = nr_ctl_now_ms();
 	if (k->authed)        /* an unauthenticated line never resets it */
 		k->last_ms = now;
 	if (!rate_ok(s, k, now)) {
@@ -390,7 +382,7 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	k->peer = peer.sin_addr.s_addr;
 	if (!admin)
 		s->ntcp++;
-	k->last_ms = k->tok_ms = k->accepted_ms = now_ms();
+	k->last_ms = k->tok_ms = k->accepted_ms = nr_ctl_now_ms();
 	k->tokens = s->burst;
 }
 
@@ -416,7 +408,7 @@ static void *server_main(void *arg)
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n = 0, i, base;
-		uint64_t now = now_ms();
+		uint64_t now = nr_ctl_now_ms();
 		int rc;
 
 		s->pfd[n++] = (struct pollfd){ .fd = s->wake[0], .events = POLLIN };
@@ -436,7 +428,7 @@ static void *server_main(void *arg)
 		rc = poll(s->pfd, n, poll_timeout(s, now));
 		if (rc < 0 && errno != EINTR)
 			break;
-		now = now_ms();
+		now = nr_ctl_now_ms();
 		/* Clients first (indices shift when one closes), listeners after. */
 		for (i = s->ncl; i-- > 0;) {
 			struct client *k = &s->cl[i];

@@ -123,6 +123,8 @@ unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms);
  */
 #define NR_CTL_DEFAULT_LEASE_MS 60000u
 void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms);
+/* The control clock: CLOCK_MONOTONIC in ms (leases, the server's timers). */
+uint64_t nr_ctl_now_ms(void);
 
 /*
  * Handle one request line (without the newline).  admin is true for the UNIX
