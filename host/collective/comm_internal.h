@@ -67,8 +67,6 @@ struct nr_box_job {
 	pthread_t renew_th;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	uint64_t renewals, renew_failures;   /* under lock */
-	char renew_error[160];       /* under lock: the last failure */
 };
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */

@@ -46,26 +46,45 @@ static json_t *conn_json(const struct nr_comm *c, int ring, int i)
 	return o;
 }
 
+/*
+ * Send req on fd, read the reply by deadline.  0 with *reply the caller's, or
+ * -1 with err and *reply NULL; *refused: the box answered "ok":false (err is
+ * its message).  Touches no communicator state: the renew thread uses it too.
+ */
+static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool *refused,
+		    char *err, size_t errlen)
+{
+	int ok;
+
+	*refused = false;
+	*reply = NULL;
+	if (nr_send_json_line(fd, req, err, errlen) ||
+	    nr_recv_json_line(fd, deadline, (void **)reply, err, errlen, NULL, NULL))
+		return -1;
+	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
+		const char *e = json_string_value(json_object_get(*reply, "error"));
+
+		snprintf(err, errlen, "%s", e ? e : "malformed reply");
+		json_decref(*reply);
+		*reply = NULL;
+		*refused = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* Send one request, read one reply; "ok":false becomes an error with the box's message. */
 static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *what)
 {
 	char err[256];
-	int ok;
+	bool refused;
 
-	if (nr_send_json_line(c->box.fd, req, err, sizeof(err)))
-		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
-	if (nr_recv_json_line(c->box.fd, nr_now_ms() + c->cfg.timeout_ms, (void **)reply,
-			      err, sizeof(err), NULL, NULL))
-		return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
-	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
-		const char *e = json_string_value(json_object_get(*reply, "error"));
-
-		nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", c->switch_addr, what,
-			e ? e : "malformed reply");
-		json_decref(*reply);
-		return NR_ERR_BOX;
-	}
-	return 0;
+	if (!exchange(c->box.fd, req, nr_now_ms() + c->cfg.timeout_ms, reply, &refused, err,
+		      sizeof(err)))
+		return 0;
+	if (refused)
+		return nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", c->switch_addr, what, err);
+	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
 }
 
 static int box_connect(struct nr_comm *c, const char *what)
@@ -81,31 +100,22 @@ static int box_connect(struct nr_comm *c, const char *what)
 }
 
 /* One job_renew over a connection of its own (the renew thread's: it never
- * touches c->box.fd or the communicator's error state).  0 or -1 with err. */
-static int renew_once(const struct nr_comm *c, uint32_t timeout_ms, char *err, size_t errlen)
+ * touches c->box.fd or the communicator's error state).  0 or -1. */
+static int renew_once(const struct nr_comm *c, uint32_t timeout_ms)
 {
-	json_t *req, *reply = NULL;
+	json_t *req, *reply;
+	char err[160];
+	bool refused;
 	int fd, rc;
 
-	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, errlen))
+	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, sizeof(err)))
 		return -1;
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
 			(json_int_t)c->box.job, "key", c->box.key);
-	rc = nr_send_json_line(fd, req, err, errlen);
+	rc = exchange(fd, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
 	json_decref(req);
-	if (!rc)
-		rc = nr_recv_json_line(fd, nr_now_ms() + timeout_ms, (void **)&reply, err, errlen,
-				       NULL, NULL);
-	close(fd);
-	if (rc)
-		return -1;
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		const char *e = json_string_value(json_object_get(reply, "error"));
-
-		snprintf(err, errlen, "%s", e ? e : "malformed reply");
-		rc = -1;
-	}
 	json_decref(reply);
+	close(fd);
 	return rc;
 }
 
@@ -118,8 +128,6 @@ static void *renew_main(void *arg)
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop) {
 		struct timespec ts;
-		char err[160];
-		int rc;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += period / 1000;
@@ -131,14 +139,9 @@ static void *renew_main(void *arg)
 		if (pthread_cond_timedwait(&b->wake, &b->lock, &ts) != ETIMEDOUT || b->stop)
 			continue;
 		pthread_mutex_unlock(&b->lock);
-		rc = renew_once(c, period < 3000 ? period : 3000, err, sizeof(err));
+		/* a renewal that fails is tried again a third of the lease later */
+		renew_once(c, period < 3000 ? period : 3000);
 		pthread_mutex_lock(&b->lock);
-		if (rc) {
-			b->renew_failures++;
-			snprintf(b->renew_error, sizeof(b->renew_error), "%s", err);
-		} else {
-			b->renewals++;
-		}
 	}
 	pthread_mutex_unlock(&b->lock);
 	return NULL;
