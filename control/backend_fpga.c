@@ -200,16 +200,6 @@ static void clear_entries(struct fpga *f, struct fpga_job *j)
 	j->n = 0;
 }
 
-/*
- * Pool a job takes on the device (FPGA.md): every rank's contribution to
- * every slot is kept until the slot is summed (ordered mode), so N x pool
- * packets x MTU; streaming mode reserves the same.
- */
-static uint64_t fpga_pool_bytes(const struct nr_job_spec *s)
-{
-	return (uint64_t)s->n_conns * nr_job_pool_packets(s) * s->mtu;
-}
-
 static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool,
 		      char *err, size_t errlen)
 {
@@ -271,7 +261,9 @@ static int fpga_job_create(struct nr_backend *b, uint32_t id, const struct nr_jo
 			   uint32_t *credits, char *err, size_t errlen)
 {
 	struct fpga *f = b->priv;
-	uint64_t pool = fpga_pool_bytes(s);
+	/* every rank's contribution to every slot is kept until the slot is summed
+	 * (ordered mode; streaming reserves the same): FPGA.md */
+	uint64_t pool = nr_job_pool_bytes(s);
 	struct fpga_job *j = NULL;
 	uint32_t code, info, i, e, free_ents = 0;
 	unsigned slot = 0;

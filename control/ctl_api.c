@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The control API core: backends, job ids and keys, tenancy, and the six
- * operations of PROTOCOL.md over one backend (the job spec's JSON is
- * ctl_spec.c's).
+ * The control API core: backends, job ids and keys, tenancy and tenants'
+ * quotas, and the operations of PROTOCOL.md over one backend (the job spec's
+ * JSON is ctl_spec.c's, the tenants table ctl_tenant.c's).
  *
- * Lock contract: c->lock protects jobs[] and next_id and serialises every
- * backend call.  Counters are atomics, readable without the lock.
+ * Lock contract: c->lock protects jobs[], next_id and the tenants and
+ * serialises every backend call.  Counters are atomics, readable without the lock.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "control/ctl_spec.h"
+#include "control/ctl_tenant.h"
 #include "proto/nr_text.h"
 
 #define CTL_KEY_BYTES 16
@@ -33,6 +34,7 @@ struct ctl_job {
 	uint64_t failed_ms;            /* when a reap first saw it failed (its now_ms); 0: not yet */
 	uint32_t lease_ms;             /* 0: no lease */
 	uint64_t renewed_ms;           /* created or last renewed (nr_ctl_now_ms) */
+	int tenant;                    /* who created it: NR_CTL_ADMIN or a tenant id */
 };
 
 struct nr_ctl {
@@ -42,6 +44,7 @@ struct nr_ctl {
 	uint32_t failed_ttl_ms;
 	uint32_t default_lease_ms;     /* of TCP jobs that ask for none */
 	struct ctl_job jobs[NR_MAX_JOBS];
+	struct ctl_tenants tenants;
 	uint64_t ctr[NR_CCTR_MAX];
 };
 
@@ -120,6 +123,46 @@ void nr_ctl_set_failed_ttl(struct nr_ctl *c, uint32_t ttl_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
+int nr_ctl_tenant_add(struct nr_ctl *c, const struct nr_ctl_tenant_cfg *t, char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = ctl_tenants_add(&c->tenants, t, err, errlen);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int nr_ctl_tenants_load(struct nr_ctl *c, const char *path, char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = ctl_tenants_load(&c->tenants, path, err, errlen);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+unsigned nr_ctl_tenants(struct nr_ctl *c)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->tenants.n;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len)
+{
+	int t;
+
+	pthread_mutex_lock(&c->lock);
+	t = ctl_tenants_find(&c->tenants, token, len);
+	pthread_mutex_unlock(&c->lock);
+	return t;
+}
+
 void nr_ctl_destroy(struct nr_ctl *c)
 {
 	unsigned i;
@@ -133,6 +176,7 @@ void nr_ctl_destroy(struct nr_ctl *c)
 		free(c->jobs[i].spec);
 	}
 	nr_backend_destroy(c->b);
+	ctl_tenants_clear(&c->tenants);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -288,13 +332,47 @@ static json_t *reply_err(struct nr_ctl *c, const char *f, ...)
 	return json_pack("{s:b,s:s}", "ok", 0, "error", buf);
 }
 
-static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
+/*
+ * The tenant's limits against its jobs plus s: 0, or -EDQUOT with err.  An
+ * id without a tenant (tests' callers) has none.
+ */
+static int quota_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err,
+		       size_t errlen)
+{
+	const struct ctl_tenant *t;
+	uint64_t need = nr_job_pool_bytes(s), used = 0;
+	unsigned i, jobs = 0;
+
+	if (who < 0 || (unsigned)who >= c->tenants.n)
+		return 0;
+	t = &c->tenants.t[who];
+	for (i = 0; i < NR_MAX_JOBS; i++)
+		if (c->jobs[i].used && c->jobs[i].tenant == who) {
+			jobs++;
+			used += nr_job_pool_bytes(c->jobs[i].spec);
+		}
+	if (t->max_jobs && jobs >= t->max_jobs) {
+		snprintf(err, errlen, "tenant %s is at its quota: %u jobs of max_jobs %u; destroy one "
+			 "first", t->name, jobs, t->max_jobs);
+		return -EDQUOT;
+	}
+	if (t->max_pool_bytes && need > t->max_pool_bytes - (used < t->max_pool_bytes ? used : t->max_pool_bytes)) {
+		snprintf(err, errlen, "tenant %s: the job needs %" PRIu64 " bytes of pool (ranks x pool "
+			 "packets x mtu), %" PRIu64 " of its max_pool_bytes %" PRIu64 " are free; lower "
+			 "NR_POOL_MSGS or NR_MSG_SIZE, or destroy a job", t->name, need,
+			 used < t->max_pool_bytes ? t->max_pool_bytes - used : 0, t->max_pool_bytes);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 {
 	char err[512] = "", hex[2 * CTL_KEY_BYTES + 1];
 	json_t *lv = json_object_get(req, "lease_ms");
 	struct nr_job_spec *s;
 	struct ctl_job *slot = NULL;
-	uint32_t id, credits = 0, lease = admin ? 0 : c->default_lease_ms;
+	uint32_t id, credits = 0, lease = who == NR_CTL_ADMIN ? 0 : c->default_lease_ms;
 	unsigned i;
 	int rc;
 
@@ -308,6 +386,11 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
 	s = nr_ctl_spec_from_json(json_object_get(req, "spec"), err, sizeof(err));
 	if (!s)
 		return reply_err(c, "%s", err);
+	if (quota_check(c, who, s, err, sizeof(err))) {
+		free(s);
+		nr_ctl_count(c, NR_CCTR_QUOTA_REFUSED);
+		return reply_err(c, "job_create: %s", err);
+	}
 	for (i = 0; i < NR_MAX_JOBS && !slot; i++)
 		if (!c->jobs[i].used)
 			slot = &c->jobs[i];
@@ -339,6 +422,7 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
 	slot->spec = s;
 	slot->lease_ms = lease;
 	slot->renewed_ms = nr_ctl_now_ms();
+	slot->tenant = who;
 	nr_ctl_count(c, NR_CCTR_JOBS_CREATED);
 	key_hex(slot->key, hex);
 	return json_pack("{s:b,s:I,s:s,s:I,s:I,s:I}", "ok", 1, "job", (json_int_t)id, "key", hex,
@@ -348,11 +432,12 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, bool admin)
 
 /*
  * Find the job a job_destroy/job_status names and check the caller may touch
- * it.  Without admin the key is required and the error does not tell whether
- * the job exists.
+ * it.  Without admin the key and the job's own tenant are required and the
+ * error does not tell whether the job exists.
  */
-static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, json_t **reply)
+static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, int who, json_t **reply)
 {
+	const bool admin = who == NR_CTL_ADMIN;
 	json_t *jv = json_object_get(req, "job"), *kv = json_object_get(req, "key");
 	uint8_t key[CTL_KEY_BYTES];
 	struct ctl_job *j;
@@ -383,7 +468,7 @@ static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, jso
 		key_ok = nr_hex_decode(json_string_value(kv), key, CTL_KEY_BYTES) == 0;
 	j = job_find(c, (uint32_t)id);
 	if (j && kv && key_ok)
-		key_ok = ct_equal(key, j->key, CTL_KEY_BYTES);
+		key_ok = ct_equal(key, j->key, CTL_KEY_BYTES) && (admin || j->tenant == who);
 	if ((!admin && (!j || !key_ok)) || (admin && j && kv && !key_ok)) {
 		nr_ctl_count(c, NR_CCTR_BAD_KEY);
 		*reply = reply_err(c, "job %" JSON_INTEGER_FORMAT ": wrong or missing key", id);
@@ -396,10 +481,10 @@ static struct ctl_job *job_access(struct nr_ctl *c, json_t *req, bool admin, jso
 	return j;
 }
 
-static json_t *op_job_renew(struct nr_ctl *c, json_t *req, bool admin)
+static json_t *op_job_renew(struct nr_ctl *c, json_t *req, int who)
 {
 	json_t *reply = NULL;
-	struct ctl_job *j = job_access(c, req, admin, &reply);
+	struct ctl_job *j = job_access(c, req, who, &reply);
 
 	if (!j)
 		return reply;
@@ -421,10 +506,10 @@ static int job_remove(struct nr_ctl *c, struct ctl_job *j)
 	return 0;
 }
 
-static json_t *op_job_destroy(struct nr_ctl *c, json_t *req, bool admin)
+static json_t *op_job_destroy(struct nr_ctl *c, json_t *req, int who)
 {
 	json_t *reply = NULL;
-	struct ctl_job *j = job_access(c, req, admin, &reply);
+	struct ctl_job *j = job_access(c, req, who, &reply);
 	uint32_t id;
 	int rc;
 
@@ -505,10 +590,10 @@ static json_t *channels_json(const struct nr_job_stats *st)
 	return arr;
 }
 
-static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
+static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 {
 	json_t *reply = NULL, *o, *ctrs;
-	struct ctl_job *j = job_access(c, req, admin, &reply);
+	struct ctl_job *j = job_access(c, req, who, &reply);
 	struct nr_job_stats *st;
 	unsigned i;
 	int rc;
@@ -549,6 +634,19 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, bool admin)
 	return json_pack("{s:b,s:o}", "ok", 1, "job", o);
 }
 
+/* Who created a job, for job_list: "admin", a tenant's name, or "tenant N". */
+static const char *tenant_name(const struct nr_ctl *c, int who)
+{
+	static __thread char buf[24];
+
+	if (who == NR_CTL_ADMIN)
+		return "admin";
+	if ((unsigned)who < c->tenants.n)
+		return c->tenants.t[who].name;
+	snprintf(buf, sizeof(buf), "tenant %d", who);
+	return buf;
+}
+
 static json_t *op_job_list(struct nr_ctl *c, bool admin)
 {
 	struct nr_job_stats *st;
@@ -570,8 +668,8 @@ static json_t *op_job_list(struct nr_ctl *c, bool admin)
 		memset(st, 0, sizeof(*st));
 		if (!c->b->ops->job_status(c->b, j->id, st))
 			state = state_name(st->state);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:I,s:I,s:s,s:I,s:I,s:I}",
-			"id", (json_int_t)j->id, "state", state, "ranks", (json_int_t)j->spec->n_conns,
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:I}",
+			"id", (json_int_t)j->id, "tenant", tenant_name(c, j->tenant), "state", state, "ranks", (json_int_t)j->spec->n_conns,
 			"channels", (json_int_t)nr_job_channels(j->spec),
 			"mode", j->spec->mode == NR_SUM_STREAMING ? "streaming" : "ordered",
 			"msg_size", (json_int_t)j->spec->msg_size, "credits", (json_int_t)j->credits,
@@ -581,7 +679,30 @@ static json_t *op_job_list(struct nr_ctl *c, bool admin)
 	return json_pack("{s:b,s:o}", "ok", 1, "jobs", arr);
 }
 
-static json_t *op_stats(struct nr_ctl *c)
+/* The tenants, their limits and what their jobs hold (the admin's stats). */
+static json_t *tenants_json(struct nr_ctl *c)
+{
+	json_t *arr = json_array();
+	unsigned i, k;
+
+	for (i = 0; i < c->tenants.n; i++) {
+		const struct ctl_tenant *t = &c->tenants.t[i];
+		uint64_t bytes = 0;
+		unsigned jobs = 0;
+
+		for (k = 0; k < NR_MAX_JOBS; k++)
+			if (c->jobs[k].used && c->jobs[k].tenant == (int)i) {
+				jobs++;
+				bytes += nr_job_pool_bytes(c->jobs[k].spec);
+			}
+		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", t->name,
+			"jobs", (json_int_t)jobs, "pool_bytes", (json_int_t)bytes,
+			"max_jobs", (json_int_t)t->max_jobs, "max_pool_bytes", (json_int_t)t->max_pool_bytes));
+	}
+	return arr;
+}
+
+static json_t *op_stats(struct nr_ctl *c, int who)
 {
 	json_t *st = c->b->ops->stats ? c->b->ops->stats(c->b) : NULL;
 	json_t *ctl = json_object();
@@ -596,6 +717,8 @@ static json_t *op_stats(struct nr_ctl *c)
 	json_object_set_new(ctl, "jobs", json_integer(n));
 	for (i = 0; i < NR_CCTR_MAX; i++)
 		json_object_set_new(ctl, ctl_ctr_names[i], json_integer((json_int_t)nr_ctl_counter(c, i)));
+	if (who == NR_CTL_ADMIN)    /* a tenant does not learn the others' names */
+		json_object_set_new(ctl, "tenants", tenants_json(c));
 	json_object_set_new(st, "control", ctl);
 	return json_pack("{s:b,s:o}", "ok", 1, "stats", st);
 }
@@ -619,7 +742,7 @@ static json_t *op_backend_info(struct nr_ctl *c)
 static const char *const ops_names = "job_create, job_renew, job_destroy, job_status, job_list, stats, "
 				     "backend_info";
 
-json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
+json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 {
 	static const char *const f_create[] = { "op", "token", "spec", "lease_ms", NULL };
 	static const char *const f_job[] = { "op", "token", "job", "key", NULL };
@@ -652,17 +775,17 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin)
 
 	pthread_mutex_lock(&c->lock);
 	if (!strcmp(op, "job_create"))
-		reply = op_job_create(c, req, admin);
+		reply = op_job_create(c, req, who);
 	else if (!strcmp(op, "job_renew"))
-		reply = op_job_renew(c, req, admin);
+		reply = op_job_renew(c, req, who);
 	else if (!strcmp(op, "job_destroy"))
-		reply = op_job_destroy(c, req, admin);
+		reply = op_job_destroy(c, req, who);
 	else if (!strcmp(op, "job_status"))
-		reply = op_job_status(c, req, admin);
+		reply = op_job_status(c, req, who);
 	else if (!strcmp(op, "job_list"))
-		reply = op_job_list(c, admin);
+		reply = op_job_list(c, who == NR_CTL_ADMIN);
 	else if (!strcmp(op, "stats"))
-		reply = op_stats(c);
+		reply = op_stats(c, who);
 	else
 		reply = op_backend_info(c);
 	pthread_mutex_unlock(&c->lock);
@@ -705,7 +828,7 @@ char *nr_ctl_error_line(const char *msg)
 	return s;
 }
 
-char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, bool admin)
+char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, int who)
 {
 	char err[256];
 	json_t *req, *reply;
@@ -718,7 +841,7 @@ char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, bool admin)
 		nr_ctl_count(c, NR_CCTR_ERRORS);
 		return nr_ctl_error_line(err);
 	}
-	reply = nr_ctl_handle_json(c, req, admin);
+	reply = nr_ctl_handle_json(c, req, who);
 	json_decref(req);
 	if (!reply)
 		return NULL;

@@ -2,7 +2,8 @@
 /*
  * The control server: one thread, one poll() loop over a UNIX listener
  * (admin: netreducectl; mode 0600, no token), a TCP listener (host
- * libraries; shared token), and up to max_conns non-blocking clients.
+ * libraries; each request's token names its tenant, nr_ctl_authenticate),
+ * and up to max_conns non-blocking clients.
  * Requests are JSON lines of at most max_line bytes (PROTOCOL.md); every
  * line gets exactly one reply line.  Limits: an oversize line is answered
  * with an error and its connection closed; a client idle (no complete
@@ -68,8 +69,6 @@ struct client {
 struct nr_ctl_server {
 	struct nr_ctl *c;
 	char *unix_path;
-	char *token;
-	size_t token_len;
 	unsigned max_conns, per_source, idle_ms, rate, burst;
 	size_t max_line;
 	int ufd, tfd, wake[2];
@@ -142,21 +141,12 @@ static void client_error(struct client *k, const char *msg)
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* Constant time in the configured token's length. */
-static bool token_ok(const struct nr_ctl_server *s, const json_t *tok)
+/* The tenant a request's token names, or -1. */
+static int tenant_of(const struct nr_ctl_server *s, const json_t *tok)
 {
-	const char *g;
-	size_t gl, i;
-	unsigned char d;
-
 	if (!json_is_string(tok))
-		return false;
-	g = json_string_value(tok);
-	gl = json_string_length(tok);
-	d = gl != s->token_len;
-	for (i = 0; i < s->token_len; i++)
-		d |= (unsigned char)s->token[i] ^ (unsigned char)(gl ? g[i % gl] : 0);
-	return d == 0;
+		return -1;
+	return nr_ctl_authenticate(s->c, json_string_value(tok), json_string_length(tok));
 }
 
 static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
@@ -176,6 +166,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 	char err[256], msg[64], *out;
 	json_t *req, *reply;
 	uint64_t now;
+	int who = NR_CTL_ADMIN;
 
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -199,7 +190,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		k->closing |= !k->authed;
 		return;
 	}
-	if (!k->admin && !token_ok(s, json_object_get(req, "token"))) {
+	if (!k->admin && (who = tenant_of(s, json_object_get(req, "token"))) < 0) {
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
@@ -210,7 +201,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 	}
 	k->authed = true;
 	k->last_ms = now;
-	reply = nr_ctl_handle_json(s->c, req, k->admin);
+	reply = nr_ctl_handle_json(s->c, req, who);
 	json_decref(req);
 	out = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
 	json_decref(reply);
@@ -594,7 +585,6 @@ static void server_free(struct nr_ctl_server *s)
 	free(s->cl);
 	free(s->pfd);
 	free(s->unix_path);
-	free(s->token);
 	free(s);
 }
 
@@ -607,11 +597,12 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 		snprintf(err, errlen, "control server: give a UNIX socket path, a TCP address or both");
 		return NULL;
 	}
-	if (cfg->tcp_addr && (!cfg->token || !cfg->token[0])) {
-		snprintf(err, errlen, "control server: the TCP listener %s needs a token "
-			 "(hosts send it with every request)", cfg->tcp_addr);
+	if (cfg->tcp_addr && (!cfg->token || !cfg->token[0]) && nr_ctl_tenants(c) == 0) {
+		snprintf(err, errlen, "control server: the TCP listener %s needs a token or a "
+			 "tenant (hosts send their token with every request)", cfg->tcp_addr);
 		return NULL;
 	}
+
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "control server: out of memory");
@@ -631,9 +622,7 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->cl = calloc(s->max_conns + NR_ADMIN_RESERVED, sizeof(*s->cl));
 	s->pfd = calloc(s->max_conns + NR_ADMIN_RESERVED + 3, sizeof(*s->pfd));
 	s->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
-	s->token = cfg->token ? strdup(cfg->token) : NULL;
-	s->token_len = s->token ? strlen(s->token) : 0;
-	if (!s->cl || !s->pfd || (cfg->unix_path && !s->unix_path) || (cfg->token && !s->token)) {
+	if (!s->cl || !s->pfd || (cfg->unix_path && !s->unix_path)) {
 		snprintf(err, errlen, "control server: out of memory");
 		goto fail;
 	}
@@ -645,6 +634,13 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 		goto fail;
 	if (cfg->tcp_addr && (s->tfd = listen_tcp(cfg->tcp_addr, &s->tcp_port, err, errlen)) < 0)
 		goto fail;
+	if (cfg->token && cfg->token[0] &&
+	    nr_ctl_authenticate(c, cfg->token, strlen(cfg->token)) < 0) {
+		struct nr_ctl_tenant_cfg def = { .name = "default", .token = cfg->token };
+
+		if (nr_ctl_tenant_add(c, &def, err, errlen) < 0)
+			goto fail;
+	}
 	if (pthread_create(&s->th, NULL, server_main, s)) {
 		snprintf(err, errlen, "control server: cannot start its thread");
 		goto fail;

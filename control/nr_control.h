@@ -127,9 +127,41 @@ void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms);
 uint64_t nr_ctl_now_ms(void);
 
 /*
- * Handle one request line (without the newline).  admin is true for the UNIX
- * socket (no token, may list and touch every job), false for TCP (token
- * required, job operations require the job's key).  Returns a malloc'd reply
+ * Tenants (docs/trust.md): every TCP token names a tenant, and a tenant's
+ * jobs count against its own limits: at most max_jobs jobs and
+ * max_pool_bytes of pool (nr_job_pool_bytes: ranks x pool packets x MTU,
+ * summed over its jobs); 0 is no limit of its own (the box's still hold).
+ * job_create over its limit is refused (quota_refused) and touches no
+ * other tenant's jobs; a job is reached only by its own tenant (with its
+ * key) or the admin.  The server's cfg.token is the tenant "default"
+ * without limits; a tenants file adds named ones (PROTOCOL.md, "Tenants").
+ * Add them before the server starts.
+ */
+#define NR_CTL_MAX_TENANTS 64
+#define NR_CTL_TENANT_NAME_MAX 31
+struct nr_ctl_tenant_cfg {
+	const char *name;          /* 1..31 of [A-Za-z0-9._-], unique */
+	const char *token;         /* 1..255 bytes, unique */
+	uint32_t max_jobs;
+	uint64_t max_pool_bytes;
+};
+/* The tenant's id (>= 0), or -errno with err (a name or token twice, ...). */
+int nr_ctl_tenant_add(struct nr_ctl *c, const struct nr_ctl_tenant_cfg *t, char *err, size_t errlen);
+/* Every tenant of a JSON tenants file (mode 0600): how many, or -errno with
+ * err; a bad file adds none. */
+int nr_ctl_tenants_load(struct nr_ctl *c, const char *path, char *err, size_t errlen);
+/* How many tenants exist (the TCP listener needs one). */
+unsigned nr_ctl_tenants(struct nr_ctl *c);
+/* The tenant a request's token names (constant time in each token), or -1. */
+int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len);
+/* Who sends a request: NR_CTL_ADMIN (the UNIX socket) or a tenant id. */
+#define NR_CTL_ADMIN (-1)
+
+/*
+ * Handle one request line (without the newline).  who is NR_CTL_ADMIN for the
+ * UNIX socket (no token, may list and touch every job), else the tenant the
+ * TCP request's token named (job operations require the job's key and its
+ * tenant; an id no tenant has is one without limits).  Returns a malloc'd reply
  * line without newline; never NULL except on allocation failure.
  *
  * Thread safety: every nr_ctl_* function takes the nr_ctl's mutex, so any
@@ -137,10 +169,10 @@ uint64_t nr_ctl_now_ms(void);
  * time (the sw channel is never entered concurrently).
  * nr_ctl_handle does not look at "token": the server checks it first.
  */
-char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, bool admin);
+char *nr_ctl_handle(struct nr_ctl *c, const char *line, size_t len, int who);
 
 /* The same on a parsed request (borrowed); returns a new reply object. */
-json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, bool admin);
+json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who);
 
 /*
  * Parse one request line the way nr_ctl_handle does (jansson, duplicate keys
@@ -184,7 +216,9 @@ char *nr_ctl_error_line(const char *msg);
 	/* jobs destroyed by nr_ctl_reap because their lease lapsed */          \
 	_(NR_CCTR_JOBS_EXPIRED, "jobs_expired")                                 \
 	/* leases renewed (job_renew) */                                        \
-	_(NR_CCTR_LEASES_RENEWED, "leases_renewed")
+	_(NR_CCTR_LEASES_RENEWED, "leases_renewed")                             \
+	/* job_create refused: the tenant's max_jobs or max_pool_bytes */       \
+	_(NR_CCTR_QUOTA_REFUSED, "quota_refused")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
@@ -199,7 +233,8 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *spec, char *err, size_t 
 struct nr_ctl_server_cfg {
 	const char *unix_path;     /* NULL: no UNIX socket */
 	const char *tcp_addr;      /* "IP:PORT" or NULL: no TCP listener */
-	const char *token;         /* required when tcp_addr is set */
+	const char *token;         /* the tenant "default" (no limits of its own); the TCP
+				    * listener needs it or a tenant added before */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
 	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4,
 				       * at least 16 (at most max_conns) */

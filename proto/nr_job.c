@@ -52,6 +52,16 @@ uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
 		     (uint64_t)s->n_conns * (NR_JOB_HELD_BYTES + NR_JOB_RETH_BYTES));
 }
 
+uint64_t nr_job_held_frames(const struct nr_job_spec *s)
+{
+	return (uint64_t)nr_job_conns(s) * nr_job_pool_packets(s);
+}
+
+uint64_t nr_job_pool_bytes(const struct nr_job_spec *s)
+{
+	return nr_job_held_frames(s) * s->mtu;
+}
+
 static bool mtu_ok(uint32_t mtu)
 {
 	return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;

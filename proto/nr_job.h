@@ -210,5 +210,15 @@ int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errle
 uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
 /* Bytes of engine memory a channel's pool takes (validation caps it at 256 MiB). */
 uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
+/*
+ * Frames a job can make its aggregator hold at once: every connection's
+ * contribution to every slot of its pool (nr_job_conns x pool packets).  The
+ * box admits jobs against its mbuf pool by it (a sender that ignores its
+ * credits can fill the whole pool, not just the window).
+ */
+uint64_t nr_job_held_frames(const struct nr_job_spec *spec);
+/* Those frames' bytes at the job's MTU: the pool bytes of tenant quotas and
+ * of an FPGA's pool (FPGA.md). */
+uint64_t nr_job_pool_bytes(const struct nr_job_spec *spec);
 
 #endif /* NR_JOB_H */

@@ -13,6 +13,8 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_malloc.h>
+#include <inttypes.h>
+
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
@@ -185,6 +187,26 @@ static void worker_free(struct dp_worker *w)
 	rte_free(w);
 }
 
+/*
+ * What the jobs may hold together (dp_jobs.c admits each against it): the
+ * mbufs the ports left free (their RX rings took theirs), less a quarter
+ * for what is in flight (bursts, TX queues, the lcores' caches); or
+ * --admit-mbufs, which must fit in what is free.  A job that could hold
+ * more than is left is refused, so no tenant's job can drain the pool.
+ */
+static int admission_budget(struct dp_box *b, char *err, size_t errlen)
+{
+	uint64_t avail = rte_mempool_avail_count(b->pool);
+
+	b->mbuf_budget = b->cfg.admit_mbufs ? b->cfg.admit_mbufs : avail * 3 / 4;
+	if (b->mbuf_budget > avail) {
+		snprintf(err, errlen, "--admit-mbufs %u: the pool has %" PRIu64 " mbufs free after the "
+			 "ports took theirs (raise --pool-mbufs)", b->cfg.admit_mbufs, avail);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, unsigned n_ports,
 			     const unsigned *lcores, unsigned n_lcores, struct rte_mempool *pool,
 			     char *err, size_t errlen)
@@ -260,6 +282,8 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 			w->n_rxq++;
 		}
 	}
+	if (admission_budget(b, err, errlen) != 0)
+		goto fail;
 	return b;
 fail:
 	dp_box_destroy(b, false);

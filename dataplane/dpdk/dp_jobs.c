@@ -10,6 +10,7 @@
  * function takes box->ctl_lock; the loop never does.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,26 @@ static int place(const struct dp_box *b, uint32_t k, struct dp_chan *nc, char *e
 	return 0;
 }
 
+/*
+ * The box-wide admission budget (dp_box.c): what every job could hold
+ * (nr_job_held_frames) plus spec's within b->mbuf_budget, or -ENOSPC.
+ */
+static int admit(struct dp_box *b, const struct nr_job_spec *spec, char *err, size_t errlen)
+{
+	uint64_t need = nr_job_held_frames(spec), held = 0;
+
+	for (unsigned i = 0; i < b->n_chans; i++)
+		held += nr_job_held_frames(b->chans[i].spec);
+	if (need <= b->mbuf_budget && held <= b->mbuf_budget - need)
+		return 0;
+	b->mbufs_refused++;
+	snprintf(err, errlen, "the box's mbuf budget: the job can hold %" PRIu64 " frames (ranks x "
+		 "channels x pool packets), %" PRIu64 " of %" PRIu64 " are free; lower NR_POOL_MSGS or "
+		 "NR_MSG_SIZE, or start the box with a larger --pool-mbufs", need,
+		 held < b->mbuf_budget ? b->mbuf_budget - held : 0, b->mbuf_budget);
+	return -ENOSPC;
+}
+
 /* Forget channel i of the table (its engine job is gone). */
 static void chan_forget(struct dp_box *b, unsigned i)
 {
@@ -154,7 +175,9 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 		rc = -EEXIST;
 		goto out;
 	}
-	rc = place(b, k, nc, err, errlen);
+	rc = admit(b, spec, err, errlen);
+	if (rc == 0)
+		rc = place(b, k, nc, err, errlen);
 	/* each channel: its spec, no connection of another worker's job, then its engine job */
 	for (c = 0; rc == 0 && c < k; c++) {
 		nc[c].id = id;

@@ -19,7 +19,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->mode = DP_MODE_SWITCH;
 	cfg->backend = DP_BACKEND_SW;
 	cfg->burst = DP_DEFAULT_BURST;
-	cfg->pool_mbufs = 8191;
+	cfg->pool_mbufs = DP_DEFAULT_POOL_MBUFS;
 	cfg->idle_sleep_us = 50;
 	cfg->idle_polls = 1000;
 	cfg->rx_desc = 1024;
@@ -59,16 +59,23 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --ctl-socket PATH        admin UNIX socket (default /run/netreduce/netreduce.sock,\n"
 "                           directory created; 'none' disables it)\n"
 "  --ctl-listen IP:PORT     TCP listener for host libraries (off by default;\n"
-"                           needs --token, --token-file or NETREDUCE_TOKEN)\n"
+"                           needs --token, --token-file, NETREDUCE_TOKEN or\n"
+"                           --tenants)\n"
 "  --token T                shared token for the TCP listener (visible in ps: prefer\n"
 "                           --token-file or NETREDUCE_TOKEN in the environment)\n"
 "  --token-file F           read the token from the first line of F\n"
+"  --tenants F              tenants, each with its own token and limits (JSON,\n"
+"                           mode 0600; control/PROTOCOL.md \"Tenants\"); the token\n"
+"                           above, if any, is the tenant \"default\" without limits\n"
 "  --idle-sleep-us N        sleep N us per empty poll after --idle-polls empty\n"
 "                           polls in a row (default 50; 0 = pure busy polling,\n"
 "                           right for a dedicated core)\n"
 "  --idle-polls N           empty polls before sleeping (default 1000)\n"
 "  --burst N                RX burst and TX buffer size, 1..%d (default %d)\n"
-"  --pool-mbufs N           mbufs in the packet pool (default 8191; each %d B)\n"
+"  --pool-mbufs N           mbufs in the packet pool (default %d; each %d B)\n"
+"  --admit-mbufs N          mbufs the jobs together may hold: a job is admitted\n"
+"                           only while ranks x pool packets of every job fit\n"
+"                           (default 3/4 of what the ports left free in the pool)\n"
 "  --mtu N                  set the ports' MTU (default: leave as is)\n"
 "  --kernel auto|scalar|avx512  sum kernel (default auto: AVX-512 if the CPU has it)\n"
 "  --no-promisc             do not put ports in promiscuous mode\n"
@@ -82,7 +89,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           (default 60; the host library renews its own)\n"
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
-		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_MBUF_DATAROOM);
+		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM);
 }
 
 static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
@@ -141,7 +148,8 @@ static int parse_name(const char *opt, const char *s, const struct name_val *t, 
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
-	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND,
+	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
+	OPT_ADMIT,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -154,10 +162,12 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "ctl-listen", required_argument, NULL, OPT_CTL_LISTEN },
 		{ "token", required_argument, NULL, OPT_TOKEN },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
+		{ "tenants", required_argument, NULL, OPT_TENANTS },
 		{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_US },
 		{ "idle-polls", required_argument, NULL, OPT_IDLE_POLLS },
 		{ "burst", required_argument, NULL, OPT_BURST },
 		{ "pool-mbufs", required_argument, NULL, OPT_POOL },
+		{ "admit-mbufs", required_argument, NULL, OPT_ADMIT },
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "no-promisc", no_argument, NULL, OPT_NO_PROMISC },
@@ -195,10 +205,12 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 			break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
+		case OPT_TENANTS: cfg->tenants_file = optarg; break;
 		case OPT_IDLE_US: rc = parse_uint("idle-sleep-us", optarg, 0, 1000000, &cfg->idle_sleep_us, err, errlen); break;
 		case OPT_IDLE_POLLS: rc = parse_uint("idle-polls", optarg, 1, UINT_MAX, &cfg->idle_polls, err, errlen); break;
 		case OPT_BURST: rc = parse_uint("burst", optarg, 1, DP_MAX_BURST, &cfg->burst, err, errlen); break;
 		case OPT_POOL: rc = parse_uint("pool-mbufs", optarg, 512, 1u << 24, &cfg->pool_mbufs, err, errlen); break;
+		case OPT_ADMIT: rc = parse_uint("admit-mbufs", optarg, 1, 1u << 24, &cfg->admit_mbufs, err, errlen); break;
 		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
 		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;
 		case OPT_FAILED_TTL: rc = parse_uint("failed-job-ttl", optarg, 0, 4000000, &cfg->failed_job_ttl, err, errlen); break;
@@ -235,9 +247,9 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		if (env && env[0])
 			cfg->token = env;
 	}
-	if (cfg->ctl_listen && !cfg->token && !cfg->token_file) {
-		snprintf(err, errlen, "--ctl-listen %s needs --token T, --token-file F or NETREDUCE_TOKEN "
-			 "in the environment", cfg->ctl_listen);
+	if (cfg->ctl_listen && !cfg->token && !cfg->token_file && !cfg->tenants_file) {
+		snprintf(err, errlen, "--ctl-listen %s needs --token T, --token-file F, NETREDUCE_TOKEN "
+			 "in the environment or --tenants F", cfg->ctl_listen);
 		return -EINVAL;
 	}
 	if (cfg->token && cfg->token_file) {

@@ -15,6 +15,9 @@
 #define DP_MAX_BURST     256
 #define DP_DEFAULT_BURST 32
 #define DP_MBUF_DATAROOM (RTE_PKTMBUF_HEADROOM + 4352) /* a 4096-MTU RoCE frame */
+/* 150 MB: room for 16 ranks of a 1024-MTU job of eight 64 KiB messages
+ * (the host library's defaults) under the admission budget, with others */
+#define DP_DEFAULT_POOL_MBUFS 32767
 
 enum dp_mode {
 	DP_MODE_SWITCH = 0,    /* one port per host, L2 learning, flooding */
@@ -32,6 +35,7 @@ struct dp_cfg {
 	enum dp_backend_kind backend;
 	unsigned burst;            /* rx burst, 1..DP_MAX_BURST */
 	unsigned pool_mbufs;       /* mbufs in the box's pool */
+	unsigned admit_mbufs;      /* what jobs may hold together; 0: dp_box_create's default */
 	unsigned idle_sleep_us;    /* 0: pure busy polling */
 	unsigned idle_polls;       /* empty polls before sleeping */
 	unsigned stats_interval;   /* seconds, 0 off (the program) */
@@ -47,6 +51,7 @@ struct dp_cfg {
 	const char *ctl_listen;
 	const char *token;
 	const char *token_file;
+	const char *tenants_file;
 	int log_level;             /* RTE_LOG_*; 0: leave */
 };
 

@@ -210,6 +210,8 @@ struct dp_box {
 	pthread_mutex_t ctl_lock;
 	struct dp_chan chans[DP_MAX_CHANS];   /* every channel of every job */
 	unsigned n_chans;
+	uint64_t mbuf_budget;      /* frames the jobs may hold together (dp_box_create) */
+	uint64_t mbufs_refused;    /* jobs refused for want of it */
 };
 
 static inline uint64_t dp_now_ns(const struct dp_box *b, uint64_t tsc)

@@ -112,6 +112,22 @@ json_t *dp_stats_json(struct dp_box *b)
 	return o;
 }
 
+/* The pool and the admission budget (dp_jobs.c): what jobs could hold. */
+static json_t *mbufs_json(struct dp_box *b)
+{
+	uint64_t committed = 0, refused;
+
+	pthread_mutex_lock(&b->ctl_lock);
+	for (unsigned i = 0; i < b->n_chans; i++)
+		committed += nr_job_held_frames(b->chans[i].spec);
+	refused = b->mbufs_refused;
+	pthread_mutex_unlock(&b->ctl_lock);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}", "pool", (json_int_t)b->pool->size,
+			 "free", (json_int_t)rte_mempool_avail_count(b->pool),
+			 "budget", (json_int_t)b->mbuf_budget, "committed", (json_int_t)committed,
+			 "jobs_refused", (json_int_t)refused);
+}
+
 json_t *dp_info_json(struct dp_box *b)
 {
 	json_t *o = json_object(), *ports = json_array(), *lcores = json_array();
@@ -131,6 +147,7 @@ json_t *dp_info_json(struct dp_box *b)
 	json_object_set_new(o, "max_jobs", json_integer((json_int_t)NR_MAX_JOBS * b->n_workers));
 	json_object_set_new(o, "max_conns", json_integer(NR_MAX_CONNS));
 	json_object_set_new(o, "max_mtu", json_integer(NR_MAX_MTU));
+	json_object_set_new(o, "mbufs", mbufs_json(b));
 	return o;
 }
 

@@ -14,6 +14,7 @@
  * fed every frame by the box's worker (switch_rtl.c).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
@@ -144,6 +145,8 @@ static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
 		printf(" %u", b->workers[i]->lcore);
 	printf("\n  control: unix %s, tcp %s\n", cfg->ctl_socket ? cfg->ctl_socket : "off",
 	       cfg->ctl_listen ? cfg->ctl_listen : "off");
+	printf("  mbufs: %u in the pool, jobs admitted while they can hold at most %" PRIu64
+	       " together (--admit-mbufs)\n", b->pool->size, b->mbuf_budget);
 	printf("  telemetry: dpdk-telemetry.py -f %s, then /netreduce/stats\n",
 	       rte_eal_get_runtime_dir() ? basename((char *)rte_eal_get_runtime_dir()) : "?");
 	fflush(stdout);
@@ -188,6 +191,17 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 	}
 	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
 	nr_ctl_set_default_lease(*ctlp, cfg->job_lease * 1000u);
+	if (cfg->tenants_file) {
+		int n = nr_ctl_tenants_load(*ctlp, cfg->tenants_file, err, sizeof(err));
+
+		if (n < 0) {
+			fprintf(stderr, "netreduce-switch: --tenants: %s\n", err);
+			nr_ctl_destroy(*ctlp);
+			*ctlp = NULL;
+			return NULL;
+		}
+		printf("netreduce-switch: %d tenants from %s\n", n, cfg->tenants_file);
+	}
 	if (!cfg->ctl_socket && !cfg->ctl_listen)
 		return NULL;
 	if (cfg->ctl_socket && make_socket_dir(cfg->ctl_socket) != 0)

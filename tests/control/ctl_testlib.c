@@ -350,7 +350,7 @@ json_t *tb_call(struct nr_ctl *c, json_t *req, bool admin)
 
 json_t *tb_call_text(struct nr_ctl *c, const char *line, bool admin)
 {
-	char *out = nr_ctl_handle(c, line, strlen(line), admin);
+	char *out = nr_ctl_handle(c, line, strlen(line), admin ? NR_CTL_ADMIN : 0);
 	json_t *r = out ? json_loads(out, 0, NULL) : NULL;
 
 	free(out);

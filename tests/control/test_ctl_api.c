@@ -5,12 +5,15 @@
  *   test_ctl_api fpga   the FPGA driver on a register file + device model
  * Same requests, same expected replies: both backends share validation.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -376,7 +379,7 @@ static void test_bad_requests(void **state)
 	/* Embedded NUL and deep nesting: an error, not a crash. */
 	r = NULL;
 	{
-		char *out = nr_ctl_handle(f->c, "{\"op\":\0\"stats\"}", 16, false);
+		char *out = nr_ctl_handle(f->c, "{\"op\":\0\"stats\"}", 16, 0);
 
 		assert_non_null(out);
 		r = json_loads(out, 0, NULL);
@@ -572,6 +575,116 @@ static void test_two_jobs_isolated(void **state)
 	assert_int_equal(n_jobs(f), 1);
 }
 
+/* ---- tenants ------------------------------------------------------------ */
+
+/* A request as tenant who (tb_call speaks as admin or tenant 0 only). */
+static json_t *call_as(struct fx *f, int who, json_t *req)
+{
+	char *line = json_dumps(req, JSON_COMPACT), *out;
+	json_t *r;
+
+	json_decref(req);
+	out = nr_ctl_handle(f->c, line, strlen(line), who);
+	r = out ? json_loads(out, 0, NULL) : NULL;
+	free(line);
+	free(out);
+	return r;
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/*
+ * Tenants: names and tokens are unique; a tenants file is all or nothing,
+ * every error naming the entry; each tenant's max_jobs holds for it alone,
+ * and a job is reached by its own tenant (with its key) and the admin only.
+ */
+static void test_tenants(void **state)
+{
+	static const struct { const char *text; const char *want; } bad[] = {
+		{ "{\"tenants\": [", "line 1" },
+		{ "[]", "expected {\"tenants\"" },
+		{ "{\"tenants\": [{\"name\": \"c\", \"token\": \"short\"}]}", "tenants[0].token: at least 16" },
+		{ "{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\", \"max_job\": 1}]}",
+		  "tenants[0]: max_job: unknown field" },
+		{ "{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\", \"max_jobs\": 0}]}",
+		  "tenants[0].max_jobs: an integer 1..64" },
+		{ "{\"tenants\": [{\"token\": \"cccccccccccccccccccc\"}]}", "\"name\" and \"token\" are required" },
+		{ "{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\"},"
+		  " {\"name\": \"a\", \"token\": \"dddddddddddddddddddd\"}]}", "tenant a: defined twice" },
+		{ "{\"tenants\": [{\"name\": \"c d\", \"token\": \"cccccccccccccccccccc\"}]}", "tenant name \"c d\"" },
+	};
+	struct fx *f = *state;
+	struct nr_ctl_tenant_cfg ta = { .name = "a", .token = "token-of-a", .max_jobs = 1 };
+	struct nr_ctl_tenant_cfg tb = { .name = "b", .token = "token-of-b" };
+	char dir[64], path[96], err[256];
+	json_t *r, *spec;
+	json_int_t idb;
+	char keyb[40];
+
+	assert_int_equal(nr_ctl_tenant_add(f->c, &ta, err, sizeof(err)), 0);
+	assert_int_equal(nr_ctl_tenant_add(f->c, &tb, err, sizeof(err)), 1);
+	tb.name = "b2";
+	assert_int_equal(nr_ctl_tenant_add(f->c, &tb, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "same token as tenant b"));
+	assert_int_equal(nr_ctl_tenants(f->c), 2);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-b", 10), 1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-", 9), -1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-bb", 11), -1);
+
+	assert_int_equal(tb_tmpdir(dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/tenants.json", dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(path, bad[i].text, 0600);
+		assert_true(nr_ctl_tenants_load(f->c, path, err, sizeof(err)) < 0);
+		if (!strstr(err, bad[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].want);
+		assert_int_equal(nr_ctl_tenants(f->c), 2);    /* none of a bad file */
+	}
+	write_file(path, "{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\"}]}", 0640);
+	assert_true(nr_ctl_tenants_load(f->c, path, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "chmod 600"));
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(nr_ctl_tenants_load(f->c, path, err, sizeof(err)), 1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "cccccccccccccccccccc", 20), 2);
+	unlink(path);
+	rmdir(dir);
+
+	/* a: one job, then its quota; b unaffected */
+	spec = tb_spec(2, 3, 0x100);
+	r = call_as(f, 0, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec));
+	assert_ok(r);
+	json_decref(r);
+	r = call_as(f, 0, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(2, 4, 0x100)));
+	assert_err(r, "tenant a is at its quota: 1 jobs of max_jobs 1");
+	json_decref(r);
+	r = call_as(f, 1, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(2, 4, 0x100)));
+	assert_ok(r);
+	idb = json_integer_value(json_object_get(r, "job"));
+	snprintf(keyb, sizeof(keyb), "%s", json_string_value(json_object_get(r, "key")));
+	json_decref(r);
+	/* b's key in a's hands opens nothing; b and the admin see it */
+	r = call_as(f, 0, job_req("job_status", (uint32_t)idb, keyb));
+	assert_err(r, "wrong or missing key");
+	json_decref(r);
+	r = call_as(f, 1, job_req("job_status", (uint32_t)idb, keyb));
+	assert_ok(r);
+	json_decref(r);
+	r = call_as(f, NR_CTL_ADMIN, json_pack("{s:s}", "op", "job_list"));
+	assert_ok(r);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r, "jobs"), 1),
+							      "tenant")), "b");
+	json_decref(r);
+	assert_int_equal(nr_ctl_counter(f->c, NR_CCTR_QUOTA_REFUSED), 1);
+}
+
 static void test_job_list_admin_only(void **state)
 {
 	struct fx *f = *state;
@@ -745,6 +858,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_bad_channels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_jobs_isolated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_list_admin_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_jobs_reaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),

@@ -509,12 +509,16 @@ static void test_pipelined_and_split(void **state)
 	hang_up(k);
 }
 
+/* A backend that runs nothing (a control API that never gets a job). */
+static const struct nr_backend_ops no_ops = { .name = "none" };
+
 static void test_socket_path_checks(void **state)
 {
 	struct fx *f = *state;
 	struct nr_ctl_server_cfg cfg = { .unix_path = f->path };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct nr_ctl_server *s2;
+	struct nr_ctl *bare;
 	char err[256] = "";
 	FILE *fp;
 	int fd;
@@ -541,10 +545,17 @@ static void test_socket_path_checks(void **state)
 	print_message("  %s\n", err);
 	assert_non_null(strstr(err, "another server is listening"));
 	still_serving(f, false);
-	/* Configuration errors. */
+	/* Configuration errors.  TCP without a token: on a control API with no
+	 * tenant (f->c holds "default" since the first start). */
 	cfg = (struct nr_ctl_server_cfg){ .tcp_addr = "127.0.0.1:0" };
-	assert_null(nr_ctl_server_start(f->c, &cfg, err, sizeof(err)));
+	bare = nr_ctl_create(nr_backend_new(&no_ops, NULL));
+	assert_non_null(bare);
+	assert_null(nr_ctl_server_start(bare, &cfg, err, sizeof(err)));
 	assert_non_null(strstr(err, "needs a token"));
+	nr_ctl_destroy(bare);
+	s2 = nr_ctl_server_start(f->c, &cfg, err, sizeof(err));   /* the tenant suffices */
+	assert_non_null(s2);
+	nr_ctl_server_stop(s2);
 	cfg = (struct nr_ctl_server_cfg){ .tcp_addr = "localhost", .token = "t" };
 	assert_null(nr_ctl_server_start(f->c, &cfg, err, sizeof(err)));
 	assert_non_null(strstr(err, "expected IP:PORT"));

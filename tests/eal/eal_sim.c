@@ -97,9 +97,10 @@ static void build_args(const struct sim *s, unsigned r, unsigned g, struct nr_bu
 	a->imm = m & 0xFFFFFF;   /* tag: op sequence 0, message index m */
 }
 
-/* Frame of conn r, packet g, with payload pay (NULL: rank r's contribution). */
-int build_data(const struct sim *s, unsigned r, unsigned g, const float *pay, bool ce,
-		      uint8_t *buf, size_t cap)
+/* Frame of conn r, packet g, with payload pay (NULL: rank r's contribution);
+ * imm_xor goes into its ImmDt (a result's: the job's result key). */
+static int build_frame(const struct sim *s, unsigned r, unsigned g, const float *pay, bool ce,
+		       uint32_t imm_xor, uint8_t *buf, size_t cap)
 {
 	float own[NR_MAX_MTU / 4];
 	struct nr_build_args a;
@@ -114,7 +115,14 @@ int build_data(const struct sim *s, unsigned r, unsigned g, const float *pay, bo
 	if (ce)
 		f.tos |= NR_ECN_CE;
 	build_args(s, r, g, &a);
+	a.imm ^= imm_xor;
 	return nr_build_frame(buf, cap, &f, &a, pay, len);
+}
+
+int build_data(const struct sim *s, unsigned r, unsigned g, const float *pay, bool ce,
+	       uint8_t *buf, size_t cap)
+{
+	return build_frame(s, r, g, pay, ce, 0, buf, cap);
 }
 
 void expected_result(const struct sim *s, unsigned r, unsigned g, uint8_t *buf,
@@ -134,8 +142,8 @@ void expected_result(const struct sim *s, unsigned r, unsigned g, uint8_t *buf,
 	for (unsigned q = 0; q < s->n; q++)
 		ce |= s->ce[q][g];
 	/* CE reaches the results whose own frame is ECN-capable, never a Not-ECT one */
-	*len = build_data(s, r, g, sum, ce && (s->data[r].tos & NR_ECN_MASK) != NR_ECN_NOT_ECT,
-			  buf, 8192);
+	*len = build_frame(s, r, g, sum, ce && (s->data[r].tos & NR_ECN_MASK) != NR_ECN_NOT_ECT,
+			   s->result_key, buf, 8192);
 }
 
 void sim_init(struct sim *s, struct harness *h, unsigned n, unsigned mtu,
@@ -174,6 +182,15 @@ void sim_init(struct sim *s, struct harness *h, unsigned n, unsigned mtu,
 	}
 }
 
+void sim_set_qpn_base(struct sim *s, uint32_t base)
+{
+	s->qpn_base = base;
+	for (unsigned r = 0; r < s->n; r++) {
+		s->data[r].dqpn = conn_dst_qpn(r, s->n);
+		s->ack[r].dqpn = conn_src_qpn(r);
+	}
+}
+
 struct nr_job_spec *sim_spec(const struct sim *s)
 {
 	struct nr_job_spec *sp = calloc(1, sizeof(*sp) + s->n * sizeof(sp->conns[0]));
@@ -184,6 +201,7 @@ struct nr_job_spec *sim_spec(const struct sim *s)
 	sp->pool_msgs = s->pool_msgs;
 	sp->timeout_ms = 60000;
 	sp->mode = NR_SUM_ORDERED;
+	sp->result_key = s->result_key;
 	for (unsigned r = 0; r < s->n; r++) {
 		struct nr_conn_spec *c = &sp->conns[r];
 

@@ -27,6 +27,7 @@ struct sim {
 	unsigned n;                /* ranks = connections */
 	unsigned mtu, msg_size, pkts_per_msg, pool_msgs, w;
 	uint32_t job_id;
+	uint32_t result_key;       /* XORed into results' ImmDt (0: none; a job_create's) */
 	uint32_t ipsn[H_MAX_HOSTS];
 	struct nr_flow data[H_MAX_HOSTS];   /* conn r: rank r -> r+1 */
 	struct nr_flow ack[H_MAX_HOSTS];    /* its ACKs: rank r+1 -> r */
@@ -67,6 +68,8 @@ int build_data(const struct sim *s, unsigned r, unsigned g, const float *pay, bo
 void expected_result(const struct sim *s, unsigned r, unsigned g, uint8_t *buf, int *len);
 void sim_init(struct sim *s, struct harness *h, unsigned n, unsigned mtu,
 	      unsigned msg_size, unsigned pool_msgs);
+/* QPs of their own for another job on the same hosts (after sim_init). */
+void sim_set_qpn_base(struct sim *s, uint32_t base);
 struct nr_job_spec *sim_spec(const struct sim *s);
 void sim_job_add(struct sim *s, uint32_t id);
 void expect_fwd(struct sim *s, unsigned port, const uint8_t *f, int len);

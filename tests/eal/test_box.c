@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cmocka.h>
@@ -38,6 +39,9 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
+#include "control/ctl_spec.h"
+#include "control/nr_control.h"
+#include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_opts.h"
 #include "dataplane/dpdk/dp_state.h"
 #include "eal_harness.h"
@@ -506,11 +510,7 @@ static void two_sims(struct harness *h, struct sim *a, struct sim *b)
 {
 	sim_init(a, h, 4, 1024, 2048, 4);
 	sim_init(b, h, 4, 1024, 2048, 4);
-	b->qpn_base = 0x1000;
-	for (unsigned r = 0; r < 4; r++) {
-		b->data[r].dqpn = b->qpn_base + 0x200 + (r + 1) % 4;
-		b->ack[r].dqpn = b->qpn_base + 0x100 + r;
-	}
+	sim_set_qpn_base(b, 0x1000);
 	a->peer = b;
 	b->peer = a;
 	learn_all(a, 4);
@@ -778,6 +778,182 @@ static void test_token_sources(void **state)
 	assert_non_null(strstr(err, "--token-file"));
 }
 
+/* ---- tenants and the admission budget ----------------------------------------- */
+
+/* A request as tenant who; the reply (a JSON object). */
+static json_t *ctl_req(struct nr_ctl *c, int who, json_t *req)
+{
+	char *line = json_dumps(req, JSON_COMPACT), *out;
+	json_t *r;
+
+	json_decref(req);
+	out = nr_ctl_handle(c, line, strlen(line), who);
+	r = out ? json_loads(out, 0, NULL) : NULL;
+	free(line);
+	free(out);
+	assert_non_null(r);
+	return r;
+}
+
+/* job_create of sim s's job as tenant who: its reply. */
+static json_t *ctl_create(struct nr_ctl *c, int who, const struct sim *s)
+{
+	struct nr_job_spec *sp = sim_spec(s);
+	json_t *r = ctl_req(c, who, json_pack("{s:s,s:o}", "op", "job_create", "spec",
+					      nr_ctl_spec_to_json(sp)));
+
+	free(sp);
+	return r;
+}
+
+static void expect_refused(json_t *r, const char *what)
+{
+	const char *e = json_string_value(json_object_get(r, "error"));
+
+	if (json_is_true(json_object_get(r, "ok")) || !e || !strstr(e, what))
+		fail_msg("expected an error with \"%s\", got %s", what, e ? e : "ok");
+	printf("  refused: %s\n", e);
+	json_decref(r);
+}
+
+static json_int_t info_mbufs(struct nr_ctl *c, const char *key)
+{
+	json_t *r = ctl_req(c, NR_CTL_ADMIN, json_pack("{s:s}", "op", "backend_info"));
+	json_t *v = json_object_get(json_object_get(json_object_get(r, "backend"), "mbufs"), key);
+	json_int_t n;
+
+	assert_true(json_is_integer(v));
+	n = json_integer_value(v);
+	json_decref(r);
+	return n;
+}
+
+/*
+ * Two tenants from a tenants file on the real box, through the control API
+ * over its sw backend.  "vision" fills its max_jobs and asks for more pool
+ * than its max_pool_bytes: refused, counted, named.  A job that could hold
+ * more frames than the box's admission budget is refused for every tenant.
+ * "speech" meanwhile creates its job and its all-reduce through the box
+ * comes out exact; vision cannot touch speech's job even with its key.
+ */
+static void test_tenant_quota(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *v1 = calloc(1, sizeof(*v1)), *v2 = calloc(1, sizeof(*v2));
+	struct sim *v3 = calloc(1, sizeof(*v3)), *sp = calloc(1, sizeof(*sp));
+	struct nr_ctl *c;
+	char dir[] = "/tmp/nr-tenants-XXXXXX", path[64], key[40];
+	const struct impair im = { 0 };
+	json_int_t budget, sid;
+	json_t *r;
+	FILE *f;
+
+	(void)state;
+	test_seed("tenant_quota");
+	assert_int_equal(h_setup(h, 4, DP_MODE_SWITCH), 0);
+	c = nr_ctl_create(dp_backend_create(h->box));
+	assert_non_null(c);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tenants.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"tenants\": [\n"
+	      " {\"name\": \"vision\", \"token\": \"vision-0123456789abcdef\", \"max_jobs\": 2,\n"
+	      "  \"max_pool_bytes\": 1048576},\n"
+	      " {\"name\": \"speech\", \"token\": \"speech-0123456789abcdef\"}]}\n", f);
+	fclose(f);
+	{
+		char err[256];
+
+		chmod(path, 0644);     /* tokens open to others: refused */
+		assert_true(nr_ctl_tenants_load(c, path, err, sizeof(err)) < 0);
+		printf("  %s\n", err);
+		assert_non_null(strstr(err, "chmod 600"));
+		chmod(path, 0600);
+		assert_int_equal(nr_ctl_tenants_load(c, path, err, sizeof(err)), 2);
+	}
+	unlink(path);
+	rmdir(dir);
+	assert_int_equal(nr_ctl_authenticate(c, "vision-0123456789abcdef", 23), 0);
+	assert_int_equal(nr_ctl_authenticate(c, "speech-0123456789abcdef", 23), 1);
+	assert_int_equal(nr_ctl_authenticate(c, "speech-0123456789abcdeF", 23), -1);
+
+	/* vision: two jobs of 4 ranks x 8 packets x 1 KiB (32 KiB of pool each) */
+	sim_init(v1, h, 4, 1024, 4096, 2);
+	sim_init(v2, h, 4, 1024, 4096, 2);
+	sim_set_qpn_base(v2, 0x1000);
+	sim_init(v3, h, 4, 1024, 4096, 66);        /* 4 x 264 packets x 1 KiB > 1 MiB */
+	sim_set_qpn_base(v3, 0x2000);
+	expect_refused(ctl_create(c, 0, v3), "tenant vision: the job needs 1081344 bytes of pool");
+	r = ctl_create(c, 0, v1);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	r = ctl_create(c, 0, v2);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	expect_refused(ctl_create(c, 0, v3), "tenant vision is at its quota: 2 jobs of max_jobs 2");
+	assert_int_equal(nr_ctl_counter(c, NR_CCTR_QUOTA_REFUSED), 2);
+
+	/* over the box's budget, for any tenant: ranks x pool packets beyond it */
+	budget = info_mbufs(c, "budget");
+	printf("  mbuf budget %lld of a pool of %lld\n", (long long)budget,
+	       (long long)info_mbufs(c, "pool"));
+	assert_true(budget > 0 && budget < (json_int_t)h_pool->size);
+	sim_init(v3, h, 4, 1024, 4096, (unsigned)(budget / 16 + 2) & ~1u);
+	sim_set_qpn_base(v3, 0x2000);
+	expect_refused(ctl_create(c, 1, v3), "mbuf budget");
+	assert_int_equal(info_mbufs(c, "jobs_refused"), 1);
+	assert_int_equal(info_mbufs(c, "committed"), 2 * 4 * 8);
+
+	/* speech, beside a tenant at its quota: created, and its traffic exact */
+	sim_init(sp, h, 4, 1024, 4096, 4);
+	sim_set_qpn_base(sp, 0x3000);
+	learn_all(sp, 4);
+	r = ctl_create(c, 1, sp);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	sid = json_integer_value(json_object_get(r, "job"));
+	snprintf(key, sizeof(key), "%s", json_string_value(json_object_get(r, "key")));
+	sp->job_id = (uint32_t)sid;
+	sp->w = (unsigned)json_integer_value(json_object_get(r, "credits"));
+	sp->result_key = (uint32_t)json_integer_value(json_object_get(r, "result_key"));
+	json_decref(r);
+	for (unsigned m = 0; m < 16; m += sp->w)
+		run_window(sp, m * sp->pkts_per_msg, (m + sp->w) * sp->pkts_per_msg, &im, true);
+	check_accounting(sp, 16 * sp->pkts_per_msg);
+
+	/* vision with speech's key: refused as a wrong key, the job untouched */
+	expect_refused(ctl_req(c, 0, json_pack("{s:s,s:I,s:s}", "op", "job_destroy", "job", sid,
+					       "key", key)), "wrong or missing key");
+	r = ctl_req(c, 1, json_pack("{s:s,s:I,s:s}", "op", "job_status", "job", sid, "key", key));
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "state")),
+			    "active");
+	json_decref(r);
+	/* the admin sees both tenants and what they hold; a tenant does not */
+	r = ctl_req(c, NR_CTL_ADMIN, json_pack("{s:s}", "op", "stats"));
+	{
+		json_t *t = json_object_get(json_object_get(json_object_get(r, "stats"), "control"),
+					    "tenants");
+
+		assert_int_equal(json_array_size(t), 2);
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(t, 0), "jobs")), 2);
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(t, 0), "pool_bytes")),
+				 2 * 4 * 8 * 1024);
+	}
+	json_decref(r);
+	r = ctl_req(c, 1, json_pack("{s:s}", "op", "stats"));
+	assert_null(json_object_get(json_object_get(json_object_get(r, "stats"), "control"), "tenants"));
+	json_decref(r);
+	nr_ctl_destroy(c);     /* destroys the three jobs */
+	h_settle(h);
+	h_teardown(h);
+	free(v1);
+	free(v2);
+	free(v3);
+	free(sp);
+	free(h);
+}
+
 static int group_setup(void **state)
 {
 	return h_eal_init();
@@ -809,6 +985,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
 		cmocka_unit_test(test_token_sources),
 		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
+		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),
 	};
 
 	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);

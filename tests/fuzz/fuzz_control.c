@@ -231,7 +231,7 @@ static void run_script(const uint8_t *data, size_t size, bool admin)
 		const uint8_t *nl = memchr(data + i, '\n', size - i);
 		size_t l = nl ? (size_t)(nl - (data + i)) : size - i, n;
 		char *line = substitute(s, data + i, l, &n);
-		char *reply = nr_ctl_handle(c, line, n, admin);
+		char *reply = nr_ctl_handle(c, line, n, admin ? NR_CTL_ADMIN : 0);
 
 		check_reply(s, line, n, reply, admin);
 		free(reply);

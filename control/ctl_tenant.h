@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tenants (internal to control/): who a TCP token names and what it may
+ * hold (docs/trust.md).  A table, its file format, the token lookup; the
+ * quota check itself is nr_ctl's (ctl_api.c), which knows the jobs.  No
+ * locking here: nr_ctl calls these under its mutex.
+ */
+#ifndef NR_CTL_TENANT_H
+#define NR_CTL_TENANT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/nr_control.h"
+
+struct ctl_tenant {
+	char name[NR_CTL_TENANT_NAME_MAX + 1];
+	char *token;
+	size_t token_len;
+	uint32_t max_jobs;         /* 0: no limit of its own */
+	uint64_t max_pool_bytes;   /* 0: no limit of its own */
+};
+
+struct ctl_tenants {
+	struct ctl_tenant t[NR_CTL_MAX_TENANTS];
+	unsigned n;
+};
+
+/* Its id (>= 0), or -EEXIST / -EINVAL / -ENOSPC / -ENOMEM with err. */
+int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg, char *err,
+		    size_t errlen);
+/* Every tenant of a tenants file (PROTOCOL.md, "Tenants"): count or -errno with err. */
+int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t errlen);
+/* The tenant whose token is tok[0..len), or -1; time independent of where it matches. */
+int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len);
+void ctl_tenants_clear(struct ctl_tenants *ts);
+
+#endif /* NR_CTL_TENANT_H */
