@@ -52,6 +52,11 @@ struct nr_conn_spec {
 	uint32_t ipsn;         /* sender's initial PSN */
 	uint16_t src_sport;    /* UDP source port of the sender's packets (0: unknown) */
 	uint16_t dst_sport;    /* UDP source port of the receiver's packets: its ACKs (0: unknown) */
+	/* The aggregator's port + 1 the sender's frames (src_) and the receiver's
+	 * ACKs (dst_) arrive on; 0: any.  Set by the box from where it learned
+	 * the MACs (dataplane/dpdk/dp_jobs.c), never by a job's spec. */
+	uint16_t src_ingress;
+	uint16_t dst_ingress;
 };
 
 /*
@@ -140,7 +145,7 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
 	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
-	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port or MAC than registered") \
+	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \
 	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };

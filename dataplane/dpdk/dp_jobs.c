@@ -146,6 +146,27 @@ static int admit(struct dp_box *b, const struct nr_job_spec *spec, char *err, si
 	return -ENOSPC;
 }
 
+/*
+ * Bind each connection to the ports its MACs were learned on (switch mode):
+ * the engine then drops its frames from any other port, so a host on another
+ * port cannot send with its MAC (docs/trust.md).  A MAC not yet learned
+ * leaves that side unbound; a spec's own values are never taken.
+ */
+static void bind_ingress(const struct dp_box *b, struct nr_job_spec *s)
+{
+	for (unsigned i = 0; i < s->n_conns; i++) {
+		struct nr_conn_spec *cs = &s->conns[i];
+		uint16_t src = DP_L2_NONE, dst = DP_L2_NONE;
+
+		if (b->cfg.mode == DP_MODE_SWITCH) {
+			src = dp_l2_lookup(&b->l2, cs->src_mac);
+			dst = dp_l2_lookup(&b->l2, cs->dst_mac);
+		}
+		cs->src_ingress = src == DP_L2_NONE ? 0 : (uint16_t)(src + 1);
+		cs->dst_ingress = dst == DP_L2_NONE ? 0 : (uint16_t)(dst + 1);
+	}
+}
+
 /* Forget channel i of the table (its engine job is gone). */
 static void chan_forget(struct dp_box *b, unsigned i)
 {
@@ -189,6 +210,7 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 			break;
 		}
 		nr_job_channel_spec(spec, c, nc[c].spec);
+		bind_ingress(b, nc[c].spec);
 		rc = owners_conflict(b, nc[c].spec, nc[c].worker, e2, sizeof(e2));
 		bad = c;
 	}

@@ -103,17 +103,22 @@ static inline uint64_t mac48(const uint8_t *m)
 /*
  * What the sender sets and the registration fixed beyond its IP: the UDP
  * source port and source MAC of connection c's data (ack: of its receiver's
- * ACKs), where registered (0: unknown), and the job's P_Key.  NR_ECTR_MAX
- * when the frame agrees, else the counter naming what it got wrong.
+ * ACKs), where registered (0: unknown), the port it arrives on where the box
+ * bound one (ops.origin), and the job's P_Key.  NR_ECTR_MAX when the frame
+ * agrees, else the counter naming what it got wrong.
  */
-static inline enum nr_engine_ctr unbound(const struct nr_job *j, const struct nr_conn_spec *c,
-					 const struct nr_pkt *p, const uint8_t *frame, bool ack)
+static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct nr_job *j,
+					 const struct nr_conn_spec *c, const struct nr_pkt *p,
+					 const uint8_t *frame, void *handle, bool ack)
 {
 	uint16_t sport = ack ? c->dst_sport : c->src_sport;
+	uint16_t in = ack ? c->dst_ingress : c->src_ingress;
 	uint64_t mac = mac48(ack ? c->dst_mac : c->src_mac);
 
 	if ((sport && p->udp_sport != sport) || (mac && mac48(frame + NR_ETH_ALEN) != mac))   /* Ethernet source */
 		return NR_ECTR_SPOOFED_SRC;
+	if (in && e->ops.origin && e->ops.origin(e->ops.ctx, handle) != in - 1)
+		return NR_ECTR_SPOOFED_SRC;    /* the right MAC from another port */
 	if (j->pkey && ((nr_ld_be16(frame + p->bth_off + 2) ^ j->pkey) & 0x7fff))
 		return NR_ECTR_SPOOFED_PKEY;
 	return NR_ECTR_MAX;
@@ -449,7 +454,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 			return NR_V_FORWARD;
 		if (p->saddr != j->conns[i].dst_ip)
 			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
-		if (unlikely((b = unbound(j, &j->conns[i], p, frame, true)) != NR_ECTR_MAX))
+		if (unlikely((b = unbound(e, j, &j->conns[i], p, frame, handle, true)) != NR_ECTR_MAX))
 			return count(j, b, ctr, NR_V_FORWARD);
 		return snoop_ack(e, j, i, p, frame, handle, now_ns, ctr);
 	}
@@ -457,7 +462,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		return NR_V_FORWARD;
 	if (unlikely(p->saddr != j->conns[i].src_ip))
 		return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
-	if (unlikely((b = unbound(j, &j->conns[i], p, frame, false)) != NR_ECTR_MAX))
+	if (unlikely((b = unbound(e, j, &j->conns[i], p, frame, handle, false)) != NR_ECTR_MAX))
 		return count(j, b, ctr, NR_V_DROP);
 	if (unlikely(j->state != NR_JOB_ACTIVE))
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);

@@ -67,9 +67,9 @@ static void setup(struct hz_run *R, struct hz_drv *d, enum hz_values v, uint32_t
 	assert_int_equal(d->begin(d->ctx), 0);
 	assert_int_equal(hz_job_init(&R->j, HZ_RANKS, ips, (const uint8_t (*)[6])macs, HZ_MTU,
 				     HZ_MSG, HZ_MSGS, v, seed), 0);
-	assert_int_equal(d->job_add(d->ctx, &R->j), 0);
 	/* every host says hello first (a broadcast ARP), so a learning switch
-	 * knows where each one is and results never need flooding */
+	 * knows where each one is, results never need flooding, and the job's
+	 * connections are bound to their hosts' ports when it registers */
 	for (unsigned r = 0; r < HZ_RANKS; r++) {
 		uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -78,6 +78,8 @@ static void setup(struct hz_run *R, struct hz_drv *d, enum hz_values v, uint32_t
 		arp[13] = 0x06;
 		hz_send(R, r, arp, sizeof(arp), false);
 	}
+	d->settle(d->ctx, &R->j);
+	assert_int_equal(d->job_add(d->ctx, &R->j), 0);
 }
 
 /* The workload: message by message, every rank, then every receiver's ACK. */
@@ -461,8 +463,10 @@ static void forge_send(struct hz_run *R, unsigned port, const uint8_t *f, int le
 		nr_st_be16(b + p.l4_off, (uint16_t)(p.udp_sport ^ 0x0101));
 	else if (how == 1)      /* another source MAC (another port's host) */
 		b[6 + 5] ^= 0x40;
-	else                    /* another partition */
+	else if (how == 2)      /* another partition */
 		nr_st_be16(b + p.bth_off + 2, 0x8123);
+	else                    /* every field right, from another host's port */
+		port = (port + 2) % R->j.n;
 	if (p.pay_len >= 4)
 		hz_random_frame(&R->rng, b + p.pay_off, p.pay_len);
 	hz_refresh(b, (uint32_t)len);
@@ -485,7 +489,7 @@ static void forge_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, i
 	for (uint32_t k = 0; k < window && g + k < hz_packets(&R->j); k++) {
 		int n = hz_data(&R->j, r, g + k, b, sizeof(b));
 
-		forge_send(R, r, b, n, (g + k) % 3, false);
+		forge_send(R, r, b, n, (g + k) % 4, false);
 	}
 }
 
@@ -495,9 +499,9 @@ static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, in
 
 	if (r != 1)
 		return;
-	for (unsigned how = 0; how < 3; how++)
+	for (unsigned how = 0; how < 4; how++)
 		forge_send(R, r, f, *len, how, false);
-	for (unsigned how = 0; how < 3; how++) {
+	for (unsigned how = 0; how < 4; how++) {
 		int n = hz_ack(&R->j, r, g, 0x1F, b, sizeof(b));
 
 		forge_send(R, (r + 1) % R->j.n, b, n, how, true);

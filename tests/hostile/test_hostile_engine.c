@@ -33,6 +33,7 @@ struct mbox {
 struct held {
 	uint8_t *frame;
 	uint32_t len;
+	uint16_t port;         /* the rank port it came in on (ops.origin) */
 	struct nr_pkt p;       /* the engine keeps it with a held frame */
 };
 
@@ -72,10 +73,16 @@ static void mb_free(void *ctx, void *handle)
 	free(h);
 }
 
+static uint16_t mb_origin(void *ctx, void *handle)
+{
+	(void)ctx;
+	return ((const struct held *)handle)->port;
+}
+
 static int mb_begin(void *ctx)
 {
 	struct mbox *b = ctx;
-	struct nr_engine_ops ops = { .emit = mb_emit, .free = mb_free, .ctx = b };
+	struct nr_engine_ops ops = { .emit = mb_emit, .free = mb_free, .origin = mb_origin, .ctx = b };
 
 	memset(b, 0, sizeof(*b));
 	b->now = 1000000000ull;
@@ -98,7 +105,14 @@ static int mb_job_add(void *ctx, struct hz_job *j)
 	struct mbox *b = ctx;
 	char err[256];
 	uint32_t credits;
-	int rc = nr_engine_job_add(b->eng, 1, j->spec, b->now, &credits, err, sizeof(err));
+	int rc;
+
+	/* bound to their ports, as the box binds them where it learned the MACs */
+	for (unsigned r = 0; r < j->n; r++) {
+		j->spec->conns[r].src_ingress = (uint16_t)(r + 1);
+		j->spec->conns[r].dst_ingress = (uint16_t)((r + 1) % j->n + 1);
+	}
+	rc = nr_engine_job_add(b->eng, 1, j->spec, b->now, &credits, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "job_add: %s\n", err);
@@ -119,6 +133,7 @@ static void mb_inject(void *ctx, unsigned port, const uint8_t *f, uint32_t len)
 	memcpy(h->frame, f, len);
 	p = &h->p;
 	h->len = len;
+	h->port = (uint16_t)port;
 	b->a.rx++;
 	b->now += 1000;
 	if (len < 14) {                       /* the box's runt check */
