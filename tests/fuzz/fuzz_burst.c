@@ -154,6 +154,7 @@ static void eal_up(void)
 	snprintf(lcores, sizeof(lcores), "0@%d", cpu);
 	snprintf(prefix, sizeof(prefix), "nrz-burst-%d", (int)getpid());
 	if (rte_eal_init(argc, argv) < 0) {
+		rmdir(rte_eal_get_runtime_dir());   /* made before it failed */
 		fprintf(stderr, "fuzz_burst: the EAL cannot start (%s): it needs 512 MB of "
 			"--no-huge memory and a runtime directory (/var/run/dpdk or "
 			"$XDG_RUNTIME_DIR/dpdk); skipped\n", rte_strerror(rte_errno));
