@@ -23,7 +23,13 @@
  *
  * held frames later leave as results (results) or are freed when their job
  * fails or is destroyed (freed_held).  Results and flood copies are counted on
- * the TX side: tx + tx_dropped = frames handed to TX queues.
+ * the TX side: tx + tx_dropped = frames handed to TX queues, and
+ *
+ *   tx + tx_dropped + result_no_route = forwarded + flooded + flood_copies
+ *                                     + results + resent + generated
+ *
+ * (result_no_route: a result, resend or generated frame that found no port,
+ * one-armed without a next hop for the box's MAC, or a box of one port.)
  *
  * Each lcore writes only its own block (plain stores, single writer);
  * readers load the 64-bit words relaxed: a reading is a recent value, never a
@@ -85,6 +91,8 @@
 	_(DP_CTR_GENERATED, "generated")                                                  \
 	/* frames the engine made that found no free mbuf (lost) */                        \
 	_(DP_CTR_GENERATED_NOMBUF, "generated_nombuf")                                    \
+	/* results, resends and generated frames with no port to leave by (lost) */       \
+	_(DP_CTR_RESULT_NO_ROUTE, "result_no_route")                                      \
 	/* extra references made to flood a frame */                                      \
 	_(DP_CTR_FLOOD_COPIES, "flood_copies")                                            \
 	/* frames transmitted */                                                          \

@@ -78,8 +78,9 @@ static void flood(struct dp_worker *w, struct rte_mbuf *m, bool count)
 	for (unsigned i = 0; i < b->n_ports; i++)
 		others += b->ports[i].id != m->port;
 	if (others == 0) {
-		if (count)
-			w->ctr.c[DP_CTR_FILTERED]++;
+		/* a received frame is filtered; a result (already counted as
+		 * held or resent, or never received) has nowhere to go */
+		w->ctr.c[count ? DP_CTR_FILTERED : DP_CTR_RESULT_NO_ROUTE]++;
 		rte_pktmbuf_free(m);
 		return;
 	}
@@ -127,10 +128,18 @@ static void one_armed_out(struct dp_worker *w, struct rte_mbuf *m, bool count)
 		if (eh->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 		    rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(*ip) ||
 		    !ep_lookup(w, ip->dst_addr, mac)) {
-			w->ctr.c[DP_CTR_NO_ROUTE]++;
-			w->ctr.c[DP_CTR_DROPPED]++;
-			DP_LOG_RL(NOTICE, "lcore %u: frame for the box's MAC on port %u has no known next hop; dropped (counter no_route)",
-				  w->lcore, m->port);
+			/* a received frame is dropped here; a result was counted
+			 * when it was held or resent (or never received: a frame
+			 * the engine made), so it must not count as a drop too */
+			if (count) {
+				w->ctr.c[DP_CTR_NO_ROUTE]++;
+				w->ctr.c[DP_CTR_DROPPED]++;
+			} else {
+				w->ctr.c[DP_CTR_RESULT_NO_ROUTE]++;
+			}
+			DP_LOG_RL(NOTICE, "lcore %u: %s for the box's MAC on port %u has no known next hop; dropped (counter %s)",
+				  w->lcore, count ? "frame" : "result", m->port,
+				  count ? "no_route" : "result_no_route");
 			rte_pktmbuf_free(m);
 			return;
 		}

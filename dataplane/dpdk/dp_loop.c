@@ -194,6 +194,11 @@ static inline void prefetch_body(const struct rte_mbuf *m)
 			       len - 2 * RTE_CACHE_LINE_SIZE);
 }
 
+/* Bytes from a frame's start through the UDP destination port, at most: the
+ * header stack nr_parse reads before it calls a frame RoCEv2 or not
+ * (Ethernet, a VLAN tag, IPv4 with options, the UDP ports). */
+#define DP_CLASSIFY_LEN (RTE_ETHER_HDR_LEN + 4 + 60 + 4)
+
 /* Drop a frame that holds a record. */
 static void drop_rec(struct dp_worker *w, struct rte_mbuf *m)
 {
@@ -218,8 +223,11 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, bool learn)
 
 	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
 		/* too long for one buffer: a chain that is surely not
-		 * RoCEv2 is switched as it is, anything else dropped */
-		if (rte_pktmbuf_data_len(m) >= RTE_ETHER_HDR_LEN &&
+		 * RoCEv2 is switched as it is, anything else dropped.  Its
+		 * first segment is all nr_parse sees, and the parser calls a
+		 * frame cut before the UDP destination port "other": only a
+		 * segment that reaches that far can prove it */
+		if (rte_pktmbuf_data_len(m) >= DP_CLASSIFY_LEN &&
 		    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
 			     dp_rec(w, m)) == NR_PKT_OTHER) {
 			if (learn)

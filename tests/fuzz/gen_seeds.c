@@ -9,7 +9,10 @@
  *            transport-only datagrams;
  *   engine   scripts in fuzz_engine.c's format that complete, acknowledge,
  *            retransmit and time out messages on one and two jobs;
- *   control  JSON request lines ($JOB / $KEY stand for the last job created).
+ *   control  JSON request lines ($JOB / $KEY stand for the last job created);
+ *   burst    scripts in fuzz_burst.c's format that run jobs to the end on every
+ *            box shape, over two workers, through delete, re-add and timeout,
+ *            and bursts of one frame of every kind.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -181,6 +184,151 @@ static int gen_engine(nrz_seed_cb cb, void *ctx)
 	return n;
 }
 
+/* ---- burst -------------------------------------------------------------------- */
+
+/*
+ * fuzz_burst.c's format.  Header: h0 (box shape | ICRC check off bit 4 |
+ * burst 4 bit 5), h1 (jobs - 1), per job b0 (ranks - 1 | MTU 512 bit 2 | pool
+ * 4 bit 3 | streaming bit 4 | two channels bit 5 | MACs, ports and P_Key
+ * registered bit 6 | result key bit 7), b1 (packets per message - 1 | last
+ * length << 2 | hosts send to the box's MAC bit 6 | max bit 7), b2 (PSNs).
+ * A burst: op 0, then port | (frames - 1) << 3, then 4 bytes a frame (kind |
+ * flags, job << 7 | channel << 6 | connection, variant, pattern).  Rank r of
+ * job k is host (2k + r) % 6, behind port host % ports: the target reduces
+ * the port byte so, and the seeds give the host.
+ */
+static unsigned bu_host(unsigned job, unsigned rank, unsigned n)
+{
+	return (2 * job + rank % n) % 6;
+}
+
+/* One frame, a burst of its own on the port of host. */
+static void bu_frame(struct seedbuf *s, unsigned host, uint8_t d0, uint8_t who, uint8_t var,
+		     uint8_t pat)
+{
+	put(s, 0);
+	put(s, (uint8_t)host);
+	put(s, d0);
+	put(s, who);
+	put(s, var);
+	put(s, pat);
+}
+
+/*
+ * msgs messages of ppm packets on every rank of channel ch of job jb, each
+ * rank's packets on its own port, every receiver acknowledging everything
+ * emitted after each message: a job's all-reduce, start to end.
+ */
+static void bu_round(struct seedbuf *s, unsigned jb, unsigned ch, unsigned n, unsigned ppm,
+		     unsigned msgs, uint8_t pat)
+{
+	uint8_t who = (uint8_t)(jb << 7 | ch << 6);
+
+	for (unsigned m = 0; m < msgs; m++) {
+		for (unsigned p = 0; p < ppm; p++)
+			for (unsigned i = 0; i < n; i++)
+				bu_frame(s, bu_host(jb, i, n), 0, (uint8_t)(who | i), 0, pat);
+		for (unsigned i = 0; i < n; i++)
+			bu_frame(s, bu_host(jb, i + 1, n), 6, (uint8_t)(who | i), 0, 0);
+	}
+}
+
+static int gen_burst(nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s;
+	char name[64];
+	int n = 0;
+
+	/* every box shape: a job of 2..4 ranks runs to the end, messages of 1..3
+	 * packets, ordered and streaming, loose and strict registration */
+	for (unsigned shape = 0; shape < 6; shape++) {
+		for (unsigned v = 0; v < 4; v++) {
+			unsigned ranks = 2 + (shape + v) % 3, ppm = 1 + v % 3;
+			bool strict = v & 1, via_box = shape == 4 && (v & 2);
+
+			s.n = 0;
+			put(&s, (uint8_t)shape);
+			put(&s, 0);
+			put(&s, (uint8_t)((ranks - 1) | (v & 2) << 3 | strict << 6 | (v == 3) << 7));
+			put(&s, (uint8_t)((ppm - 1) | (5 + v) << 2 | via_box << 6));
+			put(&s, (uint8_t)(0x80 | (3 + v)));
+			bu_round(&s, 0, 0, ranks, ppm, 3, (uint8_t)v);
+			put(&s, 5);                   /* 1.2 ms: the monitor's turn */
+			put(&s, 12);
+			snprintf(name, sizeof(name), "shape%u-r%u-ppm%u%s%s", shape, ranks, ppm,
+				 strict ? "-strict" : "", via_box ? "-viabox" : "");
+			cb(ctx, name, s.b, s.n);
+			n++;
+		}
+	}
+	/* two workers: two jobs of two channels each, frames handed over */
+	s.n = 0;
+	put(&s, 3);
+	put(&s, 1);
+	for (unsigned k = 0; k < 2; k++) {
+		put(&s, (uint8_t)(2 | 1 << 5 | 1 << 6));
+		put(&s, (uint8_t)(1 | 9 << 2));
+		put(&s, (uint8_t)(5 + k));
+	}
+	for (unsigned ch = 0; ch < 2; ch++) {
+		bu_round(&s, 0, ch, 3, 2, 2, 1);
+		bu_round(&s, 1, ch, 3, 2, 2, 0);
+	}
+	cb(ctx, "two-workers-channels", s.b, s.n);
+	n++;
+	/* a job deleted with contributions held, re-added with new PSNs, run again;
+	 * the other job times out half way */
+	s.n = 0;
+	put(&s, 2);
+	put(&s, 1);
+	put(&s, 3); put(&s, 0); put(&s, 9);
+	put(&s, 2); put(&s, 1 | 4 << 2); put(&s, 0x81);
+	bu_round(&s, 0, 0, 4, 1, 1, 0);
+	bu_frame(&s, bu_host(0, 0, 4), 0, 0, 0, 0);      /* held, then deleted */
+	put(&s, 6); put(&s, 0x00);                       /* delete job 0 */
+	put(&s, 6); put(&s, 0x10);                       /* re-add, other PSNs */
+	bu_round(&s, 0, 0, 4, 1, 2, 1);
+	put(&s, 6); put(&s, 0x03);                       /* job 1 added twice: refused */
+	put(&s, 6); put(&s, 0x05);                       /* over job 1's conns: refused */
+	bu_frame(&s, bu_host(1, 0, 3), 0, 0x80, 0, 0);
+	bu_frame(&s, bu_host(1, 1, 3), 0, 0x81, 0, 0);
+	put(&s, 5); put(&s, 0x86);                       /* 60 ms: job 1 fails */
+	put(&s, 6); put(&s, 0x07);                       /* its status */
+	bu_round(&s, 0, 0, 4, 1, 1, 0);
+	cb(ctx, "delete-readd-timeout", s.b, s.n);
+	n++;
+	/* hostile bursts of 32 on a strict 3-rank job, one frame of every kind */
+	for (unsigned shape = 0; shape < 6; shape += 3) {
+		s.n = 0;
+		put(&s, (uint8_t)shape);
+		put(&s, 0);
+		put(&s, 2 | 1 << 6); put(&s, 1 | 6 << 2); put(&s, 0x11);
+		bu_round(&s, 0, 0, 3, 2, 1, 0);
+		put(&s, 0);
+		put(&s, 31 << 3);
+		for (unsigned k = 0; k < 32; k++) {
+			put(&s, (uint8_t)(k % 16 | (k & 0x30) << 2));
+			put(&s, (uint8_t)(k % 3));
+			put(&s, (uint8_t)(k * 37));
+			put(&s, (uint8_t)(k * 11));
+			if (k % 16 == 8)              /* flips: position and bits of each */
+				for (unsigned f = 0; f < 1 + (uint8_t)(k * 37) % 4u; f++) {
+					put(&s, (uint8_t)(f * 29 + 20));
+					put(&s, 0);
+					put(&s, 0x10);
+				}
+			if (k % 16 == 15)             /* raw bytes: as many as the variant says */
+				for (unsigned b = 0; b < (uint8_t)(k * 37); b++)
+					put(&s, (uint8_t)(b * 7));
+		}
+		bu_round(&s, 0, 0, 3, 2, 2, 1);
+		snprintf(name, sizeof(name), "hostile-shape%u", shape);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	return n;
+}
+
 /* ---- control ------------------------------------------------------------------ */
 
 static const char *const ctl_lines[] = {
@@ -238,6 +386,8 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_engine(cb, ctx);
 	if (!strcmp(target, "control"))
 		return gen_control(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control)\n", target);
+	if (!strcmp(target, "burst"))
+		return gen_burst(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, burst)\n", target);
 	return -1;
 }
