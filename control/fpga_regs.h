@@ -139,7 +139,8 @@ enum nr_fpga_job_state {
 	_(NR_FPGA_FAIL_TIMEOUT, 1, "no progress within the job's timeout")                            \
 	_(NR_FPGA_FAIL_TAG_MISMATCH, 2, "immediate tags of one message disagree (hosts out of step)") \
 	_(NR_FPGA_FAIL_LEN_MISMATCH, 3, "contributions of one slot differ in length")                 \
-	_(NR_FPGA_FAIL_POOL_ECC, 4, "uncorrectable pool memory error")
+	_(NR_FPGA_FAIL_POOL_ECC, 4, "uncorrectable pool memory error")                                \
+	_(NR_FPGA_FAIL_PSN_CONFLICT, 5, "two different frames for one held contribution (a forged or corrupted frame)")
 
 enum nr_fpga_fail { NR_FPGA_FOREACH_FAIL(NR_FPGA_CODE_ENUM) };
 

@@ -146,7 +146,8 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
 	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \
-	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's")
+	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's") \
+	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode): the job fails")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 

@@ -37,6 +37,12 @@
  *     from another UDP source port or MAC than the receiver's registered ones
  *     (SPOOFED_SRC) or with another P_Key (SPOOFED_PKEY): the box never
  *     releases a slot on it, and the sender's RC QP judges it as without a box.
+ *   Ordered mode: a duplicate of a contribution the box still holds (slot
+ *   filling or complete) that differs from it (payload, length, opcode or
+ *   immediate): two frames claim one connection and PSN and the box cannot
+ *   tell which is genuine -> DROP PSN_CONFLICT and the job fails, naming the
+ *   connection: its sum is never delivered as a right one.  (Streaming mode
+ *   has added the first on arrival: not compared, as in the RTL.)
  *   anything else -> FORWARD.  An RDMA WRITE to an unregistered (IP, QPN)
  *     bumps UNKNOWN_CONN (engine-wide): informational, the packet is
  *     forwarded, it is not a drop.
@@ -264,6 +270,35 @@ static void fail_tag(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 		    c, imm, (uint32_t)(x & NR_PSN_MASK), s->tag_conn, s->tag);
 }
 
+__attribute__((noinline, cold))
+static enum nr_verdict conflict(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+				const struct nr_pkt *p, enum nr_engine_ctr *ctr)
+{
+	char c[96];
+
+	nr_conn_describe(j, i, c, sizeof(c));
+	j->ctr[NR_ECTR_PSN_CONFLICT]++;
+	if (ctr)
+		*ctr = NR_ECTR_PSN_CONFLICT;
+	nr_job_fail(e, j, "%s: two different frames for g=%u (PSN 0x%06x): a forged or corrupted "
+		    "contribution, the slot's sum cannot be trusted", c, (uint32_t)(x & NR_PSN_MASK),
+		    p->psn);
+	return NR_V_DROP;
+}
+
+/* A duplicate of contribution i to a slot the box still holds (filling or
+ * complete): the same frame again (a retransmission) or a different one.
+ * Only ordered mode keeps each contribution as it came. */
+static inline bool same_contribution(const struct nr_job *j, const struct nr_slot *s, uint32_t si,
+				     uint32_t i, const struct nr_pkt *p, const uint8_t *frame)
+{
+	const struct nr_held *h = &j->held[(size_t)si * j->n + i];
+
+	return j->mode != NR_SUM_ORDERED || (p->opcode == s->opcode && p->pay_len == s->len &&
+	       (!s->has_tag || p->imm == s->tag) &&
+	       !memcmp(frame + p->pay_off, h->pay, p->pay_len));
+}
+
 /* A duplicate of an emitted slot: answer with the stored result. */
 static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
@@ -375,12 +410,16 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		case NR_SLOT_FILLING:
 			bits = &j->bits[(size_t)si * j->words];
 			if (bits[i / 64] >> (i % 64) & 1) {
+				if (unlikely(!same_contribution(j, s, si, i, p, frame)))
+					return conflict(e, j, i, x, p, ctr);
 				nr_mon_sender(e, j, i, p, frame, handle);
 				nr_mon_data(e, j, i, x, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 			}
 			break;
 		case NR_SLOT_COMPLETE:
+			if (unlikely(!same_contribution(j, s, si, i, p, frame)))
+				return conflict(e, j, i, x, p, ctr);
 			nr_mon_sender(e, j, i, p, frame, handle);
 			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);

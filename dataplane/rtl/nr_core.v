@@ -79,7 +79,7 @@ module nr_core #(
         C_DUP_RESENT = 4, C_DUP_DROPPED = 5, C_STALE = 6, C_OCCUPIED = 7, C_LEN_MISMATCH = 8,
         C_BAD_LEN = 9, C_OPCODE_MISMATCH = 10, C_TAG_MISMATCH = 11, C_UNKNOWN_CONN = 12,
         C_SPOOFED = 13, C_NOT_WRITE = 14, C_JOB_FAILED_DROP = 15, C_ACKS_SNOOPED = 16,
-        C_ACK_IGNORED = 17, C_JOB_TIMEOUTS = 18;
+        C_ACK_IGNORED = 17, C_JOB_TIMEOUTS = 18, C_PSN_CONFLICT = 29;
     localparam [3:0] D_RX = 0, D_FORWARDED = 2, D_HELD = 3, D_RESENT = 4, D_RESULTS = 5,
         D_RUNT = 6, D_OVERSIZE = 7, D_MALFORMED = 8, D_BAD_ICRC = 9, D_ENGINE_DROP = 10;
     localparam [2:0] SL_FREE = 0, SL_FILLING = 1, SL_COMPLETE = 2, SL_EMITTED = 3, SL_RELEASED = 4;
@@ -92,7 +92,8 @@ module nr_core #(
         S_CP_PRE_W = 23, S_CP_A = 24, S_CP_W1 = 25, S_CP_W2 = 26, S_CP_DONE = 27,
         S_ER0 = 28, S_ER_W1 = 29, S_ER_W2 = 30, S_ER1 = 31, S_SUM_A = 32, S_SUM_W1 = 33,
         S_SUM_W2 = 34, S_SUM_WR = 35, S_EM_D = 36, S_EM_DW1 = 37, S_EM_DW2 = 38,
-        S_EM_GO = 39, S_EM_WAIT = 40, S_ER_DONE = 41, S_RESEND = 42, S_FIN = 43;
+        S_EM_GO = 39, S_EM_WAIT = 40, S_ER_DONE = 41, S_RESEND = 42, S_FIN = 43,
+        S_CMP_END = 44;
 
 
     reg [5:0] st, ret;     // ret: where S_EWAIT and S_ER* go back to
@@ -231,6 +232,7 @@ module nr_core #(
     reg        tick_pend;
     reg [47:0] low;
     reg        accum;                // streaming add into rank 0's buffer
+    reg        cmp, differs;         // a held contribution's duplicate: compare, not store
     integer    i;
 
     // the adder: streaming (S_CP_W2) acc = stored + arriving; ordered (S_SUM_W2) acc + rank
@@ -297,6 +299,7 @@ module nr_core #(
             st <= S_IDLE;
             now_ms <= 32'd0;
             tick_pend <= 1'b0;
+            cmp <= 1'b0;
             cj <= 6'd0;
             ci <= 9'd0;
             c_rx_addr <= 11'd0;
@@ -525,8 +528,26 @@ module nr_core #(
                 mbit = r_bits[ci[$clog2(NR)-1:0]];
                 take = !(meta_rdata[`SM_STATE] == SL_FILLING && meta_rdata[`SM_X] == x);
                 if (occ && ((meta_rdata[`SM_STATE] == SL_FILLING && mbit) || meta_rdata[`SM_STATE] == SL_COMPLETE)) begin
-                    ctr_e(C_DUP_DROPPED, {1'b0, cj}, 16'd1);
-                    st <= S_DROP;
+                    // a contribution the slot holds: ordered mode keeps it as it
+                    // came, so a second, different frame is a conflict (S_CMP_END)
+                    if (jstream) begin
+                        ctr_e(C_DUP_DROPPED, {1'b0, cj}, 16'd1);
+                        st <= S_DROP;
+                    end else begin
+                        differs <= pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE] || p_pay_len != meta_rdata[`SM_LEN] ||
+                                   (meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]);
+                        if (pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE] || p_pay_len != meta_rdata[`SM_LEN] ||
+                            (meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]) || p_pay_len[12:2] == 11'd0)
+                            st <= S_CMP_END;
+                        else begin
+                            cmp <= 1'b1;
+                            accum <= 1'b0;
+                            pbase <= pw(si, ci);
+                            q <= (pr[`PR_PAY_OFF] - 7'd2) >> 2;
+                            wj <= 11'd0;
+                            st <= S_CP_PRE;
+                        end
+                    end
                 end else if (occ && meta_rdata[`SM_STATE] != SL_FILLING) begin
                     // EMITTED or RELEASED: answer with the stored result
                     if (pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE]) begin
@@ -638,13 +659,25 @@ module nr_core #(
                     pay_wdata <= add_y;
                 else
                     pay_wdata <= {rx_data[15:0], prev[31:16]};
-                pay_we <= 1'b1;
+                pay_we <= !cmp;
+                if (cmp && pay_rdata != {rx_data[15:0], prev[31:16]})
+                    differs <= 1'b1;
                 prev <= rx_data;
                 if (wj + 11'd1 == p_pay_len[12:2])
-                    st <= S_CP_DONE;
+                    st <= cmp ? S_CMP_END : S_CP_DONE;
                 else
                     st <= S_CP_A;
                 wj <= wj + 11'd1;
+            end
+            S_CMP_END: begin
+                cmp <= 1'b0;
+                if (differs) begin
+                    // two frames for one held contribution: fail the job
+                    ctr_e(C_PSN_CONFLICT, {1'b0, cj}, 16'd1);
+                    fail_v <= 1'b1; fail_job <= cj; fail_code <= 3'd5;
+                end else
+                    ctr_e(C_DUP_DROPPED, {1'b0, cj}, 16'd1);
+                st <= S_DROP;
             end
             S_CP_DONE: begin
                 // the write of the last word happens now; move to the next address after

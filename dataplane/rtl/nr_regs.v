@@ -56,7 +56,8 @@ module nr_regs #(
     output reg              ld_unload,
     input  wire             ld_ack
 );
-    localparam integer NECTR = 19;              // NR_ECTR_MAX
+    localparam integer NECTR = 19;              // the engine's counters 0..18 ...
+    localparam integer C_CONFLICT = 29;         // ... and psn_conflict (the monitor's 19..26, the bindings' 27-28 are not kept)
     localparam integer NDCTR = 12;              // dataplane counters
     localparam [31:0] MAGIC = 32'h4146524e, VERSION = 32'h0001_0000;
     localparam [3:0] E_NONE = 4'd0, E_BAD_OP = 4'd1, E_BAD_INDEX = 4'd2, E_SLOT_BUSY = 4'd3,
@@ -93,6 +94,8 @@ module nr_regs #(
     reg [63:0] gctr [0:NECTR-1];
     reg [63:0] dctr [0:NDCTR-1];
     reg [63:0] jctr [0:NJ*NECTR-1];
+    reg [63:0] gconf;
+    reg [63:0] jconf [0:NJ-1];
 
     genvar gj, gc;
     generate
@@ -179,6 +182,7 @@ module nr_regs #(
             end else if (a >= 17'hf000 && a < 17'hf100) begin
                 i = a[7:3];
                 if (i < NECTR) v = gctr[i];
+                else if (i == C_CONFLICT) v = gconf;
                 rd_reg = a[2] ? v[63:32] : v[31:0];
             end else if (a >= 17'hf100 && a < 17'hf200) begin
                 i = a[7:3];
@@ -188,6 +192,7 @@ module nr_regs #(
                 j = a[15:8];
                 i = a[7:3];
                 if (j < NJ && i < NECTR) v = jctr[j*NECTR + i];
+                else if (j < NJ && i == C_CONFLICT) v = jconf[j];
                 rd_reg = a[2] ? v[63:32] : v[31:0];
             end
         end
@@ -286,6 +291,8 @@ module nr_regs #(
             for (t = 0; t < NECTR; t = t + 1) gctr[t] <= 64'd0;
             for (t = 0; t < NDCTR; t = t + 1) dctr[t] <= 64'd0;
             for (t = 0; t < NJ * NECTR; t = t + 1) jctr[t] <= 64'd0;
+            gconf <= 64'd0;
+            for (t = 0; t < NJ; t = t + 1) jconf[t] <= 64'd0;
         end
     endtask
 
@@ -322,6 +329,11 @@ module nr_regs #(
                 gctr[ea_idx] <= gctr[ea_idx] + {48'd0, ea_amt};
                 if (ea_job < NJ)
                     jctr[ea_job * NECTR + ea_idx] <= jctr[ea_job * NECTR + ea_idx] + {48'd0, ea_amt};
+            end
+            if (ea_v && ea_idx == C_CONFLICT) begin
+                gconf <= gconf + {48'd0, ea_amt};
+                if (ea_job < NJ)
+                    jconf[ea_job] <= jconf[ea_job] + {48'd0, ea_amt};
             end
             if (db_v && db_idx < NDCTR)
                 dctr[db_idx] <= dctr[db_idx] + {48'd0, db_amt};
@@ -536,6 +548,7 @@ module nr_regs #(
                     j_state[cj] <= 2'd1;
                     j_fail[cj] <= 3'd0;
                     for (i = 0; i < NECTR; i = i + 1) jctr[cj * NECTR + i] <= 64'd0;
+                    jconf[cj] <= 64'd0;
                     for (i = 0; i < NC; i = i + 1)
                         if (c_ctrl[i][31] && c_ctrl[i][15:0] == {10'd0, cj})
                             c_lk[i] <= 1'b1;
@@ -557,6 +570,7 @@ module nr_regs #(
                     j_tmo[cj] <= 0; j_mode[cj] <= 0; j_key[cj] <= 0; j_tag[cj] <= 0;
                     j_state[cj] <= 2'd0; j_fail[cj] <= 3'd0;
                     for (i = 0; i < NECTR; i = i + 1) jctr[cj * NECTR + i] <= 64'd0;
+                    jconf[cj] <= 64'd0;
                     pool_used <= pool_used - l_size[cj];
                     jobs_loaded <= jobs_loaded - 32'd1;
                     l_size[cj] <= 32'd0;

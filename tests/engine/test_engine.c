@@ -413,6 +413,61 @@ static void test_bound_connections(void **state)
 	th_fini(&t);
 }
 
+/*
+ * Two different frames for one connection and PSN, both bound right: while
+ * the box holds the first (slot filling, or complete and waiting), it cannot
+ * tell which is genuine, so the job fails naming the connection; the same
+ * frame again stays a plain duplicate.
+ */
+static void test_psn_conflict_fails_job(void **state)
+{
+	float pay[2][256], other[256];
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+	struct eng_rng r;
+
+	(void)state;
+	eng_rng_init(&r, seed + 43);
+	rand_payload(&r, pay[0], 256);
+	rand_payload(&r, pay[1], 256);
+	memcpy(other, pay[0], sizeof(other));
+	other[77] += 1.0f;
+	for (int complete = 0; complete < 2; complete++) {
+		struct th t;
+		char *why;
+
+		th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 4);
+		/* g=1 complete and waiting for g=0 (complete), or g=0 filling */
+		uint32_t g = complete ? 1 : 0;
+
+		assert_int_equal(send_one(&t, 0, g, 0x51, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+		if (complete)
+			assert_int_equal(send_one(&t, 1, g, 0x51, pay[1], 1024, 0, NULL, NULL), NR_V_HELD);
+		assert_int_equal(send_one(&t, 0, g, 0x51, pay[0], 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_DUP_DROPPED);
+		/* another payload, then another immediate, each a conflict */
+		assert_int_equal(send_one(&t, 0, g, 0x51, other, 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
+		assert_int_equal(nr_engine_job_stats(t.e, 4, &st), 0);
+		assert_int_equal(st.state, NR_JOB_FAILED);
+		why = strstr(st.reason, "connection 0 (10.0.0.1 -> 10.0.0.2");
+		assert_non_null(why);
+		assert_non_null(strstr(st.reason, "two different frames"));
+		assert_int_equal(t.log_len, 0);           /* nothing emitted */
+		th_fini(&t);
+	}
+	{
+		struct th t;
+
+		th_init(&t, th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL), 5);
+		assert_int_equal(send_one(&t, 0, 0, 0x51, pay[0], 1024, 0, NULL, NULL), NR_V_HELD);
+		assert_int_equal(send_one(&t, 0, 0, 0x52, pay[0], 1024, 0, &c, NULL), NR_V_DROP);
+		assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
+		assert_int_equal(th_ctr(&t, NR_ECTR_PSN_CONFLICT), 1);
+		th_fini(&t);
+	}
+}
+
 static void test_dup_stale_occupied(void **state)
 {
 	struct th t;
@@ -1100,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_len_mismatch_flags),
 		cmocka_unit_test(test_spoofed_and_unknown),
 		cmocka_unit_test(test_bound_connections),
+		cmocka_unit_test(test_psn_conflict_fails_job),
 		cmocka_unit_test(test_dup_stale_occupied),
 		cmocka_unit_test(test_acks_naks_coalesced),
 		cmocka_unit_test(test_timeout_fails_and_frees),

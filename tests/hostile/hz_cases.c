@@ -531,6 +531,7 @@ void hz_case_forged(struct hz_drv *d)
 	assert_true(a.ectr[NR_ECTR_SPOOFED_PKEY] > 0 && a.ectr[NR_ECTR_SPOOFED_SRC] > 0);
 	assert_int_equal(a.ectr[NR_ECTR_ACKS_SNOOPED] + a.ectr[NR_ECTR_ACK_IGNORED],
 			 (uint64_t)R.j.n * R.j.msgs);
+	assert_int_equal(a.ectr[NR_ECTR_PSN_CONFLICT], 0);
 	teardown(&R);
 }
 

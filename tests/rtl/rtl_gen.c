@@ -567,3 +567,35 @@ void gen_cases_run(const struct gen_cfg *c, uint64_t seed)
 	free(G.spec[0]);
 	free(f);
 }
+
+void gen_conflict_run(const struct gen_cfg *c, uint64_t seed)
+{
+	struct gen G = { .cfg = c };
+	struct item tmp[64], it;
+	struct frame *f = malloc(sizeof(*f));
+	unsigned n = c->jobs[0].n;
+
+	eng_rng_init(&G.rng, seed);
+	G.rp = rp_create(c->kernel);
+	G.spec[0] = make_spec(&c->jobs[0], 0);
+	G.ppm[0] = (c->jobs[0].msg + c->jobs[0].mtu - 1) / c->jobs[0].mtu;
+	assert_true(c->jobs[0].mode == NR_SUM_ORDERED && n >= 2);
+	rp_job_add(G.rp, 100, G.spec[0]);
+	assert_true(msg_items(&G, 0, 0, tmp) >= n);
+	build_data(&G, &tmp[0], f);                      /* rank 0 takes slot 0 */
+	gsend(&G, f);
+	gsend(&G, f);                                    /* the same again: dup_dropped */
+	build_data(&G, &tmp[1], f);                      /* rank 1 too */
+	gsend(&G, f);
+	it = tmp[0];
+	it.pay_seed ^= 0x5a5a;                           /* rank 0's packet, another payload */
+	build_data(&G, &it, f);
+	gsend(&G, f);                                    /* psn_conflict: the job fails */
+	build_data(&G, &tmp[2 % n], f);
+	gsend(&G, f);                                    /* job_failed_drop */
+	rp_check_counters(G.rp);
+	printf("  %-28s a second, different frame for a held PSN: identical\n", c->name);
+	rp_destroy(G.rp);
+	free(G.spec[0]);
+	free(f);
+}

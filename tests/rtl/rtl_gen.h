@@ -39,6 +39,8 @@ struct gen_cfg {
 void gen_run(const struct gen_cfg *c, uint64_t seed);
 /* One of each contribution the engine refuses (a two-packet message). */
 void gen_cases_run(const struct gen_cfg *c, uint64_t seed);
+/* Two different frames for one held contribution (ordered mode): both fail the job. */
+void gen_conflict_run(const struct gen_cfg *c, uint64_t seed);
 /* A slot left incomplete, then time passes: both fail the job by its timeout. */
 void gen_timeout_run(const struct gen_cfg *c, uint64_t seed);
 

@@ -309,7 +309,7 @@ static uint64_t rtl64(struct rp *r, uint32_t off)
  */
 bool rp_rtl_keeps(unsigned i)
 {
-	return i < NR_ECTR_NAK_GAP;
+	return i < NR_ECTR_NAK_GAP || i == NR_ECTR_PSN_CONFLICT;
 }
 
 void rp_check_counters(struct rp *r)

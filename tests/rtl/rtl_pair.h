@@ -43,7 +43,8 @@ void rp_advance_ms(struct rp *r, unsigned ms);
 
 /* Counters summed over every pair destroyed so far (what the traces covered). */
 void rp_coverage(uint64_t ectr[NR_ECTR_MAX], uint64_t dctr[NR_FPGA_D_MAX]);
-/* Whether the RTL keeps engine counter i (the status monitor's it does not yet). */
+/* Whether the RTL keeps engine counter i (the status monitor's and the
+ * bindings' it does not). */
 bool rp_rtl_keeps(unsigned i);
 extern const char *const rp_dctr_names[NR_FPGA_D_MAX];
 

@@ -76,6 +76,7 @@ static void timeouts(void)
 
 	gen_timeout_run(&c, seed);
 	gen_cases_run(&d, seed);
+	gen_conflict_run(&d, seed);
 }
 
 static void test_generated(void **state)
