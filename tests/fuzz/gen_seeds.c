@@ -9,7 +9,10 @@
  *            transport-only datagrams;
  *   engine   scripts in fuzz_engine.c's format that complete, acknowledge,
  *            retransmit and time out messages on one and two jobs;
- *   control  JSON request lines ($JOB / $KEY stand for the last job created).
+ *   control  JSON request lines ($JOB / $KEY stand for the last job created);
+ *   soft     scripts in fuzz_soft.c's format on each profile and MTU: messages
+ *            in order, duplicates and gaps, writes ACKed, NAKed, RNR-NAKed,
+ *            access and sequence errors, mutated and raw packets.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -230,6 +233,158 @@ static int gen_control(nrz_seed_cb cb, void *ctx)
 	return (int)k;
 }
 
+/* ---- soft ---------------------------------------------------------------------- */
+
+/*
+ * A packet record of fuzz_soft.c: kind 0 (write-class) or 3 (ACK/NAK); b1:
+ * opcode | QP << 3 | AckReq << 4 | poll now << 5 | PSN mode << 6; b3/b4:
+ * length mode and byte (ACK: syndrome choice and byte); b5: RETH choices;
+ * off: VA offset; dma: RETH length; mut/at: mutations.
+ */
+static void soft_pkt(struct seedbuf *s, uint8_t kind, uint8_t b1, uint8_t b2, uint8_t b3,
+		     uint8_t b4, uint8_t b5, uint16_t off, uint16_t dma, uint8_t mut, uint8_t at)
+{
+	put(s, kind);
+	put(s, b1);
+	put(s, b2);
+	put(s, b3);
+	put(s, b4);
+	put(s, b5);
+	put(s, (uint8_t)off);
+	put(s, (uint8_t)(off >> 8));
+	put(s, (uint8_t)dma);
+	put(s, (uint8_t)(dma >> 8));
+	put(s, mut);
+	put(s, at);
+	put(s, 0x34);                /* ImmDt low bytes */
+	put(s, 0x12);
+	put(s, 0x5C);                /* payload pattern */
+	put(s, 0x77);                /* a QPN that is none of ours */
+}
+
+enum { SW_FIRST, SW_MIDDLE, SW_LAST, SW_LAST_IMM, SW_ONLY, SW_ONLY_IMM, SW_SEND, SW_UC };
+#define SQP(q)   ((q) << 3)
+#define SACKREQ  (1 << 4)
+#define SNOW     (1 << 5)
+#define SPSN(m)  ((m) << 6)
+
+/* A 3-packet message with immediate into region 0 at offset off, in order. */
+static void soft_msg3(struct seedbuf *s, unsigned qp, uint16_t off, bool now)
+{
+	soft_pkt(s, 0, SW_FIRST | SQP(qp), 0, 0, 0, 2 << 2, off, 2, 0, 0);
+	soft_pkt(s, 0, SW_MIDDLE | SQP(qp), 0, 0, 0, 0, 0, 0, 0, 0);
+	soft_pkt(s, 0, SW_LAST_IMM | SQP(qp) | SACKREQ | (now ? SNOW : 0), 0, 1, 0, 0, 0, 0, 0, 0);
+}
+
+static void soft_header(struct seedbuf *s, uint8_t h0)
+{
+	s->n = 0;
+	put(s, h0);
+	put(s, 3 | 2 << 3);          /* retry_cnt 3, rnr_retry 2 */
+	put(s, 0x3F);                /* region 0: 2048 bytes, region 1: 256 */
+	put(s, 2);                   /* our PSNs start 2 below the wrap */
+	put(s, 1);                   /* the peer's QP 0 too */
+}
+
+static int gen_soft(nrz_seed_cb cb, void *ctx)
+{
+	static const char *const pname[] = { "rnic", "rxe", "legacy" };
+	static const uint8_t pbits[] = { 0, 1 << 2, 2 << 2 };
+	struct seedbuf s;
+	char name[64];
+	int n = 0;
+
+	for (unsigned pi = 0; pi < 3; pi++) {
+		for (unsigned mi = 0; mi < 2; mi++) {
+			uint8_t h0 = (uint8_t)((mi ? 1 : 0) | pbits[pi] | 16 | (pi == 0 && mi ? 32 : 0));
+
+			/* messages in order on both QPs; a duplicate, a gap, then in order again */
+			soft_header(&s, h0);
+			put(&s, 5); put(&s, 0 | 3 << 1);            /* 4 receives on QP 0 */
+			put(&s, 5); put(&s, 1 | 1 << 1);            /* 2 on QP 1 */
+			soft_msg3(&s, 0, 0, false);
+			soft_pkt(&s, 0, SW_ONLY_IMM | SQP(1) | SACKREQ | SNOW, 0, 2, 100, 1 << 2,
+				 16, 0, 0, 0);
+			soft_pkt(&s, 0, SW_LAST_IMM | SPSN(2), 0, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 0, SW_ONLY | SPSN(1), 3, 2, 8, 1 << 2, 0, 0, 0, 0);
+			soft_pkt(&s, 0, SW_ONLY | SPSN(1), 4, 2, 8, 1 << 2, 0, 0, 0, 0);
+			soft_msg3(&s, 0, 64, true);
+			soft_pkt(&s, 0, SW_ONLY_IMM | SACKREQ | SNOW, 0, 2, 0, 1 << 2, 0, 0, 0, 0);
+			put(&s, 5); put(&s, 0);                     /* takes the early one */
+			put(&s, 6);
+			snprintf(name, sizeof(name), "msgs-%s-mtu%u", pname[pi], mi ? 512 : 256);
+			cb(ctx, name, s.b, s.n);
+			n++;
+
+			/* writes ACKed, sequence-NAKed, RNR-NAKed, ACKed again */
+			soft_header(&s, h0);
+			put(&s, 4); put(&s, 0); put(&s, 44); put(&s, 1); put(&s, 1);      /* 300 B */
+			put(&s, 4); put(&s, 0); put(&s, 88); put(&s, 2); put(&s, 2);      /* 600 B */
+			put(&s, 4); put(&s, 1); put(&s, 0); put(&s, 0); put(&s, 3);       /* 0 B */
+			put(&s, 6);
+			soft_pkt(&s, 3, SPSN(2) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0), 1, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0), 1, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 1, 2, 1, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1) | SQP(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1), 5, 0, 0, 0, 0, 0, 0, 0);          /* stale */
+			put(&s, 4); put(&s, 0); put(&s, 0); put(&s, 1); put(&s, 4);       /* 256 B */
+			put(&s, 6);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			snprintf(name, sizeof(name), "acks-%s-mtu%u", pname[pi], mi ? 512 : 256);
+			cb(ctx, name, s.b, s.n);
+			n++;
+		}
+	}
+
+	/* errors: an access error, a middle without a first, a NAK, then the QPs in error */
+	soft_header(&s, 16);
+	put(&s, 5); put(&s, 0 | 1 << 1);
+	put(&s, 4); put(&s, 0); put(&s, 10); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 16, 2 | 1 << 2, 0, 0, 0, 0);      /* wrong rkey */
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 16, 1 << 2, 0, 0, 0, 0);          /* QP in error */
+	soft_pkt(&s, 0, SW_MIDDLE | SQP(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+	put(&s, 5); put(&s, 0);
+	put(&s, 4); put(&s, 1); put(&s, 1); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	cb(ctx, "errors-access-badreq", s.b, s.n);
+	n++;
+
+	soft_header(&s, 16 | 1 << 2);
+	put(&s, 4); put(&s, 0); put(&s, 10); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 3, 1, 0, 0, 0, 0, 0);     /* NAK remote access */
+	soft_pkt(&s, 0, SW_ONLY | SNOW, 0, 2, 8, 1 | 1 << 2 | 32, 8, 0, 0, 0);     /* end of region 1 */
+	soft_pkt(&s, 0, SW_ONLY | SQP(1) | SNOW, 0, 2, 8, 1 | 1 << 2 | 32, 4, 0, 0, 0);
+	soft_pkt(&s, 0, SW_ONLY | SQP(1) | SNOW, 0, 2, 8, 1 << 2 | 16, 4, 0, 0, 0); /* VA wraps */
+	cb(ctx, "errors-nak-bounds", s.b, s.n);
+	n++;
+
+	/* mutants of a good packet: wrong source, wrong QPN, bad ICRC, cut, flipped, raw */
+	soft_header(&s, 16);
+	put(&s, 5); put(&s, 0 | 3 << 1);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 1, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 2, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 4, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 8, 3);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 8 | 32, 3);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 16 | 32, 13);
+	soft_pkt(&s, 0, SW_SEND | SNOW, 0, 2, 32, 0, 0, 0, 0, 0);
+	soft_pkt(&s, 0, SW_UC | SNOW, 0, 2, 32, 1 << 2, 0, 0, 0, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 3, 0, 1 << 2, 0, 0, 0, 0);         /* over the MTU */
+	put(&s, 7); put(&s, 3); put(&s, 16);
+	for (unsigned k = 0; k < 16; k++)
+		put(&s, (uint8_t)(k == 0 ? NR_OP_RC_ACK : k * 17));
+	put(&s, 7); put(&s, 2); put(&s, 3); put(&s, 1); put(&s, 2); put(&s, 3);
+	cb(ctx, "mutants", s.b, s.n);
+	n++;
+	return n;
+}
+
 int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 {
 	if (!strcmp(target, "parse"))
@@ -238,6 +393,8 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_engine(cb, ctx);
 	if (!strcmp(target, "control"))
 		return gen_control(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control)\n", target);
+	if (!strcmp(target, "soft"))
+		return gen_soft(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, soft)\n", target);
 	return -1;
 }

@@ -58,7 +58,7 @@ static inline size_t nrz_left(const struct nrz_in *in)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
- * Seed inputs for a target ("parse", "engine", "control"), made by the
+ * Seed inputs for a target ("parse", "engine", "control", "soft"), made by the
  * builders (gen_seeds.c): cb is called once per seed.  Returns the count.
  */
 typedef void (*nrz_seed_cb)(void *ctx, const char *name, const uint8_t *d, size_t n);
