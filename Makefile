@@ -215,7 +215,8 @@ bench-loss: build
 	tests/testbed/bench-loss --build $(BUILD)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
-	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-soft tests/fuzz/nrz-gen-corpus
+	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-soft tests/fuzz/nrz-fuzz-ctlserver \
+	tests/fuzz/nrz-gen-corpus
 
 fuzz: deps $(FUZZ)/build.ninja
 	ninja -C $(FUZZ) $(FUZZ_TARGETS)

@@ -12,7 +12,11 @@
  *   control  JSON request lines ($JOB / $KEY stand for the last job created);
  *   soft     scripts in fuzz_soft.c's format on each profile and MTU: messages
  *            in order, duplicates and gaps, writes ACKed, NAKed, RNR-NAKed,
- *            access and sequence errors, mutated and raw packets.
+ *            access and sequence errors, mutated and raw packets;
+ *   ctlserver  the control requests on admin and TCP connections, lines cut
+ *            across chunks, CRLF and blank lines, an oversize line, junk and
+ *            wrong tokens before and after the token, a burst past the rate
+ *            limit, a connection shut early.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -233,6 +237,100 @@ static int gen_control(nrz_seed_cb cb, void *ctx)
 	return (int)k;
 }
 
+/* ---- ctlserver -------------------------------------------------------------------- */
+
+/* A chunk of fuzz_ctlserver.c: connection, wait for the answers, shut our side. */
+static void ctl_chunk(struct seedbuf *s, unsigned conn, bool wait, bool shut, const char *text)
+{
+	size_t n = strlen(text);
+
+	while (n) {
+		size_t k = n > 255 ? 255 : n;
+
+		put(s, (uint8_t)(conn | (wait && k == n ? 4 : 0) | (shut && k == n ? 8 : 0)));
+		put(s, (uint8_t)k);
+		for (size_t i = 0; i < k; i++)
+			put(s, (uint8_t)text[i]);
+		text += k;
+		n -= k;
+	}
+}
+
+static int gen_ctlserver(nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s;
+	char name[64], line[2048];
+	unsigned k;
+	int n = 0;
+
+	/* every control seed on an admin connection, and on TCP with the token added */
+	for (k = 0; k < sizeof(ctl_lines) / sizeof(ctl_lines[0]); k++) {
+		const char *l = ctl_lines[k];
+
+		s.n = 0;
+		put(&s, 1 | 1 << 2);         /* two connections: 0 admin, 1 TCP */
+		put(&s, 1 << 1);             /* 1 starts authenticated */
+		snprintf(line, sizeof(line), "%s\n", l);
+		ctl_chunk(&s, 0, true, false, line);
+		if (l[0] == '{' && l[1] == '"') {
+			snprintf(line, sizeof(line), "{\"token\":\"$T\",%s\n", l + 1);
+			ctl_chunk(&s, 1, true, false, line);
+		} else {
+			ctl_chunk(&s, 1, true, false, line);
+		}
+		snprintf(name, sizeof(name), "req%02u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+
+	/* lines cut across chunks, CRLF, blank lines; an oversize line closes an admin */
+	s.n = 0;
+	put(&s, 0 | 1 << 2);
+	put(&s, 0);
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"st");
+	ctl_chunk(&s, 0, true, false, "ats\"}\r\n\n\r\n{\"op\":\"backend_");
+	ctl_chunk(&s, 0, true, false, "info\"}\n[1]\n{\"op\":\"job_list\"}");
+	ctl_chunk(&s, 0, true, false, "\n");
+	/* a request of exactly max_line (512) bytes is served, one byte more closes */
+	for (k = 512; k <= 513; k++) {
+		memset(line, ' ', k);
+		memcpy(line, "{\"op\":\"stats\"}", 14);
+		line[k] = '\n';
+		line[k + 1] = '\0';
+		ctl_chunk(&s, 0, true, false, line);
+	}
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"stats\"}\n");
+	cb(ctx, "framing", s.b, s.n);
+	n++;
+
+	/* TCP: junk first, a wrong token first, junk after the token, a wrong token after it */
+	s.n = 0;
+	put(&s, 3);                  /* four TCP connections */
+	put(&s, 1 << 2 | 1 << 3);
+	ctl_chunk(&s, 0, true, false, "hello\n");
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	ctl_chunk(&s, 1, true, false, "{\"op\":\"stats\",\"token\":\"nrz-tokem\"}\n{\"op\":\"stats\"}\n");
+	ctl_chunk(&s, 2, true, false, "not json\n{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T$T\"}\n");
+	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	cb(ctx, "auth", s.b, s.n);
+	n++;
+
+	/* past the rate limit's burst; a connection shut early, then written to */
+	s.n = 0;
+	put(&s, 1 | 1 << 2);
+	put(&s, 1 << 1);
+	line[0] = '\0';
+	for (k = 0; k < 60; k++)
+		strcat(line, k % 3 ? "{\"op\":\"stats\"}\n" : "{}\n");
+	ctl_chunk(&s, 0, false, false, line);
+	ctl_chunk(&s, 1, true, true, "{\"op\":\"job_list\",\"token\":\"$T\"}\n{\"op\":");
+	ctl_chunk(&s, 1, true, false, "\"stats\"}\n");
+	cb(ctx, "rate-shut", s.b, s.n);
+	n++;
+	return n;
+}
+
 /* ---- soft ---------------------------------------------------------------------- */
 
 /*
@@ -395,6 +493,9 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_control(cb, ctx);
 	if (!strcmp(target, "soft"))
 		return gen_soft(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, soft)\n", target);
+	if (!strcmp(target, "ctlserver"))
+		return gen_ctlserver(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, soft, ctlserver)\n",
+		target);
 	return -1;
 }
