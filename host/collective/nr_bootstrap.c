@@ -140,7 +140,7 @@ static int check_hello(struct nr_comm *c, json_t *msg, uint32_t from, int *rank,
 	}
 	if (*rank <= 0 || *rank >= c->world)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: %s claims rank %d of %d",
-			       c->root, a, *rank, c->world);
+			       c->root, nr_ip4_str(from, a), *rank, c->world);
 	if (c->fds[*rank] >= 0)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: two hosts claim rank %d (%s, then %s)",
 			       c->root, *rank, nr_ip4_str(c->peers[*rank].ip, b), nr_ip4_str(from, a));
