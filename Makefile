@@ -216,7 +216,7 @@ bench-loss: build
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-soft tests/fuzz/nrz-fuzz-ctlserver \
-	tests/fuzz/nrz-gen-corpus
+	tests/fuzz/nrz-fuzz-rendezvous tests/fuzz/nrz-gen-corpus
 
 fuzz: deps $(FUZZ)/build.ninja
 	ninja -C $(FUZZ) $(FUZZ_TARGETS)

@@ -16,7 +16,11 @@
  *   ctlserver  the control requests on admin and TCP connections, lines cut
  *            across chunks, CRLF and blank lines, an oversize line, junk and
  *            wrong tokens before and after the token, a burst past the rate
- *            limit, a connection shut early.
+ *            limit, a connection shut early;
+ *   rendezvous  rank 0 with the genuine ranks alone, with strays, with a rank
+ *            left out, with hellos claiming their own address (a rank taken,
+ *            another world, no such rank); members given a good table, one
+ *            without the barrier's go, a short one, rank 0's error.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -331,6 +335,122 @@ static int gen_ctlserver(nrz_seed_cb cb, void *ctx)
 	return n;
 }
 
+/* ---- rendezvous ------------------------------------------------------------------ */
+
+/* An endpoint row of host 127.0.93.h, as nr_bootstrap.c writes one. */
+static void rdv_row(char *buf, size_t len, unsigned h)
+{
+	snprintf(buf, len, "{\"ip\":\"127.0.93.%u\",\"mac\":\"02:00:00:00:5d:%02x\",\"box\":["
+		 "{\"send\":{\"qpn\":%u,\"psn\":7,\"port\":4791,\"sport\":49152},\"recv\":{\"qpn\":%u,"
+		 "\"psn\":8,\"port\":4791,\"sport\":49153},\"va\":4096,\"rkey\":%u}],\"plain\":{\"send\":"
+		 "{\"qpn\":%u,\"psn\":16777215,\"port\":4791,\"sport\":65535},\"recv\":{\"qpn\":%u,"
+		 "\"psn\":0,\"port\":0,\"sport\":0},\"va\":0,\"rkey\":4294967295}}", h, h, 0x100 + h,
+		 0x200 + h, h, 0x300 + h, 0x400 + h);
+}
+
+/* A connection of the fuzzer's to rank 0: from (0 stray, 1 rank 1's address, 3 rank 0's),
+ * before which genuine rank, a newline added. */
+static void rdv_conn(struct seedbuf *s, unsigned from, unsigned before, bool nl, const char *text)
+{
+	size_t n = strlen(text);
+
+	put(s, (uint8_t)(from | (before - 1) << 2 | (nl ? 16 : 0)));
+	put(s, (uint8_t)n);
+	put(s, (uint8_t)(n >> 8));
+	for (size_t i = 0; i < n; i++)
+		put(s, (uint8_t)text[i]);
+}
+
+static void rdv_hello(char *buf, size_t len, int rank, int world, const char *ip_or_row)
+{
+	snprintf(buf, len, "{\"hello\":{\"rank\":%d,\"world\":%d,\"mtu\":1024,\"msg_size\":65536,"
+		 "\"transport\":\"soft\",\"box\":false,\"channels\":1},\"peer\":%s}", rank, world,
+		 ip_or_row);
+}
+
+/* byte 0 of a rank 0 input: world 2..4, the rank left out (0: none), fuzz connections */
+static uint8_t rdv_root(unsigned world, unsigned left_out, unsigned conns)
+{
+	return (uint8_t)((world - 2) << 1 | left_out << 3 | conns << 5);
+}
+
+static int gen_rendezvous(nrz_seed_cb cb, void *ctx)
+{
+	char row[1024], hello[2048], table[8192];
+	struct seedbuf s;
+	int n = 0;
+
+	/* rank 0: the genuine ranks alone; strays before and among them */
+	s.n = 0;
+	put(&s, rdv_root(2, 0, 0));
+	cb(ctx, "root-plain", s.b, s.n);
+	n++;
+
+	s.n = 0;
+	put(&s, rdv_root(3, 0, 2));
+	rdv_row(row, sizeof(row), 12);      /* rank 1's row, sent from a stray address */
+	rdv_hello(hello, sizeof(hello), 1, 3, row);
+	rdv_conn(&s, 0, 1, true, "{}");
+	rdv_conn(&s, 0, 2, true, hello);
+	cb(ctx, "root-strays", s.b, s.n);
+	n++;
+
+	/* rank 2 of 4 left out: a timeout naming it, a stray and a cut hello meanwhile */
+	s.n = 0;
+	put(&s, rdv_root(4, 2, 2));
+	rdv_conn(&s, 0, 2, true, "not json at all");
+	rdv_hello(hello, sizeof(hello), 2, 4, "$P");
+	hello[strlen(hello) / 2] = '\0';
+	rdv_conn(&s, 0, 3, false, hello);
+	cb(ctx, "root-left-out", s.b, s.n);
+	n++;
+
+	/* a hello from the address it claims: taking rank 1 first, another world, rank 9 */
+	static const char *const claims[][2] = {
+		{ "1", "3" }, { "2", "4" }, { "9", "3" }, { "0", "3" },
+	};
+	for (unsigned k = 0; k < sizeof(claims) / sizeof(claims[0]); k++) {
+		char name[32];
+
+		s.n = 0;
+		put(&s, rdv_root(3, 0, 1));
+		rdv_hello(hello, sizeof(hello), atoi(claims[k][0]), atoi(claims[k][1]), "$P");
+		rdv_conn(&s, k == 3 ? 1 : 0, 1 + k % 2, true, hello);
+		snprintf(name, sizeof(name), "root-claims-%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+
+	/* members: a good table and the barrier's go; without the go; an error; short */
+	for (unsigned k = 0; k < 5; k++) {
+		static const unsigned worlds[5] = { 3, 2, 4, 3, 3 };
+		unsigned world = worlds[k], rank = k == 2 ? 3 : 1;
+		char name[32];
+		size_t len;
+
+		s.n = 0;
+		put(&s, (uint8_t)(1 | (world - 2) << 1 | (rank - 1) << 3));
+		len = (size_t)snprintf(table, sizeof(table), "{\"ok\":true,\"credits\":4,"
+				       "\"result_key\":%u,\"peers\":[", k == 1 ? 4294967295u : 77);
+		for (unsigned r = 0; r < (k == 3 ? world - 1 : world); r++) {
+			rdv_row(row, sizeof(row), r ? 11 + r : 10);
+			len += (size_t)snprintf(table + len, sizeof(table) - len, "%s%s", r ? "," : "",
+						row);
+		}
+		snprintf(table + len, sizeof(table) - len, "]}\n%s",
+			 k == 1 ? "" : "{\"go\":\"connecting the rings\"}\n");
+		if (k == 4)
+			snprintf(table, sizeof(table), "{\"ok\":false,\"error\":\"box said no\","
+				 "\"code\":-5}\n");
+		for (size_t i = 0; table[i]; i++)
+			put(&s, (uint8_t)table[i]);
+		snprintf(name, sizeof(name), "member-%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	return n;
+}
+
 /* ---- soft ---------------------------------------------------------------------- */
 
 /*
@@ -495,7 +615,9 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_soft(cb, ctx);
 	if (!strcmp(target, "ctlserver"))
 		return gen_ctlserver(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, soft, ctlserver)\n",
-		target);
+	if (!strcmp(target, "rendezvous"))
+		return gen_rendezvous(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, soft, ctlserver, "
+		"rendezvous)\n", target);
 	return -1;
 }
