@@ -329,9 +329,13 @@ static void model_ack(struct world *w, struct mqp *m, const struct nr_pkt *p)
 {
 	uint8_t syn = p->aeth_syn;
 	bool ack = nr_syn_is_ack(syn);
-	/* an ACK covers its PSN, a NAK what is before it; only what was sent */
-	bool in_range = nr_psn_le(m->una, ack ? nr_psn_add(p->psn, 1) : p->psn) &&
-			nr_psn_lt(p->psn, m->snd_hi);
+	/*
+	 * An ACK covers its PSN, a NAK what is before it; only PSNs sent and not
+	 * acknowledged count: an ACK of una - 1 .. snd_hi - 1, a NAK of una ..
+	 * snd_hi - 1, counted from una (a PSN 2^23 away is on neither side).
+	 */
+	uint32_t off = nr_psn_sub(p->psn, m->una), sent = nr_psn_sub(m->snd_hi, m->una);
+	bool in_range = ack ? off == NR_PSN_MASK || off < sent : off < sent;
 
 	if (ack)
 		w->want.rx_acks++;
