@@ -78,10 +78,15 @@
 
 #define NRZ_QPS      2
 #define NRZ_GUARD    64
+/*
+ * The model's queues hold what NRZ_MAX_OPS operations can make between two
+ * polls: a write posted per op, four receives per op, a flush of both.
+ */
 #define NRZ_MAX_OPS  256
-#define NRZ_WANT_MAX 512         /* completions / wire frames the model expects at once */
-#define NRZ_SQ_MAX   256
-#define NRZ_RQ_MAX   256
+#define NRZ_SQ_MAX   NRZ_MAX_OPS
+#define NRZ_RQ_MAX   (4 * NRZ_MAX_OPS)
+#define NRZ_WC_MAX   (2 * (NRZ_SQ_MAX + NRZ_RQ_MAX))
+#define NRZ_WIRE_MAX (2 * NRZ_MAX_OPS)   /* ACKs/NAKs a QP owes: one a packet, one a poll */
 #define NRZ_PEER_SPORT 0xC0DE    /* the UDP source port of the peer's packets */
 #define NRZ_PEER_QPN 0x000101    /* QP i's peer is QPN NRZ_PEER_QPN + i */
 #define NRZ_INFLIGHT 16          /* the requester's window: one poll's data fits the sink */
@@ -115,7 +120,7 @@ struct mqp {
 	unsigned retries, rnr_retries;
 	bool retrying;
 	/* ACKs and NAKs it must send, in order */
-	struct wire_ack want[NRZ_WANT_MAX];
+	struct wire_ack want[NRZ_WIRE_MAX];
 	unsigned nwant;
 	/* the builder's cursors: next PSN in order, bytes the message has left */
 	uint32_t bpsn, brem;
@@ -143,7 +148,7 @@ struct world {
 	size_t mroff[2];
 	/* the model */
 	struct nr_tp_soft_stats want;
-	struct nr_wc wc[NRZ_WANT_MAX];
+	struct nr_wc wc[NRZ_WC_MAX];
 	unsigned nwc;
 	struct pending *pend, **pend_tail;
 	uint64_t wr_seq;
@@ -189,14 +194,14 @@ static uint16_t free_udp_port(void)
 static void want_wc(struct world *w, struct mqp *m, uint64_t wr_id, uint8_t op, uint8_t status,
 		    uint32_t imm, uint32_t len)
 {
-	NRZ_CHECK(w->nwc < NRZ_WANT_MAX, "model: too many completions pending");
+	NRZ_CHECK(w->nwc < NRZ_WC_MAX, "model: too many completions pending");
 	w->wc[w->nwc++] = (struct nr_wc){ .wr_id = wr_id, .qp = m->qp, .op = op, .status = status,
 					  .imm = imm, .byte_len = len };
 }
 
 static void want_wire(struct mqp *m, uint8_t syn, uint32_t psn)
 {
-	NRZ_CHECK(m->nwant < NRZ_WANT_MAX, "model: too many ACKs pending");
+	NRZ_CHECK(m->nwant < NRZ_WIRE_MAX, "model: too many ACKs pending");
 	m->want[m->nwant++] = (struct wire_ack){ .syn = syn, .psn = psn, .msn = m->msn };
 }
 
