@@ -57,6 +57,7 @@
 
 #include "nrz_backend.h"
 #include "nrz_fuzz.h"
+#include "nrz_net.h"
 
 #define NRZ_CONNS     4
 #define NRZ_TOKEN     "nrz-token"
@@ -166,7 +167,7 @@ static int connect_admin(void)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
-	NRZ_CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa)),
+	NRZ_CHECK(fd >= 0 && !nrz_connect(fd, (struct sockaddr *)&sa, sizeof(sa)),
 		  "connect %s: %s", sock_path, strerror(errno));
 	return fd;
 }
@@ -175,7 +176,7 @@ static int connect_tcp(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 
-	NRZ_CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&tcp_sa, sizeof(tcp_sa)),
+	NRZ_CHECK(fd >= 0 && !nrz_connect(fd, (struct sockaddr *)&tcp_sa, sizeof(tcp_sa)),
 		  "connect %s: %s", tcp_addr, strerror(errno));
 	/* each chunk its own segment, now: Nagle would hold it for the server's ACK */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -431,7 +432,7 @@ static void check_alive(bool admin, const char *req)
 	int fd = admin ? connect_admin() : connect_tcp();
 	json_t *r;
 
-	NRZ_CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req), "send");
+	NRZ_CHECK(nrz_send_all(fd, req, strlen(req), 0), "send %s: %s", req, strerror(errno));
 	while (!memchr(line, '\n', n)) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t got;
@@ -439,7 +440,7 @@ static void check_alive(bool admin, const char *req)
 		NRZ_CHECK(now_ms() < end && n < sizeof(line), "no answer to %s", req);
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		got = recv(fd, line + n, sizeof(line) - n, 0);
+		got = nrz_recv(fd, line + n, sizeof(line) - n, 0);
 		NRZ_CHECK(got > 0, "the server closed a fresh %s connection: %s",
 			  admin ? "admin" : "tcp", got ? strerror(errno) : "EOF");
 		n += (size_t)got;

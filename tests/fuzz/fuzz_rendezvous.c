@@ -59,6 +59,7 @@
 #include "host/collective/nr_tcp.h"
 
 #include "nrz_fuzz.h"
+#include "nrz_net.h"
 
 #define NRZ_WORLD_MAX 4
 #define NRZ_FUZZ_CONNS 2
@@ -213,7 +214,7 @@ static int connect_from(unsigned h, const char *addr, struct run *u, bool *seen)
 						 sizeof(one)) &&
 			  !bind(fd, (struct sockaddr *)&me, sizeof(me)), "socket from 127.0.93.%u: %s",
 			  h, strerror(errno));
-		if (!connect(fd, (struct sockaddr *)&to, sizeof(to))) {
+		if (!nrz_connect(fd, (struct sockaddr *)&to, sizeof(to))) {
 			*seen = true;
 			return fd;
 		}
@@ -223,18 +224,6 @@ static int connect_from(unsigned h, const char *addr, struct run *u, bool *seen)
 			return -1;      /* rank 0 is past its gather */
 		NRZ_CHECK(now_ms() < end, "rank 0 never listened on %s", addr);
 		usleep(200);
-	}
-}
-
-static void send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (r <= 0)
-			return;     /* the other side closed: what it read is what it got */
-		p += r;
-		n -= (size_t)r;
 	}
 }
 
@@ -418,7 +407,7 @@ static void fuzz_root(struct nrz_in *in, uint8_t b0)
 			fd = connect_from(f[k].from, root_addr, &u, &seen);
 			if (fd < 0)
 				continue;
-			send_all(fd, f[k].bytes, f[k].n);
+			nrz_send_all(fd, f[k].bytes, f[k].n, 0);   /* closed: it got what it read */
 			shutdown(fd, SHUT_WR);
 			fds[nfds++] = fd;
 		}
@@ -429,7 +418,7 @@ static void fuzz_root(struct nrz_in *in, uint8_t b0)
 		if (fd < 0)
 			continue;
 		genuine_lines(r, u.world, line, sizeof(line));
-		send_all(fd, line, strlen(line));
+		nrz_send_all(fd, line, strlen(line), 0);
 		shutdown(fd, SHUT_WR);
 		fds[nfds++] = fd;
 	}
@@ -563,12 +552,15 @@ static void fuzz_member(struct nrz_in *in, uint8_t b0)
 	for (size_t i = 0; i < n; i++)
 		bytes[i] = (char)nrz_u8(in);
 	run_start(&u);
-	NRZ_CHECK(poll(&pfd, 1, NRZ_WAIT_MS) == 1, "rank %d never connected", u.rank);
-	fd = accept4(member_lfd, NULL, NULL, SOCK_CLOEXEC);
+	for (uint64_t end = now_ms() + NRZ_WAIT_MS; poll(&pfd, 1, 100) != 1;)
+		NRZ_CHECK(now_ms() < end, "rank %d never connected", u.rank);
+	do
+		fd = accept4(member_lfd, NULL, NULL, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
 	NRZ_CHECK(fd >= 0, "accept: %s", strerror(errno));
 	/* its hello, whole, before we answer (closing with it unread would reset) */
 	while (!memchr(hello, '\n', got)) {
-		ssize_t r = recv(fd, hello + got, sizeof(hello) - got, 0);
+		ssize_t r = nrz_recv(fd, hello + got, sizeof(hello) - got, 0);
 
 		NRZ_CHECK(r > 0 && got + (size_t)r < sizeof(hello), "rank %d's hello: %s", u.rank,
 			  r ? strerror(errno) : "closed");
@@ -580,7 +572,7 @@ static void fuzz_member(struct nrz_in *in, uint8_t b0)
 		  json_integer_value(json_object_get(json_object_get(msg, "hello"), "rank")) == u.rank,
 		  "rank %d's hello does not claim the rank and the address it comes from", u.rank);
 	json_decref(msg);
-	send_all(fd, bytes, n);
+	nrz_send_all(fd, bytes, n, 0);
 	shutdown(fd, SHUT_WR);
 	pthread_join(u.th, NULL);
 	close(fd);
