@@ -13,7 +13,8 @@
  *   genuine rank, bit 4 a newline added.  "$A" in the bytes becomes the
  *   address it connects from, "$P" a well-formed endpoint row claiming it.
  *   The genuine ranks, written here, connect from their own addresses and
- *   send a hello and the two barrier lines rank 0 will wait for.
+ *   send a hello and the two barrier lines rank 0 will wait for.  Bit 7: a
+ *   signal interrupts rank 0's thread 20 ms after the last connection.
  * byte 0 bit 0 set: a member under test (world bits 1-2, rank bits 3-4).  It
  *   connects to a listener of this target, which reads its hello and answers
  *   with the fuzzer's bytes: the endpoint table, then whatever follows (the
@@ -37,6 +38,8 @@
  *     reply it succeeds.  Its hello claims the address it connects from.
  *     Why: the rows become the QPs' peers; a value cut to fit would connect a
  *     ring to the wrong QP or port without any error.
+ *   - rank 0 ends within its timeouts, signals or not.  Why: a rank that
+ *     never joins must be named, not wait for forever.
  *   - no crash, no hang past the timeouts, no fd or memory leak.
  */
 #include <arpa/inet.h>
@@ -45,6 +48,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,14 +108,23 @@ static unsigned count_fds(void)
 static int root_port_keeper = -1, member_lfd = -1;
 static char root_addr[32], member_root_addr[32];
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
 static void statics_init(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = host_ip(1) };
+	/* no SA_RESTART: the interrupted call returns EINTR, as poll() always does */
+	struct sigaction sa = { .sa_handler = on_signal };
 	socklen_t l = sizeof(a);
 	int one = 1;
 
 	if (root_port_keeper >= 0)
 		return;
+	sigemptyset(&sa.sa_mask);
+	NRZ_CHECK(!sigaction(SIGUSR2, &sa, NULL), "sigaction");
 	/*
 	 * Bound with SO_REUSEADDR and never listening, it keeps the port ours:
 	 * every input's rank 0 listens on it again (nr_tcp_listen sets
@@ -421,6 +434,17 @@ static void fuzz_root(struct nrz_in *in, uint8_t b0)
 		nrz_send_all(fd, line, strlen(line), 0);
 		shutdown(fd, SHUT_WR);
 		fds[nfds++] = fd;
+	}
+	/*
+	 * Interrupted or not, rank 0 ends within its timeouts: one signal half
+	 * way through a left-out rank's wait, when it waits for connections.
+	 */
+	for (uint64_t t0 = now_ms(), t = t0, sent = 0; (b0 & 128) && !run_done(&u); t = now_ms()) {
+		NRZ_CHECK(t < t0 + NRZ_WAIT_MS, "rank 0 still runs %u ms after the last "
+			  "connection, its bootstrap timeout %u ms", NRZ_WAIT_MS, u.boot_ms);
+		if (!sent && t >= t0 + NRZ_LEFT_OUT_MS / 2)
+			sent = !pthread_kill(u.th, SIGUSR2);
+		usleep(1000);
 	}
 	pthread_join(u.th, NULL);
 	for (int i = 0; i < nfds; i++)
