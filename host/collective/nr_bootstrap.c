@@ -199,11 +199,15 @@ static int root_gather(struct nr_comm *c)
 	while (joined < c->world) {
 		struct pollfd pfd = { .fd = c->lfd, .events = POLLIN };
 		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
+		int ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 		json_t *msg;
 		uint64_t hello_by;
 		int fd, rank;
 
-		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+		/* a signal: wait again for what is left (the accept below blocks) */
+		if (ready < 0)
+			continue;
+		if (ready == 0) {
 			int missing = 1;
 
 			while (missing < c->world && c->fds[missing] >= 0)
