@@ -9,7 +9,7 @@
  *   left out (bits 3-4; 0: none, then rank 0 must time out naming it), up to
  *   two connections of the fuzzer's (bits 5-6), each [ctl][len: 2 bytes]
  *   [bytes]: ctl bits 0-1 where it connects from (a stray address of its
- *   own, rank 1's address, rank (k + 1)'s, rank 0's), bits 2-3 before which
+ *   own, rank 1's address, rank 1 + k's, rank 0's), bits 2-3 before which
  *   genuine rank, bit 4 a newline added.  "$A" in the bytes becomes the
  *   address it connects from, "$P" a well-formed endpoint row claiming it.
  *   The genuine ranks, written here, connect from their own addresses and
@@ -29,6 +29,8 @@
  *     NR_ERR_TIMEOUT naming that rank.  Why: any host may connect to rank 0's
  *     port; a stray that could abort or join the job is a way to stop or
  *     hijack every rank's ring.
+ *   - an error of rank 0's that blames a hello names the address it came
+ *     from.  Why: it is what the operator has to find the host by.
  *   - a member succeeds only on a well-formed table: "ok" true, integer
  *     credits and result_key (32 bits), a row for every rank, every row but
  *     its own with an IPv4 address, a string MAC, one box endpoint and the
@@ -46,9 +48,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
