@@ -108,7 +108,7 @@ static void statics_init(void)
 
 	if (port_keeper >= 0)
 		return;
-	snprintf(sock_dir, sizeof(sock_dir), "/tmp/nrz-ctl-XXXXXX");
+	snprintf(sock_dir, sizeof(sock_dir), "/tmp/nrz-fuzz-ctl-XXXXXX");
 	NRZ_CHECK(mkdtemp(sock_dir) != NULL, "mkdtemp: %s", strerror(errno));
 	atexit(remove_sock_dir);
 	snprintf(sock_path, sizeof(sock_path), "%s/ctl.sock", sock_dir);
