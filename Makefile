@@ -218,7 +218,8 @@ bench-loss: build
 	tests/testbed/bench-loss --build $(BUILD)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
-	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-burst tests/fuzz/nrz-gen-corpus
+	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-burst tests/fuzz/nrz-fuzz-soft \
+	tests/fuzz/nrz-fuzz-ctlserver tests/fuzz/nrz-fuzz-rendezvous tests/fuzz/nrz-gen-corpus
 
 # (a fuzz build set up before the burst target had DPDK disabled: turned on)
 fuzz: deps $(FUZZ)/build.ninja

@@ -24,6 +24,7 @@
 #include "nr_tcp.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
+#include "proto/roce_hdr.h"
 
 /* --- rows --- */
 
@@ -53,16 +54,27 @@ static json_t *row_json(const struct nr_comm *c, const struct nr_peer *p)
 	return row;
 }
 
+/*
+ * A number of a row or of the table outside its field (24-bit QPN and PSN,
+ * 16-bit port, 32-bit rkey, a VA below 2^63) makes the row malformed: cut to
+ * fit, it would connect a ring to another QP or port with no error anywhere.
+ */
+static bool in_range(json_int_t v, json_int_t max)
+{
+	return v >= 0 && v <= max;
+}
+
 static int qp_parse(json_t *j, struct nr_qp_info *q, uint32_t ip)
 {
-	json_int_t qpn, psn;
-	int port, sport;
+	json_int_t qpn, psn, port, sport;
 
-	if (json_unpack(j, "{s:I,s:I,s:i,s:i}", "qpn", &qpn, "psn", &psn, "port", &port,
-			"sport", &sport))
+	if (json_unpack(j, "{s:I,s:I,s:I,s:I}", "qpn", &qpn, "psn", &psn, "port", &port,
+			"sport", &sport) ||
+	    !in_range(qpn, NR_BTH_QPN_MASK) || !in_range(psn, NR_PSN_MASK) ||
+	    !in_range(port, UINT16_MAX) || !in_range(sport, UINT16_MAX))
 		return -1;
-	*q = (struct nr_qp_info){ .ip = ip, .qpn = qpn, .psn = psn, .udp_port = port,
-				  .sport = (uint16_t)sport };
+	*q = (struct nr_qp_info){ .ip = ip, .qpn = (uint32_t)qpn, .psn = (uint32_t)psn,
+				  .udp_port = (uint16_t)port, .sport = (uint16_t)sport };
 	return 0;
 }
 
@@ -72,6 +84,7 @@ static int ep_parse(json_t *ep, struct nr_peer *p, int i)
 	json_int_t va, rkey;
 
 	if (json_unpack(ep, "{s:o,s:o,s:I,s:I}", "send", &s, "recv", &r, "va", &va, "rkey", &rkey) ||
+	    !in_range(va, INT64_MAX) || !in_range(rkey, UINT32_MAX) ||
 	    qp_parse(s, &p->send[i], p->ip) || qp_parse(r, &p->recv[i], p->ip))
 		return -1;
 	for (int k = 0; k < 6; k++)
@@ -140,7 +153,7 @@ static int check_hello(struct nr_comm *c, json_t *msg, uint32_t from, int *rank,
 	}
 	if (*rank <= 0 || *rank >= c->world)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: %s claims rank %d of %d",
-			       c->root, a, *rank, c->world);
+			       c->root, nr_ip4_str(from, a), *rank, c->world);
 	if (c->fds[*rank] >= 0)
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rendezvous %s: two hosts claim rank %d (%s, then %s)",
 			       c->root, *rank, nr_ip4_str(c->peers[*rank].ip, b), nr_ip4_str(from, a));
@@ -186,11 +199,15 @@ static int root_gather(struct nr_comm *c)
 	while (joined < c->world) {
 		struct pollfd pfd = { .fd = c->lfd, .events = POLLIN };
 		int64_t left = (int64_t)deadline - (int64_t)nr_now_ms();
+		int ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 		json_t *msg;
 		uint64_t hello_by;
 		int fd, rank;
 
-		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+		/* a signal: wait again for what is left (the accept below blocks) */
+		if (ready < 0)
+			continue;
+		if (ready == 0) {
 			int missing = 1;
 
 			while (missing < c->world && c->fds[missing] >= 0)
@@ -301,7 +318,8 @@ static int member_bootstrap(struct nr_comm *c)
 		return (int)code;
 	}
 	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "peers",
-			&peers) || json_array_size(peers) != (size_t)c->world) {
+			&peers) || !in_range(credits, UINT32_MAX) || !in_range(key, UINT32_MAX) ||
+	    json_array_size(peers) != (size_t)c->world) {
 		json_decref(msg);
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint table", c->rank);
 	}

@@ -233,10 +233,18 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 	struct soft_tp *tp = qp->tp;
 	uint8_t syn = p->aeth_syn;
 	uint32_t psn = p->psn;
-	/* An ACK covers psn itself; a NAK covers what is before psn. */
+	/*
+	 * An ACK covers psn itself; a NAK covers what is before psn.  Either
+	 * counts only for PSNs sent and not acknowledged, [snd_una, snd_hi):
+	 * measured as distances from snd_una (fewer than 2^23 are outstanding),
+	 * not with signed PSN comparisons, which put a PSN 2^23 away on both
+	 * sides -- a NAK there would move snd_una half the PSN space and send
+	 * "packet" 2^23 of a posted write, from far outside its buffer.
+	 */
 	bool ack = nr_syn_is_ack(syn);
-	bool in_range = nr_psn_le(qp->snd_una, ack ? nr_psn_add(psn, 1) : psn) &&
-			nr_psn_lt(psn, qp->snd_hi);
+	uint32_t sent = nr_psn_sub(qp->snd_hi, qp->snd_una);
+	uint32_t upto = nr_psn_sub(ack ? nr_psn_add(psn, 1) : psn, qp->snd_una);
+	bool in_range = ack ? upto <= sent : upto < sent;
 
 	if (ack) {
 		tp->st.rx_acks++;

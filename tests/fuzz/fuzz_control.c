@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * fuzz_control: request lines through nr_ctl_handle() over the sw backend,
- * whose backend is a tiny in-process engine (job_create -> nr_engine_job_add ...).
+ * whose backend is a tiny in-process engine (nrz_backend.c: job_create ->
+ * nr_engine_job_add ...).
  *
  * The input is split at '\n' into request lines; "$JOB" and "$KEY" in a line
  * become the id and key of the last job created (so the fuzzer reaches the
@@ -22,18 +23,12 @@
 #include <jansson.h>
 
 #include "control/nr_control.h"
-#include "dataplane/engine/agg_engine.h"
 
+#include "nrz_backend.h"
 #include "nrz_fuzz.h"
 
 #define NRZ_MAX_LINES 64
 #define NRZ_MAX_TRACK 128
-
-struct chan_ctx {
-	struct nr_engine *eng;
-	uint64_t now;
-	unsigned jobs;           /* jobs the engine holds */
-};
 
 struct tracked {
 	json_int_t id;
@@ -47,60 +42,6 @@ struct state {
 	json_int_t last_id;
 	char last_key[80];
 	bool have_last;
-};
-
-/* ---- the in-process sw backend ------------------------------------------------ */
-
-static int ch_job_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
-		      char *err, size_t errlen)
-{
-	struct chan_ctx *c = b->priv;
-	int rc = nr_engine_job_add(c->eng, id, spec, c->now, credits, err, errlen);
-
-	if (!rc)
-		c->jobs++;
-	return rc;
-}
-
-static int ch_job_del(struct nr_backend *b, uint32_t id)
-{
-	struct chan_ctx *c = b->priv;
-	int rc = nr_engine_job_del(c->eng, id);
-
-	if (!rc)
-		c->jobs--;
-	return rc;
-}
-
-static int ch_job_stats(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
-{
-	struct chan_ctx *c = b->priv;
-
-	return nr_engine_job_stats(c->eng, id, st);
-}
-
-static json_t *ch_stats(struct nr_backend *b)
-{
-	struct chan_ctx *c = b->priv;
-	uint64_t ctr[NR_ECTR_MAX];
-	json_t *o = json_object();
-
-	nr_engine_counters(c->eng, ctr);
-	for (unsigned k = 0; o && k < NR_ECTR_MAX; k++)
-		json_object_set_new(o, nr_engine_ctr_names[k], json_integer((json_int_t)ctr[k]));
-	return o;
-}
-
-static json_t *ch_info(struct nr_backend *b)
-{
-	struct chan_ctx *c = b->priv;
-
-	return json_pack("{s:s,s:i}", "kernel", nr_engine_kernel_name(c->eng), "lcores", 1);
-}
-
-static const struct nr_backend_ops engine_backend_ops = {
-	.name = "sw", .job_create = ch_job_add, .job_destroy = ch_job_del,
-	.job_status = ch_job_stats, .stats = ch_stats, .info = ch_info,
 };
 
 /* ---- script ------------------------------------------------------------------- */
@@ -213,17 +154,14 @@ static void check_reply(struct state *s, const char *line, size_t len, const cha
 
 static void run_script(const uint8_t *data, size_t size, bool admin)
 {
-	struct chan_ctx cc = { .now = 1000000000ull };
+	struct nrz_backend nb;
 	struct state *s = calloc(1, sizeof(*s));
 	struct nr_backend *b;
 	struct nr_ctl *c;
 	unsigned lines = 0, live = 0;
 
 	NRZ_CHECK(s != NULL, "calloc");
-	cc.eng = nr_engine_create(&(struct nr_engine_ops){ 0 });
-	NRZ_CHECK(cc.eng != NULL, "engine");
-	b = nr_backend_new(&engine_backend_ops, &cc);
-	NRZ_CHECK(b != NULL, "sw backend");
+	b = nrz_backend_new(&nb);
 	c = nr_ctl_create(b);
 	NRZ_CHECK(c != NULL, "nr_ctl_create");
 
@@ -241,9 +179,9 @@ static void run_script(const uint8_t *data, size_t size, bool admin)
 	for (unsigned k = 0; k < s->nt; k++)
 		live += s->t[k].live;
 	if (s->nt < NRZ_MAX_TRACK)
-		NRZ_CHECK(cc.jobs == live, "engine holds %u jobs, replies say %u", cc.jobs, live);
+		NRZ_CHECK(nb.jobs == live, "engine holds %u jobs, replies say %u", nb.jobs, live);
 	nr_ctl_destroy(c);       /* destroys the backend */
-	nr_engine_destroy(cc.eng);
+	nr_engine_destroy(nb.eng);
 	free(s);
 }
 

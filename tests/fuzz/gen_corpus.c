@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	int n;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s parse|engine|control DIR\n", argv[0]);
+		fprintf(stderr, "usage: %s TARGET DIR  (TARGET of tests/fuzz/fuzz_TARGET.c)\n", argv[0]);
 		return 2;
 	}
 	o.dir = argv[2];

@@ -12,7 +12,18 @@
  *   control  JSON request lines ($JOB / $KEY stand for the last job created);
  *   burst    scripts in fuzz_burst.c's format that run jobs to the end on every
  *            box shape, over two workers, through delete, re-add and timeout,
- *            and bursts of one frame of every kind.
+ *            and bursts of one frame of every kind;
+ *   soft     scripts in fuzz_soft.c's format on each profile and MTU: messages
+ *            in order, duplicates and gaps, writes ACKed, NAKed, RNR-NAKed,
+ *            access and sequence errors, mutated and raw packets;
+ *   ctlserver  the control requests on admin and TCP connections, lines cut
+ *            across chunks, CRLF and blank lines, an oversize line, junk and
+ *            wrong tokens before and after the token, a burst past the rate
+ *            limit, a connection shut early;
+ *   rendezvous  rank 0 with the genuine ranks alone, with strays, with a rank
+ *            left out, with hellos claiming their own address (a rank taken,
+ *            another world, no such rank); members given a good table, one
+ *            without the barrier's go, a short one, rank 0's error.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -378,6 +389,368 @@ static int gen_control(nrz_seed_cb cb, void *ctx)
 	return (int)k;
 }
 
+/* ---- ctlserver -------------------------------------------------------------------- */
+
+/* A chunk of fuzz_ctlserver.c: connection, wait for the answers, shut our side. */
+static void ctl_chunk(struct seedbuf *s, unsigned conn, bool wait, bool shut, const char *text)
+{
+	size_t n = strlen(text);
+
+	while (n) {
+		size_t k = n > 255 ? 255 : n;
+
+		put(s, (uint8_t)(conn | (wait && k == n ? 4 : 0) | (shut && k == n ? 8 : 0)));
+		put(s, (uint8_t)k);
+		for (size_t i = 0; i < k; i++)
+			put(s, (uint8_t)text[i]);
+		text += k;
+		n -= k;
+	}
+}
+
+static int gen_ctlserver(nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s;
+	char name[64], line[2048];
+	unsigned k;
+	int n = 0;
+
+	/* every control seed on an admin connection, and on TCP with the token added */
+	for (k = 0; k < sizeof(ctl_lines) / sizeof(ctl_lines[0]); k++) {
+		const char *l = ctl_lines[k];
+
+		s.n = 0;
+		put(&s, 1 | 1 << 2);         /* two connections: 0 admin, 1 TCP */
+		put(&s, 1 << 1);             /* 1 starts authenticated */
+		snprintf(line, sizeof(line), "%s\n", l);
+		ctl_chunk(&s, 0, true, false, line);
+		if (l[0] == '{' && l[1] == '"') {
+			snprintf(line, sizeof(line), "{\"token\":\"$T\",%s\n", l + 1);
+			ctl_chunk(&s, 1, true, false, line);
+		} else {
+			ctl_chunk(&s, 1, true, false, line);
+		}
+		snprintf(name, sizeof(name), "req%02u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+
+	/* lines cut across chunks, CRLF, blank lines; an oversize line closes an admin */
+	s.n = 0;
+	put(&s, 0 | 1 << 2);
+	put(&s, 0);
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"st");
+	ctl_chunk(&s, 0, true, false, "ats\"}\r\n\n\r\n{\"op\":\"backend_");
+	ctl_chunk(&s, 0, true, false, "info\"}\n[1]\n{\"op\":\"job_list\"}");
+	ctl_chunk(&s, 0, true, false, "\n");
+	/* a request of exactly max_line (512) bytes is served, one byte more closes */
+	for (k = 512; k <= 513; k++) {
+		memset(line, ' ', k);
+		memcpy(line, "{\"op\":\"stats\"}", 14);
+		line[k] = '\n';
+		line[k + 1] = '\0';
+		ctl_chunk(&s, 0, true, false, line);
+	}
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"stats\"}\n");
+	cb(ctx, "framing", s.b, s.n);
+	n++;
+
+	/* TCP: junk first, a wrong token first, junk after the token, a wrong token after it */
+	s.n = 0;
+	put(&s, 3);                  /* four TCP connections */
+	put(&s, 1 << 2 | 1 << 3);
+	ctl_chunk(&s, 0, true, false, "hello\n");
+	ctl_chunk(&s, 0, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	ctl_chunk(&s, 1, true, false, "{\"op\":\"stats\",\"token\":\"nrz-tokem\"}\n{\"op\":\"stats\"}\n");
+	ctl_chunk(&s, 2, true, false, "not json\n{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T$T\"}\n");
+	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");
+	cb(ctx, "auth", s.b, s.n);
+	n++;
+
+	/* past the rate limit's burst; a connection shut early, then written to */
+	s.n = 0;
+	put(&s, 1 | 1 << 2);
+	put(&s, 1 << 1);
+	line[0] = '\0';
+	for (k = 0; k < 60; k++)
+		strcat(line, k % 3 ? "{\"op\":\"stats\"}\n" : "{}\n");
+	ctl_chunk(&s, 0, false, false, line);
+	ctl_chunk(&s, 1, true, true, "{\"op\":\"job_list\",\"token\":\"$T\"}\n{\"op\":");
+	ctl_chunk(&s, 1, true, false, "\"stats\"}\n");
+	cb(ctx, "rate-shut", s.b, s.n);
+	n++;
+	return n;
+}
+
+/* ---- rendezvous ------------------------------------------------------------------ */
+
+/* An endpoint row of host 127.0.93.h, as nr_bootstrap.c writes one. */
+static void rdv_row(char *buf, size_t len, unsigned h)
+{
+	snprintf(buf, len, "{\"ip\":\"127.0.93.%u\",\"mac\":\"02:00:00:00:5d:%02x\",\"box\":["
+		 "{\"send\":{\"qpn\":%u,\"psn\":7,\"port\":4791,\"sport\":49152},\"recv\":{\"qpn\":%u,"
+		 "\"psn\":8,\"port\":4791,\"sport\":49153},\"va\":4096,\"rkey\":%u}],\"plain\":{\"send\":"
+		 "{\"qpn\":%u,\"psn\":16777215,\"port\":4791,\"sport\":65535},\"recv\":{\"qpn\":%u,"
+		 "\"psn\":0,\"port\":0,\"sport\":0},\"va\":0,\"rkey\":4294967295}}", h, h, 0x100 + h,
+		 0x200 + h, h, 0x300 + h, 0x400 + h);
+}
+
+/* A connection of the fuzzer's to rank 0: from (0 stray, 1 rank 1's address, 3 rank 0's),
+ * before which genuine rank, a newline added. */
+static void rdv_conn(struct seedbuf *s, unsigned from, unsigned before, bool nl, const char *text)
+{
+	size_t n = strlen(text);
+
+	put(s, (uint8_t)(from | (before - 1) << 2 | (nl ? 16 : 0)));
+	put(s, (uint8_t)n);
+	put(s, (uint8_t)(n >> 8));
+	for (size_t i = 0; i < n; i++)
+		put(s, (uint8_t)text[i]);
+}
+
+static void rdv_hello(char *buf, size_t len, int rank, int world, const char *ip_or_row)
+{
+	snprintf(buf, len, "{\"hello\":{\"rank\":%d,\"world\":%d,\"mtu\":1024,\"msg_size\":65536,"
+		 "\"transport\":\"soft\",\"box\":false,\"channels\":1},\"peer\":%s}", rank, world,
+		 ip_or_row);
+}
+
+/* byte 0 of a rank 0 input: world 2..4, the rank left out (0: none), fuzz connections */
+static uint8_t rdv_root(unsigned world, unsigned left_out, unsigned conns)
+{
+	return (uint8_t)((world - 2) << 1 | left_out << 3 | conns << 5);
+}
+
+static int gen_rendezvous(nrz_seed_cb cb, void *ctx)
+{
+	char row[1024], hello[2048], table[8192];
+	struct seedbuf s;
+	int n = 0;
+
+	/* rank 0: the genuine ranks alone; strays before and among them */
+	s.n = 0;
+	put(&s, rdv_root(2, 0, 0));
+	cb(ctx, "root-plain", s.b, s.n);
+	n++;
+
+	s.n = 0;
+	put(&s, rdv_root(3, 0, 2));
+	rdv_row(row, sizeof(row), 12);      /* rank 1's row, sent from a stray address */
+	rdv_hello(hello, sizeof(hello), 1, 3, row);
+	rdv_conn(&s, 0, 1, true, "{}");
+	rdv_conn(&s, 0, 2, true, hello);
+	cb(ctx, "root-strays", s.b, s.n);
+	n++;
+
+	/* rank 2 of 4 left out: a timeout naming it, a stray and a cut hello meanwhile */
+	s.n = 0;
+	put(&s, rdv_root(4, 2, 2));
+	rdv_conn(&s, 0, 2, true, "not json at all");
+	rdv_hello(hello, sizeof(hello), 2, 4, "$P");
+	hello[strlen(hello) / 2] = '\0';
+	rdv_conn(&s, 0, 3, false, hello);
+	cb(ctx, "root-left-out", s.b, s.n);
+	n++;
+
+	/* a hello from the address it claims: taking rank 1 first, another world, rank 9 */
+	static const char *const claims[][2] = {
+		{ "1", "3" }, { "2", "4" }, { "9", "3" }, { "0", "3" },
+	};
+	for (unsigned k = 0; k < sizeof(claims) / sizeof(claims[0]); k++) {
+		char name[32];
+
+		s.n = 0;
+		put(&s, rdv_root(3, 0, 1));
+		rdv_hello(hello, sizeof(hello), atoi(claims[k][0]), atoi(claims[k][1]), "$P");
+		rdv_conn(&s, k == 3 ? 1 : 0, 1 + k % 2, true, hello);
+		snprintf(name, sizeof(name), "root-claims-%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+
+	/* members: a good table and the barrier's go; without the go; an error; short */
+	for (unsigned k = 0; k < 5; k++) {
+		static const unsigned worlds[5] = { 3, 2, 4, 3, 3 };
+		unsigned world = worlds[k], rank = k == 2 ? 3 : 1;
+		char name[32];
+		size_t len;
+
+		s.n = 0;
+		put(&s, (uint8_t)(1 | (world - 2) << 1 | (rank - 1) << 3));
+		len = (size_t)snprintf(table, sizeof(table), "{\"ok\":true,\"credits\":4,"
+				       "\"result_key\":%u,\"peers\":[", k == 1 ? 4294967295u : 77);
+		for (unsigned r = 0; r < (k == 3 ? world - 1 : world); r++) {
+			rdv_row(row, sizeof(row), r ? 11 + r : 10);
+			len += (size_t)snprintf(table + len, sizeof(table) - len, "%s%s", r ? "," : "",
+						row);
+		}
+		snprintf(table + len, sizeof(table) - len, "]}\n%s",
+			 k == 1 ? "" : "{\"go\":\"connecting the rings\"}\n");
+		if (k == 4)
+			snprintf(table, sizeof(table), "{\"ok\":false,\"error\":\"box said no\","
+				 "\"code\":-5}\n");
+		for (size_t i = 0; table[i]; i++)
+			put(&s, (uint8_t)table[i]);
+		snprintf(name, sizeof(name), "member-%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	return n;
+}
+
+/* ---- soft ---------------------------------------------------------------------- */
+
+/*
+ * A packet record of fuzz_soft.c: kind 0 (write-class) or 3 (ACK/NAK); b1:
+ * opcode | QP << 3 | AckReq << 4 | poll now << 5 | PSN mode << 6; b3/b4:
+ * length mode and byte (ACK: syndrome choice and byte); b5: RETH choices;
+ * off: VA offset; dma: RETH length; mut/at: mutations.
+ */
+static void soft_pkt(struct seedbuf *s, uint8_t kind, uint8_t b1, uint8_t b2, uint8_t b3,
+		     uint8_t b4, uint8_t b5, uint16_t off, uint16_t dma, uint8_t mut, uint8_t at)
+{
+	put(s, kind);
+	put(s, b1);
+	put(s, b2);
+	put(s, b3);
+	put(s, b4);
+	put(s, b5);
+	put(s, (uint8_t)off);
+	put(s, (uint8_t)(off >> 8));
+	put(s, (uint8_t)dma);
+	put(s, (uint8_t)(dma >> 8));
+	put(s, mut);
+	put(s, at);
+	put(s, 0x34);                /* ImmDt low bytes */
+	put(s, 0x12);
+	put(s, 0x5C);                /* payload pattern */
+	put(s, 0x77);                /* a QPN that is none of ours */
+}
+
+enum { SW_FIRST, SW_MIDDLE, SW_LAST, SW_LAST_IMM, SW_ONLY, SW_ONLY_IMM, SW_SEND, SW_UC };
+#define SQP(q)   ((q) << 3)
+#define SACKREQ  (1 << 4)
+#define SNOW     (1 << 5)
+#define SPSN(m)  ((m) << 6)
+
+/* A 3-packet message with immediate into region 0 at offset off, in order. */
+static void soft_msg3(struct seedbuf *s, unsigned qp, uint16_t off, bool now)
+{
+	soft_pkt(s, 0, SW_FIRST | SQP(qp), 0, 0, 0, 2 << 2, off, 2, 0, 0);
+	soft_pkt(s, 0, SW_MIDDLE | SQP(qp), 0, 0, 0, 0, 0, 0, 0, 0);
+	soft_pkt(s, 0, SW_LAST_IMM | SQP(qp) | SACKREQ | (now ? SNOW : 0), 0, 1, 0, 0, 0, 0, 0, 0);
+}
+
+static void soft_header(struct seedbuf *s, uint8_t h0)
+{
+	s->n = 0;
+	put(s, h0);
+	put(s, 3 | 2 << 3);          /* retry_cnt 3, rnr_retry 2 */
+	put(s, 0x3F);                /* region 0: 2048 bytes, region 1: 256 */
+	put(s, 2);                   /* our PSNs start 2 below the wrap */
+	put(s, 1);                   /* the peer's QP 0 too */
+}
+
+static int gen_soft(nrz_seed_cb cb, void *ctx)
+{
+	static const char *const pname[] = { "rnic", "rxe", "legacy" };
+	static const uint8_t pbits[] = { 0, 1 << 2, 2 << 2 };
+	struct seedbuf s;
+	char name[64];
+	int n = 0;
+
+	for (unsigned pi = 0; pi < 3; pi++) {
+		for (unsigned mi = 0; mi < 2; mi++) {
+			uint8_t h0 = (uint8_t)((mi ? 1 : 0) | pbits[pi] | 16 | (pi == 0 && mi ? 32 : 0));
+
+			/* messages in order on both QPs; a duplicate, a gap, then in order again */
+			soft_header(&s, h0);
+			put(&s, 5); put(&s, 0 | 3 << 1);            /* 4 receives on QP 0 */
+			put(&s, 5); put(&s, 1 | 1 << 1);            /* 2 on QP 1 */
+			soft_msg3(&s, 0, 0, false);
+			soft_pkt(&s, 0, SW_ONLY_IMM | SQP(1) | SACKREQ | SNOW, 0, 2, 100, 1 << 2,
+				 16, 0, 0, 0);
+			soft_pkt(&s, 0, SW_LAST_IMM | SPSN(2), 0, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 0, SW_ONLY | SPSN(1), 3, 2, 8, 1 << 2, 0, 0, 0, 0);
+			soft_pkt(&s, 0, SW_ONLY | SPSN(1), 4, 2, 8, 1 << 2, 0, 0, 0, 0);
+			soft_msg3(&s, 0, 64, true);
+			soft_pkt(&s, 0, SW_ONLY_IMM | SACKREQ | SNOW, 0, 2, 0, 1 << 2, 0, 0, 0, 0);
+			put(&s, 5); put(&s, 0);                     /* takes the early one */
+			put(&s, 6);
+			snprintf(name, sizeof(name), "msgs-%s-mtu%u", pname[pi], mi ? 512 : 256);
+			cb(ctx, name, s.b, s.n);
+			n++;
+
+			/* writes ACKed, sequence-NAKed, RNR-NAKed, ACKed again */
+			soft_header(&s, h0);
+			put(&s, 4); put(&s, 0); put(&s, 44); put(&s, 1); put(&s, 1);      /* 300 B */
+			put(&s, 4); put(&s, 0); put(&s, 88); put(&s, 2); put(&s, 2);      /* 600 B */
+			put(&s, 4); put(&s, 1); put(&s, 0); put(&s, 0); put(&s, 3);       /* 0 B */
+			put(&s, 6);
+			soft_pkt(&s, 3, SPSN(2) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0), 1, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0), 1, 1, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 1, 2, 1, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1) | SQP(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(1), 5, 0, 0, 0, 0, 0, 0, 0);          /* stale */
+			put(&s, 4); put(&s, 0); put(&s, 0); put(&s, 1); put(&s, 4);       /* 256 B */
+			put(&s, 6);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 2, 3, 0, 0, 0, 0, 0);
+			snprintf(name, sizeof(name), "acks-%s-mtu%u", pname[pi], mi ? 512 : 256);
+			cb(ctx, name, s.b, s.n);
+			n++;
+		}
+	}
+
+	/* errors: an access error, a middle without a first, a NAK, then the QPs in error */
+	soft_header(&s, 16);
+	put(&s, 5); put(&s, 0 | 1 << 1);
+	put(&s, 4); put(&s, 0); put(&s, 10); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 16, 2 | 1 << 2, 0, 0, 0, 0);      /* wrong rkey */
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 16, 1 << 2, 0, 0, 0, 0);          /* QP in error */
+	soft_pkt(&s, 0, SW_MIDDLE | SQP(1) | SNOW, 0, 0, 0, 0, 0, 0, 0, 0);
+	put(&s, 5); put(&s, 0);
+	put(&s, 4); put(&s, 1); put(&s, 1); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	cb(ctx, "errors-access-badreq", s.b, s.n);
+	n++;
+
+	soft_header(&s, 16 | 1 << 2);
+	put(&s, 4); put(&s, 0); put(&s, 10); put(&s, 0); put(&s, 9);
+	put(&s, 6);
+	soft_pkt(&s, 3, SPSN(0) | SNOW, 0, 3, 1, 0, 0, 0, 0, 0);     /* NAK remote access */
+	soft_pkt(&s, 0, SW_ONLY | SNOW, 0, 2, 8, 1 | 1 << 2 | 32, 8, 0, 0, 0);     /* end of region 1 */
+	soft_pkt(&s, 0, SW_ONLY | SQP(1) | SNOW, 0, 2, 8, 1 | 1 << 2 | 32, 4, 0, 0, 0);
+	soft_pkt(&s, 0, SW_ONLY | SQP(1) | SNOW, 0, 2, 8, 1 << 2 | 16, 4, 0, 0, 0); /* VA wraps */
+	cb(ctx, "errors-nak-bounds", s.b, s.n);
+	n++;
+
+	/* mutants of a good packet: wrong source, wrong QPN, bad ICRC, cut, flipped, raw */
+	soft_header(&s, 16);
+	put(&s, 5); put(&s, 0 | 3 << 1);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 1, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 2, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 4, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 8, 3);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 8 | 32, 3);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 2, 32, 1 << 2, 0, 0, 16 | 32, 13);
+	soft_pkt(&s, 0, SW_SEND | SNOW, 0, 2, 32, 0, 0, 0, 0, 0);
+	soft_pkt(&s, 0, SW_UC | SNOW, 0, 2, 32, 1 << 2, 0, 0, 0, 0);
+	soft_pkt(&s, 0, SW_ONLY_IMM | SNOW, 0, 3, 0, 1 << 2, 0, 0, 0, 0);         /* over the MTU */
+	put(&s, 7); put(&s, 3); put(&s, 16);
+	for (unsigned k = 0; k < 16; k++)
+		put(&s, (uint8_t)(k == 0 ? NR_OP_RC_ACK : k * 17));
+	put(&s, 7); put(&s, 2); put(&s, 3); put(&s, 1); put(&s, 2); put(&s, 3);
+	cb(ctx, "mutants", s.b, s.n);
+	n++;
+	return n;
+}
+
 int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 {
 	if (!strcmp(target, "parse"))
@@ -388,6 +761,13 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_control(cb, ctx);
 	if (!strcmp(target, "burst"))
 		return gen_burst(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, burst)\n", target);
+	if (!strcmp(target, "soft"))
+		return gen_soft(cb, ctx);
+	if (!strcmp(target, "ctlserver"))
+		return gen_ctlserver(cb, ctx);
+	if (!strcmp(target, "rendezvous"))
+		return gen_rendezvous(cb, ctx);
+	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, burst, soft, ctlserver, "
+		"rendezvous)\n", target);
 	return -1;
 }

@@ -58,8 +58,9 @@ static inline size_t nrz_left(const struct nrz_in *in)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
- * Seed inputs for a target ("parse", "engine", "control"), made by the
- * builders (gen_seeds.c): cb is called once per seed.  Returns the count.
+ * Seed inputs for a target (TARGET of fuzz_TARGET.c), made by the builders
+ * (gen_seeds.c): cb is called once per seed.  Returns the count, -1 for a
+ * target without seeds.
  */
 typedef void (*nrz_seed_cb)(void *ctx, const char *name, const uint8_t *d, size_t n);
 int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx);
