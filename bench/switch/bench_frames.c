@@ -16,7 +16,7 @@
 #include "proto/roce_build.h"
 #include "proto/roce_icrc.h"
 
-static void mac_of(unsigned r, uint8_t m[6])
+void bench_mac(unsigned r, uint8_t m[6])
 {
 	const uint8_t x[6] = { 0x02, 0x4e, 0x52, 0x00, 0x01, (uint8_t)(r + 1) };
 
@@ -39,10 +39,10 @@ void bench_templates(struct bench *B)
 			struct nr_build_args ack = { .opcode = NR_OP_RC_ACK, .syndrome = 0x1F };
 			struct bench_chan *ch = &B->ch[c];
 
-			mac_of(r, f.src_mac);
-			mac_of(d, f.dst_mac);
-			mac_of(d, a.src_mac);
-			mac_of(r, a.dst_mac);
+			bench_mac(r, f.src_mac);
+			bench_mac(d, f.dst_mac);
+			bench_mac(d, a.src_mac);
+			bench_mac(r, a.dst_mac);
 			B->ipsn[r] = 0x1000u * (r + 1);
 			for (unsigned i = 0; i < B->payload / 4; i++)
 				pay[i] = (float)(r + 1) * 0.25f + (float)i;
@@ -151,8 +151,8 @@ struct nr_job_spec *bench_job_spec(const struct bench *B, unsigned k)
 			cs->src_sport = (uint16_t)(0xC000 + 0x100 * c + r);
 			cs->dst_sport = (uint16_t)(0xD000 + 0x100 * c + r);
 			if (!B->unbound) {   /* bound as a host registers: MACs, P_Key */
-				mac_of(r, cs->src_mac);
-				mac_of((r + 1) % B->n, cs->dst_mac);
+				bench_mac(r, cs->src_mac);
+				bench_mac((r + 1) % B->n, cs->dst_mac);
 			}
 		}
 	if (!B->unbound)

@@ -87,6 +87,8 @@ int bench_window(struct bench *B, unsigned c, struct rte_mbuf **pk, uint64_t msg
 void bench_feed_order(const struct bench *B, struct rte_mbuf **pk, struct rte_mbuf **order);
 /* The job of k channels as the control API registers it (with a result key); free() it. */
 struct nr_job_spec *bench_job_spec(const struct bench *B, unsigned k);
+/* Rank r's MAC address. */
+void bench_mac(unsigned r, uint8_t m[6]);
 /* Take what worker w sent off its TX rings (freed): how many frames. */
 unsigned bench_drain(struct bench *B, unsigned w);
 
