@@ -485,16 +485,6 @@ struct frame {
 	uint32_t trailers;         /* segments of NRZ_TRAILER zero bytes after the frame */
 };
 
-static uint32_t xs(uint32_t *s)
-{
-	uint32_t x = *s ? *s : 0x9E3779B9u;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
-
 /* Small integers (exact sums), raw bits, or NaN/Inf/denormals. */
 static void fill_payload(uint8_t *p, uint32_t len, uint8_t pat)
 {
@@ -503,7 +493,7 @@ static void fill_payload(uint8_t *p, uint32_t len, uint8_t pat)
 	uint32_t s = pat * 2654435761u | 1;
 
 	for (uint32_t k = 0; k + 4 <= len; k += 4) {
-		uint32_t r = xs(&s), bits;
+		uint32_t r = nrz_xs(&s), bits;
 		float v;
 
 		switch (pat & 3) {
@@ -521,7 +511,7 @@ static void fill_payload(uint8_t *p, uint32_t len, uint8_t pat)
 		memcpy(p + k, &bits, 4);
 	}
 	for (uint32_t k = len & ~3u; k < len; k++)
-		p[k] = (uint8_t)xs(&s);
+		p[k] = (uint8_t)nrz_xs(&s);
 }
 
 /* The addressing of connection i of channel c: data (sender -> receiver) or its ACKs. */

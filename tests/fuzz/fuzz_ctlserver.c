@@ -128,18 +128,6 @@ static void statics_init(void)
 	snprintf(tcp_addr, sizeof(tcp_addr), "127.0.0.1:%u", ntohs(tcp_sa.sin_port));
 }
 
-static unsigned count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-
-	NRZ_CHECK(d != NULL, "/proc/self/fd: %s", strerror(errno));
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -491,7 +479,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2 || size > 65536)
 		return 0;
 	statics_init();
-	fds = count_fds();
+	fds = nrz_count_fds();
 	w = calloc(1, sizeof(*w));
 	NRZ_CHECK(w != NULL, "calloc");
 	w->c = nr_ctl_create(nrz_backend_new(&w->nb));
@@ -546,6 +534,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nr_ctl_destroy(w->c);
 	nr_engine_destroy(w->nb.eng);
 	free(w);
-	NRZ_CHECK(count_fds() == fds, "%u fds open after the input, %u before", count_fds(), fds);
+	NRZ_CHECK(nrz_count_fds() == fds, "%u fds open after the input, %u before", nrz_count_fds(), fds);
 	return 0;
 }

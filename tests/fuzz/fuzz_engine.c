@@ -470,16 +470,6 @@ static void op_jobctl(struct world *w, struct nrz_in *in)
 
 /* ---- packets ------------------------------------------------------------------ */
 
-static uint32_t xs(uint32_t *s)
-{
-	uint32_t x = *s ? *s : 0x9E3779B9u;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return *s = x;
-}
-
 static void fill_payload(uint8_t *p, uint32_t len, uint8_t pattern, uint32_t seed)
 {
 	static const uint32_t specials[] = {
@@ -489,7 +479,7 @@ static void fill_payload(uint8_t *p, uint32_t len, uint8_t pattern, uint32_t see
 	uint32_t s = seed | 1;
 
 	for (uint32_t k = 0; k + 4 <= len; k += 4) {
-		uint32_t r = xs(&s), bits;
+		uint32_t r = nrz_xs(&s), bits;
 		float v;
 
 		switch (pattern & 3) {
@@ -511,7 +501,7 @@ static void fill_payload(uint8_t *p, uint32_t len, uint8_t pattern, uint32_t see
 		memcpy(p + k, &bits, 4);
 	}
 	for (uint32_t k = len & ~3u; k < len; k++)
-		p[k] = (uint8_t)xs(&s);
+		p[k] = (uint8_t)nrz_xs(&s);
 }
 
 /* The registered connection whose sender p is addressed to (an ACK's way), from its receiver. */

@@ -93,18 +93,6 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static unsigned count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned n = 0;
-
-	NRZ_CHECK(d != NULL, "/proc/self/fd: %s", strerror(errno));
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* ---- kept for the run: rank 0's port, the listener members connect to ------------- */
 
 static int root_port_keeper = -1, member_lfd = -1;
@@ -642,12 +630,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 16384)
 		return 0;
 	statics_init();
-	fds = count_fds();
+	fds = nrz_count_fds();
 	b0 = nrz_u8(&in);
 	if (b0 & 1)
 		fuzz_member(&in, b0);
 	else
 		fuzz_root(&in, b0);
-	NRZ_CHECK(count_fds() == fds, "%u fds open after the input, %u before", count_fds(), fds);
+	NRZ_CHECK(nrz_count_fds() == fds, "%u fds open after the input, %u before", nrz_count_fds(), fds);
 	return 0;
 }

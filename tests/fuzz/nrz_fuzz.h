@@ -11,9 +11,12 @@
 #ifndef NRZ_FUZZ_H
 #define NRZ_FUZZ_H
 
+#include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define NRZ_CHECK(cond, ...)                                                  \
 	do {                                                                  \
@@ -53,6 +56,30 @@ static inline uint32_t nrz_u32(struct nrz_in *in)
 static inline size_t nrz_left(const struct nrz_in *in)
 {
 	return in->off < in->n ? in->n - in->off : 0;
+}
+
+/* xorshift32 (0 is taken as a fixed nonzero seed): payload bytes from a seed. */
+static inline uint32_t nrz_xs(uint32_t *s)
+{
+	uint32_t x = *s ? *s : 0x9E3779B9u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *s = x;
+}
+
+/* File descriptors this process has open (the socket targets' leak check). */
+static inline unsigned nrz_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+
+	NRZ_CHECK(d != NULL, "/proc/self/fd: %s", strerror(errno));
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
