@@ -620,6 +620,13 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 		      "completed", (json_int_t)st->completed, "ranks", (json_int_t)j->spec->n_conns,
 		      "credits", (json_int_t)j->credits, "result_key", (json_int_t)j->spec->result_key);
 	json_object_set_new(o, "counters", ctrs);
+	if (j->spec->short_ppm) {
+		json_t *lo = json_array();
+
+		for (i = 0; i < j->spec->n_conns; i++)
+			json_array_append_new(lo, json_integer((json_int_t)st->left_out[i]));
+		json_object_set_new(o, "left_out", lo);
+	}
 	if (j->lease_ms) {
 		uint64_t held = nr_ctl_now_ms() - j->renewed_ms;
 

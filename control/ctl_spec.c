@@ -291,7 +291,8 @@ static int spec_conn_arrays(const json_t *o, const json_t **arrays, uint32_t *n_
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
-					     "pkey", "conns", "channels", NULL };
+					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
+					     "short_scale", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -351,6 +352,24 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 		if (get_uint(v, "spec.pkey", 0, 0xffff, NULL, &pkey, err, errlen))
 			goto fail;
 		s->pkey = (uint16_t)pkey;
+	}
+	if ((v = json_object_get(o, "short_ppm")) &&
+	    get_uint(v, "spec.short_ppm", 0, NR_SHORT_PPM_MAX, NULL, &s->short_ppm, err, errlen))
+		goto fail;
+	if ((v = json_object_get(o, "short_dscp"))) {
+		uint32_t d;
+
+		if (get_uint(v, "spec.short_dscp", 0, 63, NULL, &d, err, errlen))
+			goto fail;
+		s->short_dscp = (uint8_t)d;
+	}
+	if ((v = json_object_get(o, "short_scale"))) {
+		if (!json_is_boolean(v)) {
+			snprintf(err, errlen, "spec.short_scale: expected true or false, got %s",
+				 nr_ctl_json_type(v));
+			goto fail;
+		}
+		s->short_scale = json_is_true(v);
 	}
 	if ((v = json_object_get(o, "mode"))) {
 		const char *m = json_string_value(v);
@@ -443,6 +462,11 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		      nr_reduce_name(s->reduce), "timeout_ms", (json_int_t)s->timeout_ms);
 	if (s->pkey)
 		json_object_set_new(o, "pkey", json_integer(s->pkey));
+	if (s->short_ppm) {
+		json_object_set_new(o, "short_ppm", json_integer(s->short_ppm));
+		json_object_set_new(o, "short_dscp", json_integer(s->short_dscp));
+		json_object_set_new(o, "short_scale", json_boolean(s->short_scale));
+	}
 	if (nr_job_channels(s) > 1)
 		json_object_set_new(o, "channels", chans);
 	else {

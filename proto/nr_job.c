@@ -185,6 +185,17 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 				s->mode);
 	if (!nr_reduce_name(s->reduce))
 		return spec_err(err, len, "reduce: %u is not a reduce op (0 sum, 1 max)", s->reduce);
+	if (s->short_ppm > NR_SHORT_PPM_MAX)
+		return spec_err(err, len, "short_ppm: %u is over %u (packets per million of a message "
+				"that may be completed short)", s->short_ppm, NR_SHORT_PPM_MAX);
+	if (s->short_dscp > 63)
+		return spec_err(err, len, "short_dscp: %u is not a DSCP (0..63)", s->short_dscp);
+	if (s->short_scale > 1 || (s->short_scale && s->reduce != NR_REDUCE_SUM))
+		return spec_err(err, len, "short_scale: %u: 0 or 1, and 1 only with reduce sum",
+				s->short_scale);
+	if (s->short_ppm && s->n_conns < 2)
+		return spec_err(err, len, "short_ppm: a job of %u rank cannot leave a contribution out",
+				s->n_conns);
 	for (uint32_t i = 0; i < nr_job_conns(s); i++) {
 		rc = check_conn(s, i, err, len);
 		if (rc)

@@ -21,6 +21,7 @@
 #define NR_MAX_CHANNELS  16    /* channels per job */
 #define NR_MAX_JOBS      64    /* jobs per engine */
 #define NR_MAX_MTU       4096
+#define NR_SHORT_PPM_MAX 500000 /* short slots: at most half a message's packets */
 
 enum nr_sum_mode {
 	NR_SUM_ORDERED = 0,    /* keep the N contributions, sum in rank order at completion */
@@ -80,6 +81,17 @@ struct nr_job_spec {
 	uint16_t pkey;         /* the P_Key of every packet of the job (BTH; the low 15
 				* bits compared, membership aside); 0 = not checked */
 	uint32_t result_key;   /* XORed into the ImmDt of every result; 0 = none */
+	/*
+	 * Short slots (docs/short-slots.md; DLCP's bounded loss inside RC): a
+	 * slot of a message whose first packet carries DSCP short_dscp may be
+	 * completed with one sender's contribution missing, at most short_ppm
+	 * packets per million packets of that message (at least one packet
+	 * for each full 10^6 / short_ppm).  0 = never: every sum is exact.
+	 * Messages with any other DSCP are never shortened (must-be-exact).
+	 */
+	uint32_t short_ppm;    /* 0..NR_SHORT_PPM_MAX */
+	uint8_t short_dscp;    /* 0..63 */
+	uint8_t short_scale;   /* 1: a short slot's sum scaled by N/(N-1) (sum only); 0: as summed */
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
 };
@@ -147,7 +159,9 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
 	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \
 	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's") \
-	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode): the job fails")
+	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode): the job fails") \
+	_(NR_ECTR_SHORT_SLOTS, "short_slots", "slots completed with one contribution missing (short_ppm)") \
+	_(NR_ECTR_SHORT_DENIED, "short_denied", "slots that waited for a lost contribution: over the message's bound, a first packet, or must-be-exact")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 
@@ -188,6 +202,8 @@ struct nr_job_stats {
 	uint32_t next_release;     /* g of the next slot to release */
 	uint64_t completed;        /* slots completed */
 	uint64_t ctr[NR_ECTR_MAX]; /* this job's counters */
+	/* short slots: contributions left out, by sender (rank), channels summed */
+	uint64_t left_out[NR_MAX_CONNS];
 	uint32_t n_channels;
 	struct nr_chan_stats ch[NR_MAX_CHANNELS];
 };
