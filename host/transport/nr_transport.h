@@ -143,6 +143,19 @@ void nr_tp_qp_destroy(struct nr_tp_qp *qp);
 int nr_tp_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			 const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
 			 uint32_t imm);
+/*
+ * The same, the message's packets (retransmissions included) sent with IP
+ * traffic class tclass (DSCP << 2 | ECN, 0..255) instead of the transport's:
+ * a box tells messages apart by their DSCP (short slots, docs/short-slots.md).
+ * tclass -1: the transport's.  Only where nr_tp_wr_tclass() says so: verbs
+ * takes the traffic class from the QP's address vector (the GRH), one for
+ * every message, and sends every message with the transport's.
+ */
+int nr_tp_post_write_imm_tc(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
+			    const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
+			    uint32_t imm, int tclass);
+/* Whether tp sends a message with the traffic class nr_tp_post_write_imm_tc gives it. */
+bool nr_tp_wr_tclass(const struct nr_tp *tp);
 /* Post a receive for one incoming write with immediate. 0 or -errno. */
 int nr_tp_post_recv(struct nr_tp_qp *qp, uint64_t wr_id);
 

@@ -12,6 +12,7 @@
 struct nr_tp_ops {
 	const char *kind;
 	bool polled;           /* progress only inside poll (nr_tp_polled) */
+	bool wr_tclass;        /* a traffic class per message (nr_tp_wr_tclass) */
 	struct nr_tp *(*open)(const struct nr_tp_config *cfg, char *err, size_t errlen);
 	void (*close)(struct nr_tp *tp);
 	int (*reg_mr)(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
@@ -21,7 +22,7 @@ struct nr_tp_ops {
 	void (*qp_destroy)(struct nr_tp_qp *qp);
 	int (*post_write_imm)(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			      const void *laddr, uint32_t len, uint64_t remote_va,
-			      uint32_t rkey, uint32_t imm);
+			      uint32_t rkey, uint32_t imm, int tclass);
 	int (*post_recv)(struct nr_tp_qp *qp, uint64_t wr_id);
 	int (*poll)(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
 	const char *(*qp_error)(const struct nr_tp_qp *qp);
@@ -31,10 +32,12 @@ struct nr_tp_ops {
 
 /*
  * The ops table of a transport whose functions are named after its prefix:
- * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag.
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag;
+ * is_polled and has_wr_tclass: the flags nr_tp_polled and nr_tp_wr_tclass report.
  */
-#define NR_TP_OPS(name, prefix, is_polled) {                                              \
-	.kind = name, .polled = is_polled, .open = prefix##_open, .close = prefix##_close, \
+#define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass) {                               \
+	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass,                  \
+	.open = prefix##_open, .close = prefix##_close,                                 \
 	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
 	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \

@@ -7,7 +7,8 @@
  *
  * What goes on the wire is what an RNIC sends: UDP checksum 0 (SO_NO_CHECK),
  * DF set (IP_PMTUDISC_DO), the traffic class (IP_TOS: DSCP and ECN, which
- * the ICRC masks), and -- because the sockets are unconnected --
+ * the ICRC masks; the socket's, or a message's own as a control message on
+ * each of its datagrams), and -- because the sockets are unconnected --
  * IP ID 0, which Linux puts on every DF datagram of an unconnected UDP
  * socket.  The ICRC covers the IP ID, so our ICRC is computed for ID 0.
  *
@@ -195,14 +196,16 @@ static uint8_t *tx_slot(struct soft_tp *tp, struct soft_qp *qp)
 	return txpkt(tp, tp->ntx);
 }
 
-static void tx_add(struct soft_tp *tp, unsigned at, uint32_t len, uint8_t kind, uint32_t psn)
+static void tx_add(struct soft_tp *tp, unsigned at, uint32_t len, uint8_t kind, uint32_t psn,
+		   int tos)
 {
 	tp->txiov[at].iov_len = len;
-	tp->txent[at] = (struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind };
+	tp->txent[at] = (struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind,
+					     .tos = (int16_t)tos };
 }
 
 /* The packet of len bytes in the current slot is complete: filter it, queue it. */
-static void tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn)
+static void tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn, int tos)
 {
 	uint8_t *pkt = txpkt(tp, tp->ntx);
 	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_TX, pkt, len) : NR_SOFT_PASS;
@@ -216,21 +219,21 @@ static void tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t p
 
 		memcpy(txpkt(tp, d), pkt, len);
 		tp->delay_len[d - SOFT_BATCH] = len;
-		tp->delay_ent[d - SOFT_BATCH] =
-			(struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind };
+		tp->delay_ent[d - SOFT_BATCH] = (struct soft_txent){
+			.qp = tp->txqp, .psn = psn, .kind = kind, .tos = (int16_t)tos };
 		return;
 	}
-	tx_add(tp, tp->ntx++, len, kind, psn);
+	tx_add(tp, tp->ntx++, len, kind, psn, tos);
 	if (v == NR_SOFT_DUP && tp->ntx < SOFT_BATCH) {
 		memcpy(txpkt(tp, tp->ntx), pkt, len);
-		tx_add(tp, tp->ntx++, len, kind, psn);
+		tx_add(tp, tp->ntx++, len, kind, psn, tos);
 	}
 	if (tp->ntx == SOFT_BATCH)
 		soft_tx_flush(tp);
 }
 
 void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
-		   const void *payload, uint32_t len, uint8_t kind)
+		   const void *payload, uint32_t len, uint8_t kind, int tos)
 {
 	int n = nr_build_transport(tx_slot(tp, qp), SOFT_PKT_MAX, &qp->ipx, qp->rqpn, a,
 				   payload, len);
@@ -239,7 +242,30 @@ void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build
 		tp->st.tx_errors++;
 		return;
 	}
-	tx_commit(tp, (uint32_t)n, kind, a->psn);
+	tx_commit(tp, (uint32_t)n, kind, a->psn, tos);
+}
+
+/*
+ * A datagram of its own traffic class: an IP_TOS control message for this
+ * one sendmmsg entry, so a socket per traffic class is not needed and the
+ * packets of one QP stay in one socket's order.  Linux takes IP_TOS as
+ * ancillary data on UDP since 3.13 and keeps its ECN bits (only TCP masks
+ * them).
+ */
+static void tx_tos(struct soft_tp *tp, unsigned i, struct msghdr *h)
+{
+	struct cmsghdr *cm;
+	int tos = tp->txent[i].tos;
+
+	if (tos < 0)
+		return;
+	h->msg_control = tp->txcmsg[i].buf;
+	h->msg_controllen = sizeof(tp->txcmsg[i].buf);
+	cm = CMSG_FIRSTHDR(h);
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_TOS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &tos, sizeof(tos));
 }
 
 int soft_tx_flush(struct soft_tp *tp)
@@ -262,6 +288,7 @@ int soft_tx_flush(struct soft_tp *tp)
 		h->msg_namelen = sizeof(qp->raddr);
 		h->msg_iov = &tp->txiov[i];
 		h->msg_iovlen = 1;
+		tx_tos(tp, i, h);
 	}
 	while (sent < total) {
 		int r = sendmmsg(qp->fd, tp->txmsg + sent, total - sent, MSG_DONTWAIT);

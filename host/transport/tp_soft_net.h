@@ -21,9 +21,9 @@ uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
 /* The send socket of a QP, bound to its entropy source port (the next free
  * candidate when taken); tp's error names the address and port on failure. */
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
-/* Build a packet (proto's builder) into qp's send batch. */
+/* Build a packet (proto's builder) into qp's send batch; tos: its IP_TOS, -1 the socket's. */
 void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
-		   const void *payload, uint32_t len, uint8_t kind);
+		   const void *payload, uint32_t len, uint8_t kind, int tos);
 /* Send the batch; packets the socket refuses go to tp->tx_unsent. */
 int soft_tx_flush(struct soft_tp *tp);
 /* Injected packets, then one receive batch, each datagram to deliver: count or -errno. */

@@ -321,9 +321,10 @@ static void soft_qp_destroy(struct nr_tp_qp *q)
 
 /* ---- posting ------------------------------------------------------------ */
 
+/* tclass >= 0: every packet of the write, resent ones too, leaves with that IP_TOS. */
 static int soft_post_write_imm(struct nr_tp_qp *q, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			       const void *laddr, uint32_t len, uint64_t remote_va,
-			       uint32_t rkey, uint32_t imm)
+			       uint32_t rkey, uint32_t imm, int tclass)
 {
 	struct soft_qp *qp = soft_qp(q);
 	struct soft_tp *tp = qp->tp;
@@ -350,7 +351,8 @@ static int soft_post_write_imm(struct nr_tp_qp *q, uint64_t wr_id, const struct 
 		return -ENOMEM;
 	w = &qp->sq[qp->sq_tail & (qp->sq_cap - 1)];
 	*w = (struct soft_swr){ .wr_id = wr_id, .laddr = laddr, .rva = remote_va, .len = len,
-				.rkey = rkey, .imm = imm, .psn = qp->next_psn, .npkts = n };
+				.rkey = rkey, .imm = imm, .psn = qp->next_psn, .npkts = n,
+				.tos = (int16_t)tclass };
 	qp->next_psn = nr_psn_add(qp->next_psn, n);
 	qp->sq_tail++;
 	return 0;
@@ -557,8 +559,9 @@ static void soft_qp_acks_lag(struct nr_tp_qp *q)
 	((struct soft_qp *)q)->fixed_timeout = true;
 }
 
-/* polled: the CPU is the RNIC, nothing moves between polls */
-const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft, true);
+/* polled: the CPU is the RNIC, nothing moves between polls; a traffic class
+ * per message: each datagram may carry its own IP_TOS (tp_soft_net.c) */
+const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft, true, true);
 
 /* ---- extensions (tp_soft.h) ------------------------------------------------ */
 

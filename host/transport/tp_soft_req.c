@@ -91,7 +91,8 @@ static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, 
 
 	tp->st.tx_data++;
 	tp->st.tx_ackreq += a.ackreq;
-	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA);
+	tp->st.tx_tclass += w->tos >= 0;
+	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA, w->tos);
 }
 
 /* Send what the window allows. */

@@ -51,7 +51,7 @@ static void send_ack(struct soft_qp *qp, uint8_t syn, uint32_t psn)
 		.opcode = NR_OP_RC_ACK, .psn = psn, .migreq = true, .syndrome = syn, .msn = qp->msn,
 	};
 
-	soft_tx_build(qp->tp, qp, &a, NULL, 0, SOFT_TX_ACK);
+	soft_tx_build(qp->tp, qp, &a, NULL, 0, SOFT_TX_ACK, -1);
 }
 
 void soft_resp_flush_acks(struct soft_tp *tp)

@@ -50,6 +50,7 @@ struct soft_swr {
 	uint32_t imm;
 	uint32_t psn;                    /* first PSN */
 	uint32_t npkts;                  /* >= 1 */
+	int16_t tos;                     /* IP_TOS of its packets, -1: the socket's (tp->tclass) */
 };
 
 /* A write with immediate that arrived before a receive was posted. */
@@ -130,6 +131,13 @@ struct soft_txent {
 	struct soft_qp *qp;
 	uint32_t psn;
 	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+	int16_t tos;                     /* IP_TOS of this datagram, -1: the socket's */
+};
+
+/* Ancillary data of one datagram: its own IP_TOS. */
+union soft_tos_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
 };
 
 enum { SOFT_TX_DATA = 0, SOFT_TX_ACK = 1 };
@@ -193,6 +201,7 @@ struct soft_tp {
 	struct mmsghdr txmsg[SOFT_BATCH + SOFT_DELAY_MAX];
 	struct iovec txiov[SOFT_BATCH + SOFT_DELAY_MAX];
 	struct soft_txent txent[SOFT_BATCH + SOFT_DELAY_MAX];
+	union soft_tos_cmsg txcmsg[SOFT_BATCH + SOFT_DELAY_MAX];
 	uint32_t delay_len[SOFT_DELAY_MAX];
 	struct soft_txent delay_ent[SOFT_DELAY_MAX];
 };

@@ -410,9 +410,14 @@ static void verbs_qp_destroy(struct nr_tp_qp *qp)
 	free(q);
 }
 
+/*
+ * tclass: ignored.  The traffic class is the QP's (its address vector's GRH,
+ * set at RTR), not a work request's; moving a QP through SQD to change it
+ * per message would stall its send queue (nr_tp_wr_tclass is false).
+ */
 static int verbs_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 				const void *laddr, uint32_t len, uint64_t remote_va,
-				uint32_t rkey, uint32_t imm)
+				uint32_t rkey, uint32_t imm, int tclass)
 {
 	struct verbs_qp *q = (struct verbs_qp *)qp;
 	struct ibv_sge sge = { .addr = (uintptr_t)laddr, .length = len, .lkey = lmr->lkey };
@@ -552,4 +557,4 @@ static void verbs_qp_acks_lag(struct nr_tp_qp *qp)
 {
 }
 
-const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false);
+const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false);

@@ -67,7 +67,21 @@ int nr_tp_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp
 			 const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
 			 uint32_t imm)
 {
-	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm);
+	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, -1);
+}
+
+int nr_tp_post_write_imm_tc(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
+			    const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
+			    uint32_t imm, int tclass)
+{
+	if (tclass < -1 || tclass > 255)
+		return -EINVAL;
+	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, tclass);
+}
+
+bool nr_tp_wr_tclass(const struct nr_tp *tp)
+{
+	return tp->ops->wr_tclass;
 }
 
 int nr_tp_post_recv(struct nr_tp_qp *qp, uint64_t wr_id) { return qp->ops->post_recv(qp, wr_id); }
