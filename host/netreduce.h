@@ -103,6 +103,14 @@ struct nr_config {
 	const char *reduce;      /* what the box job computes, so what nr_allreduce's op must be:
 				    "sum" (default, NULL) or "max" (NR_MAX); nr_ring_allreduce
 				    takes either op on any communicator */
+	/* Bounded loss: tolerant messages (NR_MSG_TOLERANT; host/README.md, "Tolerant messages") */
+	uint32_t short_ppm;      /* the box may complete a packet of a tolerant message with one
+				    rank's contribution missing, at most this many packets per
+				    million of the message (0..500000); 0 (default): never */
+	uint8_t short_dscp;      /* DSCP (0..63) of tolerant messages' packets, the mark the box
+				    goes by; default 10 (AF11, a low-priority class) */
+	uint8_t short_scale;     /* 1: the box scales a short packet's sum by N/(N-1) (sum
+				    only); 0 (default): the sum of the others as it is */
 };
 
 /* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
@@ -113,8 +121,9 @@ void nr_config_default(struct nr_config *cfg);
  * NR_SOFT_PROFILE, NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU,
  * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
- * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_CHANNELS (a number,
- * or "auto" for 0) from the environment.  Strings
+ * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_SHORT_PPM,
+ * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_CHANNELS (a number, or "auto" for 0) from the
+ * environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */
@@ -144,6 +153,23 @@ void nr_comm_destroy(struct nr_comm *comm);
  */
 int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op);
+
+/*
+ * NR_MSG_TOLERANT: the box may complete this message's packets short, within
+ * the job's bound (short_ppm: a packet summed without one rank's contribution,
+ * which that rank lost on its way to the box; docs/short-slots.md); every
+ * other message is exact.  Its packets carry DSCP short_dscp.  A tolerant
+ * call is exact all the same where it cannot be marked: short_ppm 0, no box,
+ * hosts with several ranks, racks, one rank, or the verbs transport (the RNIC
+ * sets the traffic class per QP, not per message); nr_comm_stats counts
+ * which way each went.  For gradients, whose training absorbs a few short
+ * sums; never for what must add up (losses, counts, parameters).
+ */
+#define NR_MSG_TOLERANT 0x1u
+
+/* nr_allreduce with flags (NR_MSG_*; 0: nr_allreduce); another bit: NR_ERR_INVALID. */
+int nr_allreduce_flags(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+		       enum nr_dtype dtype, enum nr_op op, unsigned flags);
 /*
  * The same as a ring all-reduce (reduce-scatter then all-gather) over QPs that
  * are not registered with the box.  Element i of chunk c (chunks: count / world
@@ -166,10 +192,15 @@ int nr_comm_world(const struct nr_comm *comm);
  * library (netreduce.torch.stats()).  Any thread, any time; not collective.
  */
 struct nr_comm_stats {
-	uint64_t box_calls, box_bytes;     /* nr_allreduce */
+	uint64_t box_calls, box_bytes;     /* nr_allreduce, nr_allreduce_flags */
 	uint64_t ring_calls, ring_bytes;   /* nr_ring_allreduce */
 	uint64_t failed_calls;
 	uint64_t busy_ns;                  /* inside the calls, failed ones included */
+	/* later additions, at the end */
+	uint64_t tolerant_calls, tolerant_bytes; /* of box_calls: NR_MSG_TOLERANT ones sent with
+						    short_dscp */
+	uint64_t tolerant_exact_calls;     /* of box_calls: NR_MSG_TOLERANT ones sent exact (no
+					      bound, or a path that cannot mark them) */
 };
 void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
 /* Credits W granted by the box, per channel (0 without a box). */
@@ -182,10 +213,40 @@ const char *nr_comm_algo(const struct nr_comm *comm);
 /* Box channels the messages of nr_allreduce are striped over (1 without a box). */
 unsigned nr_comm_channels(const struct nr_comm *comm);
 
+/*
+ * The box's counters of comm's job (its job_status): what the bound on
+ * tolerant messages did.  The rank that registered the job asks, rank 0 (a
+ * TCP exchange with the box of at most timeout_ms; across racks the first
+ * rank of each rack, of its rack's box); any other rank, and a communicator
+ * without a box, gets NR_ERR_INVALID.  left_out[r] for r < n
+ * (n up to the world): the contributions of rank r the box left out of short
+ * packets (zeros for a job without a bound).  Any thread, any time, between
+ * and during collectives; a failure leaves comm as it was, its message in
+ * nr_comm_last_error(NULL).  Hosts with several ranks: the column's job.
+ */
+struct nr_box_counters {
+	uint64_t completed;      /* messages the box completed (over every channel) */
+	uint64_t short_slots;    /* packets it completed with one contribution missing */
+	uint64_t short_denied;   /* packets that waited for a lost contribution instead (over
+				    the bound, a message's first packet, or an exact message) */
+	uint32_t short_ppm;      /* the bound the box holds for the job (0: none) */
+	uint32_t ranks;          /* the job's ranks as the box has them */
+};
+int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
+			 uint64_t *left_out, size_t n);
+
+/*
+ * The QPs of comm (its sub-communicators' with several ranks per host or
+ * racks) that went to error, 0 when every one is healthy; the first one's
+ * error into buf (may be NULL).  Waits for a call in progress on another thread.
+ */
+int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len);
+
 const char *nr_strerror(int err);
 /*
  * Message of the last failure on comm; with comm NULL, the last failure of
- * nr_config_from_env, nr_config_check or nr_comm_init in this thread.
+ * nr_config_from_env, nr_config_check, nr_comm_init or nr_comm_box_counters
+ * in this thread.
  */
 const char *nr_comm_last_error(const struct nr_comm *comm);
 

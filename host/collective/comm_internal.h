@@ -87,6 +87,9 @@ struct nr_comm {
 	struct nr_box_job box;
 	bool has_box;
 	uint8_t reduce;              /* enum nr_op the box job computes (cfg.reduce) */
+	int short_tos;               /* traffic class of tolerant messages on the box ring: the
+				      * job's short DSCP, cfg.tclass's ECN bits; -1: they go exact
+				      * (no bound, no box, a transport without a class per message) */
 	bool broken;
 	uint8_t box_seq, ring_seq;   /* op sequence per ring (imm tag high byte) */
 	uint64_t box_msgs;           /* messages sent on the box ring since init, all channels:

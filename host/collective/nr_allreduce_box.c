@@ -41,6 +41,8 @@ struct box_op {
 	struct nr_coll_count cnt;        /* cnt.nsend = cnt.nrecv = nmsg */
 	uint64_t nmsg, g0;               /* g0: box messages before this op, all channels */
 	uint32_t window, slots, msg, k;  /* k: channels */
+	int tclass;                      /* of the op's packets: -1 the transport's; a
+					  * tolerant op's: the job's short DSCP */
 	uint8_t seq;
 	struct box_chan ch[NR_MAX_CHANNELS];
 };
@@ -86,7 +88,7 @@ static int box_post(struct nr_comm *c, void *op)
 			break;
 		memcpy(buf, o->src + m * o->msg, len);
 		rc = nr_post_message(c, NR_RING_BOX + (int)ch, "nr_allreduce", o->seq, &o->cnt.sent, buf,
-				     len, slot * o->msg);
+				     len, slot * o->msg, o->tclass);
 		bc->sent++;
 	}
 	return rc;
@@ -145,8 +147,13 @@ static const struct nr_collective box_collective = {
 	.waiting_recv = box_waiting_recv,
 };
 
+/*
+ * flags NR_MSG_TOLERANT: every message of the op leaves with the job's short
+ * DSCP (c->short_tos), which lets the box complete its slots short within the
+ * job's bound; without one (c->short_tos < 0) the op is exact like any other.
+ */
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		 enum nr_dtype dtype, enum nr_op op)
+			 enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
 	struct nr_ring *r;
 	struct box_op o;
@@ -167,6 +174,7 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 	o = (struct box_op){
 		.src = sendbuf, .dst = recvbuf, .bytes = count * 4, .msg = c->cfg.msg_size,
 		.slots = r->cap, .g0 = c->box_msgs, .seq = c->box_seq++, .k = c->n_channels,
+		.tclass = flags & NR_MSG_TOLERANT ? c->short_tos : -1,
 	};
 	o.nmsg = (o.bytes + o.msg - 1) / o.msg;
 	o.cnt.nsend = o.cnt.nrecv = o.nmsg;
@@ -190,7 +198,7 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 }
 
 int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		     enum nr_dtype dtype, enum nr_op op)
+		     enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
-	return nr_collective_call(box_allreduce, c, sendbuf, recvbuf, count, dtype, op);
+	return nr_collective_call(box_allreduce, c, sendbuf, recvbuf, count, dtype, op, flags);
 }

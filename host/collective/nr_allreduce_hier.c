@@ -145,7 +145,7 @@ int nr_hier_allreduce(struct nr_comm *w, const float *src, float *dst, size_t co
 	if (owner) {
 		nr_shm_busy(t->shm, true);
 		rc = ring ? nr_plain_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM)
-			  : nr_box_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM);
+			  : nr_box_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM, 0);
 		nr_shm_busy(t->shm, false);
 		if (rc) {
 			nr_topo_sub_fail(w, t->col_name, t->col, rc);

@@ -105,7 +105,7 @@ int nr_rack_init(const struct nr_config *cfg, struct nr_comm **comm)
 static int in_rack(struct nr_comm *w, bool box, const float *src, float *dst, size_t count)
 {
 	struct nr_topo *t = w->topo;
-	int rc = box ? nr_box_allreduce(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM)
+	int rc = box ? nr_box_allreduce(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM, 0)
 		     : nr_plain_allreduce(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM);
 
 	return nr_topo_sub_fail(w, t->rack_name, t->rack_comm, rc);

@@ -129,7 +129,7 @@ static int ring_post(struct nr_comm *c, void *op)
 		const uint8_t *src = (o->ss < o->n ? o->work : o->stage) + off;
 
 		rc = nr_post_message(c, NR_RING_PLAIN, "nr_ring_allreduce", o->seq, &o->cnt.sent, src,
-				     piece_len(o, ch, m), (o->stage - (uint8_t *)r->mem) + off);
+				     piece_len(o, ch, m), (o->stage - (uint8_t *)r->mem) + off, -1);
 	}
 	return rc;
 }
@@ -202,8 +202,9 @@ static int ring_plan(struct ring_op *o)
 	return 0;
 }
 
+/* flags: none matter on the ring (its messages are exact, netreduce.h). */
 static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		      enum nr_dtype dtype, enum nr_op op)
+			  enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
 	struct ring_op o = { 0 };
 	struct nr_ring *r;
@@ -251,5 +252,5 @@ out:
 int nr_plain_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		       enum nr_dtype dtype, enum nr_op op)
 {
-	return nr_collective_call(ring_allreduce, c, sendbuf, recvbuf, count, dtype, op);
+	return nr_collective_call(ring_allreduce, c, sendbuf, recvbuf, count, dtype, op, 0);
 }

@@ -7,6 +7,7 @@
  * (nr_allreduce_hier.c), or when they span racks (NR_RACKS,
  * nr_allreduce_rack.c).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "host/netreduce.h"
@@ -14,9 +15,11 @@
 #include "nr_allreduce_hier.h"
 #include "nr_allreduce_rack.h"
 #include "nr_allreduce_ring.h"
+#include "nr_box_client.h"
 #include "nr_collective.h"
 #include "nr_comm.h"
 #include "nr_config.h"
+#include "nr_progress.h"
 #include "nr_topo.h"
 #include "nr_util.h"
 
@@ -66,20 +69,35 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	return rc;
 }
 
-/* One public all-reduce, counted in c->stats (nr_comm_stats). */
+/*
+ * One public all-reduce, counted in c->stats (nr_comm_stats).  flags
+ * (NR_MSG_*) reach the flat box path only: a topology's phases, the ring and
+ * a single rank are exact.
+ */
 static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-			     enum nr_dtype dtype, enum nr_op op, bool ring)
+			     enum nr_dtype dtype, enum nr_op op, bool ring, unsigned flags)
 {
 	uint64_t t0 = nr_now_ns();
+	/* what nr_box_allreduce marks: the job has a bound the transport can mark messages for */
+	bool tolerant = (flags & NR_MSG_TOLERANT) && c && !c->topo && c->short_tos >= 0;
 	int rc;
 
-	if (c && c->topo)
+	if (c && (flags & ~NR_MSG_TOLERANT))
+		rc = nr_fail(c, NR_ERR_INVALID, "nr_allreduce_flags: flags 0x%x: the only flag is "
+			     "NR_MSG_TOLERANT (0x%x)", flags, NR_MSG_TOLERANT);
+	else if (c && c->topo)
 		rc = topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, ring);
 	else
 		rc = ring ? nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op)
-			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op);
+			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op, flags);
 	if (!c)
 		return rc;
+	if (!rc && tolerant) {
+		__atomic_add_fetch(&c->stats.tolerant_calls, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.tolerant_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+	} else if (!rc && (flags & NR_MSG_TOLERANT)) {
+		__atomic_add_fetch(&c->stats.tolerant_exact_calls, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&c->stats.busy_ns, nr_now_ns() - t0, __ATOMIC_RELAXED);
 	if (rc)
 		__atomic_add_fetch(&c->stats.failed_calls, 1, __ATOMIC_RELAXED);
@@ -96,13 +114,19 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 int nr_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op)
 {
-	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, false);
+	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, false, 0);
+}
+
+int nr_allreduce_flags(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		       enum nr_dtype dtype, enum nr_op op, unsigned flags)
+{
+	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, false, flags);
 }
 
 int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op)
 {
-	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, true);
+	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, true, 0);
 }
 
 void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
@@ -113,6 +137,9 @@ void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
 	out->ring_bytes = __atomic_load_n(&c->stats.ring_bytes, __ATOMIC_RELAXED);
 	out->failed_calls = __atomic_load_n(&c->stats.failed_calls, __ATOMIC_RELAXED);
 	out->busy_ns = __atomic_load_n(&c->stats.busy_ns, __ATOMIC_RELAXED);
+	out->tolerant_calls = __atomic_load_n(&c->stats.tolerant_calls, __ATOMIC_RELAXED);
+	out->tolerant_bytes = __atomic_load_n(&c->stats.tolerant_bytes, __ATOMIC_RELAXED);
+	out->tolerant_exact_calls = __atomic_load_n(&c->stats.tolerant_exact_calls, __ATOMIC_RELAXED);
 }
 
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
@@ -136,6 +163,74 @@ unsigned nr_comm_channels(const struct nr_comm *comm)
 	const struct nr_comm *box = box_comm(comm);
 
 	return box && box->has_box ? box->n_channels : 1;
+}
+
+int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
+			 uint64_t *left_out, size_t n)
+{
+	const struct nr_comm *box = comm ? box_comm(comm) : NULL;
+	char err[NR_ERRLEN];
+	int rc;
+
+	if (!out || (n && !left_out)) {
+		nr_set_tls_error("nr_comm_box_counters: NULL %s", out ? "left_out" : "out");
+		return NR_ERR_INVALID;
+	}
+	if (!box || !box->has_box || !box->box.key[0]) {
+		nr_set_tls_error("nr_comm_box_counters: rank %d holds no box job: rank 0 registered "
+				 "it (and a communicator without NR_SWITCH has none)",
+				 comm ? comm->rank : -1);
+		return NR_ERR_INVALID;
+	}
+	if (n > (size_t)box->world) {
+		memset(left_out + box->world, 0, (n - (size_t)box->world) * sizeof(*left_out));
+		n = (size_t)box->world;
+	}
+	rc = nr_box_counters_get(box, out, left_out, n, err, sizeof(err));
+	if (rc)
+		nr_set_tls_error("rank %d: nr_comm_box_counters: %s", comm->rank, err);
+	return rc;
+}
+
+/* QPs of one ring communicator in error, the first one's message to buf when *found is 0. */
+static int flat_qp_errors(struct nr_comm *c, char *buf, size_t len, int *found)
+{
+	int n = 0;
+
+	if (!c || !c->tp)
+		return 0;
+	nr_comm_lock(c);   /* the progress thread moves QPs to error */
+	for (unsigned i = 0; i < c->n_rings; i++) {
+		struct nr_tp_qp *qps[2] = { c->ring[i].sqp, c->ring[i].rqp };
+
+		for (int k = 0; k < 2; k++) {
+			const char *e = qps[k] ? nr_tp_qp_error(qps[k]) : NULL;
+
+			if (!e || !*e)
+				continue;
+			if (!(*found)++ && buf && len)
+				snprintf(buf, len, "rank %d: %s QP of the %s ring: %s", c->rank,
+					 k ? "receive" : "send", nr_ring_name((int)i), e);
+			n++;
+		}
+	}
+	nr_comm_unlock(c);
+	return n;
+}
+
+int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len)
+{
+	int found = 0;
+
+	if (buf && len)
+		buf[0] = '\0';
+	if (!comm)
+		return 0;
+	if (!comm->topo)
+		return flat_qp_errors(comm, buf, len, &found);
+	return flat_qp_errors(comm->topo->col, buf, len, &found) +
+	       flat_qp_errors(comm->topo->rack_comm, buf, len, &found) +
+	       flat_qp_errors(comm->topo->agent, buf, len, &found);
 }
 
 const char *nr_comm_algo(const struct nr_comm *comm)

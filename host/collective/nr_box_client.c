@@ -212,6 +212,12 @@ int nr_box_job_create(struct nr_comm *c)
 	 * P_Key at index 0, not queried yet, so not registered.) */
 	if (!strcmp(c->transport, "soft"))
 		json_object_set_new(spec, "pkey", json_integer(NR_BTH_PKEY_DEFAULT));
+	/* the bound on tolerant messages; without one the form every box version takes */
+	if (c->cfg.short_ppm) {
+		json_object_set_new(spec, "short_ppm", json_integer(c->cfg.short_ppm));
+		json_object_set_new(spec, "short_dscp", json_integer(c->cfg.short_dscp));
+		json_object_set_new(spec, "short_scale", json_boolean(c->cfg.short_scale));
+	}
 	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
 	else {
@@ -243,6 +249,58 @@ int nr_box_job_create(struct nr_comm *c)
 	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
 	return lease > 0 ? renew_start(c, (uint32_t)lease) : 0;
+}
+
+/* A counter of a reply: 0 when the box does not report it (an older box). */
+static uint64_t count_of(json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static uint64_t reply_count(json_t *o, const char *name)
+{
+	return count_of(json_object_get(o, name));
+}
+
+int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
+			size_t n, char *err, size_t errlen)
+{
+	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
+	json_t *req, *reply, *job, *ctrs, *lo, *spec;
+	char why[256];
+	bool refused;
+	int fd, rc;
+
+	if (nr_tcp_connect(c->switch_addr, timeout, &fd, why, sizeof(why))) {
+		snprintf(err, errlen, "cannot ask the box at %s (NR_SWITCH) for job %u's counters: %s",
+			 c->switch_addr, c->box.job, why);
+		return NR_ERR_BOX;
+	}
+	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_status", "token", c->token, "job",
+			(json_int_t)c->box.job, "key", c->box.key);
+	rc = exchange(fd, req, nr_now_ms() + c->cfg.timeout_ms, &reply, &refused, why, sizeof(why));
+	json_decref(req);
+	close(fd);
+	if (rc) {
+		snprintf(err, errlen, "box %s %s job_status of job %u: %s", c->switch_addr,
+			 refused ? "refused" : "did not answer", c->box.job, why);
+		return NR_ERR_BOX;
+	}
+	job = json_object_get(reply, "job");
+	ctrs = json_object_get(job, "counters");
+	lo = json_object_get(job, "left_out");
+	spec = json_object_get(job, "spec");
+	*out = (struct nr_box_counters){
+		.completed = reply_count(job, "completed"),
+		.short_slots = reply_count(ctrs, "short_slots"),
+		.short_denied = reply_count(ctrs, "short_denied"),
+		.short_ppm = (uint32_t)reply_count(spec, "short_ppm"),
+		.ranks = (uint32_t)reply_count(job, "ranks"),
+	};
+	for (size_t i = 0; i < n; i++)
+		left_out[i] = count_of(json_array_get(lo, i));
+	json_decref(reply);
+	return 0;
 }
 
 int nr_box_workers(struct nr_comm *c, unsigned *workers)

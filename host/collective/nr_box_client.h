@@ -9,6 +9,13 @@
 int nr_box_job_create(struct nr_comm *c);
 /* The box's worker count (backend_info "workers"; 1 when it has none): NR_CHANNELS=auto. */
 int nr_box_workers(struct nr_comm *c, unsigned *workers);
+/*
+ * job_status of c->box's job (rank 0's) over a connection of its own: the
+ * counters of nr_comm_box_counters (netreduce.h).  Touches no communicator
+ * state (any thread): 0, or NR_ERR_BOX with err set.
+ */
+int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
+			size_t n, char *err, size_t errlen);
 /* job_destroy of c->box's job (best effort, over a fresh connection). */
 void nr_box_job_destroy(struct nr_comm *c);
 

@@ -171,11 +171,11 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op
 }
 
 int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
-		    const void *laddr, uint32_t len, uint64_t remote_off)
+		    const void *laddr, uint32_t len, uint64_t remote_off, int tclass)
 {
 	struct nr_ring *r = &c->ring[ring];
-	int rc = nr_tp_post_write_imm(r->sqp, *sent, &r->mr, laddr, len, r->peer_va + remote_off,
-				      r->peer_rkey, nr_tag(seq, *sent));
+	int rc = nr_tp_post_write_imm_tc(r->sqp, *sent, &r->mr, laddr, len, r->peer_va + remote_off,
+					 r->peer_rkey, nr_tag(seq, *sent), tclass);
 
 	if (rc)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: posting message %lu: %s", c->rank,
@@ -185,14 +185,15 @@ int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, 
 }
 
 int nr_collective_call(nr_collective_fn *fn, struct nr_comm *c, const void *sendbuf,
-		       void *recvbuf, size_t count, enum nr_dtype dtype, enum nr_op op)
+		       void *recvbuf, size_t count, enum nr_dtype dtype, enum nr_op op,
+		       unsigned flags)
 {
 	int rc;
 
 	if (!c)
 		return NR_ERR_INVALID;
 	nr_comm_lock(c);   /* keeps the progress thread off the transport */
-	rc = fn(c, sendbuf, recvbuf, count, dtype, op);
+	rc = fn(c, sendbuf, recvbuf, count, dtype, op, flags);
 	nr_comm_unlock(c);
 	return rc;
 }

@@ -49,10 +49,11 @@ static inline uint32_t nr_tag(uint8_t seq, uint64_t m)
 /*
  * Post message *sent (immediate nr_tag(seq, *sent)) of the collective named
  * name: len bytes at laddr of the ring's region to offset remote_off of
- * rank+1's.  0 and *sent counts it, or NR_ERR_TRANSPORT with the message set.
+ * rank+1's, its packets with traffic class tclass (-1: the transport's,
+ * cfg.tclass).  0 and *sent counts it, or NR_ERR_TRANSPORT with the message set.
  */
 int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
-		    const void *laddr, uint32_t len, uint64_t remote_off);
+		    const void *laddr, uint32_t len, uint64_t remote_off, int tclass);
 
 /*
  * The arguments every collective checks (fn names it in messages).  1: the
@@ -61,10 +62,14 @@ int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, 
 int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		  enum nr_dtype dtype, enum nr_op op, const char *fn, int *rc);
 
-/* A public collective call: fn runs with the progress thread kept off the transport. */
+/*
+ * A public collective call: fn runs with the progress thread kept off the
+ * transport.  flags: NR_MSG_* of nr_allreduce_flags (netreduce.h).
+ */
 typedef int nr_collective_fn(struct nr_comm *c, const void *sendbuf, void *recvbuf,
-			     size_t count, enum nr_dtype dtype, enum nr_op op);
+			     size_t count, enum nr_dtype dtype, enum nr_op op, unsigned flags);
 int nr_collective_call(nr_collective_fn *fn, struct nr_comm *c, const void *sendbuf,
-		       void *recvbuf, size_t count, enum nr_dtype dtype, enum nr_op op);
+		       void *recvbuf, size_t count, enum nr_dtype dtype, enum nr_op op,
+		       unsigned flags);
 
 #endif /* NR_COLLECTIVE_H */

@@ -139,6 +139,26 @@ static int open_transport(struct nr_comm *c)
 }
 
 /*
+ * How tolerant messages leave (c->short_tos): with the job's short DSCP and
+ * the ECN bits of cfg.tclass (ECN is the fabric's, whatever the class), where
+ * the transport marks a message of its own; exact otherwise.  verbs cannot
+ * (the traffic class is the QP's): said once, by rank 0, not faked.
+ */
+static void short_tos_init(struct nr_comm *c)
+{
+	if (!c->has_box || !c->cfg.short_ppm)
+		return;
+	if (!nr_tp_wr_tclass(c->tp)) {
+		if (c->rank == 0)
+			fprintf(stderr, "netreduce: NR_SHORT_PPM=%u: the %s transport sets the traffic "
+				"class per QP, not per message: tolerant all-reduces go exact (the "
+				"box job keeps the bound, unused)\n", c->cfg.short_ppm, c->transport);
+		return;
+	}
+	c->short_tos = c->cfg.short_dscp << 2 | (c->cfg.tclass & 3);
+}
+
+/*
  * How many box channels: the configured number, or with 0 ("auto") as many
  * as the box has workers; 1 without a box (the box ring is then unused).
  */
@@ -228,6 +248,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->reduce = cfg->reduce && !strcmp(cfg->reduce, "max") ? NR_MAX : NR_SUM;
 	c->n_channels = 1;
 	c->n_rings = NR_RING_BOX + 1;
+	c->short_tos = -1;
 	c->lfd = -1;
 	c->box.fd = -1;
 	c->peers = calloc(c->world, sizeof(*c->peers));
@@ -295,8 +316,10 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 	find_mac(a.s_addr, c->peers[c->rank].mac);
 	if (!tcp_only)
 		rc = open_transport(c);
-	if (!rc && !tcp_only)
+	if (!rc && !tcp_only) {
+		short_tos_init(c);
 		rc = resolve_channels(c);
+	}
 	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
 		rc = create_ring(c, (int)i);
 	if (!rc)

@@ -31,6 +31,7 @@ void nr_config_default(struct nr_config *cfg)
 		.gid_index = -1,
 		.local_size = 1,
 		.local_rank = -1,
+		.short_dscp = NR_SHORT_DSCP_DEFAULT,
 	};
 }
 
@@ -100,6 +101,9 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_TCLASS", 255, tclass),
 		F("NR_SOFT_WINDOW", 1u << 22, soft_window),
 		F("NR_SOFT_ACKREQ", 65535, soft_ackreq),
+		F("NR_SHORT_PPM", NR_SHORT_PPM_MAX, short_ppm),
+		F("NR_SHORT_DSCP", 63, short_dscp),
+		F("NR_SHORT_SCALE", 1, short_scale),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {
@@ -245,6 +249,37 @@ static int check_layout(const struct nr_config *cfg, bool env)
 #undef NAME
 }
 
+/* The bound on tolerant messages (netreduce.h, NR_MSG_TOLERANT): 0 or NR_ERR_CONFIG. */
+static int check_short(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	if (cfg->short_ppm > NR_SHORT_PPM_MAX) {
+		nr_set_tls_error("%s=%u: at most %u packets per million (half a message's packets "
+				 "may be summed short); 0 turns the bound off",
+				 NAME("NR_SHORT_PPM", "short_ppm"), cfg->short_ppm, NR_SHORT_PPM_MAX);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->short_dscp > 63) {
+		nr_set_tls_error("%s=%u: a DSCP is 0..63 (default %u, AF11)",
+				 NAME("NR_SHORT_DSCP", "short_dscp"), cfg->short_dscp,
+				 NR_SHORT_DSCP_DEFAULT);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->short_scale > 1) {
+		nr_set_tls_error("%s=%u: 1 (scale a short sum by N/(N-1)) or 0 (leave it)",
+				 NAME("NR_SHORT_SCALE", "short_scale"), cfg->short_scale);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->short_scale && cfg->reduce && !strcmp(cfg->reduce, "max")) {
+		nr_set_tls_error("%s=1 with %s=max: only a sum is scaled (a max without one rank is "
+				 "the max of the others)", NAME("NR_SHORT_SCALE", "short_scale"),
+				 NAME("NR_REDUCE", "reduce"));
+		return NR_ERR_CONFIG;
+	}
+	return 0;
+#undef NAME
+}
+
 /* names: env variable names (true) or struct field names (false) in messages. */
 int nr_config_check_env(const struct nr_config *cfg, bool env)
 {
@@ -283,6 +318,8 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 NAME("NR_REDUCE", "reduce"));
 		return NR_ERR_CONFIG;
 	}
+	if (check_short(cfg, env))
+		return NR_ERR_CONFIG;
 	if (cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 && cfg->mtu != 2048 &&
 	    cfg->mtu != 4096) {
 		nr_set_tls_error("%s=%u: use 256, 512, 1024, 2048 or 4096", NAME("NR_MTU", "mtu"),

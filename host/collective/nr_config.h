@@ -13,6 +13,9 @@
 
 int nr_config_check_env(const struct nr_config *cfg, bool env);
 
+/* short_dscp's default: AF11, a low-priority class (tolerant messages' packets). */
+#define NR_SHORT_DSCP_DEFAULT 10
+
 #define NR_RACKS_MAX 64
 /* "4,4" into sizes (at most max): the number of racks, or -1 when malformed. */
 int nr_racks_parse(const char *s, int *sizes, int max);

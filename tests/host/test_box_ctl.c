@@ -23,6 +23,8 @@
 #include <cmocka.h>
 
 #include "control/nr_control.h"
+#include "host/collective/comm_internal.h"
+#include "host/transport/tp_soft.h"
 #include "tests/control/ctl_testlib.h"
 #include "ranks.h"
 
@@ -33,8 +35,16 @@ struct box_case {
 	int rc_init[RANKS_MAX], rc_op[RANKS_MAX];
 	uint32_t credits[RANKS_MAX];
 	uint32_t channels;               /* cfg.channels of every rank */
+	uint32_t short_ppm;              /* cfg.short_ppm of every rank */
+	unsigned flags;                  /* of the one nr_allreduce_flags */
 	unsigned got_channels[RANKS_MAX];
 	char msg[RANKS_MAX][512];
+	/* what went on the wire: data packets, and those with a class of their own */
+	uint64_t tx_data[RANKS_MAX], tx_tclass[RANKS_MAX];
+	/* nr_comm_box_counters after init */
+	int rc_counters[RANKS_MAX];
+	struct nr_box_counters counters;
+	uint64_t left_out[RANKS_MAX + 1];
 };
 
 /*
@@ -124,6 +134,7 @@ static int box_child(int rank, int world, void *arg)
 	cfg.token = t->token;
 	cfg.timeout_ms = 3000;
 	cfg.channels = t->channels;
+	cfg.short_ppm = t->short_ppm;
 	ranks_fill(9, rank, x, count);
 	t->rc_init[rank] = nr_comm_init(&cfg, &c);
 	if (t->rc_init[rank]) {
@@ -132,16 +143,23 @@ static int box_child(int rank, int world, void *arg)
 	}
 	t->credits[rank] = nr_comm_credits(c);
 	t->got_channels[rank] = nr_comm_channels(c);
-	t->rc_op[rank] = nr_allreduce(c, x, y, count, NR_FLOAT32, NR_SUM);
+	t->rc_counters[rank] = nr_comm_box_counters(c, &t->counters, t->left_out, RANKS_MAX + 1);
+	t->rc_op[rank] = nr_allreduce_flags(c, x, y, count, NR_FLOAT32, NR_SUM, t->flags);
 	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
+	struct nr_tp_soft_stats st;
+
+	if (!nr_tp_soft_stats(c->tp, &st)) {
+		t->tx_data[rank] = st.tx_data;
+		t->tx_tclass[rank] = st.tx_tclass;
+	}
 	nr_comm_destroy(c);
 	free(x);
 	free(y);
 	return 0;
 }
 
-static struct box_case *run(struct server *s, const char *token, int world, unsigned salt,
-			    uint32_t channels)
+static struct box_case *run_case(struct server *s, const char *token, int world, unsigned salt,
+				 uint32_t channels, uint32_t short_ppm, unsigned flags)
 {
 	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -154,6 +172,8 @@ static struct box_case *run(struct server *s, const char *token, int world, unsi
 	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->shm->port);
 	t->token = token;
 	t->channels = channels;
+	t->short_ppm = short_ppm;
+	t->flags = flags;
 	ranks_fork(world, box_child, t, pids);
 	ranks_wait(world, pids, status, 30000, NULL);
 	for (int r = 0; r < world; r++) {
@@ -162,6 +182,12 @@ static struct box_case *run(struct server *s, const char *token, int world, unsi
 		assert_int_equal(status[r], 0);
 	}
 	return t;
+}
+
+static struct box_case *run(struct server *s, const char *token, int world, unsigned salt,
+			    uint32_t channels)
+{
+	return run_case(s, token, world, salt, channels, 0, 0);
 }
 
 static void test_job_registered_unaggregated_detected(void **state)
@@ -383,12 +409,54 @@ static void test_channels(void **state)
 	}
 }
 
+/*
+ * The bound on tolerant messages: rank 0 registers it with the job (the box
+ * holds it: job_status, through nr_comm_box_counters, which only rank 0 may
+ * ask); a tolerant all-reduce's packets leave with a traffic class of their
+ * own, every one of them, an exact one's with none.  (No dataplane here: the
+ * results arrive unaggregated and the call fails, after the packets left.)
+ */
+static void test_short_bound(void **state)
+{
+	const int world = 3;
+
+	for (unsigned flags = 0; flags <= NR_MSG_TOLERANT; flags += NR_MSG_TOLERANT) {
+		struct server s = { 0 };
+		struct box_case *t;
+		uint64_t sent = 0;
+
+		assert_int_equal(start_server(&s), 0);
+		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags);
+		for (int r = 0; r < world; r++) {
+			printf("rank %d: %s: %llu data packets, %llu with their own class\n", r,
+			       flags ? "tolerant" : "exact", (unsigned long long)t->tx_data[r],
+			       (unsigned long long)t->tx_tclass[r]);
+			assert_int_equal(t->rc_init[r], NR_OK);
+			assert_int_equal(t->rc_counters[r], r == 0 ? NR_OK : NR_ERR_INVALID);
+			assert_int_equal(t->tx_tclass[r], flags ? t->tx_data[r] : 0);
+			sent += t->tx_data[r];
+		}
+		/* a rank that saw a peer's unaggregated message at once may have sent nothing */
+		assert_true(sent > 0);
+		assert_int_equal(t->counters.short_ppm, 150000);
+		assert_int_equal(t->counters.ranks, world);
+		assert_int_equal(t->counters.short_slots, 0);
+		for (int r = 0; r <= RANKS_MAX; r++)
+			assert_int_equal(t->left_out[r], 0);
+		munmap(t, sizeof(*t));
+		stop_server(&s);
+		assert_int_equal(s.shm->created, 1);
+		munmap(s.shm, sizeof(*s.shm));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_registered_unaggregated_detected),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
+		cmocka_unit_test(test_short_bound),
 		cmocka_unit_test(test_lease_after_sigkill),
 	};
 

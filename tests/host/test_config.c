@@ -18,7 +18,7 @@ static const char *const vars[] = {
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
-	"NR_REDUCE",
+	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE",
 };
 
 static int clear_env(void **state)
@@ -115,6 +115,48 @@ static void test_env_defaults(void **state)
 	assert_null(cfg.racks);
 	assert_int_equal(cfg.channels, 1);
 	assert_int_equal(cfg.bootstrap_timeout_ms, 300000);
+	/* no bound: every message exact; tolerant ones would carry AF11 */
+	assert_int_equal(cfg.short_ppm, 0);
+	assert_int_equal(cfg.short_dscp, 10);
+	assert_int_equal(cfg.short_scale, 0);
+}
+
+/* The bound on tolerant messages from the environment and from the struct. */
+static void test_short(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	setenv("NR_SHORT_PPM", "150000", 1);
+	setenv("NR_SHORT_DSCP", "12", 1);
+	setenv("NR_SHORT_SCALE", "1", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.short_ppm, 150000);
+	assert_int_equal(cfg.short_dscp, 12);
+	assert_int_equal(cfg.short_scale, 1);
+	/* only a sum is scaled */
+	setenv("NR_REDUCE", "max", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	printf("%s\n", nr_comm_last_error(NULL));
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SHORT_SCALE=1 with NR_REDUCE=max"));
+	setenv("NR_SHORT_SCALE", "0", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	/* the struct, named by its fields */
+	nr_config_default(&cfg);
+	assert_int_equal(cfg.short_dscp, 10);
+	cfg.short_ppm = 500001;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "short_ppm=500001: at most 500000"));
+	cfg.short_ppm = 500000;
+	cfg.short_dscp = 64;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "short_dscp=64: a DSCP is 0..63"));
+	cfg.short_dscp = 0;
+	cfg.short_scale = 2;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "short_scale=2"));
+	cfg.short_scale = 1;
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
 }
 
 /* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
@@ -165,6 +207,14 @@ static void test_env_bad(void **state)
 		{ "NR_REDUCE", "min", "NR_REDUCE" },
 		{ "NR_REDUCE", "max", NULL },
 		{ "NR_REDUCE", "sum", NULL },
+		{ "NR_SHORT_PPM", "500001", "NR_SHORT_PPM" },
+		{ "NR_SHORT_PPM", "-1", "NR_SHORT_PPM" },
+		{ "NR_SHORT_PPM", "some", "NR_SHORT_PPM" },
+		{ "NR_SHORT_PPM", "500000", NULL },
+		{ "NR_SHORT_DSCP", "64", "NR_SHORT_DSCP" },
+		{ "NR_SHORT_DSCP", "0", NULL },
+		{ "NR_SHORT_SCALE", "2", "NR_SHORT_SCALE" },
+		{ "NR_SHORT_SCALE", "yes", "NR_SHORT_SCALE" },
 	};
 	struct nr_config cfg;
 
@@ -280,10 +330,34 @@ static void test_world_one(void **state)
 
 	cfg.switch_addr = "127.0.0.1:9";
 	cfg.token = "t";
+	cfg.short_ppm = 150000;
 	assert_int_equal(nr_comm_init(&cfg, &c), NR_OK);
 	memset(out, 0, sizeof(out));
 	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
 	assert_memory_equal(in, out, sizeof(in));
+	/* one rank: nothing on the wire, a tolerant call is an exact copy */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM, NR_MSG_TOLERANT),
+			 NR_OK);
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM, 0x2), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "flags 0x2: the only flag is NR_MSG_TOLERANT"));
+	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM, 0), NR_OK);
+	struct nr_comm_stats st;
+
+	nr_comm_stats(c, &st);
+	assert_int_equal(st.box_calls, 3);
+	assert_int_equal(st.failed_calls, 1);
+	assert_int_equal(st.tolerant_calls, 0);
+	assert_int_equal(st.tolerant_bytes, 0);
+	assert_int_equal(st.tolerant_exact_calls, 1);
+	/* a single rank registers no job: no counters to ask for; no QPs to fail */
+	struct nr_box_counters bc;
+	uint64_t lo[2];
+
+	assert_int_equal(nr_comm_box_counters(c, &bc, lo, 2), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "holds no box job"));
+	assert_int_equal(nr_comm_qp_errors(c, NULL, 0), 0);
 	nr_comm_destroy(c);
 }
 
@@ -340,6 +414,7 @@ int main(void)
 		cmocka_unit_test_setup(test_env_defaults, clear_env),
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
+		cmocka_unit_test_setup(test_short, clear_env),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
 		cmocka_unit_test(test_strerror),
