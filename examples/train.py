@@ -17,6 +17,10 @@ time and the CPU time its process used in it, cumulative training time; test
 accuracy every --eval-every steps) and a
 summary line: median and p90 step time after --warmup steps, training time to
 --target-acc test accuracy.  Evaluation is not counted as training time.
+Through netreduce the summary also has "netreduce": the bound on tolerant
+gradients at work (NR_SHORT_PPM: gradient all-reduces asked to go tolerant and
+sent so, the box's short_slots, short_denied and left_out per rank) and the
+QPs' health on every rank at the end (qp_errors: 0 when every one is healthy).
 Fixed seeds: the model, the split and DistributedSampler's shuffle are the
 same in every run.
 """
@@ -111,6 +115,23 @@ def init(args):
     dist.init_process_group("gloo" if args.backend == "gloo" else "netreduce")
 
 
+def netreduce_summary(args):
+    """What netreduce says at the end (collective: every rank calls it): the
+    tolerant gradients and the box's counters (rank 0's view), and the QPs of
+    every rank (gathered through Gloo).  None without netreduce."""
+    if args.backend == "gloo" and args.ddp_hook == "none":
+        return None
+    import netreduce.torch
+    from netreduce.torch.counters import tolerant_summary
+    healths = [None] * dist.get_world_size()
+    dist.all_gather_object(healths, netreduce.torch.health())
+    out = tolerant_summary(netreduce.torch.stats())
+    out.update(qp_errors=sum(h["qp_errors"] for h in healths),
+               failed_ranks=sum(1 for h in healths if h["failed"]),
+               qp_error=next((h["qp_error"] for h in healths if h["qp_error"]), ""))
+    return out
+
+
 def train(args, after_backward=None, out=sys.stdout):
     """Train; after_backward(step, ddp_model) runs after each backward pass
     (gradients reduced), before the optimizer step.  Returns the model."""
@@ -163,13 +184,15 @@ def train(args, after_backward=None, out=sys.stdout):
         if not args.quiet:
             emit(row)
     times.sort()
+    nr = netreduce_summary(args)
     emit({"summary": True, "backend": name, "ranks": world, "torch": str(torch.__version__),
           "params": nparams,
           "grad_bytes": 4 * nparams, "steps": args.steps, "warmup": args.warmup,
           "batch": args.batch, "median_step_s": round(statistics.median(times), 6) if times else None,
           "p90_step_s": round(times[math.ceil(0.9 * len(times)) - 1], 6) if times else None,
           "target_acc": args.target_acc, "time_to_acc_s": round(reached, 6) if reached else None,
-          "final_test_acc": round(test_acc, 4), "train_s": round(train_s, 6)})
+          "final_test_acc": round(test_acc, 4), "train_s": round(train_s, 6),
+          **({"netreduce": nr} if nr is not None else {})})
     return model
 
 

@@ -27,6 +27,10 @@ NR_FLOAT32 = 0
 NR_SUM = 0
 NR_MAX = 1
 
+# nr_allreduce_flags: the box may complete this message's packets short, within
+# the job's bound (NR_SHORT_PPM); every other message is exact
+NR_MSG_TOLERANT = 0x1
+
 
 class NrConfig(ctypes.Structure):
     """struct nr_config, field for field (host/netreduce.h)."""
@@ -62,13 +66,24 @@ class NrConfig(ctypes.Structure):
         ("soft_window", ctypes.c_uint32),
         ("bootstrap_timeout_ms", ctypes.c_uint32),
         ("reduce", ctypes.c_char_p),
+        ("short_ppm", ctypes.c_uint32),
+        ("short_dscp", ctypes.c_uint8),
+        ("short_scale", ctypes.c_uint8),
     ]
 
 
 class NrCommStats(ctypes.Structure):
     """struct nr_comm_stats (host/netreduce.h)."""
     _fields_ = [(name, ctypes.c_uint64) for name in
-                ("box_calls", "box_bytes", "ring_calls", "ring_bytes", "failed_calls", "busy_ns")]
+                ("box_calls", "box_bytes", "ring_calls", "ring_bytes", "failed_calls", "busy_ns",
+                 "tolerant_calls", "tolerant_bytes", "tolerant_exact_calls")]
+
+
+class NrBoxCounters(ctypes.Structure):
+    """struct nr_box_counters (host/netreduce.h)."""
+    _fields_ = [("completed", ctypes.c_uint64), ("short_slots", ctypes.c_uint64),
+                ("short_denied", ctypes.c_uint64), ("short_ppm", ctypes.c_uint32),
+                ("ranks", ctypes.c_uint32)]
 
 
 # What nr_config_default() must produce (host/README.md): checked at load time,
@@ -80,7 +95,7 @@ _DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size
              "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,
              "racks": None, "rack_agents": 0,
              "tclass": 0, "soft_ackreq": 0, "soft_window": 0, "bootstrap_timeout_ms": 300000,
-             "reduce": None}
+             "reduce": None, "short_ppm": 0, "short_dscp": 10, "short_scale": 0}
 
 _lock = threading.Lock()
 _lib = None
@@ -111,12 +126,17 @@ def _bind(lib):
         "nr_comm_init": (c_int, [cfgp, ctypes.POINTER(c_void_p)]),
         "nr_comm_destroy": (None, [c_void_p]),
         "nr_allreduce": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
+        "nr_allreduce_flags": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int,
+                                       ctypes.c_uint]),
         "nr_ring_allreduce": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
         "nr_comm_rank": (c_int, [c_void_p]),
         "nr_comm_world": (c_int, [c_void_p]),
         "nr_comm_credits": (ctypes.c_uint32, [c_void_p]),
         "nr_comm_channels": (ctypes.c_uint, [c_void_p]),
         "nr_comm_stats": (None, [c_void_p, ctypes.POINTER(NrCommStats)]),
+        "nr_comm_box_counters": (c_int, [c_void_p, ctypes.POINTER(NrBoxCounters),
+                                         ctypes.POINTER(ctypes.c_uint64), c_size_t]),
+        "nr_comm_qp_errors": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),
     }

@@ -109,7 +109,8 @@ def free_port(addr):
 # apply to several ranks.  Those fields' messages get their variables' names.
 _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
-               "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS"}
+               "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
+               "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE"}
 
 
 def _env_names(msg):
@@ -216,10 +217,18 @@ class Communicator:
         """Hosts with several ranks or racks (whose local and rack phases sum only)."""
         return self.cfg.struct.local_size > 1 or bool(self.cfg.racks)
 
-    def allreduce(self, ptr, count, op="sum"):
+    @property
+    def short_ppm(self):
+        """The bound on tolerant messages (NR_SHORT_PPM; 0: every message exact)."""
+        return self.cfg.struct.short_ppm
+
+    def allreduce(self, ptr, count, op="sum", tolerant=False):
         """Reduce count float32 at address ptr over all ranks, in place: op "sum"
         or "max".  Through the box when its job computes op, else over the ring
-        (nr_ring_allreduce on the communicator's plain QPs: a box forwards them)."""
+        (nr_ring_allreduce on the communicator's plain QPs: a box forwards them).
+        tolerant: the box may complete this call's packets short, within the
+        job's bound (nr_allreduce_flags with NR_MSG_TOLERANT); over the ring,
+        or where the library cannot mark it, the call is exact all the same."""
         if not isinstance(ptr, int) or isinstance(ptr, bool):
             raise TypeError(f"netreduce: allreduce takes an address (int), not {type(ptr).__name__}")
         if ptr <= 0:
@@ -235,20 +244,54 @@ class Communicator:
         self.seq += 1
         lib = _lib.lib()
         box = self.algo == "box" and op == self.reduce
-        fn = lib.nr_allreduce if box else lib.nr_ring_allreduce
-        rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32,
-                _lib.NR_MAX if op == "max" else _lib.NR_SUM)
+        lop = _lib.NR_MAX if op == "max" else _lib.NR_SUM
+        if box and tolerant:
+            rc = lib.nr_allreduce_flags(self._h, ptr, ptr, count, _lib.NR_FLOAT32, lop,
+                                        _lib.NR_MSG_TOLERANT)
+        else:
+            fn = lib.nr_allreduce if box else lib.nr_ring_allreduce
+            rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32, lop)
         if rc:
             raise self.cfg.error(self.describe(count), rc, _lib.last_error(self._h))
 
     def stats(self):
         """libnetreduce's counters of this communicator (nr_comm_stats) as a dict:
-        box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns."""
+        box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns,
+        tolerant_calls, tolerant_bytes, tolerant_exact_calls."""
         if self._h is None:
             return {}
         st = _lib.NrCommStats()
         _lib.lib().nr_comm_stats(self._h, ctypes.byref(st))
         return {name: getattr(st, name) for name, _ in st._fields_}
+
+    def box_counters(self):
+        """The box's counters of this communicator's job (nr_comm_box_counters):
+        completed, short_slots, short_denied, short_ppm, ranks and left_out (per
+        rank, the contributions the box left out of short packets).  None where
+        there is none to ask for: not rank 0, no box, closed.  Raises
+        NetreduceError when the box does not answer.  Any thread."""
+        if self._h is None or self.rank != 0 or self.algo != "box":
+            return None
+        out = _lib.NrBoxCounters()
+        left = (ctypes.c_uint64 * self.world)()
+        lib = _lib.lib()
+        rc = lib.nr_comm_box_counters(self._h, ctypes.byref(out), left, self.world)
+        if rc == _lib.ERR_INVALID:
+            return None
+        if rc:
+            raise self.cfg.error("the box's counters (job_status)", rc, _lib.last_error())
+        d = {name: getattr(out, name) for name, _ in out._fields_}
+        d["left_out"] = list(left)
+        return d
+
+    def qp_errors(self):
+        """(QPs of this communicator in error, the first one's error): (0, '')
+        when every QP is healthy (nr_comm_qp_errors)."""
+        if self._h is None:
+            return 0, ""
+        buf = ctypes.create_string_buffer(512)
+        n = _lib.lib().nr_comm_qp_errors(self._h, buf, len(buf))
+        return n, buf.value.decode(errors="replace")
 
     @property
     def credits(self):

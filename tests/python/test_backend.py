@@ -375,6 +375,116 @@ class Staging(unittest.TestCase):
         self.assertEqual(staging.chunk_bytes(), 4 << 20)
 
 
+class Tolerant(unittest.TestCase):
+    """NR_SHORT_PPM: DDP's gradient buckets ask to go tolerant, through the
+    backend (DDP's reducer told apart by its caller) and through the hook;
+    dist.all_reduce and the application's own calls stay exact.  One rank: the
+    library copies, so every tolerant call is counted exact there."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not dist.is_initialized():
+            dist.init_process_group("netreduce", init_method=f"tcp://127.0.0.1:{free_port()}",
+                                    rank=0, world_size=1)
+        os.environ["NR_SHORT_PPM"] = "150000"
+        try:
+            cls.group = dist.new_group([0], backend="netreduce")
+        finally:
+            del os.environ["NR_SHORT_PPM"]
+
+    @staticmethod
+    def tolerant(k):
+        return netreduce.torch.stats()["tolerant"].get(k, {"calls": 0})["calls"]
+
+    def test_ddp_buckets_tolerant_the_rest_exact(self):
+        self.assertTrue(self.group.engine.tolerant)
+        k = "all_reduce SUM float32 cpu contiguous"
+        t0, n0 = self.tolerant(k), through(k)["calls"]
+        torch.manual_seed(0)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
+                                                        process_group=self.group)
+        for _ in range(3):
+            ddp(torch.randn(4, 5)).sum().backward()
+        self.assertEqual(self.tolerant(k) - t0, 3)
+        dist.all_reduce(torch.ones(7), group=self.group)     # a loss, a metric: exact
+        self.group.allreduce([torch.ones(7)]).wait()           # the application's own: exact
+
+        class Summed(torch.autograd.Function):   # an all-reduce of the application in backward
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                g = g.contiguous()
+                dist.all_reduce(g, group=Tolerant.group)
+                return g
+        Summed.apply(torch.ones(3, requires_grad=True)).sum().backward()
+        self.assertEqual(self.tolerant(k) - t0, 3)
+        self.assertEqual(through(k)["calls"] - n0, 6)
+
+    def test_no_bound_no_tolerance(self):
+        k = "all_reduce SUM float32 cpu contiguous"
+        t0 = self.tolerant(k)
+        group = dist.new_group([0], backend="netreduce")   # NR_SHORT_PPM unset
+        self.assertFalse(group.engine.tolerant)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
+                                                        process_group=group)
+        ddp(torch.randn(4, 5)).sum().backward()
+        self.assertEqual(self.tolerant(k), t0)
+
+    def test_hook(self):
+        k = "ddp_bucket AVG float32 cpu contiguous"
+        t0 = self.tolerant(k)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
+                                                        process_group=self.group)
+        ddp.register_comm_hook(self.group.engine, netreduce.torch.allreduce_hook)
+        ddp(torch.randn(4, 5)).sum().backward()
+        self.assertEqual(self.tolerant(k) - t0, 1)
+        r = netreduce.torch.report()
+        self.assertGreaterEqual(r["tolerant"]["asked_calls"], 1)
+        self.assertIsNone(r["tolerant"]["short_slots"])   # no box to ask
+        self.assertEqual(netreduce.torch.health(), {"qp_errors": 0, "qp_error": "",
+                                                    "failed": False})
+
+    def test_binding(self):
+        # the flags and the counters through ctypes, on one rank with a box configured
+        saved = dict(os.environ)
+        os.environ.update(NR_SWITCH="127.0.0.1:9", NR_TOKEN="t", NR_SHORT_PPM="1000",
+                          NR_SHORT_DSCP="12")
+        try:
+            cfg = netreduce.Config(0, 1, "job-t", "box")
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        self.assertEqual((cfg.struct.short_ppm, cfg.struct.short_dscp), (1000, 12))
+        comm = netreduce.Communicator(cfg)
+        try:
+            t = torch.arange(5, dtype=torch.float32)
+            comm.allreduce(t.data_ptr(), 5, tolerant=True)
+            comm.allreduce(t.data_ptr(), 5)
+            self.assertTrue(torch.equal(t, torch.arange(5, dtype=torch.float32)))
+            st = comm.stats()
+            self.assertEqual((st["box_calls"], st["tolerant_calls"], st["tolerant_exact_calls"]),
+                             (2, 0, 1))
+            self.assertIsNone(comm.box_counters())   # one rank registers no job
+            self.assertEqual(comm.qp_errors(), (0, ""))
+        finally:
+            comm.close()
+
+    def test_text(self):
+        snap = {"library": {"tolerant_calls": 40, "tolerant_bytes": 40 << 20,
+                            "tolerant_exact_calls": 0},
+                "tolerant": {"all_reduce SUM float32 cpu contiguous": {"calls": 40, "bytes": 1}},
+                "box": {"short_ppm": 150000, "short_slots": 12, "short_denied": 3,
+                        "left_out": [3, 4, 5, 0]}}
+        text = counters.tolerant_text(snap)
+        self.assertIn("40 gradient all-reduces tolerant, 40 of them sent so (40.0 MiB)", text)
+        self.assertIn("the box completed 12 packets short (bound 150000 ppm), 3 waited "
+                      "instead, left out per rank [3, 4, 5, 0]", text)
+        self.assertEqual(counters.tolerant_text({"library": {}, "tolerant": {}}), "")
+
+
 class Report(unittest.TestCase):
     def snap(self, busy, wall, nbytes=1 << 30, calls=100):
         return {"busy_s": busy, "wall_s": wall,

@@ -10,7 +10,11 @@ kind (NetreduceFallbackWarning); with NR_STRICT=1 it raises
 NetreduceUnsupported instead.  The other collectives (broadcast, barrier,
 all-gather...) are Gloo's by design: counted under "gloo" by name, no warning.
 "library" holds libnetreduce's own counters (nr_comm_stats) summed over the
-process's communicators: a test compares them with "netreduce".
+process's communicators: a test compares them with "netreduce".  With
+NR_SHORT_PPM, "tolerant" counts the requests asked to go tolerant (DDP's
+gradient buckets; the library's tolerant_calls those it sent so) and, on rank
+0, "box" holds the box's counters of the job: short_slots, short_denied and
+left_out per rank.
 
 report() is the communication share: the time the communicators spent in
 all-reduce against the wall time since the first one, and what the box can
@@ -60,6 +64,7 @@ class Stats:
     def reset(self):
         with self._lock:
             self._through = {}     # kind -> [calls, bytes]
+            self._tolerant = {}    # kind -> [calls, bytes] of those asked to go tolerant
             self._delegated = {}   # kind -> [calls, bytes, why]
             self._gloo = {}        # collective -> calls
             self._warned = set()
@@ -68,11 +73,15 @@ class Stats:
             self._last = None      # ... and of the end of the last one
             self._retired = {}     # library counters of closed communicators
 
-    def through(self, k, nbytes, busy_s, t_end):
+    def through(self, k, nbytes, busy_s, t_end, tolerant=False):
         with self._lock:
             row = self._through.setdefault(k, [0, 0])
             row[0] += 1
             row[1] += nbytes
+            if tolerant:
+                row = self._tolerant.setdefault(k, [0, 0])
+                row[0] += 1
+                row[1] += nbytes
             self._busy_s += busy_s
             if self._first is None:
                 self._first = t_end - busy_s
@@ -104,7 +113,7 @@ class Stats:
             for key, v in library.items():
                 self._retired[key] = self._retired.get(key, 0) + v
 
-    def snapshot(self, live_library):
+    def snapshot(self, live_library, box=None):
         with self._lock:
             lib = dict(self._retired)
             for counters in live_library:
@@ -112,6 +121,11 @@ class Stats:
                     lib[key] = lib.get(key, 0) + v
             return {
                 "netreduce": {k: {"calls": c, "bytes": b} for k, (c, b) in self._through.items()},
+                # of those, asked to go tolerant (DDP's gradient buckets with NR_SHORT_PPM):
+                # library's tolerant_calls says how many went with the short DSCP
+                "tolerant": {k: {"calls": c, "bytes": b} for k, (c, b) in self._tolerant.items()},
+                # rank 0 of a job with a bound: the box's counters (Communicator.box_counters)
+                "box": box,
                 "delegated": {k: {"calls": c, "bytes": b, "why": w}
                               for k, (c, b, w) in self._delegated.items()},
                 "gloo": dict(self._gloo),
@@ -133,7 +147,8 @@ def share_report(snap, world, algo, rank=0):
     nbytes = sum(v["bytes"] for v in snap["netreduce"].values())
     calls = sum(v["calls"] for v in snap["netreduce"].values())
     out = {"rank": rank, "world": world, "algo": algo, "calls": calls, "bytes": nbytes,
-           "allreduce_s": round(busy, 6), "wall_s": round(wall, 6)}
+           "allreduce_s": round(busy, 6), "wall_s": round(wall, 6),
+           "tolerant": tolerant_summary(snap)}
     if calls == 0 or wall <= 0 or world < 2:
         out["share"] = None
         why = f"a job of {world} rank" if world < 2 else "no all-reduce went through netreduce"
@@ -158,8 +173,45 @@ def share_report(snap, world, algo, rank=0):
     if gain < LITTLE:
         text += (f": little to gain, the job is compute-bound (all-reduce is "
                  f"{100 * share:.0f}% of its time)")
+    dlcp = tolerant_text(snap)
+    if dlcp:
+        text += "; " + dlcp
     out["text"] = text
     return out
+
+
+def tolerant_summary(snap):
+    """The bound on tolerant messages at work: calls asked to go tolerant, those
+    the library sent with the short DSCP and those it sent exact, and the box's
+    short_slots, short_denied and left_out (rank 0 of a job with a bound)."""
+    lib = snap.get("library", {})
+    box = snap.get("box") or {}
+    asked = sum(v["calls"] for v in snap.get("tolerant", {}).values())
+    return {"asked_calls": asked,
+            "tolerant_calls": lib.get("tolerant_calls", 0),
+            "tolerant_bytes": lib.get("tolerant_bytes", 0),
+            "tolerant_exact_calls": lib.get("tolerant_exact_calls", 0),
+            "short_ppm": box.get("short_ppm"), "short_slots": box.get("short_slots"),
+            "short_denied": box.get("short_denied"), "left_out": box.get("left_out"),
+            "box_error": box.get("error")}
+
+
+def tolerant_text(snap):
+    """One sentence on the bound, '' when no call asked to go tolerant."""
+    t = tolerant_summary(snap)
+    if not t["asked_calls"]:
+        return ""
+    text = (f"{t['asked_calls']} gradient all-reduces tolerant, {t['tolerant_calls']} of them "
+            f"sent so ({t['tolerant_bytes'] / 2**20:.1f} MiB)")
+    if t["tolerant_exact_calls"]:
+        text += f", {t['tolerant_exact_calls']} exact (not markable)"
+    if t["box_error"]:
+        text += f"; the box's counters: {t['box_error']}"
+    elif t["short_slots"] is not None:
+        text += (f"; the box completed {t['short_slots']} packets short (bound "
+                 f"{t['short_ppm']} ppm), {t['short_denied']} waited instead, left out "
+                 f"per rank {t['left_out']}")
+    return text
 
 
 def now():

@@ -129,14 +129,21 @@ class Engine:
         if op not in ("SUM", "AVG", "MAX"):
             raise ValueError(f"netreduce: all_reduce op {op!r}: SUM, AVG or MAX")
 
-    def request(self, tensor, op="SUM", as_list=True, kind=None):
+    @property
+    def tolerant(self):
+        """Whether gradient buckets go tolerant: NR_SHORT_PPM set (the job's bound)."""
+        return self.comm.short_ppm > 0
+
+    def request(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):
         """Queue an in-place reduction of tensor over the ranks, op SUM, AVG (the
         sum divided by the ranks) or MAX: contiguous float32, on the CPU or a CUDA
         device.  Returns (raw, fut):
         the worker completes raw with [tensor] (as_list) or tensor, or with the
         NetreduceError; fut is chained to it for C++ waiters.  kind: what
-        stats() counts the request as.  Raises TypeError or ValueError on a
-        tensor it cannot take (check()), before anything is queued."""
+        stats() counts the request as.  tolerant: the box may complete it
+        short within the job's bound (gradients only; Communicator.allreduce).
+        Raises TypeError or ValueError on a tensor it cannot take (check()),
+        before anything is queued."""
         self.check(tensor, op)
         cuda = tensor.device.type == "cuda"
         raw = torch.futures.Future(devices=[tensor.device]) if cuda else torch.futures.Future()
@@ -144,16 +151,16 @@ class Engine:
             raw.set_exception(self.failed("all_reduce", "the netreduce engine is closed"))
         else:
             ready = self.stager(tensor.device).ops.ready() if cuda else None
-            self._q.put((tensor, op, as_list, raw, kind, ready))
+            self._q.put((tensor, op, as_list, raw, kind, ready, tolerant))
         # Future.set_exception stores the exception as the value, to be raised by
         # value() in Python: C++ waiters (DDP's reducer) would take it for a
         # result.  A then() callback that raises marks the chained future failed
         # in C++ as well, with the exception's message.
         return raw, raw.then(_value)
 
-    def submit(self, tensor, op="SUM", as_list=True, kind=None):
+    def submit(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):
         """request(), the future for C++ and Python waiters alike."""
-        return self.request(tensor, op, as_list, kind)[1]
+        return self.request(tensor, op, as_list, kind, tolerant)[1]
 
     def drain(self):
         """Wait until every request submitted so far has run (no-op on the worker)."""
@@ -170,15 +177,15 @@ class Engine:
             finally:
                 self._q.task_done()
 
-    def _allreduce(self, host, op="sum"):
+    def _allreduce(self, host, op="sum", tolerant=False):
         """One libnetreduce call on a contiguous float32 host tensor, watched."""
         if self.watch:
             self.watch.started(self.comm.seq + 1)
-        self.comm.allreduce(host.data_ptr(), host.numel(), op)
+        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant)
         if self.watch:
             self.watch.finished()
 
-    def _one(self, tensor, op, as_list, fut, kind, ready):
+    def _one(self, tensor, op, as_list, fut, kind, ready, tolerant):
         if self.error is not None:
             fut.set_exception(self.error)
             return
@@ -187,10 +194,10 @@ class Engine:
             divide = self.world if op == "AVG" else None
             lib_op = "max" if op == "MAX" else "sum"
             if tensor.device.type == "cuda":
-                self.stager(tensor.device).run(tensor, ready,
-                                               lambda host: self._allreduce(host, lib_op), divide)
+                self.stager(tensor.device).run(
+                    tensor, ready, lambda host: self._allreduce(host, lib_op, tolerant), divide)
             else:
-                self._allreduce(tensor, lib_op)
+                self._allreduce(tensor, lib_op, tolerant)
                 if divide:
                     tensor.div_(divide)
         except NetreduceError as e:
@@ -205,11 +212,18 @@ class Engine:
             return
         t1 = now()
         if kind:
-            STATS.through(kind, tensor.numel() * 4, t1 - t0, t1)
+            STATS.through(kind, tensor.numel() * 4, t1 - t0, t1, tolerant)
         try:
             fut.set_result([tensor] if as_list else tensor)
         except Exception:   # a callback of the future failed: it is stored in the chained future
             pass
+
+    def health(self):
+        """This rank's side of the job at the end of training: QPs in error (0:
+        every one healthy; qp_error: the first one's error) and whether a call
+        failed (the communicator is then broken)."""
+        n, msg = self.comm.qp_errors()
+        return {"qp_errors": n, "qp_error": msg, "failed": self.error is not None}
 
     def close(self):
         """Stop the worker after the queued requests, then destroy the communicator
@@ -226,10 +240,40 @@ class Engine:
         _live.discard(self)
 
 
+def _box(engines):
+    """The box's counters of the first job with a bound that this rank registered
+    (rank 0 with NR_SHORT_PPM): None elsewhere; {"error": ...} when the box did
+    not answer."""
+    for e in engines:
+        if e.comm.short_ppm and e.rank == 0 and e.algo == "box":
+            try:
+                box = e.comm.box_counters()
+            except NetreduceError as err:
+                return {"error": str(err)}
+            if box is not None:
+                return box
+    return None
+
+
 def stats():
     """Calls and bytes per kind through netreduce, delegated to Gloo (with why)
-    and Gloo's other collectives, with libnetreduce's own counters: see counters.py."""
-    return STATS.snapshot([e.comm.stats() for e in list(_live) if not e.closed])
+    and Gloo's other collectives, with libnetreduce's own counters, and on rank
+    0 of a job with a bound the box's (short_slots, short_denied, left_out per
+    rank): see counters.py."""
+    engines = [e for e in list(_live) if not e.closed]
+    return STATS.snapshot([e.comm.stats() for e in engines], _box(engines))
+
+
+def health():
+    """This process's communicators at this point: QPs in error (0: healthy) and
+    failed calls, summed over them (Engine.health); collective-free."""
+    out = {"qp_errors": 0, "qp_error": "", "failed": False}
+    for e in [e for e in list(_live) if not e.closed]:
+        h = e.health()
+        out["qp_errors"] += h["qp_errors"]
+        out["qp_error"] = out["qp_error"] or h["qp_error"]
+        out["failed"] = out["failed"] or h["failed"]
+    return out
 
 
 _reported = False

@@ -11,7 +11,10 @@ The hook averages, as DDP's default hook does: it sums the bucket over the
 ranks and divides by the world size.  float32 buckets go through netreduce,
 on the CPU or a CUDA device (staged through pinned host memory in chunks,
 staging.py); other buckets go through the process group, with a warning once
-(counters.py), or raise with NR_STRICT=1.
+(counters.py), or raise with NR_STRICT=1.  With NR_SHORT_PPM (the job's bound
+on short packets) the buckets go tolerant: the box may complete a packet of
+theirs without one rank's lost contribution, within the bound
+(nr_allreduce_flags, NR_MSG_TOLERANT); every other all-reduce stays exact.
 """
 import threading
 
@@ -47,4 +50,5 @@ def allreduce_hook(state, bucket):
                        engine.rank, engine.job)
         fut = dist.all_reduce(buf.div_(engine.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
-    return engine.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf))
+    return engine.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
+                         tolerant=engine.tolerant)
