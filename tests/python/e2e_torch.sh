@@ -12,6 +12,12 @@
 #               same updates with the gradients summed in netreduce's order,
 #               and every rank's counters must show all gradient bytes through
 #               libnetreduce, none delegated (tests/python/check_train.py)
+#   train-dlcp  train-box with the bound on tolerant gradients
+#               (NR_SHORT_PPM=150000) on links that lose 1% of their frames
+#               each way: every bucket sent tolerant (with the short DSCP),
+#               the box holding the bound; bit-identical ranks, and equal to
+#               the reference while the box completed no packet short
+#               (check_train.py --tolerant)
 #   train-hier  the backend on 2 hosts x 2 processes (NR_LOCAL_SIZE=2,
 #               NR_HIER=parallel): the hosts' sums through the box
 #   train-racks the backend across 2 racks of 2 hosts (NR_RACKS=2,2), rack 0
@@ -85,6 +91,7 @@ export PYTHONPATH=$top/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
 case $scenario in
 train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
+train-dlcp) TB_LOSS=1 ;;
 esac
 world=$((hosts * ${TB_PROCS:-1}))
 tb_init "$build"
@@ -153,9 +160,11 @@ wait_step() {
 }
 
 case $scenario in
-train-box|train-hook|train-ring|train-hier|train-racks|train-torchrun)
-	mode=${scenario#train-} envs=() groups=1
+train-box|train-hook|train-ring|train-hier|train-racks|train-torchrun|train-dlcp)
+	mode=${scenario#train-} envs=() groups=1 check=()
 	case $mode in
+	dlcp)
+		mode=box envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
 	torchrun)
 		# one torchrun a host; its workers share this environment
 		mode=box groups=2 run=$TB_RUNDIR/torchrun.sh
@@ -199,7 +208,7 @@ train-box|train-hook|train-ring|train-hier|train-racks|train-torchrun)
 	fi
 	cat "$TB_RUNDIR/$scenario.out"
 	out=$("${py[@]}" "$here/check_train.py" --mode "$mode" --dir "$TB_RUNDIR/$scenario" \
-		--world "$world" --groups "$groups" "${model[@]}" --steps 20) ||
+		--world "$world" --groups "$groups" "${check[@]}" "${model[@]}" --steps 20) ||
 		{ echo "$out"; fail "parameters differ"; }
 	echo "$out"
 	pass "$out"
