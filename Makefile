@@ -57,7 +57,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss sim-validate sim-report fuzz soak rtl-long clean help
+.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
 
 all: build
 
@@ -83,6 +83,10 @@ help:
 	@echo "                intra/inter ratios; 2 racks x 4 hosts vs one ring, inter-rack bytes (root)"
 	@echo "make bench-loss netreduce vs ring at 0, 0.1, 1% loss per link (4 hosts, 16 MiB,"
 	@echo "                100 Mbit/s, RNIC profile): throughput and fraction of loss-free (root)"
+	@echo "make bench-dlcp PyTorch training at 0, 1, 3% loss per link (4 hosts, 100 Mbit/s):"
+	@echo "                netreduce with the bound on tolerant gradients (NR_SHORT_PPM) vs without"
+	@echo "                vs gloo: time to accuracy, throughput vs loss-free, short slots, QP health;"
+	@echo "                table and plot in $(BUILD)/bench-dlcp/ (root; DLCP_ARGS, TORCH=2.6)"
 	@echo "make sim-validate the scale model (build/netreduce-plan, SimGrid) against the testbed's"
 	@echo "                measurements in sim/validation/, side by side"
 	@echo "make sim-report the scale model's plots and tables into docs/scale/ (docs/scale.md)"
@@ -216,6 +220,11 @@ sim-report: deps-sim $(BUILD)/build.ninja
 # Opt-in, not part of make test (the ring at 1% loss takes minutes).
 bench-loss: build
 	tests/testbed/bench-loss --build $(BUILD)
+
+# Opt-in, not part of make test: DLCP's bounded loss on training (tests/testbed/bench-dlcp
+# --help); DLCP_ARGS adds its options, e.g. DLCP_ARGS="--variants bound,exact,gloo,scaled".
+bench-dlcp: build $(if $(filter 2.6,$(TORCH)),torch2-root)
+	tests/testbed/bench-dlcp --build $(BUILD) $(if $(TORCH),--torch $(TORCH)) $(DLCP_ARGS)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-burst tests/fuzz/nrz-fuzz-soft \
