@@ -224,6 +224,12 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 			 "(FPGA.md); run the job on the box (backend sw)", nr_reduce_name(s->reduce));
 		return -EINVAL;
 	}
+	if (s->short_ppm) {
+		snprintf(err, errlen, "fpga: short_ppm %u: the aggregator (FPGA.md, the RTL) has no "
+			 "short slots, every slot waits for all its contributions; run the job on "
+			 "the box (backend sw) or without NR_SHORT_PPM", s->short_ppm);
+		return -EINVAL;
+	}
 	if (!(f->cap_flags & (s->mode == NR_SUM_STREAMING ? NR_FPGA_CAPF_STREAMING : NR_FPGA_CAPF_ORDERED))) {
 		snprintf(err, errlen, "fpga: sum mode %s is not supported by this device",
 			 s->mode == NR_SUM_STREAMING ? "streaming" : "ordered");

@@ -425,8 +425,11 @@ static void show_jobs(const json_t *reply)
 
 static void show_job(const json_t *job)
 {
-	static const char *const ccols[] = { "rank", "src_ip", "src_qpn", "dst_ip", "dst_qpn", "ipsn" };
-	static const char *const cheads[] = { "RANK", "SRC_IP", "SRC_QPN", "DST_IP", "DST_QPN", "IPSN" };
+	static const char *const ccols[] = { "rank", "src_ip", "src_qpn", "dst_ip", "dst_qpn", "ipsn",
+					     "left_out" };
+	static const char *const cheads[] = { "RANK", "SRC_IP", "SRC_QPN", "DST_IP", "DST_QPN", "IPSN",
+					      "LEFT_OUT" };
+	const json_t *left_out = json_object_get(job, "left_out");
 	static const char *const top[] = { "id", "state", "reason", "ranks", "credits", "result_key",
 					   "next_emit", "next_release", "completed", "lease_ms", "lease_left_ms" };
 	const json_t *spec = json_object_get(job, "spec");
@@ -465,10 +468,13 @@ static void show_job(const json_t *job)
 		json_t *row = json_deep_copy(c);
 
 		json_object_set_new(row, "rank", json_integer((json_int_t)k));
+		/* short slots: what the box left out of this rank's contributions */
+		if (json_array_get(left_out, k))
+			json_object_set(row, "left_out", json_array_get(left_out, k));
 		json_array_append_new(tab, row);
 	}
 	printf("\nconnections:\n");
-	print_table(tab, ccols, cheads, 6);
+	print_table(tab, ccols, cheads, left_out ? 7 : 6);
 	json_decref(tab);
 	printf("\ncounters:\n");
 	print_flat(json_object_get(job, "counters"), "  ");

@@ -53,6 +53,7 @@
 
 #include "dataplane/engine/agg_internal.h"
 #include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_short.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -128,72 +129,6 @@ static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct
 	if (j->pkey && ((nr_ld_be16(frame + p->bth_off + 2) ^ j->pkey) & 0x7fff))
 		return NR_ECTR_SPOOFED_PKEY;
 	return NR_ECTR_MAX;
-}
-
-/* ---- emission ---------------------------------------------------------------- */
-
-static void slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si)
-{
-	struct nr_slot *s = &j->slots[si];
-	struct nr_held *h = &j->held[(size_t)si * j->n];
-	uint8_t *res = j->results + (size_t)si * j->mtu;
-	uint32_t g = (uint32_t)(s->x & NR_PSN_MASK);
-
-	for (uint32_t i = 0; i < j->n; i++) {
-		j->srcs[i] = h[i].pay;
-		j->outs[i] = h[i].pay;
-	}
-	if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_MAX)
-		e->sum->max_fanout(res, j->srcs, j->n, j->outs, j->n, s->len);
-	else if (j->mode == NR_SUM_ORDERED)
-		e->sum->sum_fanout(res, j->srcs, j->n, j->outs, j->n, s->len);
-	else
-		e->sum->copy_fanout(res, j->outs, j->n, s->len);
-
-	if (e->ops.emit_slot) {
-		struct nr_emit_slot es = {
-			.held = h, .sum = res, .n = j->n, .len = s->len, .job = j->id, .g = g,
-			.ecn_ce = s->ecn_ce,
-		};
-
-		e->ops.emit_slot(e->ops.ctx, &es);
-		for (uint32_t i = 0; i < j->n; i++)
-			h[i].handle = NULL;
-		j->ctr[NR_ECTR_EMITTED] += j->n;
-	} else {
-		for (uint32_t i = 0; i < j->n; i++) {
-			struct nr_emit em = {
-				.handle = h[i].handle,
-				.frame = h[i].frame,
-				.pkt = h[i].pkt,
-				.job = j->id,
-				.conn = i,
-				.g = g,
-				.ecn_ce = s->ecn_ce,
-			};
-
-			h[i].handle = NULL;
-			j->ctr[NR_ECTR_EMITTED]++;
-			if (e->ops.emit)
-				e->ops.emit(e->ops.ctx, &em);
-		}
-	}
-	s->state = NR_SLOT_EMITTED;
-	j->busy--;
-}
-
-static void job_emit_ready(struct nr_engine *e, struct nr_job *j)
-{
-	for (;;) {
-		struct nr_slot *s = &j->slots[j->emit_slot];
-
-		if (s->state != NR_SLOT_COMPLETE || s->x != j->next_emit)
-			return;
-		slot_emit(e, j, j->emit_slot);
-		j->next_emit++;
-		if (++j->emit_slot == j->pool)
-			j->emit_slot = 0;
-	}
 }
 
 /* ---- ACK snooping and release -------------------------------------------- */
@@ -337,6 +272,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->len = p->pay_len;
 		s->count = 0;
 		s->ecn_ce = 0;
+		s->tolerant = 1;
 		for (uint32_t w = 0; w < j->words; w++)
 			bits[w] = 0;
 		j->busy++;
@@ -367,6 +303,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		frame_set_imm(frame, p, p->imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
+	s->tolerant &= frame[p->l3_off + 1] >> 2 == j->short_dscp;   /* IPv4 TOS: DSCP */
 	if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)
 			memcpy(res, pay, s->len);
@@ -382,7 +319,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		j->completed++;
 		j->ctr[NR_ECTR_COMPLETED]++;
 		if (x == j->next_emit) {
-			job_emit_ready(e, j);
+			nr_job_emit_ready(e, j);
 			j->emit_ns = now_ns;
 		}
 	}
@@ -479,6 +416,7 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 	struct nr_job *j = r->j;
 	uint32_t i = r->conn;
 	enum nr_engine_ctr b;
+	enum nr_verdict v;
 
 	if (!j) {
 		if (p->kind == NR_PKT_ROCE && p->ipver == 4 && op_is_rc_write(p->opcode)) {
@@ -507,7 +445,10 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))
 		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
-	return data_input(e, j, i, p, frame, handle, now_ns, ctr);
+	v = data_input(e, j, i, p, frame, handle, now_ns, ctr);
+	if (j->short_ppm)
+		nr_short_input(e, j, now_ns);
+	return v;
 }
 
 enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *frame,

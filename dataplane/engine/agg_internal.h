@@ -37,7 +37,9 @@ struct nr_slot {
 	uint16_t len;          /* payload bytes of the first contribution */
 	uint16_t count;        /* contributions in */
 	uint32_t tag;          /* ImmDt of the first contribution */
-	uint32_t tag_conn;     /* connection that brought tag */
+	uint16_t tag_conn;     /* connection that brought tag (its RETH: msg_track) */
+	uint8_t tolerant;      /* every contribution carried DSCP short_dscp */
+	uint8_t pad;
 };
 
 /* The RETH of connection i's packet of a slot (first packets of a message):
@@ -68,6 +70,12 @@ struct nr_job {
 	uint8_t state;         /* enum nr_job_state */
 	uint8_t flagged;       /* reason holds a warning (job still active) */
 	uint16_t pkey;         /* spec pkey: 0 = not checked */
+	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
+	uint8_t short_scale;
+	uint32_t short_ppm;
+	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
+	uint8_t msg_tolerant;      /* it is marked (short_dscp) and its first packet was emitted */
+	uint64_t denied_x;         /* the last slot counted in short_denied */
 
 	uint64_t next_emit;    /* extended sequences */
 	uint64_t next_release;
@@ -90,6 +98,8 @@ struct nr_job {
 	uint64_t emit_ns;          /* results last went out (the monitor's probes wait) */
 	const void **srcs;         /* [n] scratch for the sum */
 	void **outs;               /* [n] scratch for the sum */
+	struct nr_held *spare;     /* [n] scratch: a short slot's N-1 packets */
+	uint64_t *left_out;        /* [n] per sender: contributions short slots left out */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];
@@ -128,6 +138,7 @@ struct nr_conn_mon {
 	uint8_t have_tpl;
 	uint8_t have_dtpl;
 	uint8_t tail_due;      /* the receiver's ACK of all emitted: repeat it if the sender stays quiet */
+	uint8_t held_back;     /* hole's NAK not sent: a short slot may fill it (agg_short.c) */
 };
 
 /* Lookup entry: (daddr, qpn) -> job slot index and connection. */
@@ -173,6 +184,26 @@ static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
 	int64_t d = (int64_t)(x - j->next_release);
 	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
 	return nr_fastmod(u, j->pool_magic, j->pool);
+}
+
+/* No connection (nr_slot_emit: a slot with every contribution in). */
+#define NR_CONN_NONE UINT32_MAX
+
+/*
+ * Emit slot si (agg_emit.c): its sum into each connection's packet, handed
+ * to ops.emit_slot or ops.emit; missing: the connection a short slot lacks
+ * (agg_short.c sends its result), or NR_CONN_NONE.  The caller then moves
+ * next_emit (nr_job_emitted).
+ */
+void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t missing);
+/* Emit every complete slot from next_emit on, in order. */
+void nr_job_emit_ready(struct nr_engine *e, struct nr_job *j);
+
+static inline void nr_job_emitted(struct nr_job *j)
+{
+	j->next_emit++;
+	if (++j->emit_slot == j->pool)
+		j->emit_slot = 0;
 }
 
 /* "connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x11)" */

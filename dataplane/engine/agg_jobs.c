@@ -14,6 +14,7 @@
 
 #include "dataplane/engine/agg_internal.h"
 #include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_short.h"
 #include "proto/nr_text.h"
 
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
@@ -62,6 +63,8 @@ static void job_free_pool(struct nr_job *j)
 	free(j->mon);
 	free(j->srcs);
 	free(j->outs);
+	free(j->spare);
+	j->spare = NULL;
 	j->slots = NULL;
 	j->bits = NULL;
 	j->held = NULL;
@@ -73,6 +76,14 @@ static void job_free_pool(struct nr_job *j)
 	j->outs = NULL;
 }
 
+/* The job and what outlives its failure (its counters, left_out). */
+static void job_free(struct nr_job *j)
+{
+	job_free_pool(j);
+	free(j->left_out);
+	free(j);
+}
+
 void nr_engine_destroy(struct nr_engine *e)
 {
 	if (!e)
@@ -80,8 +91,7 @@ void nr_engine_destroy(struct nr_engine *e)
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++) {
 		if (e->jobs[k]) {
 			job_free_handles(e, e->jobs[k]);
-			job_free_pool(e->jobs[k]);
-			free(e->jobs[k]);
+			job_free(e->jobs[k]);
 		}
 	}
 	free(e->lkp);
@@ -180,6 +190,10 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->timeout_ms = s->timeout_ms;
 	j->mode = s->mode;
 	j->reduce = s->reduce;
+	j->short_ppm = s->short_ppm;
+	j->short_dscp = s->short_dscp;
+	j->short_scale = s->short_scale;
+	j->denied_x = UINT64_MAX;
 	j->state = NR_JOB_ACTIVE;
 	j->last_progress_ns = now_ns;
 	memcpy(j->conns, s->conns, s->n_conns * sizeof(s->conns[0]));
@@ -193,10 +207,11 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->mon = calloc(j->n, sizeof(*j->mon));
 	j->srcs = calloc(j->n, sizeof(*j->srcs));
 	j->outs = calloc(j->n, sizeof(*j->outs));
+	j->spare = calloc(j->n, sizeof(*j->spare));
+	j->left_out = calloc(j->n, sizeof(*j->left_out));
 	if (!j->slots || !j->bits || !j->held || !j->results || !j->reth || !j->acked || !j->mon ||
-	    !j->srcs || !j->outs) {
-		job_free_pool(j);
-		free(j);
+	    !j->srcs || !j->outs || !j->spare || !j->left_out) {
+		job_free(j);
 		return NULL;
 	}
 	nr_mon_init(j, now_ns);
@@ -247,8 +262,7 @@ int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec
 				 id);
 		else
 			snprintf(err, errlen, "job %u: out of memory for the lookup table", id);
-		job_free_pool(j);
-		free(j);
+		job_free(j);
 		return rc;
 	}
 	e->jobs[slot] = j;
@@ -274,8 +288,7 @@ int nr_engine_job_del(struct nr_engine *e, uint32_t id)
 		for (uint32_t i = 0; i <= e->lkp_mask; i++)
 			if (e->lkp[i].job == k)
 				e->lkp[i].job = NR_LKP_EMPTY - 1;
-	job_free_pool(j);
-	free(j);
+	job_free(j);
 	return 0;
 }
 
@@ -292,6 +305,7 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
 	st->next_release = (uint32_t)(j->next_release & NR_PSN_MASK);
 	st->completed = j->completed;
 	memcpy(st->ctr, j->ctr, sizeof(st->ctr));
+	memcpy(st->left_out, j->left_out, j->n * sizeof(st->left_out[0]));
 	return 0;
 }
 
@@ -395,6 +409,8 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
 
 		if (!j || j->state != NR_JOB_ACTIVE)
 			continue;
+		if (j->short_ppm)
+			nr_short_poll(e, j, now_ns);
 		nr_mon_poll(e, j, now_ns);
 		if (!job_outstanding(j))
 			continue;

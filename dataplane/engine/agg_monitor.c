@@ -295,6 +295,18 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 		take_data_template(e, j, i, frame, p, handle);
 }
 
+/*
+ * Whether a gap's NAK is held back: the message being emitted may still have
+ * a slot completed short (agg_short.c), which fills the gap without the
+ * sender going back.  If the slot is denied, agg_short.c sends the NAK
+ * (nr_mon_gap_nak); if it never qualifies (a second contribution missing),
+ * the re-arm sends one.
+ */
+static bool may_short(const struct nr_engine *e, const struct nr_job *j)
+{
+	return j->short_ppm && e->ops.send && j->msg_tolerant && j->msg_short_left > 0;
+}
+
 void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
@@ -311,17 +323,22 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 	if (m->contig != before)
 		m->wait_ns = now_ns;            /* the sender's stream moved */
 	if (m->hole != NR_MON_NONE && m->contig > m->hole) {    /* repaired */
-		rtt_sample(j, now_ns - m->hole_ns);
+		if (!m->held_back)
+			rtt_sample(j, now_ns - m->hole_ns);
 		m->hole = NR_MON_NONE;
+		m->held_back = 0;
 	}
 	if (x <= m->contig)
 		return;                 /* nothing missing below x */
 	if (m->hole != m->contig) {
 		m->hole = m->contig;
 		m->hole_ns = now_ns;
-		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+		m->held_back = may_short(e, j);
+		if (!m->held_back)
+			mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 	} else if (now_ns - m->hole_ns >= rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS)) {
 		m->hole_ns = now_ns;
+		m->held_back = 0;
 		mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_REARM);
 	}
 }
@@ -425,6 +442,49 @@ static void mon_solicit(struct nr_engine *e, struct nr_job *j, uint32_t i)
 		j->ctr[NR_ECTR_ACK_SOLICIT]++;
 }
 
+uint64_t nr_mon_probe_ns(const struct nr_job *j)
+{
+	return rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
+}
+
+void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+
+	if (m->hole == NR_MON_NONE || !m->held_back)
+		return;         /* its NAK went out when the gap showed */
+	m->held_back = 0;
+	m->hole_ns = now_ns;
+	mon_nak(e, j, i, m->hole, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+}
+
+void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+			 uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+
+	send_result(e, j, i, x, false);
+	/* sender i's stream: x is in now, as far as the box is concerned */
+	while (m->contig < m->hi && has(j, i, m->contig))
+		m->contig++;
+	if (m->contig <= x)
+		m->contig = x + 1;
+	if (m->hi < m->contig)
+		m->hi = m->contig;
+	m->wait_ns = now_ns;
+	if (m->hole != NR_MON_NONE && m->contig > m->hole) {
+		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
+		m->held_back = 0;
+	}
+	if (m->hole == NR_MON_NONE && m->contig < m->hi) {      /* the next gap */
+		m->hole = m->contig;
+		m->hole_ns = now_ns;
+		m->held_back = may_short(e, j);
+		if (!m->held_back)
+			mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+	}
+}
+
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
 {
 	j->mon[i].ack_ns = now_ns;
@@ -488,6 +548,7 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 		if (m->hole != NR_MON_NONE) {
 			if (now_ns - m->hole_ns >= rearm) {
 				m->hole_ns = now_ns;
+				m->held_back = 0;
 				mon_nak(e, j, i, m->hole, MON_RNR_NOW, NR_ECTR_NAK_REARM);
 			}
 			continue;

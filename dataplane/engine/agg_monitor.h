@@ -51,6 +51,17 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 /* A stored result was resent to receiver i: its ACK is awaited from now. */
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
 
+/*
+ * Short slots (agg_short.c).  The probe time: how long a stream stands still
+ * before the box acts.  A slot at sender i's held-back gap was denied: send
+ * the NAK now.  Slot x was completed without sender i's contribution: send
+ * receiver i its result (built as a repair's) and move sender i's stream past x.
+ */
+uint64_t nr_mon_probe_ns(const struct nr_job *j);
+void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
+void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+			 uint64_t now_ns);
+
 /* Re-arms of gaps not repaired, probes of connections stalled without a gap. */
 void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
 

@@ -231,6 +231,26 @@ static void test_refuses_reduce_max(void **state)
 	free(s);
 }
 
+/* No short slots in the aggregator: a job that allows them is refused, naming why. */
+static void test_refuses_short_slots(void **state)
+{
+	struct fx *f = *state;
+	struct nr_backend *b = open_sync(f);
+	struct nr_job_spec *s = spec_of(2, 1, 0x100);
+	uint32_t credits;
+	char err[256] = "";
+
+	s->short_ppm = 10000;
+	s->short_dscp = 10;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "short_ppm 10000: the aggregator (FPGA.md, the RTL) has no short slots"));
+	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+	s->short_ppm = 0;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
+	free(s);
+}
+
 static void test_device_refuses_clash_and_pool(void **state)
 {
 	struct fx *f = *state;
@@ -383,6 +403,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counters_64bit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_rejects_bad_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_reduce_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_short_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_refuses_clash_and_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_refusals, setup, teardown),

@@ -210,6 +210,41 @@ static void test_human_create_show_destroy(void **state)
 	free(r);
 }
 
+/* A job with short slots: the spec's bound, the counters and left_out per rank shown. */
+static void test_short_slots_shown(void **state)
+{
+	struct fx *f = *state;
+	struct run *r = calloc(1, sizeof(*r));
+	json_t *spec = tb_spec(4, 1, 0x300);
+	char *text;
+
+	json_object_set_new(spec, "short_ppm", json_integer(20000));
+	json_object_set_new(spec, "short_dscp", json_integer(10));
+	text = json_dumps(spec, 0);
+	run_ctl(r, text, NULL, NULL, "--socket", f->sock, "job", "create", "-", NULL);
+	assert_int_equal(r->code, 0);
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", NULL);
+	assert_int_equal(r->code, 0);
+	expect_in(r->out, "short_ppm");
+	expect_in(r->out, "20000");
+	expect_in(r->out, "short_dscp");
+	expect_in(r->out, "IPSN  LEFT_OUT");
+	expect_in(r->out, "short_slots");
+	expect_in(r->out, "short_denied");
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", "--json", NULL);
+	{
+		json_t *j = parse_out(r);
+		json_t *lo = json_object_get(json_object_get(j, "job"), "left_out");
+
+		assert_int_equal(json_array_size(lo), 4);
+		assert_int_equal(json_integer_value(json_array_get(lo, 3)), 0);
+		json_decref(j);
+	}
+	free(text);
+	json_decref(spec);
+	free(r);
+}
+
 static void test_json_output(void **state)
 {
 	struct fx *f = *state;
@@ -370,6 +405,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_human_create_show_destroy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_slots_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_connect, setup, teardown),

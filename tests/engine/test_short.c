@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Short slots (dataplane/engine/agg_short.c): a slot completed with one
+ * sender's contribution missing, within the job's bound.  A slot completed
+ * short is emitted exactly once per connection, in PSN order, the missing
+ * connection's result built by the box; no NAK goes to its sender; its late
+ * retransmission is answered with the stored result and not summed; the
+ * bound per message is never exceeded; a message not marked with the job's
+ * DSCP, a first packet and a slot with two missing contributions are never
+ * shortened (their senders get NAKs); the counters account for every short
+ * slot (emitted = completed * N + short_slots * (N - 1)).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "eng_harness.h"
+
+#define MS 1000000ull
+#define N 4
+#define MTU 256
+#define PKTS 8                  /* packets of a message */
+#define DSCP 10
+
+static const uint32_t ipsn[N] = { 100, 0xFFFFFC, 7, 5000 };
+
+static uint8_t opcode_at(uint32_t g)
+{
+	if (g % PKTS == 0)
+		return NR_OP_RC_WRITE_FIRST;
+	return g % PKTS == PKTS - 1 ? NR_OP_RC_WRITE_LAST_IMM : NR_OP_RC_WRITE_MIDDLE;
+}
+
+/* Element value of conn's packet g: small integers, exact in FP32. */
+static float val(uint32_t conn, uint32_t g)
+{
+	return (float)((conn + 1) * (g + 1));
+}
+
+/* conn's packet g, marked with DSCP dscp; the verdict. */
+static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+{
+	float pay[MTU / 4];
+	struct nr_flow f;
+	struct nr_build_args a = {
+		.opcode = opcode_at(g), .psn = nr_psn_add(ipsn[conn], g),
+		.imm = 0x0A000000 | g / PKTS, .va = 0x10000 + conn * 0x1000, .rkey = 0x1234 + conn,
+		.dma_len = PKTS * MTU,
+	};
+	struct th_pkt *k;
+	enum nr_verdict v;
+
+	for (uint32_t i = 0; i < MTU / 4; i++)
+		pay[i] = val(conn, g);
+	th_flow_data(t->spec, conn, &f);
+	f.tos = (uint8_t)(dscp << 2);
+	k = th_build(&f, &a, pay, MTU);
+	k->origin = (uint16_t)(10 + conn);
+	v = th_input(t, k, now, NULL);
+	if (v != NR_V_HELD)
+		th_pkt_free(k);
+	return v;
+}
+
+static void ack(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
+{
+	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(ipsn[conn], g), 0x1F);
+
+	k->origin = (uint16_t)(20 + conn);
+	assert_int_equal(th_input(t, k, now, NULL), NR_V_FORWARD);
+	th_pkt_free(k);
+}
+
+static void init(struct th *t, uint32_t job, uint32_t ppm, uint8_t scale, uint8_t mode)
+{
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, mode, ipsn);
+
+	s->short_ppm = ppm;
+	s->short_dscp = DSCP;
+	s->short_scale = scale;
+	s->result_key = 0x5A5A0000;
+	th_init(t, s, job);
+}
+
+/*
+ * Slots from..to-1: every connection sends its packet (rank order), except
+ * those in lost[] ({conn, g} pairs, n_lost), then every receiver ACKs what
+ * was emitted.
+ */
+struct loss { uint32_t conn, g; };
+
+static bool is_lost(const struct loss *lost, unsigned n_lost, uint32_t conn, uint32_t g)
+{
+	for (unsigned k = 0; k < n_lost; k++)
+		if (lost[k].conn == conn && lost[k].g == g)
+			return true;
+	return false;
+}
+
+static void run(struct th *t, uint32_t from, uint32_t to, const struct loss *lost, unsigned n_lost,
+		uint8_t dscp, uint64_t now)
+{
+	struct nr_job_stats st;
+
+	for (uint32_t g = from; g < to; g++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (!is_lost(lost, n_lost, i, g))
+				data(t, i, g, dscp, now);
+		assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+		for (uint32_t i = 0; st.next_emit > 0 && i < N; i++)
+			ack(t, i, st.next_emit - 1, now);
+	}
+}
+
+static float sum_of(uint32_t g, uint32_t left_out)
+{
+	float s = 0;
+
+	for (uint32_t i = 0; i < N; i++)
+		if (i != left_out)
+			s += val(i, g);
+	return s;
+}
+
+/* Every connection's results: once per g, in g order, each the right sum. */
+static void check_stream(const struct th *t, uint32_t conn, uint32_t upto,
+			 const struct loss *lost, unsigned n_lost, bool scale)
+{
+	uint32_t next = 0;
+
+	for (uint32_t k = 0; k < t->log_len; k++) {
+		const struct th_emit *em = &t->log[k];
+		uint32_t left = N;
+		float want;
+
+		if (em->conn != conn)
+			continue;
+		while (is_lost(lost, n_lost, conn, next))
+			next++;         /* its result went through ops.send */
+		assert_int_equal(em->g, next);
+		for (unsigned q = 0; q < n_lost; q++)
+			if (lost[q].g == next)
+				left = lost[q].conn;
+		want = sum_of(next, left);
+		if (left != N && scale)
+			want *= (float)N / (float)(N - 1);
+		assert_true(th_pf(em->pkt, 0) == want && th_pf(em->pkt, MTU / 4 - 1) == want);
+		next++;
+	}
+	while (is_lost(lost, n_lost, conn, next))
+		next++;
+	assert_int_equal(next, upto);
+}
+
+/* The result the box built for conn's lost packet g: t->sent[k]. */
+static void check_built(const struct th *t, uint32_t k, uint32_t conn, uint32_t g, float want)
+{
+	const struct th_sent *x = &t->sent[k];
+
+	assert_true(k < t->nsent);
+	assert_int_equal(x->p.opcode, opcode_at(g));
+	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
+	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
+	assert_int_equal(x->p.saddr, t->spec->conns[conn].src_ip);
+	assert_int_equal(x->p.daddr, t->spec->conns[conn].dst_ip);
+	assert_int_equal(x->origin, 10 + conn);     /* as its sender's data came in */
+	assert_int_equal(x->p.pay_len, MTU);
+	if (opcode_at(g) == NR_OP_RC_WRITE_LAST_IMM)
+		assert_int_equal(x->p.imm, (0x0A000000 | g / PKTS) ^ 0x5A5A0000);
+	for (uint32_t i = 0; i < MTU / 4; i++) {
+		float v;
+
+		memcpy(&v, x->frame + x->p.pay_off + 4 * i, 4);
+		assert_true(v == want);
+	}
+}
+
+static void check_accounting(struct th *t, uint64_t shorts)
+{
+	struct nr_job_stats st;
+
+	assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+	assert_int_equal(st.ctr[NR_ECTR_SHORT_SLOTS], shorts);
+	assert_int_equal(st.ctr[NR_ECTR_EMITTED],
+			 st.ctr[NR_ECTR_COMPLETED] * N + shorts * (N - 1));
+	assert_int_equal(st.ctr[NR_ECTR_AGGREGATED], st.ctr[NR_ECTR_EMITTED]);
+}
+
+/* One MIDDLE packet lost: the slot goes out short, no NAK, the late copy is answered. */
+static void short_basic(uint32_t job, uint8_t mode, uint8_t scale)
+{
+	const struct loss lost[] = { { 2, 3 } };
+	struct nr_job_stats st;
+	struct th t;
+	float want = sum_of(3, 2) * (scale ? (float)N / (float)(N - 1) : 1.0f);
+
+	init(&t, job, 250000, scale, mode);
+	run(&t, 0, PKTS, lost, 1, DSCP, 1 * MS);
+	assert_int_equal(t.nsent, 1);              /* the built result, no NAK */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
+	check_built(&t, 0, 2, 3, want);
+	for (uint32_t i = 0; i < N; i++)
+		check_stream(&t, i, PKTS, lost, 1, scale);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.left_out[2], 1);
+	assert_int_equal(st.left_out[0] + st.left_out[1] + st.left_out[3], 0);
+	assert_int_equal(st.next_release, PKTS);   /* every receiver ACKed all of it */
+	check_accounting(&t, 1);
+	/* the sender's late copy: answered with the stored result, not summed */
+	{
+		float pay[MTU / 4];
+		struct nr_flow f;
+		struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_MIDDLE,
+					   .psn = nr_psn_add(ipsn[2], 3) };
+		struct th_pkt *k;
+		uint64_t agg = th_ctr(&t, NR_ECTR_AGGREGATED);
+
+		for (uint32_t i = 0; i < MTU / 4; i++)
+			pay[i] = val(2, 3);
+		th_flow_data(t.spec, 2, &f);
+		f.tos = DSCP << 2;
+		k = th_build(&f, &a, pay, MTU);
+		assert_int_equal(th_input(&t, k, 2 * MS, NULL), NR_V_RESEND);
+		assert_true(th_pf(k, 0) == want);
+		assert_int_equal(th_ctr(&t, NR_ECTR_AGGREGATED), agg);
+		assert_int_equal(th_ctr(&t, NR_ECTR_DUP_RESENT), 1);
+		th_pkt_free(k);
+	}
+	th_fini(&t);
+}
+
+static void test_short_basic(void **state)
+{
+	(void)state;
+	short_basic(3, NR_SUM_ORDERED, 0);         /* ops.emit_slot */
+	short_basic(4, NR_SUM_ORDERED, 0);         /* ops.emit */
+	short_basic(5, NR_SUM_STREAMING, 0);
+}
+
+static void test_short_scaled(void **state)
+{
+	(void)state;
+	short_basic(7, NR_SUM_ORDERED, 1);
+	short_basic(8, NR_SUM_STREAMING, 1);
+}
+
+/* The bound: 1 packet of 8 (125000 ppm): the second loss of a message waits
+ * (denied, its sender NAKed), the next message has its own. */
+static void test_bound(void **state)
+{
+	const struct loss lost[] = { { 1, 2 }, { 3, 5 }, { 0, 10 } };
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 9, 125000, 0, NR_SUM_ORDERED);
+	run(&t, 0, PKTS, lost, 3, DSCP, 1 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_DENIED), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);      /* conn 3, at g=5 */
+	assert_int_equal(t.nsent, 2);
+	check_built(&t, 0, 1, 2, sum_of(2, 1));
+	assert_int_equal(t.sent[1].p.opcode, NR_OP_RC_ACK);
+	assert_int_equal(t.sent[1].p.aeth_syn, NR_AETH_NAK_PSN_SEQ_ERR);
+	assert_int_equal(t.sent[1].p.qpn, t.spec->conns[3].src_qpn);
+	assert_int_equal(t.sent[1].p.psn, nr_psn_add(ipsn[3], 5));
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 5);
+	/* conn 3 goes back to 5: the rest completes whole */
+	for (uint32_t g = 5; g < PKTS; g++)
+		assert_int_equal(data(&t, 3, g, DSCP, 2 * MS), g == 5 ? NR_V_HELD : NR_V_RESEND);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS);
+	/* the next message has its own bound: conn 0's g=10 goes short */
+	run(&t, PKTS, 2 * PKTS, lost, 3, DSCP, 3 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.left_out[0], 1);
+	assert_int_equal(st.left_out[1], 1);
+	assert_int_equal(st.left_out[3], 0);
+	check_accounting(&t, 2);
+	th_fini(&t);
+}
+
+/* Must-be-exact (no DSCP mark), a first packet, two missing: never short. */
+static void test_never_short(void **state)
+{
+	const struct loss exact[] = { { 1, 3 } };
+	const struct loss first[] = { { 2, PKTS } };
+	const struct loss two[] = { { 1, 2 * PKTS + 3 }, { 2, 2 * PKTS + 3 } };
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 11, 500000, 0, NR_SUM_ORDERED);
+	run(&t, 0, PKTS, exact, 1, 0, 1 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);   /* at once, as without short slots */
+	assert_int_equal(t.nsent, 1);
+	assert_int_equal(t.sent[0].p.aeth_syn, NR_AETH_NAK_PSN_SEQ_ERR);
+	for (uint32_t g = 3; g < PKTS; g++)
+		data(&t, 1, g, 0, 2 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS);
+	for (uint32_t i = 0; i < N; i++)
+		ack(&t, i, PKTS - 1, 2 * MS);
+
+	/* a first packet lost: its RETH is the receiver's, the box cannot build it */
+	run(&t, PKTS, 2 * PKTS, first, 1, DSCP, 3 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 2);
+	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
+		data(&t, 2, g, DSCP, 4 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	for (uint32_t i = 0; i < N; i++)
+		ack(&t, i, 2 * PKTS - 1, 4 * MS);
+
+	/* two contributions of one slot lost: the NAKs held back go out at the re-arm */
+	run(&t, 2 * PKTS, 3 * PKTS, two, 2, DSCP, 5 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 2);
+	nr_engine_poll(t.e, 30 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 2);
+	for (uint32_t g = 2 * PKTS + 3; g < 3 * PKTS; g++) {
+		data(&t, 1, g, DSCP, 31 * MS);
+		data(&t, 2, g, DSCP, 31 * MS);
+	}
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 3 * PKTS);
+	check_accounting(&t, 0);
+	th_fini(&t);
+}
+
+/* The last packet of a message lost, nothing after it: short at the probe time. */
+static void test_tail_short(void **state)
+{
+	const struct loss lost[] = { { 1, PKTS - 1 } };
+	struct th t;
+
+	(void)state;
+	init(&t, 13, 250000, 0, NR_SUM_ORDERED);
+	run(&t, 0, PKTS, lost, 1, DSCP, 1 * MS);
+	assert_int_equal(t.nsent, 0);
+	nr_engine_poll(t.e, 2 * MS);                    /* before the probe time */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	nr_engine_poll(t.e, 40 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 0);
+	check_built(&t, 0, 1, PKTS - 1, sum_of(PKTS - 1, 1));
+	for (uint32_t i = 0; i < N; i++)
+		check_stream(&t, i, PKTS, lost, 1, false);
+	check_accounting(&t, 1);
+	th_fini(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_short_basic),
+		cmocka_unit_test(test_short_scaled),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_never_short),
+		cmocka_unit_test(test_tail_short),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
