@@ -28,6 +28,7 @@ struct opts {
 	int late_rank;           /* this rank enters its first collective late_s late; -1: none */
 	unsigned late_s;
 	bool ring, check, json, algo_set;
+	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
 	enum nr_op op;           /* --op: NR_SUM (default) or NR_MAX */
 	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
 	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
@@ -56,6 +57,9 @@ static void usage(FILE *f)
 "                        order for ring; with NR_LOCAL_SIZE > 1 the hosts'\n"
 "                        local sums in those orders; across racks docs/racks.md),\n"
 "                        over all ranks\n"
+"      --tolerant        netreduce: every call tolerant (nr_allreduce_flags with\n"
+"                        NR_MSG_TOLERANT): with NR_SHORT_PPM the box may complete its\n"
+"                        packets short, whose elements --check then counts as wrong\n"
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
@@ -223,7 +227,8 @@ static int run_op(struct nr_comm *c, const struct opts *o, const float *s, float
 		  size_t count)
 {
 	return o->ring ? nr_ring_allreduce(c, s, r, count, NR_FLOAT32, o->op)
-		       : nr_allreduce(c, s, r, count, NR_FLOAT32, o->op);
+		       : nr_allreduce_flags(c, s, r, count, NR_FLOAT32, o->op,
+					    o->tolerant ? NR_MSG_TOLERANT : 0);
 }
 
 static int fail(struct nr_comm *c, int rank, int rc)
@@ -359,7 +364,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -369,6 +374,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
+		{ "tolerant", 0, 0, O_TOLERANT },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -401,6 +407,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_MSG: if (parse_uint(optarg, 1 << 30, &v)) goto bad; cfg->msg_size = v; break;
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
 		case O_BOXES: o->boxes_arg = optarg; break;
+		case O_TOLERANT: o->tolerant = true; break;
 		case O_OP:
 			if (strcmp(optarg, "sum") && strcmp(optarg, "max"))
 				goto bad;
