@@ -328,8 +328,8 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 		m->hole = NR_MON_NONE;
 		m->held_back = 0;
 	}
-	if (x <= m->contig)
-		return;                 /* nothing missing below x */
+	if (x <= m->contig + j->reorder)
+		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
 		m->hole = m->contig;
 		m->hole_ns = now_ns;
@@ -476,7 +476,7 @@ void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint
 		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
 		m->held_back = 0;
 	}
-	if (m->hole == NR_MON_NONE && m->contig < m->hi) {      /* the next gap */
+	if (m->hole == NR_MON_NONE && m->contig + j->reorder + 1 < m->hi) {      /* the next gap */
 		m->hole = m->contig;
 		m->hole_ns = now_ns;
 		m->held_back = may_short(e, j);

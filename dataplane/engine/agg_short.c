@@ -101,7 +101,7 @@ void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 	uint32_t si, k;
 
 	while (j->state == NR_JOB_ACTIVE && waits_for_one(j, &si, &k) &&
-	       j->mon[k].hi > j->next_emit) {        /* later packets of k are in */
+	       j->mon[k].hi > j->next_emit + j->reorder + 1) {      /* later packets of k are in */
 		if (!shortable(e, j, &j->slots[si], k)) {
 			deny(e, j, k, j->next_emit, now_ns);
 			return;

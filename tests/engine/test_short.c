@@ -42,8 +42,9 @@ static float val(uint32_t conn, uint32_t g)
 	return (float)((conn + 1) * (g + 1));
 }
 
-/* conn's packet g, marked with DSCP dscp; the verdict. */
-static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+/* conn's packet g, marked with DSCP dscp, from its UDP source port + spray; the verdict. */
+static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint16_t spray,
+			       uint64_t now, enum nr_engine_ctr *ctr)
 {
 	float pay[MTU / 4];
 	struct nr_flow f;
@@ -59,12 +60,18 @@ static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dsc
 		pay[i] = val(conn, g);
 	th_flow_data(t->spec, conn, &f);
 	f.tos = (uint8_t)(dscp << 2);
+	f.sport = (uint16_t)(f.sport + spray);
 	k = th_build(&f, &a, pay, MTU);
 	k->origin = (uint16_t)(10 + conn);
-	v = th_input(t, k, now, NULL);
+	v = th_input(t, k, now, ctr);
 	if (v != NR_V_HELD)
 		th_pkt_free(k);
 	return v;
+}
+
+static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+{
+	return data_sp(t, conn, g, dscp, 0, now, NULL);
 }
 
 static void ack(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
@@ -359,6 +366,60 @@ static void test_tail_short(void **state)
 	th_fini(&t);
 }
 
+/*
+ * Spraying: conn 1's packets leave from 4 UDP source ports and arrive up to
+ * 3 packets out of order.  Reordering within that is neither a gap (no NAK)
+ * nor a loss (no short slot); a real loss is, once a packet more than 3
+ * beyond it is in; a fifth port is not the connection's.
+ */
+static void test_spray_reorder(void **state)
+{
+	static const uint32_t order[PKTS] = { 0, 1, 2, 4, 5, 3, 6, 7 };
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
+	enum nr_engine_ctr c = NR_ECTR_MAX;
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	s->short_ppm = 250000;
+	s->short_dscp = DSCP;
+	s->spray_ports = 4;
+	s->reorder_pkts = 3;
+	for (uint32_t i = 0; i < N; i++)
+		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
+	th_init(&t, s, 15);
+	for (uint32_t k = 0; k < PKTS; k++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, k, DSCP, 1 * MS);
+		assert_int_equal(data_sp(&t, 1, order[k], DSCP, (uint16_t)(order[k] % 4), 1 * MS, NULL),
+				 NR_V_HELD);
+	}
+	assert_int_equal(t.nsent, 0);                           /* no NAK, nothing built */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		check_stream(&t, i, PKTS, NULL, 0, false);
+		ack(&t, i, PKTS - 1, 1 * MS);
+	}
+	/* g=10 of conn 1 lost: 11..13 are within the reordering, 14 is past it */
+	for (uint32_t g = PKTS; g < PKTS + 7; g++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, g, DSCP, 2 * MS);
+		if (g != PKTS + 2)
+			data_sp(&t, 1, g, DSCP, (uint16_t)(g % 4), 2 * MS, NULL);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), g == PKTS + 6);
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
+	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS + 7);
+	/* a fifth source port is not conn 1's */
+	assert_int_equal(data_sp(&t, 1, PKTS + 7, DSCP, 4, 2 * MS, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_SPOOFED_SRC);
+	th_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_never_short),
 		cmocka_unit_test(test_tail_short),
+		cmocka_unit_test(test_spray_reorder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
