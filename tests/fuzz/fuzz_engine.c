@@ -9,8 +9,9 @@
  * length, pool 2/4 messages, initial PSNs, and in b0's bit 7 short slots: a
  * fourth byte follows with short_ppm (one of 500000, 333334, 0, 250000,
  * 499999, 1, 125000: one short slot in a message of 2 or 3 packets, none,
- * one only when a first packet's RETH claims more), short_dscp and
- * short_scale), then operations of 5 bytes each:
+ * one only when a first packet's RETH claims more), short_dscp,
+ * short_scale and a progress timeout of 50 ms or 1 s), then operations of 5
+ * bytes each:
  *
  *   op & 7 in 0..3  data packet: connection, PSN choice (in order, resend,
  *                   jump ahead, wild), length class, duplicate, spoofed
@@ -398,7 +399,9 @@ static uint32_t ip4(unsigned a, unsigned b, unsigned c, unsigned d)
 
 /*
  * A job from its header bytes; sb (when b0's bit 7 is set): short slots,
- * short_ppm choice | short_dscp choice << 3 | short_scale << 5.  Of the
+ * short_ppm choice | short_dscp choice << 3 | short_scale << 5 | a progress
+ * timeout of 1 s instead of 50 ms << 6 (long enough for the monitor to hold
+ * the senders of a slot that waits for a late rank).  Of the
  * short_ppm choices, 500000 allows one short slot in a message of 2 or 3
  * packets, 333334 and 499999 one in 3 packets only, 250000 and 125000 one
  * only when a first packet's RETH claims 4 or 8 packets or more, 1 one in a
@@ -426,7 +429,7 @@ static void job_shape(struct sjob *j, unsigned idx, uint8_t b0, uint8_t b1, uint
 	s->mtu = mtu;
 	s->msg_size = mtu * (j->ppm - 1) + j->last_len;
 	s->pool_msgs = 2 + 2 * ((b0 >> 4) & 1);
-	s->timeout_ms = 50;
+	s->timeout_ms = j->short_ops && (sb & 0x40) ? 1000 : 50;
 	s->mode = (b0 >> 5) & 1 ? NR_SUM_STREAMING : NR_SUM_ORDERED;
 	s->result_key = (b0 >> 6) & 1 ? NRZ_KEY | idx : 0;
 	for (uint32_t i = 0; i < n; i++) {
