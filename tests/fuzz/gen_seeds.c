@@ -11,7 +11,7 @@
  *            retransmit and time out messages on one and two jobs; on jobs
  *            with short slots, packets lost in the middle, at the end and at
  *            the start of a message, marked and not, a late copy, a first
- *            packet's RETH claiming a longer message;
+ *            packet's RETH claiming a longer message, late ranks;
  *   control  JSON request lines ($JOB / $KEY stand for the last job created);
  *   burst    scripts in fuzz_burst.c's format that run jobs to the end on every
  *            box shape, over two workers, through delete, re-add and timeout,
@@ -241,6 +241,40 @@ static void eng_short_seed(struct seedbuf *s, unsigned n, unsigned mode, unsigne
 		put5(s, 4, (uint8_t)c, 0, 0, 0);
 }
 
+/*
+ * Late ranks on a job with short slots (500000 ppm, a 1 s timeout): rank 0
+ * sends all but the last packet of a message and stops, the others come
+ * once the monitor held it (150 ms); the slot left waiting for rank 0 is not
+ * short during rank 0's RNR wait; rank 0 goes back to its mark and finishes.
+ */
+static void eng_short_late(struct seedbuf *s, unsigned n, unsigned ppm)
+{
+	put(s, 0);
+	put(s, (uint8_t)((n - 1) | 1 << 6 | 0x80));
+	put(s, (uint8_t)((ppm - 1) | 9 << 2));
+	put(s, (uint8_t)(0x80 | n));
+	put(s, 0x40);
+	eng_short_msg(s, n, ppm, 0, 0, 0, 1);
+	for (unsigned p = 0; p + 1 < ppm; p++)
+		put5(s, 0, 0, 0, 0, 1);
+	for (unsigned k = 0; k < 3; k++) {
+		put(s, 5);
+		put(s, 0x85);                   /* 50 ms */
+	}
+	for (unsigned p = 0; p < ppm; p++)
+		for (unsigned c = 1; c < n; c++)
+			put5(s, 0, (uint8_t)c, 0, 0, 1);
+	put(s, 5);
+	put(s, 0x01);                           /* 0.1 ms */
+	put(s, 5);
+	put(s, 0x82);                           /* 20 ms */
+	eng_back(s, 0, ppm - 1, true, 1);
+	for (unsigned p = 1; p < ppm; p++)
+		put5(s, 0, 0, 0, 0, 1);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+}
+
 static int gen_engine(nrz_seed_cb cb, void *ctx)
 {
 	struct seedbuf s;
@@ -309,6 +343,14 @@ static int gen_engine(nrz_seed_cb cb, void *ctx)
 	s.n = 0;
 	eng_short_seed(&s, 3, 0, 3, 3, false);
 	cb(ctx, "short-ppm0", s.b, s.n);
+	n++;
+	s.n = 0;
+	eng_short_late(&s, 2, 3);
+	cb(ctx, "short-late-r2-ppm3", s.b, s.n);
+	n++;
+	s.n = 0;
+	eng_short_late(&s, 3, 2);
+	cb(ctx, "short-late-r3-ppm2", s.b, s.n);
 	n++;
 	return n;
 }
