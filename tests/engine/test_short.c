@@ -420,6 +420,48 @@ static void test_spray_reorder(void **state)
 	th_fini(&t);
 }
 
+/*
+ * Late ranks: conns 1-3 send nothing of message 1, conn 0 stops after its
+ * first 3 packets; the job stands still until the monitor holds conn 0 (RNR
+ * NAK, a 20.48 ms wait).  When the late ranks come, slot 11 waits for conn 0,
+ * which stands still by the box's doing: not short until that wait and the
+ * probe time (16 ms: no round trip sampled) have passed.
+ */
+static void test_held_not_short(void **state)
+{
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 15, 250000, 0, NR_SUM_ORDERED);
+	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
+	for (uint32_t g = PKTS; g < PKTS + 3; g++)
+		data(&t, 0, g, DSCP, 2 * MS);
+	nr_engine_poll(t.e, 100 * MS);
+	nr_engine_poll(t.e, 200 * MS);           /* no progress for 128 ms: held */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 1);
+	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
+		for (uint32_t i = 1; i < N; i++)
+			data(&t, i, g, DSCP, 200 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS + 3);
+	nr_engine_poll(t.e, 201 * MS);
+	nr_engine_poll(t.e, 236 * MS);           /* 200 + 20.48 + 16 ms: not yet */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	nr_engine_poll(t.e, 237 * MS);           /* conn 0 sent nothing since its wait */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.left_out[0], 1);
+	/* conn 0 goes on: its copy of 11 answered, the rest whole */
+	for (uint32_t g = PKTS + 3; g < 2 * PKTS; g++)
+		assert_int_equal(data(&t, 0, g, DSCP, 238 * MS),
+				 g == PKTS + 3 ? NR_V_RESEND : NR_V_HELD);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	check_accounting(&t, 1);
+	th_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_never_short),
 		cmocka_unit_test(test_tail_short),
 		cmocka_unit_test(test_spray_reorder),
+		cmocka_unit_test(test_held_not_short),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
