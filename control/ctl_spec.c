@@ -292,7 +292,7 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
 					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
-					     "short_scale", NULL };
+					     "short_scale", "spray_ports", "reorder_pkts", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -362,6 +362,20 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 		if (get_uint(v, "spec.short_dscp", 0, 63, NULL, &d, err, errlen))
 			goto fail;
 		s->short_dscp = (uint8_t)d;
+	}
+	if ((v = json_object_get(o, "spray_ports"))) {
+		uint32_t sp;
+
+		if (get_uint(v, "spec.spray_ports", 1, NR_MAX_SPRAY, NULL, &sp, err, errlen))
+			goto fail;
+		s->spray_ports = (uint8_t)sp;
+	}
+	if ((v = json_object_get(o, "reorder_pkts"))) {
+		uint32_t r;
+
+		if (get_uint(v, "spec.reorder_pkts", 0, NR_MAX_REORDER, NULL, &r, err, errlen))
+			goto fail;
+		s->reorder_pkts = (uint16_t)r;
 	}
 	if ((v = json_object_get(o, "short_scale"))) {
 		if (!json_is_boolean(v)) {
@@ -462,6 +476,10 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		      nr_reduce_name(s->reduce), "timeout_ms", (json_int_t)s->timeout_ms);
 	if (s->pkey)
 		json_object_set_new(o, "pkey", json_integer(s->pkey));
+	if (s->spray_ports > 1)
+		json_object_set_new(o, "spray_ports", json_integer(s->spray_ports));
+	if (s->reorder_pkts)
+		json_object_set_new(o, "reorder_pkts", json_integer(s->reorder_pkts));
 	if (s->short_ppm) {
 		json_object_set_new(o, "short_ppm", json_integer(s->short_ppm));
 		json_object_set_new(o, "short_dscp", json_integer(s->short_dscp));

@@ -193,6 +193,13 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (s->short_scale > 1 || (s->short_scale && s->reduce != NR_REDUCE_SUM))
 		return spec_err(err, len, "short_scale: %u: 0 or 1, and 1 only with reduce sum",
 				s->short_scale);
+	if (s->spray_ports > NR_MAX_SPRAY)
+		return spec_err(err, len, "spray_ports: %u is over %u UDP source ports", s->spray_ports,
+				NR_MAX_SPRAY);
+	if (s->reorder_pkts > NR_MAX_REORDER || s->reorder_pkts >= nr_job_pool_packets(s) / 2)
+		return spec_err(err, len, "reorder_pkts: %u must stay below %u and half the pool "
+				"(%u packets)", s->reorder_pkts, NR_MAX_REORDER + 1,
+				nr_job_pool_packets(s));
 	if (s->short_ppm && s->n_conns < 2)
 		return spec_err(err, len, "short_ppm: a job of %u rank cannot leave a contribution out",
 				s->n_conns);

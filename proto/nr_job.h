@@ -22,6 +22,8 @@
 #define NR_MAX_JOBS      64    /* jobs per engine */
 #define NR_MAX_MTU       4096
 #define NR_SHORT_PPM_MAX 500000 /* short slots: at most half a message's packets */
+#define NR_MAX_SPRAY     64     /* UDP source ports a connection may spray over */
+#define NR_MAX_REORDER   1024   /* packets a sprayed stream may arrive out of order */
 
 enum nr_sum_mode {
 	NR_SUM_ORDERED = 0,    /* keep the N contributions, sum in rank order at completion */
@@ -92,6 +94,16 @@ struct nr_job_spec {
 	uint32_t short_ppm;    /* 0..NR_SHORT_PPM_MAX */
 	uint8_t short_dscp;    /* 0..63 */
 	uint8_t short_scale;   /* 1: a short slot's sum scaled by N/(N-1) (sum only); 0: as summed */
+	/*
+	 * Packet spraying (docs/short-slots.md, "Spraying"): a connection's
+	 * packets may leave from spray_ports UDP source ports, src_sport
+	 * (dst_sport for the receiver's) and the next ones, over as many ECMP
+	 * paths, so they may arrive up to reorder_pkts packets out of order:
+	 * a gap in a sender's stream counts as a loss (the monitor's NAK, a
+	 * short slot) only when a packet more than reorder_pkts beyond it is in.
+	 */
+	uint8_t spray_ports;   /* 0 or 1: one port; up to NR_MAX_SPRAY */
+	uint16_t reorder_pkts; /* 0..NR_MAX_REORDER */
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
 };

@@ -18,7 +18,7 @@
  *        the error state.  A response carries nothing the box sums and writes
  *        no unrequested bytes into the receiver's memory.
  *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
- *     UDP source port or source MAC not the registered one (where registered)
+ *     UDP source port (or ports: spray_ports) or source MAC not the registered one (where registered)
  *                                           -> DROP SPOOFED_SRC
  *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
  *     job failed                            -> DROP JOB_FAILED_DROP
@@ -122,7 +122,9 @@ static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct
 	uint16_t in = ack ? c->dst_ingress : c->src_ingress;
 	uint64_t mac = mac48(ack ? c->dst_mac : c->src_mac);
 
-	if ((sport && p->udp_sport != sport) || (mac && mac48(frame + NR_ETH_ALEN) != mac))   /* Ethernet source */
+	/* a sprayed connection's ports: sport and the next j->spray - 1 */
+	if ((sport && (uint16_t)(p->udp_sport - sport) >= j->spray) ||
+	    (mac && mac48(frame + NR_ETH_ALEN) != mac))   /* Ethernet source */
 		return NR_ECTR_SPOOFED_SRC;
 	if (in && e->ops.origin && e->ops.origin(e->ops.ctx, handle) != in - 1)
 		return NR_ECTR_SPOOFED_SRC;    /* the right MAC from another port */

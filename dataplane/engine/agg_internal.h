@@ -73,6 +73,8 @@ struct nr_job {
 	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
 	uint8_t short_scale;
 	uint32_t short_ppm;
+	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
+	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
 	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
 	uint8_t msg_tolerant;      /* it is marked (short_dscp) and its first packet was emitted */
 	uint64_t denied_x;         /* the last slot counted in short_denied */

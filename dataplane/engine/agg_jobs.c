@@ -193,6 +193,8 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->short_ppm = s->short_ppm;
 	j->short_dscp = s->short_dscp;
 	j->short_scale = s->short_scale;
+	j->spray = s->spray_ports ? s->spray_ports : 1;
+	j->reorder = s->reorder_pkts;
 	j->denied_x = UINT64_MAX;
 	j->state = NR_JOB_ACTIVE;
 	j->last_progress_ns = now_ns;

@@ -132,6 +132,7 @@
  * a wait that outlasts the late rank is lost time, so it is kept short */
 #define MON_RNR_HOLD     (NR_AETH_RNR_NAK | 22)
 #define MON_HOLD_NS      20000000ull
+#define MON_HOLD_WAIT_NS 20480000ull    /* what code 22 makes the sender wait */
 /* ... once the job has not moved for 8 probe times and at least 100 ms: a
  * loss is repaired sooner (probes), and the RNR wait would only slow that */
 #define MON_HOLD_PROBES  8
@@ -328,8 +329,8 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 		m->hole = NR_MON_NONE;
 		m->held_back = 0;
 	}
-	if (x <= m->contig)
-		return;                 /* nothing missing below x */
+	if (x <= m->contig + j->reorder)
+		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
 		m->hole = m->contig;
 		m->hole_ns = now_ns;
@@ -447,6 +448,15 @@ uint64_t nr_mon_probe_ns(const struct nr_job *j)
 	return rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
 }
 
+uint64_t nr_mon_still_ns(const struct nr_job *j, uint32_t i)
+{
+	const struct nr_conn_mon *m = &j->mon[i];
+	uint64_t held = m->hold_ns ? m->hold_ns + MON_HOLD_WAIT_NS : 0;
+
+	/* while held, wait_ns is not kept (nr_mon_poll skips the sender) */
+	return m->wait_ns > held ? m->wait_ns : held;
+}
+
 void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
@@ -476,7 +486,7 @@ void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint
 		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
 		m->held_back = 0;
 	}
-	if (m->hole == NR_MON_NONE && m->contig < m->hi) {      /* the next gap */
+	if (m->hole == NR_MON_NONE && m->contig + j->reorder + 1 < m->hi) {      /* the next gap */
 		m->hole = m->contig;
 		m->hole_ns = now_ns;
 		m->held_back = may_short(e, j);

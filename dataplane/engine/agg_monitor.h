@@ -58,6 +58,13 @@ void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
  * receiver i its result (built as a repair's) and move sender i's stream past x.
  */
 uint64_t nr_mon_probe_ns(const struct nr_job *j);
+/*
+ * Since when sender i's stream has stood still: its last move, or the end of
+ * the RNR wait the monitor's last hold put it in, whichever is later (a
+ * sender the box told to wait stands still by the box's doing).  May lie
+ * ahead of now.
+ */
+uint64_t nr_mon_still_ns(const struct nr_job *j, uint32_t i);
 void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
 void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
 			 uint64_t now_ns);

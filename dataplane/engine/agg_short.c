@@ -5,7 +5,9 @@
  * in emission order with one contribution missing when that contribution
  * is evidently lost: the same sender's later packets are in (agg_input.c,
  * after each data packet), or its stream has stood still at that packet
- * for the monitor's probe time (agg_jobs.c, housekeeping: a tail loss).
+ * for the monitor's probe time (agg_jobs.c, housekeeping: a tail loss; the
+ * RNR wait the monitor's hold puts a sender in while a late rank catches up
+ * is the box's doing and does not count).
  * The N-1 contributions are summed (times N/(N-1) with short_scale) and
  * emitted as any slot's; the missing connection's result is built from its
  * sender's data template, as a repair's (agg_monitor.c), and sent.  Its
@@ -101,7 +103,7 @@ void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 	uint32_t si, k;
 
 	while (j->state == NR_JOB_ACTIVE && waits_for_one(j, &si, &k) &&
-	       j->mon[k].hi > j->next_emit) {        /* later packets of k are in */
+	       j->mon[k].hi > j->next_emit + j->reorder + 1) {      /* later packets of k are in */
 		if (!shortable(e, j, &j->slots[si], k)) {
 			deny(e, j, k, j->next_emit, now_ns);
 			return;
@@ -114,9 +116,10 @@ void nr_short_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 {
 	uint32_t si, k;
 
-	/* a tail loss: k sent nothing after it for the probe time */
+	/* a tail loss: k sent nothing after it for the probe time, not
+	 * counting the RNR wait of a hold (a late rank: agg_monitor.c) */
 	while (j->state == NR_JOB_ACTIVE && waits_for_one(j, &si, &k) &&
-	       now_ns - j->mon[k].wait_ns >= nr_mon_probe_ns(j) &&
+	       now_ns >= nr_mon_still_ns(j, k) + nr_mon_probe_ns(j) &&
 	       shortable(e, j, &j->slots[si], k))
 		short_emit(e, j, si, k, now_ns);
 	nr_short_input(e, j, now_ns);

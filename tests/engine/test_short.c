@@ -42,8 +42,9 @@ static float val(uint32_t conn, uint32_t g)
 	return (float)((conn + 1) * (g + 1));
 }
 
-/* conn's packet g, marked with DSCP dscp; the verdict. */
-static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+/* conn's packet g, marked with DSCP dscp, from its UDP source port + spray; the verdict. */
+static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint16_t spray,
+			       uint64_t now, enum nr_engine_ctr *ctr)
 {
 	float pay[MTU / 4];
 	struct nr_flow f;
@@ -59,12 +60,18 @@ static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dsc
 		pay[i] = val(conn, g);
 	th_flow_data(t->spec, conn, &f);
 	f.tos = (uint8_t)(dscp << 2);
+	f.sport = (uint16_t)(f.sport + spray);
 	k = th_build(&f, &a, pay, MTU);
 	k->origin = (uint16_t)(10 + conn);
-	v = th_input(t, k, now, NULL);
+	v = th_input(t, k, now, ctr);
 	if (v != NR_V_HELD)
 		th_pkt_free(k);
 	return v;
+}
+
+static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+{
+	return data_sp(t, conn, g, dscp, 0, now, NULL);
 }
 
 static void ack(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
@@ -359,6 +366,102 @@ static void test_tail_short(void **state)
 	th_fini(&t);
 }
 
+/*
+ * Spraying: conn 1's packets leave from 4 UDP source ports and arrive up to
+ * 3 packets out of order.  Reordering within that is neither a gap (no NAK)
+ * nor a loss (no short slot); a real loss is, once a packet more than 3
+ * beyond it is in; a fifth port is not the connection's.
+ */
+static void test_spray_reorder(void **state)
+{
+	static const uint32_t order[PKTS] = { 0, 1, 2, 4, 5, 3, 6, 7 };
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
+	enum nr_engine_ctr c = NR_ECTR_MAX;
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	s->short_ppm = 250000;
+	s->short_dscp = DSCP;
+	s->spray_ports = 4;
+	s->reorder_pkts = 3;
+	for (uint32_t i = 0; i < N; i++)
+		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
+	th_init(&t, s, 15);
+	for (uint32_t k = 0; k < PKTS; k++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, k, DSCP, 1 * MS);
+		assert_int_equal(data_sp(&t, 1, order[k], DSCP, (uint16_t)(order[k] % 4), 1 * MS, NULL),
+				 NR_V_HELD);
+	}
+	assert_int_equal(t.nsent, 0);                           /* no NAK, nothing built */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		check_stream(&t, i, PKTS, NULL, 0, false);
+		ack(&t, i, PKTS - 1, 1 * MS);
+	}
+	/* g=10 of conn 1 lost: 11..13 are within the reordering, 14 is past it */
+	for (uint32_t g = PKTS; g < PKTS + 7; g++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, g, DSCP, 2 * MS);
+		if (g != PKTS + 2)
+			data_sp(&t, 1, g, DSCP, (uint16_t)(g % 4), 2 * MS, NULL);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), g == PKTS + 6);
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
+	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS + 7);
+	/* a fifth source port is not conn 1's */
+	assert_int_equal(data_sp(&t, 1, PKTS + 7, DSCP, 4, 2 * MS, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_SPOOFED_SRC);
+	th_fini(&t);
+}
+
+/*
+ * Late ranks: conns 1-3 send nothing of message 1, conn 0 stops after its
+ * first 3 packets; the job stands still until the monitor holds conn 0 (RNR
+ * NAK, a 20.48 ms wait).  When the late ranks come, slot 11 waits for conn 0,
+ * which stands still by the box's doing: not short until that wait and the
+ * probe time (16 ms: no round trip sampled) have passed.
+ */
+static void test_held_not_short(void **state)
+{
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 15, 250000, 0, NR_SUM_ORDERED);
+	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
+	for (uint32_t g = PKTS; g < PKTS + 3; g++)
+		data(&t, 0, g, DSCP, 2 * MS);
+	nr_engine_poll(t.e, 100 * MS);
+	nr_engine_poll(t.e, 200 * MS);           /* no progress for 128 ms: held */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 1);
+	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
+		for (uint32_t i = 1; i < N; i++)
+			data(&t, i, g, DSCP, 200 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS + 3);
+	nr_engine_poll(t.e, 201 * MS);
+	nr_engine_poll(t.e, 236 * MS);           /* 200 + 20.48 + 16 ms: not yet */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	nr_engine_poll(t.e, 237 * MS);           /* conn 0 sent nothing since its wait */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.left_out[0], 1);
+	/* conn 0 goes on: its copy of 11 answered, the rest whole */
+	for (uint32_t g = PKTS + 3; g < 2 * PKTS; g++)
+		assert_int_equal(data(&t, 0, g, DSCP, 238 * MS),
+				 g == PKTS + 3 ? NR_V_RESEND : NR_V_HELD);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	check_accounting(&t, 1);
+	th_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_never_short),
 		cmocka_unit_test(test_tail_short),
+		cmocka_unit_test(test_spray_reorder),
+		cmocka_unit_test(test_held_not_short),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

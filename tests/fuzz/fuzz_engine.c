@@ -3,19 +3,31 @@
  * fuzz_engine: the aggregation engine driven by a script of operations on a
  * few registered jobs, against a shadow model.
  *
- * Input: a header that shapes the jobs (2 bytes per job: ranks 1..5, mode,
- * MTU 256/512, packets per message 1..3, last packet length, pool 2/4
- * messages, initial PSNs), then operations of 5 bytes each:
+ * Input: a header that shapes the jobs (byte 0: jobs 1..2 in bit 0, results
+ * through ops.emit_slot instead of ops.emit in bit 1; then 3 bytes per job:
+ * ranks 1..5, mode, MTU 256/512, packets per message 1..3, last packet
+ * length, pool 2/4 messages, initial PSNs, and in b0's bit 7 short slots: a
+ * fourth byte follows with short_ppm (one of 500000, 333334, 0, 250000,
+ * 499999, 1, 125000: one short slot in a message of 2 or 3 packets, none,
+ * one only when a first packet's RETH claims more), short_dscp,
+ * short_scale and a progress timeout of 50 ms or 1 s), then operations of 5
+ * bytes each:
  *
  *   op & 7 in 0..3  data packet: connection, PSN choice (in order, resend,
  *                   jump ahead, wild), length class, duplicate, spoofed
  *                   source, ECN-CE, wrong tag, wrong opcode, payload pattern
- *                   (small integers, fractions, raw bits, NaN/Inf/-0/denormals)
+ *                   (small integers, fractions, raw bits, NaN/Inf/-0/denormals);
+ *                   for a job with short slots, op bit 3: lost on its way (the
+ *                   sender moves on, the box never sees it), bit 4: another
+ *                   DSCP than short_dscp (must-be-exact), bits 5-6: a first
+ *                   packet's RETH claims 4, 9 or 2^32 - 1 bytes' more packets
  *   4               ACK/NAK from the receiver (PSN acked, ahead, behind)
  *   5               time advance, then nr_engine_poll()
  *   6               job delete / re-add / duplicate add / invalid add
  *   7               a data packet with bytes flipped, reparsed
  *
+ * Inputs without bit 1 of byte 0 and bit 7 of each b0 read as before short
+ * slots existed (tests/fuzz/regress/engine/ among them).
  * Every frame is built with nr_build_frame() and parsed with nr_parse().
  * Invariants (a violation traps), each with why it must hold on a real
  * network, where RNICs keep their own reliability and trust what arrives:
@@ -28,10 +40,10 @@
  *     contribution freed while its job is healthy is lost: the sender already
  *     counts it as sent, its slot can never complete, and the job stalls until
  *     the sender's timer resends it (or forever, once its ACK was snooped).
- *   - no result before all N contributions; results leave in g order, ranks in
- *     order.  Why: a receiver's RNIC accepts PSNs only in order; a result out
- *     of g order is a sequence error (NAK, go-back-N), and a partial sum would
- *     be accepted as final.
+ *   - no result before all N contributions (but a short slot's, below);
+ *     results leave in g order, ranks in order.  Why: a receiver's RNIC
+ *     accepts PSNs only in order; a result out of g order is a sequence error
+ *     (NAK, go-back-N), and a partial sum would be accepted as final.
  *   - each result equals the rank-ordered sum (ordered mode) or the
  *     arrival-order sum (streaming) of the contributions, bit for bit (any NaN
  *     equals any NaN).  Why: the result lands in the receiver's memory as the
@@ -73,6 +85,42 @@
  *   - held handles of a job stay within N * pool packets.  Why: the box's pool
  *     is sized from the jobs' specs at admission; a job that holds more
  *     starves the others and the rx rings.
+ * Short slots (docs/short-slots.md; the model in fuzz_engine_short.c):
+ *   - a slot goes out with N - 1 contributions only in a job with short_ppm,
+ *     as the slot next in emission order, of WRITE MIDDLE/LAST/LAST_IMM
+ *     packets, every present contribution and every contribution of the
+ *     message's first packet marked with short_dscp, while the message's
+ *     bound floor(P x short_ppm / 10^6) (P from the first packet's RETH) is
+ *     not spent, after no gap NAK (nor its re-arm) for that sequence went to
+ *     the missing sender, never after the slot was counted short_denied,
+ *     and only once the missing sender's later packets are in or, in
+ *     nr_engine_poll(), its stream and the slot stood still for the probe
+ *     time (at least 4 ms).  Why: a hole in a gradient is acceptable only
+ *     where the job and the hosts asked for it (the DSCP marks what a host
+ *     may lose) and within what they bounded; a first packet carries the
+ *     receiver's RETH, which the box cannot invent; a sender already NAKed
+ *     goes back and would be thrown away; and a sender that is merely late
+ *     must not lose its contribution to a box that guessed too soon.
+ *   - its result is the N - 1 contributions' sum (rank order skipping the
+ *     missing rank, or arrival order), times N/(N-1) in FP32 with
+ *     short_scale, every present connection's packet emitted once, in rank
+ *     order; the missing connection's result is the very next thing the
+ *     engine hands out (ops.send), before any later slot's result: a WRITE
+ *     of the slot's opcode on that connection's QPN, PSN and addresses, ImmDt
+ *     = tag ^ result_key, payload the stored result, CE only when a
+ *     contribution had it.  Why: that receiver's RNIC takes PSNs only in
+ *     order, and its ACK is all that stops the sender going back; a wrong
+ *     header drops the result there and the job stalls.
+ *   - a late copy of the left-out contribution is never aggregated and, if
+ *     resent, carries the stored result.  Why: every other receiver already
+ *     wrote the slot's sum; summing it now would give receivers different
+ *     gradients.
+ *   - short_slots, left_out per rank, emitted and completed equal the
+ *     model's; emitted = whole slots x N + short slots x (N - 1) and
+ *     aggregated = emitted + held, after every operation, and the engine's
+ *     next_emit is the model's after every call.  Why: operators and the
+ *     training report read loss from these counters; a short slot counted
+ *     wrong hides lost gradient or invents it.
  */
 #include <errno.h>
 #include <math.h>
@@ -86,75 +134,11 @@
 #include "proto/roce_pkt.h"
 
 #include "nrz_fuzz.h"
-
-#define NRZ_JOBS      2
-#define NRZ_MAXN      5
-#define NRZ_MAX_OPS   1500
-#define NRZ_KEY       0x5A5A0000u
-
-enum hstate { H_IN_ENGINE = 1, H_RETURNED = 2 };
-
-struct handle {
-	uint8_t *frame;
-	uint8_t *orig;           /* the frame as offered */
-	uint32_t len;
-	uint8_t state;           /* enum hstate */
-	int8_t job;              /* shadow job index, -1 for none */
-	uint8_t conn;
-	uint32_t g;
-	bool counted;            /* in the job's held count */
-	struct nr_pkt pkt;
-};
-
-struct contrib {
-	uint8_t have, emitted;
-	uint32_t tag;
-	bool has_tag;
-	uint8_t *pay;
-};
-
-struct rec {
-	uint32_t g;
-	uint16_t len;
-	uint8_t count, nemitted;
-	bool ce;
-	bool done;               /* all N emitted */
-	uint8_t order[NRZ_MAXN]; /* arrival order of connections */
-	struct contrib c[NRZ_MAXN];
-	float *want;             /* expected result, computed at first emit */
-};
-
-struct sjob {
-	uint32_t id;
-	bool registered, failed;
-	struct nr_job_spec *spec;
-	uint32_t ppm;            /* packets per message */
-	uint32_t last_len;
-	uint32_t pool_pkts;
-	uint32_t cursor[NRZ_MAXN];   /* next g each connection sends */
-	uint32_t emit_g, emit_conn;
-	uint64_t mark[NRZ_MAXN];     /* each receiver acknowledged every sequence below */
-	uint32_t held;
-	bool freed_now;          /* handles came back through free during this op */
-	struct rec *recs;
-	size_t nrecs, caprecs;
-};
-
-struct world {
-	struct nr_engine *eng;
-	struct sjob jobs[NRZ_JOBS];
-	unsigned njobs;
-	struct handle **hs;
-	size_t nhs, caphs;
-	uint64_t now;
-	bool deleting, destroying;
-	struct handle *pending;  /* being offered: may come back before the verdict */
-	bool pending_recorded;   /* its contribution is in the shadow already */
-};
+#include "fuzz_engine.h"
 
 /* ---- shadow records ------------------------------------------------------- */
 
-static struct rec *rec_find(struct sjob *j, uint32_t g, bool create)
+struct rec *nrz_rec_find(struct sjob *j, uint32_t g, bool create)
 {
 	for (size_t k = 0; k < j->nrecs; k++)
 		if (j->recs[k].g == g)
@@ -196,32 +180,42 @@ static bool same_float(float a, float b)
 	return x == y;
 }
 
-/* The reference sum: rank order (ordered mode) or arrival order (streaming). */
+/*
+ * The reference sum: rank order (ordered mode) or arrival order (streaming)
+ * of the contributions in (N, or a short slot's N - 1), times N/(N-1) in
+ * FP32 for a short slot of a job with short_scale.
+ */
 static void rec_compute(struct sjob *j, struct rec *r)
 {
 	uint32_t n = j->spec->n_conns, nf = r->len / 4;
 	bool streaming = j->spec->mode == NR_SUM_STREAMING;
+	bool scale = r->shorted && j->spec->short_scale;
+	float f = (float)n / (float)(n - 1 + (n == 1));
+	uint8_t who[NRZ_MAXN];
+	uint32_t m = 0;
 
+	for (uint32_t k = 0; k < (streaming ? r->count : n); k++)
+		if (streaming || r->c[k].have)
+			who[m++] = streaming ? r->order[k] : (uint8_t)k;
 	r->want = malloc(r->len ? r->len : 1);
 	NRZ_CHECK(r->want != NULL, "malloc");
 	for (uint32_t e = 0; e < nf; e++) {
 		volatile float acc;
 		float v;
-		unsigned first = streaming ? r->order[0] : 0;
 
-		memcpy(&v, r->c[first].pay + 4 * e, 4);
+		memcpy(&v, r->c[who[0]].pay + 4 * e, 4);
 		acc = v;
-		for (uint32_t k = 1; k < n; k++) {
-			unsigned c = streaming ? r->order[k] : k;
-
-			memcpy(&v, r->c[c].pay + 4 * e, 4);
+		for (uint32_t k = 1; k < m; k++) {
+			memcpy(&v, r->c[who[k]].pay + 4 * e, 4);
 			acc = acc + v;
 		}
+		if (scale)
+			acc = acc * f;
 		r->want[e] = acc;
 	}
 }
 
-static void check_payload(struct rec *r, const uint8_t *pay, const char *what, uint32_t conn)
+void nrz_check_payload(const struct rec *r, const uint8_t *pay, const char *what, uint32_t conn)
 {
 	for (uint32_t e = 0; e < r->len / 4u; e++) {
 		float got;
@@ -280,65 +274,120 @@ static void cb_free(void *ctx, void *handle)
 
 	pending_held(w, h);
 	handle_back(w, h, "free");
+	NRZ_CHECK(!w->due.on, "a handle freed before conn %u's result of g=%u, which went out "
+		  "short without it", w->due.conn, w->due.g);
 	NRZ_CHECK(h->job >= 0, "free of a handle that was never aggregated");
 	if (!w->deleting && !w->destroying)
 		w->jobs[h->job].freed_now = true;   /* must be a job failure: checked after */
 }
 
-static void cb_emit(void *ctx, const struct nr_emit *e)
+/* A connection not given: the result's handle says which (ops.emit_slot). */
+#define NRZ_CONN_OF_HANDLE UINT32_MAX
+
+/*
+ * One result handed out: ops.emit's, or one of the packets of ops.emit_slot.
+ * Slots in g order, each slot's connections in rank order (a short slot's
+ * missing one skipped: its result follows through ops.send).
+ */
+static void result_out(struct world *w, struct handle *h, uint32_t job, uint32_t conn,
+		       uint32_t g, bool ecn_ce, const uint8_t *frame, const struct nr_pkt *pkt)
 {
-	struct world *w = ctx;
-	struct handle *h = e->handle;
-	struct sjob *j = job_by_id(w, e->job);
+	struct sjob *j = job_by_id(w, job);
 	struct rec *r;
 	uint32_t n;
 
 	if (w->pending && !w->pending_recorded)
 		pending_held(w, w->pending);   /* the slot completed by the packet being offered */
 	handle_back(w, h, "emit");
-	NRZ_CHECK(j && j->registered && !j->failed, "emit for job %u that is not live", e->job);
+	NRZ_CHECK(j && j->registered && !j->failed, "emit for job %u that is not live", job);
+	NRZ_CHECK(!w->due.on, "job %u: a result of g=%u before conn %u's result of g=%u, which "
+		  "went out short without it", job, g, w->due.conn, w->due.g);
 	n = j->spec->n_conns;
-	NRZ_CHECK(e->frame == h->frame, "emit frame is not the handle's frame");
-	NRZ_CHECK(h->job == j - w->jobs && h->conn == e->conn && h->g == e->g,
+	if (conn == NRZ_CONN_OF_HANDLE)
+		conn = h->conn;
+	NRZ_CHECK(frame == h->frame, "emit frame is not the handle's frame");
+	NRZ_CHECK(h->job == j - w->jobs && h->conn == conn && h->g == g,
 		  "emit job %u conn %u g=%u for a packet of job %d conn %u g=%u",
-		  e->job, e->conn, e->g, h->job, h->conn, h->g);
-	NRZ_CHECK(e->g == j->emit_g && e->conn == j->emit_conn,
-		  "emit out of order: g=%u conn %u, expected g=%u conn %u",
-		  e->g, e->conn, j->emit_g, j->emit_conn);
-	r = rec_find(j, e->g, false);
-	NRZ_CHECK(r && r->count == n, "result for g=%u with %u of %u contributions",
-		  e->g, r ? r->count : 0, n);
-	NRZ_CHECK(!r->c[e->conn].emitted, "g=%u conn %u emitted twice", e->g, e->conn);
-	for (uint32_t i = 1; i < n; i++)
-		NRZ_CHECK(r->c[i].has_tag == r->c[0].has_tag &&
-			  (!r->c[0].has_tag || r->c[i].tag == r->c[0].tag),
-			  "g=%u emitted although tags disagree", e->g);
+		  job, conn, g, h->job, h->conn, h->g);
+	NRZ_CHECK(g == j->emit_g, "emit out of order: g=%u conn %u, expected g=%u conn %u",
+		  g, conn, j->emit_g, j->emit_conn);
+	r = nrz_rec_find(j, g, false);
+	NRZ_CHECK(r && (r->count == n || (r->count && r->count + 1u == n)),
+		  "result for g=%u with %u of %u contributions", g, r ? r->count : 0, n);
+	if (r->count < n && r->nemitted == 0)
+		nrz_short_begin(w, j, r);      /* traps unless the slot may go out short */
+	if (r->shorted && j->emit_conn == r->missing)
+		j->emit_conn++;
+	NRZ_CHECK(conn == j->emit_conn, "emit out of order: g=%u conn %u, expected g=%u conn %u",
+		  g, conn, j->emit_g, j->emit_conn);
+	NRZ_CHECK(!r->c[conn].emitted, "g=%u conn %u emitted twice", g, conn);
+	for (uint32_t i = 0; i < n; i++)
+		NRZ_CHECK(!r->c[i].have || (r->c[i].has_tag == r->has_tag &&
+					    (!r->has_tag || r->c[i].tag == r->tag)),
+			  "g=%u emitted although tags disagree", g);
 	if (!r->want)
 		rec_compute(j, r);
-	NRZ_CHECK(e->pkt->pay_len == r->len, "result length %u, contributions %u",
-		  e->pkt->pay_len, r->len);
-	check_payload(r, e->frame + e->pkt->pay_off, "result", e->conn);
-	NRZ_CHECK(e->ecn_ce == r->ce, "ecn_ce %d, contributions CE %d", e->ecn_ce, r->ce);
+	NRZ_CHECK(pkt->pay_len == r->len, "result length %u, contributions %u",
+		  pkt->pay_len, r->len);
+	nrz_check_payload(r, frame + pkt->pay_off, "result", conn);
+	NRZ_CHECK(ecn_ce == r->ce, "ecn_ce %d, contributions CE %d", ecn_ce, r->ce);
 	/* headers untouched but the ImmDt */
 	uint32_t immoff = (h->pkt.mask & NR_OPF_IMMDT) ? h->pkt.pay_off - 4u : h->pkt.pay_off;
 
-	NRZ_CHECK(!memcmp(e->frame, h->orig, immoff) &&
-		  !memcmp(e->frame + h->pkt.pay_off + r->len, h->orig + h->pkt.pay_off + r->len,
+	NRZ_CHECK(!memcmp(frame, h->orig, immoff) &&
+		  !memcmp(frame + h->pkt.pay_off + r->len, h->orig + h->pkt.pay_off + r->len,
 			  h->len - h->pkt.pay_off - r->len),
-		  "result g=%u conn %u: headers or trailer changed", e->g, e->conn);
+		  "result g=%u conn %u: headers or trailer changed", g, conn);
 	if (h->pkt.mask & NR_OPF_IMMDT) {
-		uint32_t want = r->c[0].tag ^ j->spec->result_key;
+		uint32_t want = r->tag ^ j->spec->result_key;
 
-		NRZ_CHECK(nr_ld_be32(e->frame + immoff) == want, "result ImmDt 0x%08x, want 0x%08x",
-			  nr_ld_be32(e->frame + immoff), want);
+		NRZ_CHECK(nr_ld_be32(frame + immoff) == want, "result ImmDt 0x%08x, want 0x%08x",
+			  nr_ld_be32(frame + immoff), want);
 	}
-	r->c[e->conn].emitted = 1;
-	if (++r->nemitted == n)
-		r->done = true;
-	if (++j->emit_conn == n) {
-		j->emit_conn = 0;
-		j->emit_g = nr_psn_add(j->emit_g, 1);
+	r->c[conn].emitted = 1;
+	r->nemitted++;
+	j->emits++;
+	if (++j->emit_conn == r->missing && r->shorted)
+		j->emit_conn++;
+	if (j->emit_conn < n)
+		return;
+	if (!r->shorted) {
+		nrz_slot_done(j, r);
+		return;
 	}
+	w->due.on = true;       /* the missing connection's result comes next */
+	w->due.job = (int)(j - w->jobs);
+	w->due.conn = r->missing;
+	w->due.g = g;
+}
+
+static void cb_emit(void *ctx, const struct nr_emit *e)
+{
+	result_out(ctx, e->handle, e->job, e->conn, e->g, e->ecn_ce, e->frame, e->pkt);
+}
+
+static void cb_emit_slot(void *ctx, const struct nr_emit_slot *s)
+{
+	struct world *w = ctx;
+	struct sjob *j;
+	struct rec *r;
+
+	NRZ_CHECK(s->n > 0, "emit_slot of job %u g=%u with no packet", s->job, s->g);
+	for (uint32_t k = 0; k < s->n; k++) {
+		const struct nr_held *h = &s->held[k];
+
+		NRZ_CHECK(h->pay == h->frame + h->pkt->pay_off, "emit_slot g=%u: pay is not the "
+			  "frame's payload", s->g);
+		result_out(w, h->handle, s->job, NRZ_CONN_OF_HANDLE, s->g, s->ecn_ce, h->frame,
+			   h->pkt);
+	}
+	j = job_by_id(w, s->job);
+	r = nrz_rec_find(j, s->g, false);
+	NRZ_CHECK(s->len == r->len, "emit_slot g=%u: len %u, contributions %u", s->g, s->len,
+		  r->len);
+	nrz_check_payload(r, s->sum, "emit_slot sum", 0);
+	NRZ_CHECK(r->done || (w->due.on && w->due.g == s->g),
+		  "emit_slot g=%u: %u packets, not every present connection's", s->g, s->n);
 }
 
 /* ---- jobs ----------------------------------------------------------------------- */
@@ -348,20 +397,39 @@ static uint32_t ip4(unsigned a, unsigned b, unsigned c, unsigned d)
 	return htonl(a << 24 | b << 16 | c << 8 | d);
 }
 
-static void job_shape(struct sjob *j, unsigned idx, uint8_t b0, uint8_t b1, uint8_t b2)
+/*
+ * A job from its header bytes; sb (when b0's bit 7 is set): short slots,
+ * short_ppm choice | short_dscp choice << 3 | short_scale << 5 | a progress
+ * timeout of 1 s instead of 50 ms << 6 (long enough for the monitor to hold
+ * the senders of a slot that waits for a late rank).  Of the
+ * short_ppm choices, 500000 allows one short slot in a message of 2 or 3
+ * packets, 333334 and 499999 one in 3 packets only, 250000 and 125000 one
+ * only when a first packet's RETH claims 4 or 8 packets or more, 1 one in a
+ * message of 10^6 packets, 0 none (and data ops still lose and mark).
+ */
+static void job_shape(struct sjob *j, unsigned idx, uint8_t b0, uint8_t b1, uint8_t b2,
+		      uint8_t sb)
 {
+	static const uint32_t short_ppm[8] = { 500000, 333334, 500000, 0, 250000, 499999, 1, 125000 };
+	static const uint8_t short_dscp[4] = { 10, 0, 46, 63 };
 	uint32_t n = 1 + (b0 & 7) % NRZ_MAXN;
 	uint32_t mtu = 256u << ((b0 >> 3) & 1);
 	struct nr_job_spec *s = calloc(1, sizeof(*s) + n * sizeof(s->conns[0]));
 
 	NRZ_CHECK(s != NULL, "calloc");
+	j->short_ops = b0 & 0x80;
+	if (j->short_ops) {
+		s->short_ppm = n >= 2 ? short_ppm[sb & 7] : 0;   /* one rank: nothing to leave out */
+		s->short_dscp = short_dscp[(sb >> 3) & 3];
+		s->short_scale = (sb >> 5) & 1;
+	}
 	j->ppm = 1 + b1 % 3;
 	j->last_len = 4 * (1 + (b1 >> 2) % (mtu / 4));
 	s->n_conns = n;
 	s->mtu = mtu;
 	s->msg_size = mtu * (j->ppm - 1) + j->last_len;
 	s->pool_msgs = 2 + 2 * ((b0 >> 4) & 1);
-	s->timeout_ms = 50;
+	s->timeout_ms = j->short_ops && (sb & 0x40) ? 1000 : 50;
 	s->mode = (b0 >> 5) & 1 ? NR_SUM_STREAMING : NR_SUM_ORDERED;
 	s->result_key = (b0 >> 6) & 1 ? NRZ_KEY | idx : 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -395,6 +463,15 @@ static void job_reset(struct sjob *j)
 	memset(j->mark, 0, sizeof(j->mark));
 	j->emit_g = j->emit_conn = 0;
 	j->failed = false;
+	j->emits = j->whole = j->shorts = 0;
+	memset(j->left_out, 0, sizeof(j->left_out));
+	j->msg_tolerant = false;
+	j->msg_left = 0;
+	memset(j->last_new, 0, sizeof(j->last_new));
+	memset(j->last_short, 0, sizeof(j->last_short));
+	memset(j->nak_set, 0, sizeof(j->nak_set));
+	j->seen_gap = j->seen_rearm = j->seen_denied = 0;
+	j->denied_set = false;
 }
 
 static void job_add(struct world *w, struct sjob *j)
@@ -407,6 +484,7 @@ static void job_add(struct world *w, struct sjob *j)
 	NRZ_CHECK(credits == j->spec->pool_msgs / 2, "credits %u", credits);
 	job_reset(j);
 	j->registered = true;
+	j->t_add = w->now;
 }
 
 static void job_del(struct world *w, struct sjob *j)
@@ -533,7 +611,7 @@ static uint64_t seq_near_mark(const struct sjob *j, uint32_t i, uint32_t psn)
 	return j->mark[i] + (int64_t)nr_psn_diff(g, (uint32_t)(j->mark[i] & NR_PSN_MASK));
 }
 
-static bool data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn);
+bool nrz_data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn);
 static bool is_write(uint8_t op);
 
 /*
@@ -551,19 +629,19 @@ static void check_repair(struct world *w, const uint8_t *frame, const struct nr_
 
 	NRZ_CHECK(is_write(p->opcode), "a made frame is neither an ACK/NAK nor an RDMA WRITE "
 		  "(opcode 0x%02x)", p->opcode);
-	NRZ_CHECK(data_owner(w, p, &jk, &conn), "a repair for no registered connection");
+	NRZ_CHECK(nrz_data_owner(w, p, &jk, &conn), "a repair for no registered connection");
 	j = &w->jobs[jk];
 	NRZ_CHECK(p->saddr == j->spec->conns[conn].src_ip, "job %u conn %u: a repair from "
 		  "another source", j->id, conn);
 	g = nr_psn_sub(p->psn, j->spec->conns[conn].ipsn);
-	r = rec_find(j, g, false);
+	r = nrz_rec_find(j, g, false);
 	NRZ_CHECK(r && r->c[conn].emitted, "job %u conn %u: a repair of g=%u, never emitted",
 		  j->id, conn, g);
 	NRZ_CHECK(p->pay_len == r->len, "repair g=%u: length %u, result %u", g, p->pay_len,
 		  r->len);
-	check_payload(r, frame + p->pay_off, "repair", conn);
+	nrz_check_payload(r, frame + p->pay_off, "repair", conn);
 	if (p->mask & NR_OPF_IMMDT)
-		NRZ_CHECK(r->c[0].has_tag && p->imm == (r->c[0].tag ^ j->spec->result_key),
+		NRZ_CHECK(r->has_tag && p->imm == (r->tag ^ j->spec->result_key),
 			  "repair g=%u: ImmDt 0x%08x", g, p->imm);
 	NRZ_CHECK(r->ce || p->ecn != NR_ECN_CE, "repair g=%u: CE without a CE contribution", g);
 }
@@ -585,9 +663,19 @@ static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t orig
 	NRZ_CHECK(nr_parse(frame, len, &p) == NR_PKT_ROCE, "a made frame does not parse");
 	NRZ_CHECK(nr_icrc_check(frame, &p), "a made frame's ICRC is wrong");
 	if (p.opcode != NR_OP_RC_ACK) {
+		if (w->due.on) {
+			nrz_short_result(w, frame, &p);
+			return;
+		}
+		/* a repair answers a receiver's NAK, a solicit (AckReq) is housekeeping's */
+		NRZ_CHECK((w->offer_aeth && !w->polling) || (w->polling && p.ackreq),
+			  "a result made outside a repair, a solicit or a short slot (psn 0x%06x)",
+			  p.psn);
 		check_repair(w, frame, &p);
 		return;
 	}
+	NRZ_CHECK(!w->due.on, "a NAK or ACK made before conn %u's result of g=%u, which went "
+		  "out short without it", w->due.conn, w->due.g);
 	NRZ_CHECK(p.opcode == NR_OP_RC_ACK && (p.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR ||
 					       nr_syn_is_rnr(p.aeth_syn) || nr_syn_is_ack(p.aeth_syn)),
 		  "a made frame is not an ACK, a sequence or an RNR NAK (opcode 0x%02x syndrome 0x%02x)",
@@ -599,6 +687,8 @@ static void cb_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t orig
 		  "job %u conn %u: NAK at psn 0x%06x acknowledges more than the receiver did "
 		  "(mark %llu)", w->jobs[jk].id, conn, p.psn,
 		  (unsigned long long)w->jobs[jk].mark[conn]);
+	if (p.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR || nr_syn_is_rnr(p.aeth_syn))
+		nrz_short_nak(w, &w->jobs[jk], conn);
 }
 
 static void flow_of(const struct sjob *j, uint32_t i, bool ack, struct nr_flow *f)
@@ -616,7 +706,7 @@ static void flow_of(const struct sjob *j, uint32_t i, bool ack, struct nr_flow *
 }
 
 /* Which shadow job and connection a data packet belongs to (by its daddr and QPN). */
-static bool data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn)
+bool nrz_data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn)
 {
 	for (unsigned k = 0; k < w->njobs; k++) {
 		const struct sjob *j = &w->jobs[k];
@@ -648,7 +738,7 @@ static void after_held(struct world *w, struct handle *h)
 	uint32_t conn;
 	int jk;
 
-	NRZ_CHECK(data_owner(w, p, &jk, &conn), "held a packet of no registered connection");
+	NRZ_CHECK(nrz_data_owner(w, p, &jk, &conn), "held a packet of no registered connection");
 	j = &w->jobs[jk];
 	NRZ_CHECK(!j->failed, "held a packet of failed job %u", j->id);
 	NRZ_CHECK(p->saddr == j->spec->conns[conn].src_ip, "held a spoofed packet");
@@ -658,18 +748,32 @@ static void after_held(struct world *w, struct handle *h)
 	h->job = (int8_t)jk;
 	h->conn = (uint8_t)conn;
 	h->g = nr_psn_sub(p->psn, j->spec->conns[conn].ipsn);
-	r = rec_find(j, h->g, true);
+	r = nrz_rec_find(j, h->g, true);
+	NRZ_CHECK(!r->shorted || r->missing != conn, "conn %u's late copy of g=%u aggregated "
+		  "after the slot went out short without it", conn, h->g);
 	NRZ_CHECK(!r->done, "g=%u aggregated again after its result went out", h->g);
 	NRZ_CHECK(!r->c[conn].have, "conn %u added twice to g=%u", conn, h->g);
 	if (r->count) {
 		NRZ_CHECK(p->pay_len == r->len, "g=%u: lengths %u and %u in one slot", h->g,
 			  p->pay_len, r->len);
+		NRZ_CHECK(p->opcode == r->opcode, "g=%u: opcodes 0x%02x and 0x%02x in one slot",
+			  h->g, p->opcode, r->opcode);
 	}
 	r->len = p->pay_len;
 	r->c[conn].have = 1;
 	r->c[conn].has_tag = p->mask & NR_OPF_IMMDT;
 	/* from the bytes sent: the engine rewrote p->imm to the result's ImmDt */
 	r->c[conn].tag = r->c[conn].has_tag ? nr_ld_be32(h->orig + p->pay_off - 4) : 0;
+	r->c[conn].marked = h->orig[p->l3_off + 1] >> 2 == j->spec->short_dscp;
+	r->c[conn].reth_len = (p->mask & NR_OPF_RETH) ? p->reth_len : 0;
+	if (r->count == 0) {    /* the slot is the first contribution's */
+		r->opcode = p->opcode;
+		r->has_tag = r->c[conn].has_tag;
+		r->tag = r->c[conn].tag;
+		r->t_first = w->now;
+	}
+	j->last_new[conn] = w->now;
+	nrz_short_held(w, j, conn, h->g);
 	r->c[conn].pay = malloc(p->pay_len);
 	NRZ_CHECK(r->c[conn].pay != NULL, "malloc");
 	memcpy(r->c[conn].pay, h->orig + p->pay_off, p->pay_len);
@@ -688,17 +792,17 @@ static void after_resend(struct world *w, struct handle *h)
 	uint32_t conn, g;
 	int jk;
 
-	NRZ_CHECK(data_owner(w, &h->pkt, &jk, &conn), "resend for no registered connection");
+	NRZ_CHECK(nrz_data_owner(w, &h->pkt, &jk, &conn), "resend for no registered connection");
 	j = &w->jobs[jk];
 	g = nr_psn_sub(h->pkt.psn, j->spec->conns[conn].ipsn);
-	r = rec_find(j, g, false);
-	NRZ_CHECK(r && r->count == j->spec->n_conns && r->nemitted,
+	r = nrz_rec_find(j, g, false);
+	NRZ_CHECK(r && r->done && (r->count == j->spec->n_conns || r->shorted),
 		  "resend of g=%u whose result never went out", g);
 	NRZ_CHECK(h->pkt.pay_len == r->len, "resend length %u, result %u", h->pkt.pay_len, r->len);
-	check_payload(r, h->frame + h->pkt.pay_off, "resend", conn);
+	nrz_check_payload(r, h->frame + h->pkt.pay_off, "resend", conn);
 	if (h->pkt.mask & NR_OPF_IMMDT)
 		NRZ_CHECK(nr_ld_be32(h->frame + h->pkt.pay_off - 4) ==
-			  (r->c[0].tag ^ j->spec->result_key), "resend ImmDt");
+			  (r->tag ^ j->spec->result_key), "resend ImmDt");
 	if ((h->orig[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_NOT_ECT)
 		NRZ_CHECK((h->frame[h->pkt.l3_off + 1] & NR_ECN_MASK) == NR_ECN_NOT_ECT,
 			  "resend of a Not-ECT frame marked (RFC 3168)");
@@ -739,13 +843,16 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 	h->state = H_IN_ENGINE;
 	w->pending = h;
 	w->pending_recorded = false;
+	w->offer_aeth = h->pkt.mask & NR_OPF_AETH;
 	v = nr_engine_input(w->eng, &h->pkt, h->frame, h, w->now, &ctr);
+	w->offer_aeth = false;
 	w->pending = NULL;
+	nrz_short_after_call(w);
 	NRZ_CHECK(v <= NR_V_RESEND, "verdict %d", v);
 	NRZ_CHECK(!w->pending_recorded || v == NR_V_HELD,
 		  "packet used in a result (or freed) but verdict %d", v);
 
-	bool owned = data_owner(w, &h->pkt, &jk, &conn);
+	bool owned = nrz_data_owner(w, &h->pkt, &jk, &conn);
 
 	if (owned && is_write(h->pkt.opcode) && !w->jobs[jk].failed &&
 	    h->pkt.saddr == w->jobs[jk].spec->conns[conn].src_ip) {
@@ -791,7 +898,11 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 	h->state = H_RETURNED;
 }
 
-static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g,
+/*
+ * Connection conn's packet g.  op: the operation's byte, whose bits 4-6 a job
+ * with short slots reads (DSCP, RETH length: see the top of this file).
+ */
+static int build_data(uint8_t op, struct sjob *j, uint32_t conn, uint32_t g,
 		      uint8_t cls, uint8_t flags, uint8_t pat, uint32_t seed,
 		      uint8_t *buf, size_t cap)
 {
@@ -842,12 +953,22 @@ static int build_data(struct world *w, struct sjob *j, uint32_t conn, uint32_t g
 		f.saddr = (seed & 1) ? ip4(10, 99, 0, 1) : j->spec->conns[(conn + 1) % j->spec->n_conns].src_ip;
 	/* ECN-capable (as DCQCN senders), CE-marked on the way, or Not-ECT */
 	f.tos = (flags & 0x20) ? NR_ECN_CE : (pat & 0x80) ? NR_ECN_NOT_ECT : NR_ECN_ECT0;
+	if (j->short_ops) {
+		uint8_t dscp = j->spec->short_dscp;
+		static const uint32_t more[4] = { 0, 4, 9, 0 };
+
+		if (op & 0x10)
+			dscp = (dscp + 1) & 63;         /* must-be-exact */
+		f.tos |= (uint8_t)(dscp << 2);
+		if ((op >> 5) & 3)
+			a.dma_len = ((op >> 5) & 3) == 3 ? UINT32_MAX
+							: a.dma_len + more[(op >> 5) & 3] * mtu;
+	}
 	fill_payload(pay, len, pat, seed);
-	(void)w;
 	return nr_build_frame(buf, cap, &f, &a, pay, len);
 }
 
-static void op_data(struct world *w, struct nrz_in *in, bool mutate)
+static void op_data(struct world *w, struct nrz_in *in, uint8_t op, bool mutate)
 {
 	uint8_t a = nrz_u8(in), b = nrz_u8(in), flags = nrz_u8(in), pat = nrz_u8(in);
 	struct sjob *j = &w->jobs[(a >> 7) % w->njobs];
@@ -875,7 +996,7 @@ static void op_data(struct world *w, struct nrz_in *in, bool mutate)
 		break;
 	}
 	seed = (uint32_t)a << 24 ^ (uint32_t)pat << 16 ^ g * 2654435761u ^ conn;
-	len = build_data(w, j, conn, g, flags, flags, pat, seed, buf, sizeof(buf));
+	len = build_data(op, j, conn, g, flags, flags, pat, seed, buf, sizeof(buf));
 	if (len < 0)
 		return;
 	if (mutate) {
@@ -887,6 +1008,8 @@ static void op_data(struct world *w, struct nrz_in *in, bool mutate)
 			buf[pos % (unsigned)len] ^= (uint8_t)(nrz_u8(in) | 1);
 		}
 	}
+	if (j->short_ops && (op & 8))
+		return;                         /* lost on the way: the sender moved on */
 	offer(w, buf, (uint32_t)len);
 	if (flags & 8)
 		offer(w, buf, (uint32_t)len);   /* duplicated on the wire */
@@ -939,10 +1062,13 @@ static void op_time(struct world *w, struct nrz_in *in)
 	uint8_t a = nrz_u8(in);
 
 	w->now += (a & 0x80) ? (uint64_t)(a & 0x7F) * 10000000ull : (uint64_t)a * 100000ull;
+	w->polling = true;
 	nr_engine_poll(w->eng, w->now);
+	w->polling = false;
+	nrz_short_after_call(w);
 }
 
-/* After every operation: failures seen, handles bounded. */
+/* After every operation: failures seen, handles bounded, counters the model's. */
 static void check_world(struct world *w)
 {
 	for (unsigned k = 0; k < w->njobs; k++) {
@@ -972,6 +1098,8 @@ static void check_world(struct world *w)
 			  "job %u holds %u handles, bound %u", j->id, j->held,
 			  j->spec->n_conns * j->pool_pkts);
 		NRZ_CHECK(!j->failed || st.state == NR_JOB_FAILED, "failed job came back");
+		if (!j->failed)
+			nrz_short_counters(w, j, &st);
 	}
 }
 
@@ -982,16 +1110,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nr_engine_ops ops = { .emit = cb_emit, .free = cb_free, .send = cb_send,
 				     .ctx = &w };
 	unsigned nops = 0;
+	uint8_t h0;
 
 	memset(&w, 0, sizeof(w));
 	w.now = 1000000000ull;
+	h0 = nrz_u8(&in);
+	w.njobs = 1 + h0 % NRZ_JOBS;
+	w.emit_slot = h0 & 2;
+	if (w.emit_slot) {
+		ops.emit = NULL;
+		ops.emit_slot = cb_emit_slot;
+	}
 	w.eng = nr_engine_create(&ops);
 	NRZ_CHECK(w.eng != NULL, "engine create");
-	w.njobs = 1 + nrz_u8(&in) % NRZ_JOBS;
 	for (unsigned k = 0; k < w.njobs; k++) {
 		uint8_t b0 = nrz_u8(&in), b1 = nrz_u8(&in), b2 = nrz_u8(&in);
+		uint8_t sb = (b0 & 0x80) ? nrz_u8(&in) : 0;
 
-		job_shape(&w.jobs[k], k, b0, b1, b2);
+		job_shape(&w.jobs[k], k, b0, b1, b2, sb);
 		job_add(&w, &w.jobs[k]);
 	}
 	while (nrz_left(&in) && nops++ < NRZ_MAX_OPS) {
@@ -1001,8 +1137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 4: op_ack(&w, &in); break;
 		case 5: op_time(&w, &in); break;
 		case 6: op_jobctl(&w, &in); break;
-		case 7: op_data(&w, &in, true); break;
-		default: op_data(&w, &in, false); break;
+		case 7: op_data(&w, &in, op, true); break;
+		default: op_data(&w, &in, op, false); break;
 		}
 		check_world(&w);
 	}

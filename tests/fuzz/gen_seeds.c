@@ -8,7 +8,10 @@
  *            without a VLAN tag and ECN, every truncation of a WRITE frame,
  *            transport-only datagrams;
  *   engine   scripts in fuzz_engine.c's format that complete, acknowledge,
- *            retransmit and time out messages on one and two jobs;
+ *            retransmit and time out messages on one and two jobs; on jobs
+ *            with short slots, packets lost in the middle, at the end and at
+ *            the start of a message, marked and not, a late copy, a first
+ *            packet's RETH claiming a longer message, late ranks;
  *   control  JSON request lines ($JOB / $KEY stand for the last job created);
  *   burst    scripts in fuzz_burst.c's format that run jobs to the end on every
  *            box shape, over two workers, through delete, re-add and timeout,
@@ -145,6 +148,133 @@ static void eng_round(struct seedbuf *s, unsigned jb, unsigned n, unsigned ppm, 
 	}
 }
 
+/* Rank c's packet p of a message lost (eng_short_msg). */
+#define ENG_LOST(c, p) (1u << ((p) * 8 + (c)))
+
+/*
+ * Short slots: one message of ppm packets on every rank of job 0, then every
+ * receiver's ACK.  The packets in lost (ENG_LOST) are lost on their way (op
+ * bit 3), op is ORed into every packet's op byte (bit 4: unmarked), first
+ * into the first packet's (bits 5-6: RETH length).
+ */
+static void eng_short_msg(struct seedbuf *s, unsigned n, unsigned ppm, uint32_t lost,
+			  uint8_t op, uint8_t first, uint8_t pat)
+{
+	for (unsigned p = 0; p < ppm; p++)
+		for (unsigned c = 0; c < n; c++)
+			put5(s, (uint8_t)(op | (p == 0 ? first : 0) |
+					  (lost & ENG_LOST(c, p) ? 8 : 0)),
+			     (uint8_t)c, 0, 0, pat);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+}
+
+/* Rank c resends its packet back packets before its cursor; reset: and goes on from there. */
+static void eng_back(struct seedbuf *s, unsigned c, unsigned back, bool reset, uint8_t pat)
+{
+	put5(s, 0, (uint8_t)c, (uint8_t)(2 | (back - 1) << 2 | (reset ? 0x80 : 0)), 0, pat);
+}
+
+/*
+ * One job with short slots (b0 bit 7, then the short byte) of n ranks and
+ * messages of ppm packets (2 or 3), results through ops.emit_slot when
+ * emit_slot: a message whole; a middle or last packet lost and the short slot
+ * completed when the rank's next packet comes, its late copy resent; an
+ * unmarked message with a loss (denied, NAKed, the rank goes back); a first
+ * packet lost (never short); a last packet lost with nothing after it (short
+ * at the probe time); a message whose first packet's RETH claims 9 packets
+ * more (a bound of 5 or 3), with a loss in each of its slots after the first;
+ * in 3 packets, two losses (the second denied, the rank goes back); an
+ * unmarked message's last packet lost (probed, the rank goes back).
+ */
+static void eng_short_seed(struct seedbuf *s, unsigned n, unsigned mode, unsigned ppm,
+			   uint8_t sb, bool emit_slot)
+{
+	uint8_t pat = (uint8_t)(n + mode);
+
+	put(s, emit_slot ? 2 : 0);
+	put(s, (uint8_t)((n - 1) | mode << 5 | 1 << 6 | 0x80));
+	put(s, (uint8_t)((ppm - 1) | 9 << 2));
+	put(s, (uint8_t)(0x80 | n));
+	put(s, sb);
+	eng_short_msg(s, n, ppm, 0, 0, 0, pat);                    /* g 0 .. ppm-1 */
+	eng_short_msg(s, n, ppm, ENG_LOST(1, 1), 0, 0, pat);       /* rank 1 loses g ppm+1 */
+	eng_short_msg(s, n, ppm, 0, 0, 0, pat);
+	eng_back(s, 1, 2 * ppm - 1, false, pat);                   /* its late copy */
+	eng_short_msg(s, n, ppm, ENG_LOST(0, 1), 0x10, 0, pat);    /* unmarked: rank 0 goes back */
+	eng_back(s, 0, ppm - 1, true, pat);
+	for (unsigned p = 2; p < ppm; p++)
+		put5(s, 0x10, 0, 0, 0, pat);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+	eng_short_msg(s, n, ppm, ENG_LOST(n - 1, 0), 0, 0, pat);    /* a first packet lost */
+	eng_back(s, n - 1, ppm, true, pat);
+	for (unsigned p = 1; p < ppm; p++)
+		put5(s, 0, (uint8_t)(n - 1), 0, 0, pat);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+	eng_short_msg(s, n, ppm, ENG_LOST(n - 1, ppm - 1), 0, 0, pat); /* a tail loss */
+	put(s, 5);
+	put(s, 0x82);                                              /* 20 ms */
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+	eng_short_msg(s, n, ppm, ENG_LOST(0, 1) | ENG_LOST(1, 2), 0, 0x40, pat); /* RETH: 9 more */
+	put(s, 5);
+	put(s, 0x82);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+	if (ppm == 3) {         /* two losses in 3 packets: the second over the bound */
+		eng_short_msg(s, n, ppm, ENG_LOST(0, 1) | ENG_LOST(1, 2), 0, 0, pat);
+		eng_short_msg(s, n, ppm, 0, 0, 0, pat);
+		eng_back(s, 1, ppm + 1, true, pat);
+		for (unsigned p = 0; p < ppm; p++)
+			put5(s, 0, 1, 0, 0, pat);
+		for (unsigned c = 0; c < n; c++)
+			put5(s, 4, (uint8_t)c, 0, 0, 0);
+	}
+	/* an unmarked message's tail loss: probed, never short; the rank goes back */
+	eng_short_msg(s, n, ppm, ENG_LOST(n - 1, ppm - 1), 0x10, 0, pat);
+	put(s, 5);
+	put(s, 0x82);
+	eng_back(s, n - 1, 1, true, pat);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+}
+
+/*
+ * Late ranks on a job with short slots (500000 ppm, a 1 s timeout): rank 0
+ * sends all but the last packet of a message and stops, the others come
+ * once the monitor held it (150 ms); the slot left waiting for rank 0 is not
+ * short during rank 0's RNR wait; rank 0 goes back to its mark and finishes.
+ */
+static void eng_short_late(struct seedbuf *s, unsigned n, unsigned ppm)
+{
+	put(s, 0);
+	put(s, (uint8_t)((n - 1) | 1 << 6 | 0x80));
+	put(s, (uint8_t)((ppm - 1) | 9 << 2));
+	put(s, (uint8_t)(0x80 | n));
+	put(s, 0x40);
+	eng_short_msg(s, n, ppm, 0, 0, 0, 1);
+	for (unsigned p = 0; p + 1 < ppm; p++)
+		put5(s, 0, 0, 0, 0, 1);
+	for (unsigned k = 0; k < 3; k++) {
+		put(s, 5);
+		put(s, 0x85);                   /* 50 ms */
+	}
+	for (unsigned p = 0; p < ppm; p++)
+		for (unsigned c = 1; c < n; c++)
+			put5(s, 0, (uint8_t)c, 0, 0, 1);
+	put(s, 5);
+	put(s, 0x01);                           /* 0.1 ms */
+	put(s, 5);
+	put(s, 0x82);                           /* 20 ms */
+	eng_back(s, 0, ppm - 1, true, 1);
+	for (unsigned p = 1; p < ppm; p++)
+		put5(s, 0, 0, 0, 0, 1);
+	for (unsigned c = 0; c < n; c++)
+		put5(s, 4, (uint8_t)c, 0, 0, 0);
+}
+
 static int gen_engine(nrz_seed_cb cb, void *ctx)
 {
 	struct seedbuf s;
@@ -191,6 +321,36 @@ static int gen_engine(nrz_seed_cb cb, void *ctx)
 	for (unsigned k = 0; k < 8; k++)
 		put5(&s, 0, (uint8_t)(k % 4), 1, (uint8_t)(0x10 | 0x20 | 0x40 | 0x80 | k), 0x73);
 	cb(ctx, "hostile", s.b, s.n);
+	n++;
+	/* short slots: short_ppm 500000 (one in 2 or 3 packets) and 333334 (one
+	 * in 3), DSCP 10 and 46, scaled and not; and short_ppm 0 */
+	for (unsigned ranks = 2; ranks <= 4; ranks++) {
+		for (unsigned mode = 0; mode < 2; mode++) {
+			for (unsigned ppm = 2; ppm <= 3; ppm++) {
+				char name[64];
+				uint8_t sb = (uint8_t)((ppm == 3 && ranks == 3 ? 1 : 0) |
+						       (mode ? 2 : 0) << 3 | (ranks + ppm) % 2 << 5);
+
+				s.n = 0;
+				eng_short_seed(&s, ranks, mode, ppm, sb, ranks == 4);
+				snprintf(name, sizeof(name), "short-r%u-%s-ppm%u", ranks,
+					 mode ? "stream" : "ordered", ppm);
+				cb(ctx, name, s.b, s.n);
+				n++;
+			}
+		}
+	}
+	s.n = 0;
+	eng_short_seed(&s, 3, 0, 3, 3, false);
+	cb(ctx, "short-ppm0", s.b, s.n);
+	n++;
+	s.n = 0;
+	eng_short_late(&s, 2, 3);
+	cb(ctx, "short-late-r2-ppm3", s.b, s.n);
+	n++;
+	s.n = 0;
+	eng_short_late(&s, 3, 2);
+	cb(ctx, "short-late-r3-ppm2", s.b, s.n);
 	n++;
 	return n;
 }
