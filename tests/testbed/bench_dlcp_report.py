@@ -171,7 +171,11 @@ def plot(rows, path):
         ax.set_xlabel("loss per link and direction (%)")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
+    failed = [f"{r['variant']} at {r['loss']:g}%" for r in rows if r["failed"]]
+    if failed:   # no point to draw: say so under the plot
+        fig.text(0.01, 0.01, "runs failed (see the table): " + ", ".join(failed), fontsize=8,
+                 color="firebrick")
+    fig.tight_layout(rect=(0, 0.04 if failed else 0, 1, 1))
     fig.savefig(path, dpi=110)
 
 
