@@ -14,7 +14,6 @@
 
 #include "dataplane/engine/agg_internal.h"
 #include "dataplane/engine/agg_monitor.h"
-#include "dataplane/engine/agg_short.h"
 #include "proto/nr_text.h"
 
 struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
@@ -411,8 +410,6 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
 
 		if (!j || j->state != NR_JOB_ACTIVE)
 			continue;
-		if (j->short_ppm)
-			nr_short_poll(e, j, now_ns);
 		nr_mon_poll(e, j, now_ns);
 		if (!job_outstanding(j))
 			continue;

@@ -132,7 +132,6 @@
  * a wait that outlasts the late rank is lost time, so it is kept short */
 #define MON_RNR_HOLD     (NR_AETH_RNR_NAK | 22)
 #define MON_HOLD_NS      20000000ull
-#define MON_HOLD_WAIT_NS 20480000ull    /* what code 22 makes the sender wait */
 /* ... once the job has not moved for 8 probe times and at least 100 ms: a
  * loss is repaired sooner (probes), and the RNR wait would only slow that */
 #define MON_HOLD_PROBES  8
@@ -441,20 +440,6 @@ static void mon_solicit(struct nr_engine *e, struct nr_job *j, uint32_t i)
 	if (e->ops.send && j->mon[i].have_dtpl && s->x == x && s->state == NR_SLOT_EMITTED &&
 	    send_result(e, j, i, x, true))
 		j->ctr[NR_ECTR_ACK_SOLICIT]++;
-}
-
-uint64_t nr_mon_probe_ns(const struct nr_job *j)
-{
-	return rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
-}
-
-uint64_t nr_mon_still_ns(const struct nr_job *j, uint32_t i)
-{
-	const struct nr_conn_mon *m = &j->mon[i];
-	uint64_t held = m->hold_ns ? m->hold_ns + MON_HOLD_WAIT_NS : 0;
-
-	/* while held, wait_ns is not kept (nr_mon_poll skips the sender) */
-	return m->wait_ns > held ? m->wait_ns : held;
 }
 
 void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)

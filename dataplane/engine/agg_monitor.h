@@ -52,19 +52,10 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
 
 /*
- * Short slots (agg_short.c).  The probe time: how long a stream stands still
- * before the box acts.  A slot at sender i's held-back gap was denied: send
+ * Short slots (agg_short.c).  A slot at sender i's held-back gap was denied: send
  * the NAK now.  Slot x was completed without sender i's contribution: send
  * receiver i its result (built as a repair's) and move sender i's stream past x.
  */
-uint64_t nr_mon_probe_ns(const struct nr_job *j);
-/*
- * Since when sender i's stream has stood still: its last move, or the end of
- * the RNR wait the monitor's last hold put it in, whichever is later (a
- * sender the box told to wait stands still by the box's doing).  May lie
- * ahead of now.
- */
-uint64_t nr_mon_still_ns(const struct nr_job *j, uint32_t i);
 void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
 void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
 			 uint64_t now_ns);

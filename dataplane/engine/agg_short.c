@@ -4,10 +4,11 @@
  * RoCE RC).  A job with short_ppm > 0 lets the box complete the slot next
  * in emission order with one contribution missing when that contribution
  * is evidently lost: the same sender's later packets are in (agg_input.c,
- * after each data packet), or its stream has stood still at that packet
- * for the monitor's probe time (agg_jobs.c, housekeeping: a tail loss; the
- * RNR wait the monitor's hold puts a sender in while a late rank catches up
- * is the box's doing and does not count).
+ * after each data packet), so it did send it.  Never on a deadline alone (a
+ * tail loss): the sender may not have sent the packet yet, and its receiver
+ * would then ACK a PSN the sender never sent, which an RC requester drops
+ * as a stale ACK, retrying what it did send until its QP fails (seen in
+ * make bench-dlcp before this rule).  A tail loss is the monitor's probe's.
  * The N-1 contributions are summed (times N/(N-1) with short_scale) and
  * emitted as any slot's; the missing connection's result is built from its
  * sender's data template, as a repair's (agg_monitor.c), and sent.  Its
@@ -110,17 +111,4 @@ void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 		}
 		short_emit(e, j, si, k, now_ns);
 	}
-}
-
-void nr_short_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
-{
-	uint32_t si, k;
-
-	/* a tail loss: k sent nothing after it for the probe time, not
-	 * counting the RNR wait of a hold (a late rank: agg_monitor.c) */
-	while (j->state == NR_JOB_ACTIVE && waits_for_one(j, &si, &k) &&
-	       now_ns >= nr_mon_still_ns(j, k) + nr_mon_probe_ns(j) &&
-	       shortable(e, j, &j->slots[si], k))
-		short_emit(e, j, si, k, now_ns);
-	nr_short_input(e, j, now_ns);
 }

@@ -2,8 +2,7 @@
 /*
  * Short slots of the aggregation engine (agg_short.c): a slot completed
  * with one sender's contribution missing, within the job's bound.  Called
- * by agg_input.c (after each data packet of a job with short_ppm) and
- * agg_jobs.c (housekeeping).
+ * by agg_input.c after each data packet of a job with short_ppm.
  */
 #ifndef NR_AGG_SHORT_H
 #define NR_AGG_SHORT_H
@@ -15,9 +14,5 @@
 /* A data packet of job j was handled: complete the slots next in emission
  * order short while each lacks one contribution whose sender has sent past it. */
 void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
-
-/* Housekeeping: the same, and a slot whose missing sender stood still at it
- * for the monitor's probe time (the last packet before a pause was lost). */
-void nr_short_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
 
 #endif /* NR_AGG_SHORT_H */
