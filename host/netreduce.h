@@ -225,7 +225,7 @@ unsigned nr_comm_channels(const struct nr_comm *comm);
  * nr_comm_last_error(NULL).  Hosts with several ranks: the column's job.
  */
 struct nr_box_counters {
-	uint64_t completed;      /* messages the box completed (over every channel) */
+	uint64_t completed;      /* packets (slots) the box completed whole (every channel) */
 	uint64_t short_slots;    /* packets it completed with one contribution missing */
 	uint64_t short_denied;   /* packets that waited for a lost contribution instead (over
 				    the bound, a message's first packet, or an exact message) */
