@@ -85,8 +85,6 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 		};
 
 		e->ops.emit_slot(e->ops.ctx, &es);
-		for (uint32_t i = 0; i < j->n; i++)
-			h[i].handle = NULL;
 		j->ctr[NR_ECTR_EMITTED] += n;
 	} else {
 		for (uint32_t k = 0; k < n; k++) {
@@ -104,9 +102,9 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 			if (e->ops.emit)
 				e->ops.emit(e->ops.ctx, &em);
 		}
-		for (uint32_t i = 0; i < j->n; i++)
-			h[i].handle = NULL;
 	}
+	for (uint32_t i = 0; i < j->n; i++)
+		h[i].handle = NULL;     /* every packet went out (a short slot lacks one) */
 	if (j->short_ppm)
 		msg_track(j, s, si);
 	s->state = NR_SLOT_EMITTED;

@@ -307,6 +307,18 @@ static bool may_short(const struct nr_engine *e, const struct nr_job *j)
 	return j->short_ppm && e->ops.send && j->msg_tolerant && j->msg_short_left > 0;
 }
 
+/* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
+static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+{
+	struct nr_conn_mon *m = &j->mon[i];
+
+	m->hole = m->contig;
+	m->hole_ns = now_ns;
+	m->held_back = may_short(e, j);
+	if (!m->held_back)
+		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+}
+
 void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
 {
 	struct nr_conn_mon *m = &j->mon[i];
@@ -331,11 +343,7 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 	if (x <= m->contig + j->reorder)
 		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
-		m->hole = m->contig;
-		m->hole_ns = now_ns;
-		m->held_back = may_short(e, j);
-		if (!m->held_back)
-			mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+		open_gap(e, j, i, now_ns);
 	} else if (now_ns - m->hole_ns >= rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS)) {
 		m->hole_ns = now_ns;
 		m->held_back = 0;
@@ -471,13 +479,8 @@ void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint
 		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
 		m->held_back = 0;
 	}
-	if (m->hole == NR_MON_NONE && m->contig + j->reorder + 1 < m->hi) {      /* the next gap */
-		m->hole = m->contig;
-		m->hole_ns = now_ns;
-		m->held_back = may_short(e, j);
-		if (!m->held_back)
-			mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
-	}
+	if (m->hole == NR_MON_NONE && m->contig + j->reorder + 1 < m->hi)      /* the next gap */
+		open_gap(e, j, i, now_ns);
 }
 
 void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
