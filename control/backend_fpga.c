@@ -224,6 +224,12 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 			 "(FPGA.md); run the job on the box (backend sw)", nr_reduce_name(s->reduce));
 		return -EINVAL;
 	}
+	if (s->dtype != NR_ELEM_FP32) {
+		snprintf(err, errlen, "fpga: dtype %s: the aggregator's register map (FPGA.md) sums "
+			 "FP32 only; run the job on the box (backend sw) or send fp32",
+			 nr_elem_name(s->dtype));
+		return -EINVAL;
+	}
 	if (s->short_ppm) {
 		snprintf(err, errlen, "fpga: short_ppm %u: the aggregator (FPGA.md, the RTL) has no "
 			 "short slots, every slot waits for all its contributions; run the job on "

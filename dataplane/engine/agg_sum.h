@@ -9,7 +9,7 @@
  * Contract shared by every variant, so they are bit-identical:
  *   - element-wise IEEE-754 single-precision adds, strictly in the order given
  *     (((s0 + s1) + s2) + ...), no FMA, no reassociation (-ffp-contract=off);
- *   - nbytes is a multiple of 4 (whole floats), 0 allowed;
+ *   - nbytes is a multiple of 4 (whole floats; 16-bit kernels below: of 2), 0 allowed;
  *   - every source and destination pointer may be unaligned (packet payloads);
  *     only 'result'/'acc' buffers of the engine are 64-byte aligned, the
  *     kernels do not rely on it;
@@ -30,6 +30,25 @@
  *     is rank 0's, which then is the result; of +0 and -0 the first stays),
  *     bits copied, never quieted; every kernel compares and selects, so the
  *     compiler cannot commute it.
+ *
+ * 16-bit elements (jobs of dtype bf16 or fp16, proto/nr_job.h): struct
+ * nr_half_ops, one per type in every variant, bit-identical as above:
+ *   - widen to FP32: bf16 exactly (its bits are FP32's top 16: shifted up,
+ *     NaN payloads kept); fp16 exactly, subnormals included, a NaN quieted
+ *     with its payload kept (as vcvtph2ps);
+ *   - sum the widened elements in FP32 under the rules above (order given,
+ *     x86's NaN rule, pinned in every kernel), never in 16 bits;
+ *   - narrow once, round to nearest even on every value, subnormals
+ *     included (no flush to zero): bf16 by integer rounding of the FP32 bits
+ *     (Inf stays Inf, a finite sum past bf16's range becomes Inf, a NaN keeps
+ *     its top 16 bits and is quieted); fp16 as IEEE 754 and vcvtps2ph with
+ *     round-to-nearest-even do it (overflow to Inf, a NaN keeps the top 10
+ *     bits of its payload, quieted).  AVX512_BF16's VCVTNEPS2BF16 is not
+ *     used: it treats subnormal inputs as zero, which the scalar rule and
+ *     the RTL do not;
+ *   - nbytes counts the 16-bit payload (a multiple of 2); an FP32
+ *     accumulator (acc) holds nbytes / 2 floats; outputs may alias sources
+ *     chunk for chunk, as above.
  */
 #ifndef NR_AGG_SUM_H
 #define NR_AGG_SUM_H
@@ -41,6 +60,21 @@ enum nr_sum_kernel {
 	NR_KERNEL_AUTO = 0,
 	NR_KERNEL_SCALAR = 1,
 	NR_KERNEL_AVX512 = 2,
+};
+
+/* One 16-bit type's kernels (see above). */
+struct nr_half_ops {
+	/* result and outs[] = round(widen(srcs[0]) + ... + widen(srcs[n-1])), rank
+	 * order; result may be NULL.  n >= 1.  (Ordered mode.) */
+	void (*sum_fanout)(void *result, const void *const srcs[], unsigned n,
+			   void *const outs[], unsigned nouts, uint32_t nbytes);
+	/* acc = widen(src) */
+	void (*widen)(float *acc, const void *src, uint32_t nbytes);
+	/* acc += widen(src) (streaming mode: on arrival) */
+	void (*add)(float *acc, const void *src, uint32_t nbytes);
+	/* result and outs[] = round(acc); result may be NULL */
+	void (*narrow_fanout)(const float *acc, void *result, void *const outs[], unsigned nouts,
+			      uint32_t nbytes);
 };
 
 struct nr_sum_ops {
@@ -58,11 +92,28 @@ struct nr_sum_ops {
 			   void *const outs[], unsigned nouts, uint32_t nbytes);
 	/* acc = (src > acc) ? src : acc */
 	void (*max)(void *acc, const void *src, uint32_t nbytes);
+	/* 16-bit types: [NR_ELEM_BF16 - 1] and [NR_ELEM_FP16 - 1] */
+	const struct nr_half_ops *half[2];
 };
 
+/* The kernels of a 16-bit element type t (NR_ELEM_BF16 or NR_ELEM_FP16). */
+static inline const struct nr_half_ops *nr_sum_half(const struct nr_sum_ops *o, unsigned t)
+{
+	return o->half[t - 1];
+}
+
+/* One element, the scalar rule every kernel follows (tests and the RTL's
+ * reference use these). */
+float nr_bf16_widen(uint16_t h);
+float nr_fp16_widen(uint16_t h);
+uint16_t nr_bf16_round(float f);
+uint16_t nr_fp16_round(float f);
+
 extern const struct nr_sum_ops nr_sum_scalar_ops;
+extern const struct nr_half_ops nr_half_scalar_bf16, nr_half_scalar_fp16;
 #ifdef NR_HAVE_AVX512
 extern const struct nr_sum_ops nr_sum_avx512_ops;
+extern const struct nr_half_ops nr_half_avx512_bf16, nr_half_avx512_fp16;
 #endif
 
 /* The kernel k if compiled in and supported by this CPU, else NULL. */
