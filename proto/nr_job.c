@@ -143,13 +143,6 @@ const char *nr_reduce_name(unsigned op)
 	return op < NR_REDUCE_OPS ? names[op] : NULL;
 }
 
-const char *nr_elem_name(unsigned t)
-{
-	static const char *const names[NR_ELEM_TYPES] = { "fp32", "bf16", "fp16" };
-
-	return t < NR_ELEM_TYPES ? names[t] : NULL;
-}
-
 void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_spec *out)
 {
 	memcpy(out, s, sizeof(*s));

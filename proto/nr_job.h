@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "proto/nr_ctr.h"
+#include "proto/nr_elem.h"
 
 #define NR_MAX_CONNS     256   /* ranks per job */
 #define NR_MAX_CHANNELS  16    /* channels per job */
@@ -44,29 +45,10 @@ enum nr_reduce_op {
 /* "sum", "max" (the job spec's JSON); NULL for an unknown op. */
 const char *nr_reduce_name(unsigned op);
 
-/*
- * The element type of a job's payloads (docs/architecture.md, "Element
- * types").  FP32 is summed as it comes; a 16-bit type is widened to FP32,
- * summed in FP32 (in rank order in ordered mode, on arrival in streaming
- * mode) and rounded once, to nearest even, when the slot is emitted
- * (dataplane/engine/agg_sum.h states the rule every kernel and the RTL
- * share).  Payload elements are in the hosts' byte order (little-endian).
- */
-enum nr_elem_type {
-	NR_ELEM_FP32 = 0,
-	NR_ELEM_BF16 = 1,      /* bfloat16: FP32's top 16 bits */
-	NR_ELEM_FP16 = 2,      /* IEEE 754 binary16 */
-	NR_ELEM_TYPES
-};
-
-/* "fp32", "bf16", "fp16" (the job spec's "dtype"); NULL for an unknown type. */
-const char *nr_elem_name(unsigned t);
-
-/* Bytes of one element of type t (4 or 2). */
-static inline uint32_t nr_elem_size(unsigned t)
-{
-	return t == NR_ELEM_FP32 ? 4 : 2;
-}
+/* The element type of a job's payloads (enum nr_elem_type, proto/nr_elem.h):
+ * FP32 summed as it comes, a 16-bit type widened to FP32, summed in FP32 (in
+ * rank order in ordered mode, on arrival in streaming mode) and rounded once
+ * when the slot is emitted (dataplane/engine/agg_sum.h). */
 
 /* One connection of a job: rank i sends on it to rank (i+1) mod N. */
 struct nr_conn_spec {

@@ -33,19 +33,13 @@
  *
  * 16-bit elements (jobs of dtype bf16 or fp16, proto/nr_job.h): struct
  * nr_half_ops, one per type in every variant, bit-identical as above:
- *   - widen to FP32: bf16 exactly (its bits are FP32's top 16: shifted up,
- *     NaN payloads kept); fp16 exactly, subnormals included, a NaN quieted
- *     with its payload kept (as vcvtph2ps);
+ *   - widen each element to FP32 and round the sum back once, to nearest
+ *     even, subnormals kept, by the rule of proto/nr_elem.h (nr_bf16_widen,
+ *     nr_fp16_round, ...), which the RTL and the host's ring follow too;
  *   - sum the widened elements in FP32 under the rules above (order given,
  *     x86's NaN rule, pinned in every kernel), never in 16 bits;
- *   - narrow once, round to nearest even on every value, subnormals
- *     included (no flush to zero): bf16 by integer rounding of the FP32 bits
- *     (Inf stays Inf, a finite sum past bf16's range becomes Inf, a NaN keeps
- *     its top 16 bits and is quieted); fp16 as IEEE 754 and vcvtps2ph with
- *     round-to-nearest-even do it (overflow to Inf, a NaN keeps the top 10
- *     bits of its payload, quieted).  AVX512_BF16's VCVTNEPS2BF16 is not
- *     used: it treats subnormal inputs as zero, which the scalar rule and
- *     the RTL do not;
+ *   - AVX512_BF16's VCVTNEPS2BF16 is not used: it treats subnormal inputs as
+ *     zero, which the rule does not; fp16 uses AVX512F's vcvtph2ps/vcvtps2ph;
  *   - nbytes counts the 16-bit payload (a multiple of 2); an FP32
  *     accumulator (acc) holds nbytes / 2 floats; outputs may alias sources
  *     chunk for chunk, as above.
@@ -55,6 +49,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "proto/nr_elem.h"
 
 enum nr_sum_kernel {
 	NR_KERNEL_AUTO = 0,
@@ -102,12 +98,6 @@ static inline const struct nr_half_ops *nr_sum_half(const struct nr_sum_ops *o, 
 	return o->half[t - 1];
 }
 
-/* One element, the scalar rule every kernel follows (tests and the RTL's
- * reference use these). */
-float nr_bf16_widen(uint16_t h);
-float nr_fp16_widen(uint16_t h);
-uint16_t nr_bf16_round(float f);
-uint16_t nr_fp16_round(float f);
 
 extern const struct nr_sum_ops nr_sum_scalar_ops;
 extern const struct nr_half_ops nr_half_scalar_bf16, nr_half_scalar_fp16;
