@@ -43,7 +43,15 @@ enum nr_err {
 	NR_ERR_BROKEN = -9,     /* communicator failed earlier; destroy it */
 };
 
-enum nr_dtype { NR_FLOAT32 = 0 };
+/*
+ * Element types.  NR_BF16 (bfloat16) and NR_FP16 (IEEE binary16) are summed
+ * in FP32 and rounded once to the type (round to nearest even) through the
+ * box: the box widens every rank's element, adds them in FP32 in rank order
+ * and rounds the sum once (nr_allreduce).  The ring (nr_ring_allreduce)
+ * rounds at every hop, as NCCL's and Gloo's 16-bit rings do: it sends 16-bit
+ * partial sums.  NR_SUM of every type; NR_MAX of NR_FLOAT32 only.
+ */
+enum nr_dtype { NR_FLOAT32 = 0, NR_BF16 = 1, NR_FP16 = 2 };
 /* NR_MAX: element-wise max, m = (x_r > m) ? x_r : m in rank order (a NaN of a rank
  * after the first is passed over); through the box only on a communicator whose
  * box job computes it (reduce "max"), on the ring always. */
@@ -187,7 +195,8 @@ int nr_comm_world(const struct nr_comm *comm);
 /*
  * What the application's calls on comm did since nr_comm_init: calls of
  * nr_allreduce and nr_ring_allreduce that returned 0 and the bytes of their
- * buffers (count * 4), calls that failed, and the time spent inside both.
+ * buffers (count times the element's size), calls that failed, and the time
+ * spent inside both.
  * Frameworks compare these with what they believe they sent through the
  * library (netreduce.torch.stats()).  Any thread, any time; not collective.
  */
@@ -201,6 +210,7 @@ struct nr_comm_stats {
 						    short_dscp */
 	uint64_t tolerant_exact_calls;     /* of box_calls: NR_MSG_TOLERANT ones sent exact (no
 					      bound, or a path that cannot mark them) */
+	uint64_t bf16_calls, fp16_calls;   /* of box_calls and ring_calls: NR_BF16, NR_FP16 ones */
 };
 void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
 /* Credits W granted by the box, per channel (0 without a box). */

@@ -64,6 +64,17 @@ max)
 		--bytes 4,65540,4M --perf-args '--op max'
 	pass "4 hosts, reduce max through the box (a job of reduce max) and on the ring, exact"
 	;;
+half)
+	# 16-bit elements: bf16 through the box (its job opens at the first call)
+	# and on the ring, fp16 through the box; each checked bit for bit against
+	# its reference (nr-allreduce-perf --check: through the box the FP32 sum in
+	# rank order rounded once, on the ring rounded at every hop)
+	run_check "bf16, 4 hosts" 8 --hosts 4 --algo netreduce,ring --iters 1 --warmup 1 \
+		--bytes 2,4098,1048578,16M --perf-args '--dtype bf16'
+	run_check "fp16, 4 hosts" 3 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 2,65538,4M --perf-args '--dtype fp16'
+	pass "4 hosts, bf16 through the box and on the ring, fp16 through the box: exact"
+	;;
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
 		--bytes 4,20,4096,262148,1M,16777220

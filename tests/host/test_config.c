@@ -321,6 +321,15 @@ static void test_world_one(void **state)
 	assert_int_equal(nr_ring_allreduce(c, in, in, 5, NR_FLOAT32, NR_SUM), NR_OK);
 	assert_int_equal(nr_ring_allreduce(c, NULL, NULL, 0, NR_FLOAT32, NR_SUM), NR_OK);
 	assert_int_equal(nr_ring_allreduce(c, in, out, 5, 7, NR_SUM), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "dtype 7 is not a netreduce type (NR_FLOAT32, "
+			       "NR_BF16, NR_FP16)"));
+	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_BF16, NR_MAX), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "NR_MAX of NR_FLOAT32 only"));
+	/* 16-bit: count elements of 2 bytes copied, not 4 */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(nr_ring_allreduce(c, in, out, 3, NR_FP16, NR_SUM), NR_OK);
+	assert_memory_equal(in, out, 6);
+	assert_int_equal(((const uint8_t *)out)[6], 0);
 	assert_int_equal(nr_ring_allreduce(c, NULL, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
 	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_CONFIG);
 	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_SWITCH)"));
