@@ -24,6 +24,11 @@ ERR_TIMEOUT = -8
 ERR_BROKEN = -9
 
 NR_FLOAT32 = 0
+NR_BF16 = 1
+NR_FP16 = 2
+# the element types by name (netreduce.h: enum nr_dtype), and their bytes
+DTYPES = {"fp32": NR_FLOAT32, "bf16": NR_BF16, "fp16": NR_FP16}
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 NR_SUM = 0
 NR_MAX = 1
 
@@ -76,7 +81,8 @@ class NrCommStats(ctypes.Structure):
     """struct nr_comm_stats (host/netreduce.h)."""
     _fields_ = [(name, ctypes.c_uint64) for name in
                 ("box_calls", "box_bytes", "ring_calls", "ring_bytes", "failed_calls", "busy_ns",
-                 "tolerant_calls", "tolerant_bytes", "tolerant_exact_calls")]
+                 "tolerant_calls", "tolerant_bytes", "tolerant_exact_calls", "bf16_calls",
+                 "fp16_calls")]
 
 
 class NrBoxCounters(ctypes.Structure):

@@ -158,7 +158,7 @@ class Backend(unittest.TestCase):
         d = netreduce.torch.stats()["delegated"]
         self.assertGreaterEqual(d["all_reduce SUM int64 cpu contiguous"]["calls"], 3)
         self.assertEqual(d["all_reduce SUM int64 cpu contiguous"]["why"],
-                         "netreduce sums float32 only, this is int64")
+                         "netreduce sums float32, bfloat16 and float16, this is int64")
         dist.broadcast(torch.ones(2), 0)
         out = [torch.zeros(2)]
         dist.all_gather(out, torch.ones(2))
@@ -184,6 +184,60 @@ class Backend(unittest.TestCase):
         dist.all_reduce(torch.ones(3))   # what netreduce takes still works
         # collectives that are Gloo's by design are not refused
         dist.barrier()
+
+    def test_16bit_through_netreduce(self):
+        # bfloat16 and float16 SUM and AVG go through libnetreduce as 16-bit
+        # elements (2 bytes each), counted by type; MAX of them goes to Gloo
+        lib0 = library()
+        for dt, name in ((torch.bfloat16, "bfloat16"), (torch.float16, "float16")):
+            k = f"all_reduce SUM {name} cpu contiguous"
+            before = through(k)
+            t = torch.tensor([1.5, -2.25, 1e-3, 3.0], dtype=dt)
+            want = t.clone()
+            dist.all_reduce(t)
+            dist.all_reduce(t, op=dist.ReduceOp.AVG)
+            self.assertTrue(torch.equal(t, want))
+            after = through(k)
+            self.assertEqual((after["calls"] - before["calls"], after["bytes"] - before["bytes"]),
+                             (1, 8))
+        lib1 = library()
+        self.assertEqual(lib1["bf16_calls"] - lib0["bf16_calls"], 2)
+        self.assertEqual(lib1["fp16_calls"] - lib0["fp16_calls"], 2)
+        self.assertEqual(lib1["ring_bytes"] - lib0["ring_bytes"], 32)
+        r = netreduce.torch.report()
+        self.assertIn("bfloat16", r["types"])
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = torch.tensor([1.0, 2.0], dtype=torch.float16)   # (torch 1.13's Gloo has no bf16)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        self.assertTrue(any("MAX of float32 only, this is float16" in str(x.message) for x in w))
+        with self.assertRaisesRegex(ValueError, "MAX is float32 only"):
+            self.pg.engine.submit(torch.ones(2, dtype=torch.float16), "MAX")
+        with self.assertRaisesRegex(ValueError, "max is fp32 only"):
+            self.pg.engine.comm.allreduce(1 << 20, 4, "max", dtype="bf16")
+        with self.assertRaisesRegex(ValueError, "dtype 'fp64'"):
+            self.pg.engine.comm.allreduce(1 << 20, 4, dtype="fp64")
+
+    def test_16bit_hooks(self):
+        # bf16_hook and fp16_hook: the float32 gradients rounded once to the
+        # type, summed (one rank: as they are), written back as float32
+        for hook, dt, name in ((netreduce.torch.bf16_hook, torch.bfloat16, "bfloat16"),
+                               (netreduce.torch.fp16_hook, torch.float16, "float16")):
+            torch.manual_seed(1)
+            model = torch.nn.Linear(5, 3)
+            ref = torch.nn.Linear(5, 3)
+            ref.load_state_dict(model.state_dict())
+            ddp = torch.nn.parallel.DistributedDataParallel(model)
+            ddp.register_comm_hook(None, hook)
+            x = torch.randn(4, 5)
+            k = f"ddp_bucket SUM {name} cpu contiguous"
+            n = through(k)["calls"]
+            ddp(x).sum().backward()
+            ref(x).sum().backward()
+            self.assertEqual(through(k)["calls"] - n, 1)
+            for p, q in zip(model.parameters(), ref.parameters()):
+                self.assertEqual(p.grad.dtype, torch.float32)
+                self.assertTrue(torch.equal(p.grad, q.grad.to(dt).float()))
 
     def test_max_through_netreduce(self):
         # MAX: over the ring here (no box; a box job of NR_REDUCE=max takes it too)
@@ -333,14 +387,16 @@ class Staging(unittest.TestCase):
     """The GPU staging pipeline (staging.Stager) on host memory: chunks, slot
     reuse, the division of AVG, and every chunk through the all-reduce once."""
 
-    def run_stager(self, numel, chunk_elems, divide=None):
-        ops = staging.HostOps(chunk_elems * 4)
+    def run_stager(self, numel, chunk_elems, divide=None, dtype=torch.float32):
+        es = torch.tensor([], dtype=dtype).element_size()
+        ops = staging.HostOps(chunk_elems * es)
         seen = []
 
         def allreduce(host):
+            self.assertEqual(host.dtype, dtype)
             seen.append(host.numel())
             host.mul_(3)      # stands for the sum over 3 ranks
-        t = torch.arange(numel, dtype=torch.float32)
+        t = torch.arange(numel, dtype=dtype)
         n = staging.Stager(ops).run(t, None, allreduce, divide)
         return t, n, seen, ops.log
 
@@ -353,6 +409,14 @@ class Staging(unittest.TestCase):
             self.assertEqual(sum(seen), numel)
             self.assertEqual(sorted(off for op, off, _, _ in log if op == "h2d"),
                              list(range(0, numel, chunk)))
+
+    def test_16bit_chunks(self):
+        # 16-bit tensors staged as themselves: chunks of as many bytes, twice the elements
+        for dt in (torch.bfloat16, torch.float16):
+            t, n, seen, _ = self.run_stager(100, 8, dtype=dt)
+            self.assertTrue(torch.equal(t, torch.arange(100, dtype=dt) * 3))
+            self.assertEqual(n, 13)
+            self.assertEqual(sum(seen), 100)
 
     def test_copies_run_ahead(self):
         _, n, _, log = self.run_stager(40, 4)

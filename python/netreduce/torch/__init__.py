@@ -7,9 +7,11 @@
 or keep Gloo/NCCL and route DDP's gradient buckets only:
 
     model.register_comm_hook(None, netreduce.torch.allreduce_hook)
+    model.register_comm_hook(None, netreduce.torch.bf16_hook)   # as bfloat16: half the bytes
 
-float32 all-reduces with SUM or AVG, on the CPU or a CUDA device, go through
-libnetreduce; the rest goes to Gloo (backend.py), with a warning once per kind
+float32, bfloat16 and float16 all-reduces with SUM or AVG (float32 with MAX),
+on the CPU or a CUDA device, go through libnetreduce (16-bit: summed in FP32
+and rounded once through the box); the rest goes to Gloo (backend.py), with a warning once per kind
 of all-reduce it could not take, or an error with NR_STRICT=1.  stats() says
 what went where, with libnetreduce's own counters; report() gives the job's
 communication share and what the box can bring at that share (rank 0 prints
@@ -36,11 +38,12 @@ import torch.distributed as dist
 from ..comm import NetreduceError
 from .backend import BACKEND, ProcessGroupNetreduce, create
 from .engine import Engine, health, report, shutdown, stats
-from .hook import allreduce_hook, hook_state
+from .hook import allreduce_hook, bf16_hook, fp16_hook, hook_state
 from .counters import NetreduceFallbackWarning, NetreduceUnsupported
 
 __all__ = ["BACKEND", "Engine", "NetreduceError", "NetreduceFallbackWarning",
-           "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "health",
+           "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "bf16_hook",
+           "fp16_hook", "health",
            "hook_state", "report", "shutdown", "stats"]
 
 if not hasattr(dist.Backend, BACKEND.upper()):

@@ -6,11 +6,14 @@ given to dist.Backend.register_backend (torch 1.13 and 2.x; on 2.x registered
 for the devices "cpu" and "cuda").
 
 Through libnetreduce (the Engine's worker thread): all-reduce of one
-contiguous float32 tensor, on the CPU or a CUDA device, with SUM, AVG or MAX
-(MAX: through the box when its job computes max, NR_REDUCE, else over the
-ring; not on hosts with several ranks or racks); the coalesced all-reduce of
-such tensors (one flat buffer); reduce-scatter of float32 with SUM, AVG or MAX
-(an all-reduce of the input, then this rank's share).
+contiguous float32, bfloat16 or float16 tensor, on the CPU or a CUDA device,
+with SUM or AVG, and float32 with MAX (MAX: through the box when its job
+computes max, NR_REDUCE, else over the ring; not on hosts with several ranks
+or racks, nor 16-bit types); bfloat16 and float16 are summed in FP32 and
+rounded once through the box (each type its own box job, opened at its first
+all-reduce), rounded at every hop over the ring; the coalesced all-reduce of
+such tensors (one flat buffer); reduce-scatter with SUM, AVG or MAX (an
+all-reduce of the input, then this rank's share).
 Everything else goes to an inner ProcessGroupGloo on the same store, after
 the netreduce requests queued before it have run: an all-reduce netreduce
 cannot take warns once per kind and is counted (counters.py), or raises with
@@ -35,7 +38,7 @@ import torch
 import torch.distributed as dist
 
 from . import work as works
-from .engine import Engine
+from .engine import DTYPES, Engine
 from .counters import STATS, kind
 
 BACKEND = "netreduce"
@@ -66,8 +69,14 @@ def refusal(tensors, op, topology=False):
     if op == "MAX" and topology:
         return ("MAX on hosts with several ranks or across racks: their local and rack "
                 "phases sum only")
-    if t.dtype != torch.float32:
-        return f"netreduce sums float32 only, this is {str(t.dtype).replace('torch.', '')}"
+    dt = str(t.dtype).replace('torch.', '')
+    if t.dtype not in DTYPES:
+        return f"netreduce sums float32, bfloat16 and float16, this is {dt}"
+    if t.dtype != torch.float32 and op == "MAX":
+        return f"netreduce takes MAX of float32 only, this is {dt}"
+    if t.dtype != torch.float32 and topology:
+        return (f"{dt} on hosts with several ranks or across racks: their local and rack "
+                "phases sum float32 only")
     if t.device.type not in ("cpu", "cuda"):
         return f"device {t.device.type}: netreduce takes CPU and CUDA tensors"
     if t.is_sparse:
