@@ -76,7 +76,8 @@ help:
 	@echo "make build      release build in $(BUILD)/ (any user; names missing packages)"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
-	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
+	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs our ring vs Gloo, fp32 and fp16"
+	@echo "                (BENCH_E2E_ARGS: more options, tests/testbed/bench-e2e --help)"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root);"
 	@echo "                TORCH=2.6 on torch 2.6"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
@@ -194,7 +195,7 @@ bench-instr: build
 	tools/instr-count --build $(BUILD)
 
 bench-e2e: build
-	tests/testbed/bench-e2e --build $(BUILD)
+	tests/testbed/bench-e2e --build $(BUILD) $(BENCH_E2E_ARGS)
 
 # examples/train.py (an MLP with 4.5 MB of gradients on sklearn's digits) at 4
 # and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
