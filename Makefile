@@ -57,7 +57,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
+.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
 
 all: build
 
@@ -78,6 +78,8 @@ help:
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs our ring vs Gloo, fp32 and fp16"
 	@echo "                (BENCH_E2E_ARGS: more options, tests/testbed/bench-e2e --help)"
+	@echo "make bench-accuracy  16-bit all-reduce against the exact sum at 4, 8, 16 hosts: the box"
+	@echo "                (rounded once) vs our ring and Gloo's (every hop), same data (root; TORCH=2.6)"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root);"
 	@echo "                TORCH=2.6 on torch 2.6"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
@@ -202,6 +204,10 @@ bench-e2e: build
 # TORCH=2.6: the ranks on Debian 13's torch 2.6 (default: Debian 12's 1.13).
 bench-train: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 	tests/testbed/bench-train --build $(BUILD) $(if $(TORCH),--torch $(TORCH))
+
+# Opt-in: the 16-bit accuracy table of docs/16-bit.md, measured through the box.
+bench-accuracy: build $(if $(filter 2.6,$(TORCH)),torch2-root)
+	tests/testbed/bench-accuracy --build $(BUILD) $(if $(TORCH),--torch $(TORCH))
 
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)
