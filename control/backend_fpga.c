@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Backend "fpga": the driver of the aggregator FPGA (register map in
  * fpga_regs.h, prose in FPGA.md).  It maps the register file from a PCIe BAR

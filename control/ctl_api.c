@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control API core: backends, job ids and keys, tenancy and tenants'
  * quotas, and the operations of PROTOCOL.md over one backend (the job spec's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The job spec of job_create as JSON (PROTOCOL.md): parsed into a struct
  * nr_job_spec with an error that names the field, validated (the job

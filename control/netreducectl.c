@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * netreducectl: the admin CLI of the box.  One JSON line out, one back
  * (PROTOCOL.md).  Human-readable output by default, the raw reply with

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

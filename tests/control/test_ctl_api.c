@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control-API suite, one source run against each backend:
  *   test_ctl_api sw     an in-process engine behind a test channel

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FPGA driver against the register-level device model: the tables the
  * model decodes equal the spec; destroy clears them; the device's own

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The netreducectl binary (argv[1]) against a control server started here
  * (sw backend on an in-process engine): human and --json output, and the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_rendezvous: the hosts' TCP rendezvous (host/collective/nr_bootstrap.c)
  * driven through its sockets on 127.0.93.0/24, both sides.  The code under
