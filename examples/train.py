@@ -11,6 +11,7 @@ per rank, one thread per process, through Gloo or netreduce:
     train.py --backend netreduce        # dist.init_process_group("netreduce"): through the box
     train.py --backend netreduce-ring   # the same backend, our ring (NR_ALGO=ring), no box
     train.py --backend gloo --ddp-hook netreduce   # Gloo, DDP's buckets through netreduce
+    train.py --ddp-hook netreduce-tolerant   # the buckets tolerant (with NR_SHORT_PPM)
     train.py --backend gloo --ddp-hook netreduce-bf16   # ... as bfloat16 (half the bytes)
     train.py --backend gloo --ddp-hook torch-fp16  # Gloo's own 16-bit ring (torch's hook)
 
@@ -49,7 +50,8 @@ except ImportError:       # run from the source tree
 BACKENDS = ("gloo", "netreduce", "netreduce-ring")
 # --ddp-hook: netreduce's hooks (netreduce.torch) and torch's own 16-bit ones
 # (default_hooks.bf16_compress_hook / fp16_compress_hook, over the backend)
-HOOKS = ("none", "netreduce", "netreduce-bf16", "netreduce-fp16", "torch-bf16", "torch-fp16")
+HOOKS = ("none", "netreduce", "netreduce-tolerant", "netreduce-bf16", "netreduce-fp16",
+         "torch-bf16", "torch-fp16")
 
 
 def uses_netreduce(args):
@@ -62,9 +64,10 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=BACKENDS, default="netreduce")
     p.add_argument("--ddp-hook", choices=HOOKS, default="none",
-                   help="DDP's comm hook: netreduce's (float32, or the gradients sent as "
-                        "bfloat16 or float16 through netreduce), or torch's 16-bit compress "
-                        "hooks over the backend (the baseline)")
+                   help="DDP's comm hook: netreduce's (float32, exact or tolerant: with "
+                        "NR_SHORT_PPM the box may complete a lost packet short; or the "
+                        "gradients sent as bfloat16 or float16 through netreduce), or torch's "
+                        "16-bit compress hooks over the backend (the baseline)")
     p.add_argument("--steps", type=int, default=70)
     p.add_argument("--warmup", type=int, default=5, help="steps left out of the step-time figures")
     p.add_argument("--batch", type=int, default=8, help="samples per rank and step")
@@ -155,8 +158,10 @@ def train(args, after_backward=None, out=sys.stdout):
     ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb, gradient_as_bucket_view=True)
     if args.ddp_hook.startswith("netreduce"):
         import netreduce.torch
-        hook = {"netreduce": netreduce.torch.allreduce_hook, "netreduce-bf16":
-                netreduce.torch.bf16_hook, "netreduce-fp16": netreduce.torch.fp16_hook}
+        hook = {"netreduce": netreduce.torch.allreduce_hook,
+                "netreduce-tolerant": netreduce.torch.tolerant_hook,
+                "netreduce-bf16": netreduce.torch.bf16_hook,
+                "netreduce-fp16": netreduce.torch.fp16_hook}
         ddp.register_comm_hook(netreduce.torch.hook_state(), hook[args.ddp_hook])
     elif args.ddp_hook.startswith("torch"):
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks

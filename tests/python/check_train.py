@@ -8,6 +8,7 @@ way netreduce sums them:
         (DDP does that before the all-reduce), summed in rank order (the box's
         ordered mode)
   hook  the DDP hook: raw gradients summed in rank order, then divided
+  box-tolerant  the backend with netreduce's tolerant_hook (as hook)
   hook-bf16  netreduce's bf16 hook: each rank's gradients rounded to bfloat16,
         summed in FP32 in rank order and rounded once to bfloat16 (the box),
         then as float32 divided
@@ -17,7 +18,7 @@ way netreduce sums them:
         2 hosts with G = 2: each group's ranks in order, then the groups'
         sums in order (netreduce.reference.group_sum)
 
-    check_train.py --mode box|hook|ring|hook-bf16 --dir DIR --world N [--groups G]
+    check_train.py --mode box|hook|ring|hook-bf16|box-tolerant --dir DIR --world N [--groups G]
                    [--tolerant PPM] [train.py options]
 
 Every rank must hold bit-identical parameters, equal to the reference bit for
@@ -45,7 +46,7 @@ from netreduce.reference import box_sum, group_sum, ring_sum  # noqa: E402
 
 # mode -> (summation order, divide before the sum (DDP's backend path) or after (the hook))
 MODES = {"box": ("box", True), "ring": ("ring", True), "hook": ("box", False),
-         "hook-bf16": ("box-bf16", False)}
+         "hook-bf16": ("box-bf16", False), "box-tolerant": ("box", False)}
 # bytes of a gradient element on the wire, by mode
 ELEMENT_BYTES = {"hook-bf16": 2}
 

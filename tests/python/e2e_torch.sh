@@ -15,9 +15,9 @@
 #               same updates with the gradients summed in netreduce's order,
 #               and every rank's counters must show all gradient bytes through
 #               libnetreduce, none delegated (tests/python/check_train.py)
-#   train-dlcp  train-box with the bound on tolerant gradients
-#               (NR_SHORT_PPM=150000) on links that lose 1% of their frames
-#               each way: every bucket sent tolerant (with the short DSCP),
+#   train-dlcp  the backend with netreduce's tolerant_hook and the bound on
+#               tolerant gradients (NR_SHORT_PPM=150000) on links that lose 1%
+#               of their frames each way: every bucket sent tolerant (with the short DSCP),
 #               the box holding the bound; bit-identical ranks, and equal to
 #               the reference while the box completed no packet short
 #               (check_train.py --tolerant)
@@ -169,7 +169,7 @@ train-box|train-hook|train-ring|train-bf16|train-hier|train-racks|train-torchrun
 	bf16)
 		mode=hook-bf16 ;;
 	dlcp)
-		mode=box envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
+		mode=box-tolerant envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
 	torchrun)
 		# one torchrun a host; its workers share this environment
 		mode=box groups=2 run=$TB_RUNDIR/torchrun.sh

@@ -23,9 +23,9 @@ NR_STRICT, NR_REPORT, NR_STAGE_CHUNK_KB (GPU staging) and the other NR_* of
 libnetreduce (host/README.md), which reach the library unchanged:
 NR_LOCAL_SIZE / NR_HIER (hosts with several ranks, ranks host by host as
 torchrun numbers them; under torchrun LOCAL_WORLD_SIZE and LOCAL_RANK give
-them), NR_RACKS (a job across racks) and NR_SHORT_PPM (DDP's gradient buckets
-go tolerant: the box may complete their packets short within that bound;
-everything else stays exact).  health() says whether this rank's QPs are
+them), NR_RACKS (a job across racks) and NR_SHORT_PPM (the bound on tolerant
+messages: with tolerant_hook, DDP's gradient buckets may have packets
+completed short within it; everything else stays exact).  health() says whether this rank's QPs are
 healthy.
 
 The communicators are destroyed at exit (collective: every rank exits);
@@ -38,12 +38,12 @@ import torch.distributed as dist
 from ..comm import NetreduceError
 from .backend import BACKEND, ProcessGroupNetreduce, create
 from .engine import Engine, health, report, shutdown, stats
-from .hook import allreduce_hook, bf16_hook, fp16_hook, hook_state
+from .hook import allreduce_hook, bf16_hook, fp16_hook, hook_state, tolerant_hook
 from .counters import NetreduceFallbackWarning, NetreduceUnsupported
 
 __all__ = ["BACKEND", "Engine", "NetreduceError", "NetreduceFallbackWarning",
            "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "bf16_hook",
-           "fp16_hook", "health",
+           "fp16_hook", "health", "tolerant_hook",
            "hook_state", "report", "shutdown", "stats"]
 
 if not hasattr(dist.Backend, BACKEND.upper()):

@@ -20,18 +20,12 @@ cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
 Works are work.Work: wait() raises netreduce's error, DDP reads the future.
 
-With NR_SHORT_PPM, DDP's gradient buckets go tolerant (the box may complete
-their packets short, within the job's bound) and every other all-reduce stays
-exact.  A process group is not told which all-reduce is a bucket: DDP's
-reducer issues them from C++ inside the backward pass, so an all-reduce whose
-nearest Python caller is autograd's backward entry (or that has no Python
-caller at all: an autograd worker thread) is taken for one; one that comes
-through torch.distributed's functions (dist.all_reduce of a loss, a metric, a
-comm hook's) or straight from the application is exact.
+Every all-reduce of the backend is exact: a process group is not told what
+a tensor holds, so it never guesses that one may lose packets.  Gradients go
+tolerant (the box may complete their packets short, within the job's bound
+NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
+(hook.py) on this backend's communicator, or Engine.request(tolerant=True).
 """
-import os
-import sys
-
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
                                         ReduceOp)
 import torch
@@ -97,22 +91,6 @@ def _flat_refusal(tensors, op, topology=False):
     if len({t.device for t in tensors}) > 1:
         return "tensors on several devices"
     return None
-
-
-# where autograd's backward pass enters C++ (loss.backward(), torch.autograd.backward
-# and grad; torch 2.x's _engine_run_backward in graph.py)
-_AUTOGRAD = (os.path.join("torch", "autograd", ""), os.path.join("torch", "_tensor.py"))
-
-
-def from_reducer(depth=2):
-    """Whether the all-reduce being issued (the caller of the caller, depth 2,
-    is its issuer) comes from DDP's reducer: no Python frame above it, or
-    autograd's backward entry right above it (C++ in between)."""
-    try:
-        frame = sys._getframe(depth)
-    except ValueError:      # no Python caller: C++ on a thread of its own
-        return True
-    return any(p in frame.f_code.co_filename for p in _AUTOGRAD)
 
 
 def _allreduce_opts(opts, op):
@@ -188,9 +166,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         t = tensors[0]
         if t.numel() == 0:
             return self._issued(works.done(tensors))
-        # a DDP gradient bucket (from_reducer) with the job's bound: tolerant
-        tolerant = self._engine.tolerant and name in ("SUM", "AVG") and from_reducer()
-        return self._submit(t, name, "all_reduce", result=tensors, tolerant=tolerant)
+        return self._submit(t, name, "all_reduce", result=tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"

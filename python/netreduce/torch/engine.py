@@ -138,7 +138,8 @@ class Engine:
 
     @property
     def tolerant(self):
-        """Whether gradient buckets go tolerant: NR_SHORT_PPM set (the job's bound)."""
+        """Whether the job has a bound on tolerant messages (NR_SHORT_PPM set): a
+        request asked to go tolerant then may lose packets within it."""
         return self.comm.short_ppm > 0
 
     def request(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):

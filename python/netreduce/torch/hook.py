@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
-from .backend import refusal
+from .backend import ProcessGroupNetreduce, refusal
 from .engine import Engine
 from .counters import STATS, kind
 
@@ -38,9 +38,14 @@ _default = None
 
 
 def hook_state():
-    """The Engine the hook uses: the default (world) group's ranks, through its
-    store.  Collective on the first call: every rank calls it."""
+    """The Engine the hooks use: the default group's when its backend is
+    netreduce (one communicator a process), else one of the default (world)
+    group's ranks, through its store.  Collective on the first call: every
+    rank calls it."""
     global _default
+    pg = c10d._get_default_group()
+    if isinstance(pg, ProcessGroupNetreduce):
+        return pg.engine
     with _lock:
         if _default is None or _default.closed:
             store = c10d._get_default_store()
@@ -48,8 +53,7 @@ def hook_state():
         return _default
 
 
-def allreduce_hook(state, bucket):
-    """DDP comm hook: average bucket.buffer() over the ranks through netreduce."""
+def _average(state, bucket, tolerant):
     engine = state if isinstance(state, Engine) else hook_state()
     buf = bucket.buffer()
     why = refusal([buf], "AVG", engine.comm.topology)
@@ -59,7 +63,21 @@ def allreduce_hook(state, bucket):
         fut = dist.all_reduce(buf.div_(engine.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
     return engine.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
-                         tolerant=engine.tolerant)
+                         tolerant=tolerant)
+
+
+def allreduce_hook(state, bucket):
+    """DDP comm hook: average bucket.buffer() over the ranks through netreduce, exact."""
+    return _average(state, bucket, False)
+
+
+def tolerant_hook(state, bucket):
+    """As allreduce_hook, the buckets tolerant: with the job's bound (NR_SHORT_PPM)
+    the box may complete a packet a rank lost without its contribution, at most
+    that many packets per million of a bucket; without one (or where the library
+    cannot mark a message) exact all the same, counted (stats()["library"]:
+    tolerant_calls, tolerant_exact_calls)."""
+    return _average(state, bucket, True)
 
 
 def _compressed_hook(state, bucket, dtype, name):
@@ -77,8 +95,7 @@ def _compressed_hook(state, bucket, dtype, name):
                        engine.rank, engine.job)
         fut = dist.all_reduce(half, async_op=True).get_future()
     else:
-        fut = engine.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half),
-                            tolerant=engine.tolerant)
+        fut = engine.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
 
     def decompress(f):
         return buf.copy_(f.value()[0]).div_(engine.world)
