@@ -57,7 +57,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
+.PHONY: all reconfigure deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
 
 all: build
 
@@ -144,7 +144,19 @@ torch2-root: deps
 	@tests/python/torch-env make || \
 		echo "WARNING: no torch 2.6 root: the torch2 tests will skip (tests/python/torch-env make)"
 
-test: deps build asan torch2-root
+# A build directory configured before make test installed everything (make demo
+# installs only the demo's packages, so build/ may have no RTL or scale model):
+# configured again, so that every feature now installed is built and tested.
+reconfigure: deps
+	@for d in $(BUILD) $(ASAN); do \
+		if [ -f $$d/build.ninja ]; then \
+			echo "== meson setup --reconfigure $$d (features installed since it was configured)"; \
+			meson setup --reconfigure $$d > $$d/reconfigure.log 2>&1 || \
+				{ cat $$d/reconfigure.log; echo "make: $$d: reconfigure failed; make clean" >&2; exit 2; }; \
+		fi; \
+	done
+
+test: deps reconfigure build asan torch2-root
 	rm -f $(ASAN)/meson-logs/*.json $(BUILD)/meson-logs/*.json
 	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
 	$(MESON_TEST) -C $(BUILD) --logbase torch2 --suite torch2
