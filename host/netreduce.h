@@ -75,7 +75,7 @@ struct nr_config {
 				    one channel of the box's job (a box with several workers runs
 				    them on several cores); 1..16, default 1; 0: as many as the box
 				    has workers (asked at init) */
-	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
+	uint32_t ring_window;    /* ring: messages in flight per rank, 1..64; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
 	int gid_index;           /* verbs: -1 (default) finds the device and RoCEv2 GID of addr */
 	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):

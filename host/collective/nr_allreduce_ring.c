@@ -28,11 +28,10 @@
 #include "nr_allreduce_ring.h"
 #include "nr_bootstrap.h"
 #include "nr_collective.h"
+#include "nr_config.h"
 #include "nr_region.h"
 #include "nr_util.h"
 #include "proto/nr_elem.h"
-
-#define RING_WINDOW_MAX 64   /* keep below NR_RECV_DEPTH */
 
 /* Grow the region for an op of `bytes`; collective (every rank sees the same count). */
 static int plain_region_fit(struct nr_comm *c, size_t bytes)
@@ -238,7 +237,7 @@ static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	r = &c->ring[NR_RING_PLAIN];
 	o = (struct ring_op){
 		.n = c->world, .r = c->rank, .count = count, .msg = c->cfg.msg_size,
-		.window = c->cfg.ring_window < RING_WINDOW_MAX ? c->cfg.ring_window : RING_WINDOW_MAX,
+		.window = c->cfg.ring_window,   /* at most NR_RING_WINDOW_MAX (nr_config_check) */
 		.seq = c->ring_seq, .steps = 2 * (c->world - 1), .dst = recvbuf, .max = op == NR_MAX,
 		.dtype = dtype, .es = nr_dtype_size(dtype),
 		.stage = (uint8_t *)r->mem + (c->ring_seq & 1) * r->cap,

@@ -91,7 +91,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_TIMEOUT_MS", 3600000, timeout_ms),
 		F("NR_BOOTSTRAP_TIMEOUT_MS", 86400000, bootstrap_timeout_ms),
 		F("NR_POOL_MSGS", 65536, pool_msgs),
-		F("NR_RING_WINDOW", 4096, ring_window),
+		F("NR_RING_WINDOW", NR_RING_WINDOW_MAX, ring_window),
 		F("NR_UDP_PORT", 65535, udp_port),
 		F("NR_GID_INDEX", 255, gid_index),
 		F("NR_ACK_TIMEOUT", 31, ack_timeout),
@@ -352,9 +352,10 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 cfg->channels, NR_MAX_CHANNELS);
 		return NR_ERR_CONFIG;
 	}
-	if (cfg->ring_window < 1 || cfg->ring_window > 4096) {
-		nr_set_tls_error("%s=%u: must be in 1..4096", NAME("NR_RING_WINDOW", "ring_window"),
-				 cfg->ring_window);
+	if (cfg->ring_window < 1 || cfg->ring_window > NR_RING_WINDOW_MAX) {
+		nr_set_tls_error("%s=%u: must be in 1..%u (the ring's messages in flight stay below "
+				 "the receives it keeps posted)", NAME("NR_RING_WINDOW", "ring_window"),
+				 cfg->ring_window, NR_RING_WINDOW_MAX);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->world > 1) {

@@ -7,6 +7,10 @@
 
 #include "host/netreduce.h"
 
+/* ring_window at most: the ring keeps NR_RECV_DEPTH (128) receives posted, and its
+ * window of messages must stay below them (nr_allreduce_ring.c) */
+#define NR_RING_WINDOW_MAX 64
+
 /* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
 /* The soft transport's profile when soft_profile is NULL (host/README.md). */
 #define NR_SOFT_PROFILE_DEFAULT "rnic"

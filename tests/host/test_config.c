@@ -185,6 +185,8 @@ static void test_env_bad(void **state)
 		{ "NR_MSG_SIZE", "", NULL },   /* empty = unset: default */
 		{ "NR_TIMEOUT_MS", "5", "NR_TIMEOUT_MS" },
 		{ "NR_POOL_MSGS", "7", "NR_POOL_MSGS" },
+		{ "NR_RING_WINDOW", "65", "NR_RING_WINDOW" },  /* past the receives posted */
+		{ "NR_RING_WINDOW", "64", NULL },
 		{ "NR_UDP_PORT", "65536", "NR_UDP_PORT" },
 		{ "NR_LOCAL_SIZE", "3", "NR_LOCAL_SIZE" },    /* does not divide NR_WORLD=4 */
 		{ "NR_LOCAL_SIZE", "0", "NR_LOCAL_SIZE" },
