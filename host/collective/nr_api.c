@@ -23,12 +23,15 @@
 #include "nr_topo.h"
 #include "nr_util.h"
 
-int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
+int nr_comm_init(const struct nr_config *user, struct nr_comm **comm)
 {
+	struct nr_config full, *cfg = &full;   /* the caller's, grown to this library's */
 	int rc;
 
 	*comm = NULL;
-	rc = nr_config_check(cfg);
+	rc = nr_config_take(user, &full);
+	if (!rc)
+		rc = nr_config_check_env(cfg, false);
 	if (rc)
 		return rc;
 	if (cfg->racks)

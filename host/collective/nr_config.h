@@ -17,6 +17,14 @@
 
 int nr_config_check_env(const struct nr_config *cfg, bool env);
 
+/*
+ * The caller's configuration grown to this library's struct nr_config
+ * (netreduce.h: its first size bytes, the defaults after them) into full,
+ * size sizeof(*full).  0, or NR_ERR_CONFIG with the message set when cfg's
+ * size is no version's (not filled by nr_config_default or _from_env).
+ */
+int nr_config_take(const struct nr_config *cfg, struct nr_config *full);
+
 /* short_dscp's default: AF11, a low-priority class (tolerant messages' packets). */
 #define NR_SHORT_DSCP_DEFAULT 10
 

@@ -131,7 +131,7 @@ class Config:
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
         lib = _lib.lib()
         cfg = _lib.NrConfig()
-        if lib.nr_config_from_env(ctypes.byref(cfg)):
+        if lib.nr_config_init_env(ctypes.byref(cfg), ctypes.sizeof(cfg)):
             raise self.error("configuration from the environment", _lib.ERR_CONFIG,
                              _lib.last_error())
         for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):

@@ -308,6 +308,21 @@ static void test_struct_check(void **state)
 	assert_int_equal(nr_config_check(&cfg), NR_OK);
 }
 
+/* The struct's size: set by nr_config_default; a config never filled is refused. */
+static void test_config_size(void **state)
+{
+	struct nr_config cfg;
+	struct nr_comm *c = (struct nr_comm *)&cfg;
+
+	nr_config_default(&cfg);
+	assert_int_equal(cfg.size, sizeof(cfg));
+	memset(&cfg, 0, sizeof(cfg));
+	assert_int_equal(nr_comm_init(&cfg, &c), NR_ERR_CONFIG);
+	assert_null(c);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "struct nr_config: size 0"));
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+}
+
 /* World size 1: both collectives copy; nr_allreduce without a box is refused. */
 static void test_world_one(void **state)
 {
@@ -426,6 +441,7 @@ int main(void)
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
 		cmocka_unit_test_setup(test_short, clear_env),
+		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
 		cmocka_unit_test(test_strerror),

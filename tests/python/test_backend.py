@@ -675,8 +675,30 @@ class Library(unittest.TestCase):
     def test_struct_layout_checked(self):
         self.assertEqual(_lib.lib().nr_comm_rank.restype, _lib.ctypes.c_int)
         cfg = _lib.NrConfig()
-        _lib.lib().nr_config_default(_lib.ctypes.byref(cfg))
-        self.assertEqual((cfg.mtu, cfg.udp_port, cfg.gid_index), (1024, 4791, -1))
+        _lib.lib().nr_config_init(_lib.ctypes.byref(cfg), _lib.ctypes.sizeof(cfg))
+        self.assertEqual((cfg.size, cfg.mtu, cfg.udp_port, cfg.gid_index),
+                         (_lib.ctypes.sizeof(cfg), 1024, 4791, -1))
+
+    def test_config_size_honoured(self):
+        # the library writes no further than the caller's size and reads only that
+        # much (fields past it take its defaults): a caller's struct of the first
+        # version (ending at short_scale, before any padding) works; a smaller one,
+        # or one never filled (size 0), is refused naming the size
+        ct = _lib.ctypes
+        first = _lib.NrConfig.short_scale.offset + 1
+        buf = ct.create_string_buffer(b"\x5a" * 256, 256)
+        as_cfg = ct.cast(buf, ct.POINTER(_lib.NrConfig))
+        _lib.lib().nr_config_init(as_cfg, first)
+        self.assertEqual(buf.raw[first:], b"\x5a" * (256 - first))
+        self.assertEqual(as_cfg.contents.size, first)
+        self.assertEqual(_lib.lib().nr_config_check(as_cfg), 0, _lib.last_error())
+        _lib.lib().nr_config_init(as_cfg, first - 4)
+        self.assertEqual(_lib.lib().nr_config_check(as_cfg), _lib.ERR_CONFIG)
+        self.assertIn(f"struct nr_config: size {first - 4} is not one of a netreduce.h",
+                      _lib.last_error())
+        bad = _lib.NrConfig()     # never filled: size 0
+        self.assertEqual(_lib.lib().nr_config_check(ct.byref(bad)), _lib.ERR_CONFIG)
+        self.assertIn("struct nr_config: size 0", _lib.last_error())
 
 
 if __name__ == "__main__":
