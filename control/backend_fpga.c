@@ -200,6 +200,27 @@ static void clear_entries(struct fpga *f, struct fpga_job *j)
 	j->n = 0;
 }
 
+/* The CAP_FLAGS bit a 16-bit element type needs. */
+static uint32_t dtype_cap(uint8_t t)
+{
+	return t == NR_ELEM_BF16 ? NR_FPGA_CAPF_BF16 : NR_FPGA_CAPF_FP16;
+}
+
+/*
+ * The device's pool for a job (FPGA.md): every rank's packet of every slot,
+ * ranks x pool packets x MTU (nr_job_pool_bytes); a one-rank streaming job of
+ * a 16-bit type takes two MTU buffers a packet, its FP32 accumulator being
+ * twice the payload (the ranks' buffers hold it when there are two or more).
+ */
+static uint64_t fpga_pool_bytes(const struct nr_job_spec *s)
+{
+	uint64_t pool = nr_job_pool_bytes(s);
+
+	if (s->dtype != NR_ELEM_FP32 && s->mode == NR_SUM_STREAMING && s->n_conns == 1)
+		pool *= 2;
+	return pool;
+}
+
 static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool,
 		      char *err, size_t errlen)
 {
@@ -224,10 +245,11 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 			 "(FPGA.md); run the job on the box (backend sw)", nr_reduce_name(s->reduce));
 		return -EINVAL;
 	}
-	if (s->dtype != NR_ELEM_FP32) {
-		snprintf(err, errlen, "fpga: dtype %s: the aggregator's register map (FPGA.md) sums "
-			 "FP32 only; run the job on the box (backend sw) or send fp32",
-			 nr_elem_name(s->dtype));
+	if (s->dtype != NR_ELEM_FP32 && !(f->cap_flags & dtype_cap(s->dtype))) {
+		snprintf(err, errlen, "fpga: dtype %s: this device does not sum %s elements "
+			 "(CAP_FLAGS 0x%x lacks bit %u, FPGA.md); run the job on the box (backend sw) "
+			 "or send fp32", nr_elem_name(s->dtype), nr_elem_name(s->dtype), f->cap_flags,
+			 (unsigned)__builtin_ctz(dtype_cap(s->dtype)));
 		return -EINVAL;
 	}
 	if (s->short_ppm) {
@@ -275,7 +297,7 @@ static int fpga_job_create(struct nr_backend *b, uint32_t id, const struct nr_jo
 	struct fpga *f = b->priv;
 	/* every rank's contribution to every slot is kept until the slot is summed
 	 * (ordered mode; streaming reserves the same): FPGA.md */
-	uint64_t pool = nr_job_pool_bytes(s);
+	uint64_t pool = fpga_pool_bytes(s);
 	struct fpga_job *j = NULL;
 	uint32_t code, info, i, e, free_ents = 0;
 	unsigned slot = 0;
@@ -317,6 +339,7 @@ static int fpga_job_create(struct nr_backend *b, uint32_t id, const struct nr_jo
 	wr(f, NR_FPGA_JOB(slot, NR_FPGA_J_MODE), s->mode);
 	wr(f, NR_FPGA_JOB(slot, NR_FPGA_J_RESULT_KEY), s->result_key);
 	wr(f, NR_FPGA_JOB(slot, NR_FPGA_J_TAG), id);
+	wr(f, NR_FPGA_JOB(slot, NR_FPGA_J_DTYPE), s->dtype);
 	j->n = 0;
 	for (i = 0, e = 0; i < s->n_conns; i++, e++) {
 		while (f->ent_used[e])
@@ -413,13 +436,15 @@ static json_t *fpga_info(struct nr_backend *b)
 	char ver[32];
 
 	snprintf(ver, sizeof(ver), "%u.%u", f->version >> 16, f->version & 0xffff);
-	return json_pack("{s:s,s:s,s:{s:I,s:I,s:I,s:I,s:I,s:b,s:b},s:{s:b,s:b,s:b}}",
+	return json_pack("{s:s,s:s,s:{s:I,s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:b},s:{s:b,s:b,s:b}}",
 			 "device", f->path, "version", ver,
 			 "capacity", "jobs", (json_int_t)f->cap_jobs, "conns", (json_int_t)f->cap_conns,
 			 "pool_bytes", (json_int_t)f->cap_pool, "ranks", (json_int_t)f->cap_ranks,
 			 "mtu", (json_int_t)f->cap_mtu,
 			 "ordered", (int)!!(f->cap_flags & NR_FPGA_CAPF_ORDERED),
 			 "streaming", (int)!!(f->cap_flags & NR_FPGA_CAPF_STREAMING),
+			 "bf16", (int)!!(f->cap_flags & NR_FPGA_CAPF_BF16),
+			 "fp16", (int)!!(f->cap_flags & NR_FPGA_CAPF_FP16),
 			 "status", "ready", (int)!!(st & NR_FPGA_ST_READY),
 			 "enabled", (int)!!(st & NR_FPGA_ST_ENABLED),
 			 "fatal", (int)!!(st & NR_FPGA_ST_FATAL));

@@ -32,7 +32,7 @@
 
 #define NR_FPGA_MAGIC            0x4146524eu   /* bytes 'N' 'R' 'F' 'A' */
 #define NR_FPGA_VERSION_MAJOR    1u
-#define NR_FPGA_VERSION_MINOR    0u
+#define NR_FPGA_VERSION_MINOR    1u            /* 1.1: J_DTYPE, CAPF_BF16/FP16 */
 #define NR_FPGA_VERSION          ((NR_FPGA_VERSION_MAJOR << 16) | NR_FPGA_VERSION_MINOR)
 #define NR_FPGA_REGS_SIZE        0x20000u      /* 128 KiB BAR */
 
@@ -47,6 +47,8 @@
 #define NR_FPGA_CAP_FLAGS        0x01c
 #define   NR_FPGA_CAPF_ORDERED     (1u << 0)   /* sum mode ordered */
 #define   NR_FPGA_CAPF_STREAMING   (1u << 1)   /* sum mode streaming */
+#define   NR_FPGA_CAPF_BF16        (1u << 2)   /* J_DTYPE bf16: widened, summed in FP32, rounded once */
+#define   NR_FPGA_CAPF_FP16        (1u << 3)   /* J_DTYPE fp16: the same */
 #define NR_FPGA_STATUS           0x020
 #define   NR_FPGA_ST_READY         (1u << 0)   /* out of reset, tables clear */
 #define   NR_FPGA_ST_ENABLED       (1u << 1)   /* datapath running */
@@ -127,6 +129,9 @@ enum nr_fpga_cmd_err { NR_FPGA_FOREACH_CMD_ERR(NR_FPGA_CODE_ENUM) };
 #define NR_FPGA_J_FAIL_CODE      0x2c  /* RO: enum nr_fpga_fail */
 #define NR_FPGA_J_COMPLETED_LO   0x30  /* RO */
 #define NR_FPGA_J_COMPLETED_HI   0x34  /* RO */
+#define NR_FPGA_J_DTYPE          0x38  /* enum nr_elem_type: 0 fp32, 1 bf16, 2 fp16 (a 16-bit
+				       * type only where CAP_FLAGS has it; a 1.0 device has no
+				       * such register and sums FP32) */
 
 enum nr_fpga_job_state {
 	NR_FPGA_JS_FREE = 0,

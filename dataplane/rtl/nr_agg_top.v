@@ -23,7 +23,7 @@ module nr_agg_top #(
     parameter integer MAX_MTU = 4096,
     parameter integer POOL_BYTES = 1048576,
     parameter integer FRAME_MAX = 4352,
-    parameter [31:0]  CAP_FLAGS = 32'd3
+    parameter [31:0]  CAP_FLAGS = 32'd15     // ordered | streaming | bf16 | fp16 (FPGA.md)
 ) (
     input  wire        clk,
     input  wire        rst,

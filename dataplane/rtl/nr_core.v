@@ -18,6 +18,13 @@
 //   completion        slots emitted in sequence order: ordered mode sums the
 //                     N contributions in rank order, then each connection's
 //                     result goes out through nr_emit, rank order
+// 16-bit jobs (bf16, fp16: nr_half.v): every element is widened to FP32 and
+// summed by the same adder; ordered mode keeps the contributions as they
+// came and sums each word's two elements in rank order (acc, acc2) at
+// emission, streaming mode adds each element on arrival into an FP32
+// accumulator of two words a payload word (rank 0's and rank 1's buffers);
+// the sum is rounded once, when the slot is emitted, into rank 0's buffer,
+// where emission and resends read it.
 // Counters as the engine counts them (nr_regs); job failures (tag mismatch,
 // progress timeout on tick_ms) set the job's STATE and FAIL_CODE.
 // Slot indices never need a division: a packet is within pool of
@@ -93,7 +100,8 @@ module nr_core #(
         S_ER0 = 28, S_ER_W1 = 29, S_ER_W2 = 30, S_ER1 = 31, S_SUM_A = 32, S_SUM_W1 = 33,
         S_SUM_W2 = 34, S_SUM_WR = 35, S_EM_D = 36, S_EM_DW1 = 37, S_EM_DW2 = 38,
         S_EM_GO = 39, S_EM_WAIT = 40, S_ER_DONE = 41, S_RESEND = 42, S_FIN = 43,
-        S_CMP_END = 44;
+        S_CMP_END = 44, S_CP_H = 45, S_CP_HW1 = 46, S_CP_HW2 = 47, S_SUM_W3 = 48,
+        S_RN_A = 49, S_RN_W1 = 50, S_RN_W2 = 51, S_RN_W3 = 52;
 
 
     reg [5:0] st, ret;     // ret: where S_EWAIT and S_ER* go back to
@@ -142,6 +150,9 @@ module nr_core #(
     wire [31:0] jkey = jv[`JT_KEY];
     wire [31:0] jbase = jv[`JT_BASE];
     wire [23:0] jpool = jv[`JT_POOL];
+    wire        jhalf = jv[`JT_DTYPE] != 2'd0;      // 16-bit elements
+    wire        jfp16 = jv[`JT_DTYPE] == 2'd2;
+    wire [8:0]  jroom = jv[`JT_ROOM];
     wire [23:0] mb = jbase[31:8];               // header/meta index base
     wire [13:0] jmtu = 14'd1 << jlog;
 
@@ -197,11 +208,12 @@ module nr_core #(
         meta_pack = {pb, ptc, ptg, pc, pln, pec, pht, pop, ps, px};
     endfunction
 
-    // payload word address of rank r of slot s: (base + (s x N + r) x MTU) / 4
+    // payload word address of rank r of slot s: (base + (s x room + r) x MTU) / 4
+    // (room = N but for a one-rank streaming 16-bit job: 2)
     function [29:0] pw(input [23:0] s, input [8:0] r);
         reg [35:0] k;
         begin
-            k = {12'd0, s} * {27'd0, jn} + {27'd0, r};
+            k = {12'd0, s} * {27'd0, jroom} + {27'd0, r};
             pw = jbase[31:2] + (k[29:0] << (jlog - 4'd2));
         end
     endfunction
@@ -209,7 +221,7 @@ module nr_core #(
     function [23:0] hx(input [23:0] s, input [8:0] r);
         reg [35:0] k;
         begin
-            k = {12'd0, s} * {27'd0, jn} + {27'd0, r};
+            k = {12'd0, s} * {27'd0, jroom} + {27'd0, r};
             hx = mb + k[23:0];
         end
     endfunction
@@ -224,6 +236,8 @@ module nr_core #(
     reg [10:0] n_issue, n_done, n_words;
     reg [10:0] q;                    // frame word holding payload bytes 0-1
     reg [31:0] prev, acc;
+    reg [31:0] acc2;                 // 16-bit: the sum of the words' high elements
+    reg [31:0] hw;                   // streaming 16-bit: the payload word being added
     reg [10:0] wj;                   // payload word
     reg [8:0]  rr;                   // rank in loops
     reg [23:0] hidx;
@@ -232,13 +246,36 @@ module nr_core #(
     reg        tick_pend;
     reg [47:0] low;
     reg        accum;                // streaming add into rank 0's buffer
+    reg        wide;                 // streaming 16-bit: a payload word is two FP32
+                                     // accumulator words (2 wj, 2 wj + 1)
     reg        cmp, differs;         // a held contribution's duplicate: compare, not store
     integer    i;
 
-    // the adder: streaming (S_CP_W2) acc = stored + arriving; ordered (S_SUM_W2) acc + rank
+    // payload words of the packet and of the slot: a 16-bit job's last word
+    // may hold one element (the other half is the frame's pad, never emitted)
+    wire [10:0] p_words = p_pay_len[12:2] + {10'd0, p_pay_len[1:0] != 2'd0};
+    wire [10:0] m_words = m_len[12:2] + {10'd0, m_len[1:0] != 2'd0};
+    wire        p_last = wj + 11'd1 == p_words;
+    // payload word wj of the frame, realigned
+    wire [31:0] in_word = {rx_data[15:0], prev[31:16]};
+
+    // 16-bit elements into FP32 (one widener): streaming, the arriving word's
+    // low element (S_CP_W2) and high element (S_CP_HW2); ordered, the stored
+    // contribution's low (S_SUM_W2) and high (S_SUM_W3)
+    wire [15:0] wid_h = st == S_CP_W2 ? in_word[15:0] : st == S_CP_HW2 ? hw[31:16] :
+                        st == S_SUM_W3 ? pay_rdata[31:16] : pay_rdata[15:0];
+    wire [31:0] wid_y;
+    nr_half_widen u_widen (.h(wid_h), .fp16(jfp16), .f(wid_y));
+    // and back, once, at emission (S_SUM_WR): the two elements of a result word
+    wire [15:0] rnd_lo, rnd_hi;
+    nr_half_round u_rnd_lo (.f(acc), .fp16(jfp16), .h(rnd_lo));
+    nr_half_round u_rnd_hi (.f(acc2), .fp16(jfp16), .h(rnd_hi));
+
+    // the adder: streaming (S_CP_W2, S_CP_HW2) stored + arriving; ordered
+    // (S_SUM_W2, S_SUM_W3) the sum of the ranks before + this rank's
     wire [31:0] add_y;
-    wire [31:0] add_a = st == S_CP_W2 ? pay_rdata : acc;
-    wire [31:0] add_b = st == S_CP_W2 ? {rx_data[15:0], prev[31:16]} : pay_rdata;
+    wire [31:0] add_a = (st == S_CP_W2 || st == S_CP_HW2) ? pay_rdata : st == S_SUM_W3 ? acc2 : acc;
+    wire [31:0] add_b = jhalf ? wid_y : st == S_CP_W2 ? in_word : pay_rdata;
     nr_fp32_add u_add (.a(add_a), .b(add_b), .y(add_y));
 
     // read ports: nr_emit's while it runs
@@ -537,11 +574,12 @@ module nr_core #(
                         differs <= pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE] || p_pay_len != meta_rdata[`SM_LEN] ||
                                    (meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]);
                         if (pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE] || p_pay_len != meta_rdata[`SM_LEN] ||
-                            (meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]) || p_pay_len[12:2] == 11'd0)
+                            (meta_rdata[`SM_HAS_TAG] && pr[`PR_IMM] != meta_rdata[`SM_TAG]) || p_words == 11'd0)
                             st <= S_CMP_END;
                         else begin
                             cmp <= 1'b1;
                             accum <= 1'b0;
+                            wide <= 1'b0;
                             pbase <= pw(si, ci);
                             q <= (pr[`PR_PAY_OFF] - 7'd2) >> 2;
                             wj <= 11'd0;
@@ -566,8 +604,9 @@ module nr_core #(
                 end else if (!occ && meta_rdata[`SM_STATE] != SL_FREE && meta_rdata[`SM_STATE] != SL_RELEASED) begin
                     ctr_e(C_OCCUPIED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
-                end else if (p_pay_len == 13'd0 || p_pay_len[1:0] != 2'd0 ||
-                             {1'b0, p_pay_len} > jmtu) begin
+                end else if (p_pay_len == 13'd0 || {1'b0, p_pay_len} > jmtu ||
+                             (jhalf ? p_pay_len[0] : p_pay_len[1:0] != 2'd0)) begin
+                    // not a whole number of the job's elements, or over the MTU
                     ctr_e(C_BAD_LEN, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
                 end else if (!take && pr[`PR_OPCODE] != meta_rdata[`SM_OPCODE]) begin
@@ -594,7 +633,9 @@ module nr_core #(
                                            meta_rdata[`SM_TAG], meta_rdata[`SM_TAG_CONN],
                                            r_bits | ({{(NR-1){1'b0}}, 1'b1} << ci));
                     // streaming: rank 0's buffer takes the first and adds the rest
+                    // (16-bit: widened, into two FP32 words a payload word)
                     accum <= jstream && !take;
+                    wide <= jstream && jhalf;
                     pbase <= jstream ? pw(si, 9'd0) : pw(si, ci);
                     ctr_e(C_AGGREGATED, {1'b0, cj}, 16'd1);
                     r_prog[cj] <= now_ms;
@@ -650,24 +691,45 @@ module nr_core #(
             S_CP_A: begin
                 // payload word wj = frame bytes pay_off + 4 wj .. + 3
                 c_rx_addr <= q + 11'd1 + wj;
-                c_pay_addr <= pbase + {19'd0, wj};
+                c_pay_addr <= pbase + (wide ? {18'd0, wj, 1'b0} : {19'd0, wj});
                 st <= S_CP_W1;
             end
             S_CP_W1: st <= S_CP_W2;
             S_CP_W2: begin
-                if (accum)
+                if (wide)
+                    pay_wdata <= accum ? add_y : wid_y;     // the low element
+                else if (accum)
                     pay_wdata <= add_y;
                 else
-                    pay_wdata <= {rx_data[15:0], prev[31:16]};
+                    pay_wdata <= in_word;
                 pay_we <= !cmp;
-                if (cmp && pay_rdata != {rx_data[15:0], prev[31:16]})
+                // the payload's bytes only (a lone last element: its half word)
+                if (cmp && (p_last && p_pay_len[1] ? pay_rdata[15:0] != in_word[15:0] :
+                            pay_rdata != in_word))
                     differs <= 1'b1;
                 prev <= rx_data;
-                if (wj + 11'd1 == p_pay_len[12:2])
-                    st <= cmp ? S_CMP_END : S_CP_DONE;
-                else
-                    st <= S_CP_A;
+                hw <= in_word;
+                if (wide && !(p_last && p_pay_len[1]))
+                    st <= S_CP_H;                           // then the high element
+                else begin
+                    wj <= wj + 11'd1;
+                    if (p_last)
+                        st <= cmp ? S_CMP_END : S_CP_DONE;
+                    else
+                        st <= S_CP_A;
+                end
+            end
+            S_CP_H: begin
+                // the low element's write happens now
+                c_pay_addr <= pbase + {18'd0, wj, 1'b1};
+                st <= S_CP_HW1;
+            end
+            S_CP_HW1: st <= S_CP_HW2;
+            S_CP_HW2: begin
+                pay_wdata <= accum ? add_y : wid_y;
+                pay_we <= 1'b1;
                 wj <= wj + 11'd1;
+                st <= p_last ? S_CP_DONE : S_CP_A;
             end
             S_CMP_END: begin
                 cmp <= 1'b0;
@@ -708,7 +770,7 @@ module nr_core #(
                 if (meta_rdata[`SM_STATE] == SL_COMPLETE && meta_rdata[`SM_X] == r_ne[cj]) begin
                     wj <= 11'd0;
                     rr <= 9'd0;
-                    st <= jstream ? S_EM_D : S_SUM_A;
+                    st <= !jstream ? S_SUM_A : jhalf ? S_RN_A : S_EM_D;
                     rr <= 9'd0;
                 end else
                     st <= ret;
@@ -720,10 +782,26 @@ module nr_core #(
             end
             S_SUM_W1: st <= S_SUM_W2;
             S_SUM_W2: begin
+                // 16-bit: the word's low element (its high one in S_SUM_W3)
                 if (rr == 9'd0)
-                    acc <= pay_rdata;
+                    acc <= jhalf ? wid_y : pay_rdata;
                 else
                     acc <= add_y;
+                if (jhalf)
+                    st <= S_SUM_W3;
+                else if (rr + 9'd1 == jn)
+                    st <= S_SUM_WR;
+                else begin
+                    rr <= rr + 9'd1;
+                    st <= S_SUM_A;
+                end
+            end
+            S_SUM_W3: begin
+                // the read data stay: the address has not moved
+                if (rr == 9'd0)
+                    acc2 <= wid_y;
+                else
+                    acc2 <= add_y;
                 if (rr + 9'd1 == jn)
                     st <= S_SUM_WR;
                 else begin
@@ -732,16 +810,37 @@ module nr_core #(
                 end
             end
             S_SUM_WR: begin
+                // the result word into rank 0's buffer (16-bit: both elements
+                // rounded, from the FP32 sums)
                 c_pay_addr <= pw(si, 9'd0) + {19'd0, wj};
-                pay_wdata <= acc;
+                pay_wdata <= jhalf ? {rnd_hi, rnd_lo} : acc;
                 pay_we <= 1'b1;
                 rr <= 9'd0;
-                if (wj + 11'd1 == m_len[12:2])
+                if (wj + 11'd1 == m_words)
                     st <= S_EM_D;
                 else begin
                     wj <= wj + 11'd1;
-                    st <= S_SUM_A;
+                    st <= jstream ? S_RN_A : S_SUM_A;
                 end
+            end
+            // streaming 16-bit at emission: result word wj is accumulator words
+            // 2 wj and 2 wj + 1 rounded (S_SUM_WR), written over word wj (the
+            // accumulator words below 2 wj are read already)
+            S_RN_A: begin
+                c_pay_addr <= pw(si, 9'd0) + {18'd0, wj, 1'b0};
+                st <= S_RN_W1;
+            end
+            S_RN_W1: begin
+                c_pay_addr <= pw(si, 9'd0) + {18'd0, wj, 1'b1};
+                st <= S_RN_W2;
+            end
+            S_RN_W2: begin
+                acc <= pay_rdata;
+                st <= S_RN_W3;
+            end
+            S_RN_W3: begin
+                acc2 <= pay_rdata;
+                st <= S_SUM_WR;
             end
             S_EM_D: begin
                 desc_addr <= hx(si, rr);

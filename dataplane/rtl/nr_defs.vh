@@ -50,7 +50,7 @@
 
 // ---- jobs: nr_regs -> nr_core, job j at jobs[j*`JT_W +: `JT_W] -------------
 // (latched at JOB_LOAD; nr_regs packs them in this order, high field first)
-`define JT_W        136
+`define JT_W        147
 `define JT_STATE    1:0       // 0 free, 1 active, 2 failed
 `define JT_N        10:2      // ranks
 `define JT_MTU_LOG2 14:11
@@ -59,6 +59,10 @@
 `define JT_TIMEOUT  79:48     // ms
 `define JT_BASE     111:80    // payload store byte address
 `define JT_POOL     135:112   // pool packets
+`define JT_DTYPE    137:136   // element type: 0 fp32, 1 bf16, 2 fp16
+`define JT_ROOM     146:138   // MTU buffers a slot takes: N, or 2 for a
+                              // one-rank streaming 16-bit job (its FP32
+                              // accumulator is twice the payload)
 
 // ---- connection entries: nr_regs -> nr_core, nr_lookup, entry e at
 // conns[e*`CT_W +: `CT_W] (in the lookup once its job loaded it) ----------
@@ -115,7 +119,7 @@
 `define EC_HSRC     14        // headers from 0 the frame buffer, 1 the header store
 `define EC_HIDX     38:15     // header store entry
 `define EC_PADDR    68:39     // payload store word address of the result
-`define EC_PLEN     81:69     // payload bytes (multiple of 4)
+`define EC_PLEN     81:69     // payload bytes (whole elements: a multiple of 2)
 `define EC_PAY_OFF  88:82
 `define EC_PAD      90:89
 `define EC_L3       97:91

@@ -45,6 +45,8 @@ module nr_emit #(
     reg [`EC_W-1:0] c;                 // the emission under way
     reg [12:0] fend;
     wire [12:0] plen = c[`EC_PLEN];
+    // payload words (a 16-bit job's payload may end in half a word)
+    wire [10:0] pwords = plen[12:2] + {10'd0, plen[1:0] != 2'd0};
     wire [31:0] imm = c[`EC_IMM];
     reg [7:0]  tos;
     reg [31:0] csum;
@@ -206,11 +208,11 @@ module nr_emit #(
             end
             S_P: begin
                 // payload words, realigned by 2 bytes into the frame
-                if (n_issue < plen[12:2]) begin
+                if (n_issue < pwords) begin
                     pay_addr <= c[`EC_PADDR] + {19'd0, n_issue};
                     n_issue <= n_issue + 11'd1;
                 end
-                pend_v <= n_issue < plen[12:2];
+                pend_v <= n_issue < pwords;
                 pend2 <= pend_v;
                 if (pend2) begin
                     tw_addr <= q + n_done;
@@ -218,14 +220,16 @@ module nr_emit #(
                     tw_be <= n_done == 11'd0 ? 4'hc : 4'hf;
                     prev <= pay_data;
                     n_done <= n_done + 11'd1;
-                    if (n_done + 11'd1 == plen[12:2])
+                    if (n_done + 11'd1 == pwords)
                         st <= S_P_LAST;
                 end
             end
             S_P_LAST: begin
+                // the last word's high half; none when the payload ends in
+                // half a word (those bytes are the pad, S_T)
                 tw_addr <= q + n_done;
                 tw_data <= {16'd0, prev[31:16]};
-                tw_be <= 4'h3;
+                tw_be <= plen[1] ? 4'h0 : 4'h3;
                 fx <= 3'd0;
                 st <= S_F;
             end

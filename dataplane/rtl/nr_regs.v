@@ -15,7 +15,8 @@
 // Pool: a job takes N_CONNS x pool packets x MTU bytes of payload store
 // (pool packets = POOL_MSGS x ceil(MSG_SIZE / MTU)), one contiguous region,
 // first fit; headers live in a store of half that size at the same index
-// (nr_store).
+// (nr_store).  A one-rank streaming job of a 16-bit DTYPE takes two MTU
+// buffers a packet (its FP32 accumulator is twice the payload).
 `default_nettype none
 `include "nr_defs.vh"
 
@@ -25,7 +26,7 @@ module nr_regs #(
     parameter integer NR = 8,                 // ranks per job
     parameter integer MAX_MTU = 4096,
     parameter integer POOL_BYTES = 1048576,   // payload store, bytes
-    parameter [31:0]  CAP_FLAGS = 32'd3       // ordered | streaming
+    parameter [31:0]  CAP_FLAGS = 32'd15      // ordered | streaming | bf16 | fp16
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -59,7 +60,7 @@ module nr_regs #(
     localparam integer NECTR = 19;              // the engine's counters 0..18 ...
     localparam integer C_CONFLICT = 29;         // ... and psn_conflict (the monitor's 19..26, the bindings' 27-28 are not kept)
     localparam integer NDCTR = 12;              // dataplane counters
-    localparam [31:0] MAGIC = 32'h4146524e, VERSION = 32'h0001_0000;
+    localparam [31:0] MAGIC = 32'h4146524e, VERSION = 32'h0001_0001;
     localparam [3:0] E_NONE = 4'd0, E_BAD_OP = 4'd1, E_BAD_INDEX = 4'd2, E_SLOT_BUSY = 4'd3,
         E_SLOT_FREE = 4'd4, E_BAD_FIELD = 4'd5, E_BAD_CONN = 4'd6, E_CONN_COUNT = 4'd7,
         E_NO_POOL = 4'd8, E_CONN_CLASH = 4'd9, E_DISABLED = 4'd10;
@@ -75,12 +76,15 @@ module nr_regs #(
     // job registers (as written) and state
     reg [31:0] j_n [0:NJ-1], j_mtu [0:NJ-1], j_msg [0:NJ-1], j_poolm [0:NJ-1];
     reg [31:0] j_tmo [0:NJ-1], j_mode [0:NJ-1], j_key [0:NJ-1], j_tag [0:NJ-1];
+    reg [31:0] j_dt [0:NJ-1];
     reg [1:0]  j_state [0:NJ-1];
     reg [2:0]  j_fail [0:NJ-1];
     // latched at JOB_LOAD
     reg [8:0]  l_n [0:NJ-1];
     reg [3:0]  l_mtu_log2 [0:NJ-1];
     reg        l_mode [0:NJ-1];
+    reg [1:0]  l_dt [0:NJ-1];
+    reg [8:0]  l_room [0:NJ-1];
     reg [31:0] l_key [0:NJ-1], l_tmo [0:NJ-1], l_base [0:NJ-1], l_size [0:NJ-1];
     reg [23:0] l_pool [0:NJ-1];
 
@@ -101,8 +105,8 @@ module nr_regs #(
     generate
         for (gj = 0; gj < NJ; gj = gj + 1) begin : g_job_o
             // the fields of `JT_*, high field first
-            assign jobs_o[gj*`JT_W +: `JT_W] = {l_pool[gj], l_base[gj], l_tmo[gj], l_key[gj],
-                l_mode[gj], l_mtu_log2[gj], l_n[gj], j_state[gj]};
+            assign jobs_o[gj*`JT_W +: `JT_W] = {l_room[gj], l_dt[gj], l_pool[gj], l_base[gj],
+                l_tmo[gj], l_key[gj], l_mode[gj], l_mtu_log2[gj], l_n[gj], j_state[gj]};
         end
         for (gc = 0; gc < NC; gc = gc + 1) begin : g_conn_o
             // the fields of `CT_*, high field first
@@ -158,6 +162,7 @@ module nr_regs #(
                         4'hb: rd_reg = {29'd0, j_fail[j]};
                         4'hc: rd_reg = jctr[j*NECTR + 1][31:0];     // COMPLETED
                         4'hd: rd_reg = jctr[j*NECTR + 1][63:32];
+                        4'he: rd_reg = j_dt[j];
                         default: rd_reg = 32'd0;
                     endcase
                 end
@@ -231,6 +236,7 @@ module nr_regs #(
     reg [NR-1:0] c_seen;
     reg [47:0] c_need;
     reg [3:0]  c_log2;
+    reg [8:0]  c_room;
     reg [23:0] c_pkts;
     reg [31:0] c_cand;
     reg        c_ok;
@@ -281,7 +287,7 @@ module nr_regs #(
             for (t = 0; t < NJ; t = t + 1) begin
                 j_n[t] <= 0; j_mtu[t] <= 0; j_msg[t] <= 0; j_poolm[t] <= 0;
                 j_tmo[t] <= 0; j_mode[t] <= 0; j_key[t] <= 0; j_tag[t] <= 0;
-                j_state[t] <= 2'd0; j_fail[t] <= 3'd0;
+                j_dt[t] <= 0; j_state[t] <= 2'd0; j_fail[t] <= 3'd0;
             end
             for (t = 0; t < NC; t = t + 1) begin
                 c_ctrl[t] <= 0; c_rank[t] <= 0; c_sip[t] <= 0; c_dip[t] <= 0; c_sq[t] <= 0;
@@ -314,7 +320,7 @@ module nr_regs #(
             ld_unload <= 1'b0;
             ld_job <= 6'd0;
             for (i = 0; i < NJ; i = i + 1) begin
-                l_n[i] <= 0; l_mtu_log2[i] <= 0; l_mode[i] <= 0; l_key[i] <= 0;
+                l_n[i] <= 0; l_mtu_log2[i] <= 0; l_mode[i] <= 0; l_dt[i] <= 0; l_room[i] <= 0; l_key[i] <= 0;
                 l_tmo[i] <= 0; l_base[i] <= 0; l_size[i] <= 0; l_pool[i] <= 0;
             end
             clear_tables;
@@ -383,6 +389,7 @@ module nr_regs #(
                             4'h6: j_mode[wa[11:6]] <= s_axil_wdata;
                             4'h7: j_key[wa[11:6]] <= s_axil_wdata;
                             4'h8: j_tag[wa[11:6]] <= s_axil_wdata;
+                            4'he: j_dt[wa[11:6]] <= s_axil_wdata;
                             default: ;
                         endcase
                     end
@@ -427,7 +434,12 @@ module nr_regs #(
                         c_err <= E_BAD_FIELD; c_inf <= 32'h04; cst <= C_DONE;
                     end else if (log2_mtu(j_mtu[cj]) == 4'd0 || j_mtu[cj] > MAX_MTU) begin
                         c_err <= E_BAD_FIELD; c_inf <= 32'h08; cst <= C_DONE;
-                    end else if (j_msg[cj] < 4 || j_msg[cj][1:0] != 2'd0) begin
+                    end else if (j_dt[cj] > 2 || (j_dt[cj] != 0 && !CAP_FLAGS[j_dt[cj][1:0] + 2'd1])) begin
+                        // 0 fp32, or a 16-bit type the device has (CAP_FLAGS bit 2 bf16, 3 fp16)
+                        c_err <= E_BAD_FIELD; c_inf <= 32'h38; cst <= C_DONE;
+                    end else if (j_dt[cj] != 0 ? (j_msg[cj] < 2 || j_msg[cj][0]) :
+                                 (j_msg[cj] < 4 || j_msg[cj][1:0] != 2'd0)) begin
+                        // a whole number of elements
                         c_err <= E_BAD_FIELD; c_inf <= 32'h0c; cst <= C_DONE;
                     end else if (j_poolm[cj] < 2 || j_poolm[cj][0]) begin
                         c_err <= E_BAD_FIELD; c_inf <= 32'h10; cst <= C_DONE;
@@ -489,8 +501,10 @@ module nr_regs #(
                 if ({23'd0, c_count} != j_n[cj]) begin
                     c_err <= E_CONN_COUNT; c_inf <= {23'd0, c_count}; cst <= C_DONE;
                 end else begin
-                    // pool packets = POOL_MSGS x ceil(MSG_SIZE / MTU); bytes = N x that x MTU
+                    // pool packets = POOL_MSGS x ceil(MSG_SIZE / MTU); bytes = room x
+                    // that x MTU, room = N but 2 for a one-rank streaming 16-bit job
                     c_log2 <= log2_mtu(j_mtu[cj]);
+                    c_room <= (j_mode[cj][0] && j_dt[cj] != 0 && j_n[cj] == 32'd1) ? 9'd2 : j_n[cj][8:0];
                     per = (j_msg[cj] + j_mtu[cj] - 32'd1) >> log2_mtu(j_mtu[cj]);
                     prod = {24'd0, j_poolm[cj]} * {32'd0, per[23:0]};
                     if (prod >= 56'h1000000 || per >= 32'h1000000) begin
@@ -498,7 +512,9 @@ module nr_regs #(
                         c_pkts <= 24'hffffff;
                     end else begin
                         c_pkts <= prod[23:0];
-                        c_need <= ({24'd0, prod[23:0]} * {39'd0, j_n[cj][8:0]}) << log2_mtu(j_mtu[cj]);
+                        c_need <= ({24'd0, prod[23:0]} *
+                                   {39'd0, (j_mode[cj][0] && j_dt[cj] != 0 && j_n[cj] == 32'd1) ? 9'd2 : j_n[cj][8:0]})
+                                  << log2_mtu(j_mtu[cj]);
                     end
                     cst <= C_POOL;
                 end
@@ -527,6 +543,8 @@ module nr_regs #(
                     l_n[cj] <= j_n[cj][8:0];
                     l_mtu_log2[cj] <= c_log2;
                     l_mode[cj] <= j_mode[cj][0];
+                    l_dt[cj] <= j_dt[cj][1:0];
+                    l_room[cj] <= c_room;
                     l_key[cj] <= j_key[cj];
                     l_tmo[cj] <= j_tmo[cj];
                     l_base[cj] <= c_cand;
@@ -568,7 +586,7 @@ module nr_regs #(
                         end
                     j_n[cj] <= 0; j_mtu[cj] <= 0; j_msg[cj] <= 0; j_poolm[cj] <= 0;
                     j_tmo[cj] <= 0; j_mode[cj] <= 0; j_key[cj] <= 0; j_tag[cj] <= 0;
-                    j_state[cj] <= 2'd0; j_fail[cj] <= 3'd0;
+                    j_dt[cj] <= 0; j_state[cj] <= 2'd0; j_fail[cj] <= 3'd0;
                     for (i = 0; i < NECTR; i = i + 1) jctr[cj * NECTR + i] <= 64'd0;
                     jconf[cj] <= 64'd0;
                     pool_used <= pool_used - l_size[cj];

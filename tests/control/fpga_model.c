@@ -41,7 +41,8 @@ void fpga_model_default_caps(struct fpga_model_caps *c)
 	c->pool_bytes = 64u << 20;
 	c->ranks = NR_MAX_CONNS;
 	c->mtu = 4096;
-	c->flags = NR_FPGA_CAPF_ORDERED | NR_FPGA_CAPF_STREAMING;
+	c->flags = NR_FPGA_CAPF_ORDERED | NR_FPGA_CAPF_STREAMING | NR_FPGA_CAPF_BF16 |
+		   NR_FPGA_CAPF_FP16;
 }
 
 static void clear_range(struct fpga_model *m, uint32_t from, uint32_t to)
@@ -102,13 +103,18 @@ static uint32_t check_job_fields(struct fpga_model *m, unsigned slot, uint32_t *
 	uint32_t msg = RD(NR_FPGA_JOB(slot, NR_FPGA_J_MSG_SIZE));
 	uint32_t pool = RD(NR_FPGA_JOB(slot, NR_FPGA_J_POOL_MSGS));
 	uint32_t mode = RD(NR_FPGA_JOB(slot, NR_FPGA_J_MODE));
+	uint32_t dt = RD(NR_FPGA_JOB(slot, NR_FPGA_J_DTYPE));
+	uint32_t el = dt ? 2 : 4;      /* bytes of an element */
 
 	*info = 0;
 	if (n < 1 || n > m->caps.ranks)
 		*info = NR_FPGA_J_N_CONNS;
 	else if (!mtu_ok(mtu) || mtu > m->caps.mtu)
 		*info = NR_FPGA_J_MTU;
-	else if (msg < 4 || msg % 4)
+	else if (dt > NR_ELEM_FP16 ||
+		 (dt && !(m->caps.flags & (dt == NR_ELEM_BF16 ? NR_FPGA_CAPF_BF16 : NR_FPGA_CAPF_FP16))))
+		*info = NR_FPGA_J_DTYPE;
+	else if (msg < el || msg % el)
 		*info = NR_FPGA_J_MSG_SIZE;
 	else if (pool < 2 || pool % 2)
 		*info = NR_FPGA_J_POOL_MSGS;
@@ -210,13 +216,17 @@ static uint32_t job_load(struct fpga_model *m, unsigned slot, uint32_t *info)
 		rc = check_entries(m, slot, info);
 	if (rc)
 		return rc;
-	/* every rank's packet of every slot: N x POOL_MSGS x ceil(MSG_SIZE / MTU) x MTU */
+	/* every rank's packet of every slot: N x POOL_MSGS x ceil(MSG_SIZE / MTU) x MTU;
+	 * a one-rank streaming 16-bit job 2 x, its FP32 accumulator twice the payload */
 	{
 		uint64_t mtu = RD(NR_FPGA_JOB(slot, NR_FPGA_J_MTU));
 		uint64_t per = (RD(NR_FPGA_JOB(slot, NR_FPGA_J_MSG_SIZE)) + mtu - 1) / mtu;
+		uint64_t room = RD(NR_FPGA_JOB(slot, NR_FPGA_J_N_CONNS));
 
-		pool = RD(NR_FPGA_JOB(slot, NR_FPGA_J_N_CONNS)) * per *
-		       RD(NR_FPGA_JOB(slot, NR_FPGA_J_POOL_MSGS)) * mtu;
+		if (room == 1 && RD(NR_FPGA_JOB(slot, NR_FPGA_J_MODE)) == NR_SUM_STREAMING &&
+		    RD(NR_FPGA_JOB(slot, NR_FPGA_J_DTYPE)) != NR_ELEM_FP32)
+			room = 2;
+		pool = room * per * RD(NR_FPGA_JOB(slot, NR_FPGA_J_POOL_MSGS)) * mtu;
 	}
 	if (pool + RD(NR_FPGA_POOL_USED) > m->caps.pool_bytes) {
 		*info = (uint32_t)(m->caps.pool_bytes - RD(NR_FPGA_POOL_USED));
@@ -394,6 +404,7 @@ struct nr_job_spec *fpga_model_decode(struct fpga_model *m, unsigned slot)
 	s->timeout_ms = RD(NR_FPGA_JOB(slot, NR_FPGA_J_TIMEOUT_MS));
 	s->mode = (uint8_t)RD(NR_FPGA_JOB(slot, NR_FPGA_J_MODE));
 	s->result_key = RD(NR_FPGA_JOB(slot, NR_FPGA_J_RESULT_KEY));
+	s->dtype = (uint8_t)RD(NR_FPGA_JOB(slot, NR_FPGA_J_DTYPE));
 	for (unsigned e = 0; e < m->caps.conns; e++) {
 		struct nr_conn_spec *c;
 		uint32_t r;

@@ -39,7 +39,8 @@ struct fpga_model {
 	struct nr_fpga_io io;
 };
 
-/* Default capabilities: 16 jobs, 512 entries, 64 MiB pool, 256 ranks, MTU 4096, both modes. */
+/* Default capabilities: 16 jobs, 512 entries, 64 MiB pool, 256 ranks, MTU 4096, both modes,
+ * bf16 and fp16. */
 void fpga_model_default_caps(struct fpga_model_caps *c);
 /* Power-on: write the header, clear everything (not ready until reset). */
 void fpga_model_init(struct fpga_model *m, void *regs, const struct fpga_model_caps *caps);

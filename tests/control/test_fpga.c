@@ -101,6 +101,7 @@ static void assert_spec_equal(const struct nr_job_spec *a, const struct nr_job_s
 	assert_int_equal(a->timeout_ms, b->timeout_ms);
 	assert_int_equal(a->mode, b->mode);
 	assert_int_equal(a->result_key, b->result_key);
+	assert_int_equal(a->dtype, b->dtype);
 	for (uint32_t i = 0; i < a->n_conns; i++) {
 		assert_int_equal(a->conns[i].src_ip, b->conns[i].src_ip);
 		assert_int_equal(a->conns[i].dst_ip, b->conns[i].dst_ip);
@@ -251,29 +252,99 @@ static void test_refuses_short_slots(void **state)
 	free(s);
 }
 
-/* The register map sums FP32: a 16-bit job is refused at creation, naming why. */
-static void test_refuses_16bit(void **state)
+/*
+ * 16-bit jobs need the device's CAP_FLAGS bit (FPGA.md): a device without it
+ * (a 1.0 register map sums FP32 only) is refused at creation, naming why.
+ */
+static void test_16bit_needs_capability(void **state)
 {
 	struct fx *f = *state;
-	struct nr_backend *b = open_sync(f);
+	struct fpga_model_caps caps;
+	struct nr_backend *b;
 	struct nr_job_spec *s = spec_of(2, 1, 0x100);
 	uint32_t credits;
 	char err[256] = "";
 
+	fpga_model_default_caps(&caps);
+	caps.flags = NR_FPGA_CAPF_ORDERED | NR_FPGA_CAPF_STREAMING;
+	fpga_model_fini(&f->m);
+	fpga_model_init(&f->m, f->map, &caps);
+	b = open_sync(f);
 	for (uint8_t t = NR_ELEM_BF16; t <= NR_ELEM_FP16; t++) {
-		char want[96];
+		char want[128];
 
 		s->dtype = t;
 		assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
 		print_message("  %s\n", err);
-		snprintf(want, sizeof(want), "fpga: dtype %s: the aggregator's register map (FPGA.md) "
-			 "sums FP32 only", nr_elem_name(t));
+		snprintf(want, sizeof(want), "fpga: dtype %s: this device does not sum %s elements "
+			 "(CAP_FLAGS 0x3 lacks bit %u, FPGA.md)", nr_elem_name(t), nr_elem_name(t),
+			 t == NR_ELEM_BF16 ? 2u : 3u);
 		assert_non_null(strstr(err, want));
 		assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+		assert_int_equal(f->m.cmds, 0);          /* refused before the device saw it */
 	}
 	s->dtype = NR_ELEM_FP32;
 	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_JOB(fpga_model_slot_of(&f->m, 1), NR_FPGA_J_DTYPE)),
+			 NR_ELEM_FP32);
 	free(s);
+}
+
+/*
+ * A device with bf16 and fp16 loads them: J_DTYPE written, msg_size a whole
+ * number of 2-byte elements, a one-rank streaming 16-bit job's pool doubled
+ * (its FP32 accumulator); the device's own check refuses a type it lacks.
+ */
+static void test_16bit_loads(void **state)
+{
+	struct fx *f = *state;
+	struct nr_backend *b = open_sync(f);
+	struct nr_job_spec *s = spec_of(2, 1, 0x100), *one = spec_of(1, 2, 0x100), *d;
+	uint32_t credits, used;
+	char err[256] = "";
+	json_t *info;
+
+	info = b->ops->info(b);
+	assert_true(json_is_true(json_object_get(json_object_get(info, "capacity"), "bf16")));
+	assert_true(json_is_true(json_object_get(json_object_get(info, "capacity"), "fp16")));
+	json_decref(info);
+
+	s->dtype = NR_ELEM_BF16;
+	s->mode = NR_SUM_ORDERED;
+	s->msg_size = 16382;                        /* 8191 elements: not whole floats */
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
+	d = fpga_model_decode(&f->m, (unsigned)fpga_model_slot_of(&f->m, 1));
+	assert_spec_equal(d, s);
+	free(d);
+	/* ranks x pool packets x MTU, as for FP32: 2 x 6 x 16 x 1 KiB */
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 2 * 6 * 16 * 1024);
+
+	one->dtype = NR_ELEM_FP16;                  /* streaming, one rank: two buffers a packet */
+	assert_int_equal(b->ops->job_create(b, 2, one, &credits, err, sizeof(err)), 0);
+	d = fpga_model_decode(&f->m, (unsigned)fpga_model_slot_of(&f->m, 2));
+	assert_spec_equal(d, one);
+	free(d);
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), (2 + 2) * 6 * 16 * 1024);
+	assert_int_equal(f->m.cmd_errors, 0);
+	assert_int_equal(b->ops->job_destroy(b, 2), 0);
+	assert_int_equal(fpga_model_rd(&f->m, NR_FPGA_POOL_USED), 2 * 6 * 16 * 1024);
+
+	/* the device checks J_DTYPE against its own CAP_FLAGS, and MSG_SIZE by it */
+	f->m.caps.flags &= ~NR_FPGA_CAPF_FP16;
+	assert_int_equal(b->ops->job_create(b, 2, one, &credits, err, sizeof(err)), -EIO);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "job field out of range (job register 0x38)"));
+	assert_int_equal(f->m.last_err, NR_FPGA_ERR_BAD_FIELD);
+	assert_int_equal(f->m.last_info, NR_FPGA_J_DTYPE);
+	one->dtype = NR_ELEM_FP32;
+	one->msg_size = 16382;                      /* FP32: not whole elements */
+	assert_int_equal(b->ops->job_create(b, 2, one, &credits, err, sizeof(err)), -EIO);
+	assert_int_equal(f->m.last_info, NR_FPGA_J_MSG_SIZE);
+	assert_int_equal(fpga_model_valid_entries(&f->m), 2);
+	used = fpga_model_rd(&f->m, NR_FPGA_POOL_USED);
+	assert_int_equal(used, 2 * 6 * 16 * 1024);
+	free(s);
+	free(one);
 }
 
 static void test_device_refuses_clash_and_pool(void **state)
@@ -429,7 +500,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_rejects_bad_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_reduce_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_short_slots, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refuses_16bit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_16bit_needs_capability, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_16bit_loads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_refuses_clash_and_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_refusals, setup, teardown),

@@ -21,7 +21,8 @@
 struct item {
 	uint8_t job, conn, opcode;
 	uint32_t g, imm, len;
-	uint64_t pay_seed;
+	uint64_t pay_seed;      /* this contribution's payload */
+	uint64_t col_seed;      /* the packet's, the same for every rank (16-bit columns) */
 	bool bad_len, bad_tag, bad_pad;
 };
 
@@ -66,6 +67,7 @@ static struct nr_job_spec *make_spec(const struct gen_job *j, unsigned job)
 	s->timeout_ms = 5000;
 	s->mode = j->mode;
 	s->result_key = j->key;
+	s->dtype = j->dtype;
 	for (unsigned i = 0; i < j->n; i++) {
 		struct nr_conn_spec *c = &s->conns[i];
 
@@ -115,6 +117,76 @@ static uint32_t fbits(struct eng_rng *r)
 	case 6: case 7: return s | (eng_rand(r) & 0x7FFFFFu);       /* subnormal */
 	case 8: return s | 0x7F7FFFFFu;                             /* largest finite */
 	default: return s | ((110 + eng_rand(r) % 36) << 23) | (eng_rand(r) & 0x7FFFFFu);
+	}
+}
+
+/* A random 16-bit element: mostly moderate normals, some of every special class. */
+static uint16_t hbits(struct eng_rng *r, uint8_t dtype)
+{
+	uint32_t k = eng_rand(r) % 200;
+	uint16_t s = (uint16_t)((eng_rand(r) & 1) << 15);
+
+	if (dtype == NR_ELEM_BF16) {
+		switch (k) {
+		case 0: return s | 0x7F80;                                  /* Inf */
+		case 1: return s | 0x7FC0 | (eng_rand(r) & 0x3F);           /* quiet NaN, payload */
+		case 2: return s | 0x7F80 | (1 + eng_rand(r) % 0x3F);       /* signalling NaN */
+		case 3: return 0xFFC0;                                      /* default NaN */
+		case 4: case 5: return s;                                   /* +-0 */
+		case 6: case 7: return s | (1 + eng_rand(r) % 0x7F);        /* subnormal */
+		case 8: return s | 0x7F7F;                                  /* largest finite */
+		case 9: return s | 0x0080;                                  /* smallest normal */
+		default: return s | (110 + eng_rand(r) % 36) << 7 | (eng_rand(r) & 0x7F);
+		}
+	}
+	switch (k) {
+	case 0: return s | 0x7C00;                                          /* Inf */
+	case 1: return s | 0x7E00 | (eng_rand(r) & 0x1FF);                  /* quiet NaN, payload */
+	case 2: return s | 0x7C00 | (1 + eng_rand(r) % 0x1FF);              /* signalling NaN */
+	case 3: return 0xFE00;                                              /* default NaN */
+	case 4: case 5: return s;                                           /* +-0 */
+	case 6: case 7: return s | (1 + eng_rand(r) % 0x3FF);               /* subnormal */
+	case 8: return s | 0x7BFF;                                          /* largest finite */
+	case 9: return s | 0x0400;                                          /* smallest normal */
+	default: return s | (5 + eng_rand(r) % 22) << 10 | (eng_rand(r) & 0x3FF);
+	}
+}
+
+/*
+ * A 16-bit payload, element j of rank i: most columns independent (hbits),
+ * the others alike on every rank (the packet's column seed) and built for
+ * what the FP32 sum then does: a tie (one rank x, another half an ulp of x,
+ * the rest zeros: x +- ulp/2 is exact in FP32 and rounds to even once),
+ * overflow (every rank near the type's largest), cancellation (x and -x).
+ */
+static void half_payload(uint8_t *pay, uint32_t len, uint8_t dtype, unsigned n, unsigned i,
+			 uint64_t pay_seed, uint64_t col_seed)
+{
+	struct eng_rng pr, cr;
+	bool bf = dtype == NR_ELEM_BF16;
+	unsigned msh = bf ? 7 : 10;                     /* fraction bits */
+
+	eng_rng_init(&pr, pay_seed);
+	eng_rng_init(&cr, col_seed);
+	for (uint32_t b = 0; b < len; b += 2) {
+		uint32_t k = eng_rand(&cr) % 100, r1 = eng_rand(&cr) % n, r2 = (r1 + 1 + eng_rand(&cr) % (n > 1 ? n - 1 : 1)) % n;
+		uint32_t e = bf ? 9 + eng_rand(&cr) % 246 : 12 + eng_rand(&cr) % 19;   /* x's exponent */
+		uint16_t sx = (uint16_t)((eng_rand(&cr) & 1) << 15), sh = (uint16_t)((eng_rand(&cr) & 1) << 15);
+		uint16_t x = sx | (uint16_t)(e << msh) | (uint16_t)(eng_rand(&cr) & ((1u << msh) - 1));
+		uint16_t big = sx | (uint16_t)((bf ? 0x7F00 : 0x7400) | (eng_rand(&cr) & (bf ? 0x7F : 0x7FF)));
+		uint16_t own = hbits(&pr, dtype), h;
+
+		if (k < 80)                                 /* independent */
+			h = own;
+		else if (k < 92)                            /* tie: x, ulp/2, zeros */
+			h = i == r1 ? x : i == r2 && n > 1 ? (uint16_t)(sh | (e - msh - 1) << msh) : (uint16_t)(own & 0x8000);
+		else if (k < 96)                            /* overflow */
+			h = big;
+		else                                        /* x - x (+ zeros) */
+			h = i == r1 ? x : i == r2 && n > 1 ? (uint16_t)(x ^ 0x8000) : (uint16_t)(own & 0x8000);
+		pay[b] = (uint8_t)h;
+		if (b + 1 < len)
+			pay[b + 1] = (uint8_t)(h >> 8);
 	}
 }
 
@@ -190,10 +262,14 @@ static void build_data(struct gen *G, const struct item *it, struct frame *f)
 		fl.vlan = true;
 		fl.vlan_tci = (uint16_t)(rnd(G) & 0xfff);
 	}
-	eng_rng_init(&pr, it->pay_seed);
-	for (uint32_t b = 0; b < it->len; b += 4) {
-		uint32_t w = fbits(&pr);
-		memcpy(pay + b, &w, 4);
+	if (s->dtype != NR_ELEM_FP32) {
+		half_payload(pay, it->len, s->dtype, s->n_conns, it->conn, it->pay_seed, it->col_seed);
+	} else {
+		eng_rng_init(&pr, it->pay_seed);
+		for (uint32_t b = 0; b < it->len; b += 4) {
+			uint32_t w = fbits(&pr);
+			memcpy(pay + b, &w, 4);
+		}
 	}
 	a.opcode = it->opcode;
 	a.psn = (s->conns[it->conn].ipsn + it->g) & NR_PSN_MASK;
@@ -202,10 +278,24 @@ static void build_data(struct gen *G, const struct item *it, struct frame *f)
 	a.rkey = 0x77;
 	a.dma_len = s->msg_size;
 	a.ackreq = chance(G, 30);
-	n = nr_build_frame(f->b, FCAP, &fl, &a, pay, it->bad_len ? it->len - 4 : it->bad_pad ? it->len - 2 : it->len);
+	/* bad_pad: not a whole number of elements (2 bytes short of whole floats,
+	 * 1 byte of whole 16-bit elements) */
+	n = nr_build_frame(f->b, FCAP, &fl, &a, pay, it->bad_len ? it->len - 4 :
+			   it->bad_pad ? it->len - (s->dtype != NR_ELEM_FP32 ? 1 : 2) : it->len);
 	assert_true(n > 0);
 	f->len = (uint32_t)n;
 	f->port = it->conn;
+	if (chance(G, 50)) {
+		/* pad bytes not zero (a 16-bit payload half a word short has two):
+		 * both boxes keep each frame's own in its result */
+		struct nr_pkt p;
+
+		if (nr_parse(f->b, f->len, &p) == NR_PKT_ROCE && p.pad) {
+			for (unsigned k = 0; k < p.pad; k++)
+				f->b[p.pay_off + p.pay_len + k] = (uint8_t)(1 + rnd(G) % 255);
+			nr_icrc_update(f->b, &p);
+		}
+	}
 	if (chance(G, 4))
 		f->len = add_ip_option(f->b, f->len);
 	if (chance(G, 5)) {
@@ -342,6 +432,7 @@ static unsigned msg_items(struct gen *G, unsigned job, uint32_t k, struct item *
 			it->imm = imm;
 			it->len = len;
 			it->pay_seed = seed ^ i * 0x51ed27ull;
+			it->col_seed = seed;
 			if (G->cfg->chaos && k >= j->nmsg / 3) {
 				/* after a clean start, contributions that break the job */
 				uint32_t r = rnd(G) % 100;
@@ -546,7 +637,7 @@ void gen_cases_run(const struct gen_cfg *c, uint64_t seed)
 	build_data(&G, &it, f);
 	gsend(&G, f);
 	it = tmp[2];
-	it.bad_pad = true;                               /* not whole floats: bad_len */
+	it.bad_pad = true;                               /* not whole elements: bad_len */
 	build_data(&G, &it, f);
 	gsend(&G, f);
 	for (unsigned t = 1; t < n; t++) {               /* slot 0 completes */
@@ -582,6 +673,20 @@ void gen_conflict_run(const struct gen_cfg *c, uint64_t seed)
 	assert_true(c->jobs[0].mode == NR_SUM_ORDERED && n >= 2);
 	rp_job_add(G.rp, 100, G.spec[0]);
 	assert_true(msg_items(&G, 0, 0, tmp) >= n);
+	if (G.spec[0]->dtype != NR_ELEM_FP32 && G.ppm[0] == 2 && tmp[n].len % 4 == 2) {
+		/* rank 0's last packet, half a word short: held; again with other
+		 * pad bytes (its ICRC redone): the same payload, dup_dropped */
+		struct nr_pkt p;
+
+		build_data(&G, &tmp[n], f);
+		gsend(&G, f);
+		assert_int_equal(nr_parse(f->b, f->len, &p), NR_PKT_ROCE);
+		assert_int_equal(p.pad, 2);
+		f->b[p.pay_off + p.pay_len] = 0xa5;
+		f->b[p.pay_off + p.pay_len + 1] = 0x5a;
+		nr_icrc_update(f->b, &p);
+		gsend(&G, f);
+	}
 	build_data(&G, &tmp[0], f);                      /* rank 0 takes slot 0 */
 	gsend(&G, f);
 	gsend(&G, f);                                    /* the same again: dup_dropped */

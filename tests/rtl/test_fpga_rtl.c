@@ -131,6 +131,7 @@ static void assert_tables(struct fx *f, unsigned slot, const struct nr_job_spec 
 	assert_int_equal(rd(f, NR_FPGA_JOB(slot, NR_FPGA_J_TIMEOUT_MS)), s->timeout_ms);
 	assert_int_equal(rd(f, NR_FPGA_JOB(slot, NR_FPGA_J_MODE)), s->mode);
 	assert_int_equal(rd(f, NR_FPGA_JOB(slot, NR_FPGA_J_RESULT_KEY)), s->result_key);
+	assert_int_equal(rd(f, NR_FPGA_JOB(slot, NR_FPGA_J_DTYPE)), s->dtype);
 	for (uint32_t e = 0; e < conns; e++) {
 		uint32_t c = rd(f, NR_FPGA_CONN(e, NR_FPGA_C_CTRL)), r;
 		const struct nr_conn_spec *cs;
@@ -245,11 +246,63 @@ static void test_refusals(void **state)
 	free(s);
 }
 
+/*
+ * 16-bit element types: the RTL has bf16 and fp16 (CAP_FLAGS, register map
+ * 1.1); J_DTYPE reads back; MSG_SIZE is checked in the job's elements; a
+ * one-rank streaming 16-bit job takes two MTU buffers a packet; a DTYPE the
+ * device does not know is refused at JOB_LOAD (job register 0x38).
+ */
+static void test_dtype(void **state)
+{
+	struct fx *f = *state;
+	struct nr_job_spec *s = spec(2, 1), *one = spec(1, 2);
+	uint32_t credits;
+	char err[256] = "";
+	int slot;
+
+	assert_int_equal(rd(f, NR_FPGA_VERSION_REG), NR_FPGA_VERSION);
+	assert_int_equal(rd(f, NR_FPGA_CAP_FLAGS), NR_FPGA_CAPF_ORDERED | NR_FPGA_CAPF_STREAMING |
+			 NR_FPGA_CAPF_BF16 | NR_FPGA_CAPF_FP16);
+	s->dtype = NR_ELEM_BF16;
+	s->mode = NR_SUM_ORDERED;
+	s->msg_size = 4094;                         /* 2047 elements */
+	assert_int_equal(f->b->ops->job_create(f->b, 1, s, &credits, err, sizeof(err)), 0);
+	slot = slot_of(f, 1);
+	assert_true(slot >= 0);
+	assert_tables(f, (unsigned)slot, s);
+	assert_int_equal(rd(f, NR_FPGA_POOL_USED), 2 * 6 * 4 * 1024);
+	one->dtype = NR_ELEM_FP16;                  /* streaming, one rank */
+	assert_int_equal(f->b->ops->job_create(f->b, 2, one, &credits, err, sizeof(err)), 0);
+	assert_tables(f, (unsigned)slot_of(f, 2), one);
+	assert_int_equal(rd(f, NR_FPGA_POOL_USED), (2 + 2) * 6 * 4 * 1024);
+	assert_int_equal(f->b->ops->job_destroy(f->b, 2), 0);
+	assert_int_equal(rd(f, NR_FPGA_POOL_USED), 2 * 6 * 4 * 1024);
+
+	one->dtype = 3;                             /* no such type: the device refuses it */
+	assert_int_equal(f->b->ops->job_create(f->b, 2, one, &credits, err, sizeof(err)), -EIO);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "job field out of range (job register 0x38)"));
+	one->dtype = NR_ELEM_FP32;
+	one->msg_size = 4094;                       /* not whole floats */
+	assert_int_equal(f->b->ops->job_create(f->b, 2, one, &credits, err, sizeof(err)), -EIO);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "job field out of range (job register 0x0c)"));
+	one->dtype = NR_ELEM_BF16;
+	one->msg_size = 4095;                       /* not whole bf16 elements */
+	assert_int_equal(f->b->ops->job_create(f->b, 2, one, &credits, err, sizeof(err)), -EIO);
+	assert_non_null(strstr(err, "job field out of range (job register 0x0c)"));
+	assert_int_equal(valid_entries(f), 2);
+	assert_int_equal(rd(f, NR_FPGA_JOBS_LOADED), 1);
+	free(s);
+	free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dtype, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("fpga_driver_rtl", tests, NULL, NULL);

@@ -3,6 +3,8 @@
  * The FPGA's RTL against the software box, frame for frame (rtl_pair.h):
  *   generated traces (rtl_gen.h): N = 2..8, every path of the engine, every
  *   opcode, both sum modes and kernels, two jobs at once, a chaos trace;
+ *   bf16 and fp16 jobs (N = 1..8, both modes, messages that end in half a
+ *   word, special values and ties), one beside an FP32 job;
  *   the real RoCEv2 captures of $NR_VECTORS (../shared/vectors/roce), each
  *   replayed twice: with no job (every frame forwarded or dropped as the box
  *   does), and with a one-rank job on the capture's first RC WRITE
@@ -63,6 +65,26 @@ static const struct gen_cfg cfgs[] = {
 	  true, NR_KERNEL_AVX512 },
 	{ "N=3 streaming chaos", { { 3, 256, 512, 4, 8, 1, 0, 0xFFFFF8, false } }, 1,
 	  true, NR_KERNEL_SCALAR },
+	/* 16-bit: widened, summed in FP32, rounded once (last field: dtype) */
+	{ "bf16 N=4 2050 B", { { 4, 1024, 2050, 4, 4, 0, 0x16161616, 0xFFFFF4, true, NR_ELEM_BF16 } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "bf16 N=3 streaming", { { 3, 512, 1534, 4, 5, 1, 0xb16, 0x234567, true, NR_ELEM_BF16 } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "bf16 N=1 streaming", { { 1, 256, 510, 4, 8, 1, 0x1, 0xFFFFFE, false, NR_ELEM_BF16 } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "bf16 N=8 1026 B", { { 8, 512, 1026, 4, 3, 0, 0x8b, 0x10, false, NR_ELEM_BF16 } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "fp16 N=5 1002 B", { { 5, 256, 1002, 4, 4, 0, 0xf16, 0xFFFFF9, true, NR_ELEM_FP16 } }, 1,
+	  false, NR_KERNEL_AVX512 },
+	{ "fp16 N=1 1022 B", { { 1, 512, 1022, 4, 6, 0, 0x1f16, 0x800001, false, NR_ELEM_FP16 } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "fp16 N=2 mtu 4096 streaming", { { 2, 4096, 4098, 4, 3, 1, 0x2f16, 0x400, false, NR_ELEM_FP16 } }, 1,
+	  false, NR_KERNEL_SCALAR },
+	{ "fp32 N=3 + fp16 N=2", { { 3, 512, 1024, 4, 4, 0, 0x32, 0xFFFFF0, false },
+				   { 2, 256, 766, 6, 4, 1, 0x16, 99, true, NR_ELEM_FP16 } }, 2,
+	  false, NR_KERNEL_AVX512 },
+	{ "bf16 N=3 chaos", { { 3, 512, 1026, 4, 10, 0, 0xc4a05, 0xFFFFF2, false, NR_ELEM_BF16 } }, 1,
+	  true, NR_KERNEL_AVX512 },
 };
 
 /* A job that stops making progress fails on both, by its timeout. */
@@ -74,9 +96,15 @@ static void timeouts(void)
 	struct gen_cfg d = { "N=3 refused contributions", { { 3, 256, 512, 4, 1, 0, 0x77, 0, false } },
 			     1, false, NR_KERNEL_AUTO };
 
+	/* bf16: a message of 255 elements (its last packet half a word short) */
+	struct gen_cfg h = { "bf16 N=3 refused", { { 3, 256, 510, 4, 1, 0, 0x78, 0, false, NR_ELEM_BF16 } },
+			     1, false, NR_KERNEL_AUTO };
+
 	gen_timeout_run(&c, seed);
 	gen_cases_run(&d, seed);
 	gen_conflict_run(&d, seed);
+	gen_cases_run(&h, seed);
+	gen_conflict_run(&h, seed);
 }
 
 static void test_generated(void **state)
