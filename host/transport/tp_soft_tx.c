@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * Soft transport, the send batch: one QP's packets, out through its socket in
+ * one sendmmsg.
+ *
+ * Each packet is one RoCEv2 packet on the wire with its own ICRC, as an RNIC
+ * sends.  Consecutive packets of one size (the last may be shorter) and one
+ * traffic class form a GSO send (UDP_SEGMENT: one sendmmsg entry the kernel,
+ * or a NIC, cuts into datagrams of that size), at most SOFT_GSO_SEGS of them
+ * and SOFT_GSO_BYTES bytes; the kernel numbers their IP IDs 0, 1, 2 ..., so a
+ * packet's ICRC is computed, here in the batch loop, for its place in its
+ * send (tp_soft_ipid.c).  Nothing is copied: a packet is three iovecs, its
+ * header and its pad and ICRC in the batch and its payload where the posted
+ * write has it (the kernel reads it during the sendmmsg).
+ *
+ * With a test filter (tp_soft.h) every packet is first built whole in
+ * tp->fbuf and shown to the filter, which may change its bytes: it is sent as
+ * the filter left it; a duplicate or a held-back packet goes in a send of its
+ * own, its ICRC moved to the ID it gets there (ID 0).
+ *
+ * Without GSO (the kernel has no UDP_SEGMENT, or NR_TP_OFFLOAD_OFF) each
+ * datagram is an entry of its own: IP ID 0, and UDP checksum 0 (SO_NO_CHECK;
+ * the kernel refuses GSO on such a socket, so with GSO the kernel or the NIC
+ * fills in the UDP checksum, which the ICRC masks).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <endian.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+
+#include "tp_soft_cq.h"
+#include "tp_soft_ipid.h"
+#include "tp_soft_net.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+static uint32_t pad_of(uint32_t len)
+{
+	return (4 - (len & 3)) & 3;
+}
+
+/* Whether a datagram of len bytes and traffic class tos joins send m. */
+static bool joins(const struct soft_tp *tp, const struct soft_txmsg *m, uint32_t len, int tos)
+{
+	return tp->gso && !m->closed && m->tos == tos && m->n < SOFT_GSO_SEGS && len <= m->seg &&
+	       m->bytes + len <= SOFT_GSO_BYTES;
+}
+
+/* The place (IP ID) the next datagram of len bytes and class tos will have. */
+static uint16_t tx_peek(const struct soft_tp *tp, uint32_t len, int tos)
+{
+	const struct soft_txmsg *m = tp->nmsg ? &tp->txm[tp->nmsg - 1] : NULL;
+
+	return m && joins(tp, m, len, tos) ? m->n : 0;
+}
+
+/* Append packet tp->txp[tp->ntx] (its iovecs set) to the batch, at the place tx_peek said. */
+static void tx_place(struct soft_tp *tp, uint32_t len, int tos)
+{
+	struct soft_txmsg *m = tp->nmsg ? &tp->txm[tp->nmsg - 1] : NULL;
+
+	if (!m || !joins(tp, m, len, tos)) {
+		m = &tp->txm[tp->nmsg++];
+		*m = (struct soft_txmsg){ .first = (uint16_t)tp->ntx, .seg = (uint16_t)len,
+					  .tos = (int16_t)tos };
+	}
+	m->closed = len < m->seg;
+	m->n++;
+	m->bytes += len;
+	tp->ntx++;
+}
+
+static uint32_t icrc_load(const uint8_t *at)
+{
+	uint32_t v;
+
+	memcpy(&v, at, sizeof(v));
+	return le32toh(v);
+}
+
+/* A whole packet at buf (len bytes, ICRC for ID from), made for ID to. */
+static void icrc_move(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint16_t from, uint16_t to)
+{
+	if (from != to)
+		nr_icrc_store(buf + len - NR_ICRC_LEN,
+			      soft_ipid_move(tp, icrc_load(buf + len - NR_ICRC_LEN),
+					     len - NR_ICRC_LEN, from, to));
+}
+
+static void pkt_set(struct soft_txpkt *p, uint32_t psn, uint32_t len, uint16_t pos, uint16_t iov,
+		    uint8_t niov, uint8_t kind, int tos)
+{
+	p->psn = psn;
+	p->len = (uint16_t)len;
+	p->pos = pos;
+	p->iov = iov;
+	p->niov = niov;
+	p->kind = kind;
+	p->tos = (int16_t)tos;
+}
+
+/* The fast path: header and trailer in the batch, the payload read in place. */
+static void build_gather(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+			 const void *payload, uint32_t len, uint8_t kind, int tos)
+{
+	struct soft_txpkt *p = &tp->txp[tp->ntx];
+	struct iovec *v = &tp->txiov[tp->niov];
+	int hl = nr_build_transport_hdr(p->hdr, sizeof(p->hdr), qp->rqpn, a, len);
+	uint32_t pad = pad_of(len), dlen;
+	struct nr_icrc_ip4 ipx = qp->ipx;
+	uint8_t n = 0;
+
+	if (hl < 0) {     /* cannot happen: opcodes and lengths are ours */
+		tp->st.tx_errors++;
+		return;
+	}
+	dlen = (uint32_t)hl + len + pad + NR_ICRC_LEN;
+	ipx.id = tx_peek(tp, dlen, tos);
+	memset(p->trl, 0, pad);
+	nr_icrc_store(p->trl + pad, nr_icrc_ip4_gather(&ipx, p->hdr, (size_t)hl, payload, len));
+	v[n++] = (struct iovec){ .iov_base = p->hdr, .iov_len = (size_t)hl };
+	if (len)
+		v[n++] = (struct iovec){ .iov_base = (void *)(uintptr_t)payload, .iov_len = len };
+	v[n++] = (struct iovec){ .iov_base = p->trl, .iov_len = pad + NR_ICRC_LEN };
+	pkt_set(p, a->psn, dlen, ipx.id, (uint16_t)tp->niov, n, kind, tos);
+	tp->niov += n;
+	tx_place(tp, dlen, tos);
+}
+
+/* A whole packet already in buf (len bytes, ICRC for its place) into the batch. */
+static void place_whole(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint32_t psn,
+			uint8_t kind, int tos, uint16_t pos)
+{
+	tp->txiov[tp->niov] = (struct iovec){ .iov_base = buf, .iov_len = len };
+	pkt_set(&tp->txp[tp->ntx], psn, len, pos, (uint16_t)tp->niov, 1, kind, tos);
+	tp->niov++;
+	tx_place(tp, len, tos);
+}
+
+/* With a test filter: built whole, shown to the filter, sent as it says. */
+static void build_filtered(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+			   const void *payload, uint32_t len, uint8_t kind, int tos)
+{
+	uint8_t *buf = tp->fbuf + (size_t)tp->ntx * SOFT_PKT_MAX;
+	const struct nr_opcode_info *oi = nr_opcode_info(a->opcode);
+	struct nr_icrc_ip4 ipx = qp->ipx;
+	uint32_t dlen;
+	int n, v;
+
+	if (!oi) {
+		tp->st.tx_errors++;
+		return;
+	}
+	dlen = oi->length + len + pad_of(len) + NR_ICRC_LEN;
+	ipx.id = tx_peek(tp, dlen, tos);
+	n = nr_build_transport(buf, SOFT_PKT_MAX, &ipx, qp->rqpn, a, payload, len);
+	if (n < 0 || (uint32_t)n != dlen) {
+		tp->st.tx_errors++;
+		return;
+	}
+	v = tp->filter(tp->filter_arg, NR_SOFT_TX, buf, dlen);
+	if (v == NR_SOFT_DROP) {
+		tp->st.tx_filtered++;
+		return;
+	}
+	if (v == NR_SOFT_DELAY && tp->ndelay < SOFT_DELAY_MAX) {
+		uint8_t *d = tp->dbuf + (size_t)tp->ndelay * SOFT_PKT_MAX;
+
+		memcpy(d, buf, dlen);
+		icrc_move(tp, d, dlen, ipx.id, 0);     /* sent alone, after the batch */
+		pkt_set(&tp->delay[tp->ndelay++], a->psn, dlen, 0, 0, 1, kind, tos);
+		return;
+	}
+	place_whole(tp, buf, dlen, a->psn, kind, tos, ipx.id);
+	if (v == NR_SOFT_DUP && tp->ntx < SOFT_TX_SLOTS) {
+		uint8_t *d = tp->fbuf + (size_t)tp->ntx * SOFT_PKT_MAX;
+
+		memcpy(d, buf, dlen);
+		icrc_move(tp, d, dlen, ipx.id, 0);     /* a send of its own */
+		tp->txm[tp->nmsg - 1].closed = 1;
+		place_whole(tp, d, dlen, a->psn, kind, tos, 0);
+	}
+}
+
+void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
+		   const void *payload, uint32_t len, uint8_t kind, int tos)
+{
+	if (tp->txqp != qp && (tp->ntx || tp->ndelay))
+		soft_tx_flush(tp);
+	tp->txqp = qp;
+	if (tp->filter && tp->fbuf)
+		build_filtered(tp, qp, a, payload, len, kind, tos);
+	else
+		build_gather(tp, qp, a, payload, len, kind, tos);
+	if (tp->ntx >= SOFT_TX_PKTS)
+		soft_tx_flush(tp);
+}
+
+/* The ancillary data of send m: UDP_SEGMENT when it carries several datagrams, IP_TOS. */
+static void msg_cmsg(struct soft_tp *tp, unsigned i, const struct soft_txmsg *m, struct msghdr *h)
+{
+	struct cmsghdr *cm;
+	size_t len = 0;
+
+	if (m->n < 2 && m->tos < 0)
+		return;
+	h->msg_control = tp->txcmsg[i].buf;
+	h->msg_controllen = sizeof(tp->txcmsg[i].buf);
+	cm = CMSG_FIRSTHDR(h);
+	if (m->n > 1) {
+		uint16_t seg = m->seg;
+
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		len += CMSG_SPACE(sizeof(seg));
+		cm = CMSG_NXTHDR(h, cm);
+	}
+	if (m->tos >= 0) {
+		int tos = m->tos;
+
+		/* Linux takes IP_TOS as ancillary data on UDP since 3.13, ECN bits kept */
+		cm->cmsg_level = IPPROTO_IP;
+		cm->cmsg_type = IP_TOS;
+		cm->cmsg_len = CMSG_LEN(sizeof(tos));
+		memcpy(CMSG_DATA(cm), &tos, sizeof(tos));
+		len += CMSG_SPACE(sizeof(tos));
+	}
+	h->msg_controllen = len;
+}
+
+/* The held-back packets, each in a send of its own after the rest. */
+static void add_delayed(struct soft_tp *tp)
+{
+	for (unsigned i = 0; i < tp->ndelay && tp->ntx < SOFT_TX_SLOTS; i++) {
+		const struct soft_txpkt *d = &tp->delay[i];
+
+		if (tp->nmsg)
+			tp->txm[tp->nmsg - 1].closed = 1;
+		place_whole(tp, tp->dbuf + (size_t)i * SOFT_PKT_MAX, d->len, d->psn, d->kind,
+			    d->tos, 0);
+	}
+	tp->ndelay = 0;
+}
+
+/*
+ * A send the socket refused for a reason other than a full buffer: true when
+ * it and the rest are to go again (GSO turned off), false when its packets
+ * are lost (go-back-N recovers them).
+ */
+static bool send_failed(struct soft_tp *tp, struct soft_qp *qp, const struct soft_txmsg *m, int err)
+{
+	static bool said;
+
+	tp->st.tx_errors++;
+	if ((err == EIO || err == EINVAL) && m->n > 1 && tp->gso) {
+		/* a route or device that cannot segment: one datagram an entry from now on */
+		tp->gso = false;
+		tp->st.gso_fallback++;
+		if (!said)
+			fprintf(stderr, "soft: a GSO send (UDP_SEGMENT) toward %s failed (%s): "
+				"one datagram a send from now on (slower; NR_SOFT_GSO=0 says so "
+				"from the start)\n", qp->peer, strerror(err));
+		said = true;
+		return true;
+	}
+	if (err == EMSGSIZE && qp->state == SOFT_QP_RTS)
+		soft_qp_to_error(qp, NR_WC_LOCAL_ERROR, NR_WC_FLUSHED,
+				 "path MTU %u does not fit the IP MTU toward %s (%u-byte datagram "
+				 "refused): lower the transport's mtu (NR_MTU), or raise the "
+				 "interface's MTU to %u", tp->mtu, qp->peer, m->seg,
+				 m->seg + 28);
+	return false;
+}
+
+int soft_tx_flush(struct soft_tp *tp)
+{
+	struct soft_qp *qp = tp->txqp;
+	unsigned sent = 0;
+
+	if (tp->ndelay)
+		add_delayed(tp);
+	if (!tp->nmsg)
+		goto out;
+	for (unsigned i = 0; i < tp->nmsg; i++) {
+		const struct soft_txmsg *m = &tp->txm[i];
+		const struct soft_txpkt *first = &tp->txp[m->first], *last = first + m->n - 1;
+		struct msghdr *h = &tp->txmsg[i].msg_hdr;
+
+		*h = (struct msghdr){ .msg_name = &qp->raddr, .msg_namelen = sizeof(qp->raddr),
+				      .msg_iov = &tp->txiov[first->iov],
+				      .msg_iovlen = (size_t)(last->iov + last->niov - first->iov) };
+		msg_cmsg(tp, i, m, h);
+	}
+	tp->st.tx_calls++;
+	while (sent < tp->nmsg) {
+		int r = sendmmsg(qp->fd, tp->txmsg + sent, tp->nmsg - sent, MSG_DONTWAIT);
+
+		if (r > 0) {
+			for (unsigned i = sent; i < sent + (unsigned)r; i++) {
+				tp->st.tx_pkts += tp->txm[i].n;
+				tp->st.tx_bytes += tp->txm[i].bytes;
+				tp->st.tx_gso += tp->txm[i].n > 1;
+			}
+			sent += (unsigned)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			tp->st.tx_again++;
+			tp->tx_blocked = true;
+			break;
+		}
+		if (send_failed(tp, qp, &tp->txm[sent], errno))
+			break;       /* it and the rest go again, a datagram each */
+		sent++;
+	}
+	/* The state change of a sent packet is done; only unsent ones rewind. */
+	for (unsigned i = sent; i < tp->nmsg; i++)
+		for (unsigned k = tp->txm[i].first; k < tp->txm[i].first + tp->txm[i].n; k++)
+			tp->tx_unsent(qp, tp->txp[k].kind, tp->txp[k].psn);
+out:
+	tp->ntx = tp->nmsg = tp->niov = 0;
+	tp->txqp = NULL;
+	return 0;
+}
