@@ -12,7 +12,7 @@
  * message on its sends), and -- because the sockets are unconnected -- IP ID
  * 0, which Linux puts on every DF datagram of an unconnected UDP socket, and
  * 1, 2 ... on the following datagrams of a GSO send (UDP_SEGMENT, Linux 4.18):
- * the ICRC covers the ID, so ours is computed for that (tp_soft_ipid.c;
+ * the ICRC covers the ID, so ours is computed for that (tp_soft_icrc.c;
  * ConnectX numbers its packets' IDs one by one too).  The UDP checksum: 0
  * (SO_NO_CHECK), as RNICs send it, without GSO; with GSO the kernel refuses
  * SO_NO_CHECK and it (or the NIC) fills the checksum in, which the ICRC masks
@@ -25,7 +25,7 @@
  * socket does not show the IP header, so the ICRC of a received packet is
  * checked assuming what our senders and the box produce: DF, no IP options,
  * the source address from recvmmsg and our own as destination, an IP ID in
- * 0..63 (tp_soft_ipid.c; TOS and TTL are masked by the ICRC anyway).  A packet
+ * 0..63 (tp_soft_icrc.c; TOS and TTL are masked by the ICRC anyway).  A packet
  * from an RNIC that numbers IDs beyond that fails the check and is dropped and
  * counted as rx_bad_icrc, exactly like a packet with a corrupt ICRC.
  */

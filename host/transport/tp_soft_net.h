@@ -11,7 +11,7 @@
 #include "tp_soft_types.h"
 
 /* One received datagram (the UDP payload, after the test filter) handed up. */
-typedef void soft_rx_fn(struct soft_tp *tp, const uint8_t *pkt, uint32_t len,
+typedef void soft_rx_fn(struct soft_tp *tp, uint8_t *pkt, uint32_t len,
 			const struct sockaddr_in *from);
 
 /* The receive socket (tp->ip, tp->port), GSO and GRO where the kernel has them
@@ -29,6 +29,12 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
  * place); tos: its IP_TOS, -1 the socket's. */
 void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
 		   const void *payload, uint32_t len, uint8_t kind, int tos);
+/*
+ * The header (at most SOFT_HDR_MAX bytes) of a packet of len payload bytes:
+ * nr_build_transport_hdr's bytes, written directly for the opcodes the
+ * requester and responder send (test soft-gso holds them to it); its length.
+ */
+int soft_tx_hdr(uint8_t *h, uint32_t dqpn, const struct nr_build_args *a, uint32_t len);
 /* Send the batch; packets the socket refuses go to tp->tx_unsent. */
 int soft_tx_flush(struct soft_tp *tp);
 /* Injected packets, then one receive batch, each packet (a GRO datagram's one by

@@ -17,7 +17,7 @@
 #include <sys/random.h>
 
 #include "tp_soft_cq.h"
-#include "tp_soft_ipid.h"
+#include "tp_soft_icrc.h"
 #include "tp_soft_net.h"
 #include "tp_soft_req.h"
 #include "tp_soft_resp.h"
@@ -192,6 +192,7 @@ static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t
 	tp->tx_unsent = tx_unsent;
 	tp->fd = -1;
 	tp->inj_tail = &tp->inj_head;
+	soft_icrc_init(tp);
 	if (parse_cfg(tp, cfg, &offload, err, errlen) ||
 	    soft_net_open(tp, offload == NR_TP_OFFLOAD_AUTO, err, errlen)) {
 		soft_close(&tp->base);
@@ -411,12 +412,12 @@ static int soft_post_recv(struct nr_tp_qp *q, uint64_t wr_id)
 
 /*
  * One received packet (soft_rx_fn of the net layer): a well-formed RC packet
- * with a good ICRC (for an IP ID in 0..63, tp_soft_ipid.c), for a connected
+ * with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a connected
  * QP, from its peer, goes to the requester (ACK/NAK) or the responder
  * (WRITE); anything else is counted.  Owed ACKs leave every SOFT_ACK_FLUSH
  * packets, so a large receive batch does not hold a window's ACK to its end.
  */
-static void rx_pkt(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
+static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		   const struct sockaddr_in *from)
 {
 	struct nr_icrc_ip4 ipx = {
@@ -433,7 +434,7 @@ static void rx_pkt(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
 		tp->st.rx_malformed++;
 		return;
 	}
-	if (!soft_ipid_check(tp, &ipx, buf, p.end - NR_ICRC_LEN, nr_icrc_stored(buf, &p))) {
+	if (!soft_icrc_rx(tp, &ipx, buf, p.end - NR_ICRC_LEN, nr_icrc_stored(buf, &p))) {
 		tp->st.rx_bad_icrc++;
 		return;
 	}
@@ -470,7 +471,7 @@ static void flush_acks(struct soft_tp *tp)
 	soft_resp_flush_acks(tp);
 }
 
-static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
+static void rx_one(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		   const struct sockaddr_in *from)
 {
 	rx_pkt(tp, buf, len, from);

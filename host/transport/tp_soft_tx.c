@@ -9,9 +9,10 @@
  * or a NIC, cuts into datagrams of that size), at most SOFT_GSO_SEGS of them
  * and SOFT_GSO_BYTES bytes; the kernel numbers their IP IDs 0, 1, 2 ..., so a
  * packet's ICRC is computed, here in the batch loop, for its place in its
- * send (tp_soft_ipid.c).  Nothing is copied: a packet is three iovecs, its
- * header and its pad and ICRC in the batch and its payload where the posted
- * write has it (the kernel reads it during the sendmmsg).
+ * send (tp_soft_icrc.c).  Nothing is copied: a packet is two iovecs, its
+ * header (with the pad and ICRC of the packet before it) in the batch and its
+ * payload where the posted write has it (the kernel reads it during the
+ * sendmmsg); the last of a send has a third, its own pad and ICRC.
  *
  * With a test filter (tp_soft.h) every packet is first built whole in
  * tp->fbuf and shown to the filter, which may change its bytes: it is sent as
@@ -31,7 +32,7 @@
 #include <netinet/udp.h>
 
 #include "tp_soft_cq.h"
-#include "tp_soft_ipid.h"
+#include "tp_soft_icrc.h"
 #include "tp_soft_net.h"
 
 #ifndef UDP_SEGMENT
@@ -87,47 +88,80 @@ static void icrc_move(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint16_t f
 {
 	if (from != to)
 		nr_icrc_store(buf + len - NR_ICRC_LEN,
-			      soft_ipid_move(tp, icrc_load(buf + len - NR_ICRC_LEN),
+			      soft_icrc_move(tp, icrc_load(buf + len - NR_ICRC_LEN),
 					     len - NR_ICRC_LEN, from, to));
 }
 
-static void pkt_set(struct soft_txpkt *p, uint32_t psn, uint32_t len, uint16_t pos, uint16_t iov,
-		    uint8_t niov, uint8_t kind, int tos)
+/* See tp_soft_net.h. */
+int soft_tx_hdr(uint8_t *h, uint32_t dqpn, const struct nr_build_args *a, uint32_t len)
 {
-	p->psn = psn;
-	p->len = (uint16_t)len;
-	p->pos = pos;
-	p->iov = iov;
-	p->niov = niov;
-	p->kind = kind;
-	p->tos = (int16_t)tos;
+	uint32_t pad = (4 - (len & 3)) & 3;
+	int n = 12;
+
+	switch (a->opcode) {
+	case NR_OP_RC_WRITE_FIRST:
+	case NR_OP_RC_WRITE_MIDDLE:
+	case NR_OP_RC_WRITE_LAST_IMM:
+	case NR_OP_RC_WRITE_ONLY_IMM:
+	case NR_OP_RC_ACK:
+		break;
+	default:
+		return nr_build_transport_hdr(h, SOFT_HDR_MAX, dqpn, a, len);
+	}
+	if (a->se || a->fecn || a->becn)
+		return nr_build_transport_hdr(h, SOFT_HDR_MAX, dqpn, a, len);
+	h[0] = a->opcode;
+	h[1] = (uint8_t)((a->migreq ? 0x40 : 0) | pad << 4);    /* SE 0, MigReq, PadCnt, TVer 0 */
+	h[2] = h[3] = 0xFF;                                     /* P_Key */
+	nr_st_be32(h + 4, dqpn & NR_BTH_QPN_MASK);              /* FECN, BECN, resv 0 */
+	nr_st_be32(h + 8, (a->ackreq ? 0x80000000u : 0) | (a->psn & NR_PSN_MASK));
+	if (a->opcode == NR_OP_RC_WRITE_FIRST || a->opcode == NR_OP_RC_WRITE_ONLY_IMM) {
+		nr_st_be64(h + n, a->va);
+		nr_st_be32(h + n + 8, a->rkey);
+		nr_st_be32(h + n + 12, a->dma_len);
+		n += 16;
+	}
+	if (a->opcode == NR_OP_RC_WRITE_LAST_IMM || a->opcode == NR_OP_RC_WRITE_ONLY_IMM) {
+		nr_st_be32(h + n, a->imm);
+		n += 4;
+	}
+	if (a->opcode == NR_OP_RC_ACK) {
+		nr_st_be32(h + n, (uint32_t)a->syndrome << 24 | (a->msn & NR_AETH_MSN_MASK));
+		n += 4;
+	}
+	return n;
 }
 
-/* The fast path: header and trailer in the batch, the payload read in place. */
+/* The fast path: header in the batch, the payload read in place, the ICRC here. */
 static void build_gather(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
 			 const void *payload, uint32_t len, uint8_t kind, int tos)
 {
 	struct soft_txpkt *p = &tp->txp[tp->ntx];
-	struct iovec *v = &tp->txiov[tp->niov];
-	int hl = nr_build_transport_hdr(p->hdr, sizeof(p->hdr), qp->rqpn, a, len);
+	int hl = soft_tx_hdr(p->edge + 8, qp->rqpn, a, len);
 	uint32_t pad = pad_of(len), dlen;
-	struct nr_icrc_ip4 ipx = qp->ipx;
-	uint8_t n = 0;
+	uint16_t pos;
 
 	if (hl < 0) {     /* cannot happen: opcodes and lengths are ours */
 		tp->st.tx_errors++;
 		return;
 	}
 	dlen = (uint32_t)hl + len + pad + NR_ICRC_LEN;
-	ipx.id = tx_peek(tp, dlen, tos);
+	pos = tx_peek(tp, dlen, tos);
 	memset(p->trl, 0, pad);
-	nr_icrc_store(p->trl + pad, nr_icrc_ip4_gather(&ipx, p->hdr, (size_t)hl, payload, len));
-	v[n++] = (struct iovec){ .iov_base = p->hdr, .iov_len = (size_t)hl };
-	if (len)
-		v[n++] = (struct iovec){ .iov_base = (void *)(uintptr_t)payload, .iov_len = len };
-	v[n++] = (struct iovec){ .iov_base = p->trl, .iov_len = pad + NR_ICRC_LEN };
-	pkt_set(p, a->psn, dlen, ipx.id, (uint16_t)tp->niov, n, kind, tos);
-	tp->niov += n;
+	nr_icrc_store(p->trl + pad, soft_icrc_tx(qp, pos, p->edge + 8, (uint32_t)hl, payload, len));
+	p->psn = a->psn;
+	p->len = (uint16_t)dlen;
+	p->pos = pos;
+	p->kind = kind;
+	p->hl = (uint8_t)hl;
+	p->tl = (uint8_t)(pad + NR_ICRC_LEN);
+	p->tos = (int16_t)tos;
+	p->plen = len;
+	p->pay = payload;
+	p->buf = NULL;
+	/* the next packet, if it joins this send, carries this trailer before its header */
+	if (tp->ntx + 1 < SOFT_TX_SLOTS)
+		memcpy(tp->txp[tp->ntx + 1].edge + 8 - p->tl, p->trl, p->tl);
 	tx_place(tp, dlen, tos);
 }
 
@@ -135,9 +169,14 @@ static void build_gather(struct soft_tp *tp, struct soft_qp *qp, const struct nr
 static void place_whole(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint32_t psn,
 			uint8_t kind, int tos, uint16_t pos)
 {
-	tp->txiov[tp->niov] = (struct iovec){ .iov_base = buf, .iov_len = len };
-	pkt_set(&tp->txp[tp->ntx], psn, len, pos, (uint16_t)tp->niov, 1, kind, tos);
-	tp->niov++;
+	struct soft_txpkt *p = &tp->txp[tp->ntx];
+
+	p->psn = psn;
+	p->len = (uint16_t)len;
+	p->pos = pos;
+	p->kind = kind;
+	p->tos = (int16_t)tos;
+	p->buf = buf;
 	tx_place(tp, len, tos);
 }
 
@@ -172,7 +211,8 @@ static void build_filtered(struct soft_tp *tp, struct soft_qp *qp, const struct 
 
 		memcpy(d, buf, dlen);
 		icrc_move(tp, d, dlen, ipx.id, 0);     /* sent alone, after the batch */
-		pkt_set(&tp->delay[tp->ndelay++], a->psn, dlen, 0, 0, 1, kind, tos);
+		tp->delay[tp->ndelay++] = (struct soft_txpkt){ .psn = a->psn, .len = (uint16_t)dlen,
+							       .kind = kind, .tos = (int16_t)tos };
 		return;
 	}
 	place_whole(tp, buf, dlen, a->psn, kind, tos, ipx.id);
@@ -234,6 +274,36 @@ static void msg_cmsg(struct soft_tp *tp, unsigned i, const struct soft_txmsg *m,
 	h->msg_controllen = len;
 }
 
+/*
+ * The iovecs of send m at v: a whole packet one; a gathered one its header
+ * (after the trailer of the packet before it, when that one was gathered
+ * too) and its payload; the send's last gathered packet its own trailer.
+ */
+static unsigned msg_iovs(struct soft_tp *tp, const struct soft_txmsg *m, struct iovec *v)
+{
+	unsigned n = 0;
+
+	for (unsigned k = m->first; k < (unsigned)m->first + m->n; k++) {
+		struct soft_txpkt *p = &tp->txp[k];
+		const struct soft_txpkt *prev = k > m->first ? p - 1 : NULL;
+		unsigned tl = prev && !prev->buf ? prev->tl : 0;
+
+		if (p->buf) {
+			if (tl)     /* the gathered packet before it ends here */
+				v[n++] = (struct iovec){ .iov_base = (void *)prev->trl, .iov_len = tl };
+			v[n++] = (struct iovec){ .iov_base = p->buf, .iov_len = p->len };
+			continue;
+		}
+		v[n++] = (struct iovec){ .iov_base = p->edge + 8 - tl, .iov_len = tl + p->hl };
+		if (p->plen)
+			v[n++] = (struct iovec){ .iov_base = (void *)(uintptr_t)p->pay,
+						 .iov_len = p->plen };
+		if (k + 1 == (unsigned)m->first + m->n)
+			v[n++] = (struct iovec){ .iov_base = p->trl, .iov_len = p->tl };
+	}
+	return n;
+}
+
 /* The held-back packets, each in a send of its own after the rest. */
 static void add_delayed(struct soft_tp *tp)
 {
@@ -287,14 +357,14 @@ int soft_tx_flush(struct soft_tp *tp)
 		add_delayed(tp);
 	if (!tp->nmsg)
 		goto out;
-	for (unsigned i = 0; i < tp->nmsg; i++) {
+	for (unsigned i = 0, v = 0; i < tp->nmsg; i++) {
 		const struct soft_txmsg *m = &tp->txm[i];
-		const struct soft_txpkt *first = &tp->txp[m->first], *last = first + m->n - 1;
 		struct msghdr *h = &tp->txmsg[i].msg_hdr;
 
 		*h = (struct msghdr){ .msg_name = &qp->raddr, .msg_namelen = sizeof(qp->raddr),
-				      .msg_iov = &tp->txiov[first->iov],
-				      .msg_iovlen = (size_t)(last->iov + last->niov - first->iov) };
+				      .msg_iov = &tp->txiov[v] };
+		v += msg_iovs(tp, m, &tp->txiov[v]);
+		h->msg_iovlen = (size_t)(&tp->txiov[v] - h->msg_iov);
 		msg_cmsg(tp, i, m, h);
 	}
 	tp->st.tx_calls++;
@@ -326,7 +396,7 @@ int soft_tx_flush(struct soft_tp *tp)
 		for (unsigned k = tp->txm[i].first; k < tp->txm[i].first + tp->txm[i].n; k++)
 			tp->tx_unsent(qp, tp->txp[k].kind, tp->txp[k].psn);
 out:
-	tp->ntx = tp->nmsg = tp->niov = 0;
+	tp->ntx = tp->nmsg = 0;
 	tp->txqp = NULL;
 	return 0;
 }

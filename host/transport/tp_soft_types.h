@@ -59,10 +59,13 @@
  * IP IDs: the kernel numbers the datagrams of a GSO send 0, 1, 2 ... (DF,
  * unconnected socket), and the ICRC covers the ID; a received packet's ID,
  * which a UDP socket does not show, is accepted in [0, SOFT_IPID_SPAN)
- * (tp_soft_ipid.c).
+ * (tp_soft_icrc.c).
  */
 #define SOFT_IPID_SPAN    SOFT_GSO_SEGS
 #define SOFT_IPID_CACHE   8              /* packet lengths whose ID tables are kept */
+/* pseudo-header CRCs kept (tp_soft_icrc.c): per QP by length, received by source and length */
+#define SOFT_PFX_CACHE    4
+#define SOFT_RXPFX_CACHE  8
 
 enum soft_qp_state {
 	SOFT_QP_INIT = 0,                /* created, not connected */
@@ -98,6 +101,27 @@ struct soft_mr {
 
 struct soft_tp;
 
+/*
+ * The CRC of the pseudo headers the ICRC covers (IP ID 0) of a packet of tlen
+ * bytes, and through a WRITE MIDDLE's BTH whose first 8 bytes are bth0 (with
+ * its last 4, AckReq and PSN, zero).
+ */
+struct soft_pfx {
+	uint32_t tlen;                   /* BTH .. pad; 0: unused */
+	uint32_t crc;
+	uint64_t bth0;
+	uint32_t crc_bth;
+	bool bth_ok;
+};
+
+/* The same for received packets, by their source. */
+struct soft_rx_pfx {
+	uint32_t saddr;                  /* network order */
+	uint16_t sport;                  /* host order */
+	uint32_t tlen;
+	uint32_t crc;
+};
+
 struct soft_qp {
 	struct nr_tp_qp base;
 	struct soft_tp *tp;
@@ -110,6 +134,8 @@ struct soft_qp {
 	uint32_t rqpn;
 	struct sockaddr_in raddr;
 	struct nr_icrc_ip4 ipx;          /* what the kernel puts in our packets' IP/UDP headers */
+	struct soft_pfx pfx[SOFT_PFX_CACHE];   /* their pseudo headers' CRCs (tp_soft_icrc.c) */
+	unsigned pfx_next;
 	char peer[INET_ADDRSTRLEN];
 	char err[320];
 
@@ -157,19 +183,23 @@ struct soft_qp {
 };
 
 /*
- * One packet of the send batch.  Gathered (no test filter): its header and
- * its pad and ICRC here, its payload read from the posted write's memory
- * (3 iovecs, nothing copied); with a filter: whole, copied into tp->fbuf (1).
+ * One packet of the send batch.  Gathered (no test filter): its header at
+ * edge + 8, the pad and ICRC of the packet before it (in the same send) right
+ * before that, so one iovec carries both, and its payload read where the
+ * posted write has it; nothing copied.  With a filter: whole, copied into
+ * tp->fbuf or tp->dbuf (buf).
  */
 struct soft_txpkt {
 	uint32_t psn;
 	uint16_t len;                    /* datagram (UDP payload) bytes */
 	uint16_t pos;                    /* its place in its GSO send: the IP ID the kernel gives it */
-	uint16_t iov;                    /* its first iovec */
-	uint8_t niov;
 	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+	uint8_t hl, tl;                  /* header bytes; pad and ICRC bytes */
 	int16_t tos;                     /* IP_TOS of this datagram, -1: the socket's */
-	uint8_t hdr[SOFT_HDR_MAX];
+	uint32_t plen;
+	const void *pay;
+	uint8_t *buf;                    /* a whole packet (filter), NULL: gathered */
+	uint8_t edge[8 + SOFT_HDR_MAX];  /* the previous packet's trailer, this one's header */
 	uint8_t trl[8];                  /* pad and ICRC */
 };
 
@@ -263,19 +293,24 @@ struct soft_tp {
 
 	/* send batch (one QP's socket at a time) */
 	struct soft_qp *txqp;
-	unsigned ntx, nmsg, niov, ndelay;
+	unsigned ntx, nmsg, ndelay;
 	uint8_t *fbuf;                   /* with a test filter: SOFT_TX_SLOTS whole packets */
 	struct soft_txpkt txp[SOFT_TX_SLOTS];
 	struct soft_txmsg txm[SOFT_TX_SLOTS];
-	struct iovec txiov[SOFT_TX_SLOTS * 3];
+	struct iovec txiov[SOFT_TX_SLOTS * 3];      /* made at the flush */
 	struct mmsghdr txmsg[SOFT_TX_SLOTS];
 	union soft_tx_cmsg txcmsg[SOFT_TX_SLOTS];
 	struct soft_txpkt delay[SOFT_DELAY_MAX];    /* held back by the filter, whole in dbuf */
 	uint8_t *dbuf;                   /* SOFT_DELAY_MAX * SOFT_PKT_MAX, with fbuf */
 
-	/* IP ID tables of the last packet lengths seen (tp_soft_ipid.c) */
+	/* tp_soft_icrc.c: the IP ID's share after the pseudo headers, its tables over
+	 * whole packets of the last lengths seen, received pseudo headers' CRCs */
+	uint32_t id_pfx[SOFT_IPID_SPAN];
+	uint32_t id_bth[SOFT_IPID_SPAN];         /* ... and after a BTH */
 	struct soft_ipid_tab ipid[SOFT_IPID_CACHE];
 	unsigned ipid_next;
+	struct soft_rx_pfx rxpfx[SOFT_RXPFX_CACHE];
+	unsigned rxpfx_next, rxpfx_last;
 };
 
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }

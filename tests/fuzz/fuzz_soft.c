@@ -383,7 +383,7 @@ static void model_ack(struct world *w, struct mqp *m, const struct nr_pkt *p)
 /*
  * Whether the ICRC of a packet (tlen bytes, BTH .. pad) holds for one of the IP
  * IDs a UDP socket's packet may carry unseen: 0 .. SOFT_IPID_SPAN - 1, what the
- * kernel numbers the datagrams of a GSO send (tp_soft_ipid.c).
+ * kernel numbers the datagrams of a GSO send (tp_soft_icrc.c).
  */
 static bool icrc_any_id(struct nr_icrc_ip4 *ipx, const uint8_t *pkt, uint32_t tlen,
 			uint32_t stored)

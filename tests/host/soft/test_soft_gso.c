@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * The soft transport's batching (tp_soft_tx.c, tp_soft_net.c, tp_soft_ipid.c):
+ * The soft transport's batching (tp_soft_tx.c, tp_soft_net.c, tp_soft_icrc.c):
  *   - the gather builder (header, payload in place, pad and ICRC) writes the
  *     bytes nr_build_transport writes, for every opcode we send and any pad;
  *   - GSO sends and GRO receives happen on lo (several packets a sendmmsg
@@ -14,6 +14,8 @@
  */
 #include "soft_util.h"
 
+#include "host/transport/tp_soft_icrc.h"
+#include "host/transport/tp_soft_net.h"
 #include "host/transport/tp_soft_types.h"
 #include "proto/roce_build.h"
 #include "proto/roce_opcode.h"
@@ -54,6 +56,64 @@ static void test_gather_matches_builder(void **state)
 
 			assert_int_equal(nr_icrc_ip4_gather(&ip, hdr, (size_t)h, pay, len), want);
 		}
+}
+
+/*
+ * The transport's own header writer and its ICRC (pseudo headers' CRC kept,
+ * the IP ID's share XORed in) against proto's, every opcode it sends, every
+ * pad, IDs 0..63; and the receive check finds the ID of each.
+ */
+static void test_transport_writer_matches(void **state)
+{
+	static const uint8_t ops[] = { NR_OP_RC_WRITE_FIRST, NR_OP_RC_WRITE_MIDDLE,
+				       NR_OP_RC_WRITE_LAST_IMM, NR_OP_RC_WRITE_ONLY_IMM,
+				       NR_OP_RC_ACK, NR_OP_RC_WRITE_LAST };
+	static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 1023, 1024, 4095, 4096 };
+	struct soft_tp *tp = calloc(1, sizeof(*tp));
+	struct soft_qp *qp = calloc(1, sizeof(*qp));
+	uint8_t pay[4096], whole[4200], hdr[SOFT_HDR_MAX], ref[64];
+	uint64_t seed = 9;
+
+	assert_non_null(tp);
+	assert_non_null(qp);
+	soft_icrc_init(tp);
+	qp->tp = tp;
+	qp->ipx = (struct nr_icrc_ip4){ .saddr = 0x0300000a, .daddr = 0x0400000a, .sport = 0xC777,
+					.dport = 4791, .frag_off = NR_IPV4_DF };
+	tu_fill(pay, sizeof(pay), &seed);
+	for (unsigned o = 0; o < sizeof(ops); o++)
+		for (unsigned l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+			for (uint16_t id = 0; id < 64; id += 9) {
+				uint32_t len = ops[o] == NR_OP_RC_ACK ? 0 : lens[l];
+				const struct nr_build_args a = {
+					.opcode = ops[o], .psn = 0xABCDEF - id, .ackreq = id & 1,
+					.migreq = true, .va = 0x8877665544332211ull, .rkey = 0x10203040,
+					.dma_len = 123456, .imm = 0xfeedbeef, .syndrome = id & 1 ? 0x1f : 0x60,
+					.msn = 0x123456,
+				};
+				struct nr_icrc_ip4 ip = qp->ipx;
+				int h = soft_tx_hdr(hdr, 0x5678, &a, len), r, n;
+
+				r = nr_build_transport_hdr(ref, sizeof(ref), 0x5678, &a, len);
+				assert_int_equal(h, r);
+				assert_memory_equal(hdr, ref, (size_t)h);
+				ip.id = id;
+				n = nr_build_transport(whole, sizeof(whole), &ip, 0x5678, &a, pay, len);
+				assert_int_equal(soft_icrc_tx(qp, id, hdr, (uint32_t)h, pay, len),
+						 nr_icrc_ip4(&ip, whole, (size_t)n - NR_ICRC_LEN));
+				/* received with the guess 0 (then the table) and with the right one */
+				for (uint16_t guess = 0; guess <= id; guess += id ? id : 1) {
+					struct nr_icrc_ip4 rx = ip;
+
+					rx.id = guess;
+					assert_true(soft_icrc_rx(tp, &rx, whole, (uint32_t)n - NR_ICRC_LEN,
+								 nr_icrc_ip4(&ip, whole,
+									     (size_t)n - NR_ICRC_LEN)));
+					assert_int_equal(rx.id, id);
+				}
+			}
+	free(qp);
+	free(tp);
 }
 
 /* ---- GSO and GRO ------------------------------------------------------------- */
@@ -239,6 +299,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gather_matches_builder),
+		cmocka_unit_test(test_transport_writer_matches),
 		cmocka_unit_test_teardown(test_gso_gro_mtu4096, tu_teardown),
 		cmocka_unit_test_teardown(test_gso_gro_mtu1024, tu_teardown),
 		cmocka_unit_test_teardown(test_gso_gro_mtu256, tu_teardown),
