@@ -152,6 +152,8 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, uint8_t
 		return -EINVAL;
 	}
 	tp->ackreq_every = cfg->ackreq_every ? cfg->ackreq_every : 64;
+	/* no GSO sends of several datagrams on slow links (AckReq interval < 8): tp_soft_tx.c */
+	tp->gso_segs = tp->ackreq_every < 8 ? 1 : SOFT_GSO_SEGS;
 	tp->tclass = cfg->tclass;
 	*offload = cfg->offload;
 	if (*offload != NR_TP_OFFLOAD_AUTO && *offload != NR_TP_OFFLOAD_OFF) {

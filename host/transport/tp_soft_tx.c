@@ -6,8 +6,15 @@
  * Each packet is one RoCEv2 packet on the wire with its own ICRC, as an RNIC
  * sends.  Consecutive packets of one size (the last may be shorter) and one
  * traffic class form a GSO send (UDP_SEGMENT: one sendmmsg entry the kernel,
- * or a NIC, cuts into datagrams of that size), at most SOFT_GSO_SEGS of them
- * and SOFT_GSO_BYTES bytes; the kernel numbers their IP IDs 0, 1, 2 ..., so a
+ * or a NIC, cuts into datagrams of that size), at most tp->gso_segs of them
+ * and SOFT_GSO_BYTES bytes.  tp->gso_segs is SOFT_GSO_SEGS, and 1 -- no
+ * batching -- where the AckReq interval (a quarter window) is below 8
+ * packets, a slow link: a qdisc that shapes takes a GSO send whole, waiting
+ * for all its tokens before its first packet leaves, and a window-limited
+ * ring through the testbed's htb lost 3.5% at 100 Mbit/s (window 8) with a
+ * window a send, 2.5% with 2 packets a send, nothing with 1; at 1 Gbit/s (an
+ * interval of 9) the batching doubled what 2 shared cores moved, and on
+ * loopback sends of 64 rather than 32 datagrams (1 KiB) save 5-10%; the kernel numbers their IP IDs 0, 1, 2 ..., so a
  * packet's ICRC is computed, here in the batch loop, for its place in its
  * send (tp_soft_icrc.c).  Nothing is copied: a packet is two iovecs, its
  * header (with the pad and ICRC of the packet before it) in the batch and its
@@ -47,7 +54,7 @@ static uint32_t pad_of(uint32_t len)
 /* Whether a datagram of len bytes and traffic class tos joins send m. */
 static bool joins(const struct soft_tp *tp, const struct soft_txmsg *m, uint32_t len, int tos)
 {
-	return tp->gso && !m->closed && m->tos == tos && m->n < SOFT_GSO_SEGS && len <= m->seg &&
+	return tp->gso && !m->closed && m->tos == tos && m->n < tp->gso_segs && len <= m->seg &&
 	       m->bytes + len <= SOFT_GSO_BYTES;
 }
 

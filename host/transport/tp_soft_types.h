@@ -280,6 +280,8 @@ struct soft_tp {
 
 	/* what the kernel offers (soft_net_open; NR_TP_OFFLOAD_OFF: neither) */
 	bool gso;                        /* UDP_SEGMENT on the send sockets */
+	uint32_t gso_segs;               /* datagrams a GSO send at most: the AckReq interval,
+					  * at most SOFT_GSO_SEGS (tp_soft_tx.c) */
 	bool gro;                        /* UDP_GRO on the receive socket */
 
 	/* receive batch */
