@@ -169,7 +169,7 @@ static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
  * about the packets the host link sends in 1.3 ms.  An RNIC keeps about a
  * bandwidth-delay product in flight; a software sender allowed more only
  * fills the queue before a slow link, and every loss then costs a go-back-N
- * over that queue and a NAK stuck behind it (host/README.md, "Loss").  The
+ * over that queue and a NAK stuck behind it (host/transport/README.md, "Window and loss").  The
  * floor is in bytes, 16 KiB, and at least 8 packets: 16 packets of 4 KiB held
  * 64 KiB before a 100 Mbit/s link, and at 1% loss 4 hosts kept 0.75 of their
  * loss-free rate against 0.87 with 8.  Fast links (10 Gbit/s and up at 1 KiB,

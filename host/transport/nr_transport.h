@@ -28,7 +28,7 @@ struct nr_tp;
 struct nr_tp_qp;
 
 /*
- * How the soft transport behaves (host/README.md, "The soft transport's RNIC
+ * How the soft transport behaves (host/transport/README.md, "The soft transport's RNIC
  * profile", says what each rule models and where it was checked):
  *   RNIC    as RC QPs on an RNIC do (rxe's rxe_req.c/rxe_comp.c/rxe_resp.c,
  *           mlx5, the IB spec): AckReq on a message's last packet, on every

@@ -3,7 +3,7 @@
  * The state of the soft transport (types only), split by role like rxe: frames
  * on the wire (tp_soft_net.c), completions (tp_soft_cq.c), requester
  * (tp_soft_req.c), responder (tp_soft_resp.c), objects and the poll loop
- * (tp_soft_qp.c), bottom up as host/README.md, "Files", lists them.
+ * (tp_soft_qp.c), bottom up as host/transport/README.md lists them.
  *
  * Threading: a transport object and its QPs are driven by one thread (the
  * one calling nr_tp_poll and the posting functions); nothing here locks.
