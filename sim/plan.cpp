@@ -53,6 +53,8 @@ void usage(FILE *f)
 	      "  --deploy         also the racks algorithm with a box in 0, 1, ... R racks\n"
 	      "  --size           how many box servers (cores, ports) beat the best baseline\n"
 	      "  --factor F       by this factor (with --size; default 1.5)\n"
+	      "  --max-cores N    the most workers a box server runs (with --size; default 64)\n"
+	      "  --max-ports N    the most NIC ports it has (with --size; default 8)\n"
 	      "  --json           JSON lines instead of tables\n"
 	      "The cluster file's fields: sim/README.md.  Times come from SimGrid's\n"
 	      "flow-level network model (CM02, max-min sharing) with the algorithms' phases\n"
@@ -237,8 +239,8 @@ void print_size(const Cluster &c, const SizeAnswer &a, bool as_json, const std::
 	}
 	printf("  sizing: %.4g MiB, the box algorithms against the best baseline, %s (%s ms); target %.2gx\n",
 	       a.bytes / (1 << 20), a.baseline.c_str(), band(a.base_lo, a.base_hi, 1e3, "%.3f").c_str(), a.factor);
-	printf("  %6s %12s  %-36s %-10s %17s %12s\n", "boxes", "hosts a box", "each box", "algorithm", "time, ms",
-	       "vs baseline");
+	printf("  %6s %12s  %-36s %-10s %17s %12s\n", "boxes", "hosts a box", "each box (searched)", "algorithm",
+	       "time, ms", "vs baseline");
 	for (size_t i = 0; i < a.rows.size(); i++) {
 		const SizeRow &r = a.rows[i];
 		printf("  %6d %12d  %-36s %-10s %17s %12s%s\n", r.boxes, r.hosts_per_box, cfg(r).c_str(),
@@ -284,6 +286,7 @@ int run(int argc, char **argv)
 	std::vector<double> sizes;
 	bool deploy = false, as_json = false, size = false;
 	double factor = 1.5;
+	SizeLimits lim;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto val = [&]() -> std::string {
@@ -316,6 +319,12 @@ int run(int argc, char **argv)
 			factor = strtod(v.c_str(), &end);
 			if (end == v.c_str() || *end || !(factor > 0))
 				throw std::invalid_argument("--factor " + v + ": a speedup above 0, e.g. 1.5");
+		} else if (a == "--max-cores" || a == "--max-ports") {
+			std::string v = val();
+			int n = atoi(v.c_str());
+			if (n < 1 || n > 4096 || std::to_string(n) != v)
+				throw std::invalid_argument(a + " " + v + ": an integer 1..4096");
+			(a == "--max-cores" ? lim.cores : lim.ports) = n;
 		} else if (a == "--trees") {
 			std::string v = val();
 			int n = atoi(v.c_str());
@@ -385,7 +394,7 @@ int run(int argc, char **argv)
 				print_table(c, ev);
 			}
 			if (size)
-				print_size(c, size_boxes(c, bytes, factor), as_json, cname, vname);
+				print_size(c, size_boxes(c, bytes, factor, lim), as_json, cname, vname);
 			if (!deploy || c.racks() < 2)
 				continue;
 			double ring = ev.rows[ev.ring].t.lo;

@@ -11,17 +11,6 @@ namespace nrsim {
 
 namespace {
 
-/* The library's box algorithms for a job over `groups` box groups: one box
- * takes the flat ones, several the racks algorithm over the groups. */
-std::vector<std::string> box_algos(const Cluster &c, int groups)
-{
-	if (groups > 1)
-		return {"racks"};
-	if (c.gpus > 1)
-		return {"box", "hier", "parallel"};
-	return {"box"};
-}
-
 int job_groups(const Cluster &c)
 {
 	std::set<int> g;
@@ -30,14 +19,25 @@ int job_groups(const Cluster &c)
 	return (int)g.size();
 }
 
-/* The fastest of the box algorithms on cluster `b`. */
-SizeRow best_box(const Cluster &b, double bytes, const SizeAnswer &ans)
+/* The fastest of `algos` on cluster `b`. */
+SizeRow best_box(const Cluster &b, double bytes, const std::vector<std::string> &algos, const SizeAnswer &ans)
 {
-	std::vector<std::string> algos = box_algos(b, job_groups(b));
 	Evaluation ev = evaluate(b, bytes, algos);
 	SizeRow row;
-	row.boxes = b.boxes();
-	row.hosts_per_box = b.box.hosts_per_box > 0 ? b.box.hosts_per_box : b.rack_hosts[0];
+	std::set<int> used;
+	int most = 0;
+	for (int j = 0; j < b.jobs; j++)
+		for (int h = j * b.hosts_per_job(); h < (j + 1) * b.hosts_per_job(); h++)
+			used.insert(b.group_of_host(h));
+	if (algos[0] != "racks") {      /* one box a job (its first rack's; jobs may share it) */
+		row.boxes = b.boxes();
+		most = b.hosts_per_job() * b.jobs / b.boxes();
+	} else {
+		row.boxes = (int)used.size();
+		for (int g : used)
+			most = std::max(most, b.group_size[g]);
+	}
+	row.hosts_per_box = most;
 	row.wire = b.box.wire;
 	row.workers = b.box.wire ? 0 : b.box.workers;
 	row.ports = b.box.wire || !b.box.one_armed ? 0 : b.box.ports;
@@ -66,9 +66,42 @@ std::vector<int> worker_steps(int most)
 	return ws;
 }
 
+struct Layout {
+	Cluster c;
+	std::vector<std::string> algos;
+};
+
+/* One box a job, then a box a rack, a box a group of half as many hosts ... */
+std::vector<Layout> layouts(const Cluster &c)
+{
+	std::vector<Layout> out;
+	Cluster one = c;
+	one.box.hosts_per_box = 0;
+	one.box_in_rack.assign(c.racks(), false);
+	one.make_groups();
+	for (int j = 0; j < c.jobs; j++)        /* each job's first rack */
+		one.box_in_rack[one.group_rack[one.group_of_host(j * c.hosts_per_job())]] = true;
+	if (c.gpus > 1)
+		out.push_back({one, {"box", "hier", "parallel"}});
+	else
+		out.push_back({one, {"box"}});
+	std::set<int> seen;
+	int rack = *std::max_element(c.rack_hosts.begin(), c.rack_hosts.end());
+	for (int g = rack; g >= (c.gpus > 1 ? 1 : 2); g = g > 1 ? (g + 1) / 2 : 0) {
+		Cluster cg = c;
+		cg.box.hosts_per_box = g >= rack ? 0 : g;
+		cg.box_in_rack.assign(c.racks(), true);
+		cg.make_groups();
+		if (job_groups(cg) < 2 || !seen.insert(cg.groups()).second)
+			continue;
+		out.push_back({cg, {"racks"}});
+	}
+	return out;
+}
+
 } /* namespace */
 
-SizeAnswer size_boxes(const Cluster &c, double bytes, double factor)
+SizeAnswer size_boxes(const Cluster &c, double bytes, double factor, const SizeLimits &lim)
 {
 	SizeAnswer ans;
 	ans.bytes = bytes;
@@ -77,39 +110,35 @@ SizeAnswer size_boxes(const Cluster &c, double bytes, double factor)
 	ans.baseline = base.rows[base.best].name + " (NCCL's pick: " + base.tuner.algo + "/" + base.tuner.proto + ")";
 	ans.base_lo = base.best_lo();
 	ans.base_hi = base.best_hi();
-	std::set<int> seen;
-	int hosts = c.hosts_per_job();
-	for (int g = hosts; g >= 1; g = g > 1 ? (g + 1) / 2 : 0) {
-		Cluster cg = c;
-		cg.box.hosts_per_box = g;
-		cg.box_in_rack.assign(c.racks(), true);
-		cg.make_groups();
-		if (!seen.insert(cg.groups()).second || (g < 2 && c.gpus == 1))
-			continue;
-		Cluster cw = cg;
+	for (const Layout &l : layouts(c)) {
+		Cluster cw = l.c;
 		cw.box.wire = true;
-		ans.rows.push_back(best_box(cw, bytes, ans));
-		SizeRow most = best_box(cg, bytes, ans);
+		ans.rows.push_back(best_box(cw, bytes, l.algos, ans));
+		if (c.box.wire) {
+			if (ans.rows.back().meets && ans.answer < 0)
+				ans.answer = (int)ans.rows.size() - 1;
+			continue;
+		}
+		Cluster big = l.c;
+		big.box.workers = lim.cores;
+		big.box.ports = lim.ports;
+		SizeRow most = best_box(big, bytes, l.algos, ans);
 		ans.rows.push_back(most);
 		if (!most.meets || ans.answer >= 0)
 			continue;
-		if (c.box.wire) {
-			ans.answer = (int)ans.rows.size() - 1;
-			continue;
-		}
 		/* the fewest cores, then the fewest ports, that meet the target */
 		SizeRow found = most;
-		for (int w : worker_steps(c.box.workers)) {
-			Cluster t = cg;
+		for (int w : worker_steps(lim.cores)) {
+			Cluster t = big;
 			t.box.workers = w;
-			SizeRow r = best_box(t, bytes, ans);
+			SizeRow r = best_box(t, bytes, l.algos, ans);
 			if (!r.meets)
 				continue;
 			found = r;
 			for (int p = r.ports - 1; p >= 1; p--) {
 				Cluster u = t;
 				u.box.ports = p;
-				SizeRow q = best_box(u, bytes, ans);
+				SizeRow q = best_box(u, bytes, l.algos, ans);
 				if (!q.meets)
 					break;
 				found = q;
@@ -118,14 +147,14 @@ SizeAnswer size_boxes(const Cluster &c, double bytes, double factor)
 		}
 		ans.rows.push_back(found);
 		ans.answer = (int)ans.rows.size() - 1;
-		/* what fewer cores buy on that many boxes */
+		/* what fewer cores buy in that layout */
 		for (int w : worker_steps(found.workers)) {
 			if (w >= found.workers)
 				break;
-			Cluster t = cg;
+			Cluster t = big;
 			t.box.workers = w;
 			t.box.ports = std::max(1, found.ports);
-			ans.fewer.push_back(best_box(t, bytes, ans));
+			ans.fewer.push_back(best_box(t, bytes, l.algos, ans));
 		}
 	}
 	return ans;

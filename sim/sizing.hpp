@@ -4,14 +4,15 @@
  * cores and ports, a cluster needs for the library's box algorithms to beat
  * the best baseline (NCCL's pick) by a factor, and what fewer buy.
  *
- * The cluster file's box is the server class: its workers and ports are the
- * most one server offers.  For each number of boxes (a box a group of H, H/2,
- * H/4 ... hosts of a job; more than one box runs the racks algorithm over the
- * groups, the way the library spreads a job over several boxes) the search
- * first takes boxes without a limit (what the hosts' side alone costs), then
- * the fewest cores and ports whose capacity carries the box phases in the
- * time left, checked by simulation and raised until they meet the target or
- * the server's most.
+ * The cluster file's box gives the rates a core sums (its nr-bench-switch
+ * file) and a port's speed; the search finds the cores and ports.  The
+ * layouts, fewest boxes first: one box for the whole job (the flat
+ * algorithms: box, hierarchical, parallel), then a box a rack and a box a
+ * group of half as many hosts, and so on (the racks algorithm over the
+ * groups: the way the library spreads a job over several boxes).  For each:
+ * boxes without a limit (what the hosts' side alone costs), the largest
+ * server (--max-cores, --max-ports), and where that meets the target the
+ * fewest cores (powers of two) and then ports that do, each point simulated.
  */
 #ifndef NR_SIM_SIZING_HPP
 #define NR_SIM_SIZING_HPP
@@ -24,7 +25,7 @@
 namespace nrsim {
 
 struct SizeRow {
-	int boxes = 0, hosts_per_box = 0;
+	int boxes = 0, hosts_per_box = 0;  /* boxes of the job(s), the most hosts a box serves */
 	int workers = 0, ports = 0;     /* a box's; 0 with `wire` */
 	bool wire = false;              /* boxes without a limit (the hosts' side alone) */
 	std::string algo;
@@ -43,7 +44,12 @@ struct SizeAnswer {
 	std::vector<SizeRow> fewer;     /* the answer's box count with fewer cores and ports */
 };
 
-SizeAnswer size_boxes(const Cluster &c, double bytes, double factor);
+struct SizeLimits {
+	int cores = 64;                 /* the most workers a server runs */
+	int ports = 8;                  /* the most NIC ports it has */
+};
+
+SizeAnswer size_boxes(const Cluster &c, double bytes, double factor, const SizeLimits &lim = {});
 
 } /* namespace nrsim */
 

@@ -210,7 +210,7 @@ check(near(t["ring"]["seconds_hi"] - t["ring"]["seconds"], 14 * 9e-6, 0.001),
 R8 = rates("lin.jsonl", [(4096, 1, 40.0), (4096, 8, 320.0)])
 sized = dict(base, hosts_per_rack=8, box={"workers": 16, "ports": 8, "port_speed": "100Gbps", "rates": R8},
              step_cost=["0.5us", "10us"])
-rows = [r for r in plan(sized, "--size", "--factor", "1.2") if r["kind"] == "size"]
+rows = [r for r in plan(sized, "--size", "--factor", "1.2", "--max-cores", "16", "--max-ports", "8") if r["kind"] == "size"]
 ans = [r for r in rows if r["role"] == "answer"]
 check(len(ans) == 1 and ans[0]["speedup_best"] >= 1.2 and ans[0]["boxes"] == 1 and ans[0]["workers"] == 16
       and ans[0]["ports"] == 6, f"--size 1.2: one box of 16 cores and 6 ports ({ans[0] if ans else None})")
