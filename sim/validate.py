@@ -47,6 +47,11 @@ GRID = {"hop": [25e-6, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6],
 # measured go-back-N resends, not the network.
 RESENT = 1.25
 VCPUS = 2       # the testbed machine's (sim/validation/*.jsonl headers)
+# sim/validation/measure's parts: the rows where latency and the box's rate matter.
+PARTS = {"small": "small messages, 4 KiB to 256 KiB, shaped and unshaped links",
+         "unshaped": "1 to 16 MiB on unshaped links",
+         "workers": "the box on 1 and 2 workers driven to its limit",
+         "jobs": "two jobs sharing one box"}
 
 
 def load(paths):
@@ -202,6 +207,7 @@ def main():
             if r["procs"] is None:
                 raise SystemExit("validate: a hosts ring row without its launch's parallel or hierarchical row")
     groups = {}
+    parts = {r.get("part") for r in rows}
     for r in rows:
         if r.get("loss", 0) or r.get("wrong", 0):
             continue
@@ -283,6 +289,10 @@ def main():
             f.write("\n".join(md) + "\n\n" + summary + ".\n\n")
             for r, items in why.items():
                 f.write(f"- outside, {r} ({len(items)}): {REASONS[r]}\n")
+            missing = [p for p in PARTS if p not in parts]
+            if missing:
+                f.write("\nNot measured yet (`sim/validation/measure --only " + ",".join(missing) +
+                        "`, on an otherwise idle machine): " + "; ".join(PARTS[p] for p in missing) + ".\n")
     return 1 if "unexplained" in why else 0
 
 
