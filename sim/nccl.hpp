@@ -9,7 +9,7 @@
  * (hosts); inside a node its ranks form a chain.
  *
  * The tuner as NCCL's src/graph/tuning.cc has it (ncclTopoTuneModel,
- * ncclTopoGetAlgoTime; NVIDIA/nccl at b647562, the 2.19-2.20 model): for
+ * ncclTopoGetAlgoTime; NVIDIA/nccl at b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2, the 2.19-2.20 model): for
  * ring and tree with the LL, LL128 and Simple protocols a latency and a bus
  * bandwidth, the all-reduce's predicted time lat + bytes / algbw, and the
  * pick: the least.  Hopper GPUs and x86 Intel hosts (its per-architecture
