@@ -31,7 +31,7 @@ DEB_PKGS := $(DEMO_PKGS) clang llvm libclang-rt-14-dev dpdk-dev ibverbs-provider
 	tshark openmpi-bin libopenmpi-dev docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
 	python3-venv python3-setuptools python3-wheel \
-	verilator iverilog yosys valgrind $(SIM_PKGS)
+	verilator iverilog yosys valgrind abigail-tools xz-utils $(SIM_PKGS)
 # the packages of $(1) that are not installed
 missing_pkgs = $(shell for p in $(1); do \
 	dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done)
@@ -57,7 +57,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
+.PHONY: all reconfigure deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
 
 all: build
 
@@ -76,7 +76,10 @@ help:
 	@echo "make build      release build in $(BUILD)/ (any user; names missing packages)"
 	@echo "make bench      engine and switch benchmarks (figures only)"
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
-	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs ring vs mpi"
+	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs our ring vs Gloo, fp32 and fp16"
+	@echo "                (BENCH_E2E_ARGS: more options, tests/testbed/bench-e2e --help)"
+	@echo "make bench-accuracy  16-bit all-reduce against the exact sum at 4, 8, 16 hosts: the box"
+	@echo "                (rounded once) vs our ring and Gloo's (every hop), same data (root; TORCH=2.6)"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root);"
 	@echo "                TORCH=2.6 on torch 2.6"
 	@echo "make bench-hier   4 hosts x 2 processes (parallel, hierarchical, flat ring) at two"
@@ -141,7 +144,19 @@ torch2-root: deps
 	@tests/python/torch-env make || \
 		echo "WARNING: no torch 2.6 root: the torch2 tests will skip (tests/python/torch-env make)"
 
-test: deps build asan torch2-root
+# A build directory configured before make test installed everything (make demo
+# installs only the demo's packages, so build/ may have no RTL or scale model):
+# configured again, so that every feature now installed is built and tested.
+reconfigure: deps
+	@for d in $(BUILD) $(ASAN); do \
+		if [ -f $$d/build.ninja ]; then \
+			echo "== meson setup --reconfigure $$d (features installed since it was configured)"; \
+			meson setup --reconfigure $$d > $$d/reconfigure.log 2>&1 || \
+				{ cat $$d/reconfigure.log; echo "make: $$d: reconfigure failed; make clean" >&2; exit 2; }; \
+		fi; \
+	done
+
+test: deps reconfigure build asan torch2-root
 	rm -f $(ASAN)/meson-logs/*.json $(BUILD)/meson-logs/*.json
 	$(MESON_TEST) -C $(ASAN) --logbase unit --suite unit --suite golden
 	$(MESON_TEST) -C $(BUILD) --logbase torch2 --suite torch2
@@ -194,13 +209,17 @@ bench-instr: build
 	tools/instr-count --build $(BUILD)
 
 bench-e2e: build
-	tests/testbed/bench-e2e --build $(BUILD)
+	tests/testbed/bench-e2e --build $(BUILD) $(BENCH_E2E_ARGS)
 
 # examples/train.py (an MLP with 4.5 MB of gradients on sklearn's digits) at 4
 # and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
 # TORCH=2.6: the ranks on Debian 13's torch 2.6 (default: Debian 12's 1.13).
 bench-train: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 	tests/testbed/bench-train --build $(BUILD) $(if $(TORCH),--torch $(TORCH))
+
+# Opt-in: the 16-bit accuracy table of docs/16-bit.md, measured through the box.
+bench-accuracy: build $(if $(filter 2.6,$(TORCH)),torch2-root)
+	tests/testbed/bench-accuracy --build $(BUILD) $(if $(TORCH),--torch $(TORCH))
 
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)

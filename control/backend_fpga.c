@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Backend "fpga": the driver of the aggregator FPGA (register map in
  * fpga_regs.h, prose in FPGA.md).  It maps the register file from a PCIe BAR
@@ -222,6 +222,12 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 	if (s->reduce != NR_REDUCE_SUM) {
 		snprintf(err, errlen, "fpga: reduce %s: the aggregator's register map has sum only "
 			 "(FPGA.md); run the job on the box (backend sw)", nr_reduce_name(s->reduce));
+		return -EINVAL;
+	}
+	if (s->dtype != NR_ELEM_FP32) {
+		snprintf(err, errlen, "fpga: dtype %s: the aggregator's register map (FPGA.md) sums "
+			 "FP32 only; run the job on the box (backend sw) or send fp32",
+			 nr_elem_name(s->dtype));
 		return -EINVAL;
 	}
 	if (s->short_ppm) {

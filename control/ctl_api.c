@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control API core: backends, job ids and keys, tenancy and tenants'
  * quotas, and the operations of PROTOCOL.md over one backend (the job spec's
@@ -675,10 +675,11 @@ static json_t *op_job_list(struct nr_ctl *c, bool admin)
 		memset(st, 0, sizeof(*st));
 		if (!c->b->ops->job_status(c->b, j->id, st))
 			state = state_name(st->state);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:I}",
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:s,s:I,s:I,s:I}",
 			"id", (json_int_t)j->id, "tenant", tenant_name(c, j->tenant), "state", state, "ranks", (json_int_t)j->spec->n_conns,
 			"channels", (json_int_t)nr_job_channels(j->spec),
 			"mode", j->spec->mode == NR_SUM_STREAMING ? "streaming" : "ordered",
+			"dtype", nr_elem_name(j->spec->dtype),
 			"msg_size", (json_int_t)j->spec->msg_size, "credits", (json_int_t)j->credits,
 			"completed", (json_int_t)st->completed));
 	}

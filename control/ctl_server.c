@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control server: one thread, one poll() loop over a UNIX listener
  * (admin: netreducectl; mode 0600, no token), a TCP listener (host

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The job spec of job_create as JSON (PROTOCOL.md): parsed into a struct
  * nr_job_spec with an error that names the field, validated (the job
@@ -292,7 +292,7 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
 					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
-					     "short_scale", "spray_ports", "reorder_pkts", NULL };
+					     "short_scale", "spray_ports", "reorder_pkts", "dtype", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -326,13 +326,9 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 		}
 	}
 	if ((v = json_object_get(o, "msg_size"))) {
-		if (get_uint(v, "spec.msg_size", 4, 1u << 30, NULL, &s->msg_size, err, errlen))
+		/* a whole number of elements: nr_job_spec_validate, once dtype is known */
+		if (get_uint(v, "spec.msg_size", 2, 1u << 30, NULL, &s->msg_size, err, errlen))
 			goto fail;
-		if (s->msg_size % 4) {
-			snprintf(err, errlen, "spec.msg_size: %u is not a multiple of 4 (FP32 elements)",
-				 s->msg_size);
-			goto fail;
-		}
 	}
 	if ((v = json_object_get(o, "pool_msgs"))) {
 		if (get_uint(v, "spec.pool_msgs", 2, 65536, NULL, &s->pool_msgs, err, errlen))
@@ -417,6 +413,23 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 		}
 		s->reduce = (uint8_t)op;
 	}
+	if ((v = json_object_get(o, "dtype"))) {
+		const char *m = json_string_value(v);
+		unsigned t;
+
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "spec.dtype: expected a string, got %s", nr_ctl_json_type(v));
+			goto fail;
+		}
+		for (t = 0; t < NR_ELEM_TYPES && strcmp(m, nr_elem_name(t)); t++)
+			;
+		if (t == NR_ELEM_TYPES) {
+			snprintf(err, errlen, "spec.dtype: \"%.32s\" is not an element type (fp32, bf16 "
+				 "or fp16)", m);
+			goto fail;
+		}
+		s->dtype = (uint8_t)t;
+	}
 	for (i = 0; i < n * n_ch; i++)
 		if (parse_conn(json_array_get(arrays[i / n], i % n), conn_where(s, i, where, sizeof(where)),
 			       &s->conns[i], err, errlen))
@@ -470,10 +483,11 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 			json_array_append_new(conns, conn_to_json(&s->conns[c * s->n_conns + i]));
 		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
 	}
-	o = json_pack("{s:I,s:I,s:I,s:s,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
+	o = json_pack("{s:I,s:I,s:I,s:s,s:s,s:s,s:I}", "mtu", (json_int_t)s->mtu, "msg_size",
 		      (json_int_t)s->msg_size, "pool_msgs", (json_int_t)s->pool_msgs, "mode",
 		      s->mode == NR_SUM_STREAMING ? "streaming" : "ordered", "reduce",
-		      nr_reduce_name(s->reduce), "timeout_ms", (json_int_t)s->timeout_ms);
+		      nr_reduce_name(s->reduce), "dtype", nr_elem_name(s->dtype), "timeout_ms",
+		      (json_int_t)s->timeout_ms);
 	if (s->pkey)
 		json_object_set_new(o, "pkey", json_integer(s->pkey));
 	if (s->spray_ports > 1)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tenants: the table of TCP tokens, each naming a tenant with its limits, and
  * the tenants file (jansson).  See ctl_tenant.h.

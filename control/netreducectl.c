@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * netreducectl: the admin CLI of the box.  One JSON line out, one back
  * (PROTOCOL.md).  Human-readable output by default, the raw reply with
@@ -410,17 +410,17 @@ static void print_table(const json_t *arr, const char *const *cols, const char *
 
 static void show_jobs(const json_t *reply)
 {
-	static const char *const cols[] = { "id", "state", "ranks", "mode", "msg_size", "credits",
-					     "completed" };
-	static const char *const heads[] = { "ID", "STATE", "RANKS", "MODE", "MSG_SIZE", "CREDITS",
-					     "COMPLETED" };
+	static const char *const cols[] = { "id", "state", "ranks", "mode", "dtype", "msg_size",
+					     "credits", "completed" };
+	static const char *const heads[] = { "ID", "STATE", "RANKS", "MODE", "DTYPE", "MSG_SIZE",
+					     "CREDITS", "COMPLETED" };
 	const json_t *jobs = json_object_get(reply, "jobs");
 
 	if (!json_array_size(jobs)) {
 		printf("no jobs\n");
 		return;
 	}
-	print_table(jobs, cols, heads, 7);
+	print_table(jobs, cols, heads, 8);
 }
 
 static void show_job(const json_t *job)

@@ -11,6 +11,9 @@ per rank, one thread per process, through Gloo or netreduce:
     train.py --backend netreduce        # dist.init_process_group("netreduce"): through the box
     train.py --backend netreduce-ring   # the same backend, our ring (NR_ALGO=ring), no box
     train.py --backend gloo --ddp-hook netreduce   # Gloo, DDP's buckets through netreduce
+    train.py --ddp-hook netreduce-tolerant   # the buckets tolerant (with NR_SHORT_PPM)
+    train.py --backend gloo --ddp-hook netreduce-bf16   # ... as bfloat16 (half the bytes)
+    train.py --backend gloo --ddp-hook torch-fp16  # Gloo's own 16-bit ring (torch's hook)
 
 Rank 0 prints one JSON line per step (loss and accuracy of its batch, step
 time and the CPU time its process used in it, cumulative training time; test
@@ -45,14 +48,26 @@ except ImportError:       # run from the source tree
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 BACKENDS = ("gloo", "netreduce", "netreduce-ring")
+# --ddp-hook: netreduce's hooks (netreduce.torch) and torch's own 16-bit ones
+# (default_hooks.bf16_compress_hook / fp16_compress_hook, over the backend)
+HOOKS = ("none", "netreduce", "netreduce-tolerant", "netreduce-bf16", "netreduce-fp16",
+         "torch-bf16", "torch-fp16")
+
+
+def uses_netreduce(args):
+    """Whether the run goes through netreduce at all (its backend or its hook)."""
+    return args.backend != "gloo" or args.ddp_hook.startswith("netreduce")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=BACKENDS, default="netreduce")
-    p.add_argument("--ddp-hook", choices=("none", "netreduce"), default="none",
-                   help="route DDP's gradient buckets through netreduce's comm hook")
+    p.add_argument("--ddp-hook", choices=HOOKS, default="none",
+                   help="DDP's comm hook: netreduce's (float32, exact or tolerant: with "
+                        "NR_SHORT_PPM the box may complete a lost packet short; or the "
+                        "gradients sent as bfloat16 or float16 through netreduce), or torch's "
+                        "16-bit compress hooks over the backend (the baseline)")
     p.add_argument("--steps", type=int, default=70)
     p.add_argument("--warmup", type=int, default=5, help="steps left out of the step-time figures")
     p.add_argument("--batch", type=int, default=8, help="samples per rank and step")
@@ -106,7 +121,7 @@ def batches(x, y, rank, world, batch, seed):
 
 def init(args):
     """init_process_group for --backend (env:// rendezvous)."""
-    if args.backend == "gloo" and args.ddp_hook == "none":
+    if not uses_netreduce(args):
         dist.init_process_group("gloo")
         return
     import netreduce.torch  # noqa: F401 - registers the backend "netreduce"
@@ -119,7 +134,7 @@ def netreduce_summary(args):
     """What netreduce says at the end (collective: every rank calls it): the
     tolerant gradients and the box's counters (rank 0's view), and the QPs of
     every rank (gathered through Gloo).  None without netreduce."""
-    if args.backend == "gloo" and args.ddp_hook == "none":
+    if not uses_netreduce(args):
         return None
     import netreduce.torch
     from netreduce.torch.counters import tolerant_summary
@@ -141,12 +156,21 @@ def train(args, after_backward=None, out=sys.stdout):
     model = build_model(args.hidden, args.seed)
     nparams = sum(p.numel() for p in model.parameters())
     ddp = DDP(model, bucket_cap_mb=args.bucket_cap_mb, gradient_as_bucket_view=True)
-    if args.ddp_hook == "netreduce":
+    if args.ddp_hook.startswith("netreduce"):
         import netreduce.torch
-        ddp.register_comm_hook(netreduce.torch.hook_state(), netreduce.torch.allreduce_hook)
+        hook = {"netreduce": netreduce.torch.allreduce_hook,
+                "netreduce-tolerant": netreduce.torch.tolerant_hook,
+                "netreduce-bf16": netreduce.torch.bf16_hook,
+                "netreduce-fp16": netreduce.torch.fp16_hook}
+        ddp.register_comm_hook(netreduce.torch.hook_state(), hook[args.ddp_hook])
+    elif args.ddp_hook.startswith("torch"):
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        ddp.register_comm_hook(None, default_hooks.bf16_compress_hook if args.ddp_hook ==
+                               "torch-bf16" else default_hooks.fp16_compress_hook)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     stream = batches(xtr, ytr, rank, world, args.batch, args.seed)
-    name = args.backend + ("+hook" if args.ddp_hook != "none" else "")
+    name = args.backend + ("" if args.ddp_hook == "none" else "+hook" if args.ddp_hook ==
+                           "netreduce" else "+" + args.ddp_hook)
 
     def emit(obj):
         if rank == 0:

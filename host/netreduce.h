@@ -30,6 +30,11 @@
 extern "C" {
 #endif
 
+/* What libnetreduce.so exports: these calls and nothing else (host/shared/libnetreduce.map). */
+#ifndef NR_API
+#define NR_API __attribute__((visibility("default")))
+#endif
+
 enum nr_err {
 	NR_OK = 0,
 	NR_ERR_CONFIG = -1,     /* bad or missing configuration */
@@ -43,13 +48,31 @@ enum nr_err {
 	NR_ERR_BROKEN = -9,     /* communicator failed earlier; destroy it */
 };
 
-enum nr_dtype { NR_FLOAT32 = 0 };
+/*
+ * Element types.  NR_BF16 (bfloat16) and NR_FP16 (IEEE binary16) are summed
+ * in FP32 and rounded once to the type (round to nearest even) through the
+ * box: the box widens every rank's element, adds them in FP32 in rank order
+ * and rounds the sum once (nr_allreduce).  The ring (nr_ring_allreduce)
+ * rounds at every hop, as NCCL's and Gloo's 16-bit rings do: it sends 16-bit
+ * partial sums.  NR_SUM of every type; NR_MAX of NR_FLOAT32 only.
+ */
+enum nr_dtype { NR_FLOAT32 = 0, NR_BF16 = 1, NR_FP16 = 2 };
 /* NR_MAX: element-wise max, m = (x_r > m) ? x_r : m in rank order (a NaN of a rank
  * after the first is passed over); through the box only on a communicator whose
  * box job computes it (reduce "max"), on the ring always. */
 enum nr_op { NR_SUM = 0, NR_MAX = 1 };
 
+/*
+ * The configuration grows by fields appended at the end; size, its first
+ * field, is sizeof(struct nr_config) as the caller was compiled, set by
+ * nr_config_default() and nr_config_from_env() (macros: they pass the
+ * caller's sizeof).  The library reads and writes only size bytes of it and
+ * takes the defaults for fields the caller's version does not have, so a
+ * program built against an older netreduce.h keeps working with a newer
+ * library (host/README.md, "ABI").  Always start from one of those two.
+ */
 struct nr_config {
+	uint32_t size;           /* sizeof(struct nr_config) of the caller (set by the above) */
 	int rank;                /* 0..world-1 */
 	int world;               /* number of ranks, >= 1 */
 	const char *root;        /* "ip:port" of the TCP rendezvous that rank 0 listens on */
@@ -67,7 +90,7 @@ struct nr_config {
 				    one channel of the box's job (a box with several workers runs
 				    them on several cores); 1..16, default 1; 0: as many as the box
 				    has workers (asked at init) */
-	uint32_t ring_window;    /* ring: messages in flight per rank; default 16 */
+	uint32_t ring_window;    /* ring: messages in flight per rank, 1..64; default 16 */
 	uint16_t udp_port;       /* soft: UDP port of every rank's data socket; default 4791 */
 	int gid_index;           /* verbs: -1 (default) finds the device and RoCEv2 GID of addr */
 	uint8_t ack_timeout;     /* local ACK timeout exponent, 4.096 us * 2^t (1..31); 0 (default):
@@ -113,8 +136,13 @@ struct nr_config {
 				    only); 0 (default): the sum of the others as it is */
 };
 
-/* Fill cfg with defaults (rank 0, world 1, soft transport, no box). */
-void nr_config_default(struct nr_config *cfg);
+/* Fill the size bytes of cfg with the defaults (rank 0, world 1, soft transport, no box). */
+NR_API void nr_config_init(struct nr_config *cfg, size_t size);
+/* nr_config_init, then the environment (nr_config_from_env). */
+NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
+
+/* Fill cfg with defaults (rank 0, world 1, soft transport, no box): the caller's sizeof. */
+#define nr_config_default(cfg) nr_config_init((cfg), sizeof(*(cfg)))
 
 /*
  * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
@@ -127,10 +155,10 @@ void nr_config_default(struct nr_config *cfg);
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
  */
-int nr_config_from_env(struct nr_config *cfg);
+#define nr_config_from_env(cfg) nr_config_init_env((cfg), sizeof(*(cfg)))
 
 /* Check a configuration without starting anything; message as above. */
-int nr_config_check(const struct nr_config *cfg);
+NR_API int nr_config_check(const struct nr_config *cfg);
 
 struct nr_comm;
 
@@ -138,9 +166,9 @@ struct nr_comm;
  * Rendezvous with the other ranks, connect both rings, register the box ring
  * as a job with the box (when switch_addr is set), barrier.  Collective.
  */
-int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm);
+NR_API int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm);
 /* Destroy the job on the box (rank 0), close everything.  Collective when healthy. */
-void nr_comm_destroy(struct nr_comm *comm);
+NR_API void nr_comm_destroy(struct nr_comm *comm);
 
 /*
  * Sum count floats of every rank's sendbuf into every rank's recvbuf, through
@@ -151,7 +179,7 @@ void nr_comm_destroy(struct nr_comm *comm);
  * L_{H-1} through the box, whichever variant runs (nr_comm_algo).  Across
  * racks (racks set): docs/racks.md, "Summation order".
  */
-int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+NR_API int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		 enum nr_dtype dtype, enum nr_op op);
 
 /*
@@ -168,7 +196,7 @@ int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_
 #define NR_MSG_TOLERANT 0x1u
 
 /* nr_allreduce with flags (NR_MSG_*; 0: nr_allreduce); another bit: NR_ERR_INVALID. */
-int nr_allreduce_flags(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+NR_API int nr_allreduce_flags(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		       enum nr_dtype dtype, enum nr_op op, unsigned flags);
 /*
  * The same as a ring all-reduce (reduce-scatter then all-gather) over QPs that
@@ -179,15 +207,16 @@ int nr_allreduce_flags(struct nr_comm *comm, const void *sendbuf, void *recvbuf,
  * k of share p is L_h (as above) summed in ring order over the H hosts,
  * starting at host c, c being the chunk of k when share p is cut into H.
  */
-int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
+NR_API int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op);
 
-int nr_comm_rank(const struct nr_comm *comm);
-int nr_comm_world(const struct nr_comm *comm);
+NR_API int nr_comm_rank(const struct nr_comm *comm);
+NR_API int nr_comm_world(const struct nr_comm *comm);
 /*
  * What the application's calls on comm did since nr_comm_init: calls of
  * nr_allreduce and nr_ring_allreduce that returned 0 and the bytes of their
- * buffers (count * 4), calls that failed, and the time spent inside both.
+ * buffers (count times the element's size), calls that failed, and the time
+ * spent inside both.
  * Frameworks compare these with what they believe they sent through the
  * library (netreduce.torch.stats()).  Any thread, any time; not collective.
  */
@@ -201,17 +230,18 @@ struct nr_comm_stats {
 						    short_dscp */
 	uint64_t tolerant_exact_calls;     /* of box_calls: NR_MSG_TOLERANT ones sent exact (no
 					      bound, or a path that cannot mark them) */
+	uint64_t bf16_calls, fp16_calls;   /* of box_calls and ring_calls: NR_BF16, NR_FP16 ones */
 };
-void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
+NR_API void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
 /* Credits W granted by the box, per channel (0 without a box). */
-uint32_t nr_comm_credits(const struct nr_comm *comm);
+NR_API uint32_t nr_comm_credits(const struct nr_comm *comm);
 /*
  * How nr_allreduce runs on comm: "flat" (every rank on one ring through one
  * box), "parallel" or "hierarchical" (hosts with several ranks), "racks".
  */
-const char *nr_comm_algo(const struct nr_comm *comm);
+NR_API const char *nr_comm_algo(const struct nr_comm *comm);
 /* Box channels the messages of nr_allreduce are striped over (1 without a box). */
-unsigned nr_comm_channels(const struct nr_comm *comm);
+NR_API unsigned nr_comm_channels(const struct nr_comm *comm);
 
 /*
  * The box's counters of comm's job (its job_status): what the bound on
@@ -232,7 +262,7 @@ struct nr_box_counters {
 	uint32_t short_ppm;      /* the bound the box holds for the job (0: none) */
 	uint32_t ranks;          /* the job's ranks as the box has them */
 };
-int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
+NR_API int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
 			 uint64_t *left_out, size_t n);
 
 /*
@@ -240,15 +270,15 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
  * racks) that went to error, 0 when every one is healthy; the first one's
  * error into buf (may be NULL).  Waits for a call in progress on another thread.
  */
-int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len);
+NR_API int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len);
 
-const char *nr_strerror(int err);
+NR_API const char *nr_strerror(int err);
 /*
  * Message of the last failure on comm; with comm NULL, the last failure of
  * nr_config_from_env, nr_config_check, nr_comm_init or nr_comm_box_counters
  * in this thread.
  */
-const char *nr_comm_last_error(const struct nr_comm *comm);
+NR_API const char *nr_comm_last_error(const struct nr_comm *comm);
 
 #ifdef __cplusplus
 }

@@ -43,13 +43,21 @@ uint32_t nr_job_pool_packets(const struct nr_job_spec *s)
 	return pp > UINT32_MAX ? UINT32_MAX : (uint32_t)pp;
 }
 
+uint32_t nr_job_acc_packets(const struct nr_job_spec *s)
+{
+	if (s->dtype == NR_ELEM_FP32)
+		return 0;
+	return s->mode == NR_SUM_STREAMING ? nr_job_pool_packets(s) : 1;
+}
+
 uint64_t nr_job_mem_bytes(const struct nr_job_spec *s)
 {
 	uint64_t pp = nr_job_pool_packets(s);
 	uint64_t words = (s->n_conns + 63) / 64;
 
 	return pp * (NR_JOB_SLOT_BYTES + s->mtu + words * 8 +
-		     (uint64_t)s->n_conns * (NR_JOB_HELD_BYTES + NR_JOB_RETH_BYTES));
+		     (uint64_t)s->n_conns * (NR_JOB_HELD_BYTES + NR_JOB_RETH_BYTES)) +
+	       (uint64_t)nr_job_acc_packets(s) * 2 * s->mtu;
 }
 
 uint64_t nr_job_held_frames(const struct nr_job_spec *s)
@@ -158,10 +166,15 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (!mtu_ok(s->mtu))
 		return spec_err(err, len, "mtu: %u is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
 				s->mtu);
-	if (s->msg_size < 4 || s->msg_size % 4 || s->msg_size > NR_MAX_MSG_SIZE)
+	if (!nr_elem_name(s->dtype))
+		return spec_err(err, len, "dtype: %u is not an element type (0 fp32, 1 bf16, 2 fp16)",
+				s->dtype);
+	if (s->msg_size < nr_elem_size(s->dtype) || s->msg_size % nr_elem_size(s->dtype) ||
+	    s->msg_size > NR_MAX_MSG_SIZE)
 		return spec_err(err, len,
-				"msg_size: %u must be a multiple of 4 between 4 and %u bytes (FP32 elements)",
-				s->msg_size, NR_MAX_MSG_SIZE);
+				"msg_size: %u must be a multiple of %u between %u and %u bytes (%s elements)",
+				s->msg_size, nr_elem_size(s->dtype), nr_elem_size(s->dtype),
+				NR_MAX_MSG_SIZE, nr_elem_name(s->dtype));
 	if (s->pool_msgs < 2 || s->pool_msgs % 2)
 		return spec_err(err, len, "pool_msgs: %u must be even and >= 2 (2W messages)",
 				s->pool_msgs);
@@ -185,6 +198,10 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 				s->mode);
 	if (!nr_reduce_name(s->reduce))
 		return spec_err(err, len, "reduce: %u is not a reduce op (0 sum, 1 max)", s->reduce);
+	if (s->reduce != NR_REDUCE_SUM && s->dtype != NR_ELEM_FP32)
+		return spec_err(err, len, "reduce: %s of %s elements is not built (the box's max "
+				"kernels are FP32): use dtype fp32 or reduce sum",
+				nr_reduce_name(s->reduce), nr_elem_name(s->dtype));
 	if (s->short_ppm > NR_SHORT_PPM_MAX)
 		return spec_err(err, len, "short_ppm: %u is over %u (packets per million of a message "
 				"that may be completed short)", s->short_ppm, NR_SHORT_PPM_MAX);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "proto/nr_ctr.h"
+#include "proto/nr_elem.h"
 
 #define NR_MAX_CONNS     256   /* ranks per job */
 #define NR_MAX_CHANNELS  16    /* channels per job */
@@ -43,6 +44,11 @@ enum nr_reduce_op {
 
 /* "sum", "max" (the job spec's JSON); NULL for an unknown op. */
 const char *nr_reduce_name(unsigned op);
+
+/* The element type of a job's payloads (enum nr_elem_type, proto/nr_elem.h):
+ * FP32 summed as it comes, a 16-bit type widened to FP32, summed in FP32 (in
+ * rank order in ordered mode, on arrival in streaming mode) and rounded once
+ * when the slot is emitted (dataplane/engine/agg_sum.h). */
 
 /* One connection of a job: rank i sends on it to rank (i+1) mod N. */
 struct nr_conn_spec {
@@ -75,7 +81,7 @@ struct nr_job_spec {
 	uint32_t n_conns;      /* = ranks: connections of each channel, 1..NR_MAX_CONNS */
 	uint32_t n_channels;   /* 1..NR_MAX_CHANNELS; 0 reads as 1 */
 	uint32_t mtu;          /* path MTU: 256, 512, 1024, 2048 or 4096 */
-	uint32_t msg_size;     /* bytes per message, multiple of 4, >= 4 */
+	uint32_t msg_size;     /* bytes per message, a whole number of elements (dtype) */
 	uint32_t pool_msgs;    /* messages of room the box reserves (= 2W), >= 2, even */
 	uint32_t timeout_ms;   /* progress timeout */
 	uint8_t mode;          /* enum nr_sum_mode */
@@ -103,6 +109,8 @@ struct nr_job_spec {
 	 * short slot) only when a packet more than reorder_pkts beyond it is in.
 	 */
 	uint8_t spray_ports;   /* 0 or 1: one port; up to NR_MAX_SPRAY */
+	uint8_t dtype;         /* enum nr_elem_type of every payload; msg_size a whole
+				* number of elements */
 	uint16_t reorder_pkts; /* 0..NR_MAX_REORDER */
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
@@ -151,7 +159,7 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_STALE_DROPPED, "stale_dropped", "packets older than their slot's occupant")   \
 	_(NR_ECTR_OCCUPIED_DROPPED, "occupied_dropped", "slot still held by an older sequence") \
 	_(NR_ECTR_LEN_MISMATCH, "len_mismatch", "payload length differs from the slot's")       \
-	_(NR_ECTR_BAD_LEN, "bad_len", "payload length not a multiple of 4 or over the MTU")     \
+	_(NR_ECTR_BAD_LEN, "bad_len", "payload length not a whole number of elements or over the MTU") \
 	_(NR_ECTR_OPCODE_MISMATCH, "opcode_mismatch", "opcode differs from the slot's")         \
 	_(NR_ECTR_TAG_MISMATCH, "tag_mismatch", "immediate tags of one message disagree")       \
 	_(NR_ECTR_UNKNOWN_CONN, "unknown_conn", "data for an unregistered QPN")                 \
@@ -225,8 +233,10 @@ struct nr_job_stats {
  * (mtu bytes) and the contributor bitmap (8 bytes per 64 connections): the
  * slot's state, and per connection one held-packet record and the RETH of
  * its packet (what the status monitor's repairs rebuild a first packet
- * with).  The engine asserts that its structures have these sizes
- * (agg_internal.h).
+ * with).  A 16-bit job also holds FP32 accumulators (2 x mtu bytes): one
+ * per packet of room in streaming mode, one for the job in ordered mode
+ * (nr_job_acc_packets).  The engine asserts that its structures have these
+ * sizes (agg_internal.h).
  */
 #define NR_JOB_SLOT_BYTES 24
 #define NR_JOB_HELD_BYTES 32
@@ -242,6 +252,8 @@ int nr_job_spec_validate(const struct nr_job_spec *spec, char *err, size_t errle
 
 /* Packets of pool room a spec asks for, per channel: pool_msgs * ceil(msg_size / mtu). */
 uint32_t nr_job_pool_packets(const struct nr_job_spec *spec);
+/* FP32 accumulators of 2 x mtu bytes a channel of a 16-bit job holds (0 for FP32). */
+uint32_t nr_job_acc_packets(const struct nr_job_spec *spec);
 /* Bytes of engine memory a channel's pool takes (validation caps it at 256 MiB). */
 uint64_t nr_job_mem_bytes(const struct nr_job_spec *spec);
 /*

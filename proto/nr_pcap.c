@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nr-pcap: decode the RoCEv2 packets of pcap/pcapng captures and check their
  * ICRC.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses and bytes as text (see nr_text.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Packet builders (see roce_build.h): the frame an RNIC would send, ICRC
  * included.  Headers are written through the accessors of roce_hdr.h.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The RoCEv2 ICRC (see roce_icrc.h), rxe_icrc.c style: the masked headers are
  * copied into a small stack buffer and CRC'd, then the CRC continues directly

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The IBTA base transport opcode table (IBA vol 1 section 9.2, table 35; CNP
  * from the RoCEv2 annex A17), rxe_opcode.c style.  Offsets are counted from

@@ -270,6 +270,17 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
+/* name is one of the comma list's items */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 static void usage(FILE *o)
 {
 	fprintf(o, "usage: nr-bench-agg [--json] [--quick] [-h]\n"
@@ -280,6 +291,8 @@ static void usage(FILE *o)
 		"  --quick  shorter runs, fewer repetitions\n"
 		"  --wall   time with the wall clock (default: thread CPU time, right on a\n"
 		"           shared machine; use --wall on a dedicated core)\n"
+		"  --dtype LIST  the element types, fp32,bf16 (default), fp16 too: a 16-bit job's\n"
+		"           payloads widened, summed in FP32, rounded once (Gbit/s of payload)\n"
 		"  --workers N, --payload B, --kernel avx512|scalar, --mode ordered|streaming\n"
 		"           run only those (for profiling)\n");
 }
@@ -293,19 +306,21 @@ int main(int argc, char **argv)
 		{ "payload", required_argument, NULL, 'p' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "dtype", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const uint32_t ns[] = { 2, 4, 8, 16, 32 }, pays[] = { 1024, 4096 };
 	bool json = false, quick = false;
 	uint32_t only_n = 0, only_pay = 0;
-	const char *only_k = NULL, *only_m = NULL;
+	const char *only_k = NULL, *only_m = NULL, *dtypes = "fp32,bf16";
 	unsigned reps;
 	uint64_t volume;
 	char cpu[128];
 	int o;
 
-	while ((o = getopt_long(argc, argv, "jqhwn:p:k:m:", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "jqhwn:p:k:m:d:", lo, NULL)) != -1) {
 		switch (o) {
+		case 'd': dtypes = optarg; break;
 		case 'w': bench_clock = CLOCK_MONOTONIC; break;
 		case 'k': only_k = optarg; break;
 		case 'm': only_m = optarg; break;
@@ -328,15 +343,15 @@ int main(int argc, char **argv)
 		       "%llu MiB input per rep, %s time\n", WINDOW, ACK_EVERY, reps,
 		       (unsigned long long)(volume >> 20),
 		       bench_clock == CLOCK_MONOTONIC ? "wall-clock" : "thread CPU");
-		printf("  %-7s %-10s %3s %7s %9s %8s %11s %8s\n", "kernel", "mode", "N", "payload",
-		       "Gbit/s", "Mpps", "memcpy Gb/s", "ratio");
+		printf("  %-7s %-10s %-5s %3s %7s %9s %8s %11s %8s\n", "kernel", "mode", "dtype", "N",
+		       "payload", "Gbit/s", "Mpps", "memcpy Gb/s", "ratio");
 	}
 	for (unsigned pi = 0; pi < 2; pi++) {
 		for (unsigned ni = 0; ni < 5; ni++) {
 			uint32_t n = ns[ni], pay = pays[pi];
 			uint64_t slots = volume / ((uint64_t)n * pay);
 			struct bench b;
-			double t[8], mgbps;
+			double t_[8], mgbps;
 			uint8_t *dst;
 
 			if ((only_n && n != only_n) || (only_pay && pay != only_pay))
@@ -351,8 +366,8 @@ int main(int argc, char **argv)
 			memset(dst, 0, (size_t)WINDOW * n * pay);
 			run_memcpy(&b, dst, slots / 4 + 1);              /* warm-up */
 			for (unsigned r = 0; r < reps; r++)
-				t[r] = run_memcpy(&b, dst, slots);
-			mgbps = slots * (double)n * pay * 8 / nr_bench_median(t, reps) / 1e9;
+				t_[r] = run_memcpy(&b, dst, slots);
+			mgbps = slots * (double)n * pay * 8 / nr_bench_median(t_, reps) / 1e9;
 			free(dst);
 			if (json)
 				printf("{\"bench\":\"memcpy\",\"workers\":%u,\"payload\":%u,\"gbps\":%.2f}\n",
@@ -362,29 +377,31 @@ int main(int argc, char **argv)
 
 				if (!nr_sum_get(k) || (only_k && strcmp(only_k, nr_sum_get(k)->name)))
 					continue;
+				for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
 				for (uint8_t mode = 0; mode < 2; mode++) {
 					double s, gbps, mpps;
 					const char *mname = mode ? "streaming" : "ordered";
 
-					if (only_m && strcmp(only_m, mname))
+					if ((only_m && strcmp(only_m, mname)) || !listed(dtypes, nr_elem_name(t)))
 						continue;
 
 					b.spec->mode = mode;
+					b.spec->dtype = (uint8_t)t;
 					run_engine(&b, k, slots / 4 + 1);     /* warm-up */
 					for (unsigned r = 0; r < reps; r++)
-						t[r] = run_engine(&b, k, slots);
-					s = nr_bench_median(t, reps);
+						t_[r] = run_engine(&b, k, slots);
+					s = nr_bench_median(t_, reps);
 					gbps = slots * (double)n * pay * 8 / s / 1e9;
 					mpps = slots * (double)n / s / 1e6;
 					if (json)
 						printf("{\"bench\":\"engine\",\"kernel\":\"%s\",\"mode\":\"%s\","
-						       "\"workers\":%u,\"payload\":%u,\"gbps\":%.2f,"
-						       "\"mpps\":%.3f}\n", nr_sum_get(k)->name, mname, n,
-						       pay, gbps, mpps);
+						       "\"dtype\":\"%s\",\"workers\":%u,\"payload\":%u,"
+						       "\"gbps\":%.2f,\"mpps\":%.3f}\n", nr_sum_get(k)->name,
+						       mname, nr_elem_name(t), n, pay, gbps, mpps);
 					else
-						printf("  %-7s %-10s %3u %7u %9.2f %8.3f %11.2f %8.2f\n",
-						       nr_sum_get(k)->name, mname, n, pay, gbps, mpps,
-						       mgbps, gbps / mgbps);
+						printf("  %-7s %-10s %-5s %3u %7u %9.2f %8.3f %11.2f %8.2f\n",
+						       nr_sum_get(k)->name, mname, nr_elem_name(t), n, pay,
+						       gbps, mpps, mgbps, gbps / mgbps);
 					fflush(stdout);
 				}
 			}

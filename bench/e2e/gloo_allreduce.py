@@ -19,6 +19,11 @@ starting at a different rank), so an element is wrong when it differs from
 the rank-ordered reference by more than 1e-5 * (sum of |contributions|), or
 from rank 0's result.  The contributions are nr-mpi-allreduce's.
 
+--dtype fp16 or bf16 (torch 2.x's Gloo; 1.13's sums fp16 only): the same
+contributions rounded to the type, all-reduced as it (Gloo's ring rounds at
+every hop), bytes = elements x 2; --check then allows the ring's roundings,
+world x 2^-7 (bf16) or 2^-10 (fp16) of the sum of |contributions|.
+
 Exit: 0 all right, 1 some element wrong, 2 error.
 """
 import argparse
@@ -54,15 +59,28 @@ def elem(rank, count):
     return v * np.float32(3.0) + np.float32(0.001) * np.float32(rank)
 
 
-def wrong_elements(got, root_got, world):
-    ref = np.zeros(got.shape, dtype=np.float32)
-    mag = np.zeros(got.shape, dtype=np.float64)
+# --dtype: torch's type, the check's relative tolerance per rank (16-bit: a rounding a hop)
+DTYPES = {"fp32": ("float32", 0.0), "bf16": ("bfloat16", 2.0 ** -7), "fp16": ("float16", 2.0 ** -10)}
+
+
+def contributions(rank, count, dtype):
+    """elem() as a tensor of dtype (rounded to it)."""
+    import torch
+    return torch.from_numpy(elem(rank, count)).to(getattr(torch, DTYPES[dtype][0]))
+
+
+def wrong_elements(got, root_got, world, dtype):
+    """got, root_got: tensors of dtype."""
+    g = got.double().numpy()
+    ref = np.zeros(g.shape, dtype=np.float32)
+    mag = np.zeros(g.shape, dtype=np.float64)
     for r in range(world):
-        v = elem(r, got.size)
+        v = contributions(r, g.size, dtype).float().numpy()
         ref += v
         mag += np.abs(v.astype(np.float64))
-    off = np.abs(got.astype(np.float64) - ref.astype(np.float64)) > REL_TOL * mag + 1e-30
-    off |= got.view(np.uint32) != root_got.view(np.uint32)
+    tol = REL_TOL if dtype == "fp32" else world * DTYPES[dtype][1]
+    off = np.abs(g - ref.astype(np.float64)) > tol * mag + 1e-30
+    off |= (got != root_got).numpy() & ~(np.isnan(g) & np.isnan(root_got.double().numpy()))
     return int(off.sum())
 
 
@@ -76,6 +94,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--dtype", choices=tuple(DTYPES), default="fp32")
     o = ap.parse_args()
     if o.iters < 1 or o.warmup < 0 or o.stepfactor <= 1:
         ap.error("--iters >= 1, --warmup >= 0, -f > 1")
@@ -86,10 +105,11 @@ def main():
     dist.init_process_group("gloo", init_method="env://")
     rank, world = dist.get_rank(), dist.get_world_size()
     wrong_total = 0
-    size = max(4, o.minbytes)
+    es = 4 if o.dtype == "fp32" else 2
+    size = max(es, o.minbytes)
     while True:   # every size from -b, times -f, up to -e inclusive
-        count = size // 4
-        send = torch.from_numpy(elem(rank, count))
+        count = size // es
+        send = contributions(rank, count, o.dtype)
         buf = send.clone()
         for _ in range(o.warmup):
             buf.copy_(send)
@@ -106,16 +126,15 @@ def main():
         if o.check:
             root_got = buf.clone()
             dist.broadcast(root_got, 0)
-            w = torch.tensor([wrong_elements(buf.numpy(), root_got.numpy(), world)],
-                             dtype=torch.int64)
+            w = torch.tensor([wrong_elements(buf, root_got, world, o.dtype)], dtype=torch.int64)
             dist.reduce(w, 0)
             wrong = int(w.item())
         if rank == 0:
-            nbytes = count * 4
+            nbytes = count * es
             algbw = nbytes / med / 1e9
             busbw = algbw * 2 * (world - 1) / world
             if o.json:
-                print(json.dumps({"algo": "gloo", "ranks": world, "bytes": nbytes,
+                print(json.dumps({"algo": "gloo", "dtype": o.dtype, "ranks": world, "bytes": nbytes,
                                   "time_us": round(med * 1e6, 2), "algbw_gbps": algbw,
                                   "busbw_gbps": busbw, "wrong": wrong},
                                  separators=(",", ":")), flush=True)
@@ -125,7 +144,7 @@ def main():
             wrong_total += wrong
         if size >= o.maxbytes:
             break
-        size = min(o.maxbytes, max(size + 4, int(size * o.stepfactor)))
+        size = min(o.maxbytes, max(size + es, int(size * o.stepfactor)))
     dist.destroy_process_group()
     return 1 if wrong_total else 0
 

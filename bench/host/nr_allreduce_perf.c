@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "host/netreduce.h"
+#include "proto/nr_elem.h"
 #include "proto/nr_text.h"
 
 #define NR_PERF_RACKS 64
@@ -30,6 +31,8 @@ struct opts {
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
 	enum nr_op op;           /* --op: NR_SUM (default) or NR_MAX */
+	enum nr_dtype dtype;     /* --dtype: NR_FLOAT32 (default), NR_BF16, NR_FP16 */
+	size_t es;               /* bytes of an element */
 	int local;           /* ranks per host (NR_LOCAL_SIZE), for the reference */
 	int nracks;          /* NR_RACKS: racks (0: none), their sizes, which have a box */
 	int rack_agents;     /* NR_RACK_AGENTS (0: the smallest rack) */
@@ -50,6 +53,9 @@ static void usage(FILE *f)
 "                        (default: netreduce when NR_SWITCH is set, else ring)\n"
 "      --op OP           sum (default) or max; max registers the box job for max\n"
 "                        (NR_REDUCE=max) unless NR_REDUCE says otherwise\n"
+"      --dtype T         fp32 (default), bf16 or fp16: the elements (sizes stay in\n"
+"                        bytes); 16-bit sums are FP32 sums rounded once through the\n"
+"                        box, rounded at every hop on the ring (netreduce.h)\n"
 "  -c, --check           after the timed iterations, run once more with data\n"
 "                        derived from (rank, index, size) and count the elements\n"
 "                        that differ from the reference (the documented order of\n"
@@ -63,7 +69,7 @@ static void usage(FILE *f)
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
-"                        {\"algo\",\"variant\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
+"                        {\"algo\",\"variant\",\"dtype\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
 "                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
 "                        local: ranks per host)\n"
 "                        (bandwidths in GB/s = 1e9 bytes/s, as in the table)\n"
@@ -208,6 +214,52 @@ static void reference(const struct opts *o, uint64_t salt, int world, float *ref
 	free(l);
 }
 
+/* 16-bit data: value() rounded to the type (scaled down for fp16, whose range is 65504) */
+static uint16_t value16(const struct opts *o, uint64_t salt, int rank, size_t i)
+{
+	float v = value(salt, rank, i) / (o->dtype == NR_FP16 ? 256.0f : 1.0f);
+
+	return o->dtype == NR_BF16 ? nr_bf16_round(v) : nr_fp16_round(v);
+}
+
+static float widen16(const struct opts *o, uint16_t h)
+{
+	return o->dtype == NR_BF16 ? nr_bf16_widen(h) : nr_fp16_widen(h);
+}
+
+static uint16_t round16(const struct opts *o, float f)
+{
+	return o->dtype == NR_BF16 ? nr_bf16_round(f) : nr_fp16_round(f);
+}
+
+/*
+ * 16-bit references (one rank a host, netreduce.h): through the box the ranks'
+ * elements widened and summed in FP32 in rank order, rounded once; on the ring
+ * summed round the ring from the rank whose chunk holds the element, rounded
+ * at every hop.
+ */
+static void reference16(const struct opts *o, uint64_t salt, int world, uint16_t *ref,
+			size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (!o->ring) {
+			float acc = widen16(o, value16(o, salt, 0, i));
+
+			for (int r = 1; r < world; r++)
+				acc = acc + widen16(o, value16(o, salt, r, i));
+			ref[i] = round16(o, acc);
+		} else {
+			int start = chunk_of(i, count, world);
+			uint16_t acc = value16(o, salt, start, i);
+
+			for (int j = 1; j < world; j++)
+				acc = round16(o, widen16(o, acc) +
+					      widen16(o, value16(o, salt, (start + j) % world, i)));
+			ref[i] = acc;
+		}
+	}
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -223,11 +275,11 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int run_op(struct nr_comm *c, const struct opts *o, const float *s, float *r,
+static int run_op(struct nr_comm *c, const struct opts *o, const void *s, void *r,
 		  size_t count)
 {
-	return o->ring ? nr_ring_allreduce(c, s, r, count, NR_FLOAT32, o->op)
-		       : nr_allreduce_flags(c, s, r, count, NR_FLOAT32, o->op,
+	return o->ring ? nr_ring_allreduce(c, s, r, count, o->dtype, o->op)
+		       : nr_allreduce_flags(c, s, r, count, o->dtype, o->op,
 					    o->tolerant ? NR_MSG_TOLERANT : 0);
 }
 
@@ -239,22 +291,28 @@ static int fail(struct nr_comm *c, int rank, int rc)
 }
 
 /* Wrong elements of this rank, summed over all ranks (plain ring: exact for counts < 2^24). */
-static int check_size(struct nr_comm *c, const struct opts *o, float *send, float *recv,
-		      float *ref, size_t count, int rank, int world, double *wrong_all)
+static int check_size(struct nr_comm *c, const struct opts *o, void *send, void *recv,
+		      void *ref, size_t count, int rank, int world, double *wrong_all)
 {
 	uint64_t salt = 0x5eed0000ull + count;
 	float wrong = 0, total;
 	int rc;
 
 	for (size_t i = 0; i < count; i++)
-		send[i] = value(salt, rank, i);
-	reference(o, salt, world, ref, count);
-	memset(recv, 0xff, count * 4);
+		if (o->dtype == NR_FLOAT32)
+			((float *)send)[i] = value(salt, rank, i);
+		else
+			((uint16_t *)send)[i] = value16(o, salt, rank, i);
+	if (o->dtype == NR_FLOAT32)
+		reference(o, salt, world, ref, count);
+	else
+		reference16(o, salt, world, ref, count);
+	memset(recv, 0xff, count * o->es);
 	rc = run_op(c, o, send, recv, count);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < count; i++)
-		wrong += memcmp(&recv[i], &ref[i], 4) != 0;
+		wrong += memcmp((uint8_t *)recv + i * o->es, (uint8_t *)ref + i * o->es, o->es) != 0;
 	rc = nr_ring_allreduce(c, &wrong, &total, 1, NR_FLOAT32, NR_SUM);
 	*wrong_all = total;
 	return rc;
@@ -262,28 +320,32 @@ static int check_size(struct nr_comm *c, const struct opts *o, float *send, floa
 
 static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 {
-	size_t maxcount = o->max / 4 ? o->max / 4 : 1;
-	float *send = malloc(maxcount * 4), *recv = malloc(maxcount * 4);
-	float *ref = o->check ? malloc(maxcount * 4) : NULL;
+	size_t maxcount = o->max / o->es ? o->max / o->es : 1;
+	uint8_t *send = malloc(maxcount * o->es), *recv = malloc(maxcount * o->es);
+	uint8_t *ref = o->check ? malloc(maxcount * o->es) : NULL;
+	const char *dt = o->dtype == NR_BF16 ? "bf16" : o->dtype == NR_FP16 ? "fp16" : "fp32";
 	double *t = malloc(sizeof(double) * (o->iters ? o->iters : 1));
 	const char *algo = o->ring ? "ring" : "netreduce";
 	int status = 0, rc = 0;
 
 	if (!send || !recv || !t || (o->check && !ref)) {
 		fprintf(stderr, "nr-allreduce-perf: rank %d: cannot allocate %zu bytes\n", rank,
-			maxcount * 4);
+			maxcount * o->es);
 		return 2;
 	}
 	for (size_t i = 0; i < maxcount; i++)
-		send[i] = value(1, rank, i);
+		if (o->dtype == NR_FLOAT32)
+			((float *)send)[i] = value(1, rank, i);
+		else
+			((uint16_t *)send)[i] = value16(o, 1, rank, i);
 	if (rank == 0 && !o->json)
-		printf("# nr-allreduce-perf: algo %s (%s), %d ranks, %d per host, credits %u, "
+		printf("# nr-allreduce-perf: algo %s (%s), %s, %d ranks, %d per host, credits %u, "
 		       "box channels %u\n"
-		       "# %12s %12s %12s %12s %12s %8s\n", algo, nr_comm_algo(c), world, o->local,
+		       "# %12s %12s %12s %12s %12s %8s\n", algo, nr_comm_algo(c), dt, world, o->local,
 		       nr_comm_credits(c), nr_comm_channels(c), "size(B)", "count", "time(us)",
 		       "algbw(GB/s)", "busbw(GB/s)", "#wrong");
 	for (size_t bytes = o->min; bytes <= o->max; ) {
-		size_t count = bytes / 4;
+		size_t count = bytes / o->es;
 		double wrong = 0, med, algbw, busbw;
 
 		for (int i = 0; i < o->warmup && !rc; i++)
@@ -303,22 +365,22 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		qsort(t, o->iters, sizeof(double), cmp_double);
 		med = o->iters ? (o->iters % 2 ? t[o->iters / 2]
 				  : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2) : 0;
-		algbw = med > 0 ? count * 4 / med / 1e3 : 0;
+		algbw = med > 0 ? count * o->es / med / 1e3 : 0;
 		busbw = algbw * 2 * (world - 1) / world;
 		if (wrong > 0)
 			status = 1;
 		if (rank == 0 && o->json)
-			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"ranks\":%d,\"local\":%d,"
-			       "\"channels\":%u,\"bytes\":%zu,\"time_us\":%.2f,\"algbw_gbps\":%.6g,"
-			       "\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo, nr_comm_algo(c), world,
-			       o->local, o->ring ? 0 : nr_comm_channels(c), count * 4, med, algbw, busbw,
-			       wrong);
+			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,"
+			       "\"local\":%d,\"channels\":%u,\"bytes\":%zu,\"time_us\":%.2f,"
+			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo,
+			       nr_comm_algo(c), dt, world, o->local, o->ring ? 0 : nr_comm_channels(c),
+			       count * o->es, med, algbw, busbw, wrong);
 		else if (rank == 0)
-			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * 4, count, med,
+			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * o->es, count, med,
 			       algbw, busbw, wrong);
 		fflush(stdout);
 		size_t next = (size_t)ceil(bytes * o->factor);
-		bytes = next > bytes ? next : bytes + 4;
+		bytes = next > bytes ? next : bytes + o->es;
 	}
 	free(send);
 	free(recv);
@@ -364,7 +426,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -374,7 +436,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
-		{ "tolerant", 0, 0, O_TOLERANT },
+		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -408,6 +470,16 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
 		case O_BOXES: o->boxes_arg = optarg; break;
 		case O_TOLERANT: o->tolerant = true; break;
+		case O_DTYPE:
+			if (!strcmp(optarg, "fp32"))
+				o->dtype = NR_FLOAT32;
+			else if (!strcmp(optarg, "bf16"))
+				o->dtype = NR_BF16;
+			else if (!strcmp(optarg, "fp16"))
+				o->dtype = NR_FP16;
+			else
+				goto bad;
+			break;
 		case O_OP:
 			if (strcmp(optarg, "sum") && strcmp(optarg, "max"))
 				goto bad;
@@ -433,14 +505,21 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		fprintf(stderr, "nr-allreduce-perf: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	if (o->min < 4 || o->min > o->max) {
-		fprintf(stderr, "nr-allreduce-perf: sizes: need 4 <= -b <= -e (got %zu, %zu)\n",
-			o->min, o->max);
+	o->es = o->dtype == NR_FLOAT32 ? 4 : 2;
+	if (o->min < o->es || o->min > o->max) {
+		fprintf(stderr, "nr-allreduce-perf: sizes: need %zu <= -b <= -e (got %zu, %zu)\n",
+			o->es, o->min, o->max);
 		return -1;
 	}
 	if (!o->algo_set)
 		o->ring = cfg->switch_addr == NULL;
 	o->local = cfg->local_size > 0 ? cfg->local_size : 1;
+	if (o->dtype != NR_FLOAT32 && o->check && (o->local > 1 || cfg->racks)) {
+		fprintf(stderr, "nr-allreduce-perf: --dtype %s with --check: one rank a host, no "
+			"racks (the library sums 16-bit types on flat communicators)\n",
+			o->dtype == NR_BF16 ? "bf16" : "fp16");
+		return -1;
+	}
 	return parse_racks(o, cfg);
 bad:
 	fprintf(stderr, "nr-allreduce-perf: bad value \"%s\" for -%c (see -h)\n", optarg,

@@ -136,6 +136,7 @@ struct nr_job_spec *bench_job_spec(const struct bench *B, unsigned k)
 	sp->pool_msgs = 2 * B->w;
 	sp->timeout_ms = 60000;
 	sp->mode = NR_SUM_ORDERED;
+	sp->dtype = B->dtype;
 	sp->result_key = 0x6e720001;   /* as the control API sets one: results' ImmDt rewritten */
 	for (unsigned c = 0; c < k; c++)
 		for (unsigned r = 0; r < B->n; r++) {

@@ -45,6 +45,7 @@ struct bench_chan {
 
 struct bench {
 	unsigned n, payload, w, reps;
+	uint8_t dtype;            /* the job's element type (--dtype): enum nr_elem_type */
 	double seconds;
 	bool json, quick, no_icrc_check;
 	bool only_agg;         /* --only-aggregate: stage 1's aggregate path alone */

@@ -10,9 +10,10 @@
 #include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
 
-void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check)
+void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check, unsigned dtype)
 {
 	k->sum = nr_sum_best();
+	k->half = dtype == NR_ELEM_FP32 ? NULL : nr_sum_half(k->sum, dtype);
 	nr_crc_shift_init(&k->shift, payload);
 	k->icrc_check = icrc_check;
 }
@@ -61,7 +62,10 @@ double bench_kernels_run(const struct bench_kernels *k, bool sums, struct rte_mb
 				srcs[r] = rte_pktmbuf_mtod(order[q], uint8_t *) + recs[q].pay_off;
 				dst[r] = (void *)srcs[r];
 			}
-			k->sum->sum_fanout(sum, srcs, n, dst, n, len);
+			if (k->half)
+				k->half->sum_fanout(sum, srcs, n, dst, n, len);
+			else
+				k->sum->sum_fanout(sum, srcs, n, dst, n, len);
 			tail = nr_crc32(0, sum, len);
 			for (unsigned r = 0; r < n; r++) {
 				unsigned q = base + r * b + i;

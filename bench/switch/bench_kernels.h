@@ -15,12 +15,14 @@
 /* What the kernels run with: the box's sum kernel, a shift table for the payload. */
 struct bench_kernels {
 	const struct nr_sum_ops *sum;
+	const struct nr_half_ops *half;   /* a 16-bit job's (NULL: FP32) */
 	struct nr_crc_shift shift;
 	bool icrc_check;          /* the box checks the ICRC of its input (not --no-icrc-check) */
 };
 
-/* The box's sum kernel (as the engine picks it), a shift table for payload bytes. */
-void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check);
+/* The box's sum kernel (as the engine picks it) for elements of dtype (enum
+ * nr_elem_type), a shift table for payload bytes. */
+void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check, unsigned dtype);
 
 /*
  * The kernels of the box's aggregate path over a window, and nothing else:
@@ -28,7 +30,8 @@ void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_che
  * without k->icrc_check), in that order, prefetched as the box's loop does;
  * and with sums, for every slot, once the round of bursts that completes it
  * is checked, the ordered sum of its n payloads written into its n frames
- * (the sum kernel's sum_fanout, with a copy into res, a ring of slots of mtu
+ * (the sum kernel's sum_fanout, a 16-bit job's widening, FP32 sum and
+ * rounding, with a copy into res, a ring of slots of mtu
  * bytes), the CRC of the sum and each result's ICRC from its headers and that
  * CRC (nr_icrc_compute_tail), stored, as the box's emit does.  order is the
  * feed order (bench_feed_order: rounds of one burst of `burst` frames a rank,

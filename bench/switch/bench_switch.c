@@ -29,6 +29,9 @@
  * --payload 1024,4096 (the default): every run above for each payload (the
  * RoCE path MTU: 1 KiB on a 1500-byte fabric, 4 KiB on a jumbo one) in turn,
  * in one process, then the aggregate path and its cold touch side by side.
+ * --dtype fp32,bf16 (the default): each payload's runs for a job of each
+ * element type (a 16-bit job's payloads widened, summed in FP32, rounded once:
+ * twice the elements a packet), side by side with the rest.
  */
 #include <errno.h>
 #include <limits.h>
@@ -197,7 +200,7 @@ static void use_payload(struct bench *B, unsigned p)
 {
 	B->payload = p;
 	B->touch_bytes = 2 * (size_t)B->w * PKTS_PER_MSG * bench_slot_bytes(p);
-	bench_kernels_init(B->kern, B->payload, !B->no_icrc_check);
+	bench_kernels_init(B->kern, B->payload, !B->no_icrc_check, B->dtype);
 	bench_templates(B);
 }
 
@@ -427,10 +430,10 @@ static void report_json(struct bench *B, struct figures *F)
 	double knm = kn * 1e9 / 8 / B->payload / 1e6;
 	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
-	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
-	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"unbound_mpps\":%.3f,\"bind_ns\":%.1f",
-	       B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am, med(F->ub_m, B->reps),
-	       med(F->bind_ns, B->reps));
+	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"dtype\":\"%s\",\"workers\":1,"
+	       "\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,"
+	       "\"unbound_mpps\":%.3f,\"bind_ns\":%.1f", nr_elem_name(B->dtype), B->n, B->payload,
+	       med(F->agg_g, B->reps), am, 1e3 / am, med(F->ub_m, B->reps), med(F->bind_ns, B->reps));
 	if (!B->only_agg)   /* the threaded run's wall figure */
 		printf(",\"wall_gbps\":%.2f", med(F->thr_w, B->reps));
 	printf("}\n");
@@ -438,24 +441,25 @@ static void report_json(struct bench *B, struct figures *F)
 		printf("{\"bench\":\"switch\",\"path\":\"forward\",\"workers\":1,\"conns\":%u,\"payload\":%u,"
 		       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f}\n",
 		       B->n, B->payload, med(F->fwd_g, B->reps), fm, 1e3 / fm);
-	printf("{\"bench\":\"cold_touch\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
-	       "\"ns_per_pkt\":%.1f,\"box_ratio\":%.3f}\n", B->n, B->payload, ct, ctm, 1e3 / ctm,
-	       med(F->ratio, B->reps));
+	printf("{\"bench\":\"cold_touch\",\"dtype\":\"%s\",\"conns\":%u,\"payload\":%u,"
+	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"box_ratio\":%.3f}\n",
+	       nr_elem_name(B->dtype), B->n, B->payload, ct, ctm, 1e3 / ctm, med(F->ratio, B->reps));
 	if (ck > 0)
 		printf("{\"bench\":\"icrc_check\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,"
 		       "\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"touch_ratio\":%.3f}\n", B->n, B->payload, ck,
 		       ckm, 1e3 / ckm, ck / ct);
-	printf("{\"bench\":\"kernels\",\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
-	       "\"ns_per_pkt\":%.1f,\"touch_ratio\":%.3f}\n", B->n, B->payload, kn, knm, 1e3 / knm,
-	       kn / ct);
+	printf("{\"bench\":\"kernels\",\"dtype\":\"%s\",\"conns\":%u,\"payload\":%u,"
+	       "\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,\"touch_ratio\":%.3f}\n",
+	       nr_elem_name(B->dtype), B->n, B->payload, kn, knm, 1e3 / knm, kn / ct);
 	printf("{\"bench\":\"memcpy\",\"gbps\":%.2f}\n", med(F->mc, B->reps));
 	for (unsigned r = 0; r < B->n_runs; r++) {
 		double g = med(F->wk_g[r], B->reps);
 
-		printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"job\":\"channels\",\"workers\":%u,"
-		       "\"channels\":%u,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,"
-		       "\"ns_per_pkt_worker\":%.1f,\"wall_gbps\":%.2f,\"scaling\":%.2f}\n",
-		       B->workers[r], B->workers[r], B->n, B->payload, g, med(F->wk_m[r], B->reps),
+		printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"job\":\"channels\",\"dtype\":\"%s\","
+		       "\"workers\":%u,\"channels\":%u,\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,"
+		       "\"mpps\":%.3f,\"ns_per_pkt_worker\":%.1f,\"wall_gbps\":%.2f,\"scaling\":%.2f}\n",
+		       nr_elem_name(B->dtype), B->workers[r], B->workers[r], B->n, B->payload, g,
+		       med(F->wk_m[r], B->reps),
 		       med(F->wk_ns[r], B->reps), med(F->wk_wall[r], B->reps), scaling(B, F, r));
 	}
 }
@@ -468,9 +472,10 @@ static void report_text(struct bench *B, struct figures *F)
 	double kn = med(F->kn_g, B->reps), knm = kn * 1e9 / 8 / B->payload / 1e6;
 	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
-	printf("nr-bench-switch: %u connections, %u-byte payload, %u packets a message, W=%u messages, "
-	       "kernel %s%s, ring ports, %u x %.1f s, medians\n", B->n, B->payload, PKTS_PER_MSG, B->w,
-	       B->kernel, B->no_icrc_check ? ", no ICRC check on input" : "", B->reps, B->seconds);
+	printf("nr-bench-switch: %u connections, %u-byte payload of %s, %u packets a message, W=%u "
+	       "messages, kernel %s%s, ring ports, %u x %.1f s, medians\n", B->n, B->payload,
+	       nr_elem_name(B->dtype), PKTS_PER_MSG, B->w, B->kernel,
+	       B->no_icrc_check ? ", no ICRC check on input" : "", B->reps, B->seconds);
 	printf("%-12s %10s %10s %10s\n", "path", "Gbit/s", "Mpps", "ns/pkt");
 	printf("%-12s %10.2f %10.3f %10.1f\n", "aggregate", ag, am, 1e3 / am);
 	printf("%-12s %10.2f %10.3f %10.1f\n", "  unbound", med(F->ub_m, B->reps) * 8 * B->payload / 1e3,
@@ -524,32 +529,57 @@ static void report_text(struct bench *B, struct figures *F)
 	       "repetitions' ratios (each repetition runs every worker count in turn).\n");
 }
 
-/* Payloads side by side: the aggregate path against its cold touch. */
-static void report_payloads(struct bench *B, struct figures *F, const unsigned *pay, unsigned np)
+/* Payloads and element types side by side: the aggregate path against its cold touch. */
+static void report_payloads(struct bench *B, struct figures *F, const unsigned *pay, unsigned np,
+			    const uint8_t *dt, unsigned nd)
 {
-	printf("\npayloads side by side (%u connections, one core, medians of %u runs):\n", B->n,
-	       B->reps);
-	printf("%-8s %10s %10s %10s %14s %12s %10s\n", "payload", "Gbit/s", "Mpps", "ns/pkt",
-	       "cold touch G", "touch Mpps", "agg/touch");
-	for (unsigned k = 0; k < np; k++) {
+	printf("\npayloads and element types side by side (%u connections, one core, medians of %u "
+	       "runs):\n", B->n, B->reps);
+	printf("%-8s %-5s %10s %10s %10s %14s %12s %10s %10s\n", "payload", "dtype", "Gbit/s", "Mpps",
+	       "ns/pkt", "cold touch G", "touch Mpps", "agg/touch", "Gelem/s");
+	for (unsigned k = 0; k < np * nd; k++) {
+		unsigned p = pay[k / nd];
 		double ag = med(F[k].agg_g, B->reps), am = med(F[k].agg_m, B->reps);
 		double ct = med(F[k].ct_g, B->reps);
 
-		printf("%-8u %10.2f %10.3f %10.1f %14.2f %12.3f %10.2f\n", pay[k], ag, am, 1e3 / am, ct,
-		       ct * 1e9 / 8 / pay[k] / 1e6, med(F[k].ratio, B->reps));
+		printf("%-8u %-5s %10.2f %10.3f %10.1f %14.2f %12.3f %10.2f %10.2f\n", p,
+		       nr_elem_name(dt[k % nd]), ag, am, 1e3 / am, ct, ct * 1e9 / 8 / p / 1e6,
+		       med(F[k].ratio, B->reps), ag / 8 / nr_elem_size(dt[k % nd]));
 	}
 	printf("(Gbit/s of gradient payload into the box per CPU-second; a larger MTU carries the same\n"
-	       "bytes in fewer packets, so the per-packet costs (parse, lookup, rx/tx) weigh less)\n");
+	       "bytes in fewer packets, so the per-packet costs (parse, lookup, rx/tx) weigh less;\n"
+	       "Gelem/s: elements summed a second, a 16-bit packet carries twice FP32's)\n");
+}
+
+/* "fp32,bf16" into dt[], *nd of them; 0 or -1. */
+static int parse_dtypes(const char *s, uint8_t *dt, unsigned *nd)
+{
+	*nd = 0;
+	while (*s) {
+		unsigned t;
+		size_t len = strcspn(s, ",");
+
+		for (t = 0; t < NR_ELEM_TYPES; t++)
+			if (strlen(nr_elem_name(t)) == len && !strncmp(s, nr_elem_name(t), len))
+				break;
+		if (t == NR_ELEM_TYPES || *nd == NR_ELEM_TYPES)
+			return -1;
+		dt[(*nd)++] = (uint8_t)t;
+		s += len + (s[len] == ',');
+	}
+	return *nd ? 0 : -1;
 }
 
 /* ---- main ---------------------------------------------------------------- */
 
 static void usage(const char *p)
 {
-	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--window W] [--workers LIST]\n"
-	       "          [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S] [--quick] [--json]\n"
+	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--dtype LIST] [--window W]\n"
+	       "          [--workers LIST] [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S]\n"
+	       "          [--quick] [--json]\n"
 	       "  defaults: N=8, payloads 1024,4096 (each a RoCE path MTU: 256..4096, a power of two;\n"
-	       "  every run for each in turn, then side by side), W=32 messages of 16 packets in\n"
+	       "  every run for each in turn, then side by side), element types fp32,bf16 (fp16 too:\n"
+	       "  each payload's runs for a job of each), W=32 messages of 16 packets in\n"
 	       "  flight, 5 repetitions of 2 s\n"
 	       "  (--quick: 3 of 0.5 s); --workers 1,2 (as many as the EAL has lcores, at most %d; 0: no\n"
 	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n"
@@ -626,14 +656,16 @@ static int eal_init(int *argc, char ***argv)
 int main(int argc, char **argv)
 {
 	struct bench *B = calloc(1, sizeof(*B));
-	struct figures *F = calloc(MAXPAY, sizeof(*F));
-	unsigned pay[MAXPAY] = { 1024, 4096 }, np = 2, max_pay = 0;
-	const char *payloads = NULL;
+	struct figures *F = calloc(MAXPAY * NR_ELEM_TYPES, sizeof(*F));
+	unsigned pay[MAXPAY] = { 1024, 4096 }, np = 2, max_pay = 0, nd = 2;
+	uint8_t dt[NR_ELEM_TYPES] = { NR_ELEM_FP32, NR_ELEM_BF16 };
+	const char *payloads = NULL, *dtypes = NULL;
 	static const struct option lo[] = {
 		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
 		{ "window", 1, NULL, 'w' }, { "no-icrc-check", 0, NULL, 'i' },
 		{ "workers", 1, NULL, 'W' }, { "only-aggregate", 0, NULL, 'A' },
+		{ "dtype", 1, NULL, 'd' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *workers = NULL;
@@ -651,6 +683,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'n': B->n = (unsigned)atoi(optarg); break;
 		case 'b': payloads = optarg; break;
+		case 'd': dtypes = optarg; break;
 		case 'r': B->reps = (unsigned)atoi(optarg); break;
 		case 'w': B->w = (unsigned)atoi(optarg); break;
 		case 'i': B->no_icrc_check = true; break;
@@ -668,6 +701,10 @@ int main(int argc, char **argv)
 	}
 	if (B == NULL || F == NULL)
 		return 1;
+	if (dtypes && parse_dtypes(dtypes, dt, &nd) != 0) {
+		fprintf(stderr, "bad --dtype '%s': a list of fp32, bf16, fp16\n", dtypes);
+		return 2;
+	}
 	if (B->n < 2 || B->n > MAXN || (payloads && parse_payloads(payloads, pay, &np) != 0) ||
 	    B->reps < 1 || B->reps > MAXREPS || B->w < 1 || B->w > 64) {
 		fprintf(stderr, "bad options: --conns 2..%d, --payload 256..4096 or a list of up to %d "
@@ -702,8 +739,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (B->only_agg)
 		B->n_runs = 0;
-	for (unsigned k = 0; k < np; k++) {
-		use_payload(B, pay[k]);
+	for (unsigned k = 0; k < np * nd; k++) {
+		B->dtype = dt[k % nd];
+		use_payload(B, pay[k / nd]);
 		if (run_stages(B, &F[k]) != 0 || (!B->only_agg && run_generator(B, &F[k]) != 0))
 			return 1;
 		for (unsigned i = 0; i < B->reps; i++)
@@ -719,8 +757,8 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
-	if (!B->json && np > 1)
-		report_payloads(B, F, pay, np);
+	if (!B->json && np * nd > 1)
+		report_payloads(B, F, pay, np, dt, nd);
 	for (unsigned i = 0; i < B->n; i++)
 		rte_eth_dev_close(B->port[i]);
 	rte_mempool_free(B->pool);

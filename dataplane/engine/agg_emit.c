@@ -28,6 +28,37 @@ static void scale_sum(uint8_t *res, uint32_t len, uint32_t n)
 }
 
 /*
+ * A 16-bit job's slot si (agg_sum.h): the n contributions in j->srcs, widened
+ * and summed in FP32 (ordered: now, in rank order; streaming: on arrival,
+ * into the slot's accumulator), rounded once into the stored result and the
+ * packets (j->outs).  A scaled short slot is scaled in FP32, before the
+ * rounding.
+ */
+static void sum_half(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t n, bool scale)
+{
+	const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
+	const struct nr_slot *s = &j->slots[si];
+	uint8_t *res = j->results + (size_t)si * j->mtu;
+	float *acc;
+
+	if (j->mode == NR_SUM_ORDERED && !scale) {
+		h->sum_fanout(res, j->srcs, n, j->outs, n, s->len);
+		return;
+	}
+	if (j->mode == NR_SUM_ORDERED) {
+		acc = j->acc;
+		h->widen(acc, j->srcs[0], s->len);
+		for (uint32_t k = 1; k < n; k++)
+			h->add(acc, j->srcs[k], s->len);
+	} else {
+		acc = nr_slot_acc(j, si);
+	}
+	if (scale)
+		scale_sum((uint8_t *)acc, s->len * 2, j->n);
+	h->narrow_fanout(acc, res, j->outs, n, s->len);
+}
+
+/*
  * The message the emitted slots are in (a job with short slots): its first
  * packet sets the number of slots it may have completed short, from the
  * RETH's length (packets of the message) and short_ppm, and whether its
@@ -69,13 +100,15 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 	}
 	if (missing != NR_CONN_NONE)
 		out = j->spare;         /* the N-1 packets a short slot has */
-	if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_MAX)
+	if (j->dtype != NR_ELEM_FP32)
+		sum_half(e, j, si, n, scale);
+	else if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_MAX)
 		e->sum->max_fanout(res, j->srcs, n, j->outs, n, s->len);
 	else if (j->mode == NR_SUM_ORDERED)
 		e->sum->sum_fanout(res, j->srcs, n, j->outs, scale ? 0 : n, s->len);
-	if (scale)
+	if (j->dtype == NR_ELEM_FP32 && scale)
 		scale_sum(res, s->len, j->n);
-	if (j->mode == NR_SUM_STREAMING || scale)
+	if (j->dtype == NR_ELEM_FP32 && (j->mode == NR_SUM_STREAMING || scale))
 		e->sum->copy_fanout(res, j->outs, n, s->len);
 
 	if (e->ops.emit_slot) {

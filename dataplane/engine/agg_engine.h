@@ -42,7 +42,7 @@
  *   g already released and slot reused (or before the job's start) -> STALE_DROPPED
  *   g at or past next_release + pool_packets -> OCCUPIED_DROPPED
  *   otherwise the slot is FREE or RELEASED: g takes it.
- * Checks on add: BAD_LEN (0, not a multiple of 4, over the MTU), then against
+ * Checks on add: BAD_LEN (0, not a whole number of the job's elements, over the MTU), then against
  * the slot's first contribution OPCODE_MISMATCH, LEN_MISMATCH (job flagged:
  * reason set, still active), TAG_MISMATCH (ImmDt differs: the job fails).
  * ACKs (AETH on the sender's QPN) acknowledge g and everything before; a NAK

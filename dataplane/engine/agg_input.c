@@ -306,7 +306,14 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	s->tolerant &= frame[p->l3_off + 1] >> 2 == j->short_dscp;   /* IPv4 TOS: DSCP */
-	if (j->mode == NR_SUM_STREAMING) {
+	if (j->mode == NR_SUM_STREAMING && j->dtype != NR_ELEM_FP32) {
+		const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
+
+		if (s->count == 0)
+			h->widen(nr_slot_acc(j, si), pay, s->len);
+		else
+			h->add(nr_slot_acc(j, si), pay, s->len);
+	} else if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)
 			memcpy(res, pay, s->len);
 		else if (j->reduce == NR_REDUCE_MAX)
@@ -378,7 +385,7 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 		return count(j, NR_ECTR_OCCUPIED_DROPPED, ctr, NR_V_DROP);
 	}
 	/* here: a new contribution to x, slot FILLING with x, or FREE/RELEASED */
-	if (unlikely(p->pay_len == 0 || p->pay_len % 4 || p->pay_len > j->mtu))
+	if (unlikely(p->pay_len == 0 || p->pay_len % nr_elem_size(j->dtype) || p->pay_len > j->mtu))
 		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
 	/* before contributing: the slot's emission may reuse or free this frame */
 	nr_mon_sender(e, j, i, p, frame, handle);

@@ -67,6 +67,7 @@ struct nr_job {
 	uint32_t timeout_ms;
 	uint8_t mode;
 	uint8_t reduce;            /* enum nr_reduce_op */
+	uint8_t dtype;             /* enum nr_elem_type */
 	uint8_t state;         /* enum nr_job_state */
 	uint8_t flagged;       /* reason holds a warning (job still active) */
 	uint16_t pkey;         /* spec pkey: 0 = not checked */
@@ -92,7 +93,11 @@ struct nr_job {
 	struct nr_held *held;      /* [pool * n]: received packets held (ordered and
 				    * streaming modes); their parse records stay
 				    * with the caller (NR_V_HELD in agg_engine.h) */
-	uint8_t *results;          /* [pool * mtu], 64-byte aligned */
+	uint8_t *results;          /* [pool * mtu], 64-byte aligned: each slot's result as
+				    * emitted (in the job's element type) */
+	float *acc;                /* 16-bit jobs: FP32 accumulators of mtu / 2 floats,
+				    * [pool] in streaming mode, [1] (scratch) in ordered;
+				    * NULL for FP32 (nr_job_acc_packets) */
 	struct nr_slot_reth *reth;      /* [pool * n]: set for slots whose opcode carries one */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
 	struct nr_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
@@ -173,6 +178,12 @@ static inline uint32_t nr_fastmod(uint32_t a, uint64_t magic, uint32_t d)
 {
 	uint64_t low = magic * a;
 	return (uint32_t)(((__uint128_t)low * d) >> 64);
+}
+
+/* Slot si's FP32 accumulator (a 16-bit job in streaming mode). */
+static inline float *nr_slot_acc(const struct nr_job *j, uint32_t si)
+{
+	return j->acc + (size_t)si * (j->mtu / 2);
 }
 
 static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)

@@ -57,6 +57,7 @@ static void job_free_pool(struct nr_job *j)
 	free(j->bits);
 	free(j->held);
 	free(j->results);
+	free(j->acc);
 	free(j->reth);
 	free(j->acked);
 	free(j->mon);
@@ -68,6 +69,7 @@ static void job_free_pool(struct nr_job *j)
 	j->bits = NULL;
 	j->held = NULL;
 	j->results = NULL;
+	j->acc = NULL;
 	j->reth = NULL;
 	j->acked = NULL;
 	j->mon = NULL;
@@ -189,6 +191,7 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->timeout_ms = s->timeout_ms;
 	j->mode = s->mode;
 	j->reduce = s->reduce;
+	j->dtype = s->dtype;
 	j->short_ppm = s->short_ppm;
 	j->short_dscp = s->short_dscp;
 	j->short_scale = s->short_scale;
@@ -203,6 +206,8 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->bits = calloc(pp * j->words, sizeof(*j->bits));
 	j->held = calloc(pp * j->n, sizeof(*j->held));
 	j->results = aligned_alloc(64, (pp * j->mtu + 63) / 64 * 64);
+	if (nr_job_acc_packets(s))   /* 16-bit: FP32 accumulators, 2 x mtu bytes a packet */
+		j->acc = aligned_alloc(64, (size_t)nr_job_acc_packets(s) * 2 * j->mtu);
 	j->reth = calloc(pp * j->n, sizeof(*j->reth));
 	j->acked = calloc(j->n, sizeof(*j->acked));
 	j->mon = calloc(j->n, sizeof(*j->mon));
@@ -210,7 +215,8 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->outs = calloc(j->n, sizeof(*j->outs));
 	j->spare = calloc(j->n, sizeof(*j->spare));
 	j->left_out = calloc(j->n, sizeof(*j->left_out));
-	if (!j->slots || !j->bits || !j->held || !j->results || !j->reth || !j->acked || !j->mon ||
+	if (!j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
+	    !j->reth || !j->acked || !j->mon ||
 	    !j->srcs || !j->outs || !j->spare || !j->left_out) {
 		job_free(j);
 		return NULL;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The status monitor of the aggregation engine (docs/architecture.md, wire
  * protocol rule 11; the papers' status monitoring module).  Without it a

@@ -9,7 +9,7 @@
  * Contract shared by every variant, so they are bit-identical:
  *   - element-wise IEEE-754 single-precision adds, strictly in the order given
  *     (((s0 + s1) + s2) + ...), no FMA, no reassociation (-ffp-contract=off);
- *   - nbytes is a multiple of 4 (whole floats), 0 allowed;
+ *   - nbytes is a multiple of 4 (whole floats; 16-bit kernels below: of 2), 0 allowed;
  *   - every source and destination pointer may be unaligned (packet payloads);
  *     only 'result'/'acc' buffers of the engine are 64-byte aligned, the
  *     kernels do not rely on it;
@@ -30,6 +30,19 @@
  *     is rank 0's, which then is the result; of +0 and -0 the first stays),
  *     bits copied, never quieted; every kernel compares and selects, so the
  *     compiler cannot commute it.
+ *
+ * 16-bit elements (jobs of dtype bf16 or fp16, proto/nr_job.h): struct
+ * nr_half_ops, one per type in every variant, bit-identical as above:
+ *   - widen each element to FP32 and round the sum back once, to nearest
+ *     even, subnormals kept, by the rule of proto/nr_elem.h (nr_bf16_widen,
+ *     nr_fp16_round, ...), which the RTL and the host's ring follow too;
+ *   - sum the widened elements in FP32 under the rules above (order given,
+ *     x86's NaN rule, pinned in every kernel), never in 16 bits;
+ *   - AVX512_BF16's VCVTNEPS2BF16 is not used: it treats subnormal inputs as
+ *     zero, which the rule does not; fp16 uses AVX512F's vcvtph2ps/vcvtps2ph;
+ *   - nbytes counts the 16-bit payload (a multiple of 2); an FP32
+ *     accumulator (acc) holds nbytes / 2 floats; outputs may alias sources
+ *     chunk for chunk, as above.
  */
 #ifndef NR_AGG_SUM_H
 #define NR_AGG_SUM_H
@@ -37,10 +50,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proto/nr_elem.h"
+
 enum nr_sum_kernel {
 	NR_KERNEL_AUTO = 0,
 	NR_KERNEL_SCALAR = 1,
 	NR_KERNEL_AVX512 = 2,
+};
+
+/* One 16-bit type's kernels (see above). */
+struct nr_half_ops {
+	/* result and outs[] = round(widen(srcs[0]) + ... + widen(srcs[n-1])), rank
+	 * order; result may be NULL.  n >= 1.  (Ordered mode.) */
+	void (*sum_fanout)(void *result, const void *const srcs[], unsigned n,
+			   void *const outs[], unsigned nouts, uint32_t nbytes);
+	/* acc = widen(src) */
+	void (*widen)(float *acc, const void *src, uint32_t nbytes);
+	/* acc += widen(src) (streaming mode: on arrival) */
+	void (*add)(float *acc, const void *src, uint32_t nbytes);
+	/* result and outs[] = round(acc); result may be NULL */
+	void (*narrow_fanout)(const float *acc, void *result, void *const outs[], unsigned nouts,
+			      uint32_t nbytes);
 };
 
 struct nr_sum_ops {
@@ -58,11 +88,22 @@ struct nr_sum_ops {
 			   void *const outs[], unsigned nouts, uint32_t nbytes);
 	/* acc = (src > acc) ? src : acc */
 	void (*max)(void *acc, const void *src, uint32_t nbytes);
+	/* 16-bit types: [NR_ELEM_BF16 - 1] and [NR_ELEM_FP16 - 1] */
+	const struct nr_half_ops *half[2];
 };
 
+/* The kernels of a 16-bit element type t (NR_ELEM_BF16 or NR_ELEM_FP16). */
+static inline const struct nr_half_ops *nr_sum_half(const struct nr_sum_ops *o, unsigned t)
+{
+	return o->half[t - 1];
+}
+
+
 extern const struct nr_sum_ops nr_sum_scalar_ops;
+extern const struct nr_half_ops nr_half_scalar_bf16, nr_half_scalar_fp16;
 #ifdef NR_HAVE_AVX512
 extern const struct nr_sum_ops nr_sum_avx512_ops;
+extern const struct nr_half_ops nr_half_avx512_bf16, nr_half_avx512_fp16;
 #endif
 
 /* The kernel k if compiled in and supported by this CPU, else NULL. */

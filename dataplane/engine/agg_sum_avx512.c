@@ -151,4 +151,5 @@ const struct nr_sum_ops nr_sum_avx512_ops = {
 	.copy_fanout = avx512_copy_fanout,
 	.max_fanout = avx512_max_fanout,
 	.max = avx512_max,
+	.half = { &nr_half_avx512_bf16, &nr_half_avx512_fp16 },
 };

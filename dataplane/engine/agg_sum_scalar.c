@@ -123,6 +123,7 @@ const struct nr_sum_ops nr_sum_scalar_ops = {
 	.copy_fanout = scalar_copy_fanout,
 	.max_fanout = scalar_max_fanout,
 	.max = scalar_max,
+	.half = { &nr_half_scalar_bf16, &nr_half_scalar_fp16 },
 };
 
 bool nr_sum_avx512_supported(void)

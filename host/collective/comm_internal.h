@@ -14,6 +14,7 @@
 
 #include "host/netreduce.h"
 #include "host/transport/nr_transport.h"
+#include "proto/nr_elem.h"
 #include "proto/nr_job.h"
 
 #define NR_ERRLEN 512
@@ -21,12 +22,34 @@
 #define NR_BACKLOG_MAX (1 << 20)  /* completions kept for the next collective, at most */
 
 /*
- * The rings of a communicator: the plain ring, then the box ring's channels
- * (channel k is ring NR_RING_BOX + k, 1..NR_MAX_CHANNELS of them): each a
- * ring of QPs of its own, registered with the box as one channel of the job.
+ * The rings of a communicator: the plain ring, then each element type's box
+ * job (the fp32 one registered at init, a 16-bit type's at its first
+ * nr_allreduce, nr_comm.c nr_box_set_open): its channel k is ring
+ * nr_box_ring(t, k), a ring of QPs of its own, registered with the box as
+ * channel k of type t's job.
  */
 enum { NR_RING_PLAIN = 0, NR_RING_BOX = 1 };
-#define NR_RINGS_MAX (NR_RING_BOX + NR_MAX_CHANNELS)
+#define NR_RINGS_MAX (NR_RING_BOX + NR_ELEM_TYPES * NR_MAX_CHANNELS)
+
+static inline int nr_box_ring(unsigned t, unsigned k)
+{
+	return NR_RING_BOX + (int)(t * NR_MAX_CHANNELS + k);
+}
+
+/* The public element types are the job contract's (proto/nr_elem.h), number for number. */
+_Static_assert(NR_FLOAT32 == (int)NR_ELEM_FP32 && NR_BF16 == (int)NR_ELEM_BF16 &&
+	       NR_FP16 == (int)NR_ELEM_FP16, "enum nr_dtype is enum nr_elem_type");
+
+/* "NR_FLOAT32", "NR_BF16", "NR_FP16" (messages); bytes of an element */
+static inline const char *nr_dtype_name(enum nr_dtype d)
+{
+	return d == NR_BF16 ? "NR_BF16" : d == NR_FP16 ? "NR_FP16" : "NR_FLOAT32";
+}
+
+static inline size_t nr_dtype_size(enum nr_dtype d)
+{
+	return nr_elem_size((unsigned)d);
+}
 
 static inline const char *nr_ring_name(int ring) { return ring >= NR_RING_BOX ? "box" : "plain"; }
 
@@ -53,14 +76,23 @@ struct nr_ring {
 	uint32_t posted;             /* receives posted on rqp */
 };
 
-/* The job rank 0 registered with the box (nr_box_client.c), and the thread
- * that renews its lease while the communicator lives. */
+/*
+ * One element type's box job: rank 0 registered it (nr_box_client.c) and a
+ * thread renews its lease while the communicator lives; every rank keeps
+ * what its messages need (credits, result key, sequence).
+ */
 struct nr_box_job {
+	struct nr_comm *comm;
+	uint8_t dtype;               /* enum nr_elem_type */
+	bool open;                   /* its rings are connected and the job registered */
 	int fd;
 	uint32_t job;
 	char key[64];
 	uint32_t credits;
 	uint32_t result_key;
+	uint8_t seq;                 /* op sequence on its rings (imm tag high byte) */
+	uint64_t msgs;               /* messages sent on its rings since they opened, all
+				      * channels: message G goes on channel G mod n_channels */
 	uint32_t lease_ms;           /* the box's; renewed every third of it */
 	bool renewing;               /* the renew thread runs */
 	bool stop;                   /* under lock: the thread ends */
@@ -78,22 +110,19 @@ struct nr_comm {
 	int rank, world;
 	struct nr_tp *tp;
 	struct nr_peer *peers;       /* world rows */
-	unsigned n_channels;         /* box channels, 1..NR_MAX_CHANNELS */
-	unsigned n_rings;            /* NR_RING_BOX + n_channels */
-	struct nr_ring ring[NR_RINGS_MAX];
+	unsigned n_channels;         /* box channels of every job, 1..NR_MAX_CHANNELS */
+	struct nr_ring ring[NR_RINGS_MAX];   /* unused ones all zero */
 	/* bootstrap sockets: rank 0 holds world-1 (index = rank), others hold fds[0] */
 	int *fds;
 	int lfd;
-	struct nr_box_job box;
+	struct nr_box_job box[NR_ELEM_TYPES];   /* by element type; [NR_ELEM_FP32] at init */
 	bool has_box;
 	uint8_t reduce;              /* enum nr_op the box job computes (cfg.reduce) */
 	int short_tos;               /* traffic class of tolerant messages on the box ring: the
 				      * job's short DSCP, cfg.tclass's ECN bits; -1: they go exact
 				      * (no bound, no box, a transport without a class per message) */
 	bool broken;
-	uint8_t box_seq, ring_seq;   /* op sequence per ring (imm tag high byte) */
-	uint64_t box_msgs;           /* messages sent on the box ring since init, all channels:
-				      * message G goes on channel G mod n_channels */
+	uint8_t ring_seq;            /* op sequence on the plain ring (imm tag high byte) */
 	/* completions of the next collective seen early: backlog[head..nbacklog) */
 	struct nr_wc *backlog;
 	int nbacklog, head, capbacklog;

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * All-reduce through the box (the wire protocol of docs/architecture.md).  Every rank sends the same sequence
- * of messages on its box ring: the buffer cut into msg_size pieces, message m
- * of op k written WITH IMM tag (k & 0xFF) << 24 | m.  The messages are striped
- * over the box ring's channels: counting G messages since init over all
- * channels, message G goes on channel G mod K as that channel's message
+ * All-reduce through the box (the wire protocol of docs/architecture.md).
+ * Each element type has a box job of its own (a job has one dtype): FP32's
+ * registered at init, a 16-bit type's at its first call (nr_box_set_open),
+ * which every rank makes with the same type, as every collective call.
+ * Every rank sends the same sequence of messages on the type's box ring: the
+ * buffer cut into msg_size pieces, message m of op k written WITH IMM tag
+ * (k & 0xFF) << 24 | m.  The messages are striped over the ring's channels:
+ * counting G messages since the job opened over all channels, message G goes on channel G mod K as that channel's message
  * j = G / K, into slot (j mod S) of rank+1's staging area of that channel.
  * Each channel is one channel of the box's job (its own QPs, PSNs, slots and
  * credits), so a box with several workers sums the channels on several
@@ -26,6 +29,7 @@
 
 #include "nr_allreduce_box.h"
 #include "nr_collective.h"
+#include "nr_comm.h"
 #include "nr_util.h"
 
 /* What an op does on one channel. */
@@ -35,6 +39,8 @@ struct box_chan {
 };
 
 struct box_op {
+	struct nr_box_job *job;          /* the job of the op's element type */
+	int ring;                        /* its channel 0: nr_box_ring(type, 0) */
 	const uint8_t *src;
 	uint8_t *dst;
 	size_t bytes;
@@ -80,14 +86,14 @@ static int box_post(struct nr_comm *c, void *op)
 		uint64_t m = o->cnt.sent, slot = slot_of(o, m);
 		unsigned ch = chan_of(o, m);
 		struct box_chan *bc = &o->ch[ch];
-		struct nr_ring *r = &c->ring[NR_RING_BOX + ch];
+		struct nr_ring *r = &c->ring[o->ring + (int)ch];
 		uint8_t *buf = (uint8_t *)r->mem + (o->slots + slot) * o->msg;
 		uint32_t len = msg_len(o, m);
 
 		if (bc->sent - bc->acked >= o->window || bc->sent >= bc->recvd + o->slots)
 			break;
 		memcpy(buf, o->src + m * o->msg, len);
-		rc = nr_post_message(c, NR_RING_BOX + (int)ch, "nr_allreduce", o->seq, &o->cnt.sent, buf,
+		rc = nr_post_message(c, o->ring + (int)ch, "nr_allreduce", o->seq, &o->cnt.sent, buf,
 				     len, slot * o->msg, o->tclass);
 		bc->sent++;
 	}
@@ -105,15 +111,15 @@ static int box_recv(struct nr_comm *c, void *op, unsigned ch, const struct nr_wc
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu arrived "
 			       "unaggregated: the box lost the job (restarted?)", c->rank,
 			       (unsigned long)m);
-	if (wc->imm != (want ^ c->box.result_key))
+	if (wc->imm != (want ^ o->job->result_key))
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has immediate "
 			       "0x%08x, expected 0x%08x: ranks out of step or the box is wrong",
-			       c->rank, (unsigned long)m, wc->imm, want ^ c->box.result_key);
+			       c->rank, (unsigned long)m, wc->imm, want ^ o->job->result_key);
 	len = msg_len(o, m);
 	if (wc->byte_len != len)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has %u bytes, "
 			       "expected %u", c->rank, (unsigned long)m, wc->byte_len, len);
-	memcpy(o->dst + m * o->msg, (uint8_t *)c->ring[NR_RING_BOX + ch].mem + slot_of(o, m) * o->msg,
+	memcpy(o->dst + m * o->msg, (uint8_t *)c->ring[o->ring + (int)ch].mem + slot_of(o, m) * o->msg,
 	       len);
 	bc->recvd++;
 	o->cnt.recvd++;
@@ -142,7 +148,7 @@ static bool box_waiting_recv(const void *op)
 }
 
 static const struct nr_collective box_collective = {
-	.name = "nr_allreduce", .ring = NR_RING_BOX,
+	.name = "nr_allreduce",
 	.post = box_post, .recv = box_recv, .recv_due = box_recv_due, .acked = box_acked,
 	.waiting_recv = box_waiting_recv,
 };
@@ -155,6 +161,7 @@ static const struct nr_collective box_collective = {
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 			 enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
+	struct nr_box_job *b;
 	struct nr_ring *r;
 	struct box_op o;
 	int rc;
@@ -170,11 +177,20 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 			       "nr_ring_allreduce", op == NR_MAX ? "NR_MAX" : "NR_SUM",
 			       c->reduce == NR_MAX ? "max" : "sum", c->reduce == NR_MAX ? "max" : "sum",
 			       op == NR_MAX ? "max" : "sum");
-	r = &c->ring[NR_RING_BOX];
+	b = &c->box[dtype];
+	if (!b->open) {   /* a 16-bit type's first call: its job (collective) */
+		rc = nr_box_set_open(c, (unsigned)dtype);
+		if (rc) {
+			c->broken = true;
+			return rc;
+		}
+	}
+	r = &c->ring[nr_box_ring(dtype, 0)];
 	o = (struct box_op){
-		.src = sendbuf, .dst = recvbuf, .bytes = count * 4, .msg = c->cfg.msg_size,
-		.slots = r->cap, .g0 = c->box_msgs, .seq = c->box_seq++, .k = c->n_channels,
-		.tclass = flags & NR_MSG_TOLERANT ? c->short_tos : -1,
+		.job = b, .ring = nr_box_ring(dtype, 0),
+		.src = sendbuf, .dst = recvbuf, .bytes = count * nr_dtype_size(dtype),
+		.msg = c->cfg.msg_size, .slots = r->cap, .g0 = b->msgs, .seq = b->seq++,
+		.k = c->n_channels, .tclass = flags & NR_MSG_TOLERANT ? c->short_tos : -1,
 	};
 	o.nmsg = (o.bytes + o.msg - 1) / o.msg;
 	o.cnt.nsend = o.cnt.nrecv = o.nmsg;
@@ -183,15 +199,15 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 
 		o.ch[ch].n = first < o.nmsg ? (o.nmsg - first + o.k - 1) / o.k : 0;
 	}
-	o.window = c->box.credits < o.slots ? c->box.credits : o.slots;
+	o.window = b->credits < o.slots ? b->credits : o.slots;
 	if (o.nmsg > 0xFFFFFF) {
-		c->box_seq--;
+		b->seq--;
 		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %lu messages exceed the 24-bit tag; "
 			       "raise NR_MSG_SIZE", (unsigned long)o.nmsg);
 	}
-	rc = nr_collective_run(c, &box_collective, &o, &o.cnt);
+	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
 	c->hold_backlog = false;
-	c->box_msgs += o.nmsg;
+	b->msgs += o.nmsg;
 	if (rc)
 		c->broken = true;
 	return rc;

@@ -10,6 +10,9 @@
  * rc(s-1) == sc(s): message m of step s is sent as soon as message m of step
  * s-1 arrived (and, in reduce-scatter, was added: work = incoming + work).
  * Chunk c is thus summed in ring order from rank c: ((x_c + x_c+1) + ...).
+ * 16-bit types (NR_BF16, NR_FP16) are sent as they are, so each hop widens
+ * the two to FP32, adds and rounds back (proto/nr_elem.h): a rounding at
+ * every hop, as NCCL's and Gloo's 16-bit rings do.
  *
  * Memory, one registered region per rank: [stage0 | stage1 | work], each
  * `cap` bytes.  Rank r-1 writes into stage[op parity] at the chunk's offset.
@@ -25,10 +28,10 @@
 #include "nr_allreduce_ring.h"
 #include "nr_bootstrap.h"
 #include "nr_collective.h"
+#include "nr_config.h"
 #include "nr_region.h"
 #include "nr_util.h"
-
-#define RING_WINDOW_MAX 64   /* keep below NR_RECV_DEPTH */
+#include "proto/nr_elem.h"
 
 /* Grow the region for an op of `bytes`; collective (every rank sees the same count). */
 static int plain_region_fit(struct nr_comm *c, size_t bytes)
@@ -56,6 +59,8 @@ struct ring_op {
 	struct nr_coll_count cnt;
 	int ss, rs;                    /* step of the next send / next receive */
 	bool max;                      /* NR_MAX, else NR_SUM */
+	enum nr_dtype dtype;
+	size_t es;                     /* bytes of an element */
 };
 
 static inline int mod(int a, int n) { return ((a % n) + n) % n; }
@@ -74,12 +79,12 @@ static size_t chunk_off(const struct ring_op *o, int c)   /* bytes */
 {
 	size_t base = o->count / o->n, rem = o->count % o->n;
 
-	return 4 * (c * base + ((size_t)c < rem ? (size_t)c : rem));
+	return o->es * (c * base + ((size_t)c < rem ? (size_t)c : rem));
 }
 
 static size_t chunk_len(const struct ring_op *o, int c)   /* bytes */
 {
-	return 4 * (o->count / o->n + ((size_t)c < o->count % o->n));
+	return o->es * (o->count / o->n + ((size_t)c < o->count % o->n));
 }
 
 static uint64_t chunk_msgs(const struct ring_op *o, int c)
@@ -99,6 +104,17 @@ add_into(float *restrict w, const float *restrict in, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		w[i] = in[i] + w[i];
+}
+
+/* a 16-bit hop: widen both, add in FP32 (what arrived first), round back */
+static void add16_into(uint16_t *restrict w, const uint16_t *restrict in, size_t n, bool bf)
+{
+	if (bf)
+		for (size_t i = 0; i < n; i++)
+			w[i] = nr_bf16_round(nr_bf16_widen(in[i]) + nr_bf16_widen(w[i]));
+	else
+		for (size_t i = 0; i < n; i++)
+			w[i] = nr_fp16_round(nr_fp16_widen(in[i]) + nr_fp16_widen(w[i]));
 }
 
 /* NR_MAX in ring order: what arrived is the max so far of the ranks before */
@@ -158,6 +174,9 @@ static int ring_recv(struct nr_comm *c, void *op, unsigned k, const struct nr_wc
 			       "expected %u", c->rank, (unsigned long)o->cnt.recvd, wc->byte_len, len);
 	if (o->rs < o->n - 1 && o->max)
 		max_into((float *)(o->work + off), (const float *)(o->stage + off), len / 4);
+	else if (o->rs < o->n - 1 && o->dtype != NR_FLOAT32)
+		add16_into((uint16_t *)(o->work + off), (const uint16_t *)(o->stage + off), len / 2,
+			   o->dtype == NR_BF16);
 	else if (o->rs < o->n - 1)
 		add_into((float *)(o->work + off), (const float *)(o->stage + off), len / 4);
 	else
@@ -179,7 +198,7 @@ static bool ring_recv_due(const void *op, unsigned k)
 }
 
 static const struct nr_collective ring_collective = {
-	.name = "nr_ring_allreduce", .ring = NR_RING_PLAIN,
+	.name = "nr_ring_allreduce",
 	.post = ring_post, .recv = ring_recv, .recv_due = ring_recv_due,
 	.waiting_recv = ring_waiting_recv,
 };
@@ -212,14 +231,15 @@ static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 
 	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, "nr_ring_allreduce", &rc))
 		return rc;
-	rc = plain_region_fit(c, count * 4);
+	rc = plain_region_fit(c, count * nr_dtype_size(dtype));
 	if (rc)
 		goto out;
 	r = &c->ring[NR_RING_PLAIN];
 	o = (struct ring_op){
 		.n = c->world, .r = c->rank, .count = count, .msg = c->cfg.msg_size,
-		.window = c->cfg.ring_window < RING_WINDOW_MAX ? c->cfg.ring_window : RING_WINDOW_MAX,
+		.window = c->cfg.ring_window,   /* at most NR_RING_WINDOW_MAX (nr_config_check) */
 		.seq = c->ring_seq, .steps = 2 * (c->world - 1), .dst = recvbuf, .max = op == NR_MAX,
+		.dtype = dtype, .es = nr_dtype_size(dtype),
 		.stage = (uint8_t *)r->mem + (c->ring_seq & 1) * r->cap,
 		.work = (uint8_t *)r->mem + 2 * r->cap,
 	};
@@ -233,8 +253,8 @@ static int ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 			     "tag; raise NR_MSG_SIZE", (unsigned long)o.cnt.nsend);
 		goto out;
 	}
-	memcpy(o.work, sendbuf, count * 4);
-	rc = nr_collective_run(c, &ring_collective, &o, &o.cnt);
+	memcpy(o.work, sendbuf, count * o.es);
+	rc = nr_collective_run(c, &ring_collective, NR_RING_PLAIN, &o, &o.cnt);
 	c->hold_backlog = false;
 	if (!rc) {
 		int own = mod(c->rank + 1, c->world);   /* fully reduced here at the last RS step */

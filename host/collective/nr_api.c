@@ -23,12 +23,15 @@
 #include "nr_topo.h"
 #include "nr_util.h"
 
-int nr_comm_init(const struct nr_config *cfg, struct nr_comm **comm)
+int nr_comm_init(const struct nr_config *user, struct nr_comm **comm)
 {
+	struct nr_config full, *cfg = &full;   /* the caller's, grown to this library's */
 	int rc;
 
 	*comm = NULL;
-	rc = nr_config_check(cfg);
+	rc = nr_config_take(user, &full);
+	if (!rc)
+		rc = nr_config_check_env(cfg, false);
 	if (rc)
 		return rc;
 	if (cfg->racks)
@@ -62,6 +65,10 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	if (op != NR_SUM)   /* the local and rack phases sum */
 		return nr_fail(c, NR_ERR_INVALID, "%s: NR_MAX on hosts with several ranks or across "
 			       "racks: their local and rack phases sum only", fn);
+	if (dtype != NR_FLOAT32)   /* the local phases and rack agents sum FP32 */
+		return nr_fail(c, NR_ERR_INVALID, "%s: %s on hosts with several ranks or across "
+			       "racks is not built: their local phases and rack agents sum FP32 "
+			       "(use NR_FLOAT32, or one rank a host)", fn, nr_dtype_name(dtype));
 	rc = c->topo->racks ? nr_rack_allreduce(c, sendbuf, recvbuf, count, ring)
 			    : nr_hier_allreduce(c, sendbuf, recvbuf, count, ring);
 	if (rc && rc != NR_ERR_INVALID)
@@ -80,6 +87,7 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 	uint64_t t0 = nr_now_ns();
 	/* what nr_box_allreduce marks: the job has a bound the transport can mark messages for */
 	bool tolerant = (flags & NR_MSG_TOLERANT) && c && !c->topo && c->short_tos >= 0;
+	uint64_t bytes = (uint64_t)count * nr_dtype_size(dtype);
 	int rc;
 
 	if (c && (flags & ~NR_MSG_TOLERANT))
@@ -92,9 +100,13 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op, flags);
 	if (!c)
 		return rc;
+	if (!rc && dtype == NR_BF16)
+		__atomic_add_fetch(&c->stats.bf16_calls, 1, __ATOMIC_RELAXED);
+	else if (!rc && dtype == NR_FP16)
+		__atomic_add_fetch(&c->stats.fp16_calls, 1, __ATOMIC_RELAXED);
 	if (!rc && tolerant) {
 		__atomic_add_fetch(&c->stats.tolerant_calls, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->stats.tolerant_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.tolerant_bytes, bytes, __ATOMIC_RELAXED);
 	} else if (!rc && (flags & NR_MSG_TOLERANT)) {
 		__atomic_add_fetch(&c->stats.tolerant_exact_calls, 1, __ATOMIC_RELAXED);
 	}
@@ -103,10 +115,10 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 		__atomic_add_fetch(&c->stats.failed_calls, 1, __ATOMIC_RELAXED);
 	else if (ring) {
 		__atomic_add_fetch(&c->stats.ring_calls, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->stats.ring_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.ring_bytes, bytes, __ATOMIC_RELAXED);
 	} else {
 		__atomic_add_fetch(&c->stats.box_calls, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->stats.box_bytes, (uint64_t)count * 4, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->stats.box_bytes, bytes, __ATOMIC_RELAXED);
 	}
 	return rc;
 }
@@ -140,6 +152,8 @@ void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
 	out->tolerant_calls = __atomic_load_n(&c->stats.tolerant_calls, __ATOMIC_RELAXED);
 	out->tolerant_bytes = __atomic_load_n(&c->stats.tolerant_bytes, __ATOMIC_RELAXED);
 	out->tolerant_exact_calls = __atomic_load_n(&c->stats.tolerant_exact_calls, __ATOMIC_RELAXED);
+	out->bf16_calls = __atomic_load_n(&c->stats.bf16_calls, __ATOMIC_RELAXED);
+	out->fp16_calls = __atomic_load_n(&c->stats.fp16_calls, __ATOMIC_RELAXED);
 }
 
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
@@ -155,7 +169,7 @@ uint32_t nr_comm_credits(const struct nr_comm *comm)
 {
 	const struct nr_comm *box = box_comm(comm);
 
-	return box && box->has_box ? box->box.credits : 0;
+	return box && box->has_box ? box->box[NR_ELEM_FP32].credits : 0;
 }
 
 unsigned nr_comm_channels(const struct nr_comm *comm)
@@ -176,7 +190,7 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 		nr_set_tls_error("nr_comm_box_counters: NULL %s", out ? "left_out" : "out");
 		return NR_ERR_INVALID;
 	}
-	if (!box || !box->has_box || !box->box.key[0]) {
+	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
 		nr_set_tls_error("nr_comm_box_counters: rank %d holds no box job: rank 0 registered "
 				 "it (and a communicator without NR_SWITCH has none)",
 				 comm ? comm->rank : -1);
@@ -200,7 +214,7 @@ static int flat_qp_errors(struct nr_comm *c, char *buf, size_t len, int *found)
 	if (!c || !c->tp)
 		return 0;
 	nr_comm_lock(c);   /* the progress thread moves QPs to error */
-	for (unsigned i = 0; i < c->n_rings; i++) {
+	for (unsigned i = 0; i < NR_RINGS_MAX; i++) {
 		struct nr_tp_qp *qps[2] = { c->ring[i].sqp, c->ring[i].rqp };
 
 		for (int k = 0; k < 2; k++) {

@@ -48,7 +48,7 @@ static json_t *row_json(const struct nr_comm *c, const struct nr_peer *p)
 
 	row = json_pack("{s:s,s:s}", "ip", nr_ip4_str(p->ip, ip), "mac", nr_mac_str(p->mac, mac));
 	for (unsigned k = 0; k < c->n_channels; k++)
-		json_array_append_new(box, ep_json(p, NR_RING_BOX + (int)k));
+		json_array_append_new(box, ep_json(p, nr_box_ring(NR_ELEM_FP32, k)));
 	json_object_set_new(row, "box", box);
 	json_object_set_new(row, "plain", ep_json(p, NR_RING_PLAIN));
 	return row;
@@ -110,7 +110,7 @@ static int row_parse(const struct nr_comm *c, json_t *row, struct nr_peer *p)
 		for (int i = 0; i < 6; i++)
 			p->mac[i] = m[i];
 	for (unsigned k = 0; k < c->n_channels; k++)
-		if (ep_parse(json_array_get(box, k), p, NR_RING_BOX + (int)k))
+		if (ep_parse(json_array_get(box, k), p, nr_box_ring(NR_ELEM_FP32, k)))
 			return -1;
 	return ep_parse(json_object_get(row, "plain"), p, NR_RING_PLAIN);
 }
@@ -264,7 +264,7 @@ static int root_bootstrap(struct nr_comm *c)
 	if (!rc)
 		rc = root_gather(c);
 	if (!rc && c->has_box)
-		rc = nr_box_job_create(c);
+		rc = nr_box_job_create(c, NR_ELEM_FP32);
 	if (rc) {
 		msg = json_pack("{s:b,s:s,s:i}", "ok", 0, "error", c->err, "code", rc);
 		root_broadcast(c, msg);
@@ -274,8 +274,9 @@ static int root_bootstrap(struct nr_comm *c)
 	peers = json_array();
 	for (int r = 0; r < c->world; r++)
 		json_array_append_new(peers, row_json(c, &c->peers[r]));
-	msg = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits", (json_int_t)c->box.credits,
-			"result_key", (json_int_t)c->box.result_key, "peers", peers);
+	msg = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits",
+			(json_int_t)c->box[NR_ELEM_FP32].credits, "result_key",
+			(json_int_t)c->box[NR_ELEM_FP32].result_key, "peers", peers);
 	root_broadcast(c, msg);
 	json_decref(msg);
 	return 0;
@@ -323,8 +324,8 @@ static int member_bootstrap(struct nr_comm *c)
 		json_decref(msg);
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint table", c->rank);
 	}
-	c->box.credits = credits;
-	c->box.result_key = key;
+	c->box[NR_ELEM_FP32].credits = credits;
+	c->box[NR_ELEM_FP32].result_key = key;
 	for (int r = 0; r < c->world; r++) {
 		if (r != c->rank && row_parse(c, json_array_get(peers, r), &c->peers[r])) {
 			json_decref(msg);
@@ -469,6 +470,133 @@ int nr_exchange_plain_region(struct nr_comm *c)
 	ring->peer_va = va;
 	ring->peer_rkey = rkey;
 	return 0;
+}
+
+/* --- a 16-bit type's box job (nr_box_set_open) --- */
+
+/* A rank's box rings of type t: {"dtype":NAME,"rings":[EP a channel]} */
+static json_t *box_set_json(const struct nr_comm *c, unsigned t, const struct nr_peer *p)
+{
+	json_t *rings = json_array();
+
+	for (unsigned k = 0; k < c->n_channels; k++)
+		json_array_append_new(rings, ep_json(p, nr_box_ring(t, k)));
+	return json_pack("{s:s,s:o}", "dtype", nr_elem_name(t), "rings", rings);
+}
+
+static int box_set_parse(const struct nr_comm *c, unsigned t, json_t *rings, struct nr_peer *p)
+{
+	if (json_array_size(rings) != c->n_channels)
+		return -1;
+	for (unsigned k = 0; k < c->n_channels; k++)
+		if (ep_parse(json_array_get(rings, k), p, nr_box_ring(t, k)))
+			return -1;
+	return 0;
+}
+
+/*
+ * Rank 0: every member's rings of type t, each checked to ask for type t
+ * (ranks that disagree on the type, or one in another collective, fail every
+ * rank with a message naming them), then the job registered; the table of
+ * every rank's rings back to each member.
+ */
+static int root_box_set(struct nr_comm *c, unsigned t)
+{
+	json_t *msgs[c->world], *rows, *reply;
+	const char *what = t == NR_ELEM_BF16 ? "opening the bf16 box job" : "opening the fp16 box job";
+	int rc = root_collect(c, what, msgs);
+
+	if (rc)
+		return rc;
+	for (int r = 1; r < c->world && !rc; r++) {
+		json_t *set = json_object_get(msgs[r], "box_set");
+		const char *dt = json_string_value(json_object_get(set, "dtype"));
+
+		if (!set)
+			rc = nr_fail(c, NR_ERR_INVALID, "rank 0: nr_allreduce with %s, but rank %d is in "
+				     "another collective: every rank must make the same calls with the "
+				     "same dtype, in the same order", nr_dtype_name((enum nr_dtype)t), r);
+		else if (!dt || strcmp(dt, nr_elem_name(t)))
+			rc = nr_fail(c, NR_ERR_INVALID, "rank 0: nr_allreduce with %s, rank %d with %s: "
+				     "every rank must call it with the same dtype", nr_elem_name(t), r,
+				     dt ? dt : "(none)");
+		else if (box_set_parse(c, t, json_object_get(set, "rings"), &c->peers[r]))
+			rc = nr_fail(c, NR_ERR_BOOTSTRAP, "rank 0: %s: malformed rings of rank %d", what,
+				     r);
+	}
+	for (int r = 1; r < c->world; r++)
+		json_decref(msgs[r]);
+	if (!rc)
+		rc = nr_box_job_create(c, t);
+	if (rc) {
+		reply = json_pack("{s:b,s:s,s:i}", "ok", 0, "error", c->err, "code", rc);
+		root_broadcast(c, reply);
+		json_decref(reply);
+		return rc;
+	}
+	rows = json_array();
+	for (int r = 0; r < c->world; r++)
+		json_array_append_new(rows, box_set_json(c, t, &c->peers[r]));
+	reply = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits", (json_int_t)c->box[t].credits,
+			  "result_key", (json_int_t)c->box[t].result_key, "rows", rows);
+	root_broadcast(c, reply);
+	json_decref(reply);
+	return 0;
+}
+
+static int member_box_set(struct nr_comm *c, unsigned t)
+{
+	char err[256];
+	json_t *msg, *rows;
+	json_int_t credits, key;
+	int ok;
+
+	msg = json_pack("{s:o}", "box_set", box_set_json(c, t, &c->peers[c->rank]));
+	ok = nr_send_json_line(c->fds[0], msg, err, sizeof(err));
+	json_decref(msg);
+	if (ok)
+		return nr_fail(c, NR_ERR_PEER, "rank %d: opening the %s box job: rank 0 (%s): %s",
+			       c->rank, nr_elem_name(t), c->root, err);
+	/* rank 0 waits up to timeout_ms for every rank, then for the box */
+	if (nr_recv_json_line(c->fds[0], nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg,
+			      err, sizeof(err), idle_progress, c))
+		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
+			       "rank %d: opening the %s box job: rank 0 (%s): %s (is every rank calling "
+			       "nr_allreduce with %s?)", c->rank, nr_elem_name(t), c->root, err,
+			       nr_dtype_name((enum nr_dtype)t));
+	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
+		const char *e = json_string_value(json_object_get(msg, "error"));
+		json_int_t code = json_integer_value(json_object_get(msg, "code"));
+
+		if (code >= 0 || code < NR_ERR_BROKEN)
+			code = NR_ERR_BOOTSTRAP;
+		nr_fail(c, (int)code, "rank %d: rank 0 reports: %s", c->rank, e ? e : "malformed reply");
+		json_decref(msg);
+		return (int)code;
+	}
+	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "rows", &rows) ||
+	    !in_range(credits, UINT32_MAX) || !in_range(key, UINT32_MAX) ||
+	    json_array_size(rows) != (size_t)c->world) {
+		json_decref(msg);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box table", c->rank,
+			       nr_elem_name(t));
+	}
+	for (int r = 0; r < c->world; r++)
+		if (r != c->rank &&
+		    box_set_parse(c, t, json_object_get(json_array_get(rows, r), "rings"), &c->peers[r])) {
+			json_decref(msg);
+			return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box row %d", c->rank,
+				       nr_elem_name(t), r);
+		}
+	c->box[t].credits = credits;
+	c->box[t].result_key = key;
+	json_decref(msg);
+	return 0;
+}
+
+int nr_exchange_box_set(struct nr_comm *c, unsigned t)
+{
+	return c->rank == 0 ? root_box_set(c, t) : member_box_set(c, t);
 }
 
 void nr_bootstrap_close(struct nr_comm *c)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
- * job_create for the box ring at init (one channel a box channel ring),
- * job_destroy at nr_comm_destroy; and the box's worker count, which every
- * rank asks for with NR_CHANNELS=auto.
+ * job_create for an element type's box rings (FP32's at init, a 16-bit
+ * type's at its first all-reduce; one channel a box channel ring), its lease
+ * renewed, job_destroy at nr_comm_destroy; and the box's worker count, which
+ * every rank asks for with NR_CHANNELS=auto.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,13 +74,13 @@ static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool
 	return 0;
 }
 
-/* Send one request, read one reply; "ok":false becomes an error with the box's message. */
-static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *what)
+/* Send one request on fd, read one reply; "ok":false becomes an error with the box's message. */
+static int box_call(struct nr_comm *c, int fd, json_t *req, json_t **reply, const char *what)
 {
 	char err[256];
 	bool refused;
 
-	if (!exchange(c->box.fd, req, nr_now_ms() + c->cfg.timeout_ms, reply, &refused, err,
+	if (!exchange(fd, req, nr_now_ms() + c->cfg.timeout_ms, reply, &refused, err,
 		      sizeof(err)))
 		return 0;
 	if (refused)
@@ -87,22 +88,23 @@ static int box_call(struct nr_comm *c, json_t *req, json_t **reply, const char *
 	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
 }
 
-static int box_connect(struct nr_comm *c, const char *what)
+static int box_connect(struct nr_comm *c, int *fd, const char *what)
 {
 	char err[256];
 
 	if (nr_tcp_connect(c->switch_addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000,
-			   &c->box.fd, err, sizeof(err)))
+			   fd, err, sizeof(err)))
 		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s; is "
 			       "netreduce-switch running with its TCP control listener there?",
 			       what, c->switch_addr, err);
 	return 0;
 }
 
-/* One job_renew over a connection of its own (the renew thread's: it never
- * touches c->box.fd or the communicator's error state).  0 or -1. */
-static int renew_once(const struct nr_comm *c, uint32_t timeout_ms)
+/* One job_renew of b over a connection of its own (the renew thread's: it
+ * never touches b->fd or the communicator's error state).  0 or -1. */
+static int renew_once(const struct nr_box_job *b, uint32_t timeout_ms)
 {
+	const struct nr_comm *c = b->comm;
 	json_t *req, *reply;
 	char err[160];
 	bool refused;
@@ -111,7 +113,7 @@ static int renew_once(const struct nr_comm *c, uint32_t timeout_ms)
 	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, sizeof(err)))
 		return -1;
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
-			(json_int_t)c->box.job, "key", c->box.key);
+			(json_int_t)b->job, "key", b->key);
 	rc = exchange(fd, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
 	json_decref(req);
 	json_decref(reply);
@@ -121,8 +123,7 @@ static int renew_once(const struct nr_comm *c, uint32_t timeout_ms)
 
 static void *renew_main(void *arg)
 {
-	struct nr_comm *c = arg;
-	struct nr_box_job *b = &c->box;
+	struct nr_box_job *b = arg;
 	uint32_t period = b->lease_ms / 3;
 
 	pthread_mutex_lock(&b->lock);
@@ -140,23 +141,23 @@ static void *renew_main(void *arg)
 			continue;
 		pthread_mutex_unlock(&b->lock);
 		/* a renewal that fails is tried again a third of the lease later */
-		renew_once(c, period < 3000 ? period : 3000);
+		renew_once(b, period < 3000 ? period : 3000);
 		pthread_mutex_lock(&b->lock);
 	}
 	pthread_mutex_unlock(&b->lock);
 	return NULL;
 }
 
-static int renew_start(struct nr_comm *c, uint32_t lease_ms)
+static int renew_start(struct nr_box_job *b, uint32_t lease_ms)
 {
-	struct nr_box_job *b = &c->box;
+	struct nr_comm *c = b->comm;
 	int rc;
 
 	b->lease_ms = lease_ms;
 	b->stop = false;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->wake, NULL);
-	rc = pthread_create(&b->renew_th, NULL, renew_main, c);
+	rc = pthread_create(&b->renew_th, NULL, renew_main, b);
 	if (rc) {
 		pthread_cond_destroy(&b->wake);
 		pthread_mutex_destroy(&b->lock);
@@ -167,10 +168,8 @@ static int renew_start(struct nr_comm *c, uint32_t lease_ms)
 	return 0;
 }
 
-static void renew_stop(struct nr_comm *c)
+static void renew_stop(struct nr_box_job *b)
 {
-	struct nr_box_job *b = &c->box;
-
 	if (!b->renewing)
 		return;
 	pthread_mutex_lock(&b->lock);
@@ -183,14 +182,15 @@ static void renew_stop(struct nr_comm *c)
 	b->renewing = false;
 }
 
-int nr_box_job_create(struct nr_comm *c)
+int nr_box_job_create(struct nr_comm *c, unsigned t)
 {
+	struct nr_box_job *b = &c->box[t];
 	json_t *chans = json_array(), *spec, *req, *reply;
 	json_int_t job, credits, rkey, lease;
 	const char *key;
 	int rc;
 
-	rc = box_connect(c, "register the job");
+	rc = box_connect(c, &b->fd, "register the job");
 	if (rc) {
 		json_decref(chans);
 		return rc;
@@ -199,7 +199,7 @@ int nr_box_job_create(struct nr_comm *c)
 		json_t *conns = json_array();
 
 		for (int i = 0; i < c->world; i++)
-			json_array_append_new(conns, conn_json(c, NR_RING_BOX + (int)k, i));
+			json_array_append_new(conns, conn_json(c, nr_box_ring(t, k), i));
 		json_array_append_new(chans, json_pack("{s:o}", "conns", conns));
 	}
 	spec = json_pack("{s:i,s:i,s:i,s:s,s:i}", "mtu", (int)c->cfg.mtu, "msg_size",
@@ -207,6 +207,8 @@ int nr_box_job_create(struct nr_comm *c)
 			 "timeout_ms", (int)c->cfg.timeout_ms);
 	if (c->reduce == NR_MAX)   /* sum: the form every box version takes */
 		json_object_set_new(spec, "reduce", json_string("max"));
+	if (t != NR_ELEM_FP32)     /* fp32: the same */
+		json_object_set_new(spec, "dtype", json_string(nr_elem_name(t)));
 	/* The soft transport's packets carry the default partition's P_Key: the
 	 * box drops any of the job's frames with another.  (verbs: the port's
 	 * P_Key at index 0, not queried yet, so not registered.) */
@@ -229,26 +231,27 @@ int nr_box_job_create(struct nr_comm *c)
 	 * is gone from the box within it (docs/trust.md) */
 	req = json_pack("{s:s,s:s,s:o,s:I}", "op", "job_create", "token", c->token, "spec", spec,
 			"lease_ms", (json_int_t)(c->cfg.timeout_ms < 334 ? 1000 : 3ull * c->cfg.timeout_ms));
-	rc = box_call(c, req, &reply, "job_create");
+	rc = box_call(c, b->fd, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
+		      "job_create of the bf16 job" : "job_create of the fp16 job");
 	json_decref(req);
-	close(c->box.fd);   /* one connection per request: the box closes idle ones */
-	c->box.fd = -1;
+	close(b->fd);   /* one connection per request: the box closes idle ones */
+	b->fd = -1;
 	if (rc)
 		return rc;
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
 			"result_key", &rkey) || credits < 1 || rkey == 0 ||
-	    strlen(key) >= sizeof(c->box.key)) {
+	    strlen(key) >= sizeof(b->key)) {
 		json_decref(reply);
 		return nr_fail(c, NR_ERR_BOX, "box %s: malformed job_create reply (need job, key, "
 			       "credits >= 1, result_key != 0)", c->switch_addr);
 	}
-	c->box.job = job;
-	strcpy(c->box.key, key);
-	c->box.credits = credits;
-	c->box.result_key = rkey;
+	b->job = job;
+	strcpy(b->key, key);
+	b->credits = credits;
+	b->result_key = rkey;
 	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
-	return lease > 0 ? renew_start(c, (uint32_t)lease) : 0;
+	return lease > 0 ? renew_start(b, (uint32_t)lease) : 0;
 }
 
 /* A counter of a reply: 0 when the box does not report it (an older box). */
@@ -262,8 +265,10 @@ static uint64_t reply_count(json_t *o, const char *name)
 	return count_of(json_object_get(o, name));
 }
 
-int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
-			size_t n, char *err, size_t errlen)
+/* job_status of one job, its counters added to *out and left_out[] */
+static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
+			    struct nr_box_counters *out, uint64_t *left_out, size_t n, char *err,
+			    size_t errlen)
 {
 	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
 	json_t *req, *reply, *job, *ctrs, *lo, *spec;
@@ -273,48 +278,58 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 
 	if (nr_tcp_connect(c->switch_addr, timeout, &fd, why, sizeof(why))) {
 		snprintf(err, errlen, "cannot ask the box at %s (NR_SWITCH) for job %u's counters: %s",
-			 c->switch_addr, c->box.job, why);
+			 c->switch_addr, b->job, why);
 		return NR_ERR_BOX;
 	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_status", "token", c->token, "job",
-			(json_int_t)c->box.job, "key", c->box.key);
+			(json_int_t)b->job, "key", b->key);
 	rc = exchange(fd, req, nr_now_ms() + c->cfg.timeout_ms, &reply, &refused, why, sizeof(why));
 	json_decref(req);
 	close(fd);
 	if (rc) {
 		snprintf(err, errlen, "box %s %s job_status of job %u: %s", c->switch_addr,
-			 refused ? "refused" : "did not answer", c->box.job, why);
+			 refused ? "refused" : "did not answer", b->job, why);
 		return NR_ERR_BOX;
 	}
 	job = json_object_get(reply, "job");
 	ctrs = json_object_get(job, "counters");
 	lo = json_object_get(job, "left_out");
 	spec = json_object_get(job, "spec");
-	*out = (struct nr_box_counters){
-		.completed = reply_count(job, "completed"),
-		.short_slots = reply_count(ctrs, "short_slots"),
-		.short_denied = reply_count(ctrs, "short_denied"),
-		.short_ppm = (uint32_t)reply_count(spec, "short_ppm"),
-		.ranks = (uint32_t)reply_count(job, "ranks"),
-	};
+	out->completed += reply_count(job, "completed");
+	out->short_slots += reply_count(ctrs, "short_slots");
+	out->short_denied += reply_count(ctrs, "short_denied");
+	out->short_ppm = (uint32_t)reply_count(spec, "short_ppm");
+	out->ranks = (uint32_t)reply_count(job, "ranks");
 	for (size_t i = 0; i < n; i++)
-		left_out[i] = count_of(json_array_get(lo, i));
+		left_out[i] += count_of(json_array_get(lo, i));
 	json_decref(reply);
 	return 0;
+}
+
+int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
+			size_t n, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	*out = (struct nr_box_counters){ 0 };
+	memset(left_out, 0, n * sizeof(*left_out));
+	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES; t++)
+		if (c->box[t].key[0])
+			rc = job_counters_add(c, &c->box[t], out, left_out, n, err, errlen);
+	return rc;
 }
 
 int nr_box_workers(struct nr_comm *c, unsigned *workers)
 {
 	json_t *req, *reply, *w;
-	int rc = box_connect(c, "ask for the worker count (NR_CHANNELS=auto)");
+	int fd, rc = box_connect(c, &fd, "ask for the worker count (NR_CHANNELS=auto)");
 
 	if (rc)
 		return rc;
 	req = json_pack("{s:s,s:s}", "op", "backend_info", "token", c->token);
-	rc = box_call(c, req, &reply, "backend_info");
+	rc = box_call(c, fd, req, &reply, "backend_info");
 	json_decref(req);
-	close(c->box.fd);
-	c->box.fd = -1;
+	close(fd);
 	if (rc)
 		return rc;
 	/* a backend without workers (fpga) runs a job as one channel */
@@ -324,26 +339,26 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 	return 0;
 }
 
-void nr_box_job_destroy(struct nr_comm *c)
+void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 {
+	struct nr_box_job *b = &c->box[t];
 	json_t *req, *reply;
 	char err[256];
 
-	renew_stop(c);
-	if (!c->box.key[0])
+	renew_stop(b);
+	if (!b->key[0])
 		return;
 	/* a fresh connection: the create one was closed, the box may have restarted */
-	if (c->box.fd < 0 &&
-	    nr_tcp_connect(c->switch_addr, 1000, &c->box.fd, err, sizeof(err))) {
-		c->box.key[0] = '\0';
+	if (b->fd < 0 && nr_tcp_connect(c->switch_addr, 1000, &b->fd, err, sizeof(err))) {
+		b->key[0] = '\0';
 		return;
 	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
-			(json_int_t)c->box.job, "key", c->box.key);
-	if (box_call(c, req, &reply, "job_destroy") == 0)
+			(json_int_t)b->job, "key", b->key);
+	if (box_call(c, b->fd, req, &reply, "job_destroy") == 0)
 		json_decref(reply);
 	json_decref(req);
-	close(c->box.fd);
-	c->box.fd = -1;
-	c->box.key[0] = '\0';
+	close(b->fd);
+	b->fd = -1;
+	b->key[0] = '\0';
 }

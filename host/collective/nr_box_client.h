@@ -5,18 +5,20 @@
 
 #include "comm_internal.h"
 
-/* job_create for the box ring: c->box gets the job, its key, credits, result key. */
-int nr_box_job_create(struct nr_comm *c);
+/* job_create for element type t's box rings (dtype t): c->box[t] gets the job, its
+ * key, credits, result key, and a thread that renews its lease. */
+int nr_box_job_create(struct nr_comm *c, unsigned t);
 /* The box's worker count (backend_info "workers"; 1 when it has none): NR_CHANNELS=auto. */
 int nr_box_workers(struct nr_comm *c, unsigned *workers);
 /*
- * job_status of c->box's job (rank 0's) over a connection of its own: the
- * counters of nr_comm_box_counters (netreduce.h).  Touches no communicator
- * state (any thread): 0, or NR_ERR_BOX with err set.
+ * job_status of c's box jobs (rank 0's, every element type's) over
+ * connections of their own, summed: the counters of nr_comm_box_counters
+ * (netreduce.h).  Touches no communicator state (any thread): 0, or
+ * NR_ERR_BOX with err set.
  */
 int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
 			size_t n, char *err, size_t errlen);
-/* job_destroy of c->box's job (best effort, over a fresh connection). */
-void nr_box_job_destroy(struct nr_comm *c);
+/* job_destroy of c->box[t]'s job (best effort, over a fresh connection). */
+void nr_box_job_destroy(struct nr_comm *c, unsigned t);
 
 #endif /* NR_BOX_CLIENT_H */

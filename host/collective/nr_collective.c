@@ -29,18 +29,21 @@ int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t 
 		*rc = NR_ERR_BROKEN;   /* keep the message of the original failure */
 		return 1;
 	}
-	if (dtype != NR_FLOAT32 || (op != NR_SUM && op != NR_MAX))
-		*rc = nr_fail(c, NR_ERR_INVALID, "%s: only NR_FLOAT32 with NR_SUM or NR_MAX is "
-			      "supported", fn);
+	if (dtype != NR_FLOAT32 && dtype != NR_BF16 && dtype != NR_FP16)
+		*rc = nr_fail(c, NR_ERR_INVALID, "%s: dtype %d is not a netreduce type (NR_FLOAT32, "
+			      "NR_BF16, NR_FP16)", fn, (int)dtype);
+	else if (op != NR_SUM && (op != NR_MAX || dtype != NR_FLOAT32))
+		*rc = nr_fail(c, NR_ERR_INVALID, "%s: op %d of %s: NR_SUM of every type, NR_MAX of "
+			      "NR_FLOAT32 only", fn, (int)op, nr_dtype_name(dtype));
 	else if (count && (!sendbuf || !recvbuf))
 		*rc = nr_fail(c, NR_ERR_INVALID, "%s: NULL buffer", fn);
-	else if (count > ((size_t)1 << 40) / 4)
+	else if (count > ((size_t)1 << 40) / nr_dtype_size(dtype))
 		*rc = nr_fail(c, NR_ERR_INVALID, "%s: count %zu too large", fn, count);
 	else if (count == 0)
 		return 1;
 	else if (c->world == 1) {
 		if (sendbuf != recvbuf)
-			memmove(recvbuf, sendbuf, count * 4);
+			memmove(recvbuf, sendbuf, count * nr_dtype_size(dtype));
 		return 1;
 	} else
 		return 0;
@@ -56,8 +59,8 @@ static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
 	const char *detail = wc->qp ? nr_tp_qp_error(wc->qp) : NULL;
 
 	nr_ip4_str(c->peers[peer].ip, ip);
-	/* on the box ring an ACK needs every rank's contribution: anyone may be the dead one */
-	if (ring == NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
+	/* on a box ring an ACK needs every rank's contribution: anyone may be the dead one */
+	if (ring >= NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer through the box (%s) from rank %d "
 			       "(%s): a rank of the job or the box stopped answering: %s (%s)",
 			       c->rank, c->switch_addr, peer, ip, nr_wc_status_str(wc->status),
@@ -83,7 +86,7 @@ static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waitin
 
 	nr_ip4_str(c->peers[peer].ip, ip);
 	nr_tp_qp_state(waiting_recv ? r->rqp : r->sqp, st, sizeof(st));
-	if (ring == NR_RING_BOX)
+	if (ring >= NR_RING_BOX)
 		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
 			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "
 			       "no %s; %s QP: %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms,
@@ -98,10 +101,10 @@ static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waitin
 #define POLL_BATCH 32
 
 /* A receive of this collective on ring k: the op takes it, then the receive is posted again. */
-static int take_recv(struct nr_comm *c, const struct nr_collective *d, void *op, unsigned k,
-		     const struct nr_wc *wc)
+static int take_recv(struct nr_comm *c, const struct nr_collective *d, int ring, void *op,
+		     unsigned k, const struct nr_wc *wc)
 {
-	struct nr_ring *r = &c->ring[d->ring + (int)k];
+	struct nr_ring *r = &c->ring[ring + (int)k];
 	int rc;
 
 	r->posted--;
@@ -110,11 +113,11 @@ static int take_recv(struct nr_comm *c, const struct nr_collective *d, void *op,
 }
 
 /* Which of the op's n rings a QP belongs to, and whether it is the send QP: -1 for none. */
-static int ring_of(const struct nr_comm *c, const struct nr_collective *d, unsigned n,
-		   const struct nr_tp_qp *qp, bool *send)
+static int ring_of(const struct nr_comm *c, int ring, unsigned n, const struct nr_tp_qp *qp,
+		   bool *send)
 {
 	for (unsigned k = 0; k < n; k++) {
-		const struct nr_ring *r = &c->ring[d->ring + (int)k];
+		const struct nr_ring *r = &c->ring[ring + (int)k];
 
 		if (qp == r->sqp || qp == r->rqp) {
 			*send = qp == r->sqp;
@@ -124,10 +127,10 @@ static int ring_of(const struct nr_comm *c, const struct nr_collective *d, unsig
 	return -1;
 }
 
-int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op,
+int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring, void *op,
 		      struct nr_coll_count *cnt)
 {
-	const unsigned n = d->ring == NR_RING_BOX ? c->n_channels : 1;
+	const unsigned n = ring >= NR_RING_BOX ? c->n_channels : 1;
 	uint64_t last = nr_now_ms();
 	struct nr_wc wc[POLL_BATCH];
 	int rc;
@@ -145,8 +148,8 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op
 			int k;
 
 			if (wc[i].status != NR_WC_OK)
-				return wc_fail(c, &wc[i], d->ring);
-			k = ring_of(c, d, n, wc[i].qp, &send);
+				return wc_fail(c, &wc[i], ring);
+			k = ring_of(c, ring, n, wc[i].qp, &send);
 			if (k >= 0 && send && wc[i].op == NR_WC_SEND) {
 				cnt->acked++;
 				if (d->acked)
@@ -154,18 +157,18 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op
 			} else if (wc[i].op == NR_WC_RECV && (k < 0 || !d->recv_due(op, (unsigned)k)))
 				rc = nr_defer(c, &wc[i]);   /* the next op's: a peer is ahead */
 			else if (k >= 0 && !send && wc[i].op == NR_WC_RECV)
-				rc = take_recv(c, d, op, (unsigned)k, &wc[i]);
+				rc = take_recv(c, d, ring, op, (unsigned)k, &wc[i]);
 			else
 				rc = nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: completion from a QP "
 					     "outside the %s ring", c->rank, d->name,
-					     nr_ring_name(d->ring));
+					     nr_ring_name(ring));
 			if (rc)
 				return rc;
 		}
 		if (got > 0)
 			last = nr_now_ms();
 		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return stall_fail(c, d->name, d->ring, d->waiting_recv(op));
+			return stall_fail(c, d->name, ring, d->waiting_recv(op));
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@
 
 /*
  * A collective: how its op posts and takes messages on its rings (the plain
- * ring, or every channel of the box ring).  nr_collective_run() runs one op
+ * ring, or every channel of a box job).  nr_collective_run() runs one op
  * of it: post what the window allows, poll, count send completions, hand
  * receives to the op, keep receives of the next collective for later, fail
  * with a message when nothing moves for timeout_ms.  k below is a ring's
@@ -19,7 +19,6 @@
  */
 struct nr_collective {
 	const char *name;               /* "nr_allreduce", for messages */
-	int ring;                       /* NR_RING_PLAIN, or NR_RING_BOX: all c->n_channels */
 	int (*post)(struct nr_comm *c, void *op);
 	/* a receive of this op on ring k (the runner posts the receive again) */
 	int (*recv)(struct nr_comm *c, void *op, unsigned k, const struct nr_wc *wc);
@@ -37,7 +36,9 @@ struct nr_coll_count {
 	uint64_t nrecv, recvd;          /* messages to receive; received (recv counts) */
 };
 
-int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, void *op,
+/* ring: NR_RING_PLAIN, or a box job's first channel nr_box_ring(t, 0) (then all
+ * c->n_channels of them) */
+int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring, void *op,
 		      struct nr_coll_count *cnt);
 
 /* The immediate of message m of the op with sequence byte seq. */
@@ -56,8 +57,9 @@ int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, 
 		    const void *laddr, uint32_t len, uint64_t remote_off, int tclass);
 
 /*
- * The arguments every collective checks (fn names it in messages).  1: the
- * call is over (done, or error in *rc); 0: go on with the collective.
+ * The arguments every collective checks (fn names it in messages): a dtype
+ * of netreduce.h with NR_SUM, or NR_FLOAT32 with NR_MAX.  1: the call is
+ * over (done, or error in *rc); 0: go on with the collective.
  */
 int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		  enum nr_dtype dtype, enum nr_op op, const char *fn, int *rc);

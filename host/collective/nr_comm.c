@@ -177,7 +177,6 @@ static int resolve_channels(struct nr_comm *c)
 			return rc;
 		c->n_channels = workers < 1 ? 1 : workers > NR_MAX_CHANNELS ? NR_MAX_CHANNELS : workers;
 	}
-	c->n_rings = NR_RING_BOX + c->n_channels;
 	return 0;
 }
 
@@ -247,10 +246,10 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->has_box = cfg->switch_addr != NULL;
 	c->reduce = cfg->reduce && !strcmp(cfg->reduce, "max") ? NR_MAX : NR_SUM;
 	c->n_channels = 1;
-	c->n_rings = NR_RING_BOX + 1;
 	c->short_tos = -1;
 	c->lfd = -1;
-	c->box.fd = -1;
+	for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
+		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .fd = -1 };
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
 	if (!c->peers || !c->fds) {
@@ -266,9 +265,11 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 
 static void rings_close(struct nr_comm *c)
 {
-	for (unsigned i = 0; i < c->n_rings; i++) {
+	for (unsigned i = 0; i < NR_RINGS_MAX; i++) {
 		struct nr_ring *r = &c->ring[i];
 
+		if (!r->sqp && !r->rqp && !r->mem)
+			continue;
 		nr_tp_qp_destroy(r->sqp);
 		nr_tp_qp_destroy(r->rqp);
 		if (r->mem) {
@@ -281,10 +282,12 @@ static void rings_close(struct nr_comm *c)
 
 static void comm_free(struct nr_comm *c)
 {
-	if (c->rank == 0 && c->has_box)
-		nr_box_job_destroy(c);
-	if (c->box.fd >= 0)
-		close(c->box.fd);
+	for (unsigned t = 0; t < NR_ELEM_TYPES; t++) {
+		if (c->rank == 0 && c->has_box)
+			nr_box_job_destroy(c, t);
+		if (c->box[t].fd >= 0)
+			close(c->box[t].fd);
+	}
 	if (c->tp)
 		rings_close(c);
 	nr_tp_close(c->tp);
@@ -320,27 +323,45 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 		short_tos_init(c);
 		rc = resolve_channels(c);
 	}
-	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
-		rc = create_ring(c, (int)i);
+	for (unsigned k = 0; !rc && !tcp_only && k <= c->n_channels; k++)   /* plain, then box */
+		rc = create_ring(c, k ? nr_box_ring(NR_ELEM_FP32, k - 1) : NR_RING_PLAIN);
 	if (!rc)
 		rc = nr_bootstrap(c);
 	if (c->lfd >= 0) {
 		close(c->lfd);
 		c->lfd = -1;
 	}
-	for (unsigned i = 0; !rc && !tcp_only && i < c->n_rings; i++)
-		rc = connect_ring(c, (int)i);
+	for (unsigned k = 0; !rc && !tcp_only && k <= c->n_channels; k++)
+		rc = connect_ring(c, k ? nr_box_ring(NR_ELEM_FP32, k - 1) : NR_RING_PLAIN);
 	if (!rc)
 		rc = nr_barrier(c, tcp_only ? "the rendezvous of the layout" : "connecting the rings");
 	if (rc) {
 		nr_set_tls_error("%s", c->err);
-		c->has_box = c->has_box && c->box.key[0];
+		c->has_box = c->has_box && c->box[NR_ELEM_FP32].key[0];
 		comm_free(c);
 		return rc;
 	}
+	c->box[NR_ELEM_FP32].open = c->has_box && !tcp_only;
 	nr_progress_start(c);
 	*comm = c;
 	return 0;
+}
+
+int nr_box_set_open(struct nr_comm *c, unsigned t)
+{
+	int rc = 0;
+
+	for (unsigned k = 0; !rc && k < c->n_channels; k++)
+		rc = create_ring(c, nr_box_ring(t, k));
+	if (!rc)
+		rc = nr_exchange_box_set(c, t);
+	for (unsigned k = 0; !rc && k < c->n_channels; k++)
+		rc = connect_ring(c, nr_box_ring(t, k));
+	if (!rc)
+		rc = nr_barrier(c, "connecting a box job's rings");
+	if (!rc)
+		c->box[t].open = true;
+	return rc;
 }
 
 void nr_flat_destroy(struct nr_comm *c)

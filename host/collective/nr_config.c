@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,11 @@
 #include "nr_util.h"
 #include "proto/nr_job.h"
 
-void nr_config_default(struct nr_config *cfg)
+/* This library's defaults, every field. */
+static void defaults(struct nr_config *cfg)
 {
 	*cfg = (struct nr_config){
+		.size = sizeof(*cfg),
 		.rank = 0,
 		.world = 1,
 		.transport = "soft",
@@ -33,6 +36,40 @@ void nr_config_default(struct nr_config *cfg)
 		.local_rank = -1,
 		.short_dscp = NR_SHORT_DSCP_DEFAULT,
 	};
+}
+
+/* The first version of struct nr_config ended with short_scale: no caller's is smaller. */
+#define NR_CONFIG_SIZE_MIN (offsetof(struct nr_config, short_scale) + sizeof(uint8_t))
+
+/* Copy a full config's first size bytes to the caller's, size set to what it has. */
+static void give(struct nr_config *cfg, size_t size, const struct nr_config *full)
+{
+	if (size > sizeof(*full))
+		size = sizeof(*full);
+	memcpy(cfg, full, size);
+	cfg->size = (uint32_t)size;
+}
+
+void nr_config_init(struct nr_config *cfg, size_t size)
+{
+	struct nr_config full;
+
+	defaults(&full);
+	give(cfg, size, &full);
+}
+
+int nr_config_take(const struct nr_config *cfg, struct nr_config *full)
+{
+	defaults(full);
+	if (!cfg || cfg->size < NR_CONFIG_SIZE_MIN || cfg->size > sizeof(*full)) {
+		nr_set_tls_error("struct nr_config: size %u is not one of a netreduce.h (%zu..%zu "
+				 "bytes): fill it with nr_config_default() or nr_config_from_env() first",
+				 cfg ? cfg->size : 0, (size_t)NR_CONFIG_SIZE_MIN, sizeof(*full));
+		return NR_ERR_CONFIG;
+	}
+	memcpy(full, cfg, cfg->size);
+	full->size = sizeof(*full);
+	return 0;
 }
 
 static int env_uint(const char *name, unsigned long long max, unsigned long long *out)
@@ -80,7 +117,7 @@ static const char *env_str(const char *name, const char *dflt)
 	return s && *s ? s : dflt;
 }
 
-int nr_config_from_env(struct nr_config *cfg)
+static int from_env(struct nr_config *cfg)
 {
 	static const struct { const char *name; unsigned long long max; size_t off; int size; } nums[] = {
 #define F(n, m, f) { n, m, offsetof(struct nr_config, f), sizeof(((struct nr_config *)0)->f) }
@@ -91,7 +128,7 @@ int nr_config_from_env(struct nr_config *cfg)
 		F("NR_TIMEOUT_MS", 3600000, timeout_ms),
 		F("NR_BOOTSTRAP_TIMEOUT_MS", 86400000, bootstrap_timeout_ms),
 		F("NR_POOL_MSGS", 65536, pool_msgs),
-		F("NR_RING_WINDOW", 4096, ring_window),
+		F("NR_RING_WINDOW", NR_RING_WINDOW_MAX, ring_window),
 		F("NR_UDP_PORT", 65535, udp_port),
 		F("NR_GID_INDEX", 255, gid_index),
 		F("NR_ACK_TIMEOUT", 31, ack_timeout),
@@ -114,7 +151,7 @@ int nr_config_from_env(struct nr_config *cfg)
 	const char *ch = env_str("NR_CHANNELS", NULL);
 	unsigned long long v = 0;
 
-	nr_config_default(cfg);
+	defaults(cfg);
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 		int rc = env_uint(nums[i].name, nums[i].max, &v);
 		char *p = (char *)cfg + nums[i].off;
@@ -352,9 +389,10 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 cfg->channels, NR_MAX_CHANNELS);
 		return NR_ERR_CONFIG;
 	}
-	if (cfg->ring_window < 1 || cfg->ring_window > 4096) {
-		nr_set_tls_error("%s=%u: must be in 1..4096", NAME("NR_RING_WINDOW", "ring_window"),
-				 cfg->ring_window);
+	if (cfg->ring_window < 1 || cfg->ring_window > NR_RING_WINDOW_MAX) {
+		nr_set_tls_error("%s=%u: must be in 1..%u (the ring's messages in flight stay below "
+				 "the receives it keeps posted)", NAME("NR_RING_WINDOW", "ring_window"),
+				 cfg->ring_window, NR_RING_WINDOW_MAX);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->world > 1) {
@@ -385,5 +423,17 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 
 int nr_config_check(const struct nr_config *cfg)
 {
-	return nr_config_check_env(cfg, false);
+	struct nr_config full;
+	int rc = nr_config_take(cfg, &full);
+
+	return rc ? rc : nr_config_check_env(&full, false);
+}
+
+int nr_config_init_env(struct nr_config *cfg, size_t size)
+{
+	struct nr_config full;
+	int rc = from_env(&full);
+
+	give(cfg, size, &full);
+	return rc;
 }

@@ -7,11 +7,23 @@
 
 #include "host/netreduce.h"
 
+/* ring_window at most: the ring keeps NR_RECV_DEPTH (128) receives posted, and its
+ * window of messages must stay below them (nr_allreduce_ring.c) */
+#define NR_RING_WINDOW_MAX 64
+
 /* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
 /* The soft transport's profile when soft_profile is NULL (host/README.md). */
 #define NR_SOFT_PROFILE_DEFAULT "rnic"
 
 int nr_config_check_env(const struct nr_config *cfg, bool env);
+
+/*
+ * The caller's configuration grown to this library's struct nr_config
+ * (netreduce.h: its first size bytes, the defaults after them) into full,
+ * size sizeof(*full).  0, or NR_ERR_CONFIG with the message set when cfg's
+ * size is no version's (not filled by nr_config_default or _from_env).
+ */
+int nr_config_take(const struct nr_config *cfg, struct nr_config *full);
 
 /* short_dscp's default: AF11, a low-priority class (tolerant messages' packets). */
 #define NR_SHORT_DSCP_DEFAULT 10

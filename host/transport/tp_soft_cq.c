@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport: the completion queue and the rings of work requests
  * (rings of free-running indices that grow), and a QP's move to error, which

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport, the socket side: one receive socket bound to (local ip,
  * 4791) for every QP, one send socket per QP bound to (local ip, entropy

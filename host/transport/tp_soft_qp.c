@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The soft transport: a user-space RoCEv2 RC requester and responder over
  * UDP port 4791 (see tp_soft_types.h for the file split).  This file, on top,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport, requester side (rxe_req.c + rxe_comp.c): segmentation of
  * posted writes to the path MTU, the packet window, AckReq placement, ACK and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport, responder side (rxe_resp.c): PSN checks against the
  * expected PSN, opcode-sequence and RETH checks, the write into registered

@@ -24,6 +24,11 @@ ERR_TIMEOUT = -8
 ERR_BROKEN = -9
 
 NR_FLOAT32 = 0
+NR_BF16 = 1
+NR_FP16 = 2
+# the element types by name (netreduce.h: enum nr_dtype), and their bytes
+DTYPES = {"fp32": NR_FLOAT32, "bf16": NR_BF16, "fp16": NR_FP16}
+DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
 NR_SUM = 0
 NR_MAX = 1
 
@@ -33,8 +38,10 @@ NR_MSG_TOLERANT = 0x1
 
 
 class NrConfig(ctypes.Structure):
-    """struct nr_config, field for field (host/netreduce.h)."""
+    """struct nr_config, field for field (host/netreduce.h); size is sizeof of this
+    layout, which the library reads and writes no further than."""
     _fields_ = [
+        ("size", ctypes.c_uint32),
         ("rank", ctypes.c_int),
         ("world", ctypes.c_int),
         ("root", ctypes.c_char_p),
@@ -76,7 +83,8 @@ class NrCommStats(ctypes.Structure):
     """struct nr_comm_stats (host/netreduce.h)."""
     _fields_ = [(name, ctypes.c_uint64) for name in
                 ("box_calls", "box_bytes", "ring_calls", "ring_bytes", "failed_calls", "busy_ns",
-                 "tolerant_calls", "tolerant_bytes", "tolerant_exact_calls")]
+                 "tolerant_calls", "tolerant_bytes", "tolerant_exact_calls", "bf16_calls",
+                 "fp16_calls")]
 
 
 class NrBoxCounters(ctypes.Structure):
@@ -86,10 +94,11 @@ class NrBoxCounters(ctypes.Structure):
                 ("ranks", ctypes.c_uint32)]
 
 
-# What nr_config_default() must produce (host/README.md): checked at load time,
-# so a library whose struct nr_config no longer matches NrConfig is refused
-# instead of being handed a wrong layout.
-_DEFAULTS = {"rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
+# What nr_config_init() must produce (host/README.md): checked at load time, so a
+# library whose struct nr_config's first fields no longer match NrConfig is
+# refused instead of being handed a wrong layout (a newer library with more
+# fields takes this size and keeps its defaults for the rest).
+_DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
              "timeout_ms": 10000, "pool_msgs": 8, "channels": 1, "ring_window": 16,
              "udp_port": 4791, "gid_index": -1, "ack_timeout": 0, "root": None,
              "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,
@@ -120,8 +129,8 @@ def _bind(lib):
     c_int, c_void_p, c_size_t, c_char_p = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p
     cfgp = ctypes.POINTER(NrConfig)
     protos = {
-        "nr_config_default": (None, [cfgp]),
-        "nr_config_from_env": (c_int, [cfgp]),
+        "nr_config_init": (None, [cfgp, c_size_t]),
+        "nr_config_init_env": (c_int, [cfgp, c_size_t]),
         "nr_config_check": (c_int, [cfgp]),
         "nr_comm_init": (c_int, [cfgp, ctypes.POINTER(c_void_p)]),
         "nr_comm_destroy": (None, [c_void_p]),
@@ -145,10 +154,10 @@ def _bind(lib):
         fn.restype = res
         fn.argtypes = args
     cfg = NrConfig()
-    lib.nr_config_default(ctypes.byref(cfg))
+    lib.nr_config_init(ctypes.byref(cfg), ctypes.sizeof(cfg))
     got = {k: getattr(cfg, k) for k in _DEFAULTS}
     if got != _DEFAULTS:
-        raise OSError(f"{lib._name}: nr_config_default() gives {got}, expected {_DEFAULTS}: "
+        raise OSError(f"{lib._name}: nr_config_init() gives {got}, expected {_DEFAULTS}: "
                       "this libnetreduce does not match the Python package (struct nr_config "
                       "changed?); use the library built from the same source")
     return lib

@@ -32,7 +32,7 @@ ALGOS = ("box", "ring")
 
 class NetreduceError(RuntimeError):
     """A libnetreduce call failed.  Attributes: rank, job, what (the call, e.g.
-    'all_reduce #12 of 1024 floats through the box'), code (enum nr_err),
+    'all_reduce #12 of 1024 fp32 elements through the box'), code (enum nr_err),
     detail (the library's message), diagnosis (what the other ranks were doing,
     when known)."""
 
@@ -131,7 +131,7 @@ class Config:
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
         lib = _lib.lib()
         cfg = _lib.NrConfig()
-        if lib.nr_config_from_env(ctypes.byref(cfg)):
+        if lib.nr_config_init_env(ctypes.byref(cfg), ctypes.sizeof(cfg)):
             raise self.error("configuration from the environment", _lib.ERR_CONFIG,
                              _lib.last_error())
         for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):
@@ -196,8 +196,8 @@ class Communicator:
             raise config.error(what, rc, _lib.last_error())
         self._h = handle
 
-    def describe(self, count, seq=None):
-        """'all_reduce #seq of COUNT floats through the box at ...', for messages."""
+    def describe(self, count, seq=None, dtype="fp32"):
+        """'all_reduce #seq of COUNT fp32 elements through the box at ...', for messages."""
         if self.algo == "ring":
             via = "over the ring"
         elif self.cfg.racks:
@@ -205,7 +205,7 @@ class Communicator:
                 (f"this rack's box at {self.switch})" if self.switch else "this rack without a box)")
         else:
             via = f"through the box at {self.switch}"
-        return f"all_reduce #{self.seq if seq is None else seq} of {count} floats {via}"
+        return f"all_reduce #{self.seq if seq is None else seq} of {count} {dtype} elements {via}"
 
     @property
     def reduce(self):
@@ -222,13 +222,16 @@ class Communicator:
         """The bound on tolerant messages (NR_SHORT_PPM; 0: every message exact)."""
         return self.cfg.struct.short_ppm
 
-    def allreduce(self, ptr, count, op="sum", tolerant=False):
-        """Reduce count float32 at address ptr over all ranks, in place: op "sum"
-        or "max".  Through the box when its job computes op, else over the ring
-        (nr_ring_allreduce on the communicator's plain QPs: a box forwards them).
-        tolerant: the box may complete this call's packets short, within the
-        job's bound (nr_allreduce_flags with NR_MSG_TOLERANT); over the ring,
-        or where the library cannot mark it, the call is exact all the same."""
+    def allreduce(self, ptr, count, op="sum", tolerant=False, dtype="fp32"):
+        """Reduce count elements of dtype ("fp32", "bf16" or "fp16") at address
+        ptr over all ranks, in place: op "sum", or "max" (fp32 only).  Through
+        the box when its job computes op (a 16-bit type's job opens at its
+        first call: every rank calls with the same dtype), else over the ring
+        (nr_ring_allreduce on the communicator's plain QPs: a box forwards
+        them; 16-bit sums are then rounded at every hop).  tolerant: the box
+        may complete this call's packets short, within the job's bound
+        (nr_allreduce_flags with NR_MSG_TOLERANT); over the ring, or where the
+        library cannot mark it, the call is exact all the same."""
         if not isinstance(ptr, int) or isinstance(ptr, bool):
             raise TypeError(f"netreduce: allreduce takes an address (int), not {type(ptr).__name__}")
         if ptr <= 0:
@@ -239,25 +242,31 @@ class Communicator:
             raise ValueError(f"netreduce: allreduce count {count} is negative")
         if op not in ("sum", "max"):
             raise ValueError(f"netreduce: allreduce op {op!r}: \"sum\" or \"max\"")
+        if dtype not in _lib.DTYPES:
+            raise ValueError(f"netreduce: allreduce dtype {dtype!r}: \"fp32\", \"bf16\" or "
+                             "\"fp16\"")
+        if op == "max" and dtype != "fp32":
+            raise ValueError(f"netreduce: allreduce op max of {dtype}: max is fp32 only")
         if self._h is None:
-            raise self.cfg.error(self.describe(count), _lib.ERR_BROKEN, "communicator closed")
+            raise self.cfg.error(self.describe(count, dtype=dtype), _lib.ERR_BROKEN,
+                                 "communicator closed")
         self.seq += 1
         lib = _lib.lib()
         box = self.algo == "box" and op == self.reduce
         lop = _lib.NR_MAX if op == "max" else _lib.NR_SUM
+        ldt = _lib.DTYPES[dtype]
         if box and tolerant:
-            rc = lib.nr_allreduce_flags(self._h, ptr, ptr, count, _lib.NR_FLOAT32, lop,
-                                        _lib.NR_MSG_TOLERANT)
+            rc = lib.nr_allreduce_flags(self._h, ptr, ptr, count, ldt, lop, _lib.NR_MSG_TOLERANT)
         else:
             fn = lib.nr_allreduce if box else lib.nr_ring_allreduce
-            rc = fn(self._h, ptr, ptr, count, _lib.NR_FLOAT32, lop)
+            rc = fn(self._h, ptr, ptr, count, ldt, lop)
         if rc:
-            raise self.cfg.error(self.describe(count), rc, _lib.last_error(self._h))
+            raise self.cfg.error(self.describe(count, dtype=dtype), rc, _lib.last_error(self._h))
 
     def stats(self):
         """libnetreduce's counters of this communicator (nr_comm_stats) as a dict:
         box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns,
-        tolerant_calls, tolerant_bytes, tolerant_exact_calls."""
+        tolerant_calls, tolerant_bytes, tolerant_exact_calls, bf16_calls, fp16_calls."""
         if self._h is None:
             return {}
         st = _lib.NrCommStats()

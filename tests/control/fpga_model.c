@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Register-level model of the aggregator FPGA: see fpga_model.h.  What it
  * checks on JOB_LOAD is what FPGA.md says the device checks.

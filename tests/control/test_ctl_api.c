@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control-API suite, one source run against each backend:
  *   test_ctl_api sw     an in-process engine behind a test channel
@@ -139,6 +139,7 @@ static void test_create_show_destroy(void **state)
 	json_object_set_new(spec, "mtu", json_integer(4096));
 	json_object_set_new(spec, "msg_size", json_integer(8192));
 	json_object_set_new(spec, "timeout_ms", json_integer(2500));
+	json_object_set_new(spec, "dtype", json_string("fp32"));   /* echoed whatever was asked */
 	create(f, json_deep_copy(spec), &j);
 	assert_int_equal(j.credits, 8);
 
@@ -219,7 +220,12 @@ static const struct bad_case bad_cases[] = {
 	{ "mtu", "99999999999999", 0, 0, "spec.mtu: 99999999999999 is out of range" },
 	{ "msg_size", "0", 0, 0, "spec.msg_size: 0 is out of range" },
 	{ "msg_size", "-4", 0, 0, "spec.msg_size: -4 is out of range" },
-	{ "msg_size", "1002", 0, 0, "spec.msg_size: 1002 is not a multiple of 4" },
+	{ "msg_size", "1002", 0, 0, "spec.msg_size: 1002 must be a multiple of 4 between 4 and "
+	  "1073741824 bytes (fp32 elements)" },
+	{ "msg_size", "1001", "dtype", "\"bf16\"", "spec.msg_size: 1001 must be a multiple of 2" },
+	{ "dtype", "\"fp64\"", 0, 0, "spec.dtype: \"fp64\" is not an element type (fp32, bf16 or fp16)" },
+	{ "dtype", "16", 0, 0, "spec.dtype: expected a string, got an integer" },
+	{ "dtype", "\"bf16\"", "reduce", "\"max\"", "spec.reduce: max of bf16 elements is not built" },
 	{ "msg_size", "4294967296", 0, 0, "spec.msg_size: 4294967296 is out of range" },
 	{ "msg_size", "[]", 0, 0, "spec.msg_size: expected an integer, got an array" },
 	{ "pool_msgs", "7", 0, 0, "spec.pool_msgs: 7 is odd" },

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control server over real sockets: a UNIX socket in a temp dir and TCP
  * on 127.0.0.1 with an ephemeral port; run once per backend (argv[1]: sw,

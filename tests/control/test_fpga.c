@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FPGA driver against the register-level device model: the tables the
  * model decodes equal the spec; destroy clears them; the device's own
@@ -251,6 +251,31 @@ static void test_refuses_short_slots(void **state)
 	free(s);
 }
 
+/* The register map sums FP32: a 16-bit job is refused at creation, naming why. */
+static void test_refuses_16bit(void **state)
+{
+	struct fx *f = *state;
+	struct nr_backend *b = open_sync(f);
+	struct nr_job_spec *s = spec_of(2, 1, 0x100);
+	uint32_t credits;
+	char err[256] = "";
+
+	for (uint8_t t = NR_ELEM_BF16; t <= NR_ELEM_FP16; t++) {
+		char want[96];
+
+		s->dtype = t;
+		assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
+		print_message("  %s\n", err);
+		snprintf(want, sizeof(want), "fpga: dtype %s: the aggregator's register map (FPGA.md) "
+			 "sums FP32 only", nr_elem_name(t));
+		assert_non_null(strstr(err, want));
+		assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+	}
+	s->dtype = NR_ELEM_FP32;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
+	free(s);
+}
+
 static void test_device_refuses_clash_and_pool(void **state)
 {
 	struct fx *f = *state;
@@ -404,6 +429,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_rejects_bad_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_reduce_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refuses_short_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_16bit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_refuses_clash_and_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_refusals, setup, teardown),

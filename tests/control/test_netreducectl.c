@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The netreducectl binary (argv[1]) against a control server started here
  * (sw backend on an in-process engine): human and --json output, and the
@@ -185,14 +185,15 @@ static void test_human_create_show_destroy(void **state)
 
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "jobs", NULL);
 	assert_int_equal(r->code, 0);
-	expect_in(r->out, "ID  STATE   RANKS  MODE       MSG_SIZE  CREDITS  COMPLETED");
-	expect_in(r->out, "1   active  4      streaming  65536     4        0");
+	expect_in(r->out, "ID  STATE   RANKS  MODE       DTYPE  MSG_SIZE  CREDITS  COMPLETED");
+	expect_in(r->out, "1   active  4      streaming  fp32   65536     4        0");
 
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", NULL);
 	assert_int_equal(r->code, 0);
 	expect_in(r->out, "state ");
 	expect_in(r->out, "active");
 	expect_in(r->out, "connections:");
+	expect_in(r->out, "dtype ");
 	expect_in(r->out, "RANK  SRC_IP    SRC_QPN  DST_IP    DST_QPN  IPSN");
 	expect_in(r->out, "0     10.1.0.1  256      10.1.0.2  259      0");
 	expect_in(r->out, "counters:");

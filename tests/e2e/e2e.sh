@@ -64,6 +64,30 @@ max)
 		--bytes 4,65540,4M --perf-args '--op max'
 	pass "4 hosts, reduce max through the box (a job of reduce max) and on the ring, exact"
 	;;
+half)
+	# 16-bit elements: bf16 through the box (its job opens at the first call)
+	# and on the ring, fp16 through the box; each checked bit for bit against
+	# its reference (nr-allreduce-perf --check: through the box the FP32 sum in
+	# rank order rounded once, on the ring rounded at every hop)
+	run_check "bf16, 4 hosts" 8 --hosts 4 --algo netreduce,ring --iters 1 --warmup 1 \
+		--bytes 2,4098,1048578,16M --perf-args '--dtype bf16'
+	run_check "fp16, 4 hosts" 3 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 2,65538,4M --perf-args '--dtype fp16'
+	# accuracy through the box from PyTorch (tests/python/accuracy.py --check):
+	# bf16 and fp16 gradients, normal and wide, the box's result the rounded-once
+	# reference bit for bit and at least as exact as Gloo's ring on the same data
+	/usr/bin/python3 -c 'import torch' 2>/dev/null || skip "no torch for the accuracy run"
+	out=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	PYTHONPATH=$top/python NETREDUCE_LIB=$build/host/shared/libnetreduce.so NR_REPORT=0 \
+		"$run" --build "$build" --hosts 4 --json --timeout 240 \
+		--cmd "/usr/bin/python3 $top/tests/python/accuracy.py --check" > "$out" ||
+		{ cat "$out"; rm -f "$out"; fail "accuracy.py through the box failed"; }
+	cat "$out"
+	got=$(jq -s 'map(select(.netreduce == "box" and .netreduce_exact)) | map([.dtype, .dist]) | unique | length' "$out")
+	rm -f "$out"
+	[ "$got" = 4 ] || fail "accuracy: $got of 4 (dtype, dist) rows through the box were the rounded-once reference"
+	pass "4 hosts, bf16 through the box and on the ring, fp16 through the box: exact; through the box from PyTorch the rounded-once reference, at least as exact as Gloo's ring"
+	;;
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
 		--bytes 4,20,4096,262148,1M,16777220

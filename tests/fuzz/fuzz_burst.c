@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_burst: the box's burst loop (dp_burst and dp_burst_handoff of
  * dp_loop.c, with dp_emit.c, dp_cmd.c, dp_jobs.c and the engine behind them)

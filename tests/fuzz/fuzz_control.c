@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_control: request lines through nr_ctl_handle() over the sw backend,
  * whose backend is a tiny in-process engine (nrz_backend.c: job_create ->

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_ctlserver: the control server's framing, authentication and limits
  * (control/ctl_server.c) over real sockets: byte streams on a few admin

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_engine: the aggregation engine driven by a script of operations on a
  * few registered jobs, against a shadow model.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_engine's shadow model of short slots (docs/short-slots.md,
  * dataplane/engine/agg_short.c): when a slot may go out with one

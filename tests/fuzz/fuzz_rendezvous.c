@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_rendezvous: the hosts' TCP rendezvous (host/collective/nr_bootstrap.c)
  * driven through its sockets on 127.0.93.0/24, both sides.  The code under
@@ -174,8 +174,8 @@ static void *run_main(void *arg)
 			u->peers[r] = c->peers[r];
 			u->from[r] = u->rank == 0 && r ? nr_tcp_peer_ip(c->fds[r]) : 0;
 		}
-		u->credits = c->box.credits;
-		u->result_key = c->box.result_key;
+		u->credits = c->box[NR_ELEM_FP32].credits;
+		u->result_key = c->box[NR_ELEM_FP32].result_key;
 		nr_flat_destroy(c);
 	}
 	__atomic_store_n(&u->done, true, __ATOMIC_RELEASE);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_soft: the soft transport's receive path (host/transport/tp_soft_*.c)
  * fed hostile RoCEv2 packets through its injection hook, against a shadow

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nrz-gen-corpus TARGET DIR: write the builder-made seeds of one fuzz target
  * (gen_seeds.c) into DIR, one file per seed.  tests/fuzz/run calls it to

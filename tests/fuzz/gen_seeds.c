@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Seed inputs made by the packet builders (and by hand for the control
  * protocol), shared by nrz-gen-corpus (writes them for tests/fuzz/run) and the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The control API's "sw" backend over an in-process engine (nrz_backend.h). */
 #include "nrz_backend.h"
 #include "nrz_fuzz.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Replays inputs through a fuzz target's LLVMFuzzerTestOneInput() without
  * libFuzzer, so the regression inputs run in every build (gcc + ASan/UBSan in

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "host/netreduce.h"
+#include "proto/nr_elem.h"
 
 #define RANKS_MAX 8
 
@@ -80,6 +81,55 @@ static inline void ranks_fill(uint64_t seed, int rank, float *x, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
 		x[i] = ranks_value(seed, rank, i);
+}
+
+/*
+ * 16-bit data (NR_BF16, NR_FP16): ranks_value rounded to the type, scaled
+ * down for fp16 (65504 at most) so that sums of 8 ranks stay finite.
+ */
+static inline float ranks_widen16(enum nr_dtype d, uint16_t h)
+{
+	return d == NR_BF16 ? nr_bf16_widen(h) : nr_fp16_widen(h);
+}
+
+static inline uint16_t ranks_round16(enum nr_dtype d, float f)
+{
+	return d == NR_BF16 ? nr_bf16_round(f) : nr_fp16_round(f);
+}
+
+static inline uint16_t ranks_value16(uint64_t seed, int rank, size_t i, enum nr_dtype d)
+{
+	return ranks_round16(d, ranks_value(seed, rank, i) / (d == NR_FP16 ? 256.0f : 1.0f));
+}
+
+/* The ring's 16-bit reference: chunk c from rank c, each hop rounded (nr_ring_allreduce). */
+static inline void ranks_ring_reference16(uint64_t seed, int world, enum nr_dtype d,
+					  uint16_t *ref, size_t count)
+{
+	size_t base = count / world, rem = count % world, i = 0;
+
+	for (int c = 0; c < world; c++)
+		for (size_t k = 0, n = base + ((size_t)c < rem); k < n; k++, i++) {
+			uint16_t acc = ranks_value16(seed, c, i, d);
+
+			for (int j = 1; j < world; j++)
+				acc = ranks_round16(d, ranks_widen16(d, acc) +
+						    ranks_widen16(d, ranks_value16(seed, (c + j) % world, i, d)));
+			ref[i] = acc;
+		}
+}
+
+/* The box's 16-bit reference: widened, summed in FP32 in rank order, rounded once. */
+static inline void ranks_box_reference16(uint64_t seed, int world, enum nr_dtype d,
+					 uint16_t *ref, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		float acc = ranks_widen16(d, ranks_value16(seed, 0, i, d));
+
+		for (int r = 1; r < world; r++)
+			acc = acc + ranks_widen16(d, ranks_value16(seed, r, i, d));
+		ref[i] = ranks_round16(d, acc);
+	}
 }
 
 /* Reference of NR_MAX: the values have no NaN and no -0, so any order gives these bits. */

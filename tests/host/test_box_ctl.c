@@ -37,6 +37,7 @@ struct box_case {
 	uint32_t channels;               /* cfg.channels of every rank */
 	uint32_t short_ppm;              /* cfg.short_ppm of every rank */
 	unsigned flags;                  /* of the one nr_allreduce_flags */
+	enum nr_dtype dtype[RANKS_MAX];  /* of the one nr_allreduce_flags, by rank */
 	unsigned got_channels[RANKS_MAX];
 	char msg[RANKS_MAX][512];
 	/* what went on the wire: data packets, and those with a class of their own */
@@ -59,6 +60,7 @@ struct server {
 		int port;      /* > 0 once listening, -1 on failure */
 		uint64_t created, destroyed;
 		uint32_t channels, sports;   /* of the last job created */
+		uint32_t dtype_jobs[NR_ELEM_TYPES];   /* jobs created of each type */
 	} *shm;
 };
 
@@ -86,6 +88,7 @@ static void server_main(struct server *s)
 	s->shm->destroyed = nr_ctl_counter(ctl, NR_CCTR_JOBS_DESTROYED);
 	s->shm->channels = tb_sw_last_channels;
 	s->shm->sports = tb_sw_last_sports;
+	memcpy(s->shm->dtype_jobs, tb_sw_dtype_jobs, sizeof(tb_sw_dtype_jobs));
 	nr_ctl_server_stop(srv);
 	nr_ctl_destroy(ctl);
 	tb_cleanup(&tb);
@@ -144,7 +147,8 @@ static int box_child(int rank, int world, void *arg)
 	t->credits[rank] = nr_comm_credits(c);
 	t->got_channels[rank] = nr_comm_channels(c);
 	t->rc_counters[rank] = nr_comm_box_counters(c, &t->counters, t->left_out, RANKS_MAX + 1);
-	t->rc_op[rank] = nr_allreduce_flags(c, x, y, count, NR_FLOAT32, NR_SUM, t->flags);
+	/* a 16-bit type's first call opens its job: the buffers hold 2 * count of them */
+	t->rc_op[rank] = nr_allreduce_flags(c, x, y, count, t->dtype[rank], NR_SUM, t->flags);
 	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
 	struct nr_tp_soft_stats st;
 
@@ -221,6 +225,73 @@ static void test_job_registered_unaggregated_detected(void **state)
 	stop_server(&s);
 	assert_int_equal(s.shm->created, 1);
 	assert_int_equal(s.shm->destroyed, 1);
+	munmap(s.shm, sizeof(*s.shm));
+}
+
+/*
+ * A 16-bit type's job opens at its first nr_allreduce: registered with the
+ * box with its dtype (the FP32 one at init), and its messages too arrive
+ * unaggregated here (no dataplane), which the ranks detect.  Ranks that
+ * disagree on the type fail, every one, naming the types.
+ */
+static void test_16bit_job_opens(void **state)
+{
+	struct server s = { 0 };
+	const int world = 3;
+
+	assert_int_equal(start_server(&s), 0);
+	{
+		struct box_case *u = mmap(NULL, sizeof(*u), PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		pid_t pids[RANKS_MAX];
+		int status[RANKS_MAX], unaggregated = 0;
+
+		assert_true(u != MAP_FAILED);
+		memset(u, 0, sizeof(*u));
+		ranks_env_init(&u->env, 41);
+		snprintf(u->sw, sizeof(u->sw), "127.0.0.1:%d", s.shm->port);
+		u->token = "tok";
+		u->channels = 2;
+		for (int r = 0; r < world; r++)
+			u->dtype[r] = NR_BF16;
+		ranks_fork(world, box_child, u, pids);
+		ranks_wait(world, pids, status, 30000, NULL);
+		for (int r = 0; r < world; r++) {
+			printf("rank %d: init %s, op %s: %s\n", r, nr_strerror(u->rc_init[r]),
+			       nr_strerror(u->rc_op[r]), u->msg[r]);
+			assert_int_equal(status[r], 0);
+			assert_int_equal(u->rc_init[r], NR_OK);
+			if (u->rc_op[r] == NR_ERR_BOX) {
+				assert_non_null(strstr(u->msg[r], "arrived unaggregated"));
+				unaggregated++;
+			} else {
+				assert_true(u->rc_op[r] == NR_ERR_PEER || u->rc_op[r] == NR_ERR_TIMEOUT);
+			}
+		}
+		assert_true(unaggregated >= 1);
+		/* disagreeing ranks: rank 2 asks for fp16 */
+		memset(u->rc_op, 0, sizeof(u->rc_op));
+		ranks_env_init(&u->env, 43);
+		u->dtype[2] = NR_FP16;
+		ranks_fork(world, box_child, u, pids);
+		ranks_wait(world, pids, status, 30000, NULL);
+		for (int r = 0; r < world; r++) {
+			printf("rank %d: init %s, op %s: %s\n", r, nr_strerror(u->rc_init[r]),
+			       nr_strerror(u->rc_op[r]), u->msg[r]);
+			assert_int_equal(status[r], 0);
+			assert_int_equal(u->rc_op[r], NR_ERR_INVALID);
+			assert_non_null(strstr(u->msg[r], "nr_allreduce with bf16, rank 2 with fp16: every "
+					       "rank must call it with the same dtype"));
+		}
+		munmap(u, sizeof(*u));
+	}
+	stop_server(&s);
+	/* two communicators: the fp32 job at init and the bf16 one; the second's bf16 refused */
+	assert_int_equal(s.shm->created, 3);
+	assert_int_equal(s.shm->destroyed, 3);
+	assert_int_equal(s.shm->dtype_jobs[NR_ELEM_FP32], 2);
+	assert_int_equal(s.shm->dtype_jobs[NR_ELEM_BF16], 1);
+	assert_int_equal(s.shm->dtype_jobs[NR_ELEM_FP16], 0);
 	munmap(s.shm, sizeof(*s.shm));
 }
 
@@ -454,6 +525,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_job_registered_unaggregated_detected),
+		cmocka_unit_test(test_16bit_job_opens),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
 		cmocka_unit_test(test_short_bound),

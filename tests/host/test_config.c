@@ -185,6 +185,8 @@ static void test_env_bad(void **state)
 		{ "NR_MSG_SIZE", "", NULL },   /* empty = unset: default */
 		{ "NR_TIMEOUT_MS", "5", "NR_TIMEOUT_MS" },
 		{ "NR_POOL_MSGS", "7", "NR_POOL_MSGS" },
+		{ "NR_RING_WINDOW", "65", "NR_RING_WINDOW" },  /* past the receives posted */
+		{ "NR_RING_WINDOW", "64", NULL },
 		{ "NR_UDP_PORT", "65536", "NR_UDP_PORT" },
 		{ "NR_LOCAL_SIZE", "3", "NR_LOCAL_SIZE" },    /* does not divide NR_WORLD=4 */
 		{ "NR_LOCAL_SIZE", "0", "NR_LOCAL_SIZE" },
@@ -306,6 +308,21 @@ static void test_struct_check(void **state)
 	assert_int_equal(nr_config_check(&cfg), NR_OK);
 }
 
+/* The struct's size: set by nr_config_default; a config never filled is refused. */
+static void test_config_size(void **state)
+{
+	struct nr_config cfg;
+	struct nr_comm *c = (struct nr_comm *)&cfg;
+
+	nr_config_default(&cfg);
+	assert_int_equal(cfg.size, sizeof(cfg));
+	memset(&cfg, 0, sizeof(cfg));
+	assert_int_equal(nr_comm_init(&cfg, &c), NR_ERR_CONFIG);
+	assert_null(c);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "struct nr_config: size 0"));
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+}
+
 /* World size 1: both collectives copy; nr_allreduce without a box is refused. */
 static void test_world_one(void **state)
 {
@@ -321,6 +338,15 @@ static void test_world_one(void **state)
 	assert_int_equal(nr_ring_allreduce(c, in, in, 5, NR_FLOAT32, NR_SUM), NR_OK);
 	assert_int_equal(nr_ring_allreduce(c, NULL, NULL, 0, NR_FLOAT32, NR_SUM), NR_OK);
 	assert_int_equal(nr_ring_allreduce(c, in, out, 5, 7, NR_SUM), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "dtype 7 is not a netreduce type (NR_FLOAT32, "
+			       "NR_BF16, NR_FP16)"));
+	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_BF16, NR_MAX), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "NR_MAX of NR_FLOAT32 only"));
+	/* 16-bit: count elements of 2 bytes copied, not 4 */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(nr_ring_allreduce(c, in, out, 3, NR_FP16, NR_SUM), NR_OK);
+	assert_memory_equal(in, out, 6);
+	assert_int_equal(((const uint8_t *)out)[6], 0);
 	assert_int_equal(nr_ring_allreduce(c, NULL, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
 	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_CONFIG);
 	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_SWITCH)"));
@@ -415,6 +441,7 @@ int main(void)
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
 		cmocka_unit_test_setup(test_short, clear_env),
+		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
 		cmocka_unit_test(test_strerror),

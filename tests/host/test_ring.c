@@ -43,6 +43,7 @@ struct ring_case {
 	uint32_t boot_ms;        /* bootstrap_timeout_ms (0: default) */
 	uint32_t late_ms;        /* the last rank calls nr_comm_init this late */
 	bool max;                /* NR_MAX instead of NR_SUM */
+	enum nr_dtype dtype;     /* NR_FLOAT32, or a 16-bit type (check16) */
 	struct shared_out *out;
 };
 
@@ -122,6 +123,43 @@ out:
 	return rc;
 }
 
+/* A 16-bit all-reduce: every element equal to the ring's per-hop reference. */
+static int check16(struct ring_case *t, struct nr_comm *c, int rank, int world, size_t count,
+		   int k, int inplace)
+{
+	size_t bytes = (count ? count : 1) * 2;
+	uint16_t *send = malloc(bytes), *recv = malloc(bytes), *ref = malloc(bytes);
+	const char *name = t->dtype == NR_BF16 ? "bf16" : "fp16";
+	int rc = 0;
+
+	if (!send || !recv || !ref)
+		return child_fail(t, rank, 3, "out of memory for %zu elements", count);
+	for (size_t i = 0; i < count; i++)
+		send[i] = ranks_value16(t->seed + count, rank, i, t->dtype);
+	ranks_ring_reference16(t->seed + count, world, t->dtype, ref, count);
+	memset(recv, 0xA5, bytes);
+	if (inplace)
+		memcpy(recv, send, count * 2);
+	rc = nr_ring_allreduce(c, inplace ? recv : send, recv, count, t->dtype, NR_SUM);
+	if (rc) {
+		rc = child_fail(t, rank, 4, "%s count %zu: %s: %s", name, count, nr_strerror(rc),
+				nr_comm_last_error(c));
+		goto out;
+	}
+	for (size_t i = 0; i < count && !rc; i++)
+		if (recv[i] != ref[i])
+			rc = child_fail(t, rank, 6, "%s count %zu %s: element %zu is 0x%04x, reference "
+					"0x%04x", name, count, inplace ? "in place" : "out of place", i,
+					recv[i], ref[i]);
+	if (!rc)
+		t->out->hash[rank][k][inplace] = fnv(recv, count * 2);
+out:
+	free(send);
+	free(recv);
+	free(ref);
+	return rc;
+}
+
 /* Drops pct% of the packets a rank sends (seeded xorshift). */
 struct lossy {
 	uint64_t state;
@@ -169,26 +207,28 @@ static int ring_child(int rank, int world, void *arg)
 	for (int rep = 0; rep < (t->reps ? t->reps : 1) && !rc; rep++)
 		for (int k = 0; k < t->nsizes && !rc; k++)
 			for (int inplace = 0; inplace < 2 && !rc; inplace++)
-				rc = check_one(t, c, rank, world, t->sizes[k], k, inplace);
+				rc = t->dtype == NR_FLOAT32 ? check_one(t, c, rank, world, t->sizes[k], k, inplace)
+							    : check16(t, c, rank, world, t->sizes[k], k, inplace);
 	if (!rc && t->big)
 		rc = check_one(t, c, rank, world, t->big, MAX_SIZES - 1, 0);
 	nr_comm_destroy(c);
 	return rc;
 }
 
-static void run_ring_case(int world, const size_t *sizes, int nsizes, size_t big,
+static void run_ring_type(int world, const size_t *sizes, int nsizes, size_t big,
 			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size,
-			  bool max)
+			  bool max, enum nr_dtype dtype)
 {
 	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000,
 			       .loss_pct = loss_pct, .reps = reps, .mtu = mtu, .msg_size = msg_size,
-			       .max = max };
+			       .max = max, .dtype = dtype };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
 	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
-	printf("ring world %d%s: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
-	       max ? ", max" : "", (unsigned long long)t.seed, loss_pct, mtu, msg_size);
+	printf("ring world %d%s%s: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
+	       max ? ", max" : "", dtype == NR_BF16 ? ", bf16" : dtype == NR_FP16 ? ", fp16" : "",
+	       (unsigned long long)t.seed, loss_pct, mtu, msg_size);
 	ranks_env_init(&t.env, salt);
 	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
 	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -207,6 +247,14 @@ static void run_ring_case(int world, const size_t *sizes, int nsizes, size_t big
 			for (int r = 1; r < world; r++)
 				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
 	munmap(t.out, sizeof(*t.out));
+}
+
+static void run_ring_case(int world, const size_t *sizes, int nsizes, size_t big,
+			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size,
+			  bool max)
+{
+	run_ring_type(world, sizes, nsizes, big, salt, loss_pct, reps, mtu, msg_size, max,
+		      NR_FLOAT32);
 }
 
 static void run_ring_opts(int world, const size_t *sizes, int nsizes, size_t big,
@@ -283,6 +331,16 @@ static void test_ring_4_max(void **state)
 	static const size_t sizes[] = { 1, 3, 5, 1023, 65537, (1 << 20) + 3 };
 
 	run_ring_case(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 9, 0, 1, 0, 0, true);
+}
+
+/* 16-bit types on the ring: rounded at every hop, exactly as the reference
+ * (ranks.h), odd sizes, 2 KiB MTU (messages of odd elements' halves) */
+static void test_ring_16bit(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 3, 1023, 65537, (1 << 19) + 3 };
+
+	run_ring_type(3, sizes, 6, 0, 11, 0, 1, 2048, 8192, false, NR_BF16);
+	run_ring_type(4, sizes, 6, 0, 12, 0, 1, 0, 0, false, NR_FP16);
 }
 
 /* 2% of every rank's packets lost: go-back-N recovers, results stay exact. */
@@ -620,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_ring_3),
 		cmocka_unit_test(test_ring_4),
 		cmocka_unit_test(test_ring_4_max),
+		cmocka_unit_test(test_ring_16bit),
 		cmocka_unit_test(test_ring_8),
 		cmocka_unit_test(test_ring_4_lossy),
 		cmocka_unit_test(test_idle_rank_keeps_answering),

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stand-in libibverbs (see verbs_standin.h). */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hostile-traffic cases (see hz_cases.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hostile traffic and the checked workload (see hz_traffic.h). */
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Control-plane security (control/PROTOCOL.md, docs/bad-input.md), as an attacker on the
  * TCP listener sees it: a real server (UNIX + TCP on loopback) over an

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hostile traffic against the real box (suite eal): the cases of hz_cases.c on
  * netreduce's dataplane (dp_burst and the engine on worker lcore 1) with four

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hostile traffic, engine level (suite unit): the cases of hz_cases.c against
  * the parser and the engine behind a model of the box's per-frame path

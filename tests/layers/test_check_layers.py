@@ -148,6 +148,18 @@ MAKEDOCS['docs/map.md'] = 'Run `make biuld`.\n'
 expect('a document showing a missing make target fails', MAKEDOCS, 1,
        'docs/map.md shows `make biuld`: no such target', checker=DOC_CHECKER, args=['docs/map.md'])
 
+NAMES = dict(DOCS)
+NAMES['host/api.c'] = ('#include <stdlib.h>\n/* NR_WINDOW */\nint nr_comm_start(void)'
+                      ' { return getenv("NR_WINDOW") != 0; }\n'
+                      'static const char *opts[] = { "window", 0 };\n')
+NAMES['docs/map.md'] = 'Call `nr_comm_start()` with `NR_WINDOW=8`, or `prog --window 8`.\n'
+expect('a document showing functions, variables and flags that exist passes', NAMES, 0,
+       '0 missing', checker=DOC_CHECKER, args=['docs/map.md'])
+NAMES['docs/map.md'] = 'Call `nr_comm_begin()` with `NR_WINDOWS=8`, or `prog --windows 8`.\n'
+expect('a document showing a renamed function, variable or flag fails', NAMES, 1,
+       'shows `nr_comm_begin`: no such function', 'shows `NR_WINDOWS`: no such environment',
+       'shows `--windows`: no such option', checker=DOC_CHECKER, args=['docs/map.md'])
+
 LISTED = dict(BASE)
 LISTED['README.md'] = 'The host: `host/a.c`.\n'
 LISTED['proto/README.md'] = '| `wire.[ch]` | the wire |\n'

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Golden packets: every capture in $NR_VECTORS (../shared/vectors/roce) and
  * its icrc_unverifiable/ folder, read with libpcap at run time.  Each RoCEv2

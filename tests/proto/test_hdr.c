@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Header accessors (every get/set pair round-trips and touches only its own
  * bits), byte-order helpers, PSN arithmetic, and the opcode table checked

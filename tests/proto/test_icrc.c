@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The ICRC and the builders: ISA-L against a bitwise reference, a real CNP,
  * every single flipped byte outside the masked fields breaks the ICRC and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The bounded parser: builder -> parser round trips for every opcode,
  * frames truncated at every length (each copy in an exactly sized heap

@@ -8,13 +8,17 @@ way netreduce sums them:
         (DDP does that before the all-reduce), summed in rank order (the box's
         ordered mode)
   hook  the DDP hook: raw gradients summed in rank order, then divided
+  box-tolerant  the backend with netreduce's tolerant_hook (as hook)
+  hook-bf16  netreduce's bf16 hook: each rank's gradients rounded to bfloat16,
+        summed in FP32 in rank order and rounded once to bfloat16 (the box),
+        then as float32 divided
   ring  as box, but each bucket summed chunk by chunk in ring order
         (netreduce.reference.ring_sum), with the bucket layout the ranks saw
   --groups G (with box): hosts of G ranks (NR_LOCAL_SIZE=G), or 2 racks of
         2 hosts with G = 2: each group's ranks in order, then the groups'
         sums in order (netreduce.reference.group_sum)
 
-    check_train.py --mode box|hook|ring --dir DIR --world N [--groups G]
+    check_train.py --mode box|hook|ring|hook-bf16|box-tolerant --dir DIR --world N [--groups G]
                    [--tolerant PPM] [train.py options]
 
 Every rank must hold bit-identical parameters, equal to the reference bit for
@@ -41,7 +45,10 @@ from netreduce.reference import box_sum, group_sum, ring_sum  # noqa: E402
 
 
 # mode -> (summation order, divide before the sum (DDP's backend path) or after (the hook))
-MODES = {"box": ("box", True), "ring": ("ring", True), "hook": ("box", False)}
+MODES = {"box": ("box", True), "ring": ("ring", True), "hook": ("box", False),
+         "hook-bf16": ("box-bf16", False), "box-tolerant": ("box", False)}
+# bytes of a gradient element on the wire, by mode
+ELEMENT_BYTES = {"hook-bf16": 2}
 
 
 def reduce_step(order, scale_first, grads, layout, world, groups=1):
@@ -50,7 +57,10 @@ def reduce_step(order, scale_first, grads, layout, world, groups=1):
     if scale_first:
         grads = [[t.div(world) for t in g] for g in grads]
     out = [None] * nparam
-    if order in ("box", "groups"):   # element-wise: the bucket layout does not matter
+    if order == "box-bf16":   # rounded once each way: FP32 sums in rank order (the box)
+        out = [box_sum([g[i].reshape(-1).to(torch.bfloat16).float() for g in grads])
+               .to(torch.bfloat16).float().view_as(grads[0][i]) for i in range(nparam)]
+    elif order in ("box", "groups"):   # element-wise: the bucket layout does not matter
         out = [group_sum([g[i].reshape(-1) for g in grads], groups if order == "groups" else 1)
                .view_as(grads[0][i]) for i in range(nparam)]
     else:
@@ -135,7 +145,7 @@ def tolerant(r, ppm, world):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--mode", choices=("box", "hook", "ring"), required=True)
+    p.add_argument("--mode", choices=tuple(MODES), required=True)
     p.add_argument("--dir", required=True)
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--groups", type=int, default=1)
@@ -175,12 +185,12 @@ def main():
             fail.append(f"parameter {i} {tuple(x.shape)}: {int((d > 0).sum())} elements differ "
                         f"from the reference (max |diff| {float(d.max()):.3g})")
     # Would another summation order have passed too?  Then the check tells nothing.
-    other = "ring" if order == "box" else "box"
+    other = "ring" if order in ("box", "box-bf16") else "box"
     alt = reference(other, scale_first, args, a.world, layouts)   # groups: vs rank order
     if all(torch.equal(x, y) for x, y in zip(ref, alt)):
         fail.append(f"the {order} and {other} summation orders give identical parameters: "
                     "the check cannot tell them apart (change the seed or the model)")
-    grad_bytes = 4 * sum(x.numel() for x in ref)
+    grad_bytes = ELEMENT_BYTES.get(a.mode, 4) * sum(x.numel() for x in ref)
     calls = 0
     for r in ranks:
         fail += counted(r, args.steps * grad_bytes)

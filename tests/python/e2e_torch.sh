@@ -7,14 +7,17 @@
 #   train-box   DDP over the c10d backend "netreduce", through the box
 #   train-hook  DDP over Gloo with netreduce's comm hook, through the box
 #   train-ring  the backend with NR_ALGO=ring (our ring, through the box's L2)
+#   train-bf16  DDP over Gloo with netreduce's bf16 hook: the float32 gradients
+#               sent as bfloat16 through the box's bf16 job (FP32 sums in rank
+#               order, rounded once), half the bytes
 #               each: 20 steps, then every rank's parameters must be
 #               bit-identical and equal a single process that applied the
 #               same updates with the gradients summed in netreduce's order,
 #               and every rank's counters must show all gradient bytes through
 #               libnetreduce, none delegated (tests/python/check_train.py)
-#   train-dlcp  train-box with the bound on tolerant gradients
-#               (NR_SHORT_PPM=150000) on links that lose 1% of their frames
-#               each way: every bucket sent tolerant (with the short DSCP),
+#   train-dlcp  the backend with netreduce's tolerant_hook and the bound on
+#               tolerant gradients (NR_SHORT_PPM=150000) on links that lose 1%
+#               of their frames each way: every bucket sent tolerant (with the short DSCP),
 #               the box holding the bound; bit-identical ranks, and equal to
 #               the reference while the box completed no packet short
 #               (check_train.py --tolerant)
@@ -160,11 +163,13 @@ wait_step() {
 }
 
 case $scenario in
-train-box|train-hook|train-ring|train-hier|train-racks|train-torchrun|train-dlcp)
+train-box|train-hook|train-ring|train-bf16|train-hier|train-racks|train-torchrun|train-dlcp)
 	mode=${scenario#train-} envs=() groups=1 check=()
 	case $mode in
+	bf16)
+		mode=hook-bf16 ;;
 	dlcp)
-		mode=box envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
+		mode=box-tolerant envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
 	torchrun)
 		# one torchrun a host; its workers share this environment
 		mode=box groups=2 run=$TB_RUNDIR/torchrun.sh

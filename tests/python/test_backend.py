@@ -158,7 +158,7 @@ class Backend(unittest.TestCase):
         d = netreduce.torch.stats()["delegated"]
         self.assertGreaterEqual(d["all_reduce SUM int64 cpu contiguous"]["calls"], 3)
         self.assertEqual(d["all_reduce SUM int64 cpu contiguous"]["why"],
-                         "netreduce sums float32 only, this is int64")
+                         "netreduce sums float32, bfloat16 and float16, this is int64")
         dist.broadcast(torch.ones(2), 0)
         out = [torch.zeros(2)]
         dist.all_gather(out, torch.ones(2))
@@ -184,6 +184,60 @@ class Backend(unittest.TestCase):
         dist.all_reduce(torch.ones(3))   # what netreduce takes still works
         # collectives that are Gloo's by design are not refused
         dist.barrier()
+
+    def test_16bit_through_netreduce(self):
+        # bfloat16 and float16 SUM and AVG go through libnetreduce as 16-bit
+        # elements (2 bytes each), counted by type; MAX of them goes to Gloo
+        lib0 = library()
+        for dt, name in ((torch.bfloat16, "bfloat16"), (torch.float16, "float16")):
+            k = f"all_reduce SUM {name} cpu contiguous"
+            before = through(k)
+            t = torch.tensor([1.5, -2.25, 1e-3, 3.0], dtype=dt)
+            want = t.clone()
+            dist.all_reduce(t)
+            dist.all_reduce(t, op=dist.ReduceOp.AVG)
+            self.assertTrue(torch.equal(t, want))
+            after = through(k)
+            self.assertEqual((after["calls"] - before["calls"], after["bytes"] - before["bytes"]),
+                             (1, 8))
+        lib1 = library()
+        self.assertEqual(lib1["bf16_calls"] - lib0["bf16_calls"], 2)
+        self.assertEqual(lib1["fp16_calls"] - lib0["fp16_calls"], 2)
+        self.assertEqual(lib1["ring_bytes"] - lib0["ring_bytes"], 32)
+        r = netreduce.torch.report()
+        self.assertIn("bfloat16", r["types"])
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = torch.tensor([1.0, 2.0], dtype=torch.float16)   # (torch 1.13's Gloo has no bf16)
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        self.assertTrue(any("MAX of float32 only, this is float16" in str(x.message) for x in w))
+        with self.assertRaisesRegex(ValueError, "MAX is float32 only"):
+            self.pg.engine.submit(torch.ones(2, dtype=torch.float16), "MAX")
+        with self.assertRaisesRegex(ValueError, "max is fp32 only"):
+            self.pg.engine.comm.allreduce(1 << 20, 4, "max", dtype="bf16")
+        with self.assertRaisesRegex(ValueError, "dtype 'fp64'"):
+            self.pg.engine.comm.allreduce(1 << 20, 4, dtype="fp64")
+
+    def test_16bit_hooks(self):
+        # bf16_hook and fp16_hook: the float32 gradients rounded once to the
+        # type, summed (one rank: as they are), written back as float32
+        for hook, dt, name in ((netreduce.torch.bf16_hook, torch.bfloat16, "bfloat16"),
+                               (netreduce.torch.fp16_hook, torch.float16, "float16")):
+            torch.manual_seed(1)
+            model = torch.nn.Linear(5, 3)
+            ref = torch.nn.Linear(5, 3)
+            ref.load_state_dict(model.state_dict())
+            ddp = torch.nn.parallel.DistributedDataParallel(model)
+            ddp.register_comm_hook(None, hook)
+            x = torch.randn(4, 5)
+            k = f"ddp_bucket SUM {name} cpu contiguous"
+            n = through(k)["calls"]
+            ddp(x).sum().backward()
+            ref(x).sum().backward()
+            self.assertEqual(through(k)["calls"] - n, 1)
+            for p, q in zip(model.parameters(), ref.parameters()):
+                self.assertEqual(p.grad.dtype, torch.float32)
+                self.assertTrue(torch.equal(p.grad, q.grad.to(dt).float()))
 
     def test_max_through_netreduce(self):
         # MAX: over the ring here (no box; a box job of NR_REDUCE=max takes it too)
@@ -333,14 +387,16 @@ class Staging(unittest.TestCase):
     """The GPU staging pipeline (staging.Stager) on host memory: chunks, slot
     reuse, the division of AVG, and every chunk through the all-reduce once."""
 
-    def run_stager(self, numel, chunk_elems, divide=None):
-        ops = staging.HostOps(chunk_elems * 4)
+    def run_stager(self, numel, chunk_elems, divide=None, dtype=torch.float32):
+        es = torch.tensor([], dtype=dtype).element_size()
+        ops = staging.HostOps(chunk_elems * es)
         seen = []
 
         def allreduce(host):
+            self.assertEqual(host.dtype, dtype)
             seen.append(host.numel())
             host.mul_(3)      # stands for the sum over 3 ranks
-        t = torch.arange(numel, dtype=torch.float32)
+        t = torch.arange(numel, dtype=dtype)
         n = staging.Stager(ops).run(t, None, allreduce, divide)
         return t, n, seen, ops.log
 
@@ -353,6 +409,14 @@ class Staging(unittest.TestCase):
             self.assertEqual(sum(seen), numel)
             self.assertEqual(sorted(off for op, off, _, _ in log if op == "h2d"),
                              list(range(0, numel, chunk)))
+
+    def test_16bit_chunks(self):
+        # 16-bit tensors staged as themselves: chunks of as many bytes, twice the elements
+        for dt in (torch.bfloat16, torch.float16):
+            t, n, seen, _ = self.run_stager(100, 8, dtype=dt)
+            self.assertTrue(torch.equal(t, torch.arange(100, dtype=dt) * 3))
+            self.assertEqual(n, 13)
+            self.assertEqual(sum(seen), 100)
 
     def test_copies_run_ahead(self):
         _, n, _, log = self.run_stager(40, 4)
@@ -376,9 +440,10 @@ class Staging(unittest.TestCase):
 
 
 class Tolerant(unittest.TestCase):
-    """NR_SHORT_PPM: DDP's gradient buckets ask to go tolerant, through the
-    backend (DDP's reducer told apart by its caller) and through the hook;
-    dist.all_reduce and the application's own calls stay exact.  One rank: the
+    """Tolerance is asked for in words: with NR_SHORT_PPM, DDP's buckets go
+    tolerant through tolerant_hook only; the backend's own all-reduces (DDP's
+    reducer without a hook, dist.all_reduce, an autograd Function's backward,
+    the application's) stay exact, and so do the other hooks.  One rank: the
     library copies, so every tolerant call is counted exact there."""
 
     @classmethod
@@ -396,20 +461,19 @@ class Tolerant(unittest.TestCase):
     def tolerant(k):
         return netreduce.torch.stats()["tolerant"].get(k, {"calls": 0})["calls"]
 
-    def test_ddp_buckets_tolerant_the_rest_exact(self):
-        self.assertTrue(self.group.engine.tolerant)
+    def test_backend_exact_whatever_calls_it(self):
+        self.assertTrue(self.group.engine.tolerant)   # the job has a bound
         k = "all_reduce SUM float32 cpu contiguous"
         t0, n0 = self.tolerant(k), through(k)["calls"]
         torch.manual_seed(0)
         ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
                                                         process_group=self.group)
         for _ in range(3):
-            ddp(torch.randn(4, 5)).sum().backward()
-        self.assertEqual(self.tolerant(k) - t0, 3)
+            ddp(torch.randn(4, 5)).sum().backward()            # DDP's reducer: exact
         dist.all_reduce(torch.ones(7), group=self.group)     # a loss, a metric: exact
         self.group.allreduce([torch.ones(7)]).wait()           # the application's own: exact
 
-        class Summed(torch.autograd.Function):   # an all-reduce of the application in backward
+        class Summed(torch.autograd.Function):   # a tensor-parallel layer's all-reduce
             @staticmethod
             def forward(ctx, x):
                 return x.clone()
@@ -420,32 +484,34 @@ class Tolerant(unittest.TestCase):
                 dist.all_reduce(g, group=Tolerant.group)
                 return g
         Summed.apply(torch.ones(3, requires_grad=True)).sum().backward()
-        self.assertEqual(self.tolerant(k) - t0, 3)
         self.assertEqual(through(k)["calls"] - n0, 6)
+        self.assertEqual(self.tolerant(k), t0)               # none of them tolerant
 
-    def test_no_bound_no_tolerance(self):
-        k = "all_reduce SUM float32 cpu contiguous"
-        t0 = self.tolerant(k)
-        group = dist.new_group([0], backend="netreduce")   # NR_SHORT_PPM unset
-        self.assertFalse(group.engine.tolerant)
-        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
-                                                        process_group=group)
-        ddp(torch.randn(4, 5)).sum().backward()
-        self.assertEqual(self.tolerant(k), t0)
-
-    def test_hook(self):
+    def test_tolerant_hook(self):
         k = "ddp_bucket AVG float32 cpu contiguous"
-        t0 = self.tolerant(k)
+        t0, n0 = self.tolerant(k), through(k)["calls"]
         ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
                                                         process_group=self.group)
-        ddp.register_comm_hook(self.group.engine, netreduce.torch.allreduce_hook)
+        ddp.register_comm_hook(self.group.engine, netreduce.torch.tolerant_hook)
         ddp(torch.randn(4, 5)).sum().backward()
         self.assertEqual(self.tolerant(k) - t0, 1)
+        # the exact hook on the same communicator: counted, not tolerant
+        ddp2 = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(5, 3),
+                                                         process_group=self.group)
+        ddp2.register_comm_hook(self.group.engine, netreduce.torch.allreduce_hook)
+        ddp2(torch.randn(4, 5)).sum().backward()
+        self.assertEqual(self.tolerant(k) - t0, 1)
+        self.assertEqual(through(k)["calls"] - n0, 2)
         r = netreduce.torch.report()
         self.assertGreaterEqual(r["tolerant"]["asked_calls"], 1)
         self.assertIsNone(r["tolerant"]["short_slots"])   # no box to ask
         self.assertEqual(netreduce.torch.health(), {"qp_errors": 0, "qp_error": "",
                                                     "failed": False})
+
+    def test_hook_state_is_the_backends(self):
+        # with the netreduce backend, the hooks use its communicator (one a process)
+        self.assertIs(netreduce.torch.hook_state(),
+                      dist.distributed_c10d._get_default_group().engine)
 
     def test_binding(self):
         # the flags and the counters through ctypes, on one rank with a box configured
@@ -609,8 +675,30 @@ class Library(unittest.TestCase):
     def test_struct_layout_checked(self):
         self.assertEqual(_lib.lib().nr_comm_rank.restype, _lib.ctypes.c_int)
         cfg = _lib.NrConfig()
-        _lib.lib().nr_config_default(_lib.ctypes.byref(cfg))
-        self.assertEqual((cfg.mtu, cfg.udp_port, cfg.gid_index), (1024, 4791, -1))
+        _lib.lib().nr_config_init(_lib.ctypes.byref(cfg), _lib.ctypes.sizeof(cfg))
+        self.assertEqual((cfg.size, cfg.mtu, cfg.udp_port, cfg.gid_index),
+                         (_lib.ctypes.sizeof(cfg), 1024, 4791, -1))
+
+    def test_config_size_honoured(self):
+        # the library writes no further than the caller's size and reads only that
+        # much (fields past it take its defaults): a caller's struct of the first
+        # version (ending at short_scale, before any padding) works; a smaller one,
+        # or one never filled (size 0), is refused naming the size
+        ct = _lib.ctypes
+        first = _lib.NrConfig.short_scale.offset + 1
+        buf = ct.create_string_buffer(b"\x5a" * 256, 256)
+        as_cfg = ct.cast(buf, ct.POINTER(_lib.NrConfig))
+        _lib.lib().nr_config_init(as_cfg, first)
+        self.assertEqual(buf.raw[first:], b"\x5a" * (256 - first))
+        self.assertEqual(as_cfg.contents.size, first)
+        self.assertEqual(_lib.lib().nr_config_check(as_cfg), 0, _lib.last_error())
+        _lib.lib().nr_config_init(as_cfg, first - 4)
+        self.assertEqual(_lib.lib().nr_config_check(as_cfg), _lib.ERR_CONFIG)
+        self.assertIn(f"struct nr_config: size {first - 4} is not one of a netreduce.h",
+                      _lib.last_error())
+        bad = _lib.NrConfig()     # never filled: size 0
+        self.assertEqual(_lib.lib().nr_config_check(ct.byref(bad)), _lib.ERR_CONFIG)
+        self.assertIn("struct nr_config: size 0", _lib.last_error())
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ SCRIPT = os.path.join(HERE, "..", "..", "bench", "e2e", "gloo_allreduce.py")
 
 try:
     import numpy as np
+    import torch
     import torch.distributed  # noqa: F401
 except ImportError as e:
     print(f"SKIP: {e}")
@@ -46,18 +47,30 @@ class Check(unittest.TestCase):
 
     def test_rank_order_and_other_orders_pass(self):
         world, n = 3, 4096
-        ordered = ga.elem(0, n) + ga.elem(1, n) + ga.elem(2, n)
-        self.assertEqual(ga.wrong_elements(ordered, ordered.copy(), world), 0)
-        reversed_ = ga.elem(2, n) + ga.elem(1, n) + ga.elem(0, n)
-        self.assertEqual(ga.wrong_elements(reversed_, reversed_.copy(), world), 0)
+        ordered = torch.from_numpy(ga.elem(0, n) + ga.elem(1, n) + ga.elem(2, n))
+        self.assertEqual(ga.wrong_elements(ordered, ordered.clone(), world, "fp32"), 0)
+        reversed_ = torch.from_numpy(ga.elem(2, n) + ga.elem(1, n) + ga.elem(0, n))
+        self.assertEqual(ga.wrong_elements(reversed_, reversed_.clone(), world, "fp32"), 0)
 
     def test_wrong_element_and_disagreement_counted(self):
         world, n = 2, 1024
-        good = ga.elem(0, n) + ga.elem(1, n)
-        bad = good.copy()
-        bad[17] += np.float32(0.01)
-        self.assertEqual(ga.wrong_elements(bad, bad.copy(), world), 1)
-        self.assertEqual(ga.wrong_elements(good, bad, world), 1)
+        good = torch.from_numpy(ga.elem(0, n) + ga.elem(1, n))
+        bad = good.clone()
+        bad[17] += 0.01
+        self.assertEqual(ga.wrong_elements(bad, bad.clone(), world, "fp32"), 1)
+        self.assertEqual(ga.wrong_elements(good, bad, world, "fp32"), 1)
+
+    def test_16bit_hops_pass_a_wrong_element_does_not(self):
+        # a 16-bit ring's sum, rounded at every hop, passes; an element off by far more fails
+        world, n = 4, 4096
+        for dt in ("fp16", "bf16"):
+            hop = ga.contributions(0, n, dt)
+            for r in range(1, world):
+                hop = hop + ga.contributions(r, n, dt)   # rounded to dt at each add
+            self.assertEqual(ga.wrong_elements(hop, hop.clone(), world, dt), 0, dt)
+            bad = hop.clone()
+            bad[5] += 1.0
+            self.assertEqual(ga.wrong_elements(bad, bad.clone(), world, dt), 1, dt)
 
 
 class TwoRanks(unittest.TestCase):
@@ -82,6 +95,27 @@ class TwoRanks(unittest.TestCase):
             self.assertEqual((r["algo"], r["ranks"], r["wrong"]), ("gloo", 2, 0))
             self.assertGreater(r["algbw_gbps"], 0)
         self.assertEqual(outs[1][0].strip(), "")
+
+    def test_loopback_fp16(self):
+        # torch 1.13's Gloo sums float16 (bfloat16 from torch 2.x): 2-byte elements
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        procs = []
+        for r in range(2):
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r),
+                       WORLD_SIZE="2", GLOO_SOCKET_IFNAME="lo")
+            procs.append(subprocess.Popen(
+                [sys.executable, SCRIPT, "-b", "2", "-e", "64K", "-f", "32", "--iters", "1",
+                 "--warmup", "0", "--check", "--json", "--dtype", "fp16"],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        outs = [p.communicate(timeout=120) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            self.assertEqual(p.returncode, 0, err[-2000:])
+        rows = [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
+        self.assertEqual([r["bytes"] for r in rows], [2, 64, 2048, 65536])
+        for r in rows:
+            self.assertEqual((r["dtype"], r["wrong"]), ("fp16", 0))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 """One rank of the PyTorch end-to-end tests: examples/train.py's training loop
 with what the tests need around it.
 
-    train_rank.py --mode box|hook|ring --out DIR [--stall-at STEP --stall-rank R]
+    train_rank.py --mode box|hook|ring|hook-bf16|box-tolerant --out DIR [--stall-at STEP --stall-rank R]
                   [train.py options]
 
 mode box: backend "netreduce" through the box; hook: Gloo backend with
@@ -29,7 +29,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 MODES = {"box": ("netreduce", "none"), "hook": ("gloo", "netreduce"),
-         "ring": ("netreduce-ring", "none")}
+         "ring": ("netreduce-ring", "none"), "hook-bf16": ("gloo", "netreduce-bf16"),
+         "box-tolerant": ("netreduce", "netreduce-tolerant")}
 
 
 def bucket_layout(model):

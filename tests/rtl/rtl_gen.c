@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Generated traces: see rtl_gen.h. */
 #include <arpa/inet.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two boxes, one input: see rtl_pair.h. */
 #include <errno.h>
 #include <fcntl.h>

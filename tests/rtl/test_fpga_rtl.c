@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fpga driver (control/backend_fpga.c) on the aggregator's RTL, at the
  * register level: what JOB_LOAD leaves in the job and connection tables, read

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FPGA's RTL against the software box, frame for frame (rtl_pair.h):
  *   generated traces (rtl_gen.h): N = 2..8, every path of the engine, every

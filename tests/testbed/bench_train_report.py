@@ -8,7 +8,9 @@
                               reached the target, median over the rounds
   final test accuracy         median over the rounds
   speedups                    median step time of gloo and of netreduce-ring
-                              over that of netreduce
+                              over that of netreduce; of a netreduce 16-bit
+                              hook (gloo+netreduce-fp16): torch's hook of the
+                              same type over Gloo (gloo+torch-fp16) over it
   CPU                         cores the ranks and the box kept busy
 
     bench_train_report.py --out DIR [--rate MBIT] RESULTS.jsonl
@@ -26,7 +28,8 @@ import os
 import statistics
 import sys
 
-ORDER = ("gloo", "netreduce-ring", "netreduce")
+ORDER = ("gloo", "netreduce-ring", "netreduce", "gloo+hook", "gloo+torch-fp16",
+         "gloo+netreduce-fp16", "gloo+torch-bf16", "gloo+netreduce-bf16")
 
 
 def quantile(xs, q):
@@ -88,12 +91,19 @@ def table(ranks, steps, summaries):
             "box_cores": statistics.median(r["box_cores"]) if r["box_cores"] else None,
         })
     by = {r["backend"]: r for r in out}
-    nr = by.get("netreduce")
     for r in out:
-        for base, key in (("gloo", "speedup_vs_gloo"), ("netreduce-ring", "speedup_vs_ring")):
-            r[key] = None
-            if r["backend"] == "netreduce" and base in by and nr["median_step_s"]:
-                r[key] = by[base]["median_step_s"] / nr["median_step_s"]
+        r["speedup_vs_gloo"] = r["speedup_vs_ring"] = None
+        if not r["median_step_s"]:
+            continue
+        if r["backend"] == "netreduce":
+            bases = (("gloo", "speedup_vs_gloo"), ("netreduce-ring", "speedup_vs_ring"))
+        elif r["backend"].startswith("gloo+netreduce-"):   # the 16-bit hooks: against torch's
+            bases = (("gloo+torch-" + r["backend"].rsplit("-", 1)[1], "speedup_vs_gloo"),)
+        else:
+            bases = ()
+        for base, key in bases:
+            if base in by and by[base]["median_step_s"]:
+                r[key] = by[base]["median_step_s"] / r["median_step_s"]
     return out
 
 
@@ -170,7 +180,8 @@ def main():
     plot(steps, summaries, os.path.join(a.out, "bench-train.png"))
     print(f"\nsteps after the warm-up of every round pooled; time to accuracy: training "
           f"time (evaluation excluded) until the test accuracy first reached the target, "
-          f"median over the rounds; speedup: median step time of the baseline / netreduce's; "
+          f"median over the rounds; speedup: median step time of the baseline / netreduce's "
+          f"(a netreduce 16-bit hook's: torch's hook of that type over Gloo / it); "
           f"CPU: cores busy on average during the steps (ranks: rank 0's process CPU time per "
           f"step x ranks; box: its CPU time / training time), of {os.cpu_count()} on this "
           f"machine (near that: CPU-bound, not link-bound).\n"

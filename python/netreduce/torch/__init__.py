@@ -7,9 +7,11 @@
 or keep Gloo/NCCL and route DDP's gradient buckets only:
 
     model.register_comm_hook(None, netreduce.torch.allreduce_hook)
+    model.register_comm_hook(None, netreduce.torch.bf16_hook)   # as bfloat16: half the bytes
 
-float32 all-reduces with SUM or AVG, on the CPU or a CUDA device, go through
-libnetreduce; the rest goes to Gloo (backend.py), with a warning once per kind
+float32, bfloat16 and float16 all-reduces with SUM or AVG (float32 with MAX),
+on the CPU or a CUDA device, go through libnetreduce (16-bit: summed in FP32
+and rounded once through the box); the rest goes to Gloo (backend.py), with a warning once per kind
 of all-reduce it could not take, or an error with NR_STRICT=1.  stats() says
 what went where, with libnetreduce's own counters; report() gives the job's
 communication share and what the box can bring at that share (rank 0 prints
@@ -21,9 +23,9 @@ NR_STRICT, NR_REPORT, NR_STAGE_CHUNK_KB (GPU staging) and the other NR_* of
 libnetreduce (host/README.md), which reach the library unchanged:
 NR_LOCAL_SIZE / NR_HIER (hosts with several ranks, ranks host by host as
 torchrun numbers them; under torchrun LOCAL_WORLD_SIZE and LOCAL_RANK give
-them), NR_RACKS (a job across racks) and NR_SHORT_PPM (DDP's gradient buckets
-go tolerant: the box may complete their packets short within that bound;
-everything else stays exact).  health() says whether this rank's QPs are
+them), NR_RACKS (a job across racks) and NR_SHORT_PPM (the bound on tolerant
+messages: with tolerant_hook, DDP's gradient buckets may have packets
+completed short within it; everything else stays exact).  health() says whether this rank's QPs are
 healthy.
 
 The communicators are destroyed at exit (collective: every rank exits);
@@ -36,11 +38,12 @@ import torch.distributed as dist
 from ..comm import NetreduceError
 from .backend import BACKEND, ProcessGroupNetreduce, create
 from .engine import Engine, health, report, shutdown, stats
-from .hook import allreduce_hook, hook_state
+from .hook import allreduce_hook, bf16_hook, fp16_hook, hook_state, tolerant_hook
 from .counters import NetreduceFallbackWarning, NetreduceUnsupported
 
 __all__ = ["BACKEND", "Engine", "NetreduceError", "NetreduceFallbackWarning",
-           "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "health",
+           "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "bf16_hook",
+           "fp16_hook", "health", "tolerant_hook",
            "hook_state", "report", "shutdown", "stats"]
 
 if not hasattr(dist.Backend, BACKEND.upper()):

@@ -6,36 +6,33 @@ given to dist.Backend.register_backend (torch 1.13 and 2.x; on 2.x registered
 for the devices "cpu" and "cuda").
 
 Through libnetreduce (the Engine's worker thread): all-reduce of one
-contiguous float32 tensor, on the CPU or a CUDA device, with SUM, AVG or MAX
-(MAX: through the box when its job computes max, NR_REDUCE, else over the
-ring; not on hosts with several ranks or racks); the coalesced all-reduce of
-such tensors (one flat buffer); reduce-scatter of float32 with SUM, AVG or MAX
-(an all-reduce of the input, then this rank's share).
+contiguous float32, bfloat16 or float16 tensor, on the CPU or a CUDA device,
+with SUM or AVG, and float32 with MAX (MAX: through the box when its job
+computes max, NR_REDUCE, else over the ring; not on hosts with several ranks
+or racks, nor 16-bit types); bfloat16 and float16 are summed in FP32 and
+rounded once through the box (each type its own box job, opened at its first
+all-reduce), rounded at every hop over the ring; the coalesced all-reduce of
+such tensors (one flat buffer); reduce-scatter with SUM, AVG or MAX (an
+all-reduce of the input, then this rank's share).
 Everything else goes to an inner ProcessGroupGloo on the same store, after
 the netreduce requests queued before it have run: an all-reduce netreduce
 cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
 Works are work.Work: wait() raises netreduce's error, DDP reads the future.
 
-With NR_SHORT_PPM, DDP's gradient buckets go tolerant (the box may complete
-their packets short, within the job's bound) and every other all-reduce stays
-exact.  A process group is not told which all-reduce is a bucket: DDP's
-reducer issues them from C++ inside the backward pass, so an all-reduce whose
-nearest Python caller is autograd's backward entry (or that has no Python
-caller at all: an autograd worker thread) is taken for one; one that comes
-through torch.distributed's functions (dist.all_reduce of a loss, a metric, a
-comm hook's) or straight from the application is exact.
+Every all-reduce of the backend is exact: a process group is not told what
+a tensor holds, so it never guesses that one may lose packets.  Gradients go
+tolerant (the box may complete their packets short, within the job's bound
+NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
+(hook.py) on this backend's communicator, or Engine.request(tolerant=True).
 """
-import os
-import sys
-
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
                                         ReduceOp)
 import torch
 import torch.distributed as dist
 
 from . import work as works
-from .engine import Engine
+from .engine import DTYPES, Engine
 from .counters import STATS, kind
 
 BACKEND = "netreduce"
@@ -66,8 +63,14 @@ def refusal(tensors, op, topology=False):
     if op == "MAX" and topology:
         return ("MAX on hosts with several ranks or across racks: their local and rack "
                 "phases sum only")
-    if t.dtype != torch.float32:
-        return f"netreduce sums float32 only, this is {str(t.dtype).replace('torch.', '')}"
+    dt = str(t.dtype).replace('torch.', '')
+    if t.dtype not in DTYPES:
+        return f"netreduce sums float32, bfloat16 and float16, this is {dt}"
+    if t.dtype != torch.float32 and op == "MAX":
+        return f"netreduce takes MAX of float32 only, this is {dt}"
+    if t.dtype != torch.float32 and topology:
+        return (f"{dt} on hosts with several ranks or across racks: their local and rack "
+                "phases sum float32 only")
     if t.device.type not in ("cpu", "cuda"):
         return f"device {t.device.type}: netreduce takes CPU and CUDA tensors"
     if t.is_sparse:
@@ -88,22 +91,6 @@ def _flat_refusal(tensors, op, topology=False):
     if len({t.device for t in tensors}) > 1:
         return "tensors on several devices"
     return None
-
-
-# where autograd's backward pass enters C++ (loss.backward(), torch.autograd.backward
-# and grad; torch 2.x's _engine_run_backward in graph.py)
-_AUTOGRAD = (os.path.join("torch", "autograd", ""), os.path.join("torch", "_tensor.py"))
-
-
-def from_reducer(depth=2):
-    """Whether the all-reduce being issued (the caller of the caller, depth 2,
-    is its issuer) comes from DDP's reducer: no Python frame above it, or
-    autograd's backward entry right above it (C++ in between)."""
-    try:
-        frame = sys._getframe(depth)
-    except ValueError:      # no Python caller: C++ on a thread of its own
-        return True
-    return any(p in frame.f_code.co_filename for p in _AUTOGRAD)
 
 
 def _allreduce_opts(opts, op):
@@ -179,9 +166,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         t = tensors[0]
         if t.numel() == 0:
             return self._issued(works.done(tensors))
-        # a DDP gradient bucket (from_reducer) with the job's bound: tolerant
-        tolerant = self._engine.tolerant and name in ("SUM", "AVG") and from_reducer()
-        return self._submit(t, name, "all_reduce", result=tensors, tolerant=tolerant)
+        return self._submit(t, name, "all_reduce", result=tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"

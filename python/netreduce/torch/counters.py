@@ -148,7 +148,7 @@ def share_report(snap, world, algo, rank=0):
     calls = sum(v["calls"] for v in snap["netreduce"].values())
     out = {"rank": rank, "world": world, "algo": algo, "calls": calls, "bytes": nbytes,
            "allreduce_s": round(busy, 6), "wall_s": round(wall, 6),
-           "tolerant": tolerant_summary(snap)}
+           "tolerant": tolerant_summary(snap), "types": types_of(snap)}
     if calls == 0 or wall <= 0 or world < 2:
         out["share"] = None
         why = f"a job of {world} rank" if world < 2 else "no all-reduce went through netreduce"
@@ -167,6 +167,7 @@ def share_report(snap, world, algo, rank=0):
     out.update(share=round(share, 4), ring_traffic_ratio=round(ratio, 4), gain=round(gain, 4))
     text = (f"netreduce rank {rank}: all-reduce took {busy:.2f} s of {wall:.2f} s since the "
             f"first one ({100 * share:.0f}%), {calls} calls, {nbytes / 2**20:.1f} MiB "
+            f"({types_text(out['types'])}) "
             f"{'through the box' if algo == 'box' else 'over the ring'}; {what} at most "
             f"{gain:.2f}x over a ring all-reduce at the same link rate (N={world}, traffic "
             f"ratio {ratio:.2f})")
@@ -178,6 +179,22 @@ def share_report(snap, world, algo, rank=0):
         text += "; " + dlcp
     out["text"] = text
     return out
+
+
+def types_of(snap):
+    """Calls and bytes through netreduce by element type: {"float32": {"calls",
+    "bytes"}, "bfloat16": ...} (the dtype of each kind, counters.kind)."""
+    out = {}
+    for k, v in snap["netreduce"].items():
+        row = out.setdefault(k.split()[2], {"calls": 0, "bytes": 0})
+        row["calls"] += v["calls"]
+        row["bytes"] += v["bytes"]
+    return out
+
+
+def types_text(types):
+    """'float32: 12 calls, bfloat16: 30 calls'"""
+    return ", ".join(f"{t}: {v['calls']} calls" for t, v in sorted(types.items())) or "none"
 
 
 def tolerant_summary(snap):

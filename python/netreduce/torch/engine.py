@@ -4,8 +4,9 @@
 Engine(store, rank, world, prefix) settles the job's settings through the
 c10d store (job name, rank 0's rendezvous address when NR_ROOT is unset),
 starts the heartbeat (watch.py), creates the communicator (collective) and
-one worker thread.  submit() queues an all-reduce of a contiguous float32
-tensor, on the CPU or a CUDA device (staged through pinned host memory,
+one worker thread.  submit() queues an all-reduce of a contiguous float32,
+bfloat16 or float16 tensor (16-bit: summed in FP32 and rounded once through
+the box), on the CPU or a CUDA device (staged through pinned host memory,
 staging.py), and returns a torch.futures.Future; requests run in submission
 order on the worker, which calls libnetreduce through ctypes (the GIL is
 released during the call).  A failure completes that future with a
@@ -50,6 +51,10 @@ def _local_addr(rank):
         return route_addr(master)
     raise ValueError("NR_ADDR is not set and there is no MASTER_ADDR to find this host's "
                      "address from: set NR_ADDR to this host's IPv4 address on the data path")
+
+
+# torch's types netreduce sums, by libnetreduce's name (Communicator.allreduce)
+DTYPES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 
 
 def _value(fut):
@@ -117,9 +122,9 @@ class Engine:
             raise TypeError(f"netreduce: all_reduce takes a torch.Tensor, not {type(tensor).__name__}")
         if tensor.layout != torch.strided:
             raise TypeError(f"netreduce: all_reduce takes dense tensors, not {tensor.layout}")
-        if tensor.dtype != torch.float32:
-            raise TypeError(f"netreduce: all_reduce takes float32 tensors, not {tensor.dtype} "
-                            "(the backend sends other types to Gloo)")
+        if tensor.dtype not in DTYPES:
+            raise TypeError(f"netreduce: all_reduce takes float32, bfloat16 and float16 tensors, "
+                            f"not {tensor.dtype} (the backend sends other types to Gloo)")
         if tensor.device.type not in ("cpu", "cuda"):
             raise ValueError(f"netreduce: all_reduce takes tensors on the CPU or a CUDA device, "
                              f"not on {tensor.device}")
@@ -128,16 +133,19 @@ class Engine:
                              f"{tuple(tensor.stride())}); reduce t.contiguous() and copy it back")
         if op not in ("SUM", "AVG", "MAX"):
             raise ValueError(f"netreduce: all_reduce op {op!r}: SUM, AVG or MAX")
+        if op == "MAX" and tensor.dtype != torch.float32:
+            raise ValueError(f"netreduce: all_reduce MAX of {tensor.dtype}: MAX is float32 only")
 
     @property
     def tolerant(self):
-        """Whether gradient buckets go tolerant: NR_SHORT_PPM set (the job's bound)."""
+        """Whether the job has a bound on tolerant messages (NR_SHORT_PPM set): a
+        request asked to go tolerant then may lose packets within it."""
         return self.comm.short_ppm > 0
 
     def request(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):
         """Queue an in-place reduction of tensor over the ranks, op SUM, AVG (the
-        sum divided by the ranks) or MAX: contiguous float32, on the CPU or a CUDA
-        device.  Returns (raw, fut):
+        sum divided by the ranks) or MAX (float32): contiguous float32, bfloat16
+        or float16, on the CPU or a CUDA device.  Returns (raw, fut):
         the worker completes raw with [tensor] (as_list) or tensor, or with the
         NetreduceError; fut is chained to it for C++ waiters.  kind: what
         stats() counts the request as.  tolerant: the box may complete it
@@ -178,10 +186,10 @@ class Engine:
                 self._q.task_done()
 
     def _allreduce(self, host, op="sum", tolerant=False):
-        """One libnetreduce call on a contiguous float32 host tensor, watched."""
+        """One libnetreduce call on a contiguous host tensor of DTYPES, watched."""
         if self.watch:
             self.watch.started(self.comm.seq + 1)
-        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant)
+        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant, DTYPES[host.dtype])
         if self.watch:
             self.watch.finished()
 
@@ -212,7 +220,7 @@ class Engine:
             return
         t1 = now()
         if kind:
-            STATS.through(kind, tensor.numel() * 4, t1 - t0, t1, tolerant)
+            STATS.through(kind, tensor.numel() * tensor.element_size(), t1 - t0, t1, tolerant)
         try:
             fut.set_result([tensor] if as_list else tensor)
         except Exception:   # a callback of the future failed: it is stored in the chained future

@@ -11,17 +11,25 @@ The hook averages, as DDP's default hook does: it sums the bucket over the
 ranks and divides by the world size.  float32 buckets go through netreduce,
 on the CPU or a CUDA device (staged through pinned host memory in chunks,
 staging.py); other buckets go through the process group, with a warning once
-(counters.py), or raise with NR_STRICT=1.  With NR_SHORT_PPM (the job's bound
+(counters.py), or raise with NR_STRICT=1.
+
+bf16_hook and fp16_hook send the float32 gradients as 16-bit elements, half
+the bytes, as torch's bf16_compress_hook and fp16_compress_hook do for Gloo
+and NCCL: each rank rounds its bucket once to the type, the box sums the
+ranks' elements in FP32 in rank order and rounds the sum once, and the hook
+writes it back as float32 divided by the world size (in float32: torch's hooks
+divide in 16 bits before the sum, one rounding more).  With NR_SHORT_PPM (the job's bound
 on short packets) the buckets go tolerant: the box may complete a packet of
 theirs without one rank's lost contribution, within the bound
 (nr_allreduce_flags, NR_MSG_TOLERANT); every other all-reduce stays exact.
 """
 import threading
 
+import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
-from .backend import refusal
+from .backend import ProcessGroupNetreduce, refusal
 from .engine import Engine
 from .counters import STATS, kind
 
@@ -30,9 +38,14 @@ _default = None
 
 
 def hook_state():
-    """The Engine the hook uses: the default (world) group's ranks, through its
-    store.  Collective on the first call: every rank calls it."""
+    """The Engine the hooks use: the default group's when its backend is
+    netreduce (one communicator a process), else one of the default (world)
+    group's ranks, through its store.  Collective on the first call: every
+    rank calls it."""
     global _default
+    pg = c10d._get_default_group()
+    if isinstance(pg, ProcessGroupNetreduce):
+        return pg.engine
     with _lock:
         if _default is None or _default.closed:
             store = c10d._get_default_store()
@@ -40,8 +53,7 @@ def hook_state():
         return _default
 
 
-def allreduce_hook(state, bucket):
-    """DDP comm hook: average bucket.buffer() over the ranks through netreduce."""
+def _average(state, bucket, tolerant):
     engine = state if isinstance(state, Engine) else hook_state()
     buf = bucket.buffer()
     why = refusal([buf], "AVG", engine.comm.topology)
@@ -51,4 +63,51 @@ def allreduce_hook(state, bucket):
         fut = dist.all_reduce(buf.div_(engine.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
     return engine.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
-                         tolerant=engine.tolerant)
+                         tolerant=tolerant)
+
+
+def allreduce_hook(state, bucket):
+    """DDP comm hook: average bucket.buffer() over the ranks through netreduce, exact."""
+    return _average(state, bucket, False)
+
+
+def tolerant_hook(state, bucket):
+    """As allreduce_hook, the buckets tolerant: with the job's bound (NR_SHORT_PPM)
+    the box may complete a packet a rank lost without its contribution, at most
+    that many packets per million of a bucket; without one (or where the library
+    cannot mark a message) exact all the same, counted (stats()["library"]:
+    tolerant_calls, tolerant_exact_calls)."""
+    return _average(state, bucket, True)
+
+
+def _compressed_hook(state, bucket, dtype, name):
+    """A 16-bit comm hook: bucket.buffer() (float32) rounded to dtype, summed
+    through netreduce, written back as float32 divided by the world size."""
+    engine = state if isinstance(state, Engine) else hook_state()
+    buf = bucket.buffer()
+    if buf.dtype != torch.float32:
+        raise TypeError(f"netreduce.torch.{name}: DDP's bucket is {buf.dtype}, the hook "
+                        "compresses float32 gradients (use allreduce_hook for other types)")
+    half = buf.to(dtype)
+    why = refusal([half], "SUM", engine.comm.topology)
+    if why:
+        STATS.delegate(kind("ddp_bucket", "SUM", half), half.numel() * half.element_size(), why,
+                       engine.rank, engine.job)
+        fut = dist.all_reduce(half, async_op=True).get_future()
+    else:
+        fut = engine.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
+
+    def decompress(f):
+        return buf.copy_(f.value()[0]).div_(engine.world)
+    return fut.then(decompress)
+
+
+def bf16_hook(state, bucket):
+    """DDP comm hook: the bucket's float32 gradients averaged as bfloat16 through
+    netreduce (FP32 sums rounded once through the box), written back as float32."""
+    return _compressed_hook(state, bucket, torch.bfloat16, "bf16_hook")
+
+
+def fp16_hook(state, bucket):
+    """As bf16_hook, with IEEE float16 (a narrower range: large gradients become Inf)."""
+    return _compressed_hook(state, bucket, torch.float16, "fp16_hook")

@@ -59,11 +59,12 @@ class CudaOps:
 
     def __init__(self, device, chunk):
         self.device = device
-        self.chunk_elems = chunk // 4
+        self.chunk = chunk
         with torch.cuda.device(device):
             self.d2h = torch.cuda.Stream(device)
             self.h2d = torch.cuda.Stream(device)
-        self.slots = [torch.empty(self.chunk_elems, dtype=torch.float32, pin_memory=True)
+        # raw bytes, viewed as the tensor's type (float32, bfloat16, float16)
+        self.slots = [torch.empty(chunk, dtype=torch.uint8, pin_memory=True)
                       for _ in range(SLOTS)]
         self.copied = [None] * SLOTS    # event: the slot holds chunk's data on the host
         self.freed = [None] * SLOTS     # event: the slot's copy back is done
@@ -81,22 +82,22 @@ class CudaOps:
                 self.d2h.wait_event(ready)
             if self.freed[slot] is not None:
                 self.d2h.wait_event(self.freed[slot])
-            self.slots[slot][:n].copy_(tensor[off:off + n], non_blocking=True)
+            self.slots[slot].view(tensor.dtype)[:n].copy_(tensor[off:off + n], non_blocking=True)
             ev = torch.cuda.Event()
             ev.record(self.d2h)
             self.copied[slot] = ev
 
-    def host(self, slot):
-        """Wait (this thread) until slot holds its chunk; the host buffer."""
+    def host(self, slot, dtype):
+        """Wait (this thread) until slot holds its chunk; the host buffer, as dtype."""
         self.copied[slot].synchronize()
-        return self.slots[slot]
+        return self.slots[slot].view(dtype)
 
     def to_device(self, tensor, off, n, slot, divide):
         """Queue the copy of slot back into tensor[off:off+n], divided by divide if set."""
         with torch.cuda.stream(self.h2d):
             self.h2d.wait_event(self.copied[slot])
             dst = tensor[off:off + n]
-            dst.copy_(self.slots[slot][:n], non_blocking=True)
+            dst.copy_(self.slots[slot].view(tensor.dtype)[:n], non_blocking=True)
             if divide:
                 dst.div_(divide)
             ev = torch.cuda.Event()
@@ -114,8 +115,8 @@ class HostOps:
     before its copy back."""
 
     def __init__(self, chunk):
-        self.chunk_elems = chunk // 4
-        self.slots = [torch.empty(self.chunk_elems, dtype=torch.float32) for _ in range(SLOTS)]
+        self.chunk = chunk
+        self.slots = [torch.empty(chunk, dtype=torch.uint8) for _ in range(SLOTS)]
         self.state = ["free"] * SLOTS
         self.log = []
 
@@ -124,17 +125,17 @@ class HostOps:
 
     def to_host(self, ready, tensor, off, n, slot):
         assert self.state[slot] == "free", f"slot {slot} refilled before its copy back"
-        self.slots[slot][:n].copy_(tensor[off:off + n])
+        self.slots[slot].view(tensor.dtype)[:n].copy_(tensor[off:off + n])
         self.state[slot] = "host"
         self.log.append(("d2h", off, n, slot))
 
-    def host(self, slot):
+    def host(self, slot, dtype):
         assert self.state[slot] == "host"
-        return self.slots[slot]
+        return self.slots[slot].view(dtype)
 
     def to_device(self, tensor, off, n, slot, divide):
         dst = tensor[off:off + n]
-        dst.copy_(self.slots[slot][:n])
+        dst.copy_(self.slots[slot].view(tensor.dtype)[:n])
         if divide:
             dst.div_(divide)
         self.state[slot] = "free"
@@ -155,7 +156,7 @@ class Stager:
         tensor, divided by divide (AVG) when set.  Returns the chunks run."""
         ops = self.ops
         flat = tensor.view(-1)
-        parts = chunks(flat.numel(), ops.chunk_elems)
+        parts = chunks(flat.numel(), ops.chunk // flat.element_size())
         ahead = min(SLOTS - 1, len(parts))   # copies queued ahead of the wire
         for k in range(ahead):
             off, n = parts[k]
@@ -165,7 +166,7 @@ class Stager:
             if k + ahead < len(parts):
                 o2, n2 = parts[k + ahead]
                 ops.to_host(None, flat, o2, n2, (k + ahead) % SLOTS)
-            host = ops.host(slot)
+            host = ops.host(slot, flat.dtype)
             allreduce(host[:n])
             ops.to_device(flat, off, n, slot, divide)
         ops.finish()

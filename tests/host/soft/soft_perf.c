@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nr-soft-perf: throughput of the soft transport between two processes over
  * loopback.  The parent is the responder (127.0.0.52), a forked child the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Wire identity against real RNIC captures (../shared/vectors/roce, env
  * NR_VECTORS): for every RC RDMA WRITE and ACK packet of the captures, the

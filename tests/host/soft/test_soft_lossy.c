@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport under a lossy shim: the transport's test filter drops,
  * duplicates, delays (reorders) and corrupts packets on send and on receive,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the soft transport puts on the wire, captured for real: dumpcap on lo
  * records a transfer between 127.0.0.41 and 127.0.0.42 (writes of several

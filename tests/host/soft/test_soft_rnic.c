@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The soft transport's RNIC profile (nr_transport.h, host/README.md): each
  * rule it takes from rxe and the IB spec, checked packet by packet.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A traffic class per message (nr_tp_post_write_imm_tc): what the IP header
  * of every datagram says, read where it arrives.  The peer of the QP is a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: BSD-3-Clause
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport over loopback without impairment: writes of every
  * interesting size, both directions, several QPs on one transport, and the
