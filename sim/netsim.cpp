@@ -72,6 +72,15 @@ struct Platform {
 		return r;
 	}
 
+	/* The latency of the way from src to dst. */
+	double latency(int src, int dst) const
+	{
+		double l = 0;
+		for (const sg4::LinkInRoute &r : route(src, dst, false))
+			l += r.get_link()->get_latency();
+		return l;
+	}
+
 	/* The most a flow can carry: its window over its round trip (the box's
 	 * credits, half the job's pool of messages; a host's packet window). */
 	double rate_bound(const Flow &f, bool baseline) const
@@ -143,7 +152,7 @@ void build(Platform &p, const std::vector<Algo> &algos)
 
 /* One phase: every box's core at what the phase's box jobs on it use; every
  * group's flows start at once; a group's step ends when its last flow does; the
- * group takes steps x that + fill + its step costs.  Returns the phase's time
+ * group takes steps x that + fill + its step costs (+ the way in of a box job).  Returns the phase's time
  * at the step cost's low and high end. */
 std::pair<double, double> run_phase(const Platform &p, const Phase &ph, bool baseline)
 {
@@ -177,7 +186,15 @@ std::pair<double, double> run_phase(const Platform &p, const Phase &ph, bool bas
 		const Group &g = ph.groups[gi];
 		if (g.flows.empty())
 			continue;
-		double t = g.steps * last[gi] + g.fill;
+		/* A box job's results flow back as its contributions arrive, but the
+		 * last result leaves the box only after the last contribution reached
+		 * it: its flows, which all start at once, take the way in once more. */
+		double in = 0;
+		if (!g.box_jobs.empty())
+			for (const Flow &f : g.flows)
+				if (is_box(f.dst) && !is_box(f.src))
+					in = std::max(in, p.latency(f.src, f.dst));
+		double t = g.steps * last[gi] + g.fill + in;
 		lo = std::max(lo, t + g.costs() * c.step_lo);
 		hi = std::max(hi, t + g.costs() * c.step_hi);
 	}

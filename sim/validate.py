@@ -40,9 +40,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # latencies inside a host and across the box namespace.
 FIXED = {"latency": {"intra": "20us", "fabric": "20us"}, "header_bytes": 58, "gradients": "host",
          "box": {"mode": "switch", "workers": 1, "rates": os.path.join(HERE, "boxes", "epyc-2vcpu.jsonl")}}
-GRID = {"hop": [25e-6, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6],
-        "step": [0.1e-3, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3],
-        "soft": [0.1e9, 0.2e9, 0.3e9, 0.4e9, 0.6e9, 0.8e9, 1.2e9, 1.6e9]}
+GRID = {"hop": [25e-6, 50e-6, 75e-6, 100e-6, 125e-6, 150e-6, 200e-6, 300e-6],
+        "step": [0, 0.05e-3, 0.1e-3, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3],
+        "soft": [0.2e9, 0.3e9, 0.35e9, 0.4e9, 0.45e9, 0.5e9, 0.55e9, 0.6e9, 0.7e9, 0.8e9, 1.0e9, 1.2e9]}
 # A row whose inter-rack link carried more than RESENT times the model's bytes
 # measured go-back-N resends, not the network.
 RESENT = 1.25
