@@ -54,12 +54,17 @@ PARTS = {"small": "small messages, 4 KiB to 256 KiB, shaped and unshaped links",
          "jobs": "two jobs sharing one box"}
 
 
+SKIPPED = []    # the files' "# skipped" and "# not run" lines: launches not measured
+
+
 def load(paths):
     rows = []
     for p in paths:
         with open(p) as f:
             for n, line in enumerate(f, 1):
                 line = line.strip()
+                if line.startswith("# skipped") or line.startswith("# not run"):
+                    SKIPPED.append(f"{os.path.basename(p)}: {line[2:]}")
                 if not line.startswith("{"):
                     continue
                 try:
@@ -289,6 +294,9 @@ def main():
             f.write("\n".join(md) + "\n\n" + summary + ".\n\n")
             for r, items in why.items():
                 f.write(f"- outside, {r} ({len(items)}): {REASONS[r]}\n")
+            if SKIPPED:
+                f.write("\nLaunches not measured (the files' own notes):\n\n" +
+                        "".join(f"- {x}\n" for x in SKIPPED))
             missing = [p for p in PARTS if p not in parts]
             if missing:
                 f.write("\nNot measured yet (`sim/validation/measure --only " + ",".join(missing) +
