@@ -236,7 +236,7 @@ bench-accuracy: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)
 
-# The scale model (sim/README.md); make test runs both checks of suite sim.
+# The scale model (sim/README.md); make test runs the checks of suite sim.
 deps-sim:
 	$(call install_pkgs,$(BUILD_PKGS) $(SIM_PKGS) python3-matplotlib)
 
