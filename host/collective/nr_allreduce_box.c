@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/comm/nr_comm.h"
+#include "host/comm/nr_util.h"
 #include "nr_allreduce_box.h"
 #include "nr_collective.h"
-#include "nr_comm.h"
-#include "nr_util.h"
 
 /* What an op does on one channel. */
 struct box_chan {

@@ -3,7 +3,7 @@
 #ifndef NR_ALLREDUCE_BOX_H
 #define NR_ALLREDUCE_BOX_H
 
-#include "comm_internal.h"
+#include "host/comm/comm_internal.h"
 
 /*
  * nr_allreduce_flags' contract (netreduce.h) on a communicator of one ring:

@@ -31,13 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/comm/nr_bootstrap.h"
+#include "host/comm/nr_topo.h"
+#include "host/comm/nr_util.h"
 #include "nr_allreduce_box.h"
 #include "nr_allreduce_hier.h"
 #include "nr_allreduce_ring.h"
-#include "nr_bootstrap.h"
 #include "nr_local.h"
-#include "nr_topo.h"
-#include "nr_util.h"
 
 /* Rank 0's choice: the forced variant, or the cost model's. */
 static int pick_variant(const struct nr_config *cfg, int hosts, double *intra, double *inter)

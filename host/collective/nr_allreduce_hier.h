@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm_internal.h"
+#include "host/comm/comm_internal.h"
 
 /* The communicator of cfg->local_size > 1 (cfg checked): layout, variant, shared memory, columns. */
 int nr_hier_init(const struct nr_config *cfg, struct nr_comm **comm);

@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/comm/nr_bootstrap.h"
+#include "host/comm/nr_topo.h"
+#include "host/comm/nr_util.h"
 #include "nr_allreduce_box.h"
 #include "nr_allreduce_rack.h"
 #include "nr_allreduce_ring.h"
-#include "nr_bootstrap.h"
 #include "nr_local.h"
-#include "nr_topo.h"
-#include "nr_util.h"
 
 /* FNV-1a of the layout, to check that every rank has rank 0's. */
 static uint64_t layout_hash(const char *racks)

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "comm_internal.h"
+#include "host/comm/comm_internal.h"
 
 /* The communicator of cfg->racks (cfg checked): layout, the rack's and the agents' rings. */
 int nr_rack_init(const struct nr_config *cfg, struct nr_comm **comm);

@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/comm/nr_bootstrap.h"
+#include "host/comm/nr_config.h"
+#include "host/comm/nr_region.h"
+#include "host/comm/nr_util.h"
 #include "nr_allreduce_ring.h"
-#include "nr_bootstrap.h"
 #include "nr_collective.h"
-#include "nr_config.h"
-#include "nr_region.h"
-#include "nr_util.h"
 #include "proto/nr_elem.h"
 
 /* Grow the region for an op of `bytes`; collective (every rank sees the same count). */

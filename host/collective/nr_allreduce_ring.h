@@ -3,7 +3,7 @@
 #ifndef NR_ALLREDUCE_RING_H
 #define NR_ALLREDUCE_RING_H
 
-#include "comm_internal.h"
+#include "host/comm/comm_internal.h"
 
 /* nr_ring_allreduce's contract (netreduce.h) on a communicator of one ring. */
 int nr_plain_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,

@@ -10,18 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host/comm/nr_box_client.h"
+#include "host/comm/nr_comm.h"
+#include "host/comm/nr_config.h"
+#include "host/comm/nr_progress.h"
+#include "host/comm/nr_topo.h"
+#include "host/comm/nr_util.h"
 #include "host/netreduce.h"
 #include "nr_allreduce_box.h"
 #include "nr_allreduce_hier.h"
 #include "nr_allreduce_rack.h"
 #include "nr_allreduce_ring.h"
-#include "nr_box_client.h"
 #include "nr_collective.h"
-#include "nr_comm.h"
-#include "nr_config.h"
-#include "nr_progress.h"
-#include "nr_topo.h"
-#include "nr_util.h"
 
 int nr_comm_init(const struct nr_config *user, struct nr_comm **comm)
 {

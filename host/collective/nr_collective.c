@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host/comm/nr_comm.h"
+#include "host/comm/nr_progress.h"
+#include "host/comm/nr_util.h"
 #include "nr_collective.h"
-#include "nr_comm.h"
-#include "nr_progress.h"
-#include "nr_util.h"
 #include "proto/nr_text.h"
 
 /* 1: nothing more to do (done or error in *rc); 0: go on. */

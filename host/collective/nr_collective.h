@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm_internal.h"
+#include "host/comm/comm_internal.h"
 
 /*
  * A collective: how its op posts and takes messages on its rings (the plain

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "nr_shm.h"
+#include "host/comm/nr_shm.h"
 
 /* Share q of count floats in nshares: the first count % nshares shares have one more. */
 void nr_local_share(size_t count, int nshares, int q, size_t *off, size_t *len);

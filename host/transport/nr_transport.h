@@ -53,8 +53,11 @@ enum nr_tp_profile {
 	NR_TP_PROFILE_RXE = 2,
 };
 
+/* The transport a config without a kind gets (nr_tp_open). */
+#define NR_TP_KIND_DEFAULT "soft"
+
 struct nr_tp_config {
-	const char *kind;        /* "soft" or "verbs" */
+	const char *kind;        /* "soft" or "verbs"; NULL: NR_TP_KIND_DEFAULT */
 	uint32_t local_ip;       /* IPv4 network order: address to bind (soft) / GID to use (verbs) */
 	const char *device;      /* verbs: RDMA device name (NULL: first); soft: unused */
 	uint8_t ib_port;         /* verbs: port number (0 means 1) */
@@ -80,6 +83,33 @@ struct nr_tp_config {
 				  * and a receive: IP ID 0 and UDP checksum 0 on every packet);
 				  * the environment's NR_SOFT_GSO=0 turns them off too */
 };
+
+/*
+ * What the library's user asked for, in the user's terms (NR_SOFT_PROFILE,
+ * NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_ACK_TIMEOUT, the collective's time
+ * budget), for nr_tp_tune to turn into the settings of the transport a
+ * config names: the caller need not know which transport that is.
+ */
+struct nr_tp_wish {
+	const char *profile;     /* a profile's name: "rnic", "rxe" or "legacy" (enum
+				  * nr_tp_profile); NULL: the default, "rnic" */
+	double link_gbps;        /* the host link's speed, Gbit/s (0: unknown, sized as 10) */
+	uint32_t window;         /* packets in flight per QP (0: sized for the link) */
+	uint16_t ackreq;         /* AckReq at least every N packets (0: sized for the window) */
+	uint32_t budget_ms;      /* how long a QP may go without progress before it fails */
+	uint8_t ack_timeout;     /* the ACK timeout exponent (0: derived from budget_ms) */
+};
+
+#define NR_TP_PROFILE_DEFAULT_NAME "rnic"
+
+/*
+ * Fill cfg->profile, max_inflight, ackreq_every and timeout from *wish as
+ * cfg->kind's transport sizes them (host/transport/README.md, "Window and
+ * loss"); the rest of *cfg is left as it is.  0; -ENOENT when cfg->kind names
+ * no transport, -EINVAL when wish->profile names no profile (err says which
+ * names exist).
+ */
+int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *err, size_t errlen);
 
 enum nr_tp_offload {
 	NR_TP_OFFLOAD_AUTO = 0,
@@ -132,6 +162,10 @@ struct nr_wc {
 struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen);
 void nr_tp_close(struct nr_tp *tp);
 const char *nr_tp_kind(const struct nr_tp *tp);
+
+/* The BTH P_Key the transport's packets carry (the box drops a job's frames
+ * with another); 0 when the transport cannot say (verbs: the port's table). */
+uint16_t nr_tp_pkey(const struct nr_tp *tp);
 
 int nr_tp_reg_mr(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
 void nr_tp_dereg_mr(struct nr_tp *tp, struct nr_tp_mr *mr);

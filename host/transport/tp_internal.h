@@ -13,6 +13,9 @@ struct nr_tp_ops {
 	const char *kind;
 	bool polled;           /* progress only inside poll (nr_tp_polled) */
 	bool wr_tclass;        /* a traffic class per message (nr_tp_wr_tclass) */
+	uint16_t pkey;         /* the P_Key of its packets, 0 unknown (nr_tp_pkey) */
+	/* cfg->max_inflight, ackreq_every, timeout from *wish (profile already in cfg) */
+	void (*tune)(struct nr_tp_config *cfg, const struct nr_tp_wish *wish);
 	struct nr_tp *(*open)(const struct nr_tp_config *cfg, char *err, size_t errlen);
 	void (*close)(struct nr_tp *tp);
 	int (*reg_mr)(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr);
@@ -33,11 +36,12 @@ struct nr_tp_ops {
 /*
  * The ops table of a transport whose functions are named after its prefix:
  * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag;
- * is_polled and has_wr_tclass: the flags nr_tp_polled and nr_tp_wr_tclass report.
+ * prefix_tune; is_polled and has_wr_tclass: the flags nr_tp_polled and
+ * nr_tp_wr_tclass report; pkey_of: nr_tp_pkey's answer.
  */
-#define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass) {                               \
-	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass,                  \
-	.open = prefix##_open, .close = prefix##_close,                                 \
+#define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass, pkey_of) {                      \
+	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass, .pkey = pkey_of, \
+	.tune = prefix##_tune, .open = prefix##_open, .close = prefix##_close,          \
 	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
 	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
@@ -63,6 +67,31 @@ void nr_tp_set_error(struct nr_tp *tp, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(tp->err, sizeof(tp->err), fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * The local ACK timeout exponent (4.096 us * 2^t) whose `tries` timeouts take
+ * at most budget_ms, one at most 1.07 s (t = 18), at least t = 10.  Generous
+ * on purpose: on the box ring a message is acknowledged only once every rank
+ * contributed it, so rank skew and a loaded box must not look like a dead
+ * peer.  A QP that fails after 8 timeouts (retry_cnt 7) gets budget_ms / 8
+ * each; the soft legacy profile doubles the timeout per retry (backoff), so
+ * its 8 tries span 255 base timeouts: a lost packet is resent after
+ * budget_ms / 255 (39 ms for 10 s).
+ */
+static inline uint8_t nr_tp_timeout_exp(uint32_t budget_ms, double tries)
+{
+	uint8_t t = 10;
+
+	while (t < 18 && tries * 4.096e-3 * (double)(1u << (t + 1)) <= budget_ms)
+		t++;
+	return t;
+}
+
+/* The ACK timeout exponent of *wish: the user's, or nr_tp_timeout_exp's. */
+static inline uint8_t nr_tp_wish_timeout(const struct nr_tp_wish *wish, double tries)
+{
+	return wish->ack_timeout ? wish->ack_timeout : nr_tp_timeout_exp(wish->budget_ms, tries);
 }
 
 struct nr_tp_qp {

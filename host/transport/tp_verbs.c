@@ -175,6 +175,12 @@ static int check_port(const struct verbs_tp *vt, const struct nr_tp_config *cfg,
 	return 0;
 }
 
+/* nr_tp_tune: the RNIC keeps its own window; its retries do not back off */
+static void verbs_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish)
+{
+	cfg->timeout = nr_tp_wish_timeout(wish, 8);
+}
+
 static struct nr_tp *verbs_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {
 	struct verbs_tp *vt = calloc(1, sizeof(*vt));
@@ -557,4 +563,4 @@ static void verbs_qp_acks_lag(struct nr_tp_qp *qp)
 {
 }
 
-const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false);
+const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false, 0);

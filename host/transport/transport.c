@@ -12,16 +12,52 @@
  * both: tp_verbs.c, or tp_verbs_none.c whose open explains it lacks rdma-core.
  */
 
-struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
+static const struct nr_tp_ops *ops_of(const char *kind)
 {
 	const struct nr_tp_ops *const transports[] = { &nr_tp_soft_ops, &nr_tp_verbs_ops };
-	const char *kind = cfg->kind ? cfg->kind : "soft";
 
 	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-		if (transports[i] && strcmp(transports[i]->kind, kind) == 0)
-			return transports[i]->open(cfg, err, errlen);
-	snprintf(err, errlen, "transport \"%s\" unknown (use soft or verbs)", kind);
+		if (strcmp(transports[i]->kind, kind ? kind : NR_TP_KIND_DEFAULT) == 0)
+			return transports[i];
 	return NULL;
+}
+
+struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
+{
+	const struct nr_tp_ops *ops = ops_of(cfg->kind);
+
+	if (!ops) {
+		snprintf(err, errlen, "transport \"%s\" unknown (use soft or verbs)", cfg->kind);
+		return NULL;
+	}
+	return ops->open(cfg, err, errlen);
+}
+
+int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *err, size_t errlen)
+{
+	static const struct { const char *name; enum nr_tp_profile profile; } profiles[] = {
+		{ "rnic", NR_TP_PROFILE_RNIC },
+		{ "rxe", NR_TP_PROFILE_RXE },
+		{ "legacy", NR_TP_PROFILE_LEGACY },
+	};
+	const struct nr_tp_ops *ops = ops_of(cfg->kind);
+	const char *name = wish->profile ? wish->profile : NR_TP_PROFILE_DEFAULT_NAME;
+	size_t i = 0;
+
+	if (!ops) {
+		snprintf(err, errlen, "transport \"%s\" unknown (use soft or verbs)", cfg->kind);
+		return -ENOENT;
+	}
+	while (i < sizeof(profiles) / sizeof(profiles[0]) && strcmp(profiles[i].name, name))
+		i++;
+	if (i == sizeof(profiles) / sizeof(profiles[0])) {
+		snprintf(err, errlen, "profile \"%s\" unknown (use rnic, rxe or legacy)", name);
+		return -EINVAL;
+	}
+	cfg->profile = profiles[i].profile;
+	if (ops->tune)
+		ops->tune(cfg, wish);
+	return 0;
 }
 
 void nr_tp_close(struct nr_tp *tp)
@@ -31,6 +67,8 @@ void nr_tp_close(struct nr_tp *tp)
 }
 
 const char *nr_tp_kind(const struct nr_tp *tp) { return tp->ops->kind; }
+
+uint16_t nr_tp_pkey(const struct nr_tp *tp) { return tp->ops->pkey; }
 
 int nr_tp_reg_mr(struct nr_tp *tp, void *addr, size_t len, struct nr_tp_mr *mr)
 {

@@ -34,7 +34,7 @@ static void eng_free(void *ctx, void *handle)
 {
 }
 
-uint32_t tb_sw_last_channels, tb_sw_last_sports, tb_sw_dtype_jobs[NR_ELEM_TYPES];
+uint32_t tb_sw_last_channels, tb_sw_last_sports, tb_sw_last_pkey, tb_sw_dtype_jobs[NR_ELEM_TYPES];
 
 /* As the box: each channel of a job is an engine job, id | channel << 24. */
 static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
@@ -47,6 +47,7 @@ static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *s
 	tb_sw_last_channels = nr_job_channels(spec);
 	tb_sw_dtype_jobs[spec->dtype % NR_ELEM_TYPES]++;
 	tb_sw_last_sports = 0;
+	tb_sw_last_pkey = spec->pkey;
 	for (c = 0; c < nr_job_conns(spec); c++)
 		tb_sw_last_sports += (spec->conns[c].src_sport != 0) + (spec->conns[c].dst_sport != 0);
 

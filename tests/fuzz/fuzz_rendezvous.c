@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_rendezvous: the hosts' TCP rendezvous (host/collective/nr_bootstrap.c)
+ * fuzz_rendezvous: the hosts' TCP rendezvous (host/comm/nr_bootstrap.c)
  * driven through its sockets on 127.0.93.0/24, both sides.  The code under
  * test is the real one: nr_flat_init(tcp_only), the rendezvous of a layout
  * (every rank's address, barriers, no transport), in a thread.
@@ -60,9 +60,9 @@
 
 #include <jansson.h>
 
-#include "host/collective/comm_internal.h"
-#include "host/collective/nr_comm.h"
-#include "host/collective/nr_tcp.h"
+#include "host/comm/comm_internal.h"
+#include "host/comm/nr_comm.h"
+#include "host/comm/nr_tcp.h"
 
 #include "nrz_fuzz.h"
 #include "nrz_net.h"

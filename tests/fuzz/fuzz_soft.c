@@ -1033,10 +1033,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			poll_check(w);
 			break;
 		default: {
-			uint8_t f = nrz_u8(&in), len = nrz_u8(&in), pkt[256];
+			uint8_t f = nrz_u8(&in), len = nrz_u8(&in), pkt[UINT8_MAX + 1];
 			uint32_t saddr = f & 4 ? htonl(0x7F000002) : w->ip;
 
-			for (unsigned k = 0; k < len; k++)
+			for (uint8_t k = 0; k < len; k++)
 				pkt[k] = nrz_u8(&in);
 			if (f & 1)
 				fix_icrc(w, pkt, len, saddr);

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "control/nr_control.h"
-#include "host/collective/comm_internal.h"
+#include "host/comm/comm_internal.h"
 #include "host/transport/tp_soft.h"
 #include "tests/control/ctl_testlib.h"
 #include "ranks.h"
@@ -59,7 +59,7 @@ struct server {
 	struct server_shm {
 		int port;      /* > 0 once listening, -1 on failure */
 		uint64_t created, destroyed;
-		uint32_t channels, sports;   /* of the last job created */
+		uint32_t channels, sports, pkey;   /* of the last job created */
 		uint32_t dtype_jobs[NR_ELEM_TYPES];   /* jobs created of each type */
 	} *shm;
 };
@@ -88,6 +88,7 @@ static void server_main(struct server *s)
 	s->shm->destroyed = nr_ctl_counter(ctl, NR_CCTR_JOBS_DESTROYED);
 	s->shm->channels = tb_sw_last_channels;
 	s->shm->sports = tb_sw_last_sports;
+	s->shm->pkey = tb_sw_last_pkey;
 	memcpy(s->shm->dtype_jobs, tb_sw_dtype_jobs, sizeof(tb_sw_dtype_jobs));
 	nr_ctl_server_stop(srv);
 	nr_ctl_destroy(ctl);
@@ -476,6 +477,8 @@ static void test_channels(void **state)
 		assert_int_equal(s.shm->destroyed, 1);
 		assert_int_equal(s.shm->channels, cases[i].want);
 		assert_int_equal(s.shm->sports, 2 * world * cases[i].want);
+		/* the soft transport's P_Key (nr_tp_pkey), registered with the job */
+		assert_int_equal(s.shm->pkey, 0xFFFF);
 		munmap(s.shm, sizeof(*s.shm));
 	}
 }

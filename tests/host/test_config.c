@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Configuration from the environment and from the struct; single-rank communicators. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,8 @@
 #include <cmocka.h>
 
 #include "host/netreduce.h"
-#include "host/collective/nr_util.h"
+#include "host/comm/nr_util.h"
+#include "host/transport/nr_transport.h"
 
 static const char *const vars[] = {
 	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
@@ -394,7 +396,6 @@ static void test_strerror(void **state)
 	assert_string_equal(nr_strerror(42), "unknown error");
 }
 
-/* The soft RNIC profile's window from the link speed; the user's values stay. */
 /* The RoCE MTU an interface carries: the kernel's rule (iboe_get_mtu), 96 bytes of headers. */
 static void test_roce_mtu(void **state)
 {
@@ -410,6 +411,7 @@ static void test_roce_mtu(void **state)
 				 nr_roce_mtu(cases[i].ifmtu), cases[i].mtu);
 }
 
+/* The soft RNIC profile's window from the link speed (nr_tp_tune); the user's values stay. */
 static void test_soft_window(void **state)
 {
 	static const struct {
@@ -438,14 +440,58 @@ static void test_soft_window(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint32_t w = cases[i].window_in;
-		uint16_t a = cases[i].ackreq_in;
+		struct nr_tp_config t = { .kind = "soft", .mtu = cases[i].mtu };
+		struct nr_tp_wish wish = { .link_gbps = cases[i].gbps, .window = cases[i].window_in,
+					   .ackreq = cases[i].ackreq_in };
+		char err[128];
 
-		nr_soft_window(cases[i].gbps, cases[i].mtu, &w, &a);
-		if (w != cases[i].window || a != cases[i].ackreq)
-			fail_msg("case %zu: window %u ackreq %u, want %u and %u", i, w, a,
-				 cases[i].window, cases[i].ackreq);
+		assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+		if (t.max_inflight != cases[i].window || t.ackreq_every != cases[i].ackreq)
+			fail_msg("case %zu: window %u ackreq %u, want %u and %u", i, t.max_inflight,
+				 t.ackreq_every, cases[i].window, cases[i].ackreq);
 	}
+}
+
+/* nr_tp_tune: profiles by name, the ACK timeout from the budget, names it refuses. */
+static void test_tp_tune(void **state)
+{
+	struct nr_tp_config t = { .kind = "soft", .mtu = 1024 };
+	struct nr_tp_wish wish = { .profile = "legacy", .link_gbps = 0.1, .budget_ms = 10000 };
+	char err[128];
+
+	(void)state;
+	/* legacy: the transport's own window, a timeout that backs off over 255 of it */
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.profile, NR_TP_PROFILE_LEGACY);
+	assert_int_equal(t.max_inflight, 0);
+	assert_int_equal(t.ackreq_every, 0);
+	assert_int_equal(t.timeout, 13);       /* 255 x 4.096 us x 2^14 > 10 s */
+	wish.profile = NULL;                   /* rnic: 8 tries of at most 2^18 */
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.profile, NR_TP_PROFILE_RNIC);
+	assert_int_equal(t.max_inflight, 16);
+	assert_int_equal(t.timeout, 18);
+	wish.budget_ms = 1000;                 /* 8 x 4.096 us x 2^15 = 1.07 s > 1 s */
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.timeout, 14);
+	wish.ack_timeout = 20;                 /* the user's */
+	wish.profile = "rxe";
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.profile, NR_TP_PROFILE_RXE);
+	assert_int_equal(t.timeout, 20);
+	wish.profile = "cx7";
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "\"cx7\" unknown (use rnic, rxe or legacy)"));
+	t.kind = "tcp";
+	wish.profile = NULL;
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "\"tcp\" unknown (use soft or verbs)"));
+	/* verbs: the RNIC's window stays its own */
+	t = (struct nr_tp_config){ .kind = "verbs" };
+	wish = (struct nr_tp_wish){ .link_gbps = 100, .budget_ms = 10000 };
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.max_inflight, 0);
+	assert_int_equal(t.timeout, 18);
 }
 
 int main(void)
@@ -459,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
+		cmocka_unit_test(test_tp_tune),
 		cmocka_unit_test(test_roce_mtu),
 		cmocka_unit_test(test_strerror),
 	};

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "host/collective/comm_internal.h"
+#include "host/comm/comm_internal.h"
 #include "ranks.h"
 
 #define COUNT (256 * 1024)

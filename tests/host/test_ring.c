@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "host/collective/comm_internal.h"
+#include "host/comm/comm_internal.h"
 #include "host/transport/tp_soft.h"
 #include "ranks.h"
 

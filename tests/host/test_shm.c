@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The shared-memory local layer (host/collective/nr_shm.c, nr_local.c) between P
+ * The shared-memory local layer (host/comm/nr_shm.c, host/collective/nr_local.c) between P
  * forked processes: reduce-scatter and all-gather with P shares (parallel)
  * and one share (hierarchical), counts from 0 to many rounds, every element
  * bit-identical to the sum in local-rank order on every rank; the segment's
@@ -16,7 +16,7 @@
 
 #include "host/netreduce.h"
 #include "host/collective/nr_local.h"
-#include "host/collective/nr_shm.h"
+#include "host/comm/nr_shm.h"
 #include "ranks.h"
 
 struct out {

@@ -129,6 +129,16 @@ expect('a transport file used past the interface fails', past, 1,
        'arrow past the interface of transport: host/collective/c.c (collective) -> '
        'host/transport/tp_soft.c: soft_x')
 
+named = dict(door)
+named['host/collective/c.c'] = ('#include <string.h>\n#include "host/transport/nr_transport.h"\n'
+                               '/* "soft" in a comment is prose */\n'
+                               'int c_fn(const char *k) { return strcmp(k, "verbs") ? nr_tp_open() : 0; }\n')
+expect('a collective naming a transport fails', named, 1,
+       'host/collective/c.c:4 names the transport "verbs"')
+named['host/collective/c.c'] = ('#include "host/transport/nr_transport.h"\n/* "soft" */\n'
+                               'const char *c_msg = "software";\nint c_fn(void) { return nr_tp_open(); }\n')
+expect('a comment or another string naming nothing passes', named, 0, '0 problems')
+
 DOCS = dict(BASE)
 DOCS['docs/map.md'] = 'The wire: `proto/wire.c`, [the engine](../dataplane/engine/eng.h), `b.c`.\n'
 expect('a document naming files that exist passes', DOCS, 0, '0 missing',

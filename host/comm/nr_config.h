@@ -12,8 +12,6 @@
 #define NR_RING_WINDOW_MAX 64
 
 /* nr_config_check, naming env variables (true) or struct fields (false) in messages. */
-/* The soft transport's profile when soft_profile is NULL (host/README.md). */
-#define NR_SOFT_PROFILE_DEFAULT "rnic"
 
 int nr_config_check_env(const struct nr_config *cfg, bool env);
 

@@ -23,13 +23,6 @@ void nr_set_tls_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 double nr_link_gbps(const char *addr);
 
 /*
- * The soft RNIC profile's window and AckReq interval for a host link of
- * link_gbps and packets of mtu bytes; a nonzero *window or *ackreq is the
- * user's (NR_SOFT_WINDOW, NR_SOFT_ACKREQ) and stays.  *window: the packets
- * the link sends in about 1.3 ms, at least 16 KiB and 8 packets, at most 128
- * packets; *ackreq: a quarter of *window (at least 1).
- */
-/*
  * The RoCE path MTU an interface of IP MTU ifmtu carries, as the kernel
  * computes a RoCE port's active MTU from its netdev's (iboe_get_mtu): the
  * largest IB MTU that fits with NR_ROCE_HDRS bytes of headers (GRH or IPv4,
@@ -38,6 +31,5 @@ double nr_link_gbps(const char *addr);
  */
 #define NR_ROCE_HDRS 96
 uint32_t nr_roce_mtu(unsigned ifmtu);
-void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq);
 
 #endif /* NR_UTIL_H */

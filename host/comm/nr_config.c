@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/transport/nr_transport.h"
 #include "nr_config.h"
 #include "nr_tcp.h"
 #include "nr_util.h"
@@ -21,8 +22,8 @@ static void defaults(struct nr_config *cfg)
 		.size = sizeof(*cfg),
 		.rank = 0,
 		.world = 1,
-		.transport = "soft",
-		.soft_profile = NR_SOFT_PROFILE_DEFAULT,
+		.transport = NR_TP_KIND_DEFAULT,
+		.soft_profile = NR_TP_PROFILE_DEFAULT_NAME,
 		.mtu = 0,            /* auto: the largest NR_ADDR's interface carries (nr_comm.c) */
 		.msg_size = 65536,
 		.timeout_ms = 10000,
@@ -185,7 +186,7 @@ static int from_env(struct nr_config *cfg)
 	cfg->root = env_str("NR_ROOT", NULL);
 	cfg->switch_addr = env_str("NR_SWITCH", NULL);
 	cfg->token = env_str("NR_TOKEN", NULL);
-	cfg->transport = env_str("NR_TRANSPORT", "soft");
+	cfg->transport = env_str("NR_TRANSPORT", NR_TP_KIND_DEFAULT);
 	cfg->soft_profile = env_str("NR_SOFT_PROFILE", cfg->soft_profile);
 	cfg->reduce = env_str("NR_REDUCE", cfg->reduce);
 	cfg->device = env_str("NR_DEVICE", NULL);
@@ -317,6 +318,29 @@ static int check_short(const struct nr_config *cfg, bool env)
 #undef NAME
 }
 
+/* The transport and its profile, as nr_tp_tune knows them. */
+static int check_transport(const struct nr_config *cfg, bool env)
+{
+	struct nr_tp_config tcfg = { .kind = cfg->transport };
+	struct nr_tp_wish wish = { .profile = cfg->soft_profile };
+	char err[160];
+	int r;
+
+	if (!cfg->transport) {
+		nr_set_tls_error("%s is NULL: name a transport (soft or verbs)",
+				 env ? "NR_TRANSPORT" : "transport");
+		return -EINVAL;
+	}
+	r = nr_tp_tune(&tcfg, &wish, err, sizeof(err));
+	if (r == -ENOENT)
+		nr_set_tls_error("%s=\"%s\": %s", env ? "NR_TRANSPORT" : "transport",
+				 cfg->transport, err);
+	else if (r)
+		nr_set_tls_error("%s=\"%s\": %s", env ? "NR_SOFT_PROFILE" : "soft_profile",
+				 cfg->soft_profile, err);
+	return r;
+}
+
 /* names: env variable names (true) or struct field names (false) in messages. */
 int nr_config_check_env(const struct nr_config *cfg, bool env)
 {
@@ -333,17 +357,8 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 cfg->rank, cfg->world - 1, NAME("NR_WORLD", "world"), cfg->world);
 		return NR_ERR_CONFIG;
 	}
-	if (!cfg->transport || (strcmp(cfg->transport, "soft") && strcmp(cfg->transport, "verbs"))) {
-		nr_set_tls_error("%s=\"%s\": use soft or verbs", NAME("NR_TRANSPORT", "transport"),
-				 cfg->transport ? cfg->transport : "(null)");
+	if (check_transport(cfg, env))
 		return NR_ERR_CONFIG;
-	}
-	if (cfg->soft_profile && strcmp(cfg->soft_profile, "rnic") &&
-	    strcmp(cfg->soft_profile, "rxe") && strcmp(cfg->soft_profile, "legacy")) {
-		nr_set_tls_error("%s=\"%s\": use rnic, rxe or legacy",
-				 NAME("NR_SOFT_PROFILE", "soft_profile"), cfg->soft_profile);
-		return NR_ERR_CONFIG;
-	}
 	if (cfg->reduce && strcmp(cfg->reduce, "sum") && strcmp(cfg->reduce, "max")) {
 		nr_set_tls_error("%s=\"%s\": use sum or max (what the box job computes)",
 				 NAME("NR_REDUCE", "reduce"), cfg->reduce);

@@ -19,7 +19,6 @@
 #include "nr_tcp.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
-#include "proto/roce_hdr.h"
 
 /* Connection i of the channel on ring `ring`: rank i's send QP to rank i+1's receive QP. */
 static json_t *conn_json(const struct nr_comm *c, int ring, int i)
@@ -209,11 +208,10 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		json_object_set_new(spec, "reduce", json_string("max"));
 	if (t != NR_ELEM_FP32)     /* fp32: the same */
 		json_object_set_new(spec, "dtype", json_string(nr_elem_name(t)));
-	/* The soft transport's packets carry the default partition's P_Key: the
-	 * box drops any of the job's frames with another.  (verbs: the port's
-	 * P_Key at index 0, not queried yet, so not registered.) */
-	if (!strcmp(c->transport, "soft"))
-		json_object_set_new(spec, "pkey", json_integer(NR_BTH_PKEY_DEFAULT));
+	/* The P_Key of the transport's packets, where it can say: the box drops
+	 * any of the job's frames with another. */
+	if (nr_tp_pkey(c->tp))
+		json_object_set_new(spec, "pkey", json_integer(nr_tp_pkey(c->tp)));
 	/* the bound on tolerant messages; without one the form every box version takes */
 	if (c->cfg.short_ppm) {
 		json_object_set_new(spec, "short_ppm", json_integer(c->cfg.short_ppm));

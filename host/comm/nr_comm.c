@@ -142,76 +142,38 @@ static void find_mac(uint32_t ip, uint8_t mac[6])
 }
 
 /*
- * Local ACK timeout exponent (4.096 us * 2^t): the 8 tries of the retry limit
- * take at most timeout_ms, one try at most 1.07 s (t = 18).  Generous on
- * purpose: on the box ring a message is acknowledged only once every rank
- * contributed it, so rank skew and a loaded box (2 shared cores here) must not
- * look like a dead peer (the box ring's send QPs keep it fixed: create_ring).
- * On the plain ring the soft rnic profile (as ConnectX) resends after a 32nd
- * of it first, doubling per timeout, within the same 8 timeouts' time.
- * The legacy profile doubles the timeout per retry (backoff), so its 8 tries
- * span 255 base timeouts: a lost packet is resent after timeout_ms / 255 (39
- * ms for 10 s) instead of timeout_ms / 8, and the same rank skew is
- * tolerated.  NR_ACK_TIMEOUT overrides.
+ * The transport of NR_TRANSPORT, tuned by it for what the user asked
+ * (nr_tp_tune): its profile, its window for this host's link, an ACK timeout
+ * whose retries span the collective's time budget (timeout_ms), so that rank
+ * skew and a loaded box (on the box ring a message is acknowledged only once
+ * every rank contributed it) do not look like a dead peer.
  */
-static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
-{
-	double tries = backoff ? 255.0 : 8.0;
-	uint8_t t = 10;
-
-	while (t < 18 && tries * 4.096e-3 * (double)(1u << (t + 1)) <= timeout_ms)
-		t++;
-	return t;
-}
-
-/*
- * The soft RNIC profile's window unless NR_SOFT_WINDOW says (nr_soft_window):
- * about the packets the host link sends in 1.3 ms.  An RNIC keeps about a
- * bandwidth-delay product in flight; a software sender allowed more only
- * fills the queue before a slow link, and every loss then costs a go-back-N
- * over that queue and a NAK stuck behind it (host/transport/README.md, "Window and loss").  The
- * floor is in bytes, 16 KiB, and at least 8 packets: 16 packets of 4 KiB held
- * 64 KiB before a 100 Mbit/s link, and at 1% loss 4 hosts kept 0.75 of their
- * loss-free rate against 0.87 with 8.  Fast links (10 Gbit/s and up at 1 KiB,
- * 4 Gbit/s at 4 KiB, a veth) get the ceiling, 128 packets.
- */
-static void soft_window(const struct nr_comm *c, uint32_t *window, uint16_t *ackreq)
-{
-	nr_soft_window(c->cfg.inter_gbps > 0 ? c->cfg.inter_gbps : nr_link_gbps(c->addr),
-		       c->cfg.mtu, window, ackreq);
-}
-
 static int open_transport(struct nr_comm *c)
 {
-	bool soft = strcmp(c->transport, "soft") == 0;
-	bool backoff = soft && strcmp(c->soft_profile, "legacy") == 0;
-	uint32_t window = c->cfg.soft_window;
-	uint16_t ackreq = c->cfg.soft_ackreq;
-
-	if (soft && !backoff)
-		soft_window(c, &window, &ackreq);
+	struct nr_tp_wish wish = {
+		.profile = c->tp_profile[0] ? c->tp_profile : NULL,
+		.link_gbps = c->cfg.inter_gbps > 0 ? c->cfg.inter_gbps : nr_link_gbps(c->addr),
+		.window = c->cfg.soft_window,
+		.ackreq = c->cfg.soft_ackreq,
+		.budget_ms = c->cfg.timeout_ms,
+		.ack_timeout = c->cfg.ack_timeout,
+	};
 	struct nr_tp_config tcfg = {
 		.kind = c->transport,
 		.local_ip = c->peers[c->rank].ip,
 		.device = c->device[0] ? c->device : NULL,
 		.gid_index = c->cfg.gid_index,
 		.mtu = c->cfg.mtu,
-		.timeout = c->cfg.ack_timeout ? c->cfg.ack_timeout
-					      : ack_timeout_exp(c->cfg.timeout_ms, backoff),
 		.retry_cnt = 7,
 		.rnr_retry = 7,
 		.udp_port = c->cfg.udp_port,
-		.profile = backoff ? NR_TP_PROFILE_LEGACY :
-			   soft && strcmp(c->soft_profile, "rxe") == 0 ? NR_TP_PROFILE_RXE :
-			   NR_TP_PROFILE_RNIC,
 		.tclass = c->cfg.tclass,
-		.max_inflight = window,
-		.ackreq_every = ackreq,
 		.max_msg = c->cfg.msg_size,
 	};
 	char err[256] = "";
 
-	c->tp = nr_tp_open(&tcfg, err, sizeof(err));
+	if (nr_tp_tune(&tcfg, &wish, err, sizeof(err)) == 0)
+		c->tp = nr_tp_open(&tcfg, err, sizeof(err));
 	if (!c->tp)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot open the %s transport on %s: %s",
 			       c->rank, c->transport, c->addr, err);
@@ -317,8 +279,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	copy_str(c->switch_addr, sizeof(c->switch_addr), cfg->switch_addr);
 	copy_str(c->token, sizeof(c->token), cfg->token);
 	copy_str(c->transport, sizeof(c->transport), cfg->transport);
-	copy_str(c->soft_profile, sizeof(c->soft_profile),
-		 cfg->soft_profile ? cfg->soft_profile : NR_SOFT_PROFILE_DEFAULT);
+	copy_str(c->tp_profile, sizeof(c->tp_profile), cfg->soft_profile ? cfg->soft_profile : "");
 	copy_str(c->device, sizeof(c->device), cfg->device);
 	copy_str(c->addr, sizeof(c->addr), cfg->addr);
 	c->rank = cfg->rank;

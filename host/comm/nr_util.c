@@ -103,19 +103,3 @@ uint32_t nr_roce_mtu(unsigned ifmtu)
 			return m;
 	return 0;
 }
-
-void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq)
-{
-	uint32_t size = mtu ? mtu : 1024;
-	double pkts = link_gbps * 1e9 / 8 * 1.3e-3 / size;
-	/* the floor in bytes (16 KiB), at least 8 packets (an AckReq every 2) */
-	uint32_t lo = 16384 / size < 8 ? 8 : 16384 / size;
-
-	if (!*window)
-		*window = pkts < lo ? lo : pkts > 128 ? 128 : (uint32_t)pkts;
-	if (!*ackreq) {
-		uint32_t q = *window / 4;
-
-		*ackreq = (uint16_t)(q == 0 ? 1 : q > 65535 ? 65535 : q);
-	}
-}

@@ -105,7 +105,7 @@ struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
 
 struct nr_comm {
 	struct nr_config cfg;
-	char root[64], switch_addr[64], token[128], transport[16], soft_profile[16], device[64],
+	char root[64], switch_addr[64], token[128], transport[16], tp_profile[16], device[64],
 	     addr[32];
 	int rank, world;
 	struct nr_tp *tp;
