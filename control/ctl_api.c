@@ -838,9 +838,10 @@ static json_t *op_backend_info(struct nr_ctl *c)
 
 /* ---- snapshot (metrics) ------------------------------------------------- */
 
-int nr_ctl_snapshot(struct nr_ctl *c, bool status, struct nr_ctl_job_info **jobs,
+int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_ctl_job_info **jobs,
 		    unsigned *n_jobs, struct nr_ctl_tenant_info **tenants, unsigned *n_tenants)
 {
+	struct timespec until;
 	struct nr_ctl_job_info *js;
 	struct nr_ctl_tenant_info *ts;
 	unsigned i, n = 0;
@@ -853,7 +854,18 @@ int nr_ctl_snapshot(struct nr_ctl *c, bool status, struct nr_ctl_job_info **jobs
 		free(ts);
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&c->lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (wait_ms ? pthread_mutex_timedlock(&c->lock, &until) != 0 : pthread_mutex_lock(&c->lock) != 0) {
+		free(js);
+		free(ts);
+		return -EBUSY;
+	}
 	t = nr_ctl_now_ms();
 	for (i = 0; i < NR_MAX_JOBS; i++) {
 		const struct ctl_job *j = &c->jobs[i];

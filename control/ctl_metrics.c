@@ -268,8 +268,10 @@ int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, bool status)
 	struct nr_ctl_tenant_info *ts;
 	unsigned nj, nt;
 
-	if (nr_ctl_snapshot(c, status, &js, &nj, &ts, &nt) != 0)
-		return -ENOMEM;
+	int rc = nr_ctl_snapshot(c, status, NR_CTL_METRICS_WAIT_MS, &js, &nj, &ts, &nt);
+
+	if (rc != 0)
+		return rc;
 	control_families(c, t, nj);
 	tenant_families(t, ts, nt);
 	job_families(t, js, nj);

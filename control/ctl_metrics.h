@@ -48,8 +48,10 @@ char *nr_mx_labels(char *buf, size_t len, ...) __attribute__((sentinel));
 /*
  * The control API's families into t.  status: each job's state and counters
  * from the backend too (false: jobs, names and tenants only, for a scrape
- * that must not wait on a stuck dataplane).  0, or -ENOMEM.
+ * that must not wait on a stuck dataplane).  0, -ENOMEM, or -EBUSY (nothing
+ * written) when a request held nr_ctl's lock for NR_CTL_METRICS_WAIT_MS.
  */
+#define NR_CTL_METRICS_WAIT_MS 250
 int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, bool status);
 
 #endif /* NR_CTL_METRICS_H */

@@ -251,10 +251,11 @@ struct nr_ctl_tenant_info {
 
 /*
  * Every job (status: with the backend's job_status of each) and tenant, in
- * malloc'd arrays the caller frees: 0, or -ENOMEM.  Under nr_ctl's lock, as
- * a request; counts nothing.
+ * malloc'd arrays the caller frees: 0, -ENOMEM, or -EBUSY when nr_ctl's lock
+ * was not free within wait_ms (a request waiting on a stuck dataplane holds
+ * it; 0: wait as long as it takes).  Counts nothing.
  */
-int nr_ctl_snapshot(struct nr_ctl *c, bool status, struct nr_ctl_job_info **jobs,
+int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_ctl_job_info **jobs,
 		    unsigned *n_jobs, struct nr_ctl_tenant_info **tenants, unsigned *n_tenants);
 
 /* Spec parsing and validation alone (tests, tools): NULL and err on failure. */

@@ -201,18 +201,33 @@ static void engine_families(struct dp_box *b, struct nr_mtext *t)
 	}
 }
 
-static void pool_families(struct dp_box *b, struct nr_mtext *t)
+/* The box's control lock within ms, or false: a job operation waiting on a stuck worker holds it. */
+static bool lock_within(pthread_mutex_t *m, unsigned ms)
 {
-	uint64_t committed = 0, refused, held = 0;
-	unsigned jobs = 0;
+	struct timespec ts;
 
-	pthread_mutex_lock(&b->ctl_lock);
-	for (unsigned i = 0; i < b->n_chans; i++) {
-		committed += nr_job_held_frames(b->chans[i].spec);
-		jobs += b->chans[i].ch == 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return pthread_mutex_timedlock(m, &ts) == 0;
+}
+
+/* The pool, held frames, the admission budget: false when the jobs' part was left out. */
+static bool pool_families(struct dp_box *b, struct nr_mtext *t)
+{
+	uint64_t committed = 0, refused = 0, held = 0;
+	unsigned jobs = 0;
+	bool locked = lock_within(&b->ctl_lock, NR_CTL_METRICS_WAIT_MS);
+
+	if (locked) {
+		for (unsigned i = 0; i < b->n_chans; i++) {
+			committed += nr_job_held_frames(b->chans[i].spec);
+			jobs += b->chans[i].ch == 0;
+		}
+		refused = b->mbufs_refused;
+		pthread_mutex_unlock(&b->ctl_lock);
 	}
-	refused = b->mbufs_refused;
-	pthread_mutex_unlock(&b->ctl_lock);
 	for (unsigned i = 0; i < b->n_workers; i++) {
 		struct dp_ctr c;
 
@@ -231,6 +246,8 @@ static void pool_families(struct dp_box *b, struct nr_mtext *t)
 	nr_mx_family(t, "netreduce_admission_budget_mbufs", "gauge",
 		     "frames the jobs may hold together (--admit-mbufs)");
 	nr_mx_u64(t, "netreduce_admission_budget_mbufs", "", b->mbuf_budget);
+	if (!locked)
+		return false;
 	nr_mx_family(t, "netreduce_admission_committed_mbufs", "gauge",
 		     "frames the admitted jobs could hold together (ranks x channels x pool packets)");
 	nr_mx_u64(t, "netreduce_admission_committed_mbufs", "", committed);
@@ -239,11 +256,13 @@ static void pool_families(struct dp_box *b, struct nr_mtext *t)
 	nr_mx_u64(t, "netreduce_admission_refused_jobs_total", "", refused);
 	nr_mx_family(t, "netreduce_dataplane_jobs", "gauge", "jobs on the box's workers");
 	nr_mx_u64(t, "netreduce_dataplane_jobs", "", jobs);
+	return true;
 }
 
 int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t)
 {
 	struct dp_health *h = malloc(sizeof(*h));
+	bool whole;
 	char l[256];
 
 	if (h == NULL)
@@ -257,17 +276,20 @@ int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t)
 	nr_mx_family(t, "netreduce_healthy", "gauge",
 		     "1 when every port's link is up and every worker polls (GET /healthz says why not)");
 	nr_mx_u64(t, "netreduce_healthy", "", h->healthy);
-	nr_mx_family(t, "netreduce_metrics_partial", "gauge",
-		     "1 when a stuck worker kept the engine and job families out of this scrape");
-	nr_mx_u64(t, "netreduce_metrics_partial", "", !h->workers_ok);
 	port_families(b, t, h);
 	worker_families(b, t, h);
-	/* the command rings wait on the workers: only while they all answer */
+	/* the command rings wait on the workers: only while they all answer;
+	 * the locks a request waiting on a stuck worker holds: a bounded wait */
+	whole = h->workers_ok;
 	if (h->workers_ok)
 		engine_families(b, t);
-	pool_families(b, t);
-	if (ctl)
-		nr_ctl_metrics(ctl, t, h->workers_ok);
+	whole &= pool_families(b, t);
+	if (ctl && nr_ctl_metrics(ctl, t, h->workers_ok) == -EBUSY)
+		whole = false;
+	nr_mx_family(t, "netreduce_metrics_partial", "gauge",
+		     "1 when a stuck worker, or a request waiting on one, kept the engine, job and "
+		     "admission families out of this scrape");
+	nr_mx_u64(t, "netreduce_metrics_partial", "", !whole);
 	free(h);
 	return t->oom ? -ENOMEM : 0;
 }

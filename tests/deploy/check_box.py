@@ -276,6 +276,9 @@ def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath):
     rc, out = ctl_run(ctl, '--socket', sock, 'health')
     if rc != 1 or 'STUCK' not in out:
         fail('netreducectl health with the worker stopped: exit %d: %s' % (rc, out))
+    # the control server's reaper asks the job's status about once a second:
+    # by now it waits on the stuck worker, holding the control API's lock
+    time.sleep(max(0, t_stop + 1.5 - time.monotonic()))
     t = time.monotonic()
     code, text = get(base + '/metrics')
     took = time.monotonic() - t
