@@ -943,6 +943,10 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 	if (nr_ctl_unknown_fields(req, known, where, err, sizeof(err)))
 		return reply_err(c, "%s", err);
 
+	/* health reads no job: it does not queue behind a request waiting on a
+	 * stuck dataplane (the backend's health callback takes no lock of ours) */
+	if (!strcmp(op, "health"))
+		return op_health(c);
 	pthread_mutex_lock(&c->lock);
 	if (!strcmp(op, "job_create"))
 		reply = op_job_create(c, req, who);
@@ -956,8 +960,6 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 		reply = op_job_list(c, who == NR_CTL_ADMIN);
 	else if (!strcmp(op, "stats"))
 		reply = op_stats(c, who);
-	else if (!strcmp(op, "health"))
-		reply = op_health(c);
 	else
 		reply = op_backend_info(c);
 	pthread_mutex_unlock(&c->lock);

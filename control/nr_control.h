@@ -52,7 +52,9 @@ struct nr_backend_ops {
 	/*
 	 * optional: whether the dataplane works, as an object
 	 * {"healthy": bool, "reason": "" or every failed check, ...details};
-	 * answered without waiting on the dataplane (the health op).
+	 * answered without waiting on the dataplane (the health op).  Called
+	 * without nr_ctl's lock, beside the other ops: it reads only what is
+	 * safe to read while they run.
 	 */
 	json_t *(*health)(struct nr_backend *b);
 };

@@ -285,10 +285,18 @@ def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath):
     if code != 200 or 'netreduce_metrics_partial 1' not in text or took > 1.0:
         fail('GET /metrics with the worker stopped: %d in %.2f s, partial line %s'
              % (code, took, 'netreduce_metrics_partial 1' in text))
+    # (the control server's one thread serves it after the reaper's wait on
+    # the stuck worker, 2 s a job: GET /healthz, on its own thread, does not wait)
+    t = time.monotonic()
+    rc, out = ctl_run(ctl, '--socket', sock, 'health')
+    took_h = time.monotonic() - t
+    if rc != 1:
+        fail('netreducectl health with the reaper waiting on the stuck worker: exit %d' % rc)
     t1 = time.monotonic() + 0.3   # a feed already on its way
     time.sleep(1.0)
     late = notify.since(t1, 'WATCHDOG=1')
-    print('WATCHDOG=1 while stuck: %d; /metrics in %.3f s (partial)' % (len(late), took))
+    print('WATCHDOG=1 while stuck: %d; /metrics in %.3f s (partial), netreducectl health in %.3f s'
+          % (len(late), took, took_h))
     if late:
         fail('the watchdog was fed %d times while the worker was stuck' % len(late))
     let_go()
