@@ -83,6 +83,9 @@ help:
 	@echo "make bench-instr the box's instructions a packet by stage (callgrind: exact, load-free)"
 	@echo "make bench-e2e  shaped-link testbed sweep: netreduce vs our ring vs Gloo, fp32 and fp16"
 	@echo "                (BENCH_E2E_ARGS: more options, tests/testbed/bench-e2e --help)"
+	@echo "make bench-transport  the soft transport vs Gloo's TCP, 2 ranks both ways: Gbit/s a core"
+	@echo "                by CPU time at RoCE MTU 1 and 4 KiB on lo, veth and through the box,"
+	@echo "                perf profiles (root; BENCH_TRANSPORT_ARGS, bench/transport/tp_bench.py -h)"
 	@echo "make bench-accuracy  16-bit all-reduce against the exact sum at 4, 8, 16 hosts: the box"
 	@echo "                (rounded once) vs our ring and Gloo's (every hop), same data (root; TORCH=2.6)"
 	@echo "make bench-train  PyTorch training on shaped links: netreduce vs gloo vs ring (root);"
@@ -216,6 +219,15 @@ bench-instr: build
 bench-e2e: build
 	tests/testbed/bench-e2e --build $(BUILD) $(BENCH_E2E_ARGS)
 
+# Opt-in: the soft transport against Gloo's TCP, two ranks both ways, Gbit/s a core by
+# CPU time at RoCE MTU 1024 and 4096, on lo, a veth pair and through the box; a perf
+# profile of each MTU into $(BUILD)/bench-transport/ (root; BENCH_TRANSPORT_ARGS).
+bench-transport: build
+	mkdir -p $(BUILD)/bench-transport
+	/usr/bin/python3 bench/transport/tp_bench.py --build $(BUILD) --paths lo,veth,testbed \
+		--perf $(BUILD)/bench-transport --out $(BUILD)/bench-transport/runs.jsonl \
+		$(BENCH_TRANSPORT_ARGS)
+
 # examples/train.py (an MLP with 4.5 MB of gradients on sklearn's digits) at 4
 # and 8 ranks, every host link shaped to 100 Mbit/s; writes $(BUILD)/bench-train/.
 # TORCH=2.6: the ranks on Debian 13's torch 2.6 (default: Debian 12's 1.13).
@@ -229,7 +241,7 @@ bench-accuracy: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 bench-hier: build
 	tests/testbed/bench-hier --build $(BUILD)
 
-# The scale model (sim/README.md); make test runs both checks of suite sim.
+# The scale model (sim/README.md); make test runs the checks of suite sim.
 deps-sim:
 	$(call install_pkgs,$(BUILD_PKGS) $(SIM_PKGS) python3-matplotlib)
 

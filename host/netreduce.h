@@ -81,7 +81,9 @@ struct nr_config {
 	const char *transport;   /* "soft" (default) or "verbs" */
 	const char *device;      /* verbs: RDMA device name (NULL: first one) */
 	const char *addr;        /* this host's IPv4 address on the data path (required if world > 1) */
-	uint32_t mtu;            /* path MTU: 256, 512, 1024 (default), 2048, 4096 */
+	uint32_t mtu;            /* RoCE path MTU: 256, 512, 1024, 2048, 4096, the same on every
+				    rank; 0 (default): the largest the interface of addr carries
+				    (4096 from an IP MTU of 4192, 1024 from 1500) */
 	uint32_t msg_size;       /* bytes per message, multiple of mtu; default 65536 */
 	uint32_t timeout_ms;     /* bound on any wait without progress; default 10000 */
 	uint32_t pool_msgs;      /* box slot pool per job in messages (even); default 8, W = 4
@@ -116,7 +118,7 @@ struct nr_config {
 	/* later additions, at the end so that bindings of the fields above keep their offsets */
 	const char *soft_profile; /* soft: "rnic" (default: as ConnectX RC QPs behave, adaptive
 				     ACK timeout), "rxe" (fixed ACK timeout, as rxe) or "legacy"
-				     (host/README.md, "The soft transport's RNIC profile") */
+				     (host/transport/README.md, "The soft transport's RNIC profile") */
 	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
 				    the GRH traffic class; soft: IP_TOS); default 0 */
 	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: the transport's (64) */

@@ -150,6 +150,24 @@ int nr_build_frame(uint8_t *buf, size_t cap, const struct nr_flow *f,
 	return (int)total;
 }
 
+int nr_build_transport_hdr(uint8_t *buf, size_t cap, uint32_t dqpn,
+			   const struct nr_build_args *a, uint32_t len)
+{
+	const struct nr_opcode_info *i = nr_opcode_info(a->opcode);
+	uint64_t total;
+
+	if (!i || (len && !(i->mask & NR_OPF_PAYLOAD)))
+		return -EINVAL;
+	total = (uint64_t)i->length + len + pad_of(len) + NR_ICRC_LEN;
+	if (total > UINT16_MAX - sizeof(struct nr_ipv4_hdr) - sizeof(struct nr_udp_hdr))
+		return -EINVAL;
+	if (i->length > cap)
+		return -ENOSPC;
+	write_transport(buf, i, dqpn, NR_BTH_PKEY_DEFAULT, a, NULL, 0);
+	nr_bth_set_pad((struct nr_bth *)buf, (uint8_t)pad_of(len));
+	return (int)i->length;
+}
+
 int nr_build_transport(uint8_t *buf, size_t cap, const struct nr_icrc_ip4 *ip,
 		       uint32_t dqpn, const struct nr_build_args *a,
 		       const void *payload, uint32_t len)

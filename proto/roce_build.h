@@ -65,4 +65,14 @@ int nr_build_transport(uint8_t *buf, size_t cap, const struct nr_icrc_ip4 *ip,
 		       uint32_t dqpn, const struct nr_build_args *a,
 		       const void *payload, uint32_t len);
 
+/*
+ * The transport headers alone (BTH and the opcode's extension headers, PadCnt
+ * for a payload of len bytes) of a packet whose payload stays where it is, for
+ * a gather send (header, payload, pad and ICRC from separate buffers): the
+ * same bytes nr_build_transport writes before the payload.  Returns the
+ * header length or -errno as above; nr_icrc_ip4_gather() gives its ICRC.
+ */
+int nr_build_transport_hdr(uint8_t *buf, size_t cap, uint32_t dqpn,
+			   const struct nr_build_args *a, uint32_t len);
+
 #endif /* NR_ROCE_BUILD_H */

@@ -233,14 +233,17 @@ void nr_icrc_update(uint8_t *frame, const struct nr_pkt *p)
 	nr_icrc_store(frame + p->end - NR_ICRC_LEN, nr_icrc_compute(frame, p));
 }
 
-uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t len)
+/*
+ * The CRC of the masked pseudo headers (LRH, IPv4, UDP) and the first blen
+ * bytes of the BTH at bth, for a packet of len transport bytes (BTH .. pad).
+ */
+static uint32_t icrc_ip4_head(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t blen,
+			      size_t len)
 {
 	uint8_t buf[LRH_MASK_LEN + sizeof(struct nr_ipv4_hdr) + sizeof(struct nr_udp_hdr) +
 		    sizeof(struct nr_bth)];
 	struct nr_ipv4_hdr *iph = (struct nr_ipv4_hdr *)(buf + LRH_MASK_LEN);
 	struct nr_udp_hdr *udp = (struct nr_udp_hdr *)(iph + 1);
-	size_t blen = len < sizeof(struct nr_bth) ? len : sizeof(struct nr_bth);
-	uint32_t crc;
 
 	memset(buf, 0xFF, LRH_MASK_LEN);
 	iph->ver_ihl = 0x45;
@@ -259,7 +262,25 @@ uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t le
 		mask_udp_bth((uint8_t *)udp);
 	else
 		memset(&udp->check, 0xFF, sizeof(udp->check));
+	return nr_crc32(0, buf, sizeof(buf) - sizeof(struct nr_bth) + blen);
+}
 
-	crc = nr_crc32(0, buf, sizeof(buf) - sizeof(struct nr_bth) + blen);
-	return nr_crc32(crc, bth + blen, len - blen);
+uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t len)
+{
+	size_t blen = len < sizeof(struct nr_bth) ? len : sizeof(struct nr_bth);
+
+	return nr_crc32(icrc_ip4_head(ip, bth, blen, len), bth + blen, len - blen);
+}
+
+uint32_t nr_icrc_ip4_gather(const struct nr_icrc_ip4 *ip, const uint8_t *hdr, size_t hlen,
+			    const uint8_t *pay, size_t plen)
+{
+	static const uint8_t zero[4];
+	size_t pad = (4 - (plen & 3)) & 3, len = hlen + plen + pad;
+	size_t blen = hlen < sizeof(struct nr_bth) ? hlen : sizeof(struct nr_bth);
+	uint32_t crc = icrc_ip4_head(ip, hdr, blen, len);
+
+	crc = nr_crc32(crc, hdr + blen, hlen - blen);
+	crc = nr_crc32(crc, pay, plen);
+	return nr_crc32(crc, zero, pad);
 }

@@ -104,5 +104,12 @@ struct nr_icrc_ip4 {
 
 /* ICRC over transport bytes [bth, bth + len) (BTH .. pad, ICRC excluded). */
 uint32_t nr_icrc_ip4(const struct nr_icrc_ip4 *ip, const uint8_t *bth, size_t len);
+/*
+ * The same for a packet in pieces (a gather send): hlen header bytes at hdr
+ * (BTH first), plen payload bytes at pay, then the payload's pad (zeros, to a
+ * multiple of 4) that the ICRC also covers.
+ */
+uint32_t nr_icrc_ip4_gather(const struct nr_icrc_ip4 *ip, const uint8_t *hdr, size_t hlen,
+			    const uint8_t *pay, size_t plen);
 
 #endif /* NR_ROCE_ICRC_H */

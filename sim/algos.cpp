@@ -1,34 +1,59 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sim/algos.cpp: the algorithms of host/README.md and docs/racks.md, and the
- * reference peers, as phases (algos.hpp).  What each moves is written next to
- * it; sim/README.md has the table.
+ * baselines as NCCL runs them, as phases (algos.hpp).  What each moves is
+ * written next to it; sim/README.md has the table.
  */
 #include "algos.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "nccl.hpp"
+
 namespace nrsim {
 
 namespace {
 
-int rank_of(const Cluster &c, int host, int gpu) { return host * c.gpus + gpu; }
+/* One job: hosts first .. first+count-1, and its hosts in each box group. */
+struct Job {
+	int first = 0, count = 0;
+	std::vector<int> groups;                  /* box groups it touches, in order */
+	std::vector<std::vector<int>> members;    /* its hosts in each of them */
+};
 
-/* The hosts of rack k. */
-std::vector<int> rack_members(const Cluster &c, int k)
+Job make_job(const Cluster &c, int j)
 {
-	std::vector<int> hosts;
-	int first = 0;
-	for (int i = 0; i < k; i++)
-		first += c.rack_hosts[i];
-	for (int h = 0; h < c.rack_hosts[k]; h++)
-		hosts.push_back(first + h);
-	return hosts;
+	Job job;
+	job.count = c.hosts_per_job();
+	job.first = j * job.count;
+	for (int h = job.first; h < job.first + job.count; h++) {
+		int g = c.group_of_host(h);
+		if (job.groups.empty() || job.groups.back() != g) {
+			job.groups.push_back(g);
+			job.members.push_back({});
+		}
+		job.members.back().push_back(h);
+	}
+	return job;
 }
 
-/* Our ring (nr_ring_allreduce) over members, `data` bytes each: 2(n-1) steps,
- * each rank sends data/n to the next and receives data/n from the previous. */
+int rank_of(const Cluster &c, int host, int gpu) { return host * c.gpus + gpu; }
+
+/* The box a flat job (box, hier, parallel) uses: its first host's group's,
+ * else the first box of the cluster; -1: none. */
+int flat_box(const Cluster &c, const Job &job)
+{
+	if (c.group_has_box(job.groups[0]))
+		return job.groups[0];
+	for (int g = 0; g < c.groups(); g++)
+		if (c.group_has_box(g))
+			return g;
+	return -1;
+}
+
+/* A ring over members, `data` bytes each: 2(n-1) steps, each rank sends
+ * data/n to the next and receives data/n from the previous. */
 Group ring_group(const std::vector<int> &members, double data)
 {
 	Group g;
@@ -41,7 +66,7 @@ Group ring_group(const std::vector<int> &members, double data)
 	return g;
 }
 
-/* One box job: every member streams `data` bytes to the box of rack k and
+/* One box job: every member streams `data` bytes to the box of group k and
  * gets the sum back on its own connection, packet by packet, all at once. */
 Group box_group(const std::vector<int> &members, int k, double data)
 {
@@ -50,16 +75,17 @@ Group box_group(const std::vector<int> &members, int k, double data)
 		g.flows.push_back({r, box_ep(k), data});
 		g.flows.push_back({box_ep(k), r, data});
 	}
+	g.box_jobs.push_back(k);
 	return g;
 }
 
-/* Inside every host: local rank p reads share p (data/G) from each other rank
- * of its host (the parallel variant's reduce-scatter; its all-gather moves the
- * same bytes). */
-Group local_scatter(const Cluster &c, double data)
+/* Inside every host of the job: local rank p reads share p (data/G) from each
+ * other rank of its host (the parallel variant's reduce-scatter; its
+ * all-gather moves the same bytes). */
+Group local_scatter(const Cluster &c, const Job &job, double data)
 {
 	Group g;
-	for (int h = 0; h < c.hosts(); h++)
+	for (int h = job.first; h < job.first + job.count; h++)
 		for (int p = 0; p < c.gpus; p++)
 			for (int q = 0; q < c.gpus; q++)
 				if (p != q)
@@ -67,86 +93,83 @@ Group local_scatter(const Cluster &c, double data)
 	return g;
 }
 
-Algo ring(const Cluster &c, double s)
+/* The ring as NCCL (and our library) runs it: host by host; with several
+ * NICs a host (rail-optimised) one ring a NIC, each S/nics, ring c entering a
+ * host at local rank c+1 and leaving it from local rank c, so that it crosses
+ * between hosts on NIC c (a rank sends on NIC local rank mod nics). */
+Algo ring(const Cluster &c, const Job &job, double s)
 {
-	Algo a{"ring", "our ring over every rank, host by host (nr_ring_allreduce)", true, {}};
-	std::vector<int> all(c.ranks());
-	for (int r = 0; r < c.ranks(); r++)
-		all[r] = r;
-	a.phases.push_back({"ring over " + std::to_string(c.ranks()) + " ranks", {ring_group(all, s)}});
+	Algo a{"ring", "the ring over every rank, host by host (NCCL's; our nr_ring_allreduce)", true, true, {}};
+	Group all;
+	for (int ch = 0; ch < c.nics; ch++) {
+		std::vector<int> order;
+		for (int h = job.first; h < job.first + job.count; h++)
+			for (int i = 1; i <= c.gpus; i++)
+				order.push_back(rank_of(c, h, (ch + i) % c.gpus));
+		Group g = ring_group(order, s / c.nics);
+		all.flows.insert(all.flows.end(), g.flows.begin(), g.flows.end());
+		all.steps = g.steps;
+	}
+	a.phases.push_back({"ring over " + std::to_string(job.count * c.gpus) + " ranks", {all}});
 	return a;
 }
 
-/* The NCCL-style double binary tree (reference peer, not in the library):
- * inside a host a chain of its G ranks (S up and S down each edge), between
- * hosts two binary trees of the hosts, each carrying S/2 up (reduce) and down
- * (broadcast), host h interior in at most one of them; everything pipelined
- * in chunks of tree_chunk, so all flows run at once, plus the pipeline's fill. */
-Algo tree(const Cluster &c, double s)
+/* NCCL's double binary tree (nccl.hpp: ncclGetDtree over the hosts), one pair
+ * of trees a NIC: inside a host a chain of its G ranks (S up and S down each
+ * edge); between hosts tree 0 and tree 1 carry S/2 each (per NIC S/2/nics),
+ * up (reduce) and down (broadcast), tree 0 leaving a host from local rank
+ * c, tree 1 from local rank c+1 on NIC c; all pipelined in tree_chunk pieces,
+ * so every flow runs at once, plus the pipeline's fill. */
+Algo tree(const Cluster &c, const Job &job, double s)
 {
-	Algo a{"tree", "double binary tree (NCCL-style reference peer)", false, {}};
-	int m = c.hosts();
+	Algo a{"tree", "double binary tree as NCCL builds it (ncclGetDtree)", false, true, {}};
+	int m = job.count;
 	Group g;
-	for (int h = 0; h < m; h++)
+	for (int h = job.first; h < job.first + job.count; h++)
 		for (int p = 0; p + 1 < c.gpus; p++) {
 			g.flows.push_back({rank_of(c, h, p + 1), rank_of(c, h, p), s});
 			g.flows.push_back({rank_of(c, h, p), rank_of(c, h, p + 1), s});
 		}
-	/* Tree A: the balanced in-order binary tree of hosts 0..m-1 (the root of
-	 * [lo, hi] is its middle); tree B: the same mirrored (m even) or shifted
-	 * by one (m odd), so that most leaves of A are inner nodes of B. */
-	std::vector<int> parent(m, -1);
-	int depth = 0;
-	struct Span { int lo, hi, up, level; };
-	std::vector<Span> todo{{0, m - 1, -1, 1}};
-	while (!todo.empty()) {
-		Span sp = todo.back();
-		todo.pop_back();
-		if (sp.lo > sp.hi)
-			continue;
-		int mid = (sp.lo + sp.hi) / 2;
-		parent[mid] = sp.up;
-		depth = std::max(depth, sp.level);
-		todo.push_back({sp.lo, mid - 1, mid, sp.level + 1});
-		todo.push_back({mid + 1, sp.hi, mid, sp.level + 1});
-	}
-	for (int t = 0; t < 2 && m > 1; t++) {
-		for (int i = 0; i < m; i++) {
-			int p = parent[i];
-			if (p < 0)
-				continue;
-			int ci = t == 0 ? i : (m % 2 == 0 ? m - 1 - i : (i + 1) % m);
-			int cp = t == 0 ? p : (m % 2 == 0 ? m - 1 - p : (p + 1) % m);
-			int gi = t == 0 ? 0 : c.gpus - 1;   /* tree B leaves the host from its last rank */
-			g.flows.push_back({rank_of(c, ci, gi), rank_of(c, cp, gi), s / 2});
-			g.flows.push_back({rank_of(c, cp, gi), rank_of(c, ci, gi), s / 2});
+	DoubleTree dt = nccl_double_tree(m);
+	for (int ch = 0; ch < c.nics; ch++)
+		for (int t = 0; t < 2; t++) {
+			int e = (ch + t) % c.gpus;
+			for (int i = 0; i < m; i++) {
+				int p = dt.parent[t][i];
+				if (p < 0)
+					continue;
+				int ri = rank_of(c, job.first + i, e), rp = rank_of(c, job.first + p, e);
+				g.flows.push_back({ri, rp, s / 2 / c.nics});
+				g.flows.push_back({rp, ri, s / 2 / c.nics});
+			}
 		}
-	}
+	int depth = std::max(dt.depth[0], dt.depth[1]);
 	g.fill = 2 * depth * (c.tree_chunk / 2 / c.nic) + 2 * (c.gpus - 1) * c.tree_chunk / c.intra;
+	g.cost_steps = 2 * (depth + c.gpus - 1);   /* a step cost a hop, up and down */
 	a.phases.push_back({"chains and two trees, pipelined", {g}});
 	return a;
 }
 
-Algo box_flat(const Cluster &c, double s)
+Algo box_flat(const Cluster &c, const Job &job, double s)
 {
-	int k = c.first_box();
-	Algo a{"box", "one box job of every rank (the box of rack " + std::to_string(k) + ")", true, {}};
-	std::vector<int> all(c.ranks());
-	for (int r = 0; r < c.ranks(); r++)
-		all[r] = r;
+	int k = flat_box(c, job);
+	Algo a{"box", "one box job of every rank (the box of group " + std::to_string(k) + ")", true, false, {}};
+	std::vector<int> all;
+	for (int r = job.first * c.gpus; r < (job.first + job.count) * c.gpus; r++)
+		all.push_back(r);
 	a.phases.push_back({"through the box", {box_group(all, k, s)}});
 	return a;
 }
 
 /* NR_HIER=hierarchical: local rank 0 reads S from each other rank of its host,
  * one box job of the H local ranks 0, the others read S back from it. */
-Algo hier(const Cluster &c, double s)
+Algo hier(const Cluster &c, const Job &job, double s)
 {
-	int k = c.first_box();
-	Algo a{"hier", "hierarchical: local sum, one box job of the hosts, local copy", true, {}};
+	int k = flat_box(c, job);
+	Algo a{"hier", "hierarchical: local sum, one box job of the hosts, local copy", true, false, {}};
 	Group red, bc;
 	std::vector<int> leaders;
-	for (int h = 0; h < c.hosts(); h++) {
+	for (int h = job.first; h < job.first + job.count; h++) {
 		leaders.push_back(rank_of(c, h, 0));
 		for (int p = 1; p < c.gpus; p++) {
 			red.flows.push_back({rank_of(c, h, p), rank_of(c, h, 0), s});
@@ -161,128 +184,171 @@ Algo hier(const Cluster &c, double s)
 
 /* NR_HIER=parallel: local reduce-scatter, G box jobs (column p: local rank p
  * of every host) of S/G, local all-gather. */
-Algo parallel(const Cluster &c, double s)
+Algo parallel(const Cluster &c, const Job &job, double s)
 {
-	int k = c.first_box();
-	Algo a{"parallel", "parallel: local reduce-scatter, a box job per local rank, local all-gather", true, {}};
+	int k = flat_box(c, job);
+	Algo a{"parallel", "parallel: local reduce-scatter, a box job per local rank, local all-gather", true, false, {}};
 	Phase boxes{"through the box, " + std::to_string(c.gpus) + " jobs", {}};
-	Group all;
 	for (int p = 0; p < c.gpus; p++) {
 		std::vector<int> col;
-		for (int h = 0; h < c.hosts(); h++)
+		for (int h = job.first; h < job.first + job.count; h++)
 			col.push_back(rank_of(c, h, p));
-		Group g = box_group(col, k, s / c.gpus);
-		all.flows.insert(all.flows.end(), g.flows.begin(), g.flows.end());
+		boxes.groups.push_back(box_group(col, k, s / c.gpus));
 	}
-	boxes.groups.push_back(all);
-	a.phases.push_back({"local reduce-scatter", {local_scatter(c, s)}});
+	a.phases.push_back({"local reduce-scatter", {local_scatter(c, job, s)}});
 	a.phases.push_back(boxes);
-	a.phases.push_back({"local all-gather", {local_scatter(c, s)}});
+	a.phases.push_back({"local all-gather", {local_scatter(c, job, s)}});
 	return a;
 }
 
-/* docs/racks.md: rack sums (the rack's box, or its ring without one), m agents'
- * rings across racks of S/m each, the rack's box (or ring) again as the
- * broadcast.  With G ranks a host (not in the library: NR_RACKS refuses
- * NR_LOCAL_SIZE) the model runs it per column of the parallel variant. */
-Algo racks(const Cluster &c, double s)
+/* docs/racks.md over the box groups (a box a rack, or a box a group of hosts:
+ * NR_RACKS with each group a "rack"): group sums (the group's box, or its ring
+ * without one), m agents' rings across groups of S/m each, the group's box
+ * (or ring) again as the broadcast.  With G ranks a host (not in the library:
+ * NR_RACKS refuses NR_LOCAL_SIZE) the model runs it per column of the
+ * parallel variant. */
+Algo racks(const Cluster &c, const Job &job, double s)
 {
-	Algo a{"racks", "", c.gpus == 1, {}};
-	int m = c.agents();
-	a.about = "racks (docs/racks.md): " + std::to_string(c.boxes()) + " of " +
-		  std::to_string(c.racks()) + " racks with a box, " + std::to_string(m) + " agent(s) a rack";
+	Algo a{"racks", "", c.gpus == 1, false, {}};
+	int smallest = job.count;
+	int boxed = 0;
+	for (size_t i = 0; i < job.groups.size(); i++) {
+		smallest = std::min(smallest, (int)job.members[i].size());
+		boxed += c.group_has_box(job.groups[i]);
+	}
+	int m = c.rack_agents > 0 ? std::min(c.rack_agents, smallest) : smallest;
+	a.about = "racks (docs/racks.md): " + std::to_string(boxed) + " of " + std::to_string(job.groups.size()) +
+		  (c.box.hosts_per_box > 0 ? " groups" : " racks") + " with a box, " + std::to_string(m) +
+		  " agent(s) each";
 	if (c.gpus > 1)
 		a.about += ", per local rank (model only)";
 	double d = s / c.gpus;
-	Phase sum{"rack sums", {}}, across{"across racks", {}};
+	Phase sum{"group sums", {}}, across{"across groups", {}};
 	for (int p = 0; p < c.gpus; p++) {
-		for (int k = 0; k < c.racks(); k++) {
+		for (size_t i = 0; i < job.groups.size(); i++) {
 			std::vector<int> members;
-			for (int h : rack_members(c, k))
+			for (int h : job.members[i])
 				members.push_back(rank_of(c, h, p));
-			sum.groups.push_back(c.box[k] ? box_group(members, k, d) : ring_group(members, d));
+			sum.groups.push_back(c.group_has_box(job.groups[i]) ? box_group(members, job.groups[i], d)
+									    : ring_group(members, d));
 		}
 		for (int j = 0; j < m; j++) {
 			std::vector<int> agents;
-			for (int k = 0; k < c.racks(); k++)
-				agents.push_back(rank_of(c, rack_members(c, k)[j], p));
+			for (size_t i = 0; i < job.groups.size(); i++)
+				agents.push_back(rank_of(c, job.members[i][j], p));
 			across.groups.push_back(ring_group(agents, d / m));
 		}
 	}
 	if (c.gpus > 1)
-		a.phases.push_back({"local reduce-scatter", {local_scatter(c, s)}});
+		a.phases.push_back({"local reduce-scatter", {local_scatter(c, job, s)}});
 	a.phases.push_back(sum);
 	a.phases.push_back(across);
-	sum.what = "rack broadcasts";
+	sum.what = "group broadcasts";
 	a.phases.push_back(sum);
 	if (c.gpus > 1)
-		a.phases.push_back({"local all-gather", {local_scatter(c, s)}});
+		a.phases.push_back({"local all-gather", {local_scatter(c, job, s)}});
 	return a;
 }
 
 /* Aggregation up a spine-leaf tree (the NetReduce paper's extension; not
- * built: docs/racks.md, "The choice"): every rack's box sums its rack and
- * streams the partial sums to a box at the spine, which sums the racks and
+ * built: docs/racks.md, "The choice"): every group's box sums its hosts and
+ * streams the partial sums to a box at the spine, which sums the groups and
  * streams the total back down, all pipelined.  With G ranks a host, per local
  * rank as the parallel variant. */
-Algo spine(const Cluster &c, double s)
+Algo spine(const Cluster &c, const Job &job, double s)
 {
 	Algo a{"spine", "leaf boxes and a spine box, one pass (the paper's spine-leaf extension; model only)",
-	       false, {}};
+	       false, false, {}};
 	double d = s / c.gpus;
 	Group g;
-	for (int k = 0; k < c.racks(); k++) {
+	for (size_t i = 0; i < job.groups.size(); i++) {
+		int k = job.groups[i];
 		for (int p = 0; p < c.gpus; p++) {
 			std::vector<int> members;
-			for (int h : rack_members(c, k))
+			for (int h : job.members[i])
 				members.push_back(rank_of(c, h, p));
 			Group leaf = box_group(members, k, d);
 			g.flows.insert(g.flows.end(), leaf.flows.begin(), leaf.flows.end());
+			g.box_jobs.push_back(k);
+			g.box_jobs.push_back(c.groups());
 		}
 		/* the G columns' partial sums, one stream each way */
-		g.flows.push_back({box_ep(k), box_ep(c.racks()), s});
-		g.flows.push_back({box_ep(c.racks()), box_ep(k), s});
+		g.flows.push_back({box_ep(k), box_ep(c.groups()), s});
+		g.flows.push_back({box_ep(c.groups()), box_ep(k), s});
 	}
 	if (c.gpus > 1)
-		a.phases.push_back({"local reduce-scatter", {local_scatter(c, s)}});
+		a.phases.push_back({"local reduce-scatter", {local_scatter(c, job, s)}});
 	a.phases.push_back({"up the leaves and the spine and back", {g}});
 	if (c.gpus > 1)
-		a.phases.push_back({"local all-gather", {local_scatter(c, s)}});
+		a.phases.push_back({"local all-gather", {local_scatter(c, job, s)}});
 	return a;
+}
+
+/* Every algorithm one job can run. */
+std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s)
+{
+	std::vector<Algo> all;
+	all.push_back(ring(c, job, s));
+	if (job.count > 1)
+		all.push_back(tree(c, job, s));
+	if (flat_box(c, job) >= 0) {
+		all.push_back(box_flat(c, job, s));
+		if (c.gpus > 1) {
+			all.push_back(hier(c, job, s));
+			all.push_back(parallel(c, job, s));
+		}
+	}
+	if (job.groups.size() > 1) {
+		all.push_back(racks(c, job, s));
+		bool every = std::all_of(job.groups.begin(), job.groups.end(),
+					 [&](int g) { return c.group_has_box(g); });
+		if (every)
+			all.push_back(spine(c, job, s));
+	}
+	return all;
 }
 
 } /* namespace */
 
+int endpoint_rack(const Cluster &c, int ep)
+{
+	if (!is_box(ep))
+		return c.rack_of_host(ep / c.gpus);
+	int g = box_group_of(ep);
+	return g < c.groups() ? c.group_rack[g] : c.racks();
+}
+
 double cross_rack_bytes(const Cluster &c, const Algo &a)
 {
-	auto rack = [&c](int ep) { return is_box(ep) ? box_rack(ep) : c.rack_of_host(ep / c.gpus); };
 	double sum = 0;
 	for (const Phase &ph : a.phases)
 		for (const Group &g : ph.groups)
 			for (const Flow &f : g.flows)
-				if (rack(f.src) != rack(f.dst))
+				if (endpoint_rack(c, f.src) != endpoint_rack(c, f.dst))
 					sum += g.steps * f.bytes;
 	return sum;
 }
 
 std::vector<Algo> build_algos(const Cluster &c, double bytes, const std::vector<std::string> &only)
 {
-	std::vector<Algo> all;
-	all.push_back(ring(c, bytes));
-	if (c.hosts() > 1)
-		all.push_back(tree(c, bytes));
-	if (c.first_box() >= 0) {
-		all.push_back(box_flat(c, bytes));
-		if (c.gpus > 1) {
-			all.push_back(hier(c, bytes));
-			all.push_back(parallel(c, bytes));
+	double s = bytes * c.elem_scale();
+	std::vector<Algo> all = job_algos(c, make_job(c, 0), s);
+	for (int j = 1; j < c.jobs; j++) {      /* the jobs side by side, phase by phase */
+		std::vector<Algo> more = job_algos(c, make_job(c, j), s), kept;
+		for (Algo &a : all) {
+			auto it = std::find_if(more.begin(), more.end(), [&](const Algo &b) { return b.name == a.name; });
+			if (it == more.end() || it->phases.size() != a.phases.size())
+				continue;       /* not every job can run it */
+			for (size_t p = 0; p < a.phases.size(); p++)
+				for (const Group &g : it->phases[p].groups)
+					a.phases[p].groups.push_back(g);
+			kept.push_back(a);
 		}
+		all = kept;
 	}
-	if (c.racks() > 1) {
-		all.push_back(racks(c, bytes));
-		if (c.boxes() == c.racks())
-			all.push_back(spine(c, bytes));
-	}
+	if (c.jobs > 1)
+		for (Algo &a : all)
+			a.about += " (" + std::to_string(c.jobs) + " jobs at once)";
 	if (only.empty())
 		return all;
 	std::vector<Algo> kept;

@@ -14,39 +14,82 @@
 
 #include <nlohmann/json.hpp>
 
+#include "boxrate.hpp"
+
 namespace nrsim {
+
+/* The box: a server running netreduce-switch (sim/README.md, "The box"), or
+ * "wire": a box without a limit of its own (the papers' switch-sized box). */
+struct Box {
+	bool wire = false;             /* no limit: ports and cores at the wire's rate */
+	bool one_armed = true;         /* one-armed: its ports carry the hosts' traffic in and the
+	                                * results out; switch: a port a host, the box is the switch */
+	int workers = 8;               /* cores running the data path (netreduce-switch workers) */
+	int channels = 0;              /* NR_CHANNELS of each box job (0: auto, one a worker) */
+	int ports = 1;                 /* one-armed: NIC ports */
+	double port_speed = 0;         /* a port, each way (0: the host link's) */
+	int hosts_per_box = 0;         /* a box per group of this many hosts (0: a box a rack) */
+	std::string rates_path;        /* nr-bench-switch --json file */
+	BoxRates rates;                /* read from rates_path */
+};
 
 struct Cluster {
 	std::string name;
 	std::vector<int> rack_hosts;   /* hosts (machines) in each rack */
 	int gpus = 1;                  /* ranks (GPUs) per host */
-	double nic = 0;                /* host link, each way */
-	double intra = 0;              /* rate one rank reads what another rank of its host wrote */
+	double nic = 0;                /* one host NIC, each way */
+	int nics = 1;                  /* NICs a host (rail-optimised: local rank p on NIC p mod nics) */
+	double intra = 0;              /* rate one rank reads what another rank of its host wrote,
+	                                * on the GPUs' own path (NVLink, PCIe): the baselines' */
+	bool intra_nvlink = true;      /* intra is NVLink (NCCL's tuner: NVLink or PCI figures) */
+	double library_intra = 0;      /* the library's shared-memory rate (NR_INTRA_GBPS) */
+	bool gpu_path = false;         /* the library reads GPU memory itself (local phases at intra,
+	                                * no staging); false: as it is today */
+	bool gpu_gradients = true;     /* the gradients live on the GPUs (staged by the library) */
+	double stage = 0;              /* pinned host<->GPU copy rate, each way, a GPU */
+	double stage_chunk = 4 << 20;  /* NR_STAGE_CHUNK_KB */
+	std::string dtype = "fp32";    /* gradient type: fp32, bf16, fp16 */
 	double tor_uplink = 0;         /* ToR to spine, each way (0: non-blocking) */
-	double box_port = 0;           /* a box's port on its ToR, each way (0: non-blocking) */
-	std::vector<bool> box;         /* rack k has a box */
-	int rack_agents = 0;           /* NR_RACK_AGENTS (0: the smallest rack) */
+	Box box;
+	std::vector<bool> box_in_rack; /* rack k has boxes */
+	int rack_agents = 0;           /* NR_RACK_AGENTS (0: the smallest group) */
+	int jobs = 1;                  /* equal jobs of consecutive hosts, all at once */
 	double lat_nic = 2e-6, lat_fabric = 1e-6, lat_intra = 1e-6;
 	int mtu = 4096;                /* RoCE path MTU: payload bytes a packet */
 	int header_bytes = 58;         /* Ethernet, IPv4, UDP, BTH, ICRC, FCS a packet */
 	int window_packets = 128;      /* a host-to-host connection's packets in flight */
 	int message_bytes = 65536;     /* NR_MSG_SIZE */
 	int pool_msgs = 8;             /* NR_POOL_MSGS: a box connection has half in flight */
-	double step_cost = 0;          /* software cost of one ring step or one phase */
+	double step_lo = 0.5e-6;       /* software cost of one ring step or one phase: a band */
+	double step_hi = 10e-6;
 	double tree_chunk = 512 * 1024; /* the tree's pipeline unit */
+
+	/* Box groups ("domains"): the hosts behind one box, within a rack. */
+	std::vector<int> group_first, group_size, group_rack;
 
 	int hosts() const;
 	int ranks() const { return hosts() * gpus; }
 	int racks() const { return (int)rack_hosts.size(); }
-	int boxes() const;
+	int groups() const { return (int)group_first.size(); }
+	int group_of_host(int h) const;
+	bool group_has_box(int g) const { return box_in_rack[group_rack[g]]; }
+	int boxes() const;             /* groups with a box */
+	int racks_with_box() const;
 	int rack_of_host(int h) const;
-	int first_box() const;         /* the rack of the one box flat jobs use; -1: none */
-	int agents() const;
+	int hosts_per_job() const { return hosts() / jobs; }
+	double elem_scale() const { return dtype == "fp32" ? 1.0 : 0.5; }
+	double wire() const { return double(mtu + header_bytes) / mtu; }
+	double port_bw() const;        /* a box's port side, each way, bytes/s (0: unbounded) */
+	int box_workers_used(int box_jobs) const;
+	double box_cpu(int box_jobs) const;    /* payload bytes/s a box sums (0: unbounded) */
+	std::string box_text() const;
+	void make_groups();            /* from rack_hosts and box.hosts_per_box */
 };
 
 /* The cluster described by j (a parsed cluster file, --set overrides applied);
- * throws std::invalid_argument naming the field on a bad value. */
-Cluster cluster_from_json(const nlohmann::json &j);
+ * `dir` is the cluster file's folder (relative paths in it are read from
+ * there).  Throws std::invalid_argument naming the field on a bad value. */
+Cluster cluster_from_json(const nlohmann::json &j, const std::string &dir = ".");
 
 /* Apply one "key=value" override (JSON value, or a bare string) to j. */
 void cluster_set(nlohmann::json &j, const std::string &kv);

@@ -2,12 +2,15 @@
 /* sim/netsim.cpp: the platform and the phases on SimGrid (netsim.hpp). */
 #include "netsim.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <sys/wait.h>
@@ -27,54 +30,68 @@ constexpr double kUnbounded = 1e15;     /* a non-blocking link, bytes/s */
 
 struct Platform {
 	const Cluster &c;
-	std::vector<sg4::Host *> rank, box;
-	std::vector<sg4::Link *> intra, up, down, tor_up, tor_down, box_up, box_down;
+	std::vector<sg4::Host *> rank_lib, rank_gpu, box;
+	std::vector<sg4::Link *> intra_lib, intra_gpu, up, down, tor_up, tor_down, box_up, box_down, box_core;
 
 	explicit Platform(const Cluster &cl) : c(cl) {}
 
 	int host_of(int ep) const { return ep / c.gpus; }
+	int nic_of(int ep) const { return host_of(ep) * c.nics + (ep % c.gpus) % c.nics; }
 
-	sg4::Host *node(int ep) const { return is_box(ep) ? box[box_rack(ep)] : rank[ep]; }
+	sg4::Host *node(int ep, bool baseline) const
+	{
+		return is_box(ep) ? box[box_group_of(ep)] : (baseline ? rank_gpu : rank_lib)[ep];
+	}
 
 	bool crosses_nic(const Flow &f) const
 	{
 		return is_box(f.src) || is_box(f.dst) || host_of(f.src) != host_of(f.dst);
 	}
 
-	/* The rack of an endpoint; the spine's box (algos.hpp) is "rack" R. */
-	int rack(int ep) const { return is_box(ep) ? box_rack(ep) : c.rack_of_host(host_of(ep)); }
-
-	std::vector<sg4::LinkInRoute> route(int src, int dst) const
+	std::vector<sg4::LinkInRoute> route(int src, int dst, bool baseline) const
 	{
 		std::vector<sg4::LinkInRoute> r;
 		if (!is_box(src) && !is_box(dst) && host_of(src) == host_of(dst)) {
-			r.emplace_back(intra[dst]);
+			r.emplace_back((baseline ? intra_gpu : intra_lib)[dst]);
 			return r;
 		}
-		int spine = c.racks(), ks = rack(src), kd = rack(dst);
-		r.emplace_back(is_box(src) ? box_up[ks] : up[host_of(src)]);
+		int spine = c.racks(), ks = endpoint_rack(c, src), kd = endpoint_rack(c, dst);
+		r.emplace_back(is_box(src) ? box_up[box_group_of(src)] : up[nic_of(src)]);
 		if (ks != kd) {
 			if (ks != spine)
 				r.emplace_back(tor_up[ks]);
 			if (kd != spine)
 				r.emplace_back(tor_down[kd]);
 		}
-		r.emplace_back(is_box(dst) ? box_down[kd] : down[host_of(dst)]);
+		if (is_box(dst)) {
+			r.emplace_back(box_core[box_group_of(dst)]);
+			r.emplace_back(box_down[box_group_of(dst)]);
+		} else {
+			r.emplace_back(down[nic_of(dst)]);
+		}
 		return r;
+	}
+
+	/* The latency of the way from src to dst. */
+	double latency(int src, int dst) const
+	{
+		double l = 0;
+		for (const sg4::LinkInRoute &r : route(src, dst, false))
+			l += r.get_link()->get_latency();
+		return l;
 	}
 
 	/* The most a flow can carry: its window over its round trip (the box's
 	 * credits, half the job's pool of messages; a host's packet window). */
-	double rate_bound(const Flow &f) const
+	double rate_bound(const Flow &f, bool baseline) const
 	{
 		double rtt = 0;
-		for (const sg4::LinkInRoute &l : route(f.src, f.dst))
+		for (const sg4::LinkInRoute &l : route(f.src, f.dst, baseline))
 			rtt += l.get_link()->get_latency();
-		for (const sg4::LinkInRoute &l : route(f.dst, f.src))
+		for (const sg4::LinkInRoute &l : route(f.dst, f.src, baseline))
 			rtt += l.get_link()->get_latency();
-		double wire = double(c.mtu + c.header_bytes) / c.mtu;
 		double window = is_box(f.src) || is_box(f.dst)
-					? c.pool_msgs / 2 * double(c.message_bytes) * wire
+					? c.pool_msgs / 2 * double(c.message_bytes) * c.wire()
 					: c.window_packets * double(c.mtu + c.header_bytes);
 		return rtt > 0 ? window / rtt : kUnbounded;
 	}
@@ -86,76 +103,105 @@ void build(Platform &p, const std::vector<Algo> &algos)
 	auto *zone = sg4::create_full_zone("cluster");
 	auto bw = [](double b) { return b > 0 ? b : kUnbounded; };
 	for (int r = 0; r < c.ranks(); r++) {
-		p.rank.push_back(zone->create_host("r" + std::to_string(r), 1e9));
-		p.intra.push_back(zone->create_link("intra" + std::to_string(r), c.intra)->set_latency(c.lat_intra));
+		std::string n = std::to_string(r);
+		p.rank_lib.push_back(zone->create_host("r" + n, 1e9));
+		p.rank_gpu.push_back(zone->create_host("g" + n, 1e9));
+		p.intra_lib.push_back(zone->create_link("intra" + n, c.library_intra)->set_latency(c.lat_intra));
+		p.intra_gpu.push_back(zone->create_link("gintra" + n, c.intra)->set_latency(c.lat_intra));
 	}
-	for (int h = 0; h < c.hosts(); h++) {
-		p.up.push_back(zone->create_link("up" + std::to_string(h), c.nic)->set_latency(c.lat_nic));
-		p.down.push_back(zone->create_link("down" + std::to_string(h), c.nic)->set_latency(c.lat_nic));
+	for (int i = 0; i < c.hosts() * c.nics; i++) {
+		p.up.push_back(zone->create_link("up" + std::to_string(i), c.nic)->set_latency(c.lat_nic));
+		p.down.push_back(zone->create_link("down" + std::to_string(i), c.nic)->set_latency(c.lat_nic));
 	}
-	for (int k = 0; k <= c.racks(); k++) {      /* k = racks(): the spine's box */
+	for (int k = 0; k < c.racks(); k++) {
 		std::string n = std::to_string(k);
-		if (k < c.racks()) {
-			p.tor_up.push_back(zone->create_link("torup" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
-			p.tor_down.push_back(zone->create_link("tordown" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
-		}
-		p.box.push_back(zone->create_host("box" + n, 1e9));
-		p.box_up.push_back(zone->create_link("boxup" + n, bw(c.box_port))->set_latency(c.lat_nic));
-		p.box_down.push_back(zone->create_link("boxdown" + n, bw(c.box_port))->set_latency(c.lat_nic));
+		p.tor_up.push_back(zone->create_link("torup" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
+		p.tor_down.push_back(zone->create_link("tordown" + n, bw(c.tor_uplink))->set_latency(c.lat_fabric));
 	}
-	std::map<std::pair<int, int>, bool> seen;
+	for (int g = 0; g <= c.groups(); g++) {     /* g = groups(): the spine's box */
+		std::string n = std::to_string(g);
+		p.box.push_back(zone->create_host("box" + n, 1e9));
+		p.box_up.push_back(zone->create_link("boxup" + n, bw(c.port_bw()))->set_latency(c.lat_nic));
+		p.box_down.push_back(zone->create_link("boxdown" + n, bw(c.port_bw()))->set_latency(c.lat_nic));
+		p.box_core.push_back(zone->create_link("boxcore" + n, kUnbounded)->set_latency(0));
+	}
+	std::map<std::tuple<int, int, bool>, bool> seen;
 	for (const Algo &a : algos)
 		for (const Phase &ph : a.phases)
 			for (const Group &g : ph.groups)
 				for (const Flow &f : g.flows) {
-					if (seen[{f.src, f.dst}])
+					bool base = a.baseline;
+					if (is_box(f.src) || is_box(f.dst))
+						base = false;   /* boxes talk to the library's ranks */
+					if (seen[{f.src, f.dst, base}])
 						continue;
-					seen[{f.src, f.dst}] = true;
-					std::vector<sg4::LinkInRoute> r = p.route(f.src, f.dst);
+					seen[{f.src, f.dst, base}] = true;
+					std::vector<sg4::LinkInRoute> r = p.route(f.src, f.dst, base);
 					/* The window: a link of its own on this pair's route (no
 					 * two flows of a phase share a pair but the tree's of one
 					 * GPU a host, whose windows then count once). */
 					if (p.crosses_nic(f))
 						r.emplace_back(zone->create_link("window" + std::to_string(f.src) + "_" +
-										 std::to_string(f.dst), p.rate_bound(f))->seal());
-					zone->add_route(p.node(f.src)->get_netpoint(), p.node(f.dst)->get_netpoint(),
+										 std::to_string(f.dst) + (base ? "g" : ""),
+										 p.rate_bound(f, base))->seal());
+					zone->add_route(p.node(f.src, base)->get_netpoint(), p.node(f.dst, base)->get_netpoint(),
 							nullptr, nullptr, r, false);
 				}
 	zone->seal();
 }
 
-/* One phase: every group's flows start at once; a group's step ends when its
- * last flow does; the group takes steps x (that + step_cost) + fill. */
-double run_phase(const Platform &p, const Phase &ph)
+/* One phase: every box's core at what the phase's box jobs on it use; every
+ * group's flows start at once; a group's step ends when its last flow does; the
+ * group takes steps x that + fill + its step costs (+ the way in of a box job).  Returns the phase's time
+ * at the step cost's low and high end. */
+std::pair<double, double> run_phase(const Platform &p, const Phase &ph, bool baseline)
 {
 	const Cluster &c = p.c;
-	double wire = double(c.mtu + c.header_bytes) / c.mtu;
+	std::map<int, int> jobs_on;
+	for (const Group &g : ph.groups)
+		for (int b : g.box_jobs)
+			jobs_on[b]++;
+	for (int b = 0; b <= c.groups(); b++) {
+		double cpu = jobs_on.count(b) ? c.box_cpu(jobs_on[b]) * c.wire() : 0;
+		p.box_core[b]->set_bandwidth(cpu > 0 ? cpu : kUnbounded);
+	}
 	std::vector<sg4::CommPtr> comms;
 	std::vector<size_t> group_of;
 	std::vector<double> last(ph.groups.size(), 0);
 	double start = sg4::Engine::get_clock();
 	for (size_t gi = 0; gi < ph.groups.size(); gi++)
 		for (const Flow &f : ph.groups[gi].flows) {
-			double bytes = p.crosses_nic(f) ? f.bytes * wire : f.bytes;
+			double bytes = p.crosses_nic(f) ? f.bytes * c.wire() : f.bytes;
 			if (bytes < 1)
 				continue;
-			comms.push_back(sg4::Comm::sendto_async(p.node(f.src), p.node(f.dst), (uint64_t)bytes));
+			bool base = baseline && !is_box(f.src) && !is_box(f.dst);
+			comms.push_back(sg4::Comm::sendto_async(p.node(f.src, base), p.node(f.dst, base), (uint64_t)bytes));
 			group_of.push_back(gi);
 		}
 	sg4::Comm::wait_all(comms);
 	for (size_t i = 0; i < comms.size(); i++)
 		last[group_of[i]] = std::max(last[group_of[i]], comms[i]->get_finish_time() - start);
-	double t = 0;
+	double lo = 0, hi = 0;
 	for (size_t gi = 0; gi < ph.groups.size(); gi++) {
 		const Group &g = ph.groups[gi];
 		if (g.flows.empty())
 			continue;
-		t = std::max(t, g.steps * (last[gi] + c.step_cost) + g.fill);
+		/* A box job's results flow back as its contributions arrive, but the
+		 * last result leaves the box only after the last contribution reached
+		 * it: its flows, which all start at once, take the way in once more. */
+		double in = 0;
+		if (!g.box_jobs.empty())
+			for (const Flow &f : g.flows)
+				if (is_box(f.dst) && !is_box(f.src))
+					in = std::max(in, p.latency(f.src, f.dst));
+		double t = g.steps * last[gi] + g.fill + in;
+		lo = std::max(lo, t + g.costs() * c.step_lo);
+		hi = std::max(hi, t + g.costs() * c.step_hi);
 	}
-	return t;
+	return {lo, hi};
 }
 
-std::vector<AlgoTime> simulate_here(const Cluster &c, const std::vector<Algo> &algos)
+std::vector<AlgoTime> simulate_here(const Cluster &c, const std::vector<Algo> &algos, double bytes)
 {
 	int argc = 1;
 	char name[] = "netreduce-plan";
@@ -170,13 +216,22 @@ std::vector<AlgoTime> simulate_here(const Cluster &c, const std::vector<Algo> &a
 	Platform p(c);
 	build(p, algos);
 	std::vector<AlgoTime> out;
-	sg4::Actor::create("driver", p.rank[0], [&]() {
+	sg4::Actor::create("driver", p.rank_lib[0], [&]() {
 		for (const Algo &a : algos) {
-			AlgoTime t{a.name, 0, {}};
+			AlgoTime t;
+			t.name = a.name;
 			for (const Phase &ph : a.phases) {
-				t.phases.push_back(run_phase(p, ph));
-				t.seconds += t.phases.back();
+				auto [lo, hi] = run_phase(p, ph, a.baseline);
+				t.phases_lo.push_back(lo);
+				t.phases_hi.push_back(hi);
+				t.lo += lo;
+				t.hi += hi;
 			}
+			double lo = staged_time(c, a, bytes, t.lo, c.step_lo), hi = staged_time(c, a, bytes, t.hi, c.step_hi);
+			t.staged_lo = lo - t.lo;
+			t.staged_hi = hi - t.hi;
+			t.lo = lo;
+			t.hi = hi;
 			out.push_back(t);
 		}
 	});
@@ -186,7 +241,18 @@ std::vector<AlgoTime> simulate_here(const Cluster &c, const std::vector<Algo> &a
 
 } /* namespace */
 
-std::vector<AlgoTime> simulate(const Cluster &c, const std::vector<Algo> &algos)
+double staged_time(const Cluster &c, const Algo &a, double bytes, double t, double step)
+{
+	if (a.baseline || !c.gpu_gradients || c.gpu_path)
+		return t;
+	double s = bytes * c.elem_scale();
+	double chunk = std::min(c.stage_chunk, s);
+	double chunks = std::ceil(s / chunk);
+	double per_call = a.phases.size() * step + 4 * c.lat_nic;
+	return std::max(t, s / c.stage) + 2 * chunk / c.stage + (chunks - 1) * per_call;
+}
+
+std::vector<AlgoTime> simulate(const Cluster &c, const std::vector<Algo> &algos, double bytes)
 {
 	int fd[2];
 	if (pipe(fd) != 0)
@@ -201,8 +267,9 @@ std::vector<AlgoTime> simulate(const Cluster &c, const std::vector<Algo> &algos)
 		std::string msg;
 		try {
 			nlohmann::json j = nlohmann::json::array();
-			for (const AlgoTime &t : simulate_here(c, algos))
-				j.push_back({{"name", t.name}, {"seconds", t.seconds}, {"phases", t.phases}});
+			for (const AlgoTime &t : simulate_here(c, algos, bytes))
+				j.push_back({{"name", t.name}, {"lo", t.lo}, {"hi", t.hi}, {"phases_lo", t.phases_lo},
+					     {"phases_hi", t.phases_hi}, {"staged_lo", t.staged_lo}, {"staged_hi", t.staged_hi}});
 			msg = j.dump();
 		} catch (const std::exception &ex) {
 			msg = nlohmann::json({{"error", ex.what()}}).dump();
@@ -235,8 +302,17 @@ std::vector<AlgoTime> simulate(const Cluster &c, const std::vector<Algo> &algos)
 					 (j.is_object() && j.contains("error") ? j["error"].get<std::string>()
 					  : "exit status " + std::to_string(status)));
 	std::vector<AlgoTime> out;
-	for (const auto &a : j)
-		out.push_back({a["name"], a["seconds"], a["phases"].get<std::vector<double>>()});
+	for (const auto &a : j) {
+		AlgoTime t;
+		t.name = a["name"];
+		t.lo = a["lo"];
+		t.hi = a["hi"];
+		t.phases_lo = a["phases_lo"].get<std::vector<double>>();
+		t.phases_hi = a["phases_hi"].get<std::vector<double>>();
+		t.staged_lo = a["staged_lo"];
+		t.staged_hi = a["staged_hi"];
+		out.push_back(t);
+	}
 	return out;
 }
 

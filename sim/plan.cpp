@@ -3,13 +3,17 @@
  * sim/plan.cpp: netreduce-plan, the scale model's command (sim/README.md).
  *
  *   netreduce-plan CLUSTER.json [--bytes LIST] [--algo LIST] [--set K=V]...
- *                  [--variant NAME] [--deploy] [--json]
+ *                  [--variant NAME] [--deploy] [--size [--factor F]] [--json]
+ *   netreduce-plan --trees N
  *
  * For each variant of the cluster file and each size: the all-reduce time of
- * every algorithm on SimGrid, its algorithm and bus bandwidth, the speedup
- * over the ring; with --deploy the racks algorithm with boxes in 0..R racks.
+ * every algorithm on SimGrid (a band: the step cost's low and high end), its
+ * algorithm and bus bandwidth, the speedup over the best baseline (NCCL's
+ * tuner's pick); with --deploy the racks algorithm with boxes in 0..R racks;
+ * with --size how many box servers the cluster needs (sizing.hpp).
  */
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -24,27 +28,40 @@
 
 #include "algos.hpp"
 #include "cluster.hpp"
+#include "evaluate.hpp"
+#include "nccl.hpp"
 #include "netsim.hpp"
+#include "sizing.hpp"
 
 using namespace nrsim;
 
 namespace {
 
+const char *kAlgos[] = {"ring", "tree", "box", "hier", "parallel", "racks", "spine"};
+
 void usage(FILE *f)
 {
 	fputs("usage: netreduce-plan CLUSTER.json [options]\n"
-	      "  --bytes LIST     gradient bytes per rank, e.g. 100M,1G (default 100M)\n"
+	      "       netreduce-plan --trees N   (NCCL's double binary tree over N hosts, JSON lines)\n"
+	      "  --bytes LIST     fp32 gradient bytes per rank, e.g. 100M,1G (default 100M);\n"
+	      "                   dtype bf16/fp16 in the file moves half of them\n"
 	      "  --algo LIST      of ring, tree, box, hier, parallel, racks, spine (default:\n"
-	      "                   all the cluster can run)\n"
+	      "                   all the cluster can run; the baselines ring and tree always run)\n"
 	      "  --set KEY=VALUE  override a field of the file (repeatable): --set intra=100GBps,\n"
-	      "                   --set latency.nic=5us, --set boxes=0.5\n"
+	      "                   --set latency.nic=5us, --set box.workers=4, --set box=wire\n"
 	      "  --variant NAME   only this variant of the file's \"variants\" (\"base\": none)\n"
 	      "  --deploy         also the racks algorithm with a box in 0, 1, ... R racks\n"
+	      "  --size           how many box servers (cores, ports) beat the best baseline\n"
+	      "  --factor F       by this factor (with --size; default 1.5)\n"
+	      "  --max-cores N    the most workers a box server runs (with --size; default 64)\n"
+	      "  --max-ports N    the most NIC ports it has (with --size; default 8)\n"
 	      "  --json           JSON lines instead of tables\n"
 	      "The cluster file's fields: sim/README.md.  Times come from SimGrid's\n"
 	      "flow-level network model (CM02, max-min sharing) with the algorithms' phases\n"
-	      "as the host library runs them; tree, spine and racks with several GPUs a\n"
-	      "host are the model's (marked *), not the library's.\n", f);
+	      "as the host library runs them; a time is a band (the step cost's low and high\n"
+	      "end).  The best baseline is the algorithm NCCL's tuner picks (src/graph/\n"
+	      "tuning.cc's model); tree, spine and racks with several GPUs a host are the\n"
+	      "model's (marked *), not the library's.\n", f);
 }
 
 std::vector<std::string> split(const std::string &s)
@@ -77,92 +94,189 @@ std::string describe(const Cluster &c)
 	  << (c.racks() == 1 ? " rack" : " racks");
 	if (same && c.racks() > 1)
 		o << " of " << c.rack_hosts[0];
-	o << "; host link " << human_bw(c.nic);
-	if (c.gpus > 1)
-		o << ", intra-host " << human_bw(c.intra) << " (r = " << c.intra / c.nic << ")";
+	if (c.jobs > 1)
+		o << ", " << c.jobs << " jobs at once";
+	o << "; host link " << (c.nics > 1 ? std::to_string(c.nics) + " x " : "") << human_bw(c.nic);
+	if (c.gpus > 1) {
+		o << ", GPUs' intra-host " << human_bw(c.intra) << (c.intra_nvlink ? " (NVLink)" : " (PCIe)");
+		o << ", the library's " << human_bw(c.library_intra)
+		  << (c.gpu_path ? " (GPU path)" : " (shared memory)");
+	}
 	if (c.racks() > 1)
 		o << ", ToR uplink " << (c.tor_uplink > 0 ? human_bw(c.tor_uplink) : "non-blocking");
-	o << "; boxes in " << c.boxes() << " of " << c.racks() << " racks; MTU " << c.mtu;
+	o << "; MTU " << c.mtu << ", " << c.dtype;
+	if (c.gpu_gradients && !c.gpu_path)
+		o << ", staged at " << human_bw(c.stage);
+	o << "\n   " << c.box_text() << "; boxes in " << c.racks_with_box() << " of " << c.racks() << " racks";
+	if (c.groups() != c.racks())
+		o << " (" << c.boxes() << " boxes)";
+	char b[96];
+	if (c.step_lo == c.step_hi)
+		snprintf(b, sizeof b, "; step cost %.3g us", c.step_lo * 1e6);
+	else
+		snprintf(b, sizeof b, "; step cost %.3g-%.3g us", c.step_lo * 1e6, c.step_hi * 1e6);
+	o << b;
 	return o.str();
 }
-
-struct Row {
-	std::string variant, algo, about, phases;
-	bool library;
-	double bytes, seconds;
-	int ranks;
-	double xrack;
-};
 
 double busbw(double bytes, double seconds, int n)
 {
 	return bytes / seconds * 2.0 * (n - 1) / n;
 }
 
-void print_table(const Cluster &c, const std::vector<Row> &rows)
-{
-	double ring = 0;
-	for (const Row &r : rows)
-		if (r.algo == "ring")
-			ring = r.seconds;
-	printf("  %-9s %12s %12s %12s %8s  %s\n", "algorithm", "time, ms", "algbw GB/s", "busbw GB/s",
-	       "vs ring", "phases, ms");
-	for (const Row &r : rows)
-		printf("  %-9s %12.3f %12.3f %12.3f %8.2f  %s\n", (r.algo + (r.library ? "" : "*")).c_str(),
-		       r.seconds * 1e3, r.bytes / r.seconds / 1e9, busbw(r.bytes, r.seconds, r.ranks) / 1e9,
-		       ring > 0 ? ring / r.seconds : 0.0, r.phases.c_str());
-	if (c.gpus > 1 && c.hosts() > 2) {
-		int h = c.hosts(), p = c.gpus, n = h * p;
-		double r = c.intra / c.nic;
-		double par = 2.0 * h * (p - 1) / (n - 2), hier = double(p) * n / (n - 2);
-		printf("  the papers' condition (host/README.md's cost model): parallel beats the ring for "
-		       "r > %.2f, hierarchical for r > %.2f; here r = %.2f\n", par, hier, r);
-	}
-}
-
 std::string phases_text(const AlgoTime &t)
 {
 	std::ostringstream o;
-	for (size_t i = 0; i < t.phases.size(); i++) {
+	for (size_t i = 0; i < t.phases_lo.size(); i++) {
 		char b[32];
-		snprintf(b, sizeof b, "%s%.3g", i ? " + " : "", t.phases[i] * 1e3);
+		snprintf(b, sizeof b, "%s%.3g", i ? " + " : "", t.phases_lo[i] * 1e3);
+		o << b;
+	}
+	if (t.staged_lo > 0) {
+		char b[48];
+		snprintf(b, sizeof b, " + staging %.3g", t.staged_lo * 1e3);
 		o << b;
 	}
 	return o.str();
 }
 
-std::vector<Row> run_one(const std::string &variant, const Cluster &c, double bytes,
-			 const std::vector<std::string> &only)
+std::string band(double lo, double hi, double scale, const char *fmt)
 {
-	std::vector<Algo> algos = build_algos(c, bytes, only);
-	if (algos.empty())
-		throw std::invalid_argument("none of --algo runs on this cluster (box, hier, parallel need a box; "
-					    "hier, parallel several GPUs a host; racks several racks)");
-	std::vector<AlgoTime> times = simulate(c, algos);
-	std::vector<Row> rows;
-	for (size_t i = 0; i < algos.size(); i++)
-		rows.push_back({variant, algos[i].name, algos[i].about, phases_text(times[i]), algos[i].library,
-				bytes, times[i].seconds, c.ranks(), cross_rack_bytes(c, algos[i])});
-	return rows;
+	char a[32], b[32];
+	snprintf(a, sizeof a, fmt, lo * scale);
+	snprintf(b, sizeof b, fmt, hi * scale);
+	return std::string(a) == b ? a : std::string(a) + "-" + b;
 }
 
-void emit_json(const std::string &cluster, const Cluster &c, const std::vector<Row> &rows,
-	       const char *kind, int boxed)
+void print_table(const Cluster &c, const Evaluation &ev)
 {
-	double ring = 0;
-	for (const Row &r : rows)
-		if (r.algo == "ring")
-			ring = r.seconds;
-	for (const Row &r : rows) {
-		nlohmann::json j = {{"cluster", cluster}, {"variant", r.variant}, {"kind", kind}, {"algo", r.algo},
-			  {"library", r.library}, {"bytes", r.bytes}, {"ranks", r.ranks}, {"hosts", c.hosts()},
-			  {"gpus", c.gpus}, {"racks", c.racks()}, {"boxes", boxed}, {"seconds", r.seconds},
-			  {"algbw_Bps", r.bytes / r.seconds}, {"busbw_Bps", busbw(r.bytes, r.seconds, r.ranks)},
-			  {"cross_rack_bytes", r.xrack}, {"nic_Bps", c.nic}, {"intra_Bps", c.intra}, {"tor_uplink_Bps", c.tor_uplink}};
-		if (ring > 0)
-			j["speedup_ring"] = ring / r.seconds;
-		std::cout << j.dump() << "\n";
+	double s = ev.bytes * c.elem_scale();
+	int n = c.hosts_per_job() * c.gpus;
+	printf("  %-9s %17s %10s %10s %13s  %s\n", "algorithm", "time, ms", "algbw GB/s", "busbw GB/s",
+	       "vs baseline", "phases, ms (low end)");
+	for (const Result &r : ev.rows) {
+		std::string name = r.name + (r.library ? "" : "*");
+		printf("  %-9s %17s %10.3f %10.3f %13s  %s\n", name.c_str(), band(r.t.lo, r.t.hi, 1e3, "%.3f").c_str(),
+		       s / r.t.lo / 1e9, busbw(s, r.t.lo, n) / 1e9,
+		       band(ev.best_lo() / r.t.lo, ev.best_hi() / r.t.hi, 1, "%.2f").c_str(), phases_text(r.t).c_str());
 	}
+	if (ev.best >= 0)
+		printf("  the best baseline: %s, as NCCL's tuner picks it (%s/%s, its own model: %.3f ms)\n",
+		       ev.rows[ev.best].name.c_str(), ev.tuner.algo.c_str(), ev.tuner.proto.c_str(),
+		       ev.tuner.seconds * 1e3);
+	if (c.gpus > 1 && c.hosts_per_job() > 2) {
+		int h = c.hosts_per_job(), p = c.gpus, nn = h * p;
+		double r = c.library_intra / (c.nic * c.nics);
+		double par = 2.0 * h * (p - 1) / (nn - 2), hier = double(p) * nn / (nn - 2);
+		printf("  the papers' condition (host/README.md's cost model): parallel beats the ring for "
+		       "r > %.2f, hierarchical for r > %.2f; here r = library_intra / host link = %.2f\n",
+		       par, hier, r);
+	}
+}
+
+nlohmann::json row_json(const std::string &cname, const std::string &variant, const Cluster &c,
+			const Evaluation &ev, const Result &r)
+{
+	double s = ev.bytes * c.elem_scale();
+	int n = c.hosts_per_job() * c.gpus;
+	nlohmann::json j = {
+		{"cluster", cname}, {"variant", variant}, {"kind", "algos"}, {"algo", r.name},
+		{"library", r.library}, {"baseline", r.baseline}, {"bytes", ev.bytes}, {"wire_bytes", s},
+		{"dtype", c.dtype}, {"ranks", n}, {"hosts", c.hosts_per_job()}, {"gpus", c.gpus},
+		{"jobs", c.jobs}, {"racks", c.racks()}, {"boxes", c.boxes()}, {"groups", c.groups()},
+		{"seconds", r.t.lo}, {"seconds_hi", r.t.hi}, {"staged_seconds", r.t.staged_lo},
+		{"phases", r.t.phases_lo}, {"algbw_Bps", s / r.t.lo}, {"busbw_Bps", busbw(s, r.t.lo, n)},
+		{"cross_rack_bytes", r.cross_rack}, {"nic_Bps", c.nic}, {"nics", c.nics}, {"intra_Bps", c.intra},
+		{"library_intra_Bps", c.library_intra}, {"tor_uplink_Bps", c.tor_uplink},
+		{"step_lo", c.step_lo}, {"step_hi", c.step_hi}, {"box_wire", c.box.wire},
+		{"tuner_algo", ev.tuner.algo}, {"tuner_proto", ev.tuner.proto}, {"tuner_seconds", ev.tuner.seconds}};
+	if (!c.box.wire) {
+		j["box_workers"] = c.box.workers;
+		j["box_ports"] = c.box.one_armed ? c.box.ports : 0;
+		j["box_gbps"] = c.box.rates.gbps(c.box.workers, c.mtu, c.dtype);
+		j["box_port_Bps"] = c.port_bw();
+	}
+	if (ev.ring >= 0)
+		j["speedup_ring"] = ev.rows[ev.ring].t.lo / r.t.lo;
+	if (ev.best >= 0) {
+		j["best_baseline"] = ev.rows[ev.best].name;
+		j["speedup_best"] = ev.best_lo() / r.t.lo;
+		j["speedup_best_hi"] = ev.best_hi() / r.t.hi;
+	}
+	return j;
+}
+
+void print_size(const Cluster &c, const SizeAnswer &a, bool as_json, const std::string &cname,
+		const std::string &variant)
+{
+	auto cfg = [&](const SizeRow &r) {
+		char b[96];
+		if (r.wire)
+			return std::string("no limit (the hosts' side alone)");
+		if (r.ports > 0)
+			snprintf(b, sizeof b, "%d cores, %d x %.4g Gbit/s", r.workers, r.ports,
+				 (c.box.port_speed > 0 ? c.box.port_speed : c.nic) * 8 / 1e9);
+		else
+			snprintf(b, sizeof b, "%d cores", r.workers);
+		return std::string(b);
+	};
+	if (as_json) {
+		auto emit = [&](const SizeRow &r, const char *role) {
+			nlohmann::json j = {{"cluster", cname}, {"variant", variant}, {"kind", "size"}, {"role", role},
+				  {"bytes", a.bytes}, {"factor", a.factor}, {"baseline", a.baseline},
+				  {"baseline_seconds", a.base_lo}, {"baseline_seconds_hi", a.base_hi},
+				  {"boxes", r.boxes}, {"hosts_per_box", r.hosts_per_box}, {"wire", r.wire},
+				  {"workers", r.workers}, {"ports", r.ports}, {"algo", r.algo}, {"library", r.library},
+				  {"seconds", r.lo}, {"seconds_hi", r.hi}, {"speedup_best", r.speedup_lo},
+				  {"speedup_best_hi", r.speedup_hi}, {"meets", r.meets}};
+			std::cout << j.dump() << "\n";
+		};
+		for (size_t i = 0; i < a.rows.size(); i++)
+			emit(a.rows[i], (int)i == a.answer ? "answer" : a.rows[i].wire ? "unlimited" : "server");
+		for (const SizeRow &r : a.fewer)
+			emit(r, "fewer");
+		return;
+	}
+	printf("  sizing: %.4g MiB, the box algorithms against the best baseline, %s (%s ms); target %.2gx\n",
+	       a.bytes / (1 << 20), a.baseline.c_str(), band(a.base_lo, a.base_hi, 1e3, "%.3f").c_str(), a.factor);
+	printf("  %6s %12s  %-36s %-10s %17s %12s\n", "boxes", "hosts a box", "each box (searched)", "algorithm",
+	       "time, ms", "vs baseline");
+	for (size_t i = 0; i < a.rows.size(); i++) {
+		const SizeRow &r = a.rows[i];
+		printf("  %6d %12d  %-36s %-10s %17s %12s%s\n", r.boxes, r.hosts_per_box, cfg(r).c_str(),
+		       (r.algo + (r.library ? "" : "*")).c_str(), band(r.lo, r.hi, 1e3, "%.3f").c_str(),
+		       band(r.speedup_lo, r.speedup_hi, 1, "%.2f").c_str(),
+		       (int)i == a.answer ? "  <- the answer" : r.meets ? "" : "");
+	}
+	if (a.answer >= 0) {
+		const SizeRow &r = a.rows[a.answer];
+		printf("  answer: %d box server%s of %s for %.2fx (%s at the step cost's high end)\n", r.boxes,
+		       r.boxes == 1 ? "" : "s", cfg(r).c_str(), r.speedup_lo,
+		       band(r.speedup_hi, r.speedup_hi, 1, "%.2fx").c_str());
+		for (const SizeRow &f : a.fewer)
+			printf("  fewer: %d box%s of %s: %sx\n", f.boxes, f.boxes == 1 ? "" : "es", cfg(f).c_str(),
+			       band(f.speedup_lo, f.speedup_hi, 1, "%.2f").c_str());
+	} else {
+		printf("  answer: no number of these servers reaches %.2gx here (the rows say what each buys)\n",
+		       a.factor);
+	}
+}
+
+void print_trees(int n)
+{
+	DoubleTree t = nccl_double_tree(n);
+	for (int k = 0; k < 2; k++)
+		for (int r = 0; r < n; r++)
+			std::cout << nlohmann::json({{"tree", k}, {"rank", r}, {"parent", t.parent[k][r]},
+						     {"children", t.children[k][r]}})
+					     .dump()
+				  << "\n";
+}
+
+std::string dir_of(const std::string &path)
+{
+	size_t slash = path.rfind('/');
+	return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
 int run(int argc, char **argv)
@@ -170,7 +284,9 @@ int run(int argc, char **argv)
 	std::string file, variant_only;
 	std::vector<std::string> sets, only;
 	std::vector<double> sizes;
-	bool deploy = false, as_json = false;
+	bool deploy = false, as_json = false, size = false;
+	double factor = 1.5;
+	SizeLimits lim;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto val = [&]() -> std::string {
@@ -187,8 +303,7 @@ int run(int argc, char **argv)
 		} else if (a == "--algo") {
 			only = split(val());
 			for (const std::string &s : only)
-				if (s != "ring" && s != "tree" && s != "box" && s != "hier" && s != "parallel" && s != "racks" &&
-				    s != "spine")
+				if (std::find(std::begin(kAlgos), std::end(kAlgos), s) == std::end(kAlgos))
 					throw std::invalid_argument("--algo " + s + ": ring, tree, box, hier, parallel, racks or spine");
 		} else if (a == "--set") {
 			sets.push_back(val());
@@ -196,6 +311,27 @@ int run(int argc, char **argv)
 			variant_only = val();
 		} else if (a == "--deploy") {
 			deploy = true;
+		} else if (a == "--size") {
+			size = true;
+		} else if (a == "--factor") {
+			std::string v = val();
+			char *end = nullptr;
+			factor = strtod(v.c_str(), &end);
+			if (end == v.c_str() || *end || !(factor > 0))
+				throw std::invalid_argument("--factor " + v + ": a speedup above 0, e.g. 1.5");
+		} else if (a == "--max-cores" || a == "--max-ports") {
+			std::string v = val();
+			int n = atoi(v.c_str());
+			if (n < 1 || n > 4096 || std::to_string(n) != v)
+				throw std::invalid_argument(a + " " + v + ": an integer 1..4096");
+			(a == "--max-cores" ? lim.cores : lim.ports) = n;
+		} else if (a == "--trees") {
+			std::string v = val();
+			int n = atoi(v.c_str());
+			if (n < 1 || n > 1 << 16)
+				throw std::invalid_argument("--trees " + v + ": a number of hosts, 1..65536");
+			print_trees(n);
+			return 0;
 		} else if (a == "--json") {
 			as_json = true;
 		} else if (!a.empty() && a[0] == '-') {
@@ -245,28 +381,26 @@ int run(int argc, char **argv)
 
 	std::string cname = base.value("name", file);
 	for (const auto &[vname, vj] : variants) {
-		Cluster c = cluster_from_json(vj);
+		Cluster c = cluster_from_json(vj, dir_of(file));
 		for (double bytes : sizes) {
-			std::vector<Row> rows = run_one(vname, c, bytes, only);
+			Evaluation ev = evaluate(c, bytes, only);
 			if (as_json) {
-				emit_json(cname, c, rows, "algos", c.boxes());
+				for (const Result &r : ev.rows)
+					std::cout << row_json(cname, vname, c, ev, r).dump() << "\n";
 			} else {
-				printf("== %s%s: %s\n   %.0f bytes per rank (%.4g MiB)\n", cname.c_str(),
+				printf("== %s%s: %s\n   %.0f bytes of fp32 gradients per rank (%.4g MiB)%s\n", cname.c_str(),
 				       vname == "base" ? "" : (" [" + vname + "]").c_str(), describe(c).c_str(), bytes,
-				       bytes / (1 << 20));
-				print_table(c, rows);
+				       bytes / (1 << 20), c.dtype == "fp32" ? "" : (", " + c.dtype + ": half of them move").c_str());
+				print_table(c, ev);
 			}
+			if (size)
+				print_size(c, size_boxes(c, bytes, factor, lim), as_json, cname, vname);
 			if (!deploy || c.racks() < 2)
 				continue;
-			double ring = 0;
-			for (const Row &r : rows)
-				if (r.algo == "ring")
-					ring = r.seconds;
-			if (ring == 0)
-				ring = run_one(vname, c, bytes, {"ring"})[0].seconds;
+			double ring = ev.rows[ev.ring].t.lo;
 			if (!as_json)
 				printf("  where boxes pay off (racks algorithm, boxes in the first k racks):\n"
-				       "  %8s %12s %8s\n", "k", "time, ms", "vs ring");
+				       "  %8s %17s %8s\n", "k", "time, ms", "vs ring");
 			std::vector<int> ks;
 			int step = std::max(1, c.racks() / 8);
 			for (int k = 0; k <= c.racks(); k += step)
@@ -275,18 +409,21 @@ int run(int argc, char **argv)
 				ks.push_back(c.racks());
 			for (int k : ks) {
 				Cluster d = c;
-				std::fill(d.box.begin(), d.box.end(), false);
-				std::fill(d.box.begin(), d.box.begin() + k, true);
-				std::vector<Row> r = run_one(vname, d, bytes, {"racks"});
+				std::fill(d.box_in_rack.begin(), d.box_in_rack.end(), false);
+				std::fill(d.box_in_rack.begin(), d.box_in_rack.begin() + k, true);
+				std::vector<Algo> algos = build_algos(d, bytes, {"racks"});
+				if (algos.empty())
+					continue;
+				AlgoTime t = simulate(d, algos, bytes)[0];
 				if (as_json) {
 					nlohmann::json j = {{"cluster", cname}, {"variant", vname}, {"kind", "deploy"},
 						  {"algo", "racks"}, {"bytes", bytes}, {"ranks", d.ranks()},
-						  {"racks", d.racks()}, {"boxes", k}, {"seconds", r[0].seconds},
-						  {"speedup_ring", ring / r[0].seconds}};
+						  {"racks", d.racks()}, {"boxes", k}, {"seconds", t.lo}, {"seconds_hi", t.hi},
+						  {"speedup_ring", ring / t.lo}};
 					std::cout << j.dump() << "\n";
 				} else {
-					printf("  %4d/%-3d %12.3f %8.2f\n", k, d.racks(), r[0].seconds * 1e3,
-					       ring / r[0].seconds);
+					printf("  %4d/%-3d %17s %8.2f\n", k, d.racks(), band(t.lo, t.hi, 1e3, "%.3f").c_str(),
+					       ring / t.lo);
 				}
 			}
 		}
@@ -294,8 +431,9 @@ int run(int argc, char **argv)
 			printf("\n");
 	}
 	if (!as_json)
-		printf("(* the model's, not the host library's: tree is the NCCL-style reference peer, spine the "
-		       "papers' leaf-spine aggregation; racks with several GPUs a host runs per local rank)\n");
+		printf("(* the model's, not the host library's: tree is NCCL's double binary tree, spine the "
+		       "papers' leaf-spine aggregation; racks with several GPUs a host runs per local rank.\n"
+		       " A time a-b: the step cost at its band's low and high end; vs baseline at the same end)\n");
 	return 0;
 }
 

@@ -251,12 +251,12 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "nr_pool_%u", __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, 0, DP_MBUF_DATAROOM,
-						  rte_socket_id());
+		b->pool = rte_pktmbuf_pool_create(name, cfg->pool_mbufs, 256, 0,
+						  (uint16_t)cfg->mbuf_dataroom, rte_socket_id());
 		if (b->pool == NULL) {
 			snprintf(err, errlen, "cannot create a pool of %u mbufs of %u bytes: %s "
 				 "(raise EAL -m or lower --pool-mbufs)",
-				 cfg->pool_mbufs, DP_MBUF_DATAROOM, rte_strerror(rte_errno));
+				 cfg->pool_mbufs, cfg->mbuf_dataroom, rte_strerror(rte_errno));
 			goto fail;
 		}
 		b->own_pool = true;

@@ -20,6 +20,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->backend = DP_BACKEND_SW;
 	cfg->burst = DP_DEFAULT_BURST;
 	cfg->pool_mbufs = DP_DEFAULT_POOL_MBUFS;
+	cfg->mbuf_dataroom = DP_MBUF_DATAROOM;
 	cfg->idle_sleep_us = 50;
 	cfg->idle_polls = 1000;
 	cfg->rx_desc = 1024;
@@ -74,6 +75,9 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --idle-polls N           empty polls before sleeping (default 1000)\n"
 "  --burst N                RX burst and TX buffer size, 1..%d (default %d)\n"
 "  --pool-mbufs N           mbufs in the packet pool (default %d; each %d B)\n"
+"  --mbuf-size N            data room of an mbuf, headroom included (default %d: a\n"
+"                           4096-MTU RoCE frame); net_af_xdp takes mbufs of at most a\n"
+"                           page (--mbuf-size 2176: links of 1500 bytes)\n"
 "  --admit-mbufs N          mbufs the jobs together may hold: a job is admitted\n"
 "                           only while ranks x pool packets of every job fit\n"
 "                           (default 3/4 of what the ports left free in the pool)\n"
@@ -99,7 +103,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
 		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
-		DP_DEFAULT_STALL_MS);
+		DP_MBUF_DATAROOM, DP_DEFAULT_STALL_MS);
 }
 
 static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
@@ -159,7 +163,7 @@ enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_METRICS, OPT_STALL,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -178,6 +182,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "burst", required_argument, NULL, OPT_BURST },
 		{ "pool-mbufs", required_argument, NULL, OPT_POOL },
 		{ "admit-mbufs", required_argument, NULL, OPT_ADMIT },
+		{ "mbuf-size", required_argument, NULL, OPT_MBUF_SIZE },
 		{ "mtu", required_argument, NULL, OPT_MTU },
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "no-promisc", no_argument, NULL, OPT_NO_PROMISC },
@@ -231,6 +236,10 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_IDLE_POLLS: rc = parse_uint("idle-polls", optarg, 1, UINT_MAX, &cfg->idle_polls, err, errlen); break;
 		case OPT_BURST: rc = parse_uint("burst", optarg, 1, DP_MAX_BURST, &cfg->burst, err, errlen); break;
 		case OPT_POOL: rc = parse_uint("pool-mbufs", optarg, 512, 1u << 24, &cfg->pool_mbufs, err, errlen); break;
+		case OPT_MBUF_SIZE:
+			rc = parse_uint("mbuf-size", optarg, RTE_PKTMBUF_HEADROOM + 1536, DP_MBUF_DATAROOM,
+					&cfg->mbuf_dataroom, err, errlen);
+			break;
 		case OPT_ADMIT: rc = parse_uint("admit-mbufs", optarg, 1, 1u << 24, &cfg->admit_mbufs, err, errlen); break;
 		case OPT_MTU: rc = parse_uint("mtu", optarg, 68, 9600, &cfg->mtu, err, errlen); break;
 		case OPT_STATS: rc = parse_uint("stats-interval", optarg, 0, 86400, &cfg->stats_interval, err, errlen); break;

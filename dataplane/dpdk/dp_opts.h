@@ -35,6 +35,7 @@ struct dp_cfg {
 	enum dp_backend_kind backend;
 	unsigned burst;            /* rx burst, 1..DP_MAX_BURST */
 	unsigned pool_mbufs;       /* mbufs in the box's pool */
+	unsigned mbuf_dataroom;    /* their data room (headroom included), at most DP_MBUF_DATAROOM */
 	unsigned admit_mbufs;      /* what jobs may hold together; 0: dp_box_create's default */
 	unsigned idle_sleep_us;    /* 0: pure busy polling */
 	unsigned idle_polls;       /* empty polls before sleeping */

@@ -162,7 +162,12 @@ static int check_hello(struct nr_comm *c, json_t *msg, uint32_t from, int *rank,
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d has " what " %d, rank 0 has %d: every " \
 			       "rank must use the same", *rank, (int)(a), (int)(b))
 	SAME("world size (NR_WORLD)", world, c->world);
-	SAME("MTU (NR_MTU)", mtu, (int)c->cfg.mtu);
+	if (mtu != (int)c->cfg.mtu)     /* each took the largest its interface carries? */
+		return nr_fail(c, NR_ERR_CONFIG, "rank %d has MTU (NR_MTU) %d, rank 0 has %u: every "
+			       "rank must use the same (NR_MTU unset, each takes the largest its "
+			       "interface carries: set NR_MTU=%d on every rank, or raise the "
+			       "smaller interface's MTU)", *rank, mtu, c->cfg.mtu,
+			       mtu < (int)c->cfg.mtu ? mtu : (int)c->cfg.mtu);
 	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
 	SAME("box setting (NR_SWITCH set)", box, c->has_box);
 	SAME("box channels (NR_CHANNELS)", channels, (int)c->n_channels);

@@ -36,6 +36,86 @@ int nr_post_recvs(struct nr_comm *c, struct nr_ring *r)
 	return 0;
 }
 
+/*
+ * The name and IP MTU of the interface that holds ip, or failing that whose
+ * subnet holds it (127.0.0.10 on lo's 127.0.0.1/8): 0, or -1 when none does
+ * or its MTU cannot be read.
+ */
+static int find_if_mtu(uint32_t ip, char *name, size_t len, unsigned *mtu)
+{
+	struct ifaddrs *ifa, *i, *hit = NULL;
+	struct ifreq ifr = { 0 };
+	int fd, rc = -1;
+
+	if (getifaddrs(&ifa))
+		return -1;
+	for (i = ifa; i; i = i->ifa_next) {
+		uint32_t a, m;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+		m = i->ifa_netmask ? ((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr : ~0u;
+		if (a == ip) {
+			hit = i;
+			break;
+		}
+		if (!hit && ((a ^ ip) & m) == 0)
+			hit = i;
+	}
+	if (hit) {
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", hit->ifa_name);
+		snprintf(name, len, "%s", hit->ifa_name);
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0) {
+			*mtu = (unsigned)ifr.ifr_mtu;
+			rc = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	freeifaddrs(ifa);
+	return rc;
+}
+
+/*
+ * The RoCE MTU (c->cfg.mtu): NR_MTU, checked against NR_ADDR's interface, or
+ * unset (0) the largest that interface carries and the message size is a
+ * multiple of: 4096 on jumbo links and loopback, 1024 on a 1500-byte
+ * fabric.  An NR_MTU the interface cannot carry fails here, saying what
+ * would: the soft transport's packets would be refused (EMSGSIZE), an
+ * RNIC's port would not take it.  An interface whose MTU cannot be read
+ * leaves NR_MTU as it is, unset 1024.
+ */
+static int resolve_mtu(struct nr_comm *c, uint32_t ip)
+{
+	char ifname[IFNAMSIZ] = "?";
+	unsigned ifmtu = 0;
+	uint32_t fits, m;
+
+	if (find_if_mtu(ip, ifname, sizeof(ifname), &ifmtu)) {
+		if (!c->cfg.mtu)
+			c->cfg.mtu = c->cfg.msg_size % 1024 ? 256 : 1024;
+		return 0;
+	}
+	fits = nr_roce_mtu(ifmtu);
+	if (c->cfg.mtu && c->cfg.mtu > fits)
+		return nr_fail(c, NR_ERR_CONFIG, "rank %d: NR_MTU=%u needs an IP MTU of at least %u "
+			       "on %s, the interface of NR_ADDR=%s, which has %u: raise its MTU (and "
+			       "the fabric's: ip link set %s mtu %u) or use NR_MTU=%u (unset: the "
+			       "largest it carries)", c->rank, c->cfg.mtu, c->cfg.mtu + NR_ROCE_HDRS,
+			       ifname, c->addr, ifmtu, ifname, c->cfg.mtu + NR_ROCE_HDRS + 8,
+			       fits ? fits : 256);
+	if (!fits)
+		return nr_fail(c, NR_ERR_CONFIG, "rank %d: %s, the interface of NR_ADDR=%s, has an "
+			       "IP MTU of %u: RoCE needs at least %u (raise it: ip link set %s mtu "
+			       "1500)", c->rank, ifname, c->addr, ifmtu, 256 + NR_ROCE_HDRS, ifname);
+	for (m = fits; !c->cfg.mtu && m >= 256; m /= 2)
+		if (c->cfg.msg_size % m == 0)
+			c->cfg.mtu = m;
+	return 0;
+}
+
 /* The MAC of the interface that holds ip, when there is one. */
 static void find_mac(uint32_t ip, uint8_t mac[6])
 {
@@ -89,7 +169,7 @@ static uint8_t ack_timeout_exp(uint32_t timeout_ms, bool backoff)
  * about the packets the host link sends in 1.3 ms.  An RNIC keeps about a
  * bandwidth-delay product in flight; a software sender allowed more only
  * fills the queue before a slow link, and every loss then costs a go-back-N
- * over that queue and a NAK stuck behind it (host/README.md, "Loss").  The
+ * over that queue and a NAK stuck behind it (host/transport/README.md, "Window and loss").  The
  * floor is in bytes, 16 KiB, and at least 8 packets: 16 packets of 4 KiB held
  * 64 KiB before a 100 Mbit/s link, and at 1% loss 4 hosts kept 0.75 of their
  * loss-free rate against 0.87 with 8.  Fast links (10 Gbit/s and up at 1 KiB,
@@ -311,13 +391,17 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 		return NR_ERR_NOMEM;
 	}
 	if (c->world == 1) {     /* nothing to connect: both collectives copy */
+		for (uint32_t m = 4096; !c->cfg.mtu; m /= 2)
+			if (c->cfg.msg_size % m == 0)
+				c->cfg.mtu = m;
 		*comm = c;
 		return 0;
 	}
 	inet_pton(AF_INET, c->addr, &a);
 	c->peers[c->rank].ip = a.s_addr;
 	find_mac(a.s_addr, c->peers[c->rank].mac);
-	if (!tcp_only)
+	rc = resolve_mtu(c, a.s_addr);
+	if (!rc && !tcp_only)
 		rc = open_transport(c);
 	if (!rc && !tcp_only) {
 		short_tos_init(c);

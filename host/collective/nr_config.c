@@ -23,7 +23,7 @@ static void defaults(struct nr_config *cfg)
 		.world = 1,
 		.transport = "soft",
 		.soft_profile = NR_SOFT_PROFILE_DEFAULT,
-		.mtu = 1024,
+		.mtu = 0,            /* auto: the largest NR_ADDR's interface carries (nr_comm.c) */
 		.msg_size = 65536,
 		.timeout_ms = 10000,
 		.bootstrap_timeout_ms = 300000,
@@ -357,15 +357,19 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	}
 	if (check_short(cfg, env))
 		return NR_ERR_CONFIG;
-	if (cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 && cfg->mtu != 2048 &&
-	    cfg->mtu != 4096) {
-		nr_set_tls_error("%s=%u: use 256, 512, 1024, 2048 or 4096", NAME("NR_MTU", "mtu"),
-				 cfg->mtu);
+	if (cfg->mtu != 0 && cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 &&
+	    cfg->mtu != 2048 && cfg->mtu != 4096) {
+		nr_set_tls_error("%s=%u: use 256, 512, 1024, 2048 or 4096, or 0 (unset: the largest "
+				 "the interface of %s carries)", NAME("NR_MTU", "mtu"), cfg->mtu,
+				 NAME("NR_ADDR", "addr"));
 		return NR_ERR_CONFIG;
 	}
-	if (cfg->msg_size == 0 || cfg->msg_size % cfg->mtu || cfg->msg_size > (1u << 30)) {
+	/* with the MTU unset, a multiple of the smallest; the MTU then divides it (nr_comm.c) */
+	if (cfg->msg_size == 0 || cfg->msg_size % (cfg->mtu ? cfg->mtu : 256) ||
+	    cfg->msg_size > (1u << 30)) {
 		nr_set_tls_error("%s=%u: must be a multiple of the MTU (%u) up to 1 GiB",
-				 NAME("NR_MSG_SIZE", "msg_size"), cfg->msg_size, cfg->mtu);
+				 NAME("NR_MSG_SIZE", "msg_size"), cfg->msg_size,
+				 cfg->mtu ? cfg->mtu : 256);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->timeout_ms < 10) {

@@ -96,6 +96,14 @@ double nr_link_gbps(const char *addr)
 	return gbps;
 }
 
+uint32_t nr_roce_mtu(unsigned ifmtu)
+{
+	for (uint32_t m = 4096; m >= 256; m /= 2)
+		if (ifmtu >= m + NR_ROCE_HDRS)
+			return m;
+	return 0;
+}
+
 void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq)
 {
 	uint32_t size = mtu ? mtu : 1024;

@@ -29,6 +29,15 @@ double nr_link_gbps(const char *addr);
  * the link sends in about 1.3 ms, at least 16 KiB and 8 packets, at most 128
  * packets; *ackreq: a quarter of *window (at least 1).
  */
+/*
+ * The RoCE path MTU an interface of IP MTU ifmtu carries, as the kernel
+ * computes a RoCE port's active MTU from its netdev's (iboe_get_mtu): the
+ * largest IB MTU that fits with NR_ROCE_HDRS bytes of headers (GRH or IPv4,
+ * UDP, BTH, the longest extension headers, ICRC): 4096 from an IP MTU of
+ * 4192, 1024 from 1500; 0 when not even 256 fits.
+ */
+#define NR_ROCE_HDRS 96
+uint32_t nr_roce_mtu(unsigned ifmtu);
 void nr_soft_window(double link_gbps, uint32_t mtu, uint32_t *window, uint16_t *ackreq);
 
 #endif /* NR_UTIL_H */

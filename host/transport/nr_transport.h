@@ -28,7 +28,7 @@ struct nr_tp;
 struct nr_tp_qp;
 
 /*
- * How the soft transport behaves (host/README.md, "The soft transport's RNIC
+ * How the soft transport behaves (host/transport/README.md, "The soft transport's RNIC
  * profile", says what each rule models and where it was checked):
  *   RNIC    as RC QPs on an RNIC do (rxe's rxe_req.c/rxe_comp.c/rxe_resp.c,
  *           mlx5, the IB spec): AckReq on a message's last packet, on every
@@ -75,6 +75,15 @@ struct nr_tp_config {
 	uint8_t profile;         /* soft: enum nr_tp_profile, default RNIC */
 	uint16_t ackreq_every;   /* soft, RNIC profile: AckReq at least every N packets
 				  * (default 64, rxe's RXE_MAX_PKT_PER_ACK) */
+	uint8_t offload;         /* soft: NR_TP_OFFLOAD_AUTO (0: UDP GSO and GRO where the
+				  * kernel has them) or NR_TP_OFFLOAD_OFF (a datagram a send
+				  * and a receive: IP ID 0 and UDP checksum 0 on every packet);
+				  * the environment's NR_SOFT_GSO=0 turns them off too */
+};
+
+enum nr_tp_offload {
+	NR_TP_OFFLOAD_AUTO = 0,
+	NR_TP_OFFLOAD_OFF = 1,
 };
 
 /* What a peer needs to connect to one of our QPs. */

@@ -15,6 +15,8 @@
 /* One counter per event or drop reason (X-macro: field, description). */
 #define NR_SOFT_FOREACH_STAT(_)                                                  \
 	_(tx_pkts, "packets sent (data, ACK, NAK)")                              \
+	_(tx_calls, "send batches (a sendmmsg each, more when the socket takes part)") \
+	_(tx_gso, "GSO sends: sendmmsg entries of several datagrams (UDP_SEGMENT)") \
 	_(tx_bytes, "UDP payload bytes sent")                                    \
 	_(tx_data, "data packets sent")                                          \
 	_(tx_ackreq, "data packets sent with AckReq")                            \
@@ -26,7 +28,10 @@
 	_(tx_again, "sends deferred: socket buffer full")                        \
 	_(tx_errors, "send errors other than a full buffer (packet lost)")       \
 	_(tx_filtered, "packets dropped by the test filter on send")             \
-	_(rx_pkts, "datagrams received")                                         \
+	_(rx_pkts, "packets received (a GRO datagram's one by one)")            \
+	_(rx_calls, "receive batches (recvmmsg calls that returned data)")      \
+	_(rx_gro, "GRO datagrams: received entries of several packets (UDP_GRO)") \
+	_(rx_ipid, "packets whose ICRC held for another IP ID than the one guessed") \
 	_(rx_bytes, "UDP payload bytes received")                                \
 	_(rx_malformed, "dropped: not a well-formed RoCEv2 RC packet")           \
 	_(rx_bad_icrc, "dropped: ICRC mismatch")                                 \
@@ -47,7 +52,9 @@
 	_(rx_nak_rnr, "RNR NAK received")                                        \
 	_(rx_nak_other, "other NAK received (QP to error)")                      \
 	_(timeouts, "local ACK timeouts (go-back-N from the oldest unacked)")    \
-	_(qp_errors, "QPs moved to error")
+	_(qp_errors, "QPs moved to error")                                       \
+	_(gso_fallback, "no UDP GSO: the kernel lacks it, or a GSO send failed (a datagram a send)") \
+	_(gro_fallback, "no UDP GRO: the kernel lacks it (a datagram a receive)")
 
 struct nr_tp_soft_stats {
 #define NR_SOFT_STAT_FIELD(n, d) uint64_t n;

@@ -2,22 +2,32 @@
 /*
  * Soft transport, the socket side: one receive socket bound to (local ip,
  * 4791) for every QP, one send socket per QP bound to (local ip, entropy
- * port), batched recvmmsg/sendmmsg (packets built by proto's nr_build_transport)
- * and the test filter.
+ * port), the batched receive (recvmmsg of GRO datagrams, cut into the
+ * packets they hold), and the test filter and injection; the send batch is
+ * tp_soft_tx.c's.
  *
- * What goes on the wire is what an RNIC sends: UDP checksum 0 (SO_NO_CHECK),
- * DF set (IP_PMTUDISC_DO), the traffic class (IP_TOS: DSCP and ECN, which
- * the ICRC masks; the socket's, or a message's own as a control message on
- * each of its datagrams), and -- because the sockets are unconnected --
- * IP ID 0, which Linux puts on every DF datagram of an unconnected UDP
- * socket.  The ICRC covers the IP ID, so our ICRC is computed for ID 0.
+ * What goes on the wire is what an RNIC sends, one RoCEv2 packet a datagram
+ * with its own ICRC: DF set (IP_PMTUDISC_DO), the traffic class (IP_TOS: DSCP
+ * and ECN, which the ICRC masks; the socket's, or a message's own as a control
+ * message on its sends), and -- because the sockets are unconnected -- IP ID
+ * 0, which Linux puts on every DF datagram of an unconnected UDP socket, and
+ * 1, 2 ... on the following datagrams of a GSO send (UDP_SEGMENT, Linux 4.18):
+ * the ICRC covers the ID, so ours is computed for that (tp_soft_icrc.c;
+ * ConnectX numbers its packets' IDs one by one too).  The UDP checksum: 0
+ * (SO_NO_CHECK), as RNICs send it, without GSO; with GSO the kernel refuses
+ * SO_NO_CHECK and it (or the NIC) fills the checksum in, which the ICRC masks
+ * and receivers of RoCEv2 ignore (the box does; a kernel receiver checks it).
+ * NR_TP_OFFLOAD_OFF (NR_SOFT_GSO=0) keeps ID 0 and checksum 0 on every packet.
  *
- * Receive-side limitation: a UDP socket does not show the IP header, so the
- * ICRC of a received packet is checked assuming what our senders and the box
- * produce: ID 0, DF, no IP options, the source address from recvmmsg and our
- * own address as destination (TOS and TTL are masked by the ICRC anyway).  A
- * packet from an RNIC that uses non-zero IP IDs fails that check and is dropped
- * and counted as rx_bad_icrc, exactly like a packet with a corrupt ICRC.
+ * Receive: UDP_GRO (Linux 5.0) hands up a flow's consecutive datagrams as one
+ * (a GSO send arriving on this host whole, or datagrams the device's GRO
+ * joined), with their size in a control message; each is one packet.  A UDP
+ * socket does not show the IP header, so the ICRC of a received packet is
+ * checked assuming what our senders and the box produce: DF, no IP options,
+ * the source address from recvmmsg and our own as destination, an IP ID in
+ * 0..63 (tp_soft_icrc.c; TOS and TTL are masked by the ICRC anyway).  A packet
+ * from an RNIC that numbers IDs beyond that fails the check and is dropped and
+ * counted as rx_bad_icrc, exactly like a packet with a corrupt ICRC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,17 +35,26 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 
 #include "tp_soft_cq.h"
 #include "tp_soft_net.h"
 
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
 #define SOFT_SOCK_BUF (8 << 20)
 
-static int sock_common(int fd, int bufsz, int tos)
+/* no_check: UDP checksum 0 (SO_NO_CHECK), for a socket that sends without GSO */
+static int sock_common(int fd, int bufsz, int tos, bool no_check)
 {
 	int one = 1, pmtu = IP_PMTUDISC_DO;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one)) ||
+	if ((no_check && setsockopt(fd, SOL_SOCKET, SO_NO_CHECK, &one, sizeof(one))) ||
 	    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) ||
 	    (tos && setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos))))
 		return -errno;
@@ -72,7 +91,44 @@ static void warn_small_rcvbuf(const struct soft_tp *tp, const char *ip)
 		(unsigned long long)want, tp->max_inflight, (unsigned long long)want * 4);
 }
 
-int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
+/*
+ * What this kernel offers: UDP_SEGMENT (a probe socket, since the send sockets
+ * come later) and UDP_GRO on the receive socket, unless offloads are off.
+ * A kernel without them is said once per process and counted.
+ */
+static void offloads(struct soft_tp *tp, bool want)
+{
+	static bool said_gso, said_gro;
+	int one = 1, probe;
+
+	tp->gso = tp->gro = false;
+	if (!want)
+		return;
+	tp->gro = setsockopt(tp->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0) {
+		int seg = 1024;
+
+		tp->gso = setsockopt(probe, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg)) == 0;
+		close(probe);
+	}
+	if (!tp->gso) {
+		tp->st.gso_fallback++;
+		if (!said_gso)
+			fprintf(stderr, "soft: this kernel has no UDP GSO (UDP_SEGMENT, Linux 4.18): "
+				"one datagram a send, slower\n");
+		said_gso = true;
+	}
+	if (!tp->gro) {
+		tp->st.gro_fallback++;
+		if (!said_gro)
+			fprintf(stderr, "soft: this kernel has no UDP GRO (UDP_GRO, Linux 5.0): one "
+				"datagram a receive, slower\n");
+		said_gro = true;
+	}
+}
+
+int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
 {
 	int bufsz = SOFT_SOCK_BUF, r;
 	char ip[INET_ADDRSTRLEN];
@@ -83,7 +139,7 @@ int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 		snprintf(err, errlen, "soft: socket: %s", strerror(errno));
 		return -errno;
 	}
-	r = sock_common(tp->fd, bufsz, 0);
+	r = sock_common(tp->fd, bufsz, 0, true);
 	if (!r && setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)))
 		(void)setsockopt(tp->fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	if (!r)
@@ -97,18 +153,34 @@ int soft_net_open(struct soft_tp *tp, char *err, size_t errlen)
 		return r;
 	}
 	warn_small_rcvbuf(tp, ip);
-	tp->rxbuf = malloc((size_t)SOFT_BATCH * SOFT_PKT_MAX);
-	tp->txbuf = malloc((size_t)(SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX);
-	if (!tp->rxbuf || !tp->txbuf) {
-		snprintf(err, errlen, "soft: out of memory for packet buffers");
+	offloads(tp, offload);
+	tp->rxbuf = malloc((size_t)SOFT_RX_MSGS * SOFT_RX_STRIDE);
+	if (!tp->rxbuf) {
+		snprintf(err, errlen, "soft: out of memory for the receive buffers (%zu bytes)",
+			 (size_t)SOFT_RX_MSGS * SOFT_RX_STRIDE);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < SOFT_BATCH; i++) {
-		tp->rxiov[i].iov_base = tp->rxbuf + (size_t)i * SOFT_PKT_MAX;
-		tp->rxiov[i].iov_len = SOFT_PKT_MAX;
+	for (unsigned i = 0; i < SOFT_RX_MSGS; i++) {
+		tp->rxiov[i].iov_base = tp->rxbuf + (size_t)i * SOFT_RX_STRIDE;
+		tp->rxiov[i].iov_len = tp->gro ? SOFT_RX_BUF : SOFT_PKT_MAX;
 	}
 	tp->inj_tail = &tp->inj_head;
 	return 0;
+}
+
+/* With a test filter, packets are built whole (tp_soft_tx.c): their buffers. */
+int soft_net_filter_bufs(struct soft_tp *tp)
+{
+	if (tp->fbuf)
+		return 0;
+	tp->fbuf = malloc((size_t)SOFT_TX_SLOTS * SOFT_PKT_MAX);
+	tp->dbuf = malloc((size_t)SOFT_DELAY_MAX * SOFT_PKT_MAX);
+	if (tp->fbuf && tp->dbuf)
+		return 0;
+	free(tp->fbuf);
+	free(tp->dbuf);
+	tp->fbuf = tp->dbuf = NULL;
+	return -ENOMEM;
 }
 
 void soft_net_close(struct soft_tp *tp)
@@ -117,7 +189,8 @@ void soft_net_close(struct soft_tp *tp)
 		close(tp->fd);
 	tp->fd = -1;
 	free(tp->rxbuf);
-	free(tp->txbuf);
+	free(tp->fbuf);
+	free(tp->dbuf);
 	soft_inject_free(tp);
 }
 
@@ -150,7 +223,8 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket: %s", qp->qpn, strerror(-r));
 		return r;
 	}
-	r = sock_common(qp->fd, SOFT_SOCK_BUF, tp->tclass);
+	/* GSO sockets keep their UDP checksum: the kernel refuses GSO with SO_NO_CHECK */
+	r = sock_common(qp->fd, SOFT_SOCK_BUF, tp->tclass, !tp->gso);
 	if (r)
 		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: socket options: %s", qp->qpn,
 				strerror(-r));
@@ -180,154 +254,17 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 	return 0;
 }
 
-/* ---- send batch ------------------------------------------------------- */
-
-static uint8_t *txpkt(struct soft_tp *tp, unsigned i)
-{
-	return tp->txbuf + (size_t)i * SOFT_PKT_MAX;
-}
-
-/* A buffer for qp's next packet; the batch holds one socket's packets at a time. */
-static uint8_t *tx_slot(struct soft_tp *tp, struct soft_qp *qp)
-{
-	if (tp->txqp != qp && (tp->ntx || tp->ndelay))
-		soft_tx_flush(tp);
-	tp->txqp = qp;
-	return txpkt(tp, tp->ntx);
-}
-
-static void tx_add(struct soft_tp *tp, unsigned at, uint32_t len, uint8_t kind, uint32_t psn,
-		   int tos)
-{
-	tp->txiov[at].iov_len = len;
-	tp->txent[at] = (struct soft_txent){ .qp = tp->txqp, .psn = psn, .kind = kind,
-					     .tos = (int16_t)tos };
-}
-
-/* The packet of len bytes in the current slot is complete: filter it, queue it. */
-static void tx_commit(struct soft_tp *tp, uint32_t len, uint8_t kind, uint32_t psn, int tos)
-{
-	uint8_t *pkt = txpkt(tp, tp->ntx);
-	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_TX, pkt, len) : NR_SOFT_PASS;
-
-	if (v == NR_SOFT_DROP) {
-		tp->st.tx_filtered++;
-		return;
-	}
-	if (v == NR_SOFT_DELAY && tp->ndelay < SOFT_DELAY_MAX) {
-		unsigned d = SOFT_BATCH + tp->ndelay++;
-
-		memcpy(txpkt(tp, d), pkt, len);
-		tp->delay_len[d - SOFT_BATCH] = len;
-		tp->delay_ent[d - SOFT_BATCH] = (struct soft_txent){
-			.qp = tp->txqp, .psn = psn, .kind = kind, .tos = (int16_t)tos };
-		return;
-	}
-	tx_add(tp, tp->ntx++, len, kind, psn, tos);
-	if (v == NR_SOFT_DUP && tp->ntx < SOFT_BATCH) {
-		memcpy(txpkt(tp, tp->ntx), pkt, len);
-		tx_add(tp, tp->ntx++, len, kind, psn, tos);
-	}
-	if (tp->ntx == SOFT_BATCH)
-		soft_tx_flush(tp);
-}
-
-void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,
-		   const void *payload, uint32_t len, uint8_t kind, int tos)
-{
-	int n = nr_build_transport(tx_slot(tp, qp), SOFT_PKT_MAX, &qp->ipx, qp->rqpn, a,
-				   payload, len);
-
-	if (n < 0) {     /* cannot happen: opcodes and lengths are ours */
-		tp->st.tx_errors++;
-		return;
-	}
-	tx_commit(tp, (uint32_t)n, kind, a->psn, tos);
-}
-
-/*
- * A datagram of its own traffic class: an IP_TOS control message for this
- * one sendmmsg entry, so a socket per traffic class is not needed and the
- * packets of one QP stay in one socket's order.  Linux takes IP_TOS as
- * ancillary data on UDP since 3.13 and keeps its ECN bits (only TCP masks
- * them).
- */
-static void tx_tos(struct soft_tp *tp, unsigned i, struct msghdr *h)
-{
-	struct cmsghdr *cm;
-	int tos = tp->txent[i].tos;
-
-	if (tos < 0)
-		return;
-	h->msg_control = tp->txcmsg[i].buf;
-	h->msg_controllen = sizeof(tp->txcmsg[i].buf);
-	cm = CMSG_FIRSTHDR(h);
-	cm->cmsg_level = IPPROTO_IP;
-	cm->cmsg_type = IP_TOS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &tos, sizeof(tos));
-}
-
-int soft_tx_flush(struct soft_tp *tp)
-{
-	struct soft_qp *qp = tp->txqp;
-	unsigned total = tp->ntx + tp->ndelay, sent = 0;
-
-	if (!total)
-		return 0;
-	for (unsigned i = 0; i < tp->ndelay; i++) {
-		tp->txiov[tp->ntx + i].iov_len = tp->delay_len[i];
-		tp->txent[tp->ntx + i] = tp->delay_ent[i];
-	}
-	for (unsigned i = 0; i < total; i++) {
-		struct msghdr *h = &tp->txmsg[i].msg_hdr;
-
-		tp->txiov[i].iov_base = txpkt(tp, i < tp->ntx ? i : SOFT_BATCH + i - tp->ntx);
-		memset(h, 0, sizeof(*h));
-		h->msg_name = &qp->raddr;
-		h->msg_namelen = sizeof(qp->raddr);
-		h->msg_iov = &tp->txiov[i];
-		h->msg_iovlen = 1;
-		tx_tos(tp, i, h);
-	}
-	while (sent < total) {
-		int r = sendmmsg(qp->fd, tp->txmsg + sent, total - sent, MSG_DONTWAIT);
-
-		if (r > 0) {
-			for (int i = 0; i < r; i++)
-				tp->st.tx_bytes += tp->txiov[sent + i].iov_len;
-			tp->st.tx_pkts += (unsigned)r;
-			sent += (unsigned)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-			tp->st.tx_again++;
-			tp->tx_blocked = true;
-			break;
-		}
-		tp->st.tx_errors++;
-		if (errno == EMSGSIZE && qp->state == SOFT_QP_RTS)
-			soft_qp_to_error(qp, NR_WC_LOCAL_ERROR, NR_WC_FLUSHED,
-					 "path MTU %u does not fit the IP MTU toward %s "
-					 "(%zu-byte datagram refused): lower the transport's mtu",
-					 tp->mtu, qp->peer, tp->txiov[sent].iov_len);
-		sent++;     /* that packet is lost; go-back-N recovers it */
-	}
-	/* The state change of a sent packet is done; only unsent ones rewind. */
-	for (unsigned i = sent; i < total; i++)
-		tp->tx_unsent(tp->txent[i].qp, tp->txent[i].kind, tp->txent[i].psn);
-	tp->ntx = tp->ndelay = 0;
-	tp->txqp = NULL;
-	return 0;
-}
-
 /* ---- receive ------------------------------------------------------------ */
 
+/* One packet (a UDP payload) through the test filter; DELAY: after the batch. */
+struct rx_held {
+	uint8_t *buf;
+	uint32_t len;
+	unsigned from;
+};
+
 static void rx_filter(struct soft_tp *tp, soft_rx_fn *deliver, uint8_t *buf, uint32_t len,
-		      const struct sockaddr_in *from, unsigned *delayed, unsigned *ndelayed,
-		      unsigned idx)
+		      unsigned from, struct rx_held *held, unsigned *nheld)
 {
 	int v = tp->filter ? tp->filter(tp->filter_arg, NR_SOFT_RX, buf, len) : NR_SOFT_PASS;
 
@@ -336,16 +273,16 @@ static void rx_filter(struct soft_tp *tp, soft_rx_fn *deliver, uint8_t *buf, uin
 		tp->st.rx_filtered++;
 		return;
 	case NR_SOFT_DELAY:
-		if (delayed && *ndelayed < SOFT_BATCH) {
-			delayed[(*ndelayed)++] = idx;
+		if (*nheld < SOFT_DELAY_MAX) {
+			held[(*nheld)++] = (struct rx_held){ buf, len, from };
 			return;
 		}
 		break;
 	case NR_SOFT_DUP:
-		deliver(tp, buf, len, from);
+		deliver(tp, buf, len, &tp->rxfrom[from]);
 		break;
 	}
-	deliver(tp, buf, len, from);
+	deliver(tp, buf, len, &tp->rxfrom[from]);
 }
 
 static void rx_injected(struct soft_tp *tp, soft_rx_fn *deliver)
@@ -361,42 +298,67 @@ static void rx_injected(struct soft_tp *tp, soft_rx_fn *deliver)
 	}
 }
 
+/* The segment size of a GRO datagram (UDP_GRO control message), 0: a plain one. */
+static uint32_t gro_size(struct msghdr *h)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm))
+		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			return v > 0 ? (uint32_t)v : 0;
+		}
+	return 0;
+}
+
 int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 {
-	unsigned delayed[SOFT_BATCH], ndelayed = 0;
+	struct rx_held held[SOFT_DELAY_MAX];
+	unsigned nheld = 0;
 	int n;
 
 	if (tp->inj_head)
 		rx_injected(tp, deliver);
-	for (unsigned i = 0; i < SOFT_BATCH; i++) {
+	for (unsigned i = 0; i < SOFT_RX_MSGS; i++) {
 		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
 
-		memset(h, 0, sizeof(*h));
-		h->msg_name = &tp->rxfrom[i];
-		h->msg_namelen = sizeof(tp->rxfrom[i]);
-		h->msg_iov = &tp->rxiov[i];
-		h->msg_iovlen = 1;
+		*h = (struct msghdr){ .msg_name = &tp->rxfrom[i], .msg_namelen = sizeof(tp->rxfrom[i]),
+				      .msg_iov = &tp->rxiov[i], .msg_iovlen = 1 };
+		if (tp->gro) {
+			h->msg_control = tp->rxcmsg[i].buf;
+			h->msg_controllen = sizeof(tp->rxcmsg[i].buf);
+		}
 	}
-	n = recvmmsg(tp->fd, tp->rxmsg, SOFT_BATCH, MSG_DONTWAIT, NULL);
+	n = recvmmsg(tp->fd, tp->rxmsg, SOFT_RX_MSGS, MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;
 		return -errno;
 	}
+	tp->st.rx_calls++;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
+		uint8_t *buf = tp->rxiov[i].iov_base;
+		uint32_t len = tp->rxmsg[i].msg_len, seg = tp->gro ? gro_size(h) : 0;
 
 		if ((h->msg_flags & MSG_TRUNC) || h->msg_namelen != sizeof(struct sockaddr_in)) {
 			tp->st.rx_pkts++;
 			tp->st.rx_malformed++;
 			continue;
 		}
-		rx_filter(tp, deliver, tp->rxiov[i].iov_base, tp->rxmsg[i].msg_len, &tp->rxfrom[i],
-			  delayed, &ndelayed, (unsigned)i);
+		if (!seg || seg >= len) {
+			rx_filter(tp, deliver, buf, len, (unsigned)i, held, &nheld);
+			continue;
+		}
+		/* a GRO datagram: the packets of one send of one flow, IP IDs from 0 most likely */
+		tp->st.rx_gro++;
+		tp->rx_id_next = 0;
+		for (uint32_t off = 0; off < len; off += seg)
+			rx_filter(tp, deliver, buf + off, len - off < seg ? len - off : seg,
+				  (unsigned)i, held, &nheld);
 	}
-	for (unsigned j = 0; j < ndelayed; j++)
-		deliver(tp, tp->rxiov[delayed[j]].iov_base, tp->rxmsg[delayed[j]].msg_len,
-			&tp->rxfrom[delayed[j]]);
+	for (unsigned j = 0; j < nheld; j++)
+		deliver(tp, held[j].buf, held[j].len, &tp->rxfrom[held[j].from]);
 	return n;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 
 #include "tp_soft_cq.h"
+#include "tp_soft_icrc.h"
 #include "tp_soft_net.h"
 #include "tp_soft_req.h"
 #include "tp_soft_resp.h"
@@ -85,8 +86,25 @@ static void soft_dereg_mr(struct nr_tp *t, struct nr_tp_mr *mr)
 
 static const uint32_t ib_mtus[] = { 256, 512, 1024, 2048, 4096 };
 
-static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *err,
-		     size_t errlen)
+/* NR_SOFT_GSO=0|1: offloads off, or as cfg says; 0, or -EINVAL with err set. */
+static int env_offload(uint8_t *offload, char *err, size_t errlen)
+{
+	const char *env = getenv("NR_SOFT_GSO");
+
+	if (!env || !*env)
+		return 0;
+	if (strcmp(env, "0") && strcmp(env, "1")) {
+		snprintf(err, errlen, "soft: NR_SOFT_GSO=\"%s\": use 1 (UDP GSO and GRO where the "
+			 "kernel has them) or 0 (a datagram a send: IP ID 0, UDP checksum 0)", env);
+		return -EINVAL;
+	}
+	if (!strcmp(env, "0"))
+		*offload = NR_TP_OFFLOAD_OFF;
+	return 0;
+}
+
+static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, uint8_t *offload,
+		     char *err, size_t errlen)
 {
 	const char *env = getenv("NR_SOFT_IPSN");
 	bool mtu_ok = false;
@@ -134,7 +152,17 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, char *e
 		return -EINVAL;
 	}
 	tp->ackreq_every = cfg->ackreq_every ? cfg->ackreq_every : 64;
+	/* no GSO sends of several datagrams on slow links (AckReq interval < 8): tp_soft_tx.c */
+	tp->gso_segs = tp->ackreq_every < 8 ? 1 : SOFT_GSO_SEGS;
 	tp->tclass = cfg->tclass;
+	*offload = cfg->offload;
+	if (*offload != NR_TP_OFFLOAD_AUTO && *offload != NR_TP_OFFLOAD_OFF) {
+		snprintf(err, errlen, "soft: offload %u unknown (NR_TP_OFFLOAD_AUTO or _OFF)",
+			 *offload);
+		return -EINVAL;
+	}
+	if (env_offload(offload, err, errlen))
+		return -EINVAL;
 	tp->force_ipsn = -1;
 	if (env && *env) {
 		char *end;
@@ -156,6 +184,7 @@ static void tx_unsent(struct soft_qp *qp, uint8_t kind, uint32_t psn);
 static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t errlen)
 {
 	struct soft_tp *tp = calloc(1, sizeof(*tp));
+	uint8_t offload = NR_TP_OFFLOAD_AUTO;
 
 	if (!tp) {
 		snprintf(err, errlen, "soft: out of memory");
@@ -165,7 +194,9 @@ static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t
 	tp->tx_unsent = tx_unsent;
 	tp->fd = -1;
 	tp->inj_tail = &tp->inj_head;
-	if (parse_cfg(tp, cfg, err, errlen) || soft_net_open(tp, err, errlen)) {
+	soft_icrc_init(tp);
+	if (parse_cfg(tp, cfg, &offload, err, errlen) ||
+	    soft_net_open(tp, offload == NR_TP_OFFLOAD_AUTO, err, errlen)) {
 		soft_close(&tp->base);
 		return NULL;
 	}
@@ -382,17 +413,19 @@ static int soft_post_recv(struct nr_tp_qp *q, uint64_t wr_id)
 }
 
 /*
- * One received datagram (soft_rx_fn of the net layer): a well-formed RC
- * packet with a good ICRC, for a connected QP, from its peer, goes to the
- * requester (ACK/NAK) or the responder (WRITE); anything else is counted.
+ * One received packet (soft_rx_fn of the net layer): a well-formed RC packet
+ * with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a connected
+ * QP, from its peer, goes to the requester (ACK/NAK) or the responder
+ * (WRITE); anything else is counted.  Owed ACKs leave every SOFT_ACK_FLUSH
+ * packets, so a large receive batch does not hold a window's ACK to its end.
  */
-static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
+static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		   const struct sockaddr_in *from)
 {
 	struct nr_icrc_ip4 ipx = {
 		.saddr = from->sin_addr.s_addr, .daddr = tp->ip,
 		.sport = ntohs(from->sin_port), .dport = tp->port,
-		.id = 0, .frag_off = NR_IPV4_DF,
+		.id = tp->rx_id_next, .frag_off = NR_IPV4_DF,
 	};
 	struct soft_qp *qp;
 	struct nr_pkt p;
@@ -403,10 +436,12 @@ static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
 		tp->st.rx_malformed++;
 		return;
 	}
-	if (nr_icrc_ip4(&ipx, buf, p.end - NR_ICRC_LEN) != nr_icrc_stored(buf, &p)) {
+	if (!soft_icrc_rx(tp, &ipx, buf, p.end - NR_ICRC_LEN, nr_icrc_stored(buf, &p))) {
 		tp->st.rx_bad_icrc++;
 		return;
 	}
+	tp->st.rx_ipid += ipx.id != tp->rx_id_next;
+	tp->rx_id_next = (uint16_t)((ipx.id + 1) % SOFT_IPID_SPAN);
 	if (!(p.mask & NR_OPF_RC) || (p.opcode != NR_OP_RC_ACK && !(p.mask & NR_OPF_WRITE))) {
 		tp->st.rx_unsupported++;
 		return;
@@ -431,6 +466,21 @@ static void rx_one(struct soft_tp *tp, const uint8_t *buf, uint32_t len,
 		soft_resp_rx(qp, buf, &p);
 }
 
+/* The owed ACKs out (one per QP), the count restarted. */
+static void flush_acks(struct soft_tp *tp)
+{
+	tp->rx_since_flush = 0;
+	soft_resp_flush_acks(tp);
+}
+
+static void rx_one(struct soft_tp *tp, uint8_t *buf, uint32_t len,
+		   const struct sockaddr_in *from)
+{
+	rx_pkt(tp, buf, len, from);
+	if (++tp->rx_since_flush >= SOFT_ACK_FLUSH)
+		flush_acks(tp);
+}
+
 /* A packet the send socket refused: data is sent again from its PSN, an ACK is owed again. */
 static void tx_unsent(struct soft_qp *qp, uint8_t kind, uint32_t psn)
 {
@@ -446,6 +496,7 @@ static void tx_unsent(struct soft_qp *qp, uint8_t kind, uint32_t psn)
 
 /* ---- progress ----------------------------------------------------------- */
 
+
 /* Receive, fire timers, send.  Returns 0 or -errno (receive socket failure). */
 static int progress(struct soft_tp *tp)
 {
@@ -457,8 +508,8 @@ static int progress(struct soft_tp *tp)
 		r = soft_rx_round(tp, rx_one);
 		if (r < 0)
 			return r;
-		soft_resp_flush_acks(tp);
-		if (r < SOFT_BATCH)
+		flush_acks(tp);
+		if (r < SOFT_RX_MSGS)
 			break;
 	}
 	for (unsigned i = 0; i < tp->nqps; i++)
@@ -599,6 +650,9 @@ int nr_tp_soft_set_filter(struct nr_tp *t, nr_tp_soft_filter_fn fn, void *arg)
 {
 	if (!t || t->ops != &nr_tp_soft_ops)
 		return -EINVAL;
+	if (fn && soft_net_filter_bufs(soft_tp(t)))
+		return -ENOMEM;
+	soft_tx_flush(soft_tp(t));     /* packets built before it go as they were */
 	soft_tp(t)->filter = fn;
 	soft_tp(t)->filter_arg = arg;
 	return 0;

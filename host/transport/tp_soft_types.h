@@ -3,7 +3,7 @@
  * The state of the soft transport (types only), split by role like rxe: frames
  * on the wire (tp_soft_net.c), completions (tp_soft_cq.c), requester
  * (tp_soft_req.c), responder (tp_soft_resp.c), objects and the poll loop
- * (tp_soft_qp.c), bottom up as host/README.md, "Files", lists them.
+ * (tp_soft_qp.c), bottom up as host/transport/README.md lists them.
  *
  * Threading: a transport object and its QPs are driven by one thread (the
  * one calling nr_tp_poll and the posting functions); nothing here locks.
@@ -24,15 +24,48 @@
 #include "tp_internal.h"
 #include "tp_soft.h"
 
-#define SOFT_BATCH        64             /* recvmmsg / sendmmsg batch */
-#define SOFT_RX_ROUNDS    8              /* receive batches per progress call */
 #define SOFT_MAX_MTU      4096
 /* BTH + RETH + ImmDt + payload + ICRC, rounded up: the largest packet we make. */
 #define SOFT_PKT_MAX      (SOFT_MAX_MTU + 64)
+#define SOFT_HDR_MAX      32             /* BTH + RETH + ImmDt: the longest header we send */
 #define SOFT_ACKREQ_EVERY 64             /* legacy: AckReq on every 64th packet of a message */
 /* RNIC responder: an ACK at the latest after this many packets without AckReq */
 #define SOFT_ACK_COALESCE 128
 #define SOFT_DELAY_MAX    16             /* packets a filter may hold back per batch */
+
+/*
+ * The send batch: one QP's packets, at least a window (128) and an ACK, sent
+ * by one sendmmsg whose entries are GSO sends (UDP_SEGMENT) of up to
+ * SOFT_GSO_SEGS datagrams and SOFT_GSO_BYTES bytes (the kernel's limits:
+ * UDP_MAX_SEGMENTS, 64 before Linux 6.10, and an IPv4 datagram).
+ */
+#define SOFT_TX_PKTS      256
+#define SOFT_TX_SLOTS     (SOFT_TX_PKTS + SOFT_DELAY_MAX + 1)   /* + a duplicate */
+#define SOFT_GSO_SEGS     64
+#define SOFT_GSO_BYTES    65000
+/*
+ * The receive batch: recvmmsg entries of a GRO datagram each (UDP_GRO: up to
+ * 64 KiB of one flow's datagrams, one after the other), SOFT_RX_ROUNDS of
+ * them per progress call at most; owed ACKs leave after every SOFT_ACK_FLUSH
+ * packets of a batch and at its end.
+ */
+#define SOFT_RX_MSGS      64
+#define SOFT_RX_BUF       65536
+/* entries SOFT_RX_BUF apart would share the cache's sets: a stride off the power of two */
+#define SOFT_RX_STRIDE    (SOFT_RX_BUF + 4160)
+#define SOFT_RX_ROUNDS    8
+#define SOFT_ACK_FLUSH    64
+/*
+ * IP IDs: the kernel numbers the datagrams of a GSO send 0, 1, 2 ... (DF,
+ * unconnected socket), and the ICRC covers the ID; a received packet's ID,
+ * which a UDP socket does not show, is accepted in [0, SOFT_IPID_SPAN)
+ * (tp_soft_icrc.c).
+ */
+#define SOFT_IPID_SPAN    SOFT_GSO_SEGS
+#define SOFT_IPID_CACHE   8              /* packet lengths whose ID tables are kept */
+/* pseudo-header CRCs kept (tp_soft_icrc.c): per QP by length, received by source and length */
+#define SOFT_PFX_CACHE    4
+#define SOFT_RXPFX_CACHE  8
 
 enum soft_qp_state {
 	SOFT_QP_INIT = 0,                /* created, not connected */
@@ -68,6 +101,27 @@ struct soft_mr {
 
 struct soft_tp;
 
+/*
+ * The CRC of the pseudo headers the ICRC covers (IP ID 0) of a packet of tlen
+ * bytes, and through a WRITE MIDDLE's BTH whose first 8 bytes are bth0 (with
+ * its last 4, AckReq and PSN, zero).
+ */
+struct soft_pfx {
+	uint32_t tlen;                   /* BTH .. pad; 0: unused */
+	uint32_t crc;
+	uint64_t bth0;
+	uint32_t crc_bth;
+	bool bth_ok;
+};
+
+/* The same for received packets, by their source. */
+struct soft_rx_pfx {
+	uint32_t saddr;                  /* network order */
+	uint16_t sport;                  /* host order */
+	uint32_t tlen;
+	uint32_t crc;
+};
+
 struct soft_qp {
 	struct nr_tp_qp base;
 	struct soft_tp *tp;
@@ -80,6 +134,8 @@ struct soft_qp {
 	uint32_t rqpn;
 	struct sockaddr_in raddr;
 	struct nr_icrc_ip4 ipx;          /* what the kernel puts in our packets' IP/UDP headers */
+	struct soft_pfx pfx[SOFT_PFX_CACHE];   /* their pseudo headers' CRCs (tp_soft_icrc.c) */
+	unsigned pfx_next;
 	char peer[INET_ADDRSTRLEN];
 	char err[320];
 
@@ -126,18 +182,52 @@ struct soft_qp {
 	struct soft_qp *ack_next;
 };
 
-/* One packet waiting in the send batch. */
-struct soft_txent {
-	struct soft_qp *qp;
+/*
+ * One packet of the send batch.  Gathered (no test filter): its header at
+ * edge + 8, the pad and ICRC of the packet before it (in the same send) right
+ * before that, so one iovec carries both, and its payload read where the
+ * posted write has it; nothing copied.  With a filter: whole, copied into
+ * tp->fbuf or tp->dbuf (buf).
+ */
+struct soft_txpkt {
 	uint32_t psn;
+	uint16_t len;                    /* datagram (UDP payload) bytes */
+	uint16_t pos;                    /* its place in its GSO send: the IP ID the kernel gives it */
 	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+	uint8_t hl, tl;                  /* header bytes; pad and ICRC bytes */
 	int16_t tos;                     /* IP_TOS of this datagram, -1: the socket's */
+	uint32_t plen;
+	const void *pay;
+	uint8_t *buf;                    /* a whole packet (filter), NULL: gathered */
+	uint8_t edge[8 + SOFT_HDR_MAX];  /* the previous packet's trailer, this one's header */
+	uint8_t trl[8];                  /* pad and ICRC */
 };
 
-/* Ancillary data of one datagram: its own IP_TOS. */
-union soft_tos_cmsg {
+/* One sendmmsg entry: packets [first, first + n) of the batch, one GSO send when n > 1. */
+struct soft_txmsg {
+	uint16_t first, n;
+	uint16_t seg;                    /* bytes of each datagram but the last (gso_size) */
+	uint16_t closed;                 /* a shorter datagram ended it */
+	uint32_t bytes;
+	int16_t tos;
+};
+
+/* Ancillary data of one sendmmsg entry: UDP_SEGMENT and its own IP_TOS. */
+union soft_tx_cmsg {
+	char buf[CMSG_SPACE(sizeof(uint16_t)) + CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+/* Ancillary data of one received entry: UDP_GRO's segment size. */
+union soft_rx_cmsg {
 	char buf[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr align;
+};
+
+/* The ICRC change that moving a packet of n ICRC-covered bytes from IP ID 0 to x makes. */
+struct soft_ipid_tab {
+	uint32_t n;                      /* 0: unused */
+	uint32_t d[SOFT_IPID_SPAN];
 };
 
 enum { SOFT_TX_DATA = 0, SOFT_TX_ACK = 1 };
@@ -188,22 +278,41 @@ struct soft_tp {
 	void *filter_arg;
 	struct soft_inject *inj_head, **inj_tail;
 
+	/* what the kernel offers (soft_net_open; NR_TP_OFFLOAD_OFF: neither) */
+	bool gso;                        /* UDP_SEGMENT on the send sockets */
+	uint32_t gso_segs;               /* datagrams a GSO send at most: the AckReq interval,
+					  * at most SOFT_GSO_SEGS (tp_soft_tx.c) */
+	bool gro;                        /* UDP_GRO on the receive socket */
+
 	/* receive batch */
-	uint8_t *rxbuf;                  /* SOFT_BATCH * SOFT_PKT_MAX */
-	struct mmsghdr rxmsg[SOFT_BATCH];
-	struct iovec rxiov[SOFT_BATCH];
-	struct sockaddr_in rxfrom[SOFT_BATCH];
+	uint8_t *rxbuf;                  /* SOFT_RX_MSGS entries SOFT_RX_STRIDE apart */
+	struct mmsghdr rxmsg[SOFT_RX_MSGS];
+	struct iovec rxiov[SOFT_RX_MSGS];
+	struct sockaddr_in rxfrom[SOFT_RX_MSGS];
+	union soft_rx_cmsg rxcmsg[SOFT_RX_MSGS];
+	unsigned rx_since_flush;         /* packets since the ACK list was last flushed */
+	uint16_t rx_id_next;             /* the IP ID the next packet likely has */
 
 	/* send batch (one QP's socket at a time) */
-	uint8_t *txbuf;                  /* (SOFT_BATCH + SOFT_DELAY_MAX) * SOFT_PKT_MAX */
 	struct soft_qp *txqp;
-	unsigned ntx, ndelay;
-	struct mmsghdr txmsg[SOFT_BATCH + SOFT_DELAY_MAX];
-	struct iovec txiov[SOFT_BATCH + SOFT_DELAY_MAX];
-	struct soft_txent txent[SOFT_BATCH + SOFT_DELAY_MAX];
-	union soft_tos_cmsg txcmsg[SOFT_BATCH + SOFT_DELAY_MAX];
-	uint32_t delay_len[SOFT_DELAY_MAX];
-	struct soft_txent delay_ent[SOFT_DELAY_MAX];
+	unsigned ntx, nmsg, ndelay;
+	uint8_t *fbuf;                   /* with a test filter: SOFT_TX_SLOTS whole packets */
+	struct soft_txpkt txp[SOFT_TX_SLOTS];
+	struct soft_txmsg txm[SOFT_TX_SLOTS];
+	struct iovec txiov[SOFT_TX_SLOTS * 3];      /* made at the flush */
+	struct mmsghdr txmsg[SOFT_TX_SLOTS];
+	union soft_tx_cmsg txcmsg[SOFT_TX_SLOTS];
+	struct soft_txpkt delay[SOFT_DELAY_MAX];    /* held back by the filter, whole in dbuf */
+	uint8_t *dbuf;                   /* SOFT_DELAY_MAX * SOFT_PKT_MAX, with fbuf */
+
+	/* tp_soft_icrc.c: the IP ID's share after the pseudo headers, its tables over
+	 * whole packets of the last lengths seen, received pseudo headers' CRCs */
+	uint32_t id_pfx[SOFT_IPID_SPAN];
+	uint32_t id_bth[SOFT_IPID_SPAN];         /* ... and after a BTH */
+	struct soft_ipid_tab ipid[SOFT_IPID_CACHE];
+	unsigned ipid_next;
+	struct soft_rx_pfx rxpfx[SOFT_RXPFX_CACHE];
+	unsigned rxpfx_next, rxpfx_last;
 };
 
 static inline struct soft_tp *soft_tp(struct nr_tp *t) { return (struct soft_tp *)t; }

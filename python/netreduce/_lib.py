@@ -98,7 +98,7 @@ class NrBoxCounters(ctypes.Structure):
 # library whose struct nr_config's first fields no longer match NrConfig is
 # refused instead of being handed a wrong layout (a newer library with more
 # fields takes this size and keeps its defaults for the rest).
-_DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport": b"soft", "mtu": 1024, "msg_size": 65536,
+_DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport": b"soft", "mtu": 0, "msg_size": 65536,
              "timeout_ms": 10000, "pool_msgs": 8, "channels": 1, "ring_window": 16,
              "udp_port": 4791, "gid_index": -1, "ack_timeout": 0, "root": None,
              "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,

@@ -166,6 +166,7 @@ static void *run_main(void *arg)
 	cfg.addr = host_str(u->rank ? 11 + (unsigned)u->rank : 10, addr);
 	cfg.timeout_ms = 2000;
 	cfg.bootstrap_timeout_ms = u->boot_ms;
+	cfg.mtu = 1024;          /* the genuine hellos' (genuine_lines), not lo's 4096 */
 	u->rc = nr_flat_init(&cfg, true, &c);
 	if (u->rc) {
 		snprintf(u->err, sizeof(u->err), "%s", nr_comm_last_error(NULL));

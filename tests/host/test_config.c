@@ -106,7 +106,7 @@ static void test_env_defaults(void **state)
 	assert_int_equal(cfg.world, 1);
 	assert_string_equal(cfg.transport, "soft");
 	assert_null(cfg.switch_addr);
-	assert_int_equal(cfg.mtu, 1024);
+	assert_int_equal(cfg.mtu, 0);            /* the largest NR_ADDR's interface carries */
 	assert_int_equal(cfg.msg_size, 65536);
 	assert_int_equal(cfg.timeout_ms, 10000);
 	assert_int_equal(cfg.local_size, 1);
@@ -395,6 +395,21 @@ static void test_strerror(void **state)
 }
 
 /* The soft RNIC profile's window from the link speed; the user's values stay. */
+/* The RoCE MTU an interface carries: the kernel's rule (iboe_get_mtu), 96 bytes of headers. */
+static void test_roce_mtu(void **state)
+{
+	static const struct { unsigned ifmtu; uint32_t mtu; } cases[] = {
+		{ 65536, 4096 }, { 9000, 4096 }, { 4200, 4096 }, { 4192, 4096 }, { 4191, 2048 },
+		{ 2144, 2048 }, { 2143, 1024 }, { 1500, 1024 }, { 1280, 1024 }, { 1120, 1024 },
+		{ 1119, 512 }, { 576, 256 }, { 352, 256 }, { 351, 0 }, { 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (nr_roce_mtu(cases[i].ifmtu) != cases[i].mtu)
+			fail_msg("IP MTU %u: RoCE MTU %u, expected %u", cases[i].ifmtu,
+				 nr_roce_mtu(cases[i].ifmtu), cases[i].mtu);
+}
+
 static void test_soft_window(void **state)
 {
 	static const struct {
@@ -444,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
+		cmocka_unit_test(test_roce_mtu),
 		cmocka_unit_test(test_strerror),
 	};
 

@@ -125,7 +125,7 @@ def main():
     os.environ.setdefault("NR_TIMEOUT_MS", "30000")
     dist.init_process_group("netreduce")
     rank, world = dist.get_rank(), dist.get_world_size()
-    algo = dist.distributed_c10d._get_default_group().engine.algo
+    algo = dist.distributed_c10d._get_default_group().worker.algo
     gloo = dist.new_group(backend="gloo")
     fails = []
     for t in a.dtype.split(","):

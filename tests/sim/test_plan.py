@@ -54,8 +54,11 @@ def near(got, want, tol=0.02):
     return abs(got / want - 1) <= tol
 
 
-# Tiny latencies and no step cost: the closed forms hold to well within 2%.
-base = {"nic": "1GBps", "latency": {"nic": "1us", "fabric": "1us", "intra": "1us"}}
+# Tiny latencies and no step cost, the box at the wire's rate (the papers'
+# switch-sized box; test_scale.py holds the box as a server), gradients in host
+# memory (nothing staged): the closed forms hold to well within 2%.
+base = {"nic": "1GBps", "latency": {"nic": "1us", "fabric": "1us", "intra": "1us"},
+        "box": "wire", "step_cost": 0, "gradients": "host"}
 
 # 1. One rack of 8 hosts: the box, the ring, the tree against the bounds.
 t = times(dict(base, hosts_per_rack=8))
@@ -82,7 +85,7 @@ check(near(t["box"]["seconds"], UNIT), "a pool of 16 (512 KiB in flight) does")
 
 # 2. 4 hosts x 2 GPUs at r = 4 and r = 1: host/README.md's cost model.
 for r in (1, 4):
-    t = times(dict(base, hosts_per_rack=4, gpus_per_host=2, intra=f"{r}GBps"))
+    t = times(dict(base, hosts_per_rack=4, gpus_per_host=2, intra=f"{r}GBps", library_intra=f"{r}GBps"))
     P = 2
     local = S / (r * B)              # the local phases carry no headers
     hier = UNIT + P * local
@@ -132,6 +135,17 @@ fails(dict(base, hosts_per_rack=4, nicc="1GBps"), [], ["unknown field", "nicc"])
 fails(dict(base, hosts_per_rack=4, nic="1 furlong"), [], ["bandwidth", "unit"])
 fails({"hosts_per_rack": 4}, [], ["nic", "required"])
 fails(dict(base, hosts_per_rack=4, gpus_per_host=2), [], ["intra", "required"])
+fails(dict(base, hosts_per_rack=4, gpus_per_host=2, intra="100GBps"), [], ["library_intra", "NR_INTRA_GBPS", "required"])
+fails(dict(base, hosts_per_rack=4, box_port="1GBps"), [], ["box_port", "box", "ports", "port_speed"])
+fails(dict(base, hosts_per_rack=4, box={"cores": 4}), [], ["box: unknown field", "cores", "workers"])
+fails(dict(base, hosts_per_rack=4, box={"rates": "/nonexistent/rates.jsonl"}), [], ["box.rates", "/nonexistent/rates.jsonl", "nr-bench-switch"])
+fails(dict(base, hosts_per_rack=4, box={"workers": 0}), [], ["box.workers", "1..4096"])
+fails(dict(base, hosts_per_rack=4, box={"mode": "two-armed"}), [], ["mode", "one-armed", "switch"])
+fails(dict(base, hosts_per_rack=4, gpus_per_host=2, intra="9GBps", library_intra="9GBps", nics=4), [], ["nics=4", "gpus_per_host"])
+fails(dict(base, hosts_per_rack=6, jobs=4), [], ["jobs=4", "divide"])
+fails(dict(base, hosts_per_rack=4, step_cost=["10us", "1us"]), [], ["step_cost", "low <= high"])
+fails(dict(base, hosts_per_rack=4, dtype="int8"), [], ["dtype", "bf16"])
+fails(dict(base, hosts_per_rack=4), ["--size", "--factor", "x"], ["--factor x"])
 fails(dict(base, hosts_per_rack=4), ["--algo", "allgather"], ["--algo allgather"])
 fails(dict(base, hosts_per_rack=4), ["--bytes", "-3M"], ["size"])
 fails(dict(base, hosts_per_rack=4, boxes=[7]), [], ["boxes", "rack indices"])

@@ -109,6 +109,21 @@ tb_af_ring() {
 	[ "$(tb_link_mtu)" -le 4272 ] || tb_die "link MTU $(tb_link_mtu) over the box's 4272"
 	echo ",framesz=4352,blocksz=69632,framecnt=512"
 }
+# The box's ports: TB_PMD af_packet or af_xdp.  net_af_xdp (XDP on the veth,
+# its frames the box's mbufs, a page each) takes 1500-byte links only, a queue
+# a port (one box worker); where it runs it is the faster (tests/testbed/README.md,
+# "The box's ports"), so the default there, af_packet elsewhere.
+tb_pmd() {
+	if [ -n "${TB_PMD:-}" ]; then
+		echo "$TB_PMD"
+	elif [ "$(tb_link_mtu)" -le 1500 ] && [ "${TB_BOX_WORKERS:-1}" -le 1 ] &&
+		grep -q ' xsk_' /proc/kallsyms 2>/dev/null &&
+		ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* >/dev/null 2>&1; then
+		echo af_xdp
+	else
+		echo af_packet
+	fi
+}
 tb_host_mac() { printf '02:77:%02x:%02x:00:%02x' $(( 0x${TB_ID:0:2} )) $(( 0x${TB_ID:2:2} )) "$1"; }
 
 tb_bin_switch() { echo "$TB_BUILD/netreduce-switch"; }
@@ -200,8 +215,11 @@ tb_shape() {
 	if [ "$TB_RATE" != 0 ]; then
 		$q add dev "$dev" root handle 1: htb default 1 r2q 100000 ||
 			tb_die "tc htb on $dev failed"
+		# a burst of 1 ms of the rate (at least 64 KiB): htb refills its tokens by
+		# timer, and at Gbit/s 64 KiB is 50 us: the link would idle between ticks
+		local burst=$((TB_RATE * 125 > 65536 ? TB_RATE * 125 : 65536))
 		$c add dev "$dev" parent 1: classid 1:1 htb rate "${TB_RATE}mbit" \
-			burst 64k cburst 64k quantum 30000 || tb_die "tc htb class on $dev failed"
+			burst "$burst" cburst "$burst" quantum 30000 || tb_die "tc htb class on $dev failed"
 		if [ -n "$netem" ]; then
 			# shellcheck disable=SC2086
 			$q add dev "$dev" parent 1:1 handle 10: netem $netem limit 10000 ||
@@ -472,6 +490,7 @@ tb_setup() {
 	done
 	[ "$TB_IMPAIR" = user ] && tb_start_impair
 	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s), RoCE MTU $TB_MTU (links $(tb_link_mtu))," \
+		"box ports net_$(tb_pmd)," \
 		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
 		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
 		"inter-rack ${TB_INTER_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
@@ -494,17 +513,28 @@ tb_box_cmd() {
 	fi
 	local cmd=("$(tb_bin_switch)" --no-pci --no-huge -m "${TB_BOX_MEM:-512}" --file-prefix "$prefix"
 		"${lc[@]}" --log-level "${TB_BOX_LOGLEVEL:-6}")
+	# more EAL arguments, e.g. -d DIR: DPDK's PMDs carried to a machine without them
+	# shellcheck disable=SC2206
+	[ -n "${TB_EAL_EXTRA:-}" ] && cmd+=($TB_EAL_EXTRA)
 	for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
 		ifs+=("${TB_P}p$i")
 	done
 	[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
 	[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
-	q="$q$(tb_af_ring)"
 	for i in "${ifs[@]}"; do
-		cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0$q")
+		if [ "$(tb_pmd)" = af_xdp ]; then
+			[ "$(tb_link_mtu)" -le 1500 ] || tb_die "TB_PMD=af_xdp: an XDP frame is a page," \
+				"the link MTU $(tb_link_mtu) does not fit (use --mtu 1024, or af_packet)"
+			cmd+=(--vdev "net_af_xdp$n,iface=$i,start_queue=0,queue_count=${w}")
+		else
+			cmd+=(--vdev "net_af_packet$n,iface=$i,qdisc_bypass=0$q$(tb_af_ring)")
+		fi
 		n=$((n + 1))
 	done
-	cmd+=(-- --mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
+	cmd+=(--)
+	# net_af_xdp: the box's mbufs are its umem's frames, at most a page each
+	[ "$(tb_pmd)" = af_xdp ] && cmd+=(--mbuf-size 2176)
+	cmd+=(--mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
 		--ctl-socket "$(tb_ctl_sock "$k")" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
 	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
@@ -543,7 +573,7 @@ tb_box_start() {
 		cmd=$(tb_box_cmd "$k")
 		log=$(tb_box_log "$k")
 		echo "# $cmd" >> "$log"
-		ip netns exec "$(tb_ns_box "$k")" bash -c "exec $cmd" >> "$log" 2>&1 &
+		ip netns exec "$(tb_ns_box "$k")" bash -c "ulimit -l unlimited 2>/dev/null; exec $cmd" >> "$log" 2>&1 &
 		TB_BOX_PIDS[k]=$!
 		tb_track "$!"
 	done
@@ -635,6 +665,37 @@ tb_launch() {
 	done
 }
 
+# CPU ticks (user + system, all threads) a process used so far, 0 once it is
+# gone; tb_cpu_note keeps the last seen in TB_CPU[pid] (tb_wait polls it, so a
+# host's figure misses at most its last 0.1 s) and the busiest half second's
+# use in TB_CPU_PEAK[pid], in thousandths of a core: a run's steady state,
+# not diluted by its start, warm-up and check.
+declare -gA TB_CPU=() TB_CPU_PEAK=() TB_CPU_T=() TB_CPU_K=()
+TB_HZ=$(getconf CLK_TCK 2>/dev/null || echo 100)
+tb_cpu_ticks() {
+	local f
+	f=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	f=${f##*) }                     # after the command name, field 3 on
+	set -- $f
+	echo $(( ${12} + ${13} ))       # fields 14 and 15: utime, stime
+}
+tb_cpu_note() {
+	local t now=${EPOCHREALTIME/./} dt
+	t=$(tb_cpu_ticks "$1")
+	[ "$t" -gt 0 ] || return 0
+	TB_CPU[$1]=$t
+	if [ -z "${TB_CPU_T[$1]:-}" ]; then
+		TB_CPU_T[$1]=$now TB_CPU_K[$1]=$t
+		return 0
+	fi
+	dt=$((now - TB_CPU_T[$1]))
+	[ "$dt" -ge 500000 ] || return 0
+	local m=$(( (t - TB_CPU_K[$1]) * 1000000000 / TB_HZ / dt ))
+	[ "$m" -gt "${TB_CPU_PEAK[$1]:-0}" ] && TB_CPU_PEAK[$1]=$m
+	TB_CPU_T[$1]=$now TB_CPU_K[$1]=$t
+	return 0
+}
+
 # tb_wait TIMEOUT PID...: wait for all; kill all at the timeout.  Sets
 # TB_RCS to the exit codes in PID order (124 = timed out).  Must run in the
 # shell that started the processes (not in a subshell).
@@ -647,7 +708,13 @@ tb_wait() {
 	while :; do
 		left=0
 		for pid in "$@"; do
-			if kill -0 "$pid" 2>/dev/null; then left=1; fi
+			if kill -0 "$pid" 2>/dev/null; then
+				left=1
+				tb_cpu_note "$pid"
+			fi
+		done
+		for pid in ${TB_WAIT_WATCH:-}; do      # the boxes, while the ranks run
+			tb_cpu_note "$pid"
 		done
 		[ "$left" = 0 ] && break
 		if [ $SECONDS -ge $deadline ]; then

@@ -37,11 +37,11 @@ import torch.distributed as dist
 
 from ..comm import NetreduceError
 from .backend import BACKEND, ProcessGroupNetreduce, create
-from .engine import Engine, health, report, shutdown, stats
+from .worker import Worker, health, report, shutdown, stats
 from .hook import allreduce_hook, bf16_hook, fp16_hook, hook_state, tolerant_hook
 from .counters import NetreduceFallbackWarning, NetreduceUnsupported
 
-__all__ = ["BACKEND", "Engine", "NetreduceError", "NetreduceFallbackWarning",
+__all__ = ["BACKEND", "Worker", "NetreduceError", "NetreduceFallbackWarning",
            "NetreduceUnsupported", "ProcessGroupNetreduce", "allreduce_hook", "bf16_hook",
            "fp16_hook", "health", "tolerant_hook",
            "hook_state", "report", "shutdown", "stats"]

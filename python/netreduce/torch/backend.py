@@ -5,7 +5,7 @@ A Python subclass of c10d's ProcessGroup, returned by the creator function
 given to dist.Backend.register_backend (torch 1.13 and 2.x; on 2.x registered
 for the devices "cpu" and "cuda").
 
-Through libnetreduce (the Engine's worker thread): all-reduce of one
+Through libnetreduce (the Worker's worker thread): all-reduce of one
 contiguous float32, bfloat16 or float16 tensor, on the CPU or a CUDA device,
 with SUM or AVG, and float32 with MAX (MAX: through the box when its job
 computes max, NR_REDUCE, else over the ring; not on hosts with several ranks
@@ -24,7 +24,7 @@ Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
 tolerant (the box may complete their packets short, within the job's bound
 NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
-(hook.py) on this backend's communicator, or Engine.request(tolerant=True).
+(hook.py) on this backend's communicator, or Worker.request(tolerant=True).
 """
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
                                         ReduceOp)
@@ -32,7 +32,8 @@ import torch
 import torch.distributed as dist
 
 from . import work as works
-from .engine import DTYPES, Engine
+from .accept import flat_refusal, refusal
+from .worker import Worker
 from .counters import STATS, kind
 
 BACKEND = "netreduce"
@@ -50,47 +51,6 @@ def op_name(op):
         except (AttributeError, TypeError):
             continue
     return str(op)
-
-
-def refusal(tensors, op, topology=False):
-    """Why netreduce cannot all-reduce these tensors with op; None if it can.
-    topology: hosts with several ranks or racks, whose phases sum only."""
-    if len(tensors) != 1:
-        return f"a list of {len(tensors)} tensors (one per device): netreduce takes one"
-    t = tensors[0]
-    if op not in ("SUM", "AVG", "MAX"):
-        return f"netreduce does SUM, AVG and MAX, not {op}"
-    if op == "MAX" and topology:
-        return ("MAX on hosts with several ranks or across racks: their local and rack "
-                "phases sum only")
-    dt = str(t.dtype).replace('torch.', '')
-    if t.dtype not in DTYPES:
-        return f"netreduce sums float32, bfloat16 and float16, this is {dt}"
-    if t.dtype != torch.float32 and op == "MAX":
-        return f"netreduce takes MAX of float32 only, this is {dt}"
-    if t.dtype != torch.float32 and topology:
-        return (f"{dt} on hosts with several ranks or across racks: their local and rack "
-                "phases sum float32 only")
-    if t.device.type not in ("cpu", "cuda"):
-        return f"device {t.device.type}: netreduce takes CPU and CUDA tensors"
-    if t.is_sparse:
-        return "a sparse tensor: netreduce sums dense buffers"
-    if not t.is_contiguous():
-        return "not contiguous: netreduce sums one flat buffer"
-    return None
-
-
-def _flat_refusal(tensors, op, topology=False):
-    """refusal() for several tensors summed as one flat buffer (coalesced)."""
-    if not tensors:
-        return "no tensors"
-    for t in tensors:
-        why = refusal([t], op, topology)
-        if why:
-            return why
-    if len({t.device for t in tensors}) > 1:
-        return "tensors on several devices"
-    return None
 
 
 def _allreduce_opts(opts, op):
@@ -111,12 +71,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # Gloo first: it checks the rendezvous and the data path between the hosts
         # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
         self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
-        self._engine = Engine(store, rank, size, "netreduce")
+        self._worker = Worker(store, rank, size, "netreduce")
         self._coalesced = None   # works issued between _start_coalescing and _end_coalescing
 
     @property
-    def engine(self):
-        return self._engine
+    def worker(self):
+        return self._worker
 
     def getBackendName(self):   # called by C++ (DDP's logger, ProcessGroup.name())
         return BACKEND
@@ -131,7 +91,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def _submit(self, tensor, op, collective, then=None, result=None, tolerant=False):
         """tensor (contiguous float32) through netreduce; then(tensor) runs on the result."""
-        raw, fut = self._engine.request(tensor, op, as_list=False,
+        raw, fut = self._worker.request(tensor, op, as_list=False,
                                         kind=kind(collective, op, tensor), tolerant=tolerant)
 
         def finish(f):
@@ -146,10 +106,10 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         """A collective for Gloo, after the netreduce requests queued before it.
         refused=(kind, bytes, why): an all-reduce netreduce could not take."""
         if refused is not None:
-            STATS.delegate(*refused, self.rank(), self._engine.job)
+            STATS.delegate(*refused, self.rank(), self._worker.job)
         else:
             STATS.gloo(collective)
-        self._engine.drain()     # keep the order the caller issued collectives in
+        self._worker.drain()     # keep the order the caller issued collectives in
         return self._issued(call())
 
     def allreduce(self, tensors, opts=None, op=None):
@@ -157,7 +117,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             tensors = [tensors]
         opts = _allreduce_opts(opts, op)
         name = op_name(opts.reduceOp)
-        why = refusal(tensors, name, self._engine.comm.topology)
+        why = refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
@@ -170,7 +130,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
-        why = _flat_refusal(tensors, name, self._engine.comm.topology)
+        why = flat_refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce_coalesced",
@@ -203,8 +163,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
         if len(output_tensors) == 1 and len(input_tensors) == 1 and \
-                not _flat_refusal(output_tensors + input_tensors[0], name,
-                                  self._engine.comm.topology):
+                not flat_refusal(output_tensors + input_tensors[0], name,
+                                  self._worker.comm.topology):
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
             return self._reduce_scatter_flat(output_tensors[0], flat, name, "reduce_scatter",
                                              output_tensors)
@@ -214,7 +174,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def _reduce_scatter_base(self, output, input, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
-        if not _flat_refusal([output, input], name, self._engine.comm.topology):
+        if not flat_refusal([output, input], name, self._worker.comm.topology):
             return self._reduce_scatter_flat(output, input.reshape(-1).clone(), name,
                                              "reduce_scatter", [output])
         return self._to_gloo("reduce_scatter",
@@ -249,7 +209,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def shutdown(self):
         """Destroy the communicator now (collective; also done at exit)."""
-        self._engine.close()
+        self._worker.close()
 
 
 def _delegated(name):

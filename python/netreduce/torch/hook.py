@@ -29,8 +29,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as c10d
 
-from .backend import ProcessGroupNetreduce, refusal
-from .engine import Engine
+from .accept import refusal
+from .backend import ProcessGroupNetreduce
+from .worker import Worker
 from .counters import STATS, kind
 
 _lock = threading.Lock()
@@ -38,31 +39,31 @@ _default = None
 
 
 def hook_state():
-    """The Engine the hooks use: the default group's when its backend is
+    """The Worker the hooks use: the default group's when its backend is
     netreduce (one communicator a process), else one of the default (world)
     group's ranks, through its store.  Collective on the first call: every
     rank calls it."""
     global _default
     pg = c10d._get_default_group()
     if isinstance(pg, ProcessGroupNetreduce):
-        return pg.engine
+        return pg.worker
     with _lock:
         if _default is None or _default.closed:
             store = c10d._get_default_store()
-            _default = Engine(store, dist.get_rank(), dist.get_world_size(), "netreduce-hook")
+            _default = Worker(store, dist.get_rank(), dist.get_world_size(), "netreduce-hook")
         return _default
 
 
 def _average(state, bucket, tolerant):
-    engine = state if isinstance(state, Engine) else hook_state()
+    worker = state if isinstance(state, Worker) else hook_state()
     buf = bucket.buffer()
-    why = refusal([buf], "AVG", engine.comm.topology)
+    why = refusal([buf], "AVG", worker.comm.topology)
     if why:
         STATS.delegate(kind("ddp_bucket", "AVG", buf), buf.numel() * buf.element_size(), why,
-                       engine.rank, engine.job)
-        fut = dist.all_reduce(buf.div_(engine.world), async_op=True).get_future()
+                       worker.rank, worker.job)
+        fut = dist.all_reduce(buf.div_(worker.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
-    return engine.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
+    return worker.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
                          tolerant=tolerant)
 
 
@@ -83,22 +84,22 @@ def tolerant_hook(state, bucket):
 def _compressed_hook(state, bucket, dtype, name):
     """A 16-bit comm hook: bucket.buffer() (float32) rounded to dtype, summed
     through netreduce, written back as float32 divided by the world size."""
-    engine = state if isinstance(state, Engine) else hook_state()
+    worker = state if isinstance(state, Worker) else hook_state()
     buf = bucket.buffer()
     if buf.dtype != torch.float32:
         raise TypeError(f"netreduce.torch.{name}: DDP's bucket is {buf.dtype}, the hook "
                         "compresses float32 gradients (use allreduce_hook for other types)")
     half = buf.to(dtype)
-    why = refusal([half], "SUM", engine.comm.topology)
+    why = refusal([half], "SUM", worker.comm.topology)
     if why:
         STATS.delegate(kind("ddp_bucket", "SUM", half), half.numel() * half.element_size(), why,
-                       engine.rank, engine.job)
+                       worker.rank, worker.job)
         fut = dist.all_reduce(half, async_op=True).get_future()
     else:
-        fut = engine.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
+        fut = worker.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
 
     def decompress(f):
-        return buf.copy_(f.value()[0]).div_(engine.world)
+        return buf.copy_(f.value()[0]).div_(worker.world)
     return fut.then(decompress)
 
 

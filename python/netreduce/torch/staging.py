@@ -14,10 +14,10 @@ goes through a ring of SLOTS pinned host buffers of one chunk each:
 so the copy of chunk k+1 and the copy back of chunk k-1 overlap chunk k on
 the wire; only the first chunk's copy and the last one's copy back are added
 to the all-reduce.  The copies run on two streams of their own (both copy
-engines), after what the caller queued on its current stream when it
+workers), after what the caller queued on its current stream when it
 submitted (an event); the request completes once the last copy back is done,
 so whoever waits on it may use the tensor on any stream.  Pinned memory is
-SLOTS chunks per engine, whatever the tensor's size.
+SLOTS chunks per worker, whatever the tensor's size.
 
 Chunks are all-reduced one by one, so every rank cuts a tensor the same way
 (same size, same NR_STAGE_CHUNK_KB).  The box sums element by element in
@@ -54,7 +54,7 @@ def chunks(numel, chunk_elems):
 
 class CudaOps:
     """The device side of staging for one CUDA device: pinned slots, two copy
-    streams, events.  Created lazily by the engine for the device of the first
+    streams, events.  Created lazily by the worker for the device of the first
     CUDA tensor it is handed."""
 
     def __init__(self, device, chunk):

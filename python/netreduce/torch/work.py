@@ -8,7 +8,7 @@ to DDP.  One rule makes that hold: pybind11 finds a Python override only
 while the Python object lives, and a C++ caller keeps only the C++ side.  So
 every Work stays referenced here until its future completes, and the last
 KEEP_RECENT handed out stay as well: a request can complete before C++ asks
-for its future (an empty tensor, a closed engine, a fast worker), and DDP's
+for its future (an empty tensor, a closed worker, a fast worker), and DDP's
 reducer asks right after the call returns, before it issues the next one.
 Few, since a Work holds its result's tensors.  This is the pattern of
 PyTorch's own tests of Python process groups (test_c10d_pypg.py).
@@ -41,7 +41,7 @@ def _keep(work, fut):
 class Work(dist.Work):
     """A collective's Work around a torch.futures.Future whose value is the
     result (a list of tensors) or whose error is netreduce's.  cause: the
-    engine's own future of the request, whose error wait() raises as it is
+    worker's own future of the request, whose error wait() raises as it is
     (a NetreduceError), not as the chained futures' RuntimeError around it."""
 
     def __init__(self, fut, result, cause=None):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """One netreduce communicator behind a worker thread, for torch.
 
-Engine(store, rank, world, prefix) settles the job's settings through the
+Worker(store, rank, world, prefix) settles the job's settings through the
 c10d store (job name, rank 0's rendezvous address when NR_ROOT is unset),
 starts the heartbeat (watch.py), creates the communicator (collective) and
 one worker thread.  submit() queues an all-reduce of a contiguous float32,
@@ -26,7 +26,7 @@ import torch
 
 from ..comm import (Communicator, Config, NetreduceError, algo_from_env, free_port, host_addr,
                     route_addr)
-from . import staging
+from . import accept, staging
 from .counters import STATS, now, share_report
 from .watch import Watch
 
@@ -53,10 +53,6 @@ def _local_addr(rank):
                      "address from: set NR_ADDR to this host's IPv4 address on the data path")
 
 
-# torch's types netreduce sums, by libnetreduce's name (Communicator.allreduce)
-DTYPES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
-
-
 def _value(fut):
     try:
         return fut.value()
@@ -64,7 +60,7 @@ def _value(fut):
         raise e.with_traceback(None) from None   # torch appends the traceback to the message
 
 
-class Engine:
+class Worker:
     """store: the c10d store of the group (keys under prefix); rank, world: this
     rank and the number of ranks.  Collective."""
 
@@ -114,28 +110,6 @@ class Engine:
             s = self._stagers[device] = staging.Stager(staging.CudaOps(device, self.chunk))
         return s
 
-    @staticmethod
-    def check(tensor, op):
-        """What request() takes, or TypeError/ValueError saying what it is not
-        (the backend routes anything else to Gloo before it gets here)."""
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"netreduce: all_reduce takes a torch.Tensor, not {type(tensor).__name__}")
-        if tensor.layout != torch.strided:
-            raise TypeError(f"netreduce: all_reduce takes dense tensors, not {tensor.layout}")
-        if tensor.dtype not in DTYPES:
-            raise TypeError(f"netreduce: all_reduce takes float32, bfloat16 and float16 tensors, "
-                            f"not {tensor.dtype} (the backend sends other types to Gloo)")
-        if tensor.device.type not in ("cpu", "cuda"):
-            raise ValueError(f"netreduce: all_reduce takes tensors on the CPU or a CUDA device, "
-                             f"not on {tensor.device}")
-        if not tensor.is_contiguous():
-            raise ValueError("netreduce: all_reduce takes a contiguous tensor (this one has strides "
-                             f"{tuple(tensor.stride())}); reduce t.contiguous() and copy it back")
-        if op not in ("SUM", "AVG", "MAX"):
-            raise ValueError(f"netreduce: all_reduce op {op!r}: SUM, AVG or MAX")
-        if op == "MAX" and tensor.dtype != torch.float32:
-            raise ValueError(f"netreduce: all_reduce MAX of {tensor.dtype}: MAX is float32 only")
-
     @property
     def tolerant(self):
         """Whether the job has a bound on tolerant messages (NR_SHORT_PPM set): a
@@ -150,13 +124,13 @@ class Engine:
         NetreduceError; fut is chained to it for C++ waiters.  kind: what
         stats() counts the request as.  tolerant: the box may complete it
         short within the job's bound (gradients only; Communicator.allreduce).
-        Raises TypeError or ValueError on a tensor it cannot take (check()),
+        Raises TypeError or ValueError on a tensor it cannot take (accept.py),
         before anything is queued."""
-        self.check(tensor, op)
+        accept.check(tensor, op)
         cuda = tensor.device.type == "cuda"
         raw = torch.futures.Future(devices=[tensor.device]) if cuda else torch.futures.Future()
         if self.closed:
-            raw.set_exception(self.failed("all_reduce", "the netreduce engine is closed"))
+            raw.set_exception(self.failed("all_reduce", "the netreduce worker is closed"))
         else:
             ready = self.stager(tensor.device).ops.ready() if cuda else None
             self._q.put((tensor, op, as_list, raw, kind, ready, tolerant))
@@ -186,10 +160,10 @@ class Engine:
                 self._q.task_done()
 
     def _allreduce(self, host, op="sum", tolerant=False):
-        """One libnetreduce call on a contiguous host tensor of DTYPES, watched."""
+        """One libnetreduce call on a contiguous host tensor of accept.DTYPES, watched."""
         if self.watch:
             self.watch.started(self.comm.seq + 1)
-        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant, DTYPES[host.dtype])
+        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant, accept.DTYPES[host.dtype])
         if self.watch:
             self.watch.finished()
 
@@ -248,11 +222,11 @@ class Engine:
         _live.discard(self)
 
 
-def _box(engines):
+def _box(workers):
     """The box's counters of the first job with a bound that this rank registered
     (rank 0 with NR_SHORT_PPM): None elsewhere; {"error": ...} when the box did
     not answer."""
-    for e in engines:
+    for e in workers:
         if e.comm.short_ppm and e.rank == 0 and e.algo == "box":
             try:
                 box = e.comm.box_counters()
@@ -268,13 +242,13 @@ def stats():
     and Gloo's other collectives, with libnetreduce's own counters, and on rank
     0 of a job with a bound the box's (short_slots, short_denied, left_out per
     rank): see counters.py."""
-    engines = [e for e in list(_live) if not e.closed]
-    return STATS.snapshot([e.comm.stats() for e in engines], _box(engines))
+    workers = [e for e in list(_live) if not e.closed]
+    return STATS.snapshot([e.comm.stats() for e in workers], _box(workers))
 
 
 def health():
     """This process's communicators at this point: QPs in error (0: healthy) and
-    failed calls, summed over them (Engine.health); collective-free."""
+    failed calls, summed over them (Worker.health); collective-free."""
     out = {"qp_errors": 0, "qp_error": "", "failed": False}
     for e in [e for e in list(_live) if not e.closed]:
         h = e.health()
@@ -290,8 +264,8 @@ _reported = False
 def report(file=None):
     """The communication share of this process's all-reduces and what the box can
     bring at that share (a dict; its 'text' is printed to file when given)."""
-    engines = [e for e in list(_live) if e.world > 1] or [None]
-    e = engines[0]
+    workers = [e for e in list(_live) if e.world > 1] or [None]
+    e = workers[0]
     out = share_report(stats(), e.world if e else 1, e.algo if e else "ring",
                        e.rank if e else 0)
     if file is not None:
@@ -301,13 +275,13 @@ def report(file=None):
 
 @atexit.register
 def shutdown():
-    """Close every engine of this process (collective while healthy); rank 0 of a
+    """Close every worker of this process (collective while healthy); rank 0 of a
     job prints the communication share first (NR_REPORT=0: not)."""
     global _reported
-    engines = list(_live)
+    workers = list(_live)
     if not _reported and os.environ.get("NR_REPORT", "1") != "0" and \
-            any(e.rank == 0 and e.world > 1 and e.error is None for e in engines):
+            any(e.rank == 0 and e.world > 1 and e.error is None for e in workers):
         _reported = True
         report(sys.stderr)
-    for engine in engines:
-        engine.close()
+    for worker in workers:
+        worker.close()
