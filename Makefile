@@ -26,12 +26,17 @@ DEMO_PKGS := $(BUILD_PKGS) iproute2 ethtool procps psmisc jq
 # build skips it where they are missing
 SIM_PKGS := libsimgrid-dev nlohmann-json3-dev
 # make test and the rest: the sanitizers and fuzzers (clang), the RTL (verilator,
-# iverilog, yosys), captures (tshark), MPI, containers, PyTorch, valgrind
+# iverilog, yosys), captures (tshark), MPI, containers, PyTorch, valgrind, and
+# the operators' tools the deploy checks use: Prometheus and promtool (the
+# e2e-prometheus scenario, promtool check metrics), the dashboard's JSON schema
+# check (python3-jsonschema), curl, systemd-nspawn (deploy-systemd: the unit
+# under systemd in a container); systemd-analyze comes with systemd
 DEB_PKGS := $(DEMO_PKGS) clang llvm libclang-rt-14-dev dpdk-dev ibverbs-providers \
 	tshark openmpi-bin libopenmpi-dev docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
 	python3-venv python3-setuptools python3-wheel \
-	verilator iverilog yosys valgrind abigail-tools xz-utils $(SIM_PKGS)
+	verilator iverilog yosys valgrind abigail-tools xz-utils $(SIM_PKGS) \
+	prometheus python3-jsonschema curl systemd-container
 # the packages of $(1) that are not installed
 missing_pkgs = $(shell for p in $(1); do \
 	dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done)

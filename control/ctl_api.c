@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "control/ctl_log.h"
 #include "control/ctl_spec.h"
 #include "control/ctl_tenant.h"
 #include "proto/nr_text.h"
@@ -35,6 +36,8 @@ struct ctl_job {
 	uint32_t lease_ms;             /* 0: no lease */
 	uint64_t renewed_ms;           /* created or last renewed (nr_ctl_now_ms) */
 	int tenant;                    /* who created it: NR_CTL_ADMIN or a tenant id */
+	bool failed_logged;            /* a reap saw it failed and said so */
+	char name[NR_CTL_JOB_NAME_MAX + 1];   /* "" without one */
 };
 
 struct nr_ctl {
@@ -225,6 +228,51 @@ static int random_bytes(void *buf, size_t n)
 
 /* ---- jobs --------------------------------------------------------------- */
 
+/* Who created a job: "admin", a tenant's name, or "tenant-N" (an id without one). */
+static const char *tenant_name(const struct nr_ctl *c, int who)
+{
+	static __thread char buf[24];
+
+	if (who == NR_CTL_ADMIN)
+		return "admin";
+	if ((unsigned)who < c->tenants.n)
+		return c->tenants.t[who].name;
+	snprintf(buf, sizeof(buf), "tenant-%d", who);
+	return buf;
+}
+
+/* "job=7 name=resnet tenant=vision": how every log line names a job. */
+static const char *job_label(const struct nr_ctl *c, const struct ctl_job *j, char *buf, size_t len)
+{
+	return nr_log_job(buf, len, j->id, j->name, tenant_name(c, j->tenant));
+}
+
+/* job_create's "name": absent, or 1..NR_CTL_JOB_NAME_MAX of [A-Za-z0-9._:-]. */
+static int job_name(const json_t *v, char *out, char *err, size_t errlen)
+{
+	const char *s;
+	size_t n;
+
+	out[0] = '\0';
+	if (!v)
+		return 0;
+	if (!json_is_string(v)) {
+		snprintf(err, errlen, "name: expected a string (the job's name, e.g. NR_JOB), got %s",
+			 nr_ctl_json_type(v));
+		return -EINVAL;
+	}
+	s = json_string_value(v);
+	n = strlen(s);
+	if (n == 0 || n > NR_CTL_JOB_NAME_MAX || n != json_string_length(v) ||
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") != n) {
+		snprintf(err, errlen, "name: \"%.70s\" is not a job name (1..%u of letters, digits, "
+			 "'.', '_', ':', '-')", s, NR_CTL_JOB_NAME_MAX);
+		return -EINVAL;
+	}
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
 static struct ctl_job *job_find(struct nr_ctl *c, uint32_t id)
 {
 	unsigned i;
@@ -373,6 +421,7 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 	struct nr_job_spec *s;
 	struct ctl_job *slot = NULL;
 	uint32_t id, credits = 0, lease = who == NR_CTL_ADMIN ? 0 : c->default_lease_ms;
+	char name[NR_CTL_JOB_NAME_MAX + 1], lbl[160];
 	unsigned i;
 	int rc;
 
@@ -383,12 +432,17 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 				  "when it goes that long without job_renew)");
 		lease = (uint32_t)json_integer_value(lv);
 	}
+	if (job_name(json_object_get(req, "name"), name, err, sizeof(err)))
+		return reply_err(c, "%s", err);
 	s = nr_ctl_spec_from_json(json_object_get(req, "spec"), err, sizeof(err));
 	if (!s)
 		return reply_err(c, "%s", err);
 	if (quota_check(c, who, s, err, sizeof(err))) {
 		free(s);
 		nr_ctl_count(c, NR_CCTR_QUOTA_REFUSED);
+		c->tenants.t[who].quota_refused++;   /* quota_check refuses tenants only */
+		NR_LOG_RL(LOG_WARNING, "netreduce control: tenant=%s%s%s: job_create refused: %s",
+			  tenant_name(c, who), name[0] ? " name=" : "", name, err);
 		return reply_err(c, "job_create: %s", err);
 	}
 	for (i = 0; i < NR_MAX_JOBS && !slot; i++)
@@ -414,6 +468,9 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 	rc = c->b->ops->job_create(c->b, id, s, &credits, err, sizeof(err));
 	if (rc) {
 		free(s);
+		NR_LOG_RL(LOG_NOTICE, "netreduce control: tenant=%s%s%s: job_create refused by backend "
+			  "%s: %s", tenant_name(c, who), name[0] ? " name=" : "", name, c->b->ops->name,
+			  err[0] ? err : strerror(-rc));
 		return reply_err(c, "job_create: %s", err[0] ? err : strerror(-rc));
 	}
 	slot->used = true;
@@ -423,7 +480,14 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 	slot->lease_ms = lease;
 	slot->renewed_ms = nr_ctl_now_ms();
 	slot->tenant = who;
+	slot->failed_logged = false;
+	memcpy(slot->name, name, sizeof(slot->name));
 	nr_ctl_count(c, NR_CCTR_JOBS_CREATED);
+	NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: created: %u ranks, %u channel%s, mtu %u, %s %s, "
+		  "%s mode, lease %s", job_label(c, slot, lbl, sizeof(lbl)), s->n_conns,
+		  nr_job_channels(s), nr_job_channels(s) > 1 ? "s" : "", s->mtu, nr_elem_name(s->dtype),
+		  nr_reduce_name(s->reduce), s->mode == NR_SUM_STREAMING ? "streaming" : "ordered",
+		  lease ? "held" : "none");
 	key_hex(slot->key, hex);
 	return json_pack("{s:b,s:I,s:s,s:I,s:I,s:I}", "ok", 1, "job", (json_int_t)id, "key", hex,
 			 "credits", (json_int_t)credits, "result_key", (json_int_t)s->result_key,
@@ -493,13 +557,18 @@ static json_t *op_job_renew(struct nr_ctl *c, json_t *req, int who)
 	return json_pack("{s:b,s:I}", "ok", 1, "lease_ms", (json_int_t)j->lease_ms);
 }
 
-/* Destroy j on the backend and forget it: 0 or the backend's -errno. */
-static int job_remove(struct nr_ctl *c, struct ctl_job *j)
+/* Destroy j on the backend and forget it, logged at prio with why: 0 or the backend's -errno. */
+static int job_remove(struct nr_ctl *c, struct ctl_job *j, int prio, const char *why)
 {
 	int rc = c->b->ops->job_destroy(c->b, j->id);
+	char lbl[160];
 
-	if (rc && rc != -ENOENT)
+	if (rc && rc != -ENOENT) {
+		nr_log(LOG_ERR, "netreduce control: %s: backend %s could not destroy it: %s",
+		       job_label(c, j, lbl, sizeof(lbl)), c->b->ops->name, strerror(-rc));
 		return rc;
+	}
+	NR_LOG_RL(prio, "netreduce control: %s: destroyed: %s", job_label(c, j, lbl, sizeof(lbl)), why);
 	free(j->spec);
 	memset(j, 0, sizeof(*j));
 	nr_ctl_count(c, NR_CCTR_JOBS_DESTROYED);
@@ -516,7 +585,7 @@ static json_t *op_job_destroy(struct nr_ctl *c, json_t *req, int who)
 	if (!j)
 		return reply;
 	id = j->id;
-	rc = job_remove(c, j);
+	rc = job_remove(c, j, LOG_NOTICE, who == NR_CTL_ADMIN ? "by the admin" : "by its tenant");
 	if (rc)
 		return reply_err(c, "job %u: backend %s could not destroy it: %s", id,
 				 c->b->ops->name, strerror(-rc));
@@ -540,26 +609,37 @@ unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms)
 		if (!j->used)
 			continue;
 		if (j->lease_ms && t - j->renewed_ms >= j->lease_ms) {
-			uint32_t id = j->id, ranks = j->spec->n_conns, lease = j->lease_ms;
-			uint64_t quiet = t - j->renewed_ms;
+			char why[192];
 
-			if (!job_remove(c, j)) {
-				fprintf(stderr, "netreduce control: job %u (%u ranks): its lease of %u ms "
-					"lapsed (no job_renew for %llu ms): destroyed, its slots, QPs and "
-					"held frames freed\n", id, ranks, lease,
-					(unsigned long long)quiet);
+			snprintf(why, sizeof(why), "its lease of %u ms lapsed (%u ranks, no job_renew for "
+				 "%llu ms); its slots, QPs and held frames freed", j->lease_ms,
+				 j->spec->n_conns, (unsigned long long)(t - j->renewed_ms));
+			if (!job_remove(c, j, LOG_WARNING, why)) {
 				nr_ctl_count(c, NR_CCTR_JOBS_EXPIRED);
 				n++;
 			}
 			continue;
 		}
+		/* the first reap that sees the failure says why, and starts the TTL
+		 * (with one: a TTL set later counts from the reap after it) */
+		if ((!j->failed_logged || (c->failed_ttl_ms && !j->failed_ms)) &&
+		    !c->b->ops->job_status(c->b, j->id, st) && st->state == NR_JOB_FAILED) {
+			char lbl[160];
+
+			if (!j->failed_logged) {
+				st->reason[sizeof(st->reason) - 1] = '\0';
+				NR_LOG_RL(LOG_WARNING, "netreduce control: %s: failed: %s",
+					  job_label(c, j, lbl, sizeof(lbl)),
+					  st->reason[0] ? st->reason : "(no reason given)");
+				j->failed_logged = true;
+			}
+			if (c->failed_ttl_ms)
+				j->failed_ms = now_ms ? now_ms : 1;
+		}
 		if (!c->failed_ttl_ms)
 			continue;
-		/* the first reap that sees the failure starts the TTL */
-		if (!j->failed_ms && !c->b->ops->job_status(c->b, j->id, st) &&
-		    st->state == NR_JOB_FAILED)
-			j->failed_ms = now_ms ? now_ms : 1;
-		if (j->failed_ms && now_ms - j->failed_ms >= c->failed_ttl_ms && !job_remove(c, j)) {
+		if (j->failed_ms && now_ms - j->failed_ms >= c->failed_ttl_ms &&
+		    !job_remove(c, j, LOG_NOTICE, "failed longer than the failed-job TTL")) {
 			nr_ctl_count(c, NR_CCTR_JOBS_REAPED);
 			n++;
 		}
@@ -620,6 +700,10 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 		      "completed", (json_int_t)st->completed, "ranks", (json_int_t)j->spec->n_conns,
 		      "credits", (json_int_t)j->credits, "result_key", (json_int_t)j->spec->result_key);
 	json_object_set_new(o, "counters", ctrs);
+	json_object_set_new(o, "name", json_string(j->name));
+	json_object_set_new(o, "tenant", json_string(tenant_name(c, j->tenant)));
+	json_object_set_new(o, "slots", json_integer(st->slots));
+	json_object_set_new(o, "slots_busy", json_integer(st->slots_busy));
 	if (j->spec->short_ppm) {
 		json_t *lo = json_array();
 
@@ -639,19 +723,6 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 	json_object_set_new(o, "spec", nr_ctl_spec_to_json(j->spec));
 	free(st);
 	return json_pack("{s:b,s:o}", "ok", 1, "job", o);
-}
-
-/* Who created a job, for job_list: "admin", a tenant's name, or "tenant N". */
-static const char *tenant_name(const struct nr_ctl *c, int who)
-{
-	static __thread char buf[24];
-
-	if (who == NR_CTL_ADMIN)
-		return "admin";
-	if ((unsigned)who < c->tenants.n)
-		return c->tenants.t[who].name;
-	snprintf(buf, sizeof(buf), "tenant %d", who);
-	return buf;
 }
 
 static json_t *op_job_list(struct nr_ctl *c, bool admin)
@@ -675,8 +746,9 @@ static json_t *op_job_list(struct nr_ctl *c, bool admin)
 		memset(st, 0, sizeof(*st));
 		if (!c->b->ops->job_status(c->b, j->id, st))
 			state = state_name(st->state);
-		json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:I,s:I,s:s,s:s,s:I,s:I,s:I}",
-			"id", (json_int_t)j->id, "tenant", tenant_name(c, j->tenant), "state", state, "ranks", (json_int_t)j->spec->n_conns,
+		json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:I,s:I,s:I}",
+			"id", (json_int_t)j->id, "name", j->name, "tenant", tenant_name(c, j->tenant),
+			"state", state, "ranks", (json_int_t)j->spec->n_conns,
 			"channels", (json_int_t)nr_job_channels(j->spec),
 			"mode", j->spec->mode == NR_SUM_STREAMING ? "streaming" : "ordered",
 			"dtype", nr_elem_name(j->spec->dtype),
@@ -703,9 +775,10 @@ static json_t *tenants_json(struct nr_ctl *c)
 				jobs++;
 				bytes += nr_job_pool_bytes(c->jobs[k].spec);
 			}
-		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", t->name,
+		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "name", t->name,
 			"jobs", (json_int_t)jobs, "pool_bytes", (json_int_t)bytes,
-			"max_jobs", (json_int_t)t->max_jobs, "max_pool_bytes", (json_int_t)t->max_pool_bytes));
+			"max_jobs", (json_int_t)t->max_jobs, "max_pool_bytes", (json_int_t)t->max_pool_bytes,
+			"quota_refused", (json_int_t)t->quota_refused));
 	}
 	return arr;
 }
@@ -731,6 +804,24 @@ static json_t *op_stats(struct nr_ctl *c, int who)
 	return json_pack("{s:b,s:o}", "ok", 1, "stats", st);
 }
 
+/*
+ * Whether the box works: the backend's own checks (sw: ports linked, workers
+ * polling), or healthy with a note for a backend without any.  Answered
+ * without waiting on the dataplane.
+ */
+static json_t *op_health(struct nr_ctl *c)
+{
+	json_t *h = c->b->ops->health ? c->b->ops->health(c->b) : NULL;
+
+	if (!json_is_object(h)) {
+		json_decref(h);
+		h = json_pack("{s:b,s:s,s:s}", "healthy", 1, "reason", "",
+			      "note", "the backend has no health checks of its own: the control API answers");
+	}
+	json_object_set_new(h, "backend", json_string(c->b->ops->name));
+	return json_pack("{s:b,s:o}", "ok", 1, "health", h);
+}
+
 static json_t *op_backend_info(struct nr_ctl *c)
 {
 	json_t *info = c->b->ops->info ? c->b->ops->info(c->b) : NULL;
@@ -745,14 +836,84 @@ static json_t *op_backend_info(struct nr_ctl *c)
 	return json_pack("{s:b,s:o}", "ok", 1, "backend", info);
 }
 
+/* ---- snapshot (metrics) ------------------------------------------------- */
+
+int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_ctl_job_info **jobs,
+		    unsigned *n_jobs, struct nr_ctl_tenant_info **tenants, unsigned *n_tenants)
+{
+	struct timespec until;
+	struct nr_ctl_job_info *js;
+	struct nr_ctl_tenant_info *ts;
+	unsigned i, n = 0;
+	uint64_t t;
+
+	js = calloc(NR_MAX_JOBS, sizeof(*js));
+	ts = calloc(NR_CTL_MAX_TENANTS, sizeof(*ts));
+	if (!js || !ts) {
+		free(js);
+		free(ts);
+		return -ENOMEM;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	if (wait_ms ? pthread_mutex_timedlock(&c->lock, &until) != 0 : pthread_mutex_lock(&c->lock) != 0) {
+		free(js);
+		free(ts);
+		return -EBUSY;
+	}
+	t = nr_ctl_now_ms();
+	for (i = 0; i < NR_MAX_JOBS; i++) {
+		const struct ctl_job *j = &c->jobs[i];
+		struct nr_ctl_job_info *o = &js[n];
+
+		if (!j->used)
+			continue;
+		o->id = j->id;
+		memcpy(o->name, j->name, sizeof(o->name));
+		snprintf(o->tenant, sizeof(o->tenant), "%s", tenant_name(c, j->tenant));
+		o->ranks = j->spec->n_conns;
+		o->channels = nr_job_channels(j->spec);
+		o->pool_bytes = nr_job_pool_bytes(j->spec);
+		o->lease_ms = j->lease_ms;
+		o->lease_left_ms = j->lease_ms && t - j->renewed_ms < j->lease_ms ?
+				   j->lease_ms - (t - j->renewed_ms) : 0;
+		o->status_rc = status ? c->b->ops->job_status(c->b, j->id, &o->st) : -EAGAIN;
+		n++;
+	}
+	for (i = 0; i < c->tenants.n; i++) {
+		const struct ctl_tenant *x = &c->tenants.t[i];
+
+		memcpy(ts[i].name, x->name, sizeof(ts[i].name));
+		ts[i].max_jobs = x->max_jobs;
+		ts[i].max_pool_bytes = x->max_pool_bytes;
+		ts[i].quota_refused = x->quota_refused;
+		for (unsigned k = 0; k < NR_MAX_JOBS; k++)
+			if (c->jobs[k].used && c->jobs[k].tenant == (int)i) {
+				ts[i].jobs++;
+				ts[i].pool_bytes += nr_job_pool_bytes(c->jobs[k].spec);
+			}
+	}
+	*n_tenants = c->tenants.n;
+	pthread_mutex_unlock(&c->lock);
+	*jobs = js;
+	*n_jobs = n;
+	*tenants = ts;
+	return 0;
+}
+
 /* ---- requests ----------------------------------------------------------- */
 
 static const char *const ops_names = "job_create, job_renew, job_destroy, job_status, job_list, stats, "
-				     "backend_info";
+				     "backend_info, health";
 
 json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 {
-	static const char *const f_create[] = { "op", "token", "spec", "lease_ms", NULL };
+	static const char *const f_create[] = { "op", "token", "spec", "lease_ms", "name", NULL };
 	static const char *const f_job[] = { "op", "token", "job", "key", NULL };
 	static const char *const f_none[] = { "op", "token", NULL };
 	const char *const *known;
@@ -773,7 +934,8 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 		known = f_create;
 	else if (!strcmp(op, "job_destroy") || !strcmp(op, "job_status") || !strcmp(op, "job_renew"))
 		known = f_job;
-	else if (!strcmp(op, "job_list") || !strcmp(op, "stats") || !strcmp(op, "backend_info"))
+	else if (!strcmp(op, "job_list") || !strcmp(op, "stats") || !strcmp(op, "backend_info") ||
+		 !strcmp(op, "health"))
 		known = f_none;
 	else
 		return reply_err(c, "op: \"%.32s\" is not an operation (one of %s)", op, ops_names);
@@ -781,6 +943,10 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 	if (nr_ctl_unknown_fields(req, known, where, err, sizeof(err)))
 		return reply_err(c, "%s", err);
 
+	/* health reads no job: it does not queue behind a request waiting on a
+	 * stuck dataplane (the backend's health callback takes no lock of ours) */
+	if (!strcmp(op, "health"))
+		return op_health(c);
 	pthread_mutex_lock(&c->lock);
 	if (!strcmp(op, "job_create"))
 		reply = op_job_create(c, req, who);

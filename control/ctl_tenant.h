@@ -20,6 +20,7 @@ struct ctl_tenant {
 	size_t token_len;
 	uint32_t max_jobs;         /* 0: no limit of its own */
 	uint64_t max_pool_bytes;   /* 0: no limit of its own */
+	uint64_t quota_refused;    /* its job_creates refused over a limit (ctl_api.c) */
 };
 
 struct ctl_tenants {

@@ -3,8 +3,9 @@
  * netreducectl: the admin CLI of the box.  One JSON line out, one back
  * (PROTOCOL.md).  Human-readable output by default, the raw reply with
  * --json.  Exit codes a script can rely on:
- *   0  ok
- *   1  the box answered with an error (printed on stderr, "netreducectl: ...")
+ *   0  ok (health: healthy)
+ *   1  the box answered with an error (printed on stderr, "netreducectl: ..."),
+ *      or health: unhealthy (the reason on stdout)
  *   2  usage error
  *   3  cannot connect, or the connection was lost before a reply
  */
@@ -33,6 +34,7 @@ struct opts {
 	const char *connect;
 	const char *token;
 	const char *key;
+	const char *name;      /* job create --name */
 	bool json;
 	bool watch;
 	double watch_s;
@@ -48,12 +50,15 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  jobs                          list jobs (UNIX socket only)\n"
-		"  job create FILE.json          create a job from a spec file (\"-\": stdin)\n"
+		"  job create FILE.json [--name N]  create a job from a spec file (\"-\": stdin),\n"
+		"                                named N (letters, digits, . _ : -)\n"
 		"  job show ID [--key K]         state, progress, counters, connections\n"
 		"  job destroy ID [--key K]      destroy a job\n"
 		"  stats [--watch [SECONDS]] [--count N]\n"
 		"                                box counters (repeat every SECONDS, default 1)\n"
 		"  backend                       backend name, capacity, device\n"
+		"  health                        healthy or not and why: ports linked, workers\n"
+		"                                polling (exit 0 healthy, 1 unhealthy, 3 no answer)\n"
 		"\n"
 		"options:\n"
 		"  --socket PATH     admin socket (default %s, or $NETREDUCE_SOCKET)\n"
@@ -61,7 +66,8 @@ static void usage(FILE *f)
 		"  --json            print the raw JSON reply\n"
 		"  -h, --help        this text\n"
 		"\n"
-		"exit codes: 0 ok, 1 error reply from the box, 2 usage error, 3 cannot connect\n",
+		"exit codes: 0 ok, 1 error reply from the box (health: unhealthy), 2 usage error,\n"
+		"3 cannot connect\n",
 		DEFAULT_SOCKET);
 }
 
@@ -88,7 +94,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else if (!strcmp(a, "--socket") || !strcmp(a, "--connect") || !strcmp(a, "--token") ||
-			   !strcmp(a, "--key") || !strcmp(a, "--count")) {
+			   !strcmp(a, "--key") || !strcmp(a, "--count") || !strcmp(a, "--name")) {
 			if (i + 1 >= argc)
 				return usage_err("option needs a value", a);
 			if (!strcmp(a, "--socket"))
@@ -99,6 +105,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->token = argv[++i];
 			else if (!strcmp(a, "--key"))
 				o->key = argv[++i];
+			else if (!strcmp(a, "--name"))
+				o->name = argv[++i];
 			else {
 				char *end;
 
@@ -410,17 +418,17 @@ static void print_table(const json_t *arr, const char *const *cols, const char *
 
 static void show_jobs(const json_t *reply)
 {
-	static const char *const cols[] = { "id", "state", "ranks", "mode", "dtype", "msg_size",
-					     "credits", "completed" };
-	static const char *const heads[] = { "ID", "STATE", "RANKS", "MODE", "DTYPE", "MSG_SIZE",
-					     "CREDITS", "COMPLETED" };
+	static const char *const cols[] = { "id", "name", "tenant", "state", "ranks", "mode", "dtype",
+					     "msg_size", "credits", "completed" };
+	static const char *const heads[] = { "ID", "NAME", "TENANT", "STATE", "RANKS", "MODE", "DTYPE",
+					     "MSG_SIZE", "CREDITS", "COMPLETED" };
 	const json_t *jobs = json_object_get(reply, "jobs");
 
 	if (!json_array_size(jobs)) {
 		printf("no jobs\n");
 		return;
 	}
-	print_table(jobs, cols, heads, 8);
+	print_table(jobs, cols, heads, 10);
 }
 
 static void show_job(const json_t *job)
@@ -430,8 +438,9 @@ static void show_job(const json_t *job)
 	static const char *const cheads[] = { "RANK", "SRC_IP", "SRC_QPN", "DST_IP", "DST_QPN", "IPSN",
 					      "LEFT_OUT" };
 	const json_t *left_out = json_object_get(job, "left_out");
-	static const char *const top[] = { "id", "state", "reason", "ranks", "credits", "result_key",
-					   "next_emit", "next_release", "completed", "lease_ms", "lease_left_ms" };
+	static const char *const top[] = { "id", "name", "tenant", "state", "reason", "ranks", "credits",
+					   "result_key", "next_emit", "next_release", "completed", "slots",
+					   "slots_busy", "lease_ms", "lease_left_ms" };
 	const json_t *spec = json_object_get(job, "spec");
 	const json_t *conns = json_object_get(spec, "conns");
 	struct kvlist l = { 0 };
@@ -442,7 +451,8 @@ static void show_job(const json_t *job)
 	for (i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
 		json_t *v = json_object_get(job, top[i]);
 
-		if (!v || (!strcmp(top[i], "reason") && !strcmp(json_string_value(v) ?: "", "")))
+		if (!v || ((!strcmp(top[i], "reason") || !strcmp(top[i], "name")) &&
+			   !strcmp(json_string_value(v) ?: "", "")))
 			continue;
 		if (!strcmp(top[i], "result_key") && json_is_integer(v)) {
 			char *h = malloc(16);
@@ -478,6 +488,32 @@ static void show_job(const json_t *job)
 	json_decref(tab);
 	printf("\ncounters:\n");
 	print_flat(json_object_get(job, "counters"), "  ");
+}
+
+/* "healthy: ..." or "unhealthy: <reason>", then the checks. */
+static void show_health(const json_t *h)
+{
+	const json_t *v;
+	size_t i;
+
+	if (json_is_true(json_object_get(h, "healthy")))
+		printf("healthy: %lld ports linked, %lld workers polling\n",
+		       (long long)json_integer_value(json_object_get(h, "ports_up")),
+		       (long long)json_integer_value(json_object_get(h, "workers_polling")));
+	else
+		printf("unhealthy: %s\n", json_string_value(json_object_get(h, "reason")) ?: "?");
+	json_array_foreach(json_object_get(h, "ports"), i, v)
+		printf("  port %lld %-20s link %s\n", (long long)json_integer_value(json_object_get(v, "port")),
+		       json_string_value(json_object_get(v, "name")) ?: "?",
+		       json_is_true(json_object_get(v, "link_up")) ? "up" : "DOWN");
+	json_array_foreach(json_object_get(h, "workers"), i, v)
+		printf("  worker %lld (lcore %lld)  %s, heartbeat %lld ms ago\n",
+		       (long long)json_integer_value(json_object_get(v, "worker")),
+		       (long long)json_integer_value(json_object_get(v, "lcore")),
+		       json_is_true(json_object_get(v, "polling")) ? "polling" : "STUCK",
+		       (long long)json_integer_value(json_object_get(v, "heartbeat_age_ms")));
+	if ((v = json_object_get(h, "note")))
+		printf("  (%s)\n", json_string_value(v) ?: "");
 }
 
 /* ---- commands ----------------------------------------------------------- */
@@ -525,7 +561,12 @@ static json_t *build_request(const struct opts *o, int *ex)
 		usage_err("missing command", NULL);
 		return NULL;
 	}
-	if (!strcmp(cmd, "jobs") || !strcmp(cmd, "stats") || !strcmp(cmd, "backend")) {
+	if (o->name && (strcmp(cmd, "job") || o->npos < 2 || strcmp(o->pos[1], "create"))) {
+		usage_err("--name goes with job create", NULL);
+		return NULL;
+	}
+	if (!strcmp(cmd, "jobs") || !strcmp(cmd, "stats") || !strcmp(cmd, "backend") ||
+	    !strcmp(cmd, "health")) {
 		if (o->npos != 1) {
 			usage_err("unexpected argument", o->pos[1]);
 			return NULL;
@@ -535,7 +576,8 @@ static json_t *build_request(const struct opts *o, int *ex)
 			return NULL;
 		}
 		return json_pack("{s:s}", "op", !strcmp(cmd, "jobs") ? "job_list" :
-				 !strcmp(cmd, "stats") ? "stats" : "backend_info");
+				 !strcmp(cmd, "stats") ? "stats" : !strcmp(cmd, "health") ? "health" :
+				 "backend_info");
 	}
 	if (strcmp(cmd, "job")) {
 		usage_err("unknown command", cmd);
@@ -552,6 +594,8 @@ static json_t *build_request(const struct opts *o, int *ex)
 		if (!spec)
 			return NULL;
 		req = json_pack("{s:s,s:o}", "op", "job_create", "spec", spec);
+		if (o->name)
+			json_object_set_new(req, "name", json_string(o->name));
 	} else if (!strcmp(o->pos[1], "show") || !strcmp(o->pos[1], "destroy")) {
 		long id = parse_id(o->pos[2]);
 
@@ -603,6 +647,8 @@ static void show_reply(const struct opts *o, const json_t *req, const json_t *re
 		show_job(json_object_get(reply, "job"));
 	} else if (!strcmp(op, "stats")) {
 		print_flat(json_object_get(reply, "stats"), "");
+	} else if (!strcmp(op, "health")) {
+		show_health(json_object_get(reply, "health"));
 	} else {
 		print_flat(json_object_get(reply, "backend"), "");
 	}
@@ -625,9 +671,13 @@ static int run_once(const struct opts *o, json_t *req)
 		return EX_REPLY;
 	}
 	show_reply(o, req, reply);
+	/* health: unhealthy is a failure a script can test */
+	if (!strcmp(json_string_value(json_object_get(req, "op")), "health") &&
+	    !json_is_true(json_object_get(json_object_get(reply, "health"), "healthy")))
+		ex = EX_REPLY;
 	json_decref(reply);
 	fflush(stdout);
-	return EX_OK;
+	return ex;
 }
 
 int main(int argc, char **argv)

@@ -49,6 +49,14 @@ struct nr_backend_ops {
 	json_t *(*info)(struct nr_backend *b);
 	/* optional: release priv (nr_backend_destroy frees the rest) */
 	void (*destroy)(struct nr_backend *b);
+	/*
+	 * optional: whether the dataplane works, as an object
+	 * {"healthy": bool, "reason": "" or every failed check, ...details};
+	 * answered without waiting on the dataplane (the health op).  Called
+	 * without nr_ctl's lock, beside the other ops: it reads only what is
+	 * safe to read while they run.
+	 */
+	json_t *(*health)(struct nr_backend *b);
 };
 
 struct nr_backend {
@@ -183,47 +191,74 @@ json_t *nr_ctl_parse_line(const char *line, size_t len, char *err, size_t errlen
 /* {"ok":false,"error":msg} as a malloc'd line. */
 char *nr_ctl_error_line(const char *msg);
 
-/* Control-plane counters, shown under "control" in the stats reply (X-macro:
- * _(ENUM, "name"), each after its meaning). */
-#define NR_FOREACH_CTL_CTR(_)                                                   \
-	/* requests handled */                                                  \
-	_(NR_CCTR_REQUESTS, "requests")                                         \
-	/* requests answered with an error */                                   \
-	_(NR_CCTR_ERRORS, "errors")                                             \
-	/* lines that were not a JSON object */                                 \
-	_(NR_CCTR_BAD_JSON, "bad_json")                                         \
-	/* TCP requests with a bad or missing token */                          \
-	_(NR_CCTR_BAD_TOKEN, "bad_token")                                       \
-	/* job requests with a wrong or missing key */                          \
-	_(NR_CCTR_BAD_KEY, "bad_key")                                           \
-	/* request lines over the size limit */                                 \
-	_(NR_CCTR_OVERSIZE, "oversize")                                         \
-	/* requests refused by the rate limit */                                \
-	_(NR_CCTR_RATE_LIMITED, "rate_limited")                                 \
-	/* connections over max_conns (none unauthenticated to make room for), \
-	 * or over max_conns_per_source */                                      \
-	_(NR_CCTR_CONNS_REFUSED, "conns_refused")                               \
-	/* unauthenticated connections closed to make room for a new one */      \
-	_(NR_CCTR_CONNS_EVICTED, "conns_evicted")                               \
-	/* connections closed for idleness */                                   \
-	_(NR_CCTR_IDLE_CLOSED, "idle_closed")                                   \
-	/* jobs created */                                                      \
-	_(NR_CCTR_JOBS_CREATED, "jobs_created")                                 \
-	/* jobs destroyed */                                                    \
-	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed")                             \
-	/* failed jobs destroyed by nr_ctl_reap after the failed-job TTL */     \
-	_(NR_CCTR_JOBS_REAPED, "jobs_reaped")                                   \
-	/* jobs destroyed by nr_ctl_reap because their lease lapsed */          \
-	_(NR_CCTR_JOBS_EXPIRED, "jobs_expired")                                 \
-	/* leases renewed (job_renew) */                                        \
-	_(NR_CCTR_LEASES_RENEWED, "leases_renewed")                             \
-	/* job_create refused: the tenant's max_jobs or max_pool_bytes */       \
-	_(NR_CCTR_QUOTA_REFUSED, "quota_refused")
+/* Control-plane counters, shown under "control" in the stats reply and in the
+ * metrics (X-macro: _(ENUM, "name", "help")). */
+#define NR_FOREACH_CTL_CTR(_)                                                                   \
+	_(NR_CCTR_REQUESTS, "requests", "requests handled")                                     \
+	_(NR_CCTR_ERRORS, "errors", "requests answered with an error")                          \
+	_(NR_CCTR_BAD_JSON, "bad_json", "lines that were not a JSON object")                    \
+	_(NR_CCTR_BAD_TOKEN, "bad_token", "TCP requests with a bad or missing token")           \
+	_(NR_CCTR_BAD_KEY, "bad_key", "job requests with a wrong or missing key")               \
+	_(NR_CCTR_OVERSIZE, "oversize", "request lines over the size limit")                    \
+	_(NR_CCTR_RATE_LIMITED, "rate_limited", "requests refused by the rate limit")           \
+	_(NR_CCTR_CONNS_REFUSED, "conns_refused",                                               \
+	  "connections over max_conns (none unauthenticated to make room for), or over "  \
+	  "max_conns_per_source")                                                                 \
+	_(NR_CCTR_CONNS_EVICTED, "conns_evicted",                                               \
+	  "unauthenticated connections closed to make room for a new one")                      \
+	_(NR_CCTR_IDLE_CLOSED, "idle_closed", "connections closed for idleness")                \
+	_(NR_CCTR_JOBS_CREATED, "jobs_created", "jobs created")                                 \
+	_(NR_CCTR_JOBS_DESTROYED, "jobs_destroyed", "jobs destroyed")                           \
+	_(NR_CCTR_JOBS_REAPED, "jobs_reaped",                                                   \
+	  "failed jobs destroyed by nr_ctl_reap after the failed-job TTL")                      \
+	_(NR_CCTR_JOBS_EXPIRED, "jobs_expired",                                                 \
+	  "jobs destroyed by nr_ctl_reap because their lease lapsed")                           \
+	_(NR_CCTR_LEASES_RENEWED, "leases_renewed", "leases renewed (job_renew)")               \
+	_(NR_CCTR_QUOTA_REFUSED, "quota_refused",                                               \
+	  "job_create refused: the tenant's max_jobs or max_pool_bytes")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
 void nr_ctl_count(struct nr_ctl *c, enum nr_ctl_ctr k);
 uint64_t nr_ctl_counter(struct nr_ctl *c, enum nr_ctl_ctr k);
+
+/*
+ * A job's name: job_create's optional "name" (the host library sends
+ * NR_JOB), 1..NR_CTL_JOB_NAME_MAX of [A-Za-z0-9._:-]; in job_list,
+ * job_status, the metrics' labels and the log lines, never a secret.
+ */
+#define NR_CTL_JOB_NAME_MAX 63
+
+/* A job as the control API holds it, for metrics (nr_ctl_snapshot). */
+struct nr_ctl_job_info {
+	uint32_t id;
+	char name[NR_CTL_JOB_NAME_MAX + 1];      /* "" without one */
+	char tenant[NR_CTL_TENANT_NAME_MAX + 1]; /* "admin", or the tenant's name */
+	uint32_t ranks, channels;
+	uint64_t pool_bytes;                     /* nr_job_pool_bytes */
+	uint32_t lease_ms;                       /* 0: none */
+	uint64_t lease_left_ms;
+	int status_rc;                           /* the backend's job_status: 0 or -errno;
+						  * -EAGAIN: not asked */
+	struct nr_job_stats st;                  /* when status_rc is 0 */
+};
+
+/* A tenant, its limits (0: none of its own) and what its jobs hold. */
+struct nr_ctl_tenant_info {
+	char name[NR_CTL_TENANT_NAME_MAX + 1];
+	uint32_t jobs, max_jobs;
+	uint64_t pool_bytes, max_pool_bytes;
+	uint64_t quota_refused;                  /* its job_creates over a limit */
+};
+
+/*
+ * Every job (status: with the backend's job_status of each) and tenant, in
+ * malloc'd arrays the caller frees: 0, -ENOMEM, or -EBUSY when nr_ctl's lock
+ * was not free within wait_ms (a request waiting on a stuck dataplane holds
+ * it; 0: wait as long as it takes).  Counts nothing.
+ */
+int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_ctl_job_info **jobs,
+		    unsigned *n_jobs, struct nr_ctl_tenant_info **tenants, unsigned *n_tenants);
 
 /* Spec parsing and validation alone (tests, tools): NULL and err on failure. */
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *spec, char *err, size_t errlen);

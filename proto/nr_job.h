@@ -221,6 +221,9 @@ struct nr_job_stats {
 	uint32_t next_emit;        /* g of the next slot to emit */
 	uint32_t next_release;     /* g of the next slot to release */
 	uint64_t completed;        /* slots completed */
+	uint32_t slots;            /* slots of its pools (pool packets of every channel) */
+	uint32_t slots_busy;       /* of which taken: filling, complete, or emitted and not
+				    * yet ACKed by every receiver */
 	uint64_t ctr[NR_ECTR_MAX]; /* this job's counters */
 	/* short slots: contributions left out, by sender (rank), channels summed */
 	uint64_t left_out[NR_MAX_CONNS];

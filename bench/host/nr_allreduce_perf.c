@@ -28,6 +28,7 @@ struct opts {
 	int iters, warmup;
 	int late_rank;           /* this rank enters its first collective late_s late; -1: none */
 	unsigned late_s;
+	unsigned hold_ms;        /* --hold: the communicator (its box job) lives on this long */
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
 	enum nr_op op;           /* --op: NR_SUM (default) or NR_MAX */
@@ -68,6 +69,8 @@ static void usage(FILE *f)
 "                        packets short, whose elements --check then counts as wrong\n"
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
+"      --hold MS         keep the communicator, and its job on the box, MS ms after\n"
+"                        the last collective (a scraper reads the job's last counters)\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
 "                        {\"algo\",\"variant\",\"dtype\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
 "                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
@@ -426,7 +429,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -436,7 +439,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "transport", 1, 0, O_TRANSPORT }, { "device", 1, 0, O_DEVICE },
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
-		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE },
+		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE }, { "hold", 1, 0, O_HOLD },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -470,6 +473,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
 		case O_BOXES: o->boxes_arg = optarg; break;
 		case O_TOLERANT: o->tolerant = true; break;
+		case O_HOLD: if (parse_uint(optarg, 3600000, &v)) goto bad; o->hold_ms = (unsigned)v; break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "fp32"))
 				o->dtype = NR_FLOAT32;
@@ -556,6 +560,8 @@ int main(int argc, char **argv)
 	if (cfg.rank == o.late_rank)
 		sleep(o.late_s);
 	rc = sweep(c, &o, cfg.rank, cfg.world);
+	if (o.hold_ms)
+		usleep(o.hold_ms * 1000u);
 	nr_comm_destroy(c);
 	return rc;
 }

@@ -8,8 +8,21 @@
 
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
+#include "dataplane/dpdk/dp_cmd.h"
 #include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
+
+/* The worker's command ring, as its loop serves it (f->serve_cmds): counted and timed. */
+static inline void feed_cmds(struct feed *f, struct dp_worker *w)
+{
+	uint64_t t = rte_get_tsc_cycles();
+	unsigned n = dp_cmd_service(w);
+
+	if (n) {
+		f->cmd_cycles += rte_get_tsc_cycles() - t;
+		f->cmds += n;
+	}
+}
 
 /* The timed part of a window: the frames into the worker, its TX drained. */
 static void feed_window(struct feed *f, struct dp_worker *w, struct rte_mbuf **pk)
@@ -19,9 +32,12 @@ static void feed_window(struct feed *f, struct dp_worker *w, struct rte_mbuf **p
 	double c0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID), w0 = nr_bench_seconds(CLOCK_MONOTONIC);
 
 	for (unsigned off = 0; off < per_port; off += FEED_BURST)
-		for (unsigned r = 0; r < B->n; r++)
+		for (unsigned r = 0; r < B->n; r++) {
 			dp_burst(w, B->port[r], &pk[r * per_port + off],
 				 (uint16_t)RTE_MIN((unsigned)FEED_BURST, per_port - off));
+			if (f->serve_cmds)
+				feed_cmds(f, w);
+		}
 	dp_tx_drain(w);
 	f->box_cpu_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
 	f->box_wall_s += nr_bench_seconds(CLOCK_MONOTONIC) - w0;
@@ -45,6 +61,8 @@ static void feed_acks(struct feed *f, struct dp_worker *w, unsigned c, uint64_t 
 			dp_burst(w, B->port[(r + 1) % B->n], &a[r], 1);
 			f->expect++;
 		}
+	if (f->serve_cmds)
+		feed_cmds(f, w);
 	dp_tx_drain(w);
 	f->box_cpu_s += nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
 	f->box_wall_s += nr_bench_seconds(CLOCK_MONOTONIC) - w0;

@@ -32,9 +32,17 @@
  * --dtype fp32,bf16 (the default): each payload's runs for a job of each
  * element type (a 16-bit job's payloads widened, summed in FP32, rounded once:
  * twice the elements a packet), side by side with the rest.
+ *
+ * --scrape-ms N instead: does scraping the box's metrics slow its data path?
+ * The aggregate path fed on the next lcore (its worker serving its command
+ * ring as its loop does), the job created through the control API as a host
+ * would (so the metrics have its families), the box's --metrics-listen on
+ * 127.0.0.1 and a scraper (bench_scrape.c) on the control cores GETting
+ * /metrics every N ms, against the same unscraped, in turn (run_scrape).
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,6 +62,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
+#include "bench/switch/bench_scrape.h"
+#include "control/ctl_spec.h"
 #include "bench/switch/bench_frames.h"
 #include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
@@ -399,6 +409,153 @@ static int run_workers(struct bench *B, unsigned n, unsigned run, unsigned i, st
 	return 0;
 }
 
+/* A job of one channel through the control API (admin), named: its id, or 0. */
+static uint32_t ctl_add_job(struct bench *B, struct nr_ctl *ctl)
+{
+	struct nr_job_spec *sp = bench_job_spec(B, 1);
+	json_t *req, *r;
+	uint32_t id = 0;
+
+	for (unsigned i = 0; i < B->n; i++) {
+		uint8_t m[6];
+
+		bench_mac(i, m);
+		dp_l2_learn(&B->box->l2, m, B->port[i]);
+	}
+	if (sp == NULL)
+		return 0;
+	req = json_pack("{s:s,s:o,s:s}", "op", "job_create", "spec", nr_ctl_spec_to_json(sp), "name",
+			"bench");
+	r = nr_ctl_handle_json(ctl, req, NR_CTL_ADMIN);
+	if (json_is_true(json_object_get(r, "ok")))
+		id = (uint32_t)json_integer_value(json_object_get(r, "job"));
+	else
+		fprintf(stderr, "job: %s\n", json_string_value(json_object_get(r, "error")));
+	json_decref(r);
+	json_decref(req);
+	free(sp);
+	return id;
+}
+
+/*
+ * 4 (--scrape-ms ms): the box's worker on the next lcore fed as in 1
+ * (bench_feed, timed by its thread's CPU time: what the worker spends a
+ * packet, whatever else the machine runs), serving its command ring after
+ * every burst as its loop does, while a scraper on the control cores (the
+ * main lcore's CPU: never the worker's) GETs the metrics every ms.  The
+ * metrics read the worker's counters, its engine's and the job's through
+ * that ring.  Each repetition runs unscraped (A), scraped, and unscraped
+ * again (B), the order rotating; B against A is the machine's noise floor.
+ */
+static int run_scrape(struct bench *B, unsigned ms)
+{
+	unsigned lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0), n, failed;
+	double g[3][MAXREPS], ratio[MAXREPS], noise[MAXREPS], dev[MAXREPS], mean, worst;
+	double sum_ms = 0, max_ms = 0;
+	unsigned scrapes = 0, fails = 0;
+	size_t bytes, all_bytes = 0;
+	uint64_t cmds = 0, cmd_cycles = 0;
+	double scraped_cpu = 0;
+	struct dp_metrics_server *srv;
+	struct dp_worker *w;
+	struct nr_ctl *ctl;
+	char err[256];
+	json_t *req, *r;
+
+	if (make_box(B, &lcore, 1, false) != 0)
+		return -1;
+	w = B->box->workers[0];
+	B->box->cfg.stall_ms = 3600000;     /* the fed worker has no loop to beat */
+	ctl = nr_ctl_create(dp_backend_create(B->box));
+	srv = ctl ? dp_metrics_start(B->box, ctl, "127.0.0.1:0", err, sizeof(err)) : NULL;
+	if (srv == NULL) {
+		fprintf(stderr, "metrics listener: %s\n", ctl ? err : "out of memory");
+		return -1;
+	}
+	for (unsigned i = 0; i < B->reps; i++) {
+		for (unsigned k = 0; k < 3; k++) {
+			const unsigned kind = (i + k) % 3;       /* 0: A, 1: scraped, 2: B */
+			struct bench_scraper *sc = NULL;
+			struct feed f;
+			uint32_t id = ctl_add_job(B, ctl);   /* fresh PSNs each run, as in 1 */
+			int rc;
+
+			if (id == 0)
+				return -1;
+			/* from here commands go through the ring, which the feed serves */
+			w->beat_tsc = rte_get_tsc_cycles();
+			__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&B->box->started, true, __ATOMIC_RELEASE);
+			feed_init(&f, B, 0, true, false);
+			f.serve_cmds = true;
+			if (kind == 1 && (sc = bench_scraper_start(dp_metrics_port(srv), ms)) == NULL) {
+				fprintf(stderr, "cannot start the scraper thread\n");
+				return -1;
+			}
+			rc = rte_eal_remote_launch(bench_feed, &f, lcore);
+			/* the scraper stops a little before the feed: no read left
+			 * waiting on a ring nobody serves any more */
+			while (rc == 0 && sc && rte_get_tsc_cycles() + rte_get_tsc_hz() / 5 < f.end_tsc)
+				usleep(10000);
+			if (sc) {
+				bench_scraper_stop(sc, &n, &failed, &bytes, &mean, &worst);
+				scrapes += n;
+				fails += failed;
+				all_bytes += bytes;
+				sum_ms += mean * n;
+				max_ms = worst > max_ms ? worst : max_ms;
+			}
+			if (rc == 0)
+				rc = rte_eal_wait_lcore(lcore);
+			__atomic_store_n(&B->box->started, false, __ATOMIC_RELEASE);
+			__atomic_store_n(&w->running, 0, __ATOMIC_RELEASE);
+			req = json_pack("{s:s,s:I}", "op", "job_destroy", "job", (json_int_t)id);
+			r = nr_ctl_handle_json(ctl, req, NR_CTL_ADMIN);
+			json_decref(r);
+			json_decref(req);
+			if (rc != 0 || f.rc != 0)
+				return -1;
+			g[kind][i] = (double)f.bytes * 8 / f.box_cpu_s / 1e9;
+			if (kind == 1) {
+				cmds += f.cmds;
+				cmd_cycles += f.cmd_cycles;
+				scraped_cpu += f.box_cpu_s;
+			}
+		}
+		/* scraped against the mean of the two unscraped runs beside it; the
+		 * unscraped ones against each other: how much runs differ anyway */
+		ratio[i] = g[1][i] / ((g[0][i] + g[2][i]) / 2);
+		noise[i] = g[2][i] / g[0][i];
+		dev[i] = fabs(noise[i] - 1);
+		printf("rep %u: the worker, Gbit/s by its CPU time: A %.2f, scraped %.2f, B %.2f "
+		       "(scraped/mean(A,B) %.4f, B/A %.4f)\n", i, g[0][i], g[1][i], g[2][i], ratio[i],
+		       noise[i]);
+	}
+	/* (a scrape waits while the fed worker makes its next window, untimed:
+	 * its loop would answer within an iteration) */
+	printf("scraped every %u ms: %u scrapes of %zu bytes, %.2f ms each (worst %.2f), %u failed\n",
+	       ms, scrapes, scrapes ? all_bytes / scrapes : 0, scrapes ? sum_ms / scrapes : 0, max_ms,
+	       fails);
+	/* the worker's own share of a scrape: the commands it served for it */
+	{
+		double us = scrapes ? (double)cmd_cycles / scrapes / (double)rte_get_tsc_hz() * 1e6 : 0;
+
+		printf("the worker served %lu commands for them, %.2f us a scrape: %.4f%% of its core at "
+		       "a scrape every %u ms (%.4f%% of its timed work in the scraped runs)\n", cmds, us,
+		       us / (ms * 1e3) * 100, ms,
+		       scraped_cpu > 0 ? (double)cmd_cycles / (double)rte_get_tsc_hz() / scraped_cpu * 100 : 0);
+	}
+	printf("payload %u, N=%u, %u reps of %.1f s: the worker %.2f Gbit/s unscraped, %.2f scraped "
+	       "(medians); scraped/unscraped %.4f (median of scraped/mean(A,B)); two unscraped runs "
+	       "differ by %.4f (median |B/A - 1|: the machine's noise)\n", B->payload, B->n, B->reps,
+	       B->seconds, nr_bench_median(g[0], B->reps), nr_bench_median(g[1], B->reps),
+	       nr_bench_median(ratio, B->reps), nr_bench_median(dev, B->reps));
+	dp_metrics_stop(srv);
+	nr_ctl_destroy(ctl);    /* the backend, not the box */
+	dp_box_destroy(B->box, false);
+	return 0;
+}
+
 /*
  * Run r's scaling: the median over the repetitions of its Gbit/s against the
  * 1-worker run's in the same repetition; 0 without a 1-worker run.
@@ -576,7 +733,7 @@ static void usage(const char *p)
 {
 	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--dtype LIST] [--window W]\n"
 	       "          [--workers LIST] [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S]\n"
-	       "          [--quick] [--json]\n"
+	       "          [--quick] [--json] [--scrape-ms N]\n"
 	       "  defaults: N=8, payloads 1024,4096 (each a RoCE path MTU: 256..4096, a power of two;\n"
 	       "  every run for each in turn, then side by side), element types fp32,bf16 (fp16 too:\n"
 	       "  each payload's runs for a job of each), W=32 messages of 16 packets in\n"
@@ -584,7 +741,10 @@ static void usage(const char *p)
 	       "  (--quick: 3 of 0.5 s); --workers 1,2 (as many as the EAL has lcores, at most %d; 0: no\n"
 	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n"
 	       "  --only-aggregate: the aggregate path on one core alone, with its cold touch (no forward,\n"
-	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n",
+	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n"
+	       "  --scrape-ms N: only the aggregate path on the next lcore, its metrics (--metrics-listen)\n"
+	       "  scraped every N ms from the control cores, against the same unscraped, in turn (first\n"
+	       "  payload)\n",
 	       p, MAXW);
 }
 
@@ -665,11 +825,11 @@ int main(int argc, char **argv)
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
 		{ "window", 1, NULL, 'w' }, { "no-icrc-check", 0, NULL, 'i' },
 		{ "workers", 1, NULL, 'W' }, { "only-aggregate", 0, NULL, 'A' },
-		{ "dtype", 1, NULL, 'd' },
+		{ "dtype", 1, NULL, 'd' }, { "scrape-ms", 1, NULL, 'S' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	const char *workers = NULL;
-	unsigned max_workers = 2;
+	unsigned max_workers = 2, scrape_ms = 0;
 	int c;
 
 	B->n = 8;
@@ -692,6 +852,7 @@ int main(int argc, char **argv)
 		case 'j': B->json = true; break;
 		case 'W': workers = optarg; break;
 		case 'A': B->only_agg = true; break;
+		case 'S': scrape_ms = (unsigned)atoi(optarg); if (scrape_ms < 1) scrape_ms = 1; break;
 		default: usage(argv[0]); return c == 'h' ? 0 : 2;
 		}
 	}
@@ -739,6 +900,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (B->only_agg)
 		B->n_runs = 0;
+	if (scrape_ms) {
+		B->dtype = dt[0];
+		use_payload(B, pay[0]);
+		return run_scrape(B, scrape_ms) == 0 ? 0 : 1;
+	}
 	for (unsigned k = 0; k < np * nd; k++) {
 		B->dtype = dt[k % nd];
 		use_payload(B, pay[k / nd]);

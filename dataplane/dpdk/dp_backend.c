@@ -7,6 +7,7 @@
  * spec and chosen the id; the engine on the lcore has the last word.
  */
 #include "dataplane/dpdk/dp_backend.h"
+#include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_stats.h"
 
@@ -36,9 +37,17 @@ static json_t *be_info(struct nr_backend *be)
 	return dp_info_json(be->priv);
 }
 
+static json_t *be_health(struct nr_backend *be)
+{
+	struct dp_health h;
+
+	dp_health_check(be->priv, &h);
+	return dp_health_json(be->priv, &h);
+}
+
 static const struct nr_backend_ops dp_backend_ops = {
 	.name = "sw", .job_create = be_job_create, .job_destroy = be_job_destroy,
-	.job_status = be_job_status, .stats = be_stats, .info = be_info,
+	.job_status = be_job_status, .stats = be_stats, .info = be_info, .health = be_health,
 };
 
 struct nr_backend *dp_backend_create(struct dp_box *b)

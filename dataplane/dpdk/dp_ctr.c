@@ -5,6 +5,12 @@
 #include "dataplane/dpdk/dp_ctr.h"
 
 const char *const dp_ctr_names[DP_CTR_MAX] = { DP_FOREACH_CTR(NR_CTR_NAME) };
+#define DP_CTR_UNIT(e, n, u, d) [e] = u,
+#define DP_CTR_HELP(e, n, u, d) [e] = d,
+const char *const dp_ctr_units[DP_CTR_MAX] = { DP_FOREACH_CTR(DP_CTR_UNIT) };
+const char *const dp_ctr_help[DP_CTR_MAX] = { DP_FOREACH_CTR(DP_CTR_HELP) };
+#undef DP_CTR_UNIT
+#undef DP_CTR_HELP
 
 /* Lower-case names of the malformed reasons, built from the enum names. */
 #define DP_MAL_NAME(n, s) [NR_BAD_##n] = #n,

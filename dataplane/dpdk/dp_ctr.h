@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Per-lcore counters of the box (VPP foreach_*_error style): one counter per
- * outcome and per drop reason, generated from X-macro lists that also yield
- * the names shown by telemetry, the control API and --stats-interval.
+ * outcome and per drop reason, generated from X-macro lists of
+ * _(ENUM, "name", "unit", "help") that also yield the names shown by
+ * telemetry, the control API and --stats-interval, and the metrics' names
+ * and help (dp_metrics.c).
  *
  * Accounting (box-wide, summed over lcores), every received frame ends in
  * exactly one bucket:
@@ -46,80 +48,69 @@
 #include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
-#define DP_FOREACH_CTR(_)                                                                 \
-	/* frames received from ports */                                                  \
-	_(DP_CTR_RX, "rx")                                                                \
-	/* frames handed in by another lcore (job owned here) */                          \
-	_(DP_CTR_HANDOFF_IN, "handoff_in")                                                \
-	/* frames switched unchanged to one port */                                       \
-	_(DP_CTR_FORWARDED, "forwarded")                                                  \
-	/* frames flooded to every other port (unknown or group destination) */           \
-	_(DP_CTR_FLOODED, "flooded")                                                      \
-	/* frames whose destination sits on their ingress port (dropped) */               \
-	_(DP_CTR_FILTERED, "filtered")                                                    \
-	/* frames handed to the lcore owning their job */                                 \
-	_(DP_CTR_HANDOFF_OUT, "handoff_out")                                              \
-	/* contributions kept by the engine */                                            \
-	_(DP_CTR_HELD, "held")                                                            \
-	/* duplicates answered with the stored result */                                  \
-	_(DP_CTR_RESENT, "resent")                                                        \
-	/* frames dropped, all reasons */                                                 \
-	_(DP_CTR_DROPPED, "dropped")                                                      \
-	/* frames shorter than an Ethernet header (dropped) */                            \
-	_(DP_CTR_RUNT, "runt")                                                            \
-	/* RoCEv2 frames whose ICRC is wrong (corrupted; dropped) */                      \
-	_(DP_CTR_BAD_ICRC, "bad_icrc")                                                    \
-	/* multi-segment UDP/4791 frames that could not be linearized (dropped) */        \
-	_(DP_CTR_MULTISEG, "multiseg")                                                    \
-	/* frames received while every parse record was taken by held frames (dropped) */ \
-	_(DP_CTR_NO_RECORD, "no_record")                                                  \
-	/* owner lcore's handoff ring full (dropped) */                                   \
-	_(DP_CTR_HANDOFF_FULL, "handoff_full")                                            \
-	/* one-armed: frame for the box's MAC to an IP no job knows (dropped) */          \
-	_(DP_CTR_NO_ROUTE, "no_route")                                                    \
-	/* frames the engine dropped (reason in the engine counters) */                   \
-	_(DP_CTR_ENGINE_DROP, "engine_drop")                                              \
-	/* malformed UDP/4791 frames, all reasons (dropped) */                            \
-	_(DP_CTR_MALFORMED, "malformed")                                                  \
-	/* result frames emitted by the engine (or the device) */                         \
-	_(DP_CTR_RESULTS, "results")                                                      \
-	/* held frames freed (job failed or destroyed) */                                 \
-	_(DP_CTR_FREED_HELD, "freed_held")                                                \
-	/* results given ECN-CE from a contribution */                                    \
-	_(DP_CTR_ECN_MARKED, "ecn_marked")                                                \
-	/* frames the engine made (NAKs to senders on their receivers' behalf), to TX */  \
-	_(DP_CTR_GENERATED, "generated")                                                  \
-	/* frames the engine made that found no free mbuf (lost) */                        \
-	_(DP_CTR_GENERATED_NOMBUF, "generated_nombuf")                                    \
-	/* results, resends and generated frames with no port to leave by (lost) */       \
-	_(DP_CTR_RESULT_NO_ROUTE, "result_no_route")                                      \
-	/* extra references made to flood a frame */                                      \
-	_(DP_CTR_FLOOD_COPIES, "flood_copies")                                            \
-	/* frames transmitted */                                                          \
-	_(DP_CTR_TX, "tx")                                                                \
-	/* frames the TX queue refused (freed) */                                         \
-	_(DP_CTR_TX_DROPPED, "tx_dropped")                                                \
-	/* control commands served */                                                     \
-	_(DP_CTR_CMDS, "cmds")                                                            \
-	/* short sleeps after a stretch of empty polls */                                 \
-	_(DP_CTR_IDLE_SLEEPS, "idle_sleeps")                                              \
-	/* TSC cycles spent in loop iterations that found work */                         \
-	_(DP_CTR_BUSY_CYCLES, "busy_cycles")                                              \
-	/* --backend rtl: frames handed to the device */                                  \
-	_(DP_CTR_DEV_IN, "device_in")                                                     \
-	/* --backend rtl: frames the device did not take (dropped) */                     \
-	_(DP_CTR_DEV_ERROR, "device_error")                                               \
-	/* --backend rtl: frames the device sent */                                       \
-	_(DP_CTR_DEV_OUT, "device_out")                                                   \
-	/* --backend rtl: frames of the device lost for want of an mbuf */                \
-	_(DP_CTR_DEV_NO_MBUF, "device_no_mbuf")
+#define DP_FOREACH_CTR(_)                                                                           \
+	_(DP_CTR_RX, "rx", "frames", "frames received from ports")                                  \
+	_(DP_CTR_HANDOFF_IN, "handoff_in", "frames",                                                \
+	  "frames handed in by another lcore (job owned here)")                                     \
+	_(DP_CTR_FORWARDED, "forwarded", "frames", "frames switched unchanged to one port")         \
+	_(DP_CTR_FLOODED, "flooded", "frames",                                                      \
+	  "frames flooded to every other port (unknown or group destination)")                      \
+	_(DP_CTR_FILTERED, "filtered", "frames",                                                    \
+	  "frames whose destination sits on their ingress port (dropped)")                          \
+	_(DP_CTR_HANDOFF_OUT, "handoff_out", "frames",                                              \
+	  "frames handed to the lcore owning their job")                                            \
+	_(DP_CTR_HELD, "held", "frames", "contributions kept by the engine")                        \
+	_(DP_CTR_RESENT, "resent", "frames", "duplicates answered with the stored result")          \
+	_(DP_CTR_DROPPED, "dropped", "frames", "frames dropped, all reasons")                       \
+	_(DP_CTR_RUNT, "runt", "frames", "frames shorter than an Ethernet header (dropped)")        \
+	_(DP_CTR_BAD_ICRC, "bad_icrc", "frames",                                                    \
+	  "RoCEv2 frames whose ICRC is wrong (corrupted; dropped)")                                 \
+	_(DP_CTR_MULTISEG, "multiseg", "frames",                                                    \
+	  "multi-segment UDP/4791 frames that could not be linearized (dropped)")                   \
+	_(DP_CTR_NO_RECORD, "no_record", "frames",                                                  \
+	  "frames received while every parse record was taken by held frames (dropped)")            \
+	_(DP_CTR_HANDOFF_FULL, "handoff_full", "frames",                                            \
+	  "owner lcore's handoff ring full (dropped)")                                              \
+	_(DP_CTR_NO_ROUTE, "no_route", "frames",                                                    \
+	  "one-armed: frame for the box's MAC to an IP no job knows (dropped)")                     \
+	_(DP_CTR_ENGINE_DROP, "engine_drop", "frames",                                              \
+	  "frames the engine dropped (reason in the engine counters)")                              \
+	_(DP_CTR_MALFORMED, "malformed", "frames",                                                  \
+	  "malformed UDP/4791 frames, all reasons (dropped)")                                       \
+	_(DP_CTR_RESULTS, "results", "frames",                                                      \
+	  "result frames emitted by the engine (or the device)")                                    \
+	_(DP_CTR_FREED_HELD, "freed_held", "frames",                                                \
+	  "held frames freed (job failed or destroyed)")                                            \
+	_(DP_CTR_ECN_MARKED, "ecn_marked", "frames", "results given ECN-CE from a contribution")    \
+	_(DP_CTR_GENERATED, "generated", "frames",                                                  \
+	  "frames the engine made (NAKs to senders on their receivers' behalf), to TX")             \
+	_(DP_CTR_GENERATED_NOMBUF, "generated_nombuf", "frames",                                    \
+	  "frames the engine made that found no free mbuf (lost)")                                  \
+	_(DP_CTR_RESULT_NO_ROUTE, "result_no_route", "frames",                                      \
+	  "results, resends and generated frames with no port to leave by (lost)")                  \
+	_(DP_CTR_FLOOD_COPIES, "flood_copies", "frames", "extra references made to flood a frame")  \
+	_(DP_CTR_TX, "tx", "frames", "frames transmitted")                                          \
+	_(DP_CTR_TX_DROPPED, "tx_dropped", "frames", "frames the TX queue refused (freed)")         \
+	_(DP_CTR_CMDS, "cmds", "", "control commands served")                                       \
+	_(DP_CTR_IDLE_SLEEPS, "idle_sleeps", "", "short sleeps after a stretch of empty polls")     \
+	_(DP_CTR_BUSY_CYCLES, "busy_cycles", "cycles",                                              \
+	  "TSC cycles spent in loop iterations that found work")                                    \
+	_(DP_CTR_DEV_IN, "device_in", "frames", "--backend rtl: frames handed to the device")       \
+	_(DP_CTR_DEV_ERROR, "device_error", "frames",                                               \
+	  "--backend rtl: frames the device did not take (dropped)")                                \
+	_(DP_CTR_DEV_OUT, "device_out", "frames", "--backend rtl: frames the device sent")          \
+	_(DP_CTR_DEV_NO_MBUF, "device_no_mbuf", "frames",                                           \
+	  "--backend rtl: frames of the device lost for want of an mbuf")
 
 /* Short names for the malformed reasons ("trunc_l3"), for counter names. */
 extern const char *const dp_malformed_names[NR_BAD_MAX];
 
 enum dp_ctr_id { DP_FOREACH_CTR(NR_CTR_ENUM) DP_CTR_MAX };
 
+/* Each counter's name, what it counts ("frames", "cycles"; "" events) and meaning. */
 extern const char *const dp_ctr_names[DP_CTR_MAX];
+extern const char *const dp_ctr_units[DP_CTR_MAX];
+extern const char *const dp_ctr_help[DP_CTR_MAX];
 
 /* One lcore's counters, alone on its cache lines. */
 struct dp_ctr {

@@ -316,6 +316,8 @@ int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 			st->next_release = cs->next_release;
 		}
 		st->completed += cs->completed;
+		st->slots += cs->slots;
+		st->slots_busy += cs->slots_busy;
 		for (unsigned c = 0; c < NR_ECTR_MAX; c++)
 			st->ctr[c] += cs->ctr[c];
 		for (unsigned r = 0; r < NR_MAX_CONNS; r++)

@@ -5,8 +5,9 @@
  *   parse the burst (each frame into a record from the lcore's LIFO stack,
  *   which the engine may keep while it holds the frame), act on the burst,
  *   take the frames other lcores handed over, serve the command ring,
- *   housekeeping (progress timeouts) every DP_HOUSEKEEP_ITERS iterations,
- *   back off to short sleeps after a stretch of empty polls if asked to.
+ *   housekeeping (the heartbeat dp_health.c reads, progress timeouts) every
+ *   DP_HOUSEKEEP_ITERS iterations, back off to short sleeps after a stretch
+ *   of empty polls if asked to.
  *
  * What happens to a frame:
  *   not RoCEv2 (NR_PKT_OTHER)      switched unchanged (dp_emit.c)
@@ -335,6 +336,7 @@ int dp_worker_main(void *arg)
 
 	w->lcore = rte_lcore_id();
 	w->thread = pthread_self();
+	__atomic_store_n(&w->beat_tsc, prev_tsc, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
 	DP_LOG(INFO, "worker %u on lcore %u: %u rx queues, engine kernel %s",
 	       w->idx, w->lcore, w->n_rxq, nr_engine_kernel_name(w->eng));
@@ -366,6 +368,7 @@ int dp_worker_main(void *arg)
 		}
 		got += dp_cmd_service(w);
 		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0)) {
+			__atomic_store_n(&w->beat_tsc, cur_tsc, __ATOMIC_RELAXED);
 			nr_engine_poll(w->eng, w->now_ns);
 			dp_dev_tick(w);
 		}
@@ -375,6 +378,7 @@ int dp_worker_main(void *arg)
 		} else if (b->cfg.idle_sleep_us && ++idle >= b->cfg.idle_polls) {
 			dp_tx_drain(w);
 			w->ctr.c[DP_CTR_IDLE_SLEEPS]++;
+			__atomic_store_n(&w->beat_tsc, cur_tsc, __ATOMIC_RELAXED);
 			usleep(b->cfg.idle_sleep_us);
 		}
 	}

@@ -31,6 +31,7 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->failed_job_ttl = NR_CTL_FAILED_TTL_MS / 1000;
 	cfg->job_lease = NR_CTL_DEFAULT_LEASE_MS / 1000;
 	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
+	cfg->stall_ms = DP_DEFAULT_STALL_MS;
 }
 
 void dp_opts_usage(FILE *f, const char *prog)
@@ -86,6 +87,14 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
 "                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
 "  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
+"  --metrics-listen IP:PORT serve Prometheus metrics (GET /metrics) and a health\n"
+"                           check (GET /healthz: 200 or 503 with the reason) over\n"
+"                           plain HTTP, read-only (off by default; keep it on a\n"
+"                           management network: anyone who reaches it reads the\n"
+"                           counters, job names and tenants' names)\n"
+"  --stall-ms N             a worker whose loop has not gone round for N ms (plus\n"
+"                           --idle-sleep-us) is stuck: health fails, the systemd\n"
+"                           watchdog is no longer fed (default %d)\n"
 "  --failed-job-ttl S       destroy a failed job S s after it failed unless its\n"
 "                           creator did (default 60; 0 = keep until destroyed)\n"
 "  --job-lease S            a job created over TCP that asks for no lease holds one\n"
@@ -94,7 +103,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
 		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
-		DP_MBUF_DATAROOM);
+		DP_MBUF_DATAROOM, DP_DEFAULT_STALL_MS);
 }
 
 static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
@@ -154,7 +163,7 @@ enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_MBUF_SIZE,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -182,6 +191,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "failed-job-ttl", required_argument, NULL, OPT_FAILED_TTL },
 		{ "job-lease", required_argument, NULL, OPT_JOB_LEASE },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
+		{ "stall-ms", required_argument, NULL, OPT_STALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +220,15 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 			}
 			cfg->ctl_listen = optarg;
 			break;
+		case OPT_METRICS:
+			if (strchr(optarg, ':') == NULL) {
+				snprintf(err, errlen, "--metrics-listen %s: expected IP:PORT, e.g. 192.0.2.10:9470",
+					 optarg);
+				return -EINVAL;
+			}
+			cfg->metrics_listen = optarg;
+			break;
+		case OPT_STALL: rc = parse_uint("stall-ms", optarg, 10, 3600000, &cfg->stall_ms, err, errlen); break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_TENANTS: cfg->tenants_file = optarg; break;

@@ -53,8 +53,12 @@ struct dp_cfg {
 	const char *token;
 	const char *token_file;
 	const char *tenants_file;
+	const char *metrics_listen;   /* IP:PORT of the metrics and /healthz listener; NULL off */
+	unsigned stall_ms;         /* a worker whose heartbeat is older is stuck (dp_health.c) */
 	int log_level;             /* RTE_LOG_*; 0: leave */
 };
+
+#define DP_DEFAULT_STALL_MS 1000
 
 void dp_cfg_defaults(struct dp_cfg *cfg);
 /* Options after "--": 0 run, 1 help wanted, -EINVAL with err naming the option. */

@@ -95,6 +95,12 @@ struct dp_worker {
 	unsigned n_rxq;
 	struct { uint16_t port, queue; } rxq[DP_MAX_PORTS];
 	uint64_t now_ns;           /* of the current burst */
+	/*
+	 * The loop's heartbeat: its TSC, stored every DP_HOUSEKEEP_ITERS
+	 * iterations and before each idle sleep (relaxed, single writer).  A
+	 * worker whose heartbeat stops moving is stuck (dp_health.c).
+	 */
+	uint64_t beat_tsc;
 	unsigned n_jobs;
 	struct dp_job_ep jobs[NR_MAX_JOBS];
 	volatile int running;      /* set by the lcore itself */

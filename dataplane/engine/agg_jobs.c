@@ -311,6 +311,9 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
 	st->next_emit = (uint32_t)(j->next_emit & NR_PSN_MASK);
 	st->next_release = (uint32_t)(j->next_release & NR_PSN_MASK);
 	st->completed = j->completed;
+	st->slots = j->pool;
+	/* filling or complete, and emitted but not yet ACKed by every receiver */
+	st->slots_busy = j->busy + (uint32_t)(j->next_emit - j->next_release);
 	memcpy(st->ctr, j->ctr, sizeof(st->ctr));
 	memcpy(st->left_out, j->left_out, j->n * sizeof(st->left_out[0]));
 	return 0;

@@ -9,6 +9,13 @@
  * own thread.  SIGINT/SIGTERM: loops leave, control server stops, engines are
  * destroyed (held mbufs freed), ports stopped and closed, exit 0.
  *
+ * As a service (deploy/netreduce-switch.service, Type=notify): READY=1 once
+ * the ports are up, the workers run and the listeners listen; WATCHDOG=1
+ * from the main loop while every worker polls; STATUS= the health; STOPPING=1
+ * at a signal (switch_sd.c).  --metrics-listen serves /metrics and /healthz
+ * (dataplane/dpdk/dp_metrics.c).  Errors and events go to stderr with their
+ * priority for the journal (control/ctl_log.h).
+ *
  * The control API's backend: "sw" (the box's engines, dataplane/dpdk/
  * dp_backend.c) or, with --backend rtl, "rtl": the aggregator's RTL model,
  * fed every frame by the box's worker (switch_rtl.c).
@@ -30,9 +37,11 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "control/ctl_log.h"
 #include "control/nr_control.h"
 #include "dataplane/dpdk/dp_box.h"
 #include "dataplane/switch/switch_rtl.h"
+#include "dataplane/switch/switch_sd.h"
 
 static volatile sig_atomic_t got_signal;
 static struct dp_box *the_box;  /* for the signal handler only */
@@ -78,7 +87,7 @@ static int read_token(const char *path, char *buf, size_t len)
 	FILE *f = fopen(path, "r");
 
 	if (f == NULL) {
-		fprintf(stderr, "netreduce-switch: --token-file %s: %s\n", path, strerror(errno));
+		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: %s", path, strerror(errno));
 		return -errno;
 	}
 	if (fgets(buf, (int)len, f) == NULL)
@@ -86,7 +95,7 @@ static int read_token(const char *path, char *buf, size_t len)
 	fclose(f);
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (buf[0] == '\0') {
-		fprintf(stderr, "netreduce-switch: --token-file %s: the first line is empty\n", path);
+		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: the first line is empty", path);
 		return -EINVAL;
 	}
 	return 0;
@@ -106,8 +115,8 @@ static int make_socket_dir(const char *path)
 			*p = '/';
 		}
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "netreduce-switch: cannot create %s for the control socket: %s\n",
-			dir, strerror(errno));
+		nr_log(LOG_ERR, "netreduce-switch: cannot create %s for the control socket: %s",
+		       dir, strerror(errno));
 		free(copy);
 		return -errno;
 	}
@@ -149,16 +158,40 @@ static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
 	       " together (--admit-mbufs)\n", b->pool->size, b->mbuf_budget);
 	printf("  telemetry: dpdk-telemetry.py -f %s, then /netreduce/stats\n",
 	       rte_eal_get_runtime_dir() ? basename((char *)rte_eal_get_runtime_dir()) : "?");
+	if (cfg->metrics_listen)
+		printf("  metrics: http://%s/metrics, health http://%s/healthz\n", cfg->metrics_listen,
+		       cfg->metrics_listen);
 	fflush(stdout);
 }
 
-static void *stats_thread(void *arg)
+/* What the main loop watches (main_loop). */
+struct main_ctx {
+	struct dp_box *b;
+	uint64_t wd_usec;          /* systemd's watchdog interval, 0: none */
+};
+
+/*
+ * The main loop, every 100 ms on the control lcore (or its thread with -l
+ * 0): the --stats-interval line; the box's health, logged and told to
+ * systemd (STATUS=) when it changes; the watchdog fed every half interval
+ * while every worker polls, so that a stuck worker gets the service
+ * restarted (WatchdogSec=).  A link down does not stop the feed: a restart
+ * does not bring a cable back.
+ */
+static void *main_loop(void *arg)
 {
-	struct dp_box *b = arg;
+	struct main_ctx *m = arg;
+	struct dp_box *b = m->b;
+	struct dp_health h;
 	unsigned tick = 0;
+	uint64_t t = 0, fed = 0, checked = 0;
+	bool starving = false;
+	char sig[DP_MAX_PORTS + DP_MAX_WORKERS + 1], last[sizeof(sig)] = "?";
+	char status[sizeof(h.reason) + 64], msg[sizeof(status) + 8];
 
 	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE)) {
 		usleep(100000);
+		t += 100000;
 		if (b->cfg.stats_interval && ++tick >= b->cfg.stats_interval * 10) {
 			char line[512];
 
@@ -166,6 +199,42 @@ static void *stats_thread(void *arg)
 			dp_stats_line(b, line, sizeof(line));
 			printf("stats: %s\n", line);
 			fflush(stdout);
+		}
+		if (t - checked < 1000000 && !(m->wd_usec && t - fed >= m->wd_usec / 2))
+			continue;
+		checked = t;
+		dp_health_check(b, &h);
+		/* what failed, not the text: a stuck worker's age grows every second */
+		for (unsigned i = 0; i < h.n_ports; i++)
+			sig[i] = h.port[i].up ? 'u' : 'd';
+		for (unsigned i = 0; i < h.n_workers; i++)
+			sig[h.n_ports + i] = h.worker[i].polling ? 'p' : 's';
+		sig[h.n_ports + h.n_workers] = '\0';
+		if (strcmp(sig, last) != 0) {
+			if (h.healthy)
+				snprintf(status, sizeof(status), "healthy: %u ports linked, %u workers polling",
+					 h.ports_up, h.n_workers);
+			else
+				snprintf(status, sizeof(status), "unhealthy: %s", h.reason);
+			if (strcmp(last, "?") != 0 || !h.healthy)
+				nr_log(h.healthy ? LOG_NOTICE : LOG_WARNING, "netreduce-switch: %s", status);
+			snprintf(last, sizeof(last), "%s", sig);
+			snprintf(msg, sizeof(msg), "STATUS=%s", status);
+			switch_sd_notify(msg);
+		}
+		if (!m->wd_usec || t - fed < m->wd_usec / 2)
+			continue;
+		if (h.workers_ok) {
+			switch_sd_notify("WATCHDOG=1");
+			fed = t;
+			if (starving)
+				nr_log(LOG_NOTICE, "netreduce-switch: every worker polls again: feeding the "
+				       "systemd watchdog again");
+			starving = false;
+		} else if (!starving) {
+			nr_log(LOG_CRIT, "netreduce-switch: not feeding the systemd watchdog (WatchdogSec): "
+			       "%s; systemd restarts the service unless it recovers", h.reason);
+			starving = true;
 		}
 	}
 	return NULL;
@@ -185,7 +254,7 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 
 	*ctlp = be ? nr_ctl_create(be) : NULL;
 	if (*ctlp == NULL) {
-		fprintf(stderr, "netreduce-switch: cannot create the control API (out of memory)\n");
+		nr_log(LOG_ERR, "netreduce-switch: cannot create the control API (out of memory)");
 		nr_backend_destroy(be);
 		return NULL;
 	}
@@ -195,7 +264,7 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 		int n = nr_ctl_tenants_load(*ctlp, cfg->tenants_file, err, sizeof(err));
 
 		if (n < 0) {
-			fprintf(stderr, "netreduce-switch: --tenants: %s\n", err);
+			nr_log(LOG_ERR, "netreduce-switch: --tenants: %s", err);
 			nr_ctl_destroy(*ctlp);
 			*ctlp = NULL;
 			return NULL;
@@ -208,7 +277,7 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 		return NULL;
 	srv = nr_ctl_server_start(*ctlp, &sc, err, sizeof(err));
 	if (srv == NULL)
-		fprintf(stderr, "netreduce-switch: control server: %s\n", err);
+		nr_log(LOG_ERR, "netreduce-switch: control server: %s", err);
 	return srv;
 }
 
@@ -218,6 +287,8 @@ int main(int argc, char **argv)
 	struct dp_box *b;
 	struct nr_ctl *ctl = NULL;
 	struct nr_ctl_server *srv = NULL;
+	struct dp_metrics_server *ms = NULL;
+	struct main_ctx mc = { 0 };
 	struct nr_backend *be = NULL;
 	struct switch_rtl *rtl = NULL;
 	uint16_t ports[DP_MAX_PORTS];
@@ -244,7 +315,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (rc) {
-		fprintf(stderr, "netreduce-switch: %s\n\n", err);
+		nr_log(LOG_ERR, "netreduce-switch: %s", err);
+		fprintf(stderr, "\n");
 		dp_opts_usage(stderr, argv[0]);
 		free(ov);
 		return 2;
@@ -257,11 +329,15 @@ int main(int argc, char **argv)
 		snprintf(token, sizeof(token), "%s", cfg.token);
 	free(ov);   /* cfg points into argv itself, not into ov */
 	ov = NULL;
+	/* stderr is the journal: DPDK's lines with their priority, once */
+	if (switch_sd_log_journal() != 0)
+		nr_log(LOG_WARNING, "netreduce-switch: DPDK's log lines go to the journal without "
+		       "their priority: %s", strerror(errno));
 
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
-		fprintf(stderr, "netreduce-switch: EAL init failed: %s (see the EAL lines above; "
-			"%s --help for this program's options)\n", rte_strerror(rte_errno), argv[0]);
+		nr_log(LOG_ERR, "netreduce-switch: EAL init failed: %s (see the EAL lines above; "
+		       "%s --help for this program's options)", rte_strerror(rte_errno), argv[0]);
 		return rte_errno == EINVAL ? 2 : 1;
 	}
 	if (cfg.log_level)
@@ -272,8 +348,8 @@ int main(int argc, char **argv)
 	}
 	(void)pid;
 	if (n_ports == 0) {
-		fprintf(stderr, "netreduce-switch: no ports: give EAL -a <PCI> for a NIC bound to vfio-pci, "
-			"or --vdev net_af_packet0,iface=<veth> / --vdev net_ring0\n");
+		nr_log(LOG_ERR, "netreduce-switch: no ports: give EAL -a <PCI> for a NIC bound to vfio-pci, "
+		       "or --vdev net_af_packet0,iface=<veth> / --vdev net_ring0");
 		rte_eal_cleanup();
 		return 1;
 	}
@@ -286,7 +362,7 @@ int main(int argc, char **argv)
 		lcores[n_lcores++] = rte_get_main_lcore();
 	b = dp_box_create(&cfg, ports, n_ports, lcores, n_lcores, NULL, err, sizeof(err));
 	if (b == NULL) {
-		fprintf(stderr, "netreduce-switch: %s\n", err);
+		nr_log(LOG_ERR, "netreduce-switch: %s", err);
 		rte_eal_cleanup();
 		return 1;
 	}
@@ -299,7 +375,7 @@ int main(int argc, char **argv)
 	if (cfg.backend == DP_BACKEND_RTL) {
 		rtl = switch_rtl_attach(b, &be, err, sizeof(err));
 		if (rtl == NULL) {
-			fprintf(stderr, "netreduce-switch: %s\n", err);
+			nr_log(LOG_ERR, "netreduce-switch: %s", err);
 			dp_box_destroy(b, true);
 			rte_eal_cleanup();
 			return 1;
@@ -324,16 +400,36 @@ int main(int argc, char **argv)
 		rte_eal_cleanup();
 		return 1;
 	}
+	if (cfg.metrics_listen) {
+		ms = dp_metrics_start(b, ctl, cfg.metrics_listen, err, sizeof(err));
+		if (ms == NULL) {
+			nr_log(LOG_ERR, "netreduce-switch: --metrics-listen: %s", err);
+			if (srv)
+				nr_ctl_server_stop(srv);
+			dp_box_stop(b);
+			nr_ctl_destroy(ctl);
+			dp_box_destroy(b, true);
+			switch_rtl_detach(rtl);
+			rte_eal_cleanup();
+			return 1;
+		}
+	}
 	banner(b, &cfg);
+	/* ports up, workers running, listeners listening: ready */
+	mc.b = b;
+	mc.wd_usec = switch_sd_watchdog_usec();
+	switch_sd_notify("READY=1");
 	if (inline_worker) {
-		rc = pthread_create(&st, NULL, stats_thread, b);
+		rc = pthread_create(&st, NULL, main_loop, &mc);
 		dp_worker_main(b->workers[0]);
 		if (rc == 0)
 			pthread_join(st, NULL);
 	} else {
-		stats_thread(b);
+		main_loop(&mc);
 	}
+	switch_sd_notify("STOPPING=1");
 	printf("netreduce-switch: %s, shutting down\n", got_signal ? strsignal(got_signal) : "stopped");
+	dp_metrics_stop(ms);
 	if (srv)
 		nr_ctl_server_stop(srv);
 	dp_box_stop(b);

@@ -7,11 +7,13 @@
  * every rank asks for with NR_CHANNELS=auto.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -181,10 +183,26 @@ static void renew_stop(struct nr_box_job *b)
 	b->renewing = false;
 }
 
+/*
+ * NR_JOB as a box job's name: at most 63 of [A-Za-z0-9._:-], anything else
+ * an '_'; a 16-bit type's job gets its type after a ':' ("resnet:bf16").
+ */
+static const char *job_name(const char *env, unsigned t, char out[64])
+{
+	const char *sfx = t == NR_ELEM_FP32 ? "" : t == NR_ELEM_BF16 ? ":bf16" : ":fp16";
+	size_t n = 0, room = 63 - strlen(sfx);
+
+	for (; env[n] && n < room; n++)
+		out[n] = (isalnum((unsigned char)env[n]) || strchr("._:-", env[n])) ? env[n] : '_';
+	strcpy(out + n, sfx);
+	return out;
+}
+
 int nr_box_job_create(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
 	json_t *chans = json_array(), *spec, *req, *reply;
+	char name[64];
 	json_int_t job, credits, rkey, lease;
 	const char *key;
 	int rc;
@@ -229,6 +247,10 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * is gone from the box within it (docs/trust.md) */
 	req = json_pack("{s:s,s:s,s:o,s:I}", "op", "job_create", "token", c->token, "spec", spec,
 			"lease_ms", (json_int_t)(c->cfg.timeout_ms < 334 ? 1000 : 3ull * c->cfg.timeout_ms));
+	/* NR_JOB names the job in the box's metrics and logs; without it, the form
+	 * every box version takes */
+	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
+		json_object_set_new(req, "name", json_string(job_name(getenv("NR_JOB"), t, name)));
 	rc = box_call(c, b->fd, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
 		      "job_create of the bf16 job" : "job_create of the fp16 job");
 	json_decref(req);

@@ -111,9 +111,19 @@ static json_t *ch_info(struct nr_backend *b)
 			 "workers", 2, "ports");
 }
 
+const char *tb_sw_unhealthy;
+
+/* Healthy unless a test set tb_sw_unhealthy (the box's dp_health_json shape). */
+static json_t *ch_health(struct nr_backend *b)
+{
+	return json_pack("{s:b,s:s,s:i,s:i,s:[],s:[]}", "healthy", tb_sw_unhealthy == NULL, "reason",
+			 tb_sw_unhealthy ? tb_sw_unhealthy : "", "ports_up", 0, "workers_polling", 2,
+			 "ports", "workers");
+}
+
 static const struct nr_backend_ops engine_backend_ops = {
 	.name = "sw", .job_create = ch_add, .job_destroy = ch_del, .job_status = ch_stats_job,
-	.stats = ch_stats, .info = ch_info,
+	.stats = ch_stats, .info = ch_info, .health = ch_health,
 };
 
 /* ---- fpga: temp register file + model ---------------------------------- */

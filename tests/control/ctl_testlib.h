@@ -38,6 +38,8 @@ struct tb {
 /* sw: channels of the last job created, how many source ports (src and dst) its conns
  * named; jobs created of each dtype. */
 extern uint32_t tb_sw_last_channels, tb_sw_last_sports, tb_sw_last_pkey, tb_sw_dtype_jobs[NR_ELEM_TYPES];
+/* sw: NULL healthy, else the reason its health op gives for being unhealthy. */
+extern const char *tb_sw_unhealthy;
 /* A backend of the given kind ("sw", "fpga" or "rtl"); NULL on failure (printed). */
 struct nr_backend *tb_backend(struct tb *t, const char *kind);
 /* After nr_ctl_destroy (which destroyed the backend): free the rest. */

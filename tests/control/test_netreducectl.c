@@ -174,7 +174,8 @@ static void test_human_create_show_destroy(void **state)
 	struct run *r = calloc(1, sizeof(*r));
 	char key[33] = "", *p;
 
-	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "create", f->spec, NULL);
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "create", f->spec, "--name",
+		"resnet.50", NULL);
 	assert_int_equal(r->code, 0);
 	expect_in(r->out, "job 1 created");
 	expect_in(r->out, "credits     4");
@@ -185,13 +186,14 @@ static void test_human_create_show_destroy(void **state)
 
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "jobs", NULL);
 	assert_int_equal(r->code, 0);
-	expect_in(r->out, "ID  STATE   RANKS  MODE       DTYPE  MSG_SIZE  CREDITS  COMPLETED");
-	expect_in(r->out, "1   active  4      streaming  fp32   65536     4        0");
+	expect_in(r->out, "ID  NAME       TENANT  STATE   RANKS  MODE       DTYPE  MSG_SIZE  CREDITS  COMPLETED");
+	expect_in(r->out, "1   resnet.50  admin   active  4      streaming  fp32   65536     4        0");
 
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", NULL);
 	assert_int_equal(r->code, 0);
 	expect_in(r->out, "state ");
 	expect_in(r->out, "active");
+	expect_in(r->out, "resnet.50");
 	expect_in(r->out, "connections:");
 	expect_in(r->out, "dtype ");
 	expect_in(r->out, "RANK  SRC_IP    SRC_QPN  DST_IP    DST_QPN  IPSN");
@@ -282,6 +284,39 @@ static void test_json_output(void **state)
 	assert_true(json_is_false(json_object_get(j, "ok")));
 	json_decref(j);
 	expect_in(r->err, "netreducectl: job 9: no such job");
+	free(r);
+}
+
+/* health: exit 0 and "healthy" while the backend says so, exit 1 and its reason when not. */
+static void test_health(void **state)
+{
+	struct fx *f = *state;
+	struct run *r = calloc(1, sizeof(*r));
+	json_t *j;
+
+	tb_sw_unhealthy = NULL;
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "health", NULL);
+	assert_int_equal(r->code, 0);
+	expect_in(r->out, "healthy: 0 ports linked, 2 workers polling");
+	tb_sw_unhealthy = "worker 1 (lcore 2): stuck, its loop has not gone round for 1500 ms";
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "health", NULL);
+	assert_int_equal(r->code, 1);
+	expect_in(r->out, "unhealthy: worker 1 (lcore 2): stuck");
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "--json", "health", NULL);
+	assert_int_equal(r->code, 1);
+	j = parse_out(r);
+	assert_true(json_is_false(json_object_get(json_object_get(j, "health"), "healthy")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "health"), "backend")), "sw");
+	json_decref(j);
+	tb_sw_unhealthy = NULL;
+	/* a name that is no name: refused, naming the field */
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "create", f->spec, "--name",
+		"two words", NULL);
+	assert_int_equal(r->code, 1);
+	expect_in(r->err, "name: \"two words\" is not a job name");
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "stats", "--name", "x", NULL);
+	assert_int_equal(r->code, 2);
+	expect_in(r->err, "--name goes with job create");
 	free(r);
 }
 
@@ -408,6 +443,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_human_create_show_destroy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_slots_shown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_output, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_health, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_token_and_key, setup, teardown),

@@ -252,6 +252,9 @@ late)
 hostkill|boxrestart|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"
 	;;
+prometheus)
+	exec "$here/ops.sh" "$scenario" "$build"
+	;;
 *)
 	echo "e2e.sh: unknown scenario '$scenario'" >&2
 	exit 2

@@ -499,10 +499,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			send_chunk(k, (const uint8_t *)auth, strlen(auth));
 	}
 	for (unsigned n = 0; n < NRZ_CHUNKS && nrz_left(&in); n++) {
-		uint8_t sel = nrz_u8(&in), len = nrz_u8(&in), chunk[256];
+		uint8_t sel = nrz_u8(&in), len = nrz_u8(&in), chunk[UINT8_MAX + 1];
 		struct conn *k = &w->k[(sel & 3u) % w->nk];
 
-		for (unsigned i = 0; i < len; i++)
+		for (uint8_t i = 0; i < len; i++)
 			chunk[i] = nrz_u8(&in);
 		if (k->shut)
 			continue;

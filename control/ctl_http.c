@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The read-only HTTP listener (ctl_http.h): one thread, one poll() loop over
+ * the listening socket, a wake pipe and up to NR_HTTP_MAX_CONNS clients.  A
+ * client sends one request head; the handler renders the answer; the answer
+ * is written as the socket takes it, then the connection is closed.  A
+ * client that sends too much, too slowly, or reads too slowly is dropped:
+ * no input keeps the thread from serving the next scrape.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control/ctl_http.h"
+
+#define HEAD_MAX   8192
+#define CLIENT_MS  5000
+
+struct hclient {
+	int fd;
+	uint64_t deadline_ms;
+	char in[HEAD_MAX + 1];
+	size_t in_len;
+	char *out;                 /* the whole answer, once rendered */
+	size_t out_len, out_off;
+};
+
+struct nr_http {
+	struct nr_http_cfg cfg;
+	int lfd, wake[2], port;
+	pthread_t th;
+	bool running;
+	struct hclient cl[NR_HTTP_MAX_CONNS];
+	unsigned ncl;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static const char *status_text(int st)
+{
+	switch (st) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+/* The whole answer into c->out: status line, headers, body (none for HEAD). */
+static void answer(struct hclient *c, int status, const char *ctype, const char *extra,
+		   const char *body, size_t blen, bool head)
+{
+	char hdr[512];
+	int n = snprintf(hdr, sizeof(hdr),
+			 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			 "Cache-Control: no-store\r\nConnection: close\r\n%s\r\n",
+			 status, status_text(status), ctype, blen, extra ? extra : "");
+
+	c->out = malloc((size_t)n + (head ? 0 : blen));
+	if (c->out == NULL) {
+		c->out_len = 0;
+		return;
+	}
+	memcpy(c->out, hdr, (size_t)n);
+	if (!head && blen)
+		memcpy(c->out + n, body, blen);
+	c->out_len = (size_t)n + (head ? 0 : blen);
+	c->out_off = 0;
+}
+
+static void answer_text(struct hclient *c, int status, const char *msg, bool head, const char *extra)
+{
+	answer(c, status, "text/plain; charset=utf-8", extra, msg, strlen(msg), head);
+}
+
+/* A complete request head in c->in: parse the request line, let the handler answer. */
+static void serve(struct nr_http *h, struct hclient *c)
+{
+	char *line = c->in, *sp1, *sp2, *eol, *q;
+	struct nr_http_reply r = { .status = 200, .ctype = NULL };
+	bool head;
+
+	eol = strpbrk(line, "\r\n");
+	if (eol)
+		*eol = '\0';
+	sp1 = strchr(line, ' ');
+	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || sp2 == sp1 + 1 || sp1[1] != '/') {
+		answer_text(c, 400, "a request line: METHOD /path HTTP/1.1\n", false, NULL);
+		return;
+	}
+	*sp1 = *sp2 = '\0';
+	if (strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
+		answer_text(c, 505, "HTTP/1.0 or HTTP/1.1 only\n", false, NULL);
+		return;
+	}
+	head = strcmp(line, "HEAD") == 0;
+	if (!head && strcmp(line, "GET") != 0) {
+		answer_text(c, 405, "read-only: GET and HEAD only\n", false, "Allow: GET, HEAD\r\n");
+		return;
+	}
+	q = strchr(sp1 + 1, '?');
+	if (q)
+		*q++ = '\0';
+	h->cfg.handler(h->cfg.ctx, sp1 + 1, q ? q : "", &r);
+	if (r.body.oom) {
+		nr_mtext_free(&r.body);
+		answer_text(c, 500, "out of memory rendering the answer\n", head, NULL);
+		return;
+	}
+	answer(c, r.status, r.ctype ? r.ctype : "text/plain; charset=utf-8", NULL,
+	       r.body.buf ? r.body.buf : "", r.body.len, head);
+	nr_mtext_free(&r.body);
+}
+
+static void client_close(struct nr_http *h, unsigned i)
+{
+	close(h->cl[i].fd);
+	free(h->cl[i].out);
+	h->cl[i] = h->cl[--h->ncl];
+}
+
+/* Input on client c: 1 when its head is complete (served), 0 more to come, -1 drop it. */
+static int client_read(struct nr_http *h, struct hclient *c)
+{
+	ssize_t r = recv(c->fd, c->in + c->in_len, HEAD_MAX - c->in_len, MSG_DONTWAIT);
+
+	if (r == 0)
+		return -1;
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	c->in_len += (size_t)r;
+	c->in[c->in_len] = '\0';
+	if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n")) {
+		serve(h, c);
+		return 1;
+	}
+	if (c->in_len >= HEAD_MAX) {
+		answer_text(c, 431, "request head over 8 KiB\n", false, NULL);
+		return 1;
+	}
+	return 0;
+}
+
+/* Write what the socket takes: 1 all written, 0 more to write, -1 drop it. */
+static int client_write(struct hclient *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (w < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+		c->out_off += (size_t)w;
+	}
+	return 1;
+}
+
+static void accept_all(struct nr_http *h)
+{
+	for (;;) {
+		int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		if (h->ncl == NR_HTTP_MAX_CONNS) {
+			close(fd);     /* full: a scraper retries at its next interval */
+			continue;
+		}
+		memset(&h->cl[h->ncl], 0, sizeof(h->cl[0]));
+		h->cl[h->ncl].fd = fd;
+		h->cl[h->ncl].deadline_ms = now_ms() + CLIENT_MS;
+		h->ncl++;
+	}
+}
+
+static void *http_main(void *arg)
+{
+	struct nr_http *h = arg;
+	struct pollfd pfd[NR_HTTP_MAX_CONNS + 2];
+
+	for (;;) {
+		unsigned n = 2;
+		uint64_t t;
+
+		pfd[0] = (struct pollfd){ .fd = h->wake[0], .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = h->lfd, .events = POLLIN };
+		for (unsigned i = 0; i < h->ncl; i++)
+			pfd[n++] = (struct pollfd){ .fd = h->cl[i].fd,
+						    .events = h->cl[i].out ? POLLOUT : POLLIN };
+		if (poll(pfd, n, 250) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		t = now_ms();
+		/* clients from the back: client_close moves the last one into i */
+		for (unsigned i = h->ncl; i-- > 0;) {
+			struct hclient *c = &h->cl[i];
+			short ev = pfd[2 + i].revents;
+			int rc = 0;
+
+			if (ev & (POLLERR | POLLNVAL)) {
+				rc = -1;
+			} else if (c->out == NULL && (ev & (POLLIN | POLLHUP))) {
+				rc = client_read(h, c);
+				if (rc == 1)
+					rc = c->out ? client_write(c) : -1;
+			} else if (c->out && (ev & POLLOUT)) {
+				rc = client_write(c);
+			}
+			if (rc == 0 && t > c->deadline_ms)
+				rc = -1;    /* too slow to ask or to read */
+			if (rc != 0)
+				client_close(h, i);
+		}
+		if (pfd[1].revents & POLLIN)
+			accept_all(h);
+	}
+	return NULL;
+}
+
+static int listen_on(const char *addr, int *port, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct addrinfo *ai = NULL;
+	char host[128], *colon;
+	int fd, one = 1;
+
+	snprintf(host, sizeof(host), "%s", addr);
+	colon = strrchr(host, ':');
+	if (!colon || colon == host || colon[1] == '\0') {
+		snprintf(err, errlen, "metrics address \"%s\": expected IP:PORT (e.g. 192.0.2.10:9470)", addr);
+		return -1;
+	}
+	*colon = '\0';
+	if (host[0] == '[' && colon[-1] == ']') {
+		colon[-1] = '\0';
+		memmove(host, host + 1, strlen(host));
+	}
+	if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai) {
+		snprintf(err, errlen, "metrics address \"%s\": not a numeric IP:PORT", addr);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		snprintf(err, errlen, "metrics listener %s: %s (is the address this host's, and the "
+			 "port free?)", addr, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					      : ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+static int spawn_pthread(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
+{
+	int rc = pthread_create(th, NULL, fn, arg);
+
+	if (rc == 0)
+		pthread_setname_np(*th, name);
+	return rc;
+}
+
+struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t errlen)
+{
+	struct nr_http *h;
+	int rc;
+
+	if (!cfg || !cfg->addr || !cfg->handler) {
+		snprintf(err, errlen, "metrics listener: an address and a handler are needed");
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "metrics listener: out of memory");
+		return NULL;
+	}
+	h->cfg = *cfg;
+	h->wake[0] = h->wake[1] = -1;
+	h->lfd = listen_on(cfg->addr, &h->port, err, errlen);
+	if (h->lfd < 0 || pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		if (h->lfd >= 0)
+			snprintf(err, errlen, "metrics listener: pipe: %s", strerror(errno));
+		goto fail;
+	}
+	rc = (cfg->spawn ? cfg->spawn : spawn_pthread)(&h->th, "nr-metrics", http_main, h);
+	if (rc) {
+		snprintf(err, errlen, "metrics listener: cannot start its thread: %s", strerror(rc < 0 ? -rc : rc));
+		goto fail;
+	}
+	h->running = true;
+	return h;
+fail:
+	if (h->lfd >= 0)
+		close(h->lfd);
+	if (h->wake[0] >= 0) {
+		close(h->wake[0]);
+		close(h->wake[1]);
+	}
+	free(h);
+	return NULL;
+}
+
+int nr_http_port(const struct nr_http *h)
+{
+	return h ? h->port : -1;
+}
+
+void nr_http_stop(struct nr_http *h)
+{
+	if (!h)
+		return;
+	if (h->running) {
+		while (write(h->wake[1], "x", 1) < 0 && errno == EINTR)
+			;
+		pthread_join(h->th, NULL);
+	}
+	while (h->ncl)
+		client_close(h, h->ncl - 1);
+	close(h->lfd);
+	close(h->wake[0]);
+	close(h->wake[1]);
+	free(h);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A read-only HTTP/1.1 listener for scrapers and health checkers
+ * (ctl_http.c): GET and HEAD only, one request a connection (Connection:
+ * close), answered by the caller's handler on the listener's own thread.
+ * Limits: a request head of at most 8 KiB, 5 s to send it and to read the
+ * answer, NR_HTTP_MAX_CONNS clients at once (more are closed at accept).
+ * It serves what the handler renders and nothing else: no files, no
+ * methods that change anything.
+ */
+#ifndef NR_CTL_HTTP_H
+#define NR_CTL_HTTP_H
+
+#include <pthread.h>
+
+#include "control/ctl_metrics.h"
+
+#define NR_HTTP_MAX_CONNS 16
+
+/* The handler's answer: status (200, 404, 503 ...), content type, body. */
+struct nr_http_reply {
+	int status;
+	const char *ctype;         /* default "text/plain; charset=utf-8" */
+	struct nr_mtext body;
+};
+
+/* path: the request target without its query ("/metrics"); query: after '?' or "". */
+typedef void (*nr_http_handler)(void *ctx, const char *path, const char *query,
+				struct nr_http_reply *r);
+/* Starts the listener's thread (e.g. on the box's control cores); 0 or an errno. */
+typedef int (*nr_http_spawn)(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
+
+struct nr_http_cfg {
+	const char *addr;          /* "IP:PORT" ("[v6]:PORT"); port 0: any (nr_http_port) */
+	nr_http_handler handler;
+	void *ctx;
+	nr_http_spawn spawn;       /* NULL: pthread_create */
+};
+
+struct nr_http;
+
+/* Bind, listen and start serving; NULL and err naming the address on failure. */
+struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t errlen);
+/* The bound TCP port. */
+int nr_http_port(const struct nr_http *h);
+/* Stop the thread (an answer being rendered finishes first), close everything. */
+void nr_http_stop(struct nr_http *h);
+
+#endif /* NR_CTL_HTTP_H */
