@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "control/ctl_http.h"
+#include "control/ctl_listen.h"
 
 #define HEAD_MAX   8192
 #define CLIENT_MS  5000
@@ -242,48 +243,6 @@ static void *http_main(void *arg)
 	return NULL;
 }
 
-static int listen_on(const char *addr, int *port, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	struct addrinfo *ai = NULL;
-	char host[128], *colon;
-	int fd, one = 1;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	colon = strrchr(host, ':');
-	if (!colon || colon == host || colon[1] == '\0') {
-		snprintf(err, errlen, "metrics address \"%s\": expected IP:PORT (e.g. 192.0.2.10:9470)", addr);
-		return -1;
-	}
-	*colon = '\0';
-	if (host[0] == '[' && colon[-1] == ']') {
-		colon[-1] = '\0';
-		memmove(host, host + 1, strlen(host));
-	}
-	if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai) {
-		snprintf(err, errlen, "metrics address \"%s\": not a numeric IP:PORT", addr);
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
-		snprintf(err, errlen, "metrics listener %s: %s (is the address this host's, and the "
-			 "port free?)", addr, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-					      : ((struct sockaddr_in *)&ss)->sin_port);
-	return fd;
-}
-
 static int spawn_pthread(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
 {
 	int rc = pthread_create(th, NULL, fn, arg);
@@ -309,7 +268,7 @@ struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t e
 	}
 	h->cfg = *cfg;
 	h->wake[0] = h->wake[1] = -1;
-	h->lfd = listen_on(cfg->addr, &h->port, err, errlen);
+	h->lfd = nr_ctl_listen_tcp(cfg->addr, "metrics", "192.0.2.10:9470", &h->port, err, errlen);
 	if (h->lfd < 0 || pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		if (h->lfd >= 0)
 			snprintf(err, errlen, "metrics listener: pipe: %s", strerror(errno));

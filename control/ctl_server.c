@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control/ctl_listen.h"
 #include "control/nr_control.h"
 
 #define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
@@ -522,47 +523,6 @@ fail:
 	return -1;
 }
 
-static int listen_tcp(const char *addr, int *port, char *err, size_t errlen)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	struct addrinfo *ai = NULL;
-	char host[128], *colon;
-	int fd = -1, one = 1;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	colon = strrchr(host, ':');
-	if (!colon || colon == host) {
-		snprintf(err, errlen, "tcp address \"%s\": expected IP:PORT (e.g. 0.0.0.0:7400)", addr);
-		return -1;
-	}
-	*colon = '\0';
-	if (host[0] == '[' && colon[-1] == ']') {
-		colon[-1] = '\0';
-		memmove(host, host + 1, strlen(host));
-	}
-	if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai) {
-		snprintf(err, errlen, "tcp address \"%s\": not a numeric IP:PORT", addr);
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
-		snprintf(err, errlen, "tcp listener %s: %s", addr, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-					      : ((struct sockaddr_in *)&ss)->sin_port);
-	return fd;
-}
-
 static void server_free(struct nr_ctl_server *s)
 {
 	unsigned i;
@@ -632,7 +592,8 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	}
 	if (s->unix_path && (s->ufd = listen_unix(s->unix_path, err, errlen)) < 0)
 		goto fail;
-	if (cfg->tcp_addr && (s->tfd = listen_tcp(cfg->tcp_addr, &s->tcp_port, err, errlen)) < 0)
+	if (cfg->tcp_addr && (s->tfd = nr_ctl_listen_tcp(cfg->tcp_addr, "tcp", "0.0.0.0:7400", &s->tcp_port,
+						       err, errlen)) < 0)
 		goto fail;
 	if (cfg->token && cfg->token[0] &&
 	    nr_ctl_authenticate(c, cfg->token, strlen(cfg->token)) < 0) {
