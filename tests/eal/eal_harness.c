@@ -84,6 +84,20 @@ void h_eal_fini(void)
 	rmdir(dir);
 }
 
+int h_group_setup(void **state)
+{
+	(void)state;
+	return h_eal_init();
+}
+
+int h_group_teardown(void **state)
+{
+	(void)state;
+	rte_mempool_free(h_pool);
+	h_eal_fini();
+	return 0;
+}
+
 void h_host_mac(unsigned r, uint8_t mac[6])
 {
 	const uint8_t m[6] = { 0x02, 0x4e, 0x52, 0x00, 0x00, (uint8_t)(r + 1) };

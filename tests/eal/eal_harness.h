@@ -44,6 +44,9 @@ extern struct harness *h_current;     /* set up and not yet torn down */
 int h_eal_init(void);
 /* rte_eal_cleanup() and removal of the EAL runtime directory. */
 void h_eal_fini(void);
+/* A CMocka group of EAL tests: h_eal_init, then h_pool freed and h_eal_fini. */
+int h_group_setup(void **state);
+int h_group_teardown(void **state);
 /* Box in mode with n ports and one worker on lcore 1, launched. */
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
 /* Same with 1 or 2 workers (lcores 1 and 2; lcore 2 shares CPU 1). */

@@ -954,18 +954,6 @@ static void test_tenant_quota(void **state)
 	free(h);
 }
 
-static int group_setup(void **state)
-{
-	return h_eal_init();
-}
-
-static int group_teardown(void **state)
-{
-	rte_mempool_free(h_pool);
-	h_eal_fini();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -988,5 +976,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),
 	};
 
-	return cmocka_run_group_tests_name("eal", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("eal", tests, h_group_setup, h_group_teardown);
 }

@@ -391,18 +391,6 @@ static void test_health_stuck_worker(void **state)
 	free(h);
 }
 
-static int group_setup(void **state)
-{
-	return h_eal_init();
-}
-
-static int group_teardown(void **state)
-{
-	rte_mempool_free(h_pool);
-	h_eal_fini();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,5 +399,5 @@ int main(void)
 		cmocka_unit_test(test_health_stuck_worker),
 	};
 
-	return cmocka_run_group_tests_name("eal_ops", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("eal_ops", tests, h_group_setup, h_group_teardown);
 }

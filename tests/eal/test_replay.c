@@ -327,18 +327,6 @@ static void test_replay_captures(void **state)
 	assert_true(runs_done > 0);         /* the captures hold RDMA WRITE messages */
 }
 
-static int group_setup(void **state)
-{
-	return h_eal_init();
-}
-
-static int group_teardown(void **state)
-{
-	rte_mempool_free(h_pool);
-	h_eal_fini();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,5 +342,5 @@ int main(void)
 		return 77;
 	}
 	closedir(d);
-	return cmocka_run_group_tests_name("replay", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name("replay", tests, h_group_setup, h_group_teardown);
 }
