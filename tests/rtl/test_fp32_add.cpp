@@ -19,6 +19,8 @@
 #include "Vnr_fp32_add.h"
 #include "verilated.h"
 
+#include "rtl_rand.h"
+
 static uint32_t host_add(uint32_t ab, uint32_t bb)
 {
 	float a, b;
@@ -32,22 +34,6 @@ static uint32_t host_add(uint32_t ab, uint32_t bb)
 #endif
 	memcpy(&ab, &a, 4);
 	return ab;
-}
-
-static uint64_t rng_s;
-
-static uint64_t rnd64(void)
-{
-	uint64_t z = (rng_s += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t rnd(void)
-{
-	return (uint32_t)(rnd64() >> 32);
 }
 
 static const uint32_t special_class[] = {

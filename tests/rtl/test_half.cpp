@@ -20,24 +20,10 @@
 #include "Vnr_half_tb.h"
 #include "verilated.h"
 
+#include "rtl_rand.h"
+
 extern "C" {
 #include "dataplane/engine/agg_sum.h"
-}
-
-static uint64_t rng_s;
-
-static uint64_t rnd64(void)
-{
-	uint64_t z = (rng_s += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t rnd(void)
-{
-	return (uint32_t)(rnd64() >> 32);
 }
 
 static uint32_t bits_of(float f)
