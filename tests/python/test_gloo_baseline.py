@@ -74,7 +74,8 @@ class Check(unittest.TestCase):
 
 
 class TwoRanks(unittest.TestCase):
-    def test_loopback(self):
+    def two_ranks(self, *args):
+        """Rank 0's JSON rows of gloo_allreduce.py run by two ranks on loopback."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -82,37 +83,26 @@ class TwoRanks(unittest.TestCase):
         for r in range(2):
             env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r),
                        WORLD_SIZE="2", GLOO_SOCKET_IFNAME="lo")
-            procs.append(subprocess.Popen(
-                [sys.executable, SCRIPT, "-b", "4", "-e", "64K", "-f", "16", "--iters", "2",
-                 "--warmup", "1", "--check", "--json"],
-                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            procs.append(subprocess.Popen([sys.executable, SCRIPT, *args, "--check", "--json"],
+                                          env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
         outs = [p.communicate(timeout=120) for p in procs]
         for p, (out, err) in zip(procs, outs):
             self.assertEqual(p.returncode, 0, err[-2000:])
-        rows = [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
+        self.assertEqual(outs[1][0].strip(), "")
+        return [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
+
+    def test_loopback(self):
+        rows = self.two_ranks("-b", "4", "-e", "64K", "-f", "16", "--iters", "2", "--warmup", "1")
         self.assertEqual([r["bytes"] for r in rows], [4, 64, 1024, 16384, 65536])
         for r in rows:
             self.assertEqual((r["algo"], r["ranks"], r["wrong"]), ("gloo", 2, 0))
             self.assertGreater(r["algbw_gbps"], 0)
-        self.assertEqual(outs[1][0].strip(), "")
 
     def test_loopback_fp16(self):
         # torch 1.13's Gloo sums float16 (bfloat16 from torch 2.x): 2-byte elements
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        procs = []
-        for r in range(2):
-            env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(r),
-                       WORLD_SIZE="2", GLOO_SOCKET_IFNAME="lo")
-            procs.append(subprocess.Popen(
-                [sys.executable, SCRIPT, "-b", "2", "-e", "64K", "-f", "32", "--iters", "1",
-                 "--warmup", "0", "--check", "--json", "--dtype", "fp16"],
-                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        outs = [p.communicate(timeout=120) for p in procs]
-        for p, (out, err) in zip(procs, outs):
-            self.assertEqual(p.returncode, 0, err[-2000:])
-        rows = [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
+        rows = self.two_ranks("-b", "2", "-e", "64K", "-f", "32", "--iters", "1", "--warmup", "0",
+                              "--dtype", "fp16")
         self.assertEqual([r["bytes"] for r in rows], [2, 64, 2048, 65536])
         for r in rows:
             self.assertEqual((r["dtype"], r["wrong"]), ("fp16", 0))
