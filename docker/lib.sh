@@ -178,7 +178,8 @@ dk_base_image() {
 }
 
 # The files of the source tree that go into the images: tracked and new files
-# (git), else every file but the build directories; never the docs.
+# (git), else every file but the build directories; never the docs, except
+# deploy/'s, which ninja install puts on a server (deploy/meson.build).
 dk_source_files() {
 	(
 		cd "$DK_TOPDIR" || exit 1
@@ -187,7 +188,7 @@ dk_source_files() {
 		else
 			find . -type f ! -path './.git/*' ! -path './build*' | sed 's|^\./||'
 		fi
-	) | grep -vE '^(docker|docs|\.ci)/|\.md$|^\.git' | sort -u |
+	) | grep -vE '^(docker|docs|\.ci)/|^\.git' | awk '!/\.md$/ || /^deploy\//' | sort -u |
 		while IFS= read -r f; do [ -f "$DK_TOPDIR/$f" ] && printf '%s\n' "$f"; done
 }
 
