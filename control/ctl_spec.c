@@ -292,7 +292,8 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
 					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
-					     "short_scale", "spray_ports", "reorder_pkts", "dtype", NULL };
+					     "short_scale", "short_first", "spray_ports", "reorder_pkts", "dtype",
+					     NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -380,6 +381,14 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		}
 		s->short_scale = json_is_true(v);
+	}
+	if ((v = json_object_get(o, "short_first"))) {
+		if (!json_is_boolean(v)) {
+			snprintf(err, errlen, "spec.short_first: expected true or false, got %s",
+				 nr_ctl_json_type(v));
+			goto fail;
+		}
+		s->short_first = json_is_true(v);
 	}
 	if ((v = json_object_get(o, "mode"))) {
 		const char *m = json_string_value(v);
@@ -498,6 +507,7 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		json_object_set_new(o, "short_ppm", json_integer(s->short_ppm));
 		json_object_set_new(o, "short_dscp", json_integer(s->short_dscp));
 		json_object_set_new(o, "short_scale", json_boolean(s->short_scale));
+		json_object_set_new(o, "short_first", json_boolean(s->short_first));
 	}
 	if (nr_job_channels(s) > 1)
 		json_object_set_new(o, "channels", chans);

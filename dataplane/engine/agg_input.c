@@ -236,6 +236,34 @@ static inline bool same_contribution(const struct nr_job *j, const struct nr_slo
 	       !memcmp(frame + p->pay_off, h->pay, p->pay_len));
 }
 
+/*
+ * A late first packet of connection i to emitted slot x (a job with
+ * short_first): kept for the next message's lost first packet, and, when
+ * its slot went out short without it, checked against the RETH the box
+ * built for its receiver.  A different one means the hosts broke the
+ * layout they promised and the box wrote a result where the receiver did
+ * not expect it: the job fails (PSN_CONFLICT).  Whether it may go on.
+ */
+__attribute__((noinline, cold))
+static bool late_first(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+		       uint32_t si, const struct nr_pkt *p, enum nr_engine_ctr *ctr)
+{
+	const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
+	char c[96];
+
+	if (r->va == p->reth_va && r->rkey == p->reth_rkey && r->len == p->reth_len) {
+		nr_short_first_seen(j, i, x, p);
+		return true;
+	}
+	nr_conn_describe(j, i, c, sizeof(c));
+	count(j, NR_ECTR_PSN_CONFLICT, ctr, NR_V_DROP);
+	nr_job_fail(e, j, "%s: late first packet at g=%u: RETH va 0x%llx rkey 0x%x len %u, the "
+		    "box built va 0x%llx rkey 0x%x len %u (short_first: rings not laid out alike)",
+		    c, (uint32_t)(x & NR_PSN_MASK), (unsigned long long)p->reth_va, p->reth_rkey,
+		    p->reth_len, (unsigned long long)r->va, r->rkey, r->len);
+	return false;
+}
+
 /* A duplicate of an emitted slot: answer with the stored result. */
 static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
@@ -295,9 +323,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	}
 	bits[i / 64] |= 1ull << (i % 64);
 	*hk = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
-	if (p->mask & NR_OPF_RETH)      /* a first packet: what a repair rebuilds it with */
+	if (p->mask & NR_OPF_RETH) {    /* a first packet: what a repair rebuilds it with */
 		j->reth[(size_t)si * j->n + i] = (struct nr_slot_reth){
 			.va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
+		if (j->short_first)
+			nr_short_first_seen(j, i, x, p);
+	}
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */
@@ -370,6 +401,9 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
+			if (unlikely((p->mask & NR_OPF_RETH) && j->short_first) &&
+			    p->opcode == s->opcode && !late_first(e, j, i, x, si, p, ctr))
+				return NR_V_DROP;
 			nr_mon_sender(e, j, i, p, frame, handle);
 			nr_mon_data(e, j, i, x, now_ns);
 			v = resend(j, s, si, p, frame, ctr);

@@ -50,6 +50,17 @@ struct nr_slot_reth {
 	uint32_t len;
 };
 
+/*
+ * The RETHs of the last two first packets connection i sent (x[0] the
+ * later; NR_MON_NONE: none): what a short slot builds a lost first packet's
+ * RETH from (agg_short.c, a job with short_first).  Kept from the packets
+ * the box received, never from one it built.
+ */
+struct nr_first_seen {
+	uint64_t x[2];         /* sequences of those first packets */
+	struct nr_slot_reth reth[2];
+};
+
 /* The job contract's memory model (proto/nr_job.h) counts these sizes. */
 _Static_assert(sizeof(struct nr_slot) == NR_JOB_SLOT_BYTES, "NR_JOB_SLOT_BYTES is sizeof(struct nr_slot)");
 _Static_assert(sizeof(struct nr_held) == NR_JOB_HELD_BYTES, "NR_JOB_HELD_BYTES is sizeof(struct nr_held)");
@@ -73,6 +84,7 @@ struct nr_job {
 	uint16_t pkey;         /* spec pkey: 0 = not checked */
 	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
 	uint8_t short_scale;
+	uint8_t short_first;   /* a lost first packet may go short (spec short_first) */
 	uint32_t short_ppm;
 	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
 	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
@@ -107,6 +119,8 @@ struct nr_job {
 	void **outs;               /* [n] scratch for the sum */
 	struct nr_held *spare;     /* [n] scratch: a short slot's N-1 packets */
 	uint64_t *left_out;        /* [n] per sender: contributions short slots left out */
+	struct nr_first_seen *first;    /* [n] (agg_short.c) */
+	uint64_t short_why[NR_SHORT_WHY_MAX];   /* short_denied by reason */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];
@@ -197,6 +211,14 @@ static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
 	int64_t d = (int64_t)(x - j->next_release);
 	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
 	return nr_fastmod(u, j->pool_magic, j->pool);
+}
+
+/* Short slots a message of len bytes may have: short_ppm of its packets. */
+static inline uint32_t nr_short_bound(const struct nr_job *j, uint32_t len)
+{
+	uint64_t pkts = ((uint64_t)len + j->mtu - 1) / j->mtu;
+
+	return (uint32_t)(pkts * j->short_ppm / 1000000u);
 }
 
 /* No connection (nr_slot_emit: a slot with every contribution in). */

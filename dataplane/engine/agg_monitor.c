@@ -296,15 +296,26 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 }
 
 /*
- * Whether a gap's NAK is held back: the message being emitted may still have
- * a slot completed short (agg_short.c), which fills the gap without the
- * sender going back.  If the slot is denied, agg_short.c sends the NAK
- * (nr_mon_gap_nak); if it never qualifies (a second contribution missing),
- * the re-arm sends one.
+ * Whether a gap at x has its NAK held back: the message being emitted may
+ * still have a slot completed short (agg_short.c), which fills the gap
+ * without the sender going back; or, in a job with short_first, x is a
+ * marked message's first packet by the others' contributions in so far.
+ * If the slot is denied, agg_short.c sends the NAK (nr_mon_gap_nak); if it
+ * never qualifies (a second contribution missing), the re-arm sends one.
  */
-static bool may_short(const struct nr_engine *e, const struct nr_job *j)
+static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint64_t x)
 {
-	return j->short_ppm && e->ops.send && j->msg_tolerant && j->msg_short_left > 0;
+	const struct nr_slot *s;
+
+	if (!j->short_ppm || !e->ops.send)
+		return false;
+	if (j->msg_tolerant && j->msg_short_left > 0)
+		return true;
+	if (!j->short_first || x - j->next_release >= j->pool)
+		return false;
+	s = &j->slots[nr_job_slot(j, x)];
+	return s->x == x && s->state == NR_SLOT_FILLING && s->opcode == NR_OP_RC_WRITE_FIRST &&
+	       s->tolerant;
 }
 
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
@@ -314,7 +325,7 @@ static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 
 	m->hole = m->contig;
 	m->hole_ns = now_ns;
-	m->held_back = may_short(e, j);
+	m->held_back = may_short(e, j, m->contig);
 	if (!m->held_back)
 		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }

@@ -219,6 +219,11 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		json_object_set_new(spec, "short_ppm", json_integer(c->cfg.short_ppm));
 		json_object_set_new(spec, "short_dscp", json_integer(c->cfg.short_dscp));
 		json_object_set_new(spec, "short_scale", json_boolean(c->cfg.short_scale));
+		/* every rank's box ring is laid out alike (nr_allreduce_box.c: a
+		 * channel's message j in slot j mod S of msg_size bytes, one MR)
+		 * and every rank sends equal messages: the box may build a lost
+		 * first packet's RETH (docs/short-slots.md) */
+		json_object_set_new(spec, "short_first", json_true());
 	}
 	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
