@@ -266,6 +266,14 @@ struct nr_box_counters {
 };
 NR_API int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
 			 uint64_t *left_out, size_t n);
+/*
+ * Everything the box says of comm's jobs: their job_status replies' "job"
+ * objects (control/PROTOCOL.md: counters, left_out, short_why, ...) as
+ * JSON {"jobs": [...]}, one per element type's job, into buf (len bytes,
+ * NUL-terminated).  Who may ask, and failures, as nr_comm_box_counters;
+ * NR_ERR_INVALID when buf is too small (the message says how much it takes).
+ */
+NR_API int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len);
 
 /*
  * The QPs of comm (its sub-communicators' with several ranks per host or
@@ -277,8 +285,8 @@ NR_API int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len);
 NR_API const char *nr_strerror(int err);
 /*
  * Message of the last failure on comm; with comm NULL, the last failure of
- * nr_config_from_env, nr_config_check, nr_comm_init or nr_comm_box_counters
- * in this thread.
+ * nr_config_from_env, nr_config_check, nr_comm_init, nr_comm_box_counters or
+ * nr_comm_box_status in this thread.
  */
 NR_API const char *nr_comm_last_error(const struct nr_comm *comm);
 

@@ -206,6 +206,28 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 	return rc;
 }
 
+int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len)
+{
+	const struct nr_comm *box = comm ? box_comm(comm) : NULL;
+	char err[NR_ERRLEN];
+	int rc;
+
+	if (!buf || !len) {
+		nr_set_tls_error("nr_comm_box_status: no buffer");
+		return NR_ERR_INVALID;
+	}
+	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
+		nr_set_tls_error("nr_comm_box_status: rank %d holds no box job: rank 0 registered "
+				 "it (and a communicator without NR_SWITCH has none)",
+				 comm ? comm->rank : -1);
+		return NR_ERR_INVALID;
+	}
+	rc = nr_box_status_get(box, buf, len, err, sizeof(err));
+	if (rc)
+		nr_set_tls_error("rank %d: nr_comm_box_status: %s", comm->rank, err);
+	return rc;
+}
+
 /* QPs of one ring communicator in error, the first one's message to buf when *found is 0. */
 static int flat_qp_errors(struct nr_comm *c, char *buf, size_t len, int *found)
 {

@@ -145,6 +145,7 @@ def _bind(lib):
         "nr_comm_stats": (None, [c_void_p, ctypes.POINTER(NrCommStats)]),
         "nr_comm_box_counters": (c_int, [c_void_p, ctypes.POINTER(NrBoxCounters),
                                          ctypes.POINTER(ctypes.c_uint64), c_size_t]),
+        "nr_comm_box_status": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_comm_qp_errors": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),

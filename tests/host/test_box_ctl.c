@@ -46,6 +46,9 @@ struct box_case {
 	int rc_counters[RANKS_MAX];
 	struct nr_box_counters counters;
 	uint64_t left_out[RANKS_MAX + 1];
+	/* nr_comm_box_status after init: into a buffer of 4096 bytes, and of 16 */
+	int rc_status[RANKS_MAX], rc_status_small;
+	char status[4096], status_small_err[512];
 };
 
 /*
@@ -147,6 +150,18 @@ static int box_child(int rank, int world, void *arg)
 	t->credits[rank] = nr_comm_credits(c);
 	t->got_channels[rank] = nr_comm_channels(c);
 	t->rc_counters[rank] = nr_comm_box_counters(c, &t->counters, t->left_out, RANKS_MAX + 1);
+	if (rank == 0) {
+		char small[16];
+
+		t->rc_status[rank] = nr_comm_box_status(c, t->status, sizeof(t->status));
+		t->rc_status_small = nr_comm_box_status(c, small, sizeof(small));
+		snprintf(t->status_small_err, sizeof(t->status_small_err), "%s",
+			 nr_comm_last_error(NULL));
+	} else {
+		char buf[64];
+
+		t->rc_status[rank] = nr_comm_box_status(c, buf, sizeof(buf));
+	}
 	/* a 16-bit type's first call opens its job: the buffers hold 2 * count of them */
 	t->rc_op[rank] = nr_allreduce_flags(c, x, y, count, t->dtype[rank], NR_SUM, t->flags);
 	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
@@ -514,6 +529,15 @@ static void test_short_bound(void **state)
 		assert_int_equal(t->counters.short_slots, 0);
 		for (int r = 0; r <= RANKS_MAX; r++)
 			assert_int_equal(t->left_out[r], 0);
+		/* everything the box says: the spec the library registered (it
+		 * promises the ring layout a first packet's RETH is built from)
+		 * and short_denied by reason; rank 0 only, a buffer that fits */
+		for (int r = 0; r < world; r++)
+			assert_int_equal(t->rc_status[r], r == 0 ? NR_OK : NR_ERR_INVALID);
+		assert_non_null(strstr(t->status, "\"short_first\":true"));
+		assert_non_null(strstr(t->status, "\"short_why\":{"));
+		assert_int_equal(t->rc_status_small, NR_ERR_INVALID);
+		assert_non_null(strstr(t->status_small_err, "the buffer has 16"));
 		munmap(t, sizeof(*t));
 		stop_server(&s);
 		assert_int_equal(s.shm->created, 1);
