@@ -195,6 +195,17 @@ const char *nr_tp_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len);
 void nr_tp_qp_acks_lag(struct nr_tp_qp *qp);
 
 /*
+ * Spray the QP's packets over ports UDP source ports (1..64): its own and the
+ * next ports - 1, one after the other (a send each: a packet, or a GSO send
+ * of several), so ECMP spreads them over as many paths (docs/short-slots.md,
+ * "Spraying"; the box's job takes them with spray_ports).  Before connect;
+ * *info gets the QP's new source port (the first of the range, which the
+ * range's sockets need free together).  0, -ENOTSUP (verbs: the RNIC picks
+ * the port), -EADDRINUSE (no free range; nr_tp_error says where), -EINVAL.
+ */
+int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
+
+/*
  * The transport makes progress only inside nr_tp_poll (soft: the CPU is the
  * RNIC, so ACKs and retransmissions wait for a poll): its user keeps polling
  * between operations (libnetreduce's progress thread).  false: the device

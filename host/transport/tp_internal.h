@@ -28,11 +28,13 @@ struct nr_tp_ops {
 	const char *(*qp_error)(const struct nr_tp_qp *qp);
 	void (*qp_state)(const struct nr_tp_qp *qp, char *buf, size_t len);
 	void (*qp_acks_lag)(struct nr_tp_qp *qp);
+	int (*qp_spray)(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
 };
 
 /*
  * The ops table of a transport whose functions are named after its prefix:
- * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag;
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag,
+ * prefix_qp_spray;
  * is_polled and has_wr_tclass: the flags nr_tp_polled and nr_tp_wr_tclass report.
  */
 #define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass) {                               \
@@ -42,7 +44,8 @@ struct nr_tp_ops {
 	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
 	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error, \
-	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag }
+	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag,                \
+	.qp_spray = prefix##_qp_spray }
 
 /*
  * Every transport object and QP starts with these, so the dispatcher finds its

@@ -113,6 +113,15 @@ void nr_tp_qp_acks_lag(struct nr_tp_qp *qp)
 		qp->ops->qp_acks_lag(qp);
 }
 
+int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info)
+{
+	if (!qp || !info || ports < 1)
+		return -EINVAL;
+	if (!qp->ops->qp_spray)
+		return ports > 1 ? -ENOTSUP : 0;
+	return qp->ops->qp_spray(qp, ports, info);
+}
+
 const char *nr_wc_status_str(enum nr_wc_status s)
 {
 	switch (s) {
