@@ -136,6 +136,13 @@ struct nr_config {
 				    goes by; default 10 (AF11, a low-priority class) */
 	uint8_t short_scale;     /* 1: the box scales a short packet's sum by N/(N-1) (sum
 				    only); 0 (default): the sum of the others as it is */
+	/* Spraying (host/README.md, "Spraying"): the box ring's packets over several paths */
+	uint8_t spray_ports;     /* soft: UDP source ports each box-ring QP sends from in turn,
+				    1..64, for ECMP to spread them over as many paths; 0 or 1
+				    (default): one */
+	uint16_t spray_reorder;  /* packets a sprayed stream may arrive out of order before
+				    the box takes a gap for a loss (its job's reorder_pkts),
+				    0..1024; default (0): 2 x (spray_ports - 1) */
 };
 
 /* Fill the size bytes of cfg with the defaults (rank 0, world 1, soft transport, no box). */
@@ -152,7 +159,8 @@ NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
  * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
  * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_SHORT_PPM,
- * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_CHANNELS (a number, or "auto" for 0) from the
+ * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_SPRAY_PORTS, NR_SPRAY_REORDER, NR_CHANNELS (a
+ * number, or "auto" for 0) from the
  * environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.

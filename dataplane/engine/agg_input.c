@@ -20,6 +20,8 @@
  *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
  *     UDP source port (or ports: spray_ports) or source MAC not the registered one (where registered)
  *                                           -> DROP SPOOFED_SRC
+ *     (a sprayed connection's packet is given its registered source port:
+ *     its result leaves from that one, spray_home)
  *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
  *     job failed                            -> DROP JOB_FAILED_DROP
  *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
@@ -131,6 +133,22 @@ static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct
 	if (j->pkey && ((nr_ld_be16(frame + p->bth_off + 2) ^ j->pkey) & 0x7fff))
 		return NR_ECTR_SPOOFED_PKEY;
 	return NR_ECTR_MAX;
+}
+
+/*
+ * A sprayed connection's data packet (spray_ports > 1) leaves the box from
+ * its registered source port, whichever of its ports it came from: the
+ * results to a receiver (this frame with the sum) then hash onto one path
+ * and arrive in order, as an RC responder needs; the ICRC's kept head no
+ * longer holds (the port is not masked).
+ */
+static inline void spray_home(const struct nr_conn_spec *c, struct nr_pkt *p, uint8_t *frame)
+{
+	if (!c->src_sport || p->udp_sport == c->src_sport)
+		return;
+	nr_st_be16(frame + p->l4_off, c->src_sport);
+	p->udp_sport = c->src_sport;
+	p->icrc_head_ok = 0;
 }
 
 /* ---- ACK snooping and release -------------------------------------------- */
@@ -488,6 +506,8 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))
 		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
+	if (unlikely(j->spray > 1))
+		spray_home(&j->conns[i], p, frame);
 	v = data_input(e, j, i, p, frame, handle, now_ns, ctr);
 	if (j->short_ppm)
 		nr_short_input(e, j, now_ns);

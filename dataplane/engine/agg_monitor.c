@@ -298,10 +298,12 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 /*
  * Whether a gap at x has its NAK held back: the message being emitted may
  * still have a slot completed short (agg_short.c), which fills the gap
- * without the sender going back; or, in a job with short_first, x is a
- * marked message's first packet by the others' contributions in so far.
- * If the slot is denied, agg_short.c sends the NAK (nr_mon_gap_nak); if it
- * never qualifies (a second contribution missing), the re-arm sends one.
+ * without the sender going back; or x's slot has the others' contributions
+ * in, all marked (a middle or last packet; a first one in a job with
+ * short_first): it lies in a later tolerant message, whose bound is only
+ * known once its first packet is emitted.  If the slot is denied,
+ * agg_short.c sends the NAK then (nr_mon_gap_nak); if it never qualifies (a
+ * second contribution missing), the re-arm sends one.
  */
 static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint64_t x)
 {
@@ -311,11 +313,14 @@ static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint64_
 		return false;
 	if (j->msg_tolerant && j->msg_short_left > 0)
 		return true;
-	if (!j->short_first || x - j->next_release >= j->pool)
+	if (x - j->next_release >= j->pool)
 		return false;
 	s = &j->slots[nr_job_slot(j, x)];
-	return s->x == x && s->state == NR_SLOT_FILLING && s->opcode == NR_OP_RC_WRITE_FIRST &&
-	       s->tolerant;
+	if (s->x != x || s->state != NR_SLOT_FILLING || !s->tolerant)
+		return false;
+	return s->opcode == NR_OP_RC_WRITE_MIDDLE || s->opcode == NR_OP_RC_WRITE_LAST ||
+	       s->opcode == NR_OP_RC_WRITE_LAST_IMM ||
+	       (s->opcode == NR_OP_RC_WRITE_FIRST && j->short_first);
 }
 
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */

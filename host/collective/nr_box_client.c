@@ -225,6 +225,12 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		 * first packet's RETH (docs/short-slots.md) */
 		json_object_set_new(spec, "short_first", json_true());
 	}
+	/* spraying: the ports of each connection and how far out of order they arrive */
+	if (c->cfg.spray_ports > 1) {
+		json_object_set_new(spec, "spray_ports", json_integer(c->cfg.spray_ports));
+		json_object_set_new(spec, "reorder_pkts", json_integer(c->cfg.spray_reorder ?
+						c->cfg.spray_reorder : 2 * (c->cfg.spray_ports - 1)));
+	}
 	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
 	else {

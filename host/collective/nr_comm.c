@@ -273,6 +273,18 @@ static int create_ring(struct nr_comm *c, int i)
 	/* the box holds our ACKs until every rank contributed: skew is no loss */
 	if (i >= NR_RING_BOX)
 		nr_tp_qp_acks_lag(r->sqp);
+	/* the box ring's packets (and its ACKs) over several ECMP paths: the
+	 * box's job takes the ports (spray_ports, nr_box_client.c) */
+	if (i >= NR_RING_BOX && c->has_box && c->cfg.spray_ports > 1) {
+		rc = nr_tp_qp_spray(r->sqp, c->cfg.spray_ports, &r->sinfo);
+		if (!rc)
+			rc = nr_tp_qp_spray(r->rqp, c->cfg.spray_ports, &r->rinfo);
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: spraying the %s ring over %u UDP "
+				       "source ports (NR_SPRAY_PORTS): %s", c->rank, nr_ring_name(i),
+				       c->cfg.spray_ports, nr_tp_error(c->tp)[0] ?
+				       nr_tp_error(c->tp) : strerror(-rc));
+	}
 	rc = i >= NR_RING_BOX ? nr_box_region_init(c, i) : nr_plain_region_init(c, 1 << 20);
 	if (rc)
 		return rc;

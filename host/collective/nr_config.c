@@ -141,6 +141,8 @@ static int from_env(struct nr_config *cfg)
 		F("NR_SHORT_PPM", NR_SHORT_PPM_MAX, short_ppm),
 		F("NR_SHORT_DSCP", 63, short_dscp),
 		F("NR_SHORT_SCALE", 1, short_scale),
+		F("NR_SPRAY_PORTS", 255, spray_ports),
+		F("NR_SPRAY_REORDER", 65535, spray_reorder),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {
@@ -317,6 +319,39 @@ static int check_short(const struct nr_config *cfg, bool env)
 #undef NAME
 }
 
+/* Spraying: the soft transport's, within the box job's limits (proto/nr_job.h). */
+static int check_spray(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	if (cfg->spray_ports > NR_MAX_SPRAY) {
+		nr_set_tls_error("%s=%u: at most %u UDP source ports a QP (1: no spraying)",
+				 NAME("NR_SPRAY_PORTS", "spray_ports"), cfg->spray_ports,
+				 NR_MAX_SPRAY);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->spray_ports > 1 && cfg->transport && !strcmp(cfg->transport, "verbs")) {
+		nr_set_tls_error("%s=%u with %s=verbs: the RNIC sends each QP from one UDP source "
+				 "port of its choosing; only the soft transport sprays",
+				 NAME("NR_SPRAY_PORTS", "spray_ports"), cfg->spray_ports,
+				 NAME("NR_TRANSPORT", "transport"));
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->spray_reorder > NR_MAX_REORDER) {
+		nr_set_tls_error("%s=%u: at most %u packets out of order",
+				 NAME("NR_SPRAY_REORDER", "spray_reorder"), cfg->spray_reorder,
+				 NR_MAX_REORDER);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->spray_reorder && cfg->spray_ports < 2) {
+		nr_set_tls_error("%s=%u without %s: one port sends in order",
+				 NAME("NR_SPRAY_REORDER", "spray_reorder"), cfg->spray_reorder,
+				 NAME("NR_SPRAY_PORTS", "spray_ports"));
+		return NR_ERR_CONFIG;
+	}
+	return 0;
+#undef NAME
+}
+
 /* names: env variable names (true) or struct field names (false) in messages. */
 int nr_config_check_env(const struct nr_config *cfg, bool env)
 {
@@ -355,7 +390,7 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 NAME("NR_REDUCE", "reduce"));
 		return NR_ERR_CONFIG;
 	}
-	if (check_short(cfg, env))
+	if (check_short(cfg, env) || check_spray(cfg, env))
 		return NR_ERR_CONFIG;
 	if (cfg->mtu != 0 && cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 &&
 	    cfg->mtu != 2048 && cfg->mtu != 4096) {

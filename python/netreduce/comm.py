@@ -111,7 +111,8 @@ def free_port(addr):
 _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
                "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
-               "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE"}
+               "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
+               "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER"}
 
 
 def _env_names(msg):

@@ -407,7 +407,8 @@ static void test_tail_not_short(void **state)
  * Spraying: conn 1's packets leave from 4 UDP source ports and arrive up to
  * 3 packets out of order.  Reordering within that is neither a gap (no NAK)
  * nor a loss (no short slot); a real loss is, once a packet more than 3
- * beyond it is in; a fifth port is not the connection's.
+ * beyond it is in; a fifth port is not the connection's; every result, the
+ * built one too, leaves from the connection's registered port.
  */
 static void test_spray_reorder(void **state)
 {
@@ -438,6 +439,13 @@ static void test_spray_reorder(void **state)
 		check_stream(&t, i, PKTS, NULL, 0, false);
 		ack(&t, i, PKTS - 1, 1 * MS);
 	}
+	/* every result leaves from its connection's registered port: one path back */
+	for (uint32_t k = 0; k < t.log_len; k++) {
+		const struct th_pkt *r = t.log[k].pkt;
+
+		assert_int_equal(r->p.udp_sport, 49152 + t.log[k].conn);
+		assert_int_equal(nr_ld_be16(r->frame + r->p.l4_off), 49152 + t.log[k].conn);
+	}
 	/* g=10 of conn 1 lost: 11..13 are within the reordering, 14 is past it */
 	for (uint32_t g = PKTS; g < PKTS + 7; g++) {
 		for (uint32_t i = 0; i < N; i++)
@@ -449,11 +457,49 @@ static void test_spray_reorder(void **state)
 	}
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
 	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	assert_int_equal(t.sent[0].p.udp_sport, 49152 + 1);
 	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS + 7);
 	/* a fifth source port is not conn 1's */
 	assert_int_equal(data_sp(&t, 1, PKTS + 7, DSCP, 4, 2 * MS, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_SPOOFED_SRC);
+	th_fini(&t);
+}
+
+/*
+ * A gap in a later tolerant message, while emission waits in an exact one:
+ * message 0 (unmarked) waits for conn 0's lost g=2 (NAKed at once, exact),
+ * message 1 arrives with conn 1's g=10 lost.  Its slot has the others'
+ * marked contributions: the NAK is held back, and once conn 0 went back and
+ * message 0 went out, g=10 goes short; conn 1 never goes back.
+ */
+static void test_later_message_held(void **state)
+{
+	const struct loss lost[] = { { 0, 2 }, { 1, PKTS + 2 } };
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 17, 250000, 0, NR_SUM_ORDERED);
+	for (uint32_t g = 0; g < 2 * PKTS; g++)
+		for (uint32_t i = 0; i < N; i++)
+			if (!is_lost(lost, 2, i, g))
+				data(&t, i, g, g < PKTS ? 0 : DSCP, 1 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* conn 0's, at once */
+	assert_int_equal(t.nsent, 1);
+	assert_int_equal(t.sent[0].p.qpn, t.spec->conns[0].src_qpn);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2);
+	for (uint32_t g = 2; g < 2 * PKTS; g++)     /* conn 0's go-back */
+		data(&t, 0, g, g < PKTS ? 0 : DSCP, 2 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* none to conn 1 */
+	assert_int_equal(t.nsent, 2);
+	check_built(&t, 1, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	assert_int_equal(st.left_out[1], 1);
+	check_accounting(&t, 1);
 	th_fini(&t);
 }
 
@@ -714,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_tail_not_short),
 		cmocka_unit_test(test_spray_reorder),
 		cmocka_unit_test(test_held_not_short),
+		cmocka_unit_test(test_later_message_held),
 		cmocka_unit_test(test_first_short),
 		cmocka_unit_test(test_first_refused),
 		cmocka_unit_test(test_first_broken_promise),
