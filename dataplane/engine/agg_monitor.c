@@ -295,32 +295,46 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 		take_data_template(e, j, i, frame, p, handle);
 }
 
+static bool op_middle_or_last(uint8_t op)
+{
+	return op == NR_OP_RC_WRITE_MIDDLE || op == NR_OP_RC_WRITE_LAST ||
+	       op == NR_OP_RC_WRITE_LAST_IMM;
+}
+
 /*
- * Whether a gap at x has its NAK held back: the message being emitted may
- * still have a slot completed short (agg_short.c), which fills the gap
- * without the sender going back; or x's slot has the others' contributions
- * in, all marked (a middle or last packet; a first one in a job with
- * short_first): it lies in a later tolerant message, whose bound is only
- * known once its first packet is emitted.  If the slot is denied,
- * agg_short.c sends the NAK then (nr_mon_gap_nak); if it never qualifies (a
- * second contribution missing), the re-arm sends one.
+ * Whether sender i's gap at x has its NAK held back: the message being
+ * emitted may still have a slot completed short (agg_short.c), which fills
+ * the gap without the sender going back; or x lies in a later tolerant
+ * message, whose bound is only known once its first packet is emitted: x's
+ * slot has the others' contributions in, all marked (a middle or last
+ * packet; a first one in a job with short_first), or, before any of them,
+ * the sender's own next packet is in, marked, a middle or last one (so x is
+ * of the same message: a first or middle packet; a job with short_first).
+ * If the slot is denied, agg_short.c sends the NAK then (nr_mon_gap_nak);
+ * if it never qualifies (a second contribution missing, or none comes), the
+ * re-arm sends one.
  */
-static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint64_t x)
+static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_t i, uint64_t x)
 {
 	const struct nr_slot *s;
+	uint32_t si;
 
 	if (!j->short_ppm || !e->ops.send)
 		return false;
 	if (j->msg_tolerant && j->msg_short_left > 0)
 		return true;
-	if (x - j->next_release >= j->pool)
+	if (x + 1 - j->next_release >= j->pool)
 		return false;
 	s = &j->slots[nr_job_slot(j, x)];
-	if (s->x != x || s->state != NR_SLOT_FILLING || !s->tolerant)
-		return false;
-	return s->opcode == NR_OP_RC_WRITE_MIDDLE || s->opcode == NR_OP_RC_WRITE_LAST ||
-	       s->opcode == NR_OP_RC_WRITE_LAST_IMM ||
-	       (s->opcode == NR_OP_RC_WRITE_FIRST && j->short_first);
+	if (s->x == x && s->state == NR_SLOT_FILLING)
+		return s->tolerant && (op_middle_or_last(s->opcode) ||
+				       (s->opcode == NR_OP_RC_WRITE_FIRST && j->short_first));
+	si = nr_job_slot(j, x + 1);
+	s = &j->slots[si];
+	return j->short_first && s->x == x + 1 &&
+	       (s->state == NR_SLOT_FILLING || s->state == NR_SLOT_COMPLETE) &&
+	       (j->bits[(size_t)si * j->words + i / 64] >> (i % 64) & 1) && s->tolerant &&
+	       op_middle_or_last(s->opcode);
 }
 
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
@@ -330,7 +344,7 @@ static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 
 	m->hole = m->contig;
 	m->hole_ns = now_ns;
-	m->held_back = may_short(e, j, m->contig);
+	m->held_back = may_short(e, j, i, m->contig);
 	if (!m->held_back)
 		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }

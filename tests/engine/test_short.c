@@ -634,8 +634,10 @@ static void test_first_short(void **state)
  * A first packet is refused, its reason counted and its sender NAKed: the
  * job's first message (no previous one), a message not marked, one whose
  * bound is 0, a sender whose next packet is lost too (its mark unknown),
- * others whose VA steps disagree, a gap that showed before any other
- * contribution to its slot (its NAK went out at once).
+ * others whose VA steps disagree, a gap that showed before anything said
+ * it may go short (its NAK went out at once); and a gap that showed before
+ * any other contribution but after the sender's own marked next packet:
+ * held back, completed short.
  */
 static void test_first_refused(void **state)
 {
@@ -694,21 +696,40 @@ static void test_first_refused(void **state)
 		data(&t, 1, 3 * PKTS + 1, DSCP, 4 * MS);
 		run(&t, 3 * PKTS + 2, 4 * PKTS, NULL, 0, DSCP, 4 * MS);
 	}
-	/* message 4: conn 2's next packet in before any first packet: NAKed at once */
+	/* message 4: conn 2 ahead of the others, its middle packets 1 and 2 lost
+	 * and its packet 3 in before anything else of the message but its own
+	 * first: nothing says the gap may go short, so it is NAKed at once; the
+	 * slot then qualifies, but its sender goes back anyway */
 	{
-		const struct loss l[] = { { 2, 4 * PKTS } };
+		const struct loss l[] = { { 2, 4 * PKTS + 1 }, { 2, 4 * PKTS + 2 } };
 
-		data(&t, 2, 4 * PKTS + 1, DSCP, 5 * MS);
+		data(&t, 2, 4 * PKTS, DSCP, 5 * MS);
+		data(&t, 2, 4 * PKTS + 3, DSCP, 5 * MS);
 		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
-		run(&t, 4 * PKTS, 4 * PKTS + 1, l, 1, DSCP, 5 * MS);
+		run(&t, 4 * PKTS, 4 * PKTS + 3, l, 2, DSCP, 5 * MS);
 		assert_int_equal(why(&t, NR_SHORT_WHY_NAKED), 1);
 		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);    /* one NAK */
-		data(&t, 2, 4 * PKTS, DSCP, 5 * MS);
-		run(&t, 4 * PKTS + 1, 5 * PKTS, NULL, 0, DSCP, 5 * MS);
+		data(&t, 2, 4 * PKTS + 1, DSCP, 5 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);  /* its go-back's 2 */
+		data(&t, 2, 4 * PKTS + 2, DSCP, 5 * MS);
+		run(&t, 4 * PKTS + 3, 5 * PKTS, NULL, 0, DSCP, 5 * MS);
 	}
-	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	/* message 5: conn 1 ahead of the others, its middle packet 2 lost, its
+	 * packet 3 in before anything else of the message but its own: marked,
+	 * of the same message: held back, completed short */
+	{
+		const struct loss l[] = { { 1, 5 * PKTS + 2 } };
+
+		data(&t, 1, 5 * PKTS, DSCP, 6 * MS);
+		data(&t, 1, 5 * PKTS + 1, DSCP, 6 * MS);
+		data(&t, 1, 5 * PKTS + 3, DSCP, 6 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);    /* held back */
+		run(&t, 5 * PKTS, 6 * PKTS, l, 1, DSCP, 6 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 3);
+	}
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_DENIED), naks);
-	check_accounting(&t, 1);
+	check_accounting(&t, 3);
 	th_fini(&t);
 
 	/* a bound of 0 for a message of 8 packets (100000 ppm) */

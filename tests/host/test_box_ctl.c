@@ -36,6 +36,7 @@ struct box_case {
 	uint32_t credits[RANKS_MAX];
 	uint32_t channels;               /* cfg.channels of every rank */
 	uint32_t short_ppm;              /* cfg.short_ppm of every rank */
+	uint8_t spray_ports;             /* cfg.spray_ports of every rank */
 	unsigned flags;                  /* of the one nr_allreduce_flags */
 	enum nr_dtype dtype[RANKS_MAX];  /* of the one nr_allreduce_flags, by rank */
 	unsigned got_channels[RANKS_MAX];
@@ -141,6 +142,7 @@ static int box_child(int rank, int world, void *arg)
 	cfg.timeout_ms = 3000;
 	cfg.channels = t->channels;
 	cfg.short_ppm = t->short_ppm;
+	cfg.spray_ports = t->spray_ports;
 	ranks_fill(9, rank, x, count);
 	t->rc_init[rank] = nr_comm_init(&cfg, &c);
 	if (t->rc_init[rank]) {
@@ -178,7 +180,7 @@ static int box_child(int rank, int world, void *arg)
 }
 
 static struct box_case *run_case(struct server *s, const char *token, int world, unsigned salt,
-				 uint32_t channels, uint32_t short_ppm, unsigned flags)
+				 uint32_t channels, uint32_t short_ppm, unsigned flags, uint8_t spray)
 {
 	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -193,6 +195,7 @@ static struct box_case *run_case(struct server *s, const char *token, int world,
 	t->channels = channels;
 	t->short_ppm = short_ppm;
 	t->flags = flags;
+	t->spray_ports = spray;
 	ranks_fork(world, box_child, t, pids);
 	ranks_wait(world, pids, status, 30000, NULL);
 	for (int r = 0; r < world; r++) {
@@ -206,7 +209,7 @@ static struct box_case *run_case(struct server *s, const char *token, int world,
 static struct box_case *run(struct server *s, const char *token, int world, unsigned salt,
 			    uint32_t channels)
 {
-	return run_case(s, token, world, salt, channels, 0, 0);
+	return run_case(s, token, world, salt, channels, 0, 0, 0);
 }
 
 static void test_job_registered_unaggregated_detected(void **state)
@@ -512,7 +515,8 @@ static void test_short_bound(void **state)
 		uint64_t sent = 0;
 
 		assert_int_equal(start_server(&s), 0);
-		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags);
+		/* the tolerant case sprays over 2 ports: the job says so */
+		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags, flags ? 2 : 0);
 		for (int r = 0; r < world; r++) {
 			printf("rank %d: %s: %llu data packets, %llu with their own class\n", r,
 			       flags ? "tolerant" : "exact", (unsigned long long)t->tx_data[r],
@@ -536,6 +540,12 @@ static void test_short_bound(void **state)
 			assert_int_equal(t->rc_status[r], r == 0 ? NR_OK : NR_ERR_INVALID);
 		assert_non_null(strstr(t->status, "\"short_first\":true"));
 		assert_non_null(strstr(t->status, "\"short_why\":{"));
+		if (flags) {
+			assert_non_null(strstr(t->status, "\"spray_ports\":2"));
+			assert_non_null(strstr(t->status, "\"reorder_pkts\":2"));
+		} else {
+			assert_null(strstr(t->status, "spray_ports"));
+		}
 		assert_int_equal(t->rc_status_small, NR_ERR_INVALID);
 		assert_non_null(strstr(t->status_small_err, "the buffer has 16"));
 		munmap(t, sizeof(*t));

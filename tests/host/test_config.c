@@ -18,7 +18,8 @@ static const char *const vars[] = {
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
-	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE",
+	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE", "NR_SPRAY_PORTS",
+	"NR_SPRAY_REORDER",
 };
 
 static int clear_env(void **state)
@@ -119,6 +120,46 @@ static void test_env_defaults(void **state)
 	assert_int_equal(cfg.short_ppm, 0);
 	assert_int_equal(cfg.short_dscp, 10);
 	assert_int_equal(cfg.short_scale, 0);
+	assert_int_equal(cfg.spray_ports, 0);    /* one port */
+	assert_int_equal(cfg.spray_reorder, 0);
+}
+
+/* Spraying: the soft transport's, up to 64 ports, a reordering only with spraying. */
+static void test_spray(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	setenv("NR_SPRAY_PORTS", "4", 1);
+	setenv("NR_SPRAY_REORDER", "12", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.spray_ports, 4);
+	assert_int_equal(cfg.spray_reorder, 12);
+	setenv("NR_SPRAY_PORTS", "65", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SPRAY_PORTS=65: at most 64"));
+	setenv("NR_SPRAY_PORTS", "4", 1);
+	setenv("NR_TRANSPORT", "verbs", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	printf("%s\n", nr_comm_last_error(NULL));
+	assert_non_null(strstr(nr_comm_last_error(NULL),
+			       "NR_SPRAY_PORTS=4 with NR_TRANSPORT=verbs: the RNIC sends each QP"));
+	unsetenv("NR_TRANSPORT");
+	setenv("NR_SPRAY_REORDER", "1025", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SPRAY_REORDER=1025: at most 1024"));
+	setenv("NR_SPRAY_REORDER", "3", 1);
+	unsetenv("NR_SPRAY_PORTS");
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL),
+			       "NR_SPRAY_REORDER=3 without NR_SPRAY_PORTS"));
+	/* the struct, named by its fields */
+	nr_config_default(&cfg);
+	cfg.spray_ports = 2;
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
+	cfg.spray_ports = 100;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "spray_ports=100"));
 }
 
 /* The bound on tolerant messages from the environment and from the struct. */
@@ -456,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
 		cmocka_unit_test_setup(test_short, clear_env),
+		cmocka_unit_test_setup(test_spray, clear_env),
 		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),
