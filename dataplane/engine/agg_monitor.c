@@ -337,6 +337,29 @@ static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_
 	       op_middle_or_last(s->opcode);
 }
 
+/*
+ * Whether the NAK of sender i's hole is due again (a re-arm): one went out
+ * and the re-arm time passed; or it was held back for a short slot and
+ * either the slot went up for emission lacking two or more contributions
+ * (it cannot go short) and the re-arm time passed, or the probe time
+ * passed: a slot waits for the others behind it that long before its turn
+ * comes (re-armed at the re-arm time, such holes were NAKed and then found
+ * shortable: short_why naked, most of short_denied at 1% loss).
+ */
+static bool hole_due(const struct nr_job *j, const struct nr_conn_mon *m, uint64_t now_ns)
+{
+	uint64_t since = now_ns - m->hole_ns;
+	const struct nr_slot *s;
+
+	if (since < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
+		return false;
+	if (!m->held_back || since >= rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS))
+		return true;
+	s = &j->slots[j->emit_slot];
+	return m->hole == j->next_emit && s->x == m->hole && s->state == NR_SLOT_FILLING &&
+	       s->count + 2u <= j->n;
+}
+
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
 static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
 {
@@ -374,7 +397,7 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
 		open_gap(e, j, i, now_ns);
-	} else if (now_ns - m->hole_ns >= rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS)) {
+	} else if (hole_due(j, m, now_ns)) {
 		m->hole_ns = now_ns;
 		m->held_back = 0;
 		mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_REARM);
@@ -549,7 +572,6 @@ static bool job_held(const struct nr_job *j, uint64_t now_ns)
 
 void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 {
-	uint64_t rearm = rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS);
 	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
 	uint64_t solicit = rtts_ns(j, MON_SOLICIT_RTTS, MON_SOLICIT_MIN_NS);
 	bool held = job_held(j, now_ns);
@@ -574,7 +596,7 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 					NR_ECTR_ACK_REPEAT);
 		}
 		if (m->hole != NR_MON_NONE) {
-			if (now_ns - m->hole_ns >= rearm) {
+			if (hole_due(j, m, now_ns)) {
 				m->hole_ns = now_ns;
 				m->held_back = 0;
 				mon_nak(e, j, i, m->hole, MON_RNR_NOW, NR_ECTR_NAK_REARM);
