@@ -25,6 +25,7 @@
 #define NR_SHORT_PPM_MAX 500000 /* short slots: at most half a message's packets */
 #define NR_MAX_SPRAY     64     /* UDP source ports a connection may spray over */
 #define NR_MAX_REORDER   1024   /* packets a sprayed stream may arrive out of order */
+#define NR_MAX_CLASSES   4      /* tolerant priority classes (prio_classes) */
 
 enum nr_sum_mode {
 	NR_SUM_ORDERED = 0,    /* keep the N contributions, sum in rank order at completion */
@@ -122,6 +123,16 @@ struct nr_job_spec {
 	 * guessed address into a host that did not promise the layout).
 	 */
 	uint8_t short_first;
+	/*
+	 * Priority classes (docs/short-slots.md, "Priority"): tolerant messages
+	 * in prio_classes classes, class c (0: the lowest) marked with DSCP
+	 * short_dscp + 8c (AF11, AF21, AF31 ... from AF11), its drop-eligible
+	 * packets with that + 2 (AF12, AF22 ...; up to 63); every one of them
+	 * is the job's mark of a tolerant message.  A ready slot of a higher
+	 * class leaves the box before a lower one's; exact messages (any other
+	 * DSCP) above every class.  0 or 1: one class, short_dscp (and + 2).
+	 */
+	uint8_t prio_classes;
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
 };

@@ -298,6 +298,53 @@ static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 	return count(j, NR_ECTR_DUP_RESENT, ctr, NR_V_RESEND);
 }
 
+/*
+ * Priority classes (spec prio_classes): inside a burst, a job with classes
+ * whose next slot is ready waits on the engine's ready list; at the burst's
+ * end (emit_deferred) the ready jobs emit, the highest class of their next
+ * slot first.  A job without classes emits at once.
+ */
+static inline void defer_ready(struct nr_engine *e, struct nr_job *j)
+{
+	if (!j->ready) {
+		j->ready = 1;
+		e->ready[e->nready++] = j;
+	}
+}
+
+static uint8_t ready_cls(const struct nr_job *j)
+{
+	return j->slots[j->emit_slot].cls;
+}
+
+__attribute__((noinline))
+static void emit_deferred(struct nr_engine *e, uint64_t now_ns)
+{
+	unsigned n = e->nready;
+
+	/* insertion sort, highest class first; a stable order among equals */
+	for (unsigned a = 1; a < n; a++) {
+		struct nr_job *j = e->ready[a];
+		unsigned b = a;
+
+		for (; b > 0 && ready_cls(e->ready[b - 1]) < ready_cls(j); b--)
+			e->ready[b] = e->ready[b - 1];
+		e->ready[b] = j;
+	}
+	for (unsigned a = 0; a < n; a++) {
+		struct nr_job *j = e->ready[a];
+
+		j->ready = 0;
+		if (j->state != NR_JOB_ACTIVE)
+			continue;
+		nr_job_emit_ready(e, j);
+		j->emit_ns = now_ns;
+		if (j->short_ppm)
+			nr_short_input(e, j, now_ns);
+	}
+	e->nready = 0;
+}
+
 static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_t i,
 				  uint64_t x, uint32_t si, struct nr_pkt *p,
 				  uint8_t *frame, void *handle, uint64_t now_ns,
@@ -321,6 +368,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->count = 0;
 		s->ecn_ce = 0;
 		s->tolerant = 1;
+		s->cls = j->dscp_cls[frame[p->l3_off + 1] >> 2];
 		for (uint32_t w = 0; w < j->words; w++)
 			bits[w] = 0;
 		j->busy++;
@@ -354,7 +402,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		frame_set_imm(frame, p, p->imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
-	s->tolerant &= frame[p->l3_off + 1] >> 2 == j->short_dscp;   /* IPv4 TOS: DSCP */
+	s->tolerant &= j->tol_mask >> (frame[p->l3_off + 1] >> 2) & 1;   /* IPv4 TOS: DSCP */
 	if (j->mode == NR_SUM_STREAMING && j->dtype != NR_ELEM_FP32) {
 		const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
 
@@ -376,7 +424,9 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->state = NR_SLOT_COMPLETE;
 		j->completed++;
 		j->ctr[NR_ECTR_COMPLETED]++;
-		if (x == j->next_emit) {
+		if (x == j->next_emit && j->classes > 1 && e->deferring) {
+			defer_ready(e, j);
+		} else if (x == j->next_emit) {
 			nr_job_emit_ready(e, j);
 			j->emit_ns = now_ns;
 		}
@@ -529,6 +579,7 @@ void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 {
 	struct nr_route r[NR_ENGINE_BURST];
 
+	e->deferring = true;
 	for (unsigned base = 0; base < n; base += NR_ENGINE_BURST) {
 		unsigned m = n - base < NR_ENGINE_BURST ? n - base : NR_ENGINE_BURST;
 
@@ -542,4 +593,7 @@ void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 							  handles[base + k], now_ns,
 							  ctrs ? &ctrs[base + k] : NULL);
 	}
+	e->deferring = false;
+	if (unlikely(e->nready))
+		emit_deferred(e, now_ns);
 }

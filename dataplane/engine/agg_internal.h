@@ -38,8 +38,8 @@ struct nr_slot {
 	uint16_t count;        /* contributions in */
 	uint32_t tag;          /* ImmDt of the first contribution */
 	uint16_t tag_conn;     /* connection that brought tag (its RETH: msg_track) */
-	uint8_t tolerant;      /* every contribution carried DSCP short_dscp */
-	uint8_t pad;
+	uint8_t tolerant;      /* every contribution carried a tolerant DSCP (short_dscp, a class's) */
+	uint8_t cls;           /* priority class of the first contribution's DSCP (dscp_cls) */
 };
 
 /* The RETH of connection i's packet of a slot (first packets of a message):
@@ -87,6 +87,11 @@ struct nr_job {
 	uint8_t short_first;   /* a lost first packet may go short (spec short_first) */
 	uint32_t short_ppm;
 	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
+	uint8_t classes;           /* prio_classes (>= 1); > 1: ready slots wait for the
+				    * burst's end, higher class first (agg_input.c) */
+	uint8_t ready;             /* on the engine's ready list */
+	uint64_t tol_mask;         /* bit d: DSCP d marks a tolerant message */
+	uint8_t dscp_cls[64];      /* DSCP -> class: tolerant ones 0..classes - 1, else classes */
 	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
 	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
 	uint8_t msg_tolerant;      /* it is marked (short_dscp) and its first packet was emitted */
@@ -176,6 +181,11 @@ struct nr_engine {
 	struct nr_engine_ops ops;
 	const struct nr_sum_ops *sum;
 	struct nr_job *jobs[NR_MAX_JOBS];
+	/* inside nr_engine_input_burst: jobs with classes whose next slot became
+	 * ready, emitted at the burst's end by class (agg_input.c) */
+	bool deferring;
+	unsigned nready;
+	struct nr_job *ready[NR_MAX_JOBS];
 	struct nr_lkp *lkp;
 	uint32_t lkp_mask;
 	uint64_t ctr[NR_ECTR_MAX];   /* not attributable to a job, plus deleted jobs */

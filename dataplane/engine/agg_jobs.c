@@ -198,6 +198,18 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->short_dscp = s->short_dscp;
 	j->short_scale = s->short_scale;
 	j->short_first = s->short_first;
+	j->classes = s->prio_classes > 1 ? s->prio_classes : 1;
+	for (uint32_t d = 0; d < 64; d++)
+		j->dscp_cls[d] = j->classes;           /* exact: above every class */
+	for (uint32_t c = 0; c < j->classes; c++) {
+		/* class c and its drop-eligible packets (+ 2: AFx1, AFx2) */
+		j->tol_mask |= 1ull << (s->short_dscp + 8 * c);
+		j->dscp_cls[s->short_dscp + 8 * c] = (uint8_t)c;
+		if (s->short_dscp + 8 * c + 2 <= 63) {
+			j->tol_mask |= 1ull << (s->short_dscp + 8 * c + 2);
+			j->dscp_cls[s->short_dscp + 8 * c + 2] = (uint8_t)c;
+		}
+	}
 	j->spray = s->spray_ports ? s->spray_ports : 1;
 	j->reorder = s->reorder_pkts;
 	j->denied_x = UINT64_MAX;

@@ -249,6 +249,8 @@ static const struct bad_case bad_cases[] = {
 	{ "short_scale", "1", 0, 0, "spec.short_scale: expected true or false, got an integer" },
 	{ "short_scale", "true", "reduce", "\"max\"", "short_scale: 1: 0 or 1, and 1 only with reduce sum" },
 	{ "short_first", "1", 0, 0, "spec.short_first: expected true or false, got an integer" },
+	{ "prio_classes", "5", 0, 0, "spec.prio_classes: 5 is out of range" },
+	{ "prio_classes", "4", "short_dscp", "40", "prio_classes: 4 classes from short_dscp 40 reach DSCP 66" },
 	{ "spray_ports", "0", 0, 0, "spec.spray_ports: 0 is out of range" },
 	{ "spray_ports", "65", 0, 0, "spec.spray_ports: 65 is out of range" },
 	{ "reorder_pkts", "1025", 0, 0, "spec.reorder_pkts: 1025 is out of range" },
