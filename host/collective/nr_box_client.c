@@ -225,6 +225,9 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		 * first packet's RETH (docs/short-slots.md) */
 		json_object_set_new(spec, "short_first", json_true());
 	}
+	/* priority classes: a channel each, the box emits a higher one's first */
+	if (c->classes)
+		json_object_set_new(spec, "prio_classes", json_integer(c->classes));
 	/* spraying: the ports of each connection and how far out of order they arrive */
 	if (c->cfg.spray_ports > 1) {
 		json_object_set_new(spec, "spray_ports", json_integer(c->cfg.spray_ports));

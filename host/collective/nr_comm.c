@@ -239,6 +239,21 @@ static void short_tos_init(struct nr_comm *c)
 }
 
 /*
+ * Priority classes (cfg.prio_classes, with tolerant messages marked:
+ * short_tos): class k's messages on box channel k with DSCP short_dscp + 8k,
+ * exact ones on channel prio_classes, 8 DSCPs above the highest class.
+ */
+static void classes_init(struct nr_comm *c)
+{
+	if (c->cfg.prio_classes < 2 || c->short_tos < 0 ||
+	    c->n_channels != c->cfg.prio_classes + 1u)
+		return;
+	c->classes = c->cfg.prio_classes;
+	for (unsigned k = 0; k <= c->classes; k++)
+		c->class_tos[k] = (int)((c->cfg.short_dscp + 8 * k) << 2 | (c->cfg.tclass & 3));
+}
+
+/*
  * How many box channels: the configured number, or with 0 ("auto") as many
  * as the box has workers; 1 without a box (the box ring is then unused).
  */
@@ -249,6 +264,8 @@ static int resolve_channels(struct nr_comm *c)
 
 	if (!c->has_box) {
 		c->n_channels = 1;
+	} else if (c->cfg.prio_classes > 1) {
+		c->n_channels = c->cfg.prio_classes + 1u;     /* a class each, exact above */
 	} else if (c->cfg.channels) {
 		c->n_channels = c->cfg.channels;
 	} else {
@@ -418,6 +435,8 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 	if (!rc && !tcp_only) {
 		short_tos_init(c);
 		rc = resolve_channels(c);
+		if (!rc)
+			classes_init(c);
 	}
 	for (unsigned k = 0; !rc && !tcp_only && k <= c->n_channels; k++)   /* plain, then box */
 		rc = create_ring(c, k ? nr_box_ring(NR_ELEM_FP32, k - 1) : NR_RING_PLAIN);

@@ -143,6 +143,7 @@ static int from_env(struct nr_config *cfg)
 		F("NR_SHORT_SCALE", 1, short_scale),
 		F("NR_SPRAY_PORTS", 255, spray_ports),
 		F("NR_SPRAY_REORDER", 65535, spray_reorder),
+		F("NR_PRIO_CLASSES", 255, prio_classes),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {
@@ -340,6 +341,36 @@ static int check_spray(const struct nr_config *cfg, bool env)
 		nr_set_tls_error("%s=%u: at most %u packets out of order",
 				 NAME("NR_SPRAY_REORDER", "spray_reorder"), cfg->spray_reorder,
 				 NR_MAX_REORDER);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > NR_MAX_CLASSES) {
+		nr_set_tls_error("%s=%u: at most %u classes (0 or 1: none)",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NR_MAX_CLASSES);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > 1 && cfg->short_dscp + 8u * cfg->prio_classes > 63) {
+		nr_set_tls_error("%s=%u from %s=%u: the exact messages' DSCP above the classes, "
+				 "%u, is over 63 (a class is 8 DSCPs up)",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NAME("NR_SHORT_DSCP", "short_dscp"), cfg->short_dscp,
+				 cfg->short_dscp + 8u * cfg->prio_classes);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > 1 && cfg->transport && !strcmp(cfg->transport, "verbs")) {
+		nr_set_tls_error("%s=%u with %s=verbs: the RNIC takes a QP's traffic class, not a "
+				 "message's; only the soft transport marks classes",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NAME("NR_TRANSPORT", "transport"));
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > 1 && cfg->channels != 1 &&
+	    cfg->channels != cfg->prio_classes + 1u) {
+		nr_set_tls_error("%s=%u with %s=%u: the classes take %u channels (one a class, one "
+				 "for exact messages); leave %s unset",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NAME("NR_CHANNELS", "channels"), cfg->channels,
+				 cfg->prio_classes + 1u, NAME("NR_CHANNELS", "channels"));
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->spray_reorder && cfg->spray_ports < 2) {
