@@ -672,7 +672,7 @@ static json_t *channels_json(const struct nr_job_stats *st)
 
 static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 {
-	json_t *reply = NULL, *o, *ctrs;
+	json_t *reply = NULL, *o, *ctrs, *why;
 	struct ctl_job *j = job_access(c, req, who, &reply);
 	struct nr_job_stats *st;
 	unsigned i;
@@ -710,6 +710,11 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 		for (i = 0; i < j->spec->n_conns; i++)
 			json_array_append_new(lo, json_integer((json_int_t)st->left_out[i]));
 		json_object_set_new(o, "left_out", lo);
+		why = json_object();
+		for (i = 0; i < NR_SHORT_WHY_MAX; i++)
+			json_object_set_new(why, nr_short_why_names[i],
+					    json_integer((json_int_t)st->short_why[i]));
+		json_object_set_new(o, "short_why", why);
 	}
 	if (j->lease_ms) {
 		uint64_t held = nr_ctl_now_ms() - j->renewed_ms;

@@ -292,7 +292,8 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 {
 	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
 					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
-					     "short_scale", "spray_ports", "reorder_pkts", "dtype", NULL };
+					     "short_scale", "short_first", "spray_ports", "reorder_pkts", "dtype",
+					     "prio_classes", NULL };
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -366,6 +367,13 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		s->spray_ports = (uint8_t)sp;
 	}
+	if ((v = json_object_get(o, "prio_classes"))) {
+		uint32_t pc;
+
+		if (get_uint(v, "spec.prio_classes", 1, NR_MAX_CLASSES, NULL, &pc, err, errlen))
+			goto fail;
+		s->prio_classes = (uint8_t)pc;
+	}
 	if ((v = json_object_get(o, "reorder_pkts"))) {
 		uint32_t r;
 
@@ -380,6 +388,14 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		}
 		s->short_scale = json_is_true(v);
+	}
+	if ((v = json_object_get(o, "short_first"))) {
+		if (!json_is_boolean(v)) {
+			snprintf(err, errlen, "spec.short_first: expected true or false, got %s",
+				 nr_ctl_json_type(v));
+			goto fail;
+		}
+		s->short_first = json_is_true(v);
 	}
 	if ((v = json_object_get(o, "mode"))) {
 		const char *m = json_string_value(v);
@@ -494,10 +510,13 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		json_object_set_new(o, "spray_ports", json_integer(s->spray_ports));
 	if (s->reorder_pkts)
 		json_object_set_new(o, "reorder_pkts", json_integer(s->reorder_pkts));
+	if (s->prio_classes > 1)
+		json_object_set_new(o, "prio_classes", json_integer(s->prio_classes));
 	if (s->short_ppm) {
 		json_object_set_new(o, "short_ppm", json_integer(s->short_ppm));
 		json_object_set_new(o, "short_dscp", json_integer(s->short_dscp));
 		json_object_set_new(o, "short_scale", json_boolean(s->short_scale));
+		json_object_set_new(o, "short_first", json_boolean(s->short_first));
 	}
 	if (nr_job_channels(s) > 1)
 		json_object_set_new(o, "channels", chans);

@@ -488,6 +488,10 @@ static void show_job(const json_t *job)
 	json_decref(tab);
 	printf("\ncounters:\n");
 	print_flat(json_object_get(job, "counters"), "  ");
+	if (json_object_get(job, "short_why")) {
+		printf("\nshort_denied by reason:\n");
+		print_flat(json_object_get(job, "short_why"), "  ");
+	}
 }
 
 /* "healthy: ..." or "unhealthy: <reason>", then the checks. */

@@ -136,6 +136,18 @@ struct nr_config {
 				    goes by; default 10 (AF11, a low-priority class) */
 	uint8_t short_scale;     /* 1: the box scales a short packet's sum by N/(N-1) (sum
 				    only); 0 (default): the sum of the others as it is */
+	/* Spraying (host/README.md, "Spraying"): the box ring's packets over several paths */
+	uint8_t spray_ports;     /* soft: UDP source ports each box-ring QP sends from in turn,
+				    1..64, for ECMP to spread them over as many paths; 0 or 1
+				    (default): one */
+	uint16_t spray_reorder;  /* packets a sprayed stream may arrive out of order before
+				    the box takes a gap for a loss (its job's reorder_pkts),
+				    0..1024; default (0): 2 x (spray_ports - 1) */
+	/* Priority classes (host/README.md, "Priority classes") */
+	uint8_t prio_classes;    /* soft, with a box: tolerant messages in this many classes
+				    (NR_MSG_CLASS), each on a box channel of its own with a DSCP of
+				    its own, exact ones on one above them all (so prio_classes + 1
+				    channels), 2..4; 0 or 1 (default): none */
 };
 
 /* Fill the size bytes of cfg with the defaults (rank 0, world 1, soft transport, no box). */
@@ -152,7 +164,8 @@ NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
  * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
  * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_SHORT_PPM,
- * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_CHANNELS (a number, or "auto" for 0) from the
+ * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_SPRAY_PORTS, NR_SPRAY_REORDER, NR_PRIO_CLASSES,
+ * NR_CHANNELS (a number, or "auto" for 0) from the
  * environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.
@@ -197,9 +210,43 @@ NR_API int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf
  */
 #define NR_MSG_TOLERANT 0x1u
 
+/*
+ * NR_MSG_CLASS(c), with NR_MSG_TOLERANT: the message's priority class, 0 (the
+ * lowest) .. prio_classes - 1 (host/README.md, "Priority classes"; a DDP
+ * bucket's: the input side's highest).  Where the communicator has classes
+ * the call goes on its class's box channel, its packets with the class's
+ * DSCP (short_dscp + 8c), and the box and a fabric that serves the classes
+ * by priority send a higher class's first; a tolerant message without a
+ * class is class 0, one beyond prio_classes - 1 the highest; an exact
+ * message takes the channel and DSCP above every class.  Without classes
+ * the bits change nothing.
+ */
+#define NR_MSG_CLASS(c) ((((unsigned)(c) & 0x7u) + 1u) << 4)
+#define NR_MSG_CLASS_MASK 0xF0u
+
 /* nr_allreduce with flags (NR_MSG_*; 0: nr_allreduce); another bit: NR_ERR_INVALID. */
 NR_API int nr_allreduce_flags(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		       enum nr_dtype dtype, enum nr_op op, unsigned flags);
+
+/* One all-reduce of nr_allreduce_multi: nr_allreduce_flags's arguments. */
+struct nr_allreduce_req {
+	const void *sendbuf;
+	void *recvbuf;
+	size_t count;
+	enum nr_dtype dtype;
+	enum nr_op op;
+	unsigned flags;
+};
+/*
+ * The n all-reduces of reqs: where the communicator has priority classes,
+ * at once, each on its class's channel (flags), those of one channel one
+ * after the other in the order given, so a higher class's need not wait for
+ * a lower one's; else one after the other.  Every rank must give the
+ * all-reduces of one class in the same order (it may group them otherwise).
+ * 0, or the first failure (the communicator is then broken).
+ */
+NR_API int nr_allreduce_multi(struct nr_comm *comm, const struct nr_allreduce_req *reqs,
+			      unsigned n);
 /*
  * The same as a ring all-reduce (reduce-scatter then all-gather) over QPs that
  * are not registered with the box.  Element i of chunk c (chunks: count / world
@@ -266,6 +313,14 @@ struct nr_box_counters {
 };
 NR_API int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
 			 uint64_t *left_out, size_t n);
+/*
+ * Everything the box says of comm's jobs: their job_status replies' "job"
+ * objects (control/PROTOCOL.md: counters, left_out, short_why, ...) as
+ * JSON {"jobs": [...]}, one per element type's job, into buf (len bytes,
+ * NUL-terminated).  Who may ask, and failures, as nr_comm_box_counters;
+ * NR_ERR_INVALID when buf is too small (the message says how much it takes).
+ */
+NR_API int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len);
 
 /*
  * The QPs of comm (its sub-communicators' with several ranks per host or
@@ -277,8 +332,8 @@ NR_API int nr_comm_qp_errors(struct nr_comm *comm, char *buf, size_t len);
 NR_API const char *nr_strerror(int err);
 /*
  * Message of the last failure on comm; with comm NULL, the last failure of
- * nr_config_from_env, nr_config_check, nr_comm_init or nr_comm_box_counters
- * in this thread.
+ * nr_config_from_env, nr_config_check, nr_comm_init, nr_comm_box_counters or
+ * nr_comm_box_status in this thread.
  */
 NR_API const char *nr_comm_last_error(const struct nr_comm *comm);
 

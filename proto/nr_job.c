@@ -15,6 +15,8 @@
 
 const char *const nr_engine_ctr_names[NR_ECTR_MAX] = { NR_FOREACH_ENGINE_CTR(NR_CTR_NAME) };
 const char *const nr_engine_ctr_help[NR_ECTR_MAX] = { NR_FOREACH_ENGINE_CTR(NR_CTR_HELP) };
+const char *const nr_short_why_names[NR_SHORT_WHY_MAX] = { NR_FOREACH_SHORT_WHY(NR_CTR_NAME) };
+const char *const nr_short_why_help[NR_SHORT_WHY_MAX] = { NR_FOREACH_SHORT_WHY(NR_CTR_HELP) };
 
 #define NR_MAX_MSG_SIZE   (1u << 30)
 #define NR_MAX_POOL_BYTES (256ull << 20)
@@ -210,6 +212,16 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 	if (s->short_scale > 1 || (s->short_scale && s->reduce != NR_REDUCE_SUM))
 		return spec_err(err, len, "short_scale: %u: 0 or 1, and 1 only with reduce sum",
 				s->short_scale);
+	if (s->prio_classes > NR_MAX_CLASSES)
+		return spec_err(err, len, "prio_classes: %u is over %u", s->prio_classes,
+				NR_MAX_CLASSES);
+	if (s->prio_classes > 1 && s->short_dscp + 8u * (s->prio_classes - 1) + 2 > 63)
+		return spec_err(err, len, "prio_classes: %u classes from short_dscp %u reach DSCP "
+				"%u (a class is 8 DSCPs up, its drop-eligible packets 2 more): at most "
+				"63", s->prio_classes, s->short_dscp,
+				s->short_dscp + 8u * (s->prio_classes - 1) + 2);
+	if (s->short_first > 1)
+		return spec_err(err, len, "short_first: %u: 0 or 1", s->short_first);
 	if (s->spray_ports > NR_MAX_SPRAY)
 		return spec_err(err, len, "spray_ports: %u is over %u UDP source ports", s->spray_ports,
 				NR_MAX_SPRAY);

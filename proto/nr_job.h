@@ -25,6 +25,7 @@
 #define NR_SHORT_PPM_MAX 500000 /* short slots: at most half a message's packets */
 #define NR_MAX_SPRAY     64     /* UDP source ports a connection may spray over */
 #define NR_MAX_REORDER   1024   /* packets a sprayed stream may arrive out of order */
+#define NR_MAX_CLASSES   4      /* tolerant priority classes (prio_classes) */
 
 enum nr_sum_mode {
 	NR_SUM_ORDERED = 0,    /* keep the N contributions, sum in rank order at completion */
@@ -112,6 +113,26 @@ struct nr_job_spec {
 	uint8_t dtype;         /* enum nr_elem_type of every payload; msg_size a whole
 				* number of elements */
 	uint16_t reorder_pkts; /* 0..NR_MAX_REORDER */
+	/*
+	 * 1: the hosts promise that every rank sends equal messages into a
+	 * receive ring laid out alike (the same rkey from message to message,
+	 * the same VA step between two messages on every rank), so the box may
+	 * complete a slot short whose missing contribution is a message's first
+	 * packet, building its RETH from that connection's previous message and
+	 * the others' (docs/short-slots.md).  0: never (a box must not write a
+	 * guessed address into a host that did not promise the layout).
+	 */
+	uint8_t short_first;
+	/*
+	 * Priority classes (docs/short-slots.md, "Priority"): tolerant messages
+	 * in prio_classes classes, class c (0: the lowest) marked with DSCP
+	 * short_dscp + 8c (AF11, AF21, AF31 ... from AF11), its drop-eligible
+	 * packets with that + 2 (AF12, AF22 ...; up to 63); every one of them
+	 * is the job's mark of a tolerant message.  A ready slot of a higher
+	 * class leaves the box before a lower one's; exact messages (any other
+	 * DSCP) above every class.  0 or 1: one class, short_dscp (and + 2).
+	 */
+	uint8_t prio_classes;
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
 };
@@ -179,14 +200,35 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
 	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \
 	_(NR_ECTR_SPOOFED_PKEY, "spoofed_pkey", "registered connection's frame with another P_Key than the job's") \
-	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode): the job fails") \
+	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode), or a late first packet whose RETH is not the one the box built for it (short_first): the job fails") \
 	_(NR_ECTR_SHORT_SLOTS, "short_slots", "slots completed with one contribution missing (short_ppm)") \
-	_(NR_ECTR_SHORT_DENIED, "short_denied", "slots that waited for a lost contribution: over the message's bound, a first packet, or must-be-exact")
+	_(NR_ECTR_SHORT_DENIED, "short_denied", "slots that waited for a lost contribution: why in short_why (nr_short_why)")
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 
 extern const char *const nr_engine_ctr_names[NR_ECTR_MAX];
 extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];
+
+/*
+ * Why a slot that waited for one lost contribution was not completed short
+ * (docs/short-slots.md): each short_denied counts once, under its first
+ * reason.  A set of its own: the engine's counters fill the FPGA's job
+ * counter block (control/fpga_regs.h), which has no short slots.
+ */
+#define NR_FOREACH_SHORT_WHY(_)                                                                 \
+	_(NR_SHORT_WHY_EXACT, "exact", "the message is not marked tolerant (must-be-exact)")    \
+	_(NR_SHORT_WHY_BOUND, "bound", "the message's bound is spent (a one-packet message has none)") \
+	_(NR_SHORT_WHY_NAKED, "naked", "the missing sender was NAKed for the gap already: it goes back anyway") \
+	_(NR_SHORT_WHY_NO_TEMPLATE, "no_template", "the box cannot send the missing result (no send, or no packet of that sender yet)") \
+	_(NR_SHORT_WHY_FIRST, "first", "a first packet, and the job does not promise the hosts' ring layout (short_first off)") \
+	_(NR_SHORT_WHY_FIRST_UNSEEN, "first_unseen", "a first packet whose sender's previous message, or the others' at it, the box did not see") \
+	_(NR_SHORT_WHY_FIRST_LAYOUT, "first_layout", "a first packet whose other senders disagree on the length or on the VA step from the previous message") \
+	_(NR_SHORT_WHY_FIRST_MARK, "first_mark", "a first packet whose sender's next packet is not in, marked: its mark unknown")
+
+enum nr_short_why { NR_FOREACH_SHORT_WHY(NR_CTR_ENUM) NR_SHORT_WHY_MAX };
+
+extern const char *const nr_short_why_names[NR_SHORT_WHY_MAX];
+extern const char *const nr_short_why_help[NR_SHORT_WHY_MAX];
 
 /* The results the status monitor sent again on its own (repairs, solicits):
  * with the box's resends of duplicates, every result a receiver sees twice. */
@@ -227,6 +269,8 @@ struct nr_job_stats {
 	uint64_t ctr[NR_ECTR_MAX]; /* this job's counters */
 	/* short slots: contributions left out, by sender (rank), channels summed */
 	uint64_t left_out[NR_MAX_CONNS];
+	/* short_denied by reason (enum nr_short_why), channels summed */
+	uint64_t short_why[NR_SHORT_WHY_MAX];
 	uint32_t n_channels;
 	struct nr_chan_stats ch[NR_MAX_CHANNELS];
 };

@@ -21,6 +21,7 @@
 #include "proto/nr_text.h"
 
 #define NR_PERF_RACKS 64
+#define NR_PERF_CLASSES 4        /* --classes: at most NR_PRIO_CLASSES' 4 */
 
 struct opts {
 	size_t min, max;
@@ -31,6 +32,9 @@ struct opts {
 	unsigned hold_ms;        /* --hold: the communicator (its box job) lives on this long */
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
+	int classes;             /* --classes K: each call K tolerant pieces of classes 0..K-1
+				  * and an exact one, through nr_allreduce_multi */
+	int rank;
 	enum nr_op op;           /* --op: NR_SUM (default) or NR_MAX */
 	enum nr_dtype dtype;     /* --dtype: NR_FLOAT32 (default), NR_BF16, NR_FP16 */
 	size_t es;               /* bytes of an element */
@@ -67,6 +71,11 @@ static void usage(FILE *f)
 "      --tolerant        netreduce: every call tolerant (nr_allreduce_flags with\n"
 "                        NR_MSG_TOLERANT): with NR_SHORT_PPM the box may complete its\n"
 "                        packets short, whose elements --check then counts as wrong\n"
+"      --classes K       netreduce: each call cut into K + 1 pieces, K tolerant ones of\n"
+"                        classes 0..K-1 (NR_MSG_CLASS) and an exact one, given to\n"
+"                        nr_allreduce_multi whole on even ranks and a piece a call on\n"
+"                        odd ones (at once with NR_PRIO_CLASSES=K; --check holds every\n"
+"                        piece to the reference)\n"
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
 "      --hold MS         keep the communicator, and its job on the box, MS ms after\n"
@@ -278,12 +287,45 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * --classes K: the call as K + 1 pieces, piece k < K tolerant of class k,
+ * piece K exact; even ranks give them to nr_allreduce_multi at once, odd
+ * ranks one a call (a class's pieces come in the same order on every rank).
+ */
+static int run_classes(struct nr_comm *c, const struct opts *o, const uint8_t *s, uint8_t *r,
+		       size_t count)
+{
+	struct nr_allreduce_req q[NR_PERF_CLASSES + 1];
+	unsigned n = (unsigned)o->classes + 1;
+	size_t at = 0;
+	int rc = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		size_t len = count / n + (k < count % n);
+
+		q[k] = (struct nr_allreduce_req){
+			.sendbuf = s + at * o->es, .recvbuf = r + at * o->es, .count = len,
+			.dtype = o->dtype, .op = o->op,
+			.flags = k < n - 1 ? NR_MSG_TOLERANT | NR_MSG_CLASS(k) : 0,
+		};
+		at += len;
+	}
+	if (o->rank % 2 == 0)
+		return nr_allreduce_multi(c, q, n);
+	for (unsigned k = 0; !rc && k < n; k++)
+		rc = nr_allreduce_multi(c, &q[k], 1);
+	return rc;
+}
+
 static int run_op(struct nr_comm *c, const struct opts *o, const void *s, void *r,
 		  size_t count)
 {
-	return o->ring ? nr_ring_allreduce(c, s, r, count, o->dtype, o->op)
-		       : nr_allreduce_flags(c, s, r, count, o->dtype, o->op,
-					    o->tolerant ? NR_MSG_TOLERANT : 0);
+	if (o->ring)
+		return nr_ring_allreduce(c, s, r, count, o->dtype, o->op);
+	if (o->classes)
+		return run_classes(c, o, s, r, count);
+	return nr_allreduce_flags(c, s, r, count, o->dtype, o->op,
+				  o->tolerant ? NR_MSG_TOLERANT : 0);
 }
 
 static int fail(struct nr_comm *c, int rank, int rc)
@@ -429,7 +471,7 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD, O_CLASSES };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -440,6 +482,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
 		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE }, { "hold", 1, 0, O_HOLD },
+		{ "classes", 1, 0, O_CLASSES },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
@@ -474,6 +517,11 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_BOXES: o->boxes_arg = optarg; break;
 		case O_TOLERANT: o->tolerant = true; break;
 		case O_HOLD: if (parse_uint(optarg, 3600000, &v)) goto bad; o->hold_ms = (unsigned)v; break;
+		case O_CLASSES:
+			if (parse_uint(optarg, NR_PERF_CLASSES, &v) || v < 1)
+				goto bad;
+			o->classes = (int)v;
+			break;
 		case O_DTYPE:
 			if (!strcmp(optarg, "fp32"))
 				o->dtype = NR_FLOAT32;
@@ -559,6 +607,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.rank == o.late_rank)
 		sleep(o.late_s);
+	o.rank = cfg.rank;
 	rc = sweep(c, &o, cfg.rank, cfg.world);
 	if (o.hold_ms)
 		usleep(o.hold_ms * 1000u);

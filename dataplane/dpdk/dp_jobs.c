@@ -322,6 +322,8 @@ int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 			st->ctr[c] += cs->ctr[c];
 		for (unsigned r = 0; r < NR_MAX_CONNS; r++)
 			st->left_out[r] += cs->left_out[r];
+		for (unsigned w = 0; w < NR_SHORT_WHY_MAX; w++)
+			st->short_why[w] += cs->short_why[w];
 		/* the reason of a failed channel, else the first warning */
 		if (cs->reason[0] && (!st->reason[0] || (!failed && cs->state == NR_JOB_FAILED)))
 			chan_reason(st->reason, sizeof(st->reason), ch, k, cs->reason);

@@ -70,9 +70,8 @@ static void msg_track(struct nr_job *j, const struct nr_slot *s, uint32_t si)
 {
 	if (s->opcode == NR_OP_RC_WRITE_FIRST) {
 		const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + s->tag_conn];
-		uint64_t pkts = ((uint64_t)r->len + j->mtu - 1) / j->mtu;
 
-		j->msg_short_left = (uint32_t)(pkts * j->short_ppm / 1000000u);
+		j->msg_short_left = nr_short_bound(j, r->len);
 		j->msg_tolerant = s->tolerant;
 	} else if (s->opcode != NR_OP_RC_WRITE_MIDDLE) {
 		j->msg_tolerant = 0;    /* a last or only packet: the message is over */

@@ -168,7 +168,11 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *
  * n packets, with the same effect as n calls of nr_engine_input() in order
  * (verdicts[k], and ctrs[k] when ctrs is not NULL, as *ctr there; ctrs[k] is
  * left untouched when no counter moved).  Faster: the lookups of up to
- * NR_ENGINE_BURST packets run before their slot work.
+ * NR_ENGINE_BURST packets run before their slot work.  One difference: a
+ * job with priority classes (spec prio_classes > 1) emits the slots that
+ * became ready during the burst at its end, the jobs whose next slot has the
+ * highest class first (a duplicate of such a slot within the burst is
+ * dropped as one of a complete slot); jobs without classes emit at once.
  */
 #define NR_ENGINE_BURST 32
 void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],

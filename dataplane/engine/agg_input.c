@@ -20,6 +20,8 @@
  *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
  *     UDP source port (or ports: spray_ports) or source MAC not the registered one (where registered)
  *                                           -> DROP SPOOFED_SRC
+ *     (a sprayed connection's packet is given its registered source port:
+ *     its result leaves from that one, spray_home)
  *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
  *     job failed                            -> DROP JOB_FAILED_DROP
  *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
@@ -133,6 +135,22 @@ static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct
 	return NR_ECTR_MAX;
 }
 
+/*
+ * A sprayed connection's data packet (spray_ports > 1) leaves the box from
+ * its registered source port, whichever of its ports it came from: the
+ * results to a receiver (this frame with the sum) then hash onto one path
+ * and arrive in order, as an RC responder needs; the ICRC's kept head no
+ * longer holds (the port is not masked).
+ */
+static inline void spray_home(const struct nr_conn_spec *c, struct nr_pkt *p, uint8_t *frame)
+{
+	if (!c->src_sport || p->udp_sport == c->src_sport)
+		return;
+	nr_st_be16(frame + p->l4_off, c->src_sport);
+	p->udp_sport = c->src_sport;
+	p->icrc_head_ok = 0;
+}
+
 /* ---- ACK snooping and release -------------------------------------------- */
 
 static void job_release(struct nr_job *j)
@@ -236,6 +254,34 @@ static inline bool same_contribution(const struct nr_job *j, const struct nr_slo
 	       !memcmp(frame + p->pay_off, h->pay, p->pay_len));
 }
 
+/*
+ * A late first packet of connection i to emitted slot x (a job with
+ * short_first): kept for the next message's lost first packet, and, when
+ * its slot went out short without it, checked against the RETH the box
+ * built for its receiver.  A different one means the hosts broke the
+ * layout they promised and the box wrote a result where the receiver did
+ * not expect it: the job fails (PSN_CONFLICT).  Whether it may go on.
+ */
+__attribute__((noinline, cold))
+static bool late_first(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+		       uint32_t si, const struct nr_pkt *p, enum nr_engine_ctr *ctr)
+{
+	const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
+	char c[96];
+
+	if (r->va == p->reth_va && r->rkey == p->reth_rkey && r->len == p->reth_len) {
+		nr_short_first_seen(j, i, x, p);
+		return true;
+	}
+	nr_conn_describe(j, i, c, sizeof(c));
+	count(j, NR_ECTR_PSN_CONFLICT, ctr, NR_V_DROP);
+	nr_job_fail(e, j, "%s: late first packet at g=%u: RETH va 0x%llx rkey 0x%x len %u, the "
+		    "box built va 0x%llx rkey 0x%x len %u (short_first: rings not laid out alike)",
+		    c, (uint32_t)(x & NR_PSN_MASK), (unsigned long long)p->reth_va, p->reth_rkey,
+		    p->reth_len, (unsigned long long)r->va, r->rkey, r->len);
+	return false;
+}
+
 /* A duplicate of an emitted slot: answer with the stored result. */
 static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
@@ -250,6 +296,53 @@ static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
 	if (s->ecn_ce)
 		nr_frame_set_ce(frame, p);
 	return count(j, NR_ECTR_DUP_RESENT, ctr, NR_V_RESEND);
+}
+
+/*
+ * Priority classes (spec prio_classes): inside a burst, a job with classes
+ * whose next slot is ready waits on the engine's ready list; at the burst's
+ * end (emit_deferred) the ready jobs emit, the highest class of their next
+ * slot first.  A job without classes emits at once.
+ */
+static inline void defer_ready(struct nr_engine *e, struct nr_job *j)
+{
+	if (!j->ready) {
+		j->ready = 1;
+		e->ready[e->nready++] = j;
+	}
+}
+
+static uint8_t ready_cls(const struct nr_job *j)
+{
+	return j->slots[j->emit_slot].cls;
+}
+
+__attribute__((noinline))
+static void emit_deferred(struct nr_engine *e, uint64_t now_ns)
+{
+	unsigned n = e->nready;
+
+	/* insertion sort, highest class first; a stable order among equals */
+	for (unsigned a = 1; a < n; a++) {
+		struct nr_job *j = e->ready[a];
+		unsigned b = a;
+
+		for (; b > 0 && ready_cls(e->ready[b - 1]) < ready_cls(j); b--)
+			e->ready[b] = e->ready[b - 1];
+		e->ready[b] = j;
+	}
+	for (unsigned a = 0; a < n; a++) {
+		struct nr_job *j = e->ready[a];
+
+		j->ready = 0;
+		if (j->state != NR_JOB_ACTIVE)
+			continue;
+		nr_job_emit_ready(e, j);
+		j->emit_ns = now_ns;
+		if (j->short_ppm)
+			nr_short_input(e, j, now_ns);
+	}
+	e->nready = 0;
 }
 
 static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_t i,
@@ -275,6 +368,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->count = 0;
 		s->ecn_ce = 0;
 		s->tolerant = 1;
+		s->cls = j->dscp_cls[frame[p->l3_off + 1] >> 2];
 		for (uint32_t w = 0; w < j->words; w++)
 			bits[w] = 0;
 		j->busy++;
@@ -295,9 +389,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	}
 	bits[i / 64] |= 1ull << (i % 64);
 	*hk = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
-	if (p->mask & NR_OPF_RETH)      /* a first packet: what a repair rebuilds it with */
+	if (p->mask & NR_OPF_RETH) {    /* a first packet: what a repair rebuilds it with */
 		j->reth[(size_t)si * j->n + i] = (struct nr_slot_reth){
 			.va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
+		if (j->short_first)
+			nr_short_first_seen(j, i, x, p);
+	}
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
 		 * ICRC that follows emission would wait for this store */
@@ -305,7 +402,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		frame_set_imm(frame, p, p->imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
-	s->tolerant &= frame[p->l3_off + 1] >> 2 == j->short_dscp;   /* IPv4 TOS: DSCP */
+	s->tolerant &= j->tol_mask >> (frame[p->l3_off + 1] >> 2) & 1;   /* IPv4 TOS: DSCP */
 	if (j->mode == NR_SUM_STREAMING && j->dtype != NR_ELEM_FP32) {
 		const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
 
@@ -327,7 +424,9 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		s->state = NR_SLOT_COMPLETE;
 		j->completed++;
 		j->ctr[NR_ECTR_COMPLETED]++;
-		if (x == j->next_emit) {
+		if (x == j->next_emit && j->classes > 1 && e->deferring) {
+			defer_ready(e, j);
+		} else if (x == j->next_emit) {
 			nr_job_emit_ready(e, j);
 			j->emit_ns = now_ns;
 		}
@@ -370,6 +469,9 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 			nr_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
+			if (unlikely((p->mask & NR_OPF_RETH) && j->short_first) &&
+			    p->opcode == s->opcode && !late_first(e, j, i, x, si, p, ctr))
+				return NR_V_DROP;
 			nr_mon_sender(e, j, i, p, frame, handle);
 			nr_mon_data(e, j, i, x, now_ns);
 			v = resend(j, s, si, p, frame, ctr);
@@ -454,6 +556,8 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))
 		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
+	if (unlikely(j->spray > 1))
+		spray_home(&j->conns[i], p, frame);
 	v = data_input(e, j, i, p, frame, handle, now_ns, ctr);
 	if (j->short_ppm)
 		nr_short_input(e, j, now_ns);
@@ -475,6 +579,7 @@ void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 {
 	struct nr_route r[NR_ENGINE_BURST];
 
+	e->deferring = true;
 	for (unsigned base = 0; base < n; base += NR_ENGINE_BURST) {
 		unsigned m = n - base < NR_ENGINE_BURST ? n - base : NR_ENGINE_BURST;
 
@@ -488,4 +593,7 @@ void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
 							  handles[base + k], now_ns,
 							  ctrs ? &ctrs[base + k] : NULL);
 	}
+	e->deferring = false;
+	if (unlikely(e->nready))
+		emit_deferred(e, now_ns);
 }

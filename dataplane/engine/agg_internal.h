@@ -38,8 +38,8 @@ struct nr_slot {
 	uint16_t count;        /* contributions in */
 	uint32_t tag;          /* ImmDt of the first contribution */
 	uint16_t tag_conn;     /* connection that brought tag (its RETH: msg_track) */
-	uint8_t tolerant;      /* every contribution carried DSCP short_dscp */
-	uint8_t pad;
+	uint8_t tolerant;      /* every contribution carried a tolerant DSCP (short_dscp, a class's) */
+	uint8_t cls;           /* priority class of the first contribution's DSCP (dscp_cls) */
 };
 
 /* The RETH of connection i's packet of a slot (first packets of a message):
@@ -48,6 +48,17 @@ struct nr_slot_reth {
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t len;
+};
+
+/*
+ * The RETHs of the last two first packets connection i sent (x[0] the
+ * later; NR_MON_NONE: none): what a short slot builds a lost first packet's
+ * RETH from (agg_short.c, a job with short_first).  Kept from the packets
+ * the box received, never from one it built.
+ */
+struct nr_first_seen {
+	uint64_t x[2];         /* sequences of those first packets */
+	struct nr_slot_reth reth[2];
 };
 
 /* The job contract's memory model (proto/nr_job.h) counts these sizes. */
@@ -73,8 +84,14 @@ struct nr_job {
 	uint16_t pkey;         /* spec pkey: 0 = not checked */
 	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
 	uint8_t short_scale;
+	uint8_t short_first;   /* a lost first packet may go short (spec short_first) */
 	uint32_t short_ppm;
 	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
+	uint8_t classes;           /* prio_classes (>= 1); > 1: ready slots wait for the
+				    * burst's end, higher class first (agg_input.c) */
+	uint8_t ready;             /* on the engine's ready list */
+	uint64_t tol_mask;         /* bit d: DSCP d marks a tolerant message */
+	uint8_t dscp_cls[64];      /* DSCP -> class: tolerant ones 0..classes - 1, else classes */
 	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
 	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
 	uint8_t msg_tolerant;      /* it is marked (short_dscp) and its first packet was emitted */
@@ -107,6 +124,8 @@ struct nr_job {
 	void **outs;               /* [n] scratch for the sum */
 	struct nr_held *spare;     /* [n] scratch: a short slot's N-1 packets */
 	uint64_t *left_out;        /* [n] per sender: contributions short slots left out */
+	struct nr_first_seen *first;    /* [n] (agg_short.c) */
+	uint64_t short_why[NR_SHORT_WHY_MAX];   /* short_denied by reason */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];
@@ -162,6 +181,11 @@ struct nr_engine {
 	struct nr_engine_ops ops;
 	const struct nr_sum_ops *sum;
 	struct nr_job *jobs[NR_MAX_JOBS];
+	/* inside nr_engine_input_burst: jobs with classes whose next slot became
+	 * ready, emitted at the burst's end by class (agg_input.c) */
+	bool deferring;
+	unsigned nready;
+	struct nr_job *ready[NR_MAX_JOBS];
 	struct nr_lkp *lkp;
 	uint32_t lkp_mask;
 	uint64_t ctr[NR_ECTR_MAX];   /* not attributable to a job, plus deleted jobs */
@@ -197,6 +221,14 @@ static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
 	int64_t d = (int64_t)(x - j->next_release);
 	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
 	return nr_fastmod(u, j->pool_magic, j->pool);
+}
+
+/* Short slots a message of len bytes may have: short_ppm of its packets. */
+static inline uint32_t nr_short_bound(const struct nr_job *j, uint32_t len)
+{
+	uint64_t pkts = ((uint64_t)len + j->mtu - 1) / j->mtu;
+
+	return (uint32_t)(pkts * j->short_ppm / 1000000u);
 }
 
 /* No connection (nr_slot_emit: a slot with every contribution in). */

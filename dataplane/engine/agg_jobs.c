@@ -64,7 +64,9 @@ static void job_free_pool(struct nr_job *j)
 	free(j->srcs);
 	free(j->outs);
 	free(j->spare);
+	free(j->first);
 	j->spare = NULL;
+	j->first = NULL;
 	j->slots = NULL;
 	j->bits = NULL;
 	j->held = NULL;
@@ -195,6 +197,19 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->short_ppm = s->short_ppm;
 	j->short_dscp = s->short_dscp;
 	j->short_scale = s->short_scale;
+	j->short_first = s->short_first;
+	j->classes = s->prio_classes > 1 ? s->prio_classes : 1;
+	for (uint32_t d = 0; d < 64; d++)
+		j->dscp_cls[d] = j->classes;           /* exact: above every class */
+	for (uint32_t c = 0; c < j->classes; c++) {
+		/* class c and its drop-eligible packets (+ 2: AFx1, AFx2) */
+		j->tol_mask |= 1ull << (s->short_dscp + 8 * c);
+		j->dscp_cls[s->short_dscp + 8 * c] = (uint8_t)c;
+		if (s->short_dscp + 8 * c + 2 <= 63) {
+			j->tol_mask |= 1ull << (s->short_dscp + 8 * c + 2);
+			j->dscp_cls[s->short_dscp + 8 * c + 2] = (uint8_t)c;
+		}
+	}
 	j->spray = s->spray_ports ? s->spray_ports : 1;
 	j->reorder = s->reorder_pkts;
 	j->denied_x = UINT64_MAX;
@@ -215,12 +230,15 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 	j->outs = calloc(j->n, sizeof(*j->outs));
 	j->spare = calloc(j->n, sizeof(*j->spare));
 	j->left_out = calloc(j->n, sizeof(*j->left_out));
+	j->first = calloc(j->n, sizeof(*j->first));
 	if (!j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
 	    !j->reth || !j->acked || !j->mon ||
-	    !j->srcs || !j->outs || !j->spare || !j->left_out) {
+	    !j->srcs || !j->outs || !j->spare || !j->left_out || !j->first) {
 		job_free(j);
 		return NULL;
 	}
+	for (uint32_t i = 0; i < j->n; i++)
+		j->first[i] = (struct nr_first_seen){ .x = { NR_MON_NONE, NR_MON_NONE } };
 	nr_mon_init(j, now_ns);
 	return j;
 }
@@ -316,6 +334,7 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
 	st->slots_busy = j->busy + (uint32_t)(j->next_emit - j->next_release);
 	memcpy(st->ctr, j->ctr, sizeof(st->ctr));
 	memcpy(st->left_out, j->left_out, j->n * sizeof(st->left_out[0]));
+	memcpy(st->short_why, j->short_why, sizeof(st->short_why));
 	return 0;
 }
 

@@ -295,16 +295,69 @@ void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const stru
 		take_data_template(e, j, i, frame, p, handle);
 }
 
-/*
- * Whether a gap's NAK is held back: the message being emitted may still have
- * a slot completed short (agg_short.c), which fills the gap without the
- * sender going back.  If the slot is denied, agg_short.c sends the NAK
- * (nr_mon_gap_nak); if it never qualifies (a second contribution missing),
- * the re-arm sends one.
- */
-static bool may_short(const struct nr_engine *e, const struct nr_job *j)
+static bool op_middle_or_last(uint8_t op)
 {
-	return j->short_ppm && e->ops.send && j->msg_tolerant && j->msg_short_left > 0;
+	return op == NR_OP_RC_WRITE_MIDDLE || op == NR_OP_RC_WRITE_LAST ||
+	       op == NR_OP_RC_WRITE_LAST_IMM;
+}
+
+/*
+ * Whether sender i's gap at x has its NAK held back: the message being
+ * emitted may still have a slot completed short (agg_short.c), which fills
+ * the gap without the sender going back; or x lies in a later tolerant
+ * message, whose bound is only known once its first packet is emitted: x's
+ * slot has the others' contributions in, all marked (a middle or last
+ * packet; a first one in a job with short_first), or, before any of them,
+ * the sender's own next packet is in, marked, a middle or last one (so x is
+ * of the same message: a first or middle packet; a job with short_first).
+ * If the slot is denied, agg_short.c sends the NAK then (nr_mon_gap_nak);
+ * if it never qualifies (a second contribution missing, or none comes), the
+ * re-arm sends one.
+ */
+static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_t i, uint64_t x)
+{
+	const struct nr_slot *s;
+	uint32_t si;
+
+	if (!j->short_ppm || !e->ops.send)
+		return false;
+	if (j->msg_tolerant && j->msg_short_left > 0)
+		return true;
+	if (x + 1 - j->next_release >= j->pool)
+		return false;
+	s = &j->slots[nr_job_slot(j, x)];
+	if (s->x == x && s->state == NR_SLOT_FILLING)
+		return s->tolerant && (op_middle_or_last(s->opcode) ||
+				       (s->opcode == NR_OP_RC_WRITE_FIRST && j->short_first));
+	si = nr_job_slot(j, x + 1);
+	s = &j->slots[si];
+	return j->short_first && s->x == x + 1 &&
+	       (s->state == NR_SLOT_FILLING || s->state == NR_SLOT_COMPLETE) &&
+	       (j->bits[(size_t)si * j->words + i / 64] >> (i % 64) & 1) && s->tolerant &&
+	       op_middle_or_last(s->opcode);
+}
+
+/*
+ * Whether the NAK of sender i's hole is due again (a re-arm): one went out
+ * and the re-arm time passed; or it was held back for a short slot and
+ * either the slot went up for emission lacking two or more contributions
+ * (it cannot go short) and the re-arm time passed, or the probe time
+ * passed: a slot waits for the others behind it that long before its turn
+ * comes (re-armed at the re-arm time, such holes were NAKed and then found
+ * shortable: short_why naked, most of short_denied at 1% loss).
+ */
+static bool hole_due(const struct nr_job *j, const struct nr_conn_mon *m, uint64_t now_ns)
+{
+	uint64_t since = now_ns - m->hole_ns;
+	const struct nr_slot *s;
+
+	if (since < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
+		return false;
+	if (!m->held_back || since >= rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS))
+		return true;
+	s = &j->slots[j->emit_slot];
+	return m->hole == j->next_emit && s->x == m->hole && s->state == NR_SLOT_FILLING &&
+	       s->count + 2u <= j->n;
 }
 
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
@@ -314,7 +367,7 @@ static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 
 	m->hole = m->contig;
 	m->hole_ns = now_ns;
-	m->held_back = may_short(e, j);
+	m->held_back = may_short(e, j, i, m->contig);
 	if (!m->held_back)
 		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }
@@ -344,7 +397,7 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
 		open_gap(e, j, i, now_ns);
-	} else if (now_ns - m->hole_ns >= rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS)) {
+	} else if (hole_due(j, m, now_ns)) {
 		m->hole_ns = now_ns;
 		m->held_back = 0;
 		mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_REARM);
@@ -519,7 +572,6 @@ static bool job_held(const struct nr_job *j, uint64_t now_ns)
 
 void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 {
-	uint64_t rearm = rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS);
 	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
 	uint64_t solicit = rtts_ns(j, MON_SOLICIT_RTTS, MON_SOLICIT_MIN_NS);
 	bool held = job_held(j, now_ns);
@@ -544,7 +596,7 @@ void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
 					NR_ECTR_ACK_REPEAT);
 		}
 		if (m->hole != NR_MON_NONE) {
-			if (now_ns - m->hole_ns >= rearm) {
+			if (hole_due(j, m, now_ns)) {
 				m->hole_ns = now_ns;
 				m->held_back = 0;
 				mon_nak(e, j, i, m->hole, MON_RNR_NOW, NR_ECTR_NAK_REARM);

@@ -22,6 +22,14 @@
  * and a rank contributes j only after it consumed j - S.  Send slots: W <= S
  * and sends complete in order.  Messages are posted in order over all
  * channels.
+ *
+ * Priority classes (c->classes, host/README.md "Priority classes"): an op
+ * is not striped but runs on one channel, its class's (a tolerant one's
+ * NR_MSG_CLASS) or, for an exact one, the channel above them, with that
+ * channel's own op sequence and message count and its class's traffic
+ * class; every rank sends the same ops on a channel in the same order.
+ * nr_box_allreduce_multi runs several at once, an op per channel, so a
+ * higher class need not wait for a lower one's op to end.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -49,6 +57,7 @@ struct box_op {
 	uint32_t window, slots, msg, k;  /* k: channels */
 	int tclass;                      /* of the op's packets: -1 the transport's; a
 					  * tolerant op's: the job's short DSCP */
+	int chan;                        /* priority classes: its one channel; -1: striped */
 	uint8_t seq;
 	struct box_chan ch[NR_MAX_CHANNELS];
 };
@@ -153,61 +162,304 @@ static const struct nr_collective box_collective = {
 	.waiting_recv = box_waiting_recv,
 };
 
+/* The channel of an op with flags on a communicator with classes (netreduce.h, NR_MSG_CLASS). */
+static unsigned class_chan(const struct nr_comm *c, unsigned flags)
+{
+	unsigned k = (flags & NR_MSG_CLASS_MASK) >> 4;
+
+	if (!(flags & NR_MSG_TOLERANT))
+		return c->classes;                 /* exact: above every class */
+	if (k == 0)
+		return 0;                          /* tolerant, no class given: the lowest */
+	return k - 1 < c->classes ? k - 1 : c->classes - 1;
+}
+
+/*
+ * The op of an all-reduce of bytes from src to dst through the job of dtype
+ * (open): striped over the channels (chan < 0), or on channel chan alone; it
+ * takes the next sequence byte of its rings.  0, or NR_ERR_INVALID.
+ */
+static int op_init(struct nr_comm *c, struct box_op *o, const void *src, void *dst, size_t bytes,
+		   enum nr_dtype dtype, unsigned flags, int chan)
+{
+	struct nr_box_job *b = &c->box[dtype];
+	struct nr_ring *r = &c->ring[nr_box_ring(dtype, 0)];
+
+	*o = (struct box_op){
+		.job = b, .src = src, .dst = dst, .bytes = bytes, .msg = c->cfg.msg_size,
+		.slots = r->cap, .chan = chan,
+	};
+	o->nmsg = (o->bytes + o->msg - 1) / o->msg;
+	if (o->nmsg > 0xFFFFFF)
+		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %lu messages exceed the 24-bit tag; "
+			       "raise NR_MSG_SIZE", (unsigned long)o->nmsg);
+	if (chan < 0) {
+		o->ring = nr_box_ring(dtype, 0);
+		o->k = c->n_channels;
+		o->g0 = b->msgs;
+		o->seq = b->seq++;
+		o->tclass = flags & NR_MSG_TOLERANT ? c->short_tos : -1;
+	} else {
+		o->ring = nr_box_ring(dtype, (unsigned)chan);
+		o->k = 1;
+		o->g0 = b->ch_msgs[chan];
+		o->seq = b->ch_seq[chan]++;
+		o->tclass = c->class_tos[chan];
+	}
+	o->cnt.nsend = o->cnt.nrecv = o->nmsg;
+	for (unsigned ch = 0; ch < o->k; ch++) {
+		uint64_t first = msg_of(o, ch, 0);
+
+		o->ch[ch].n = first < o->nmsg ? (o->nmsg - first + o->k - 1) / o->k : 0;
+	}
+	o->window = b->credits < o->slots ? b->credits : o->slots;
+	return 0;
+}
+
+/* The op's messages are the rings' history now. */
+static void op_end(struct box_op *o)
+{
+	if (o->chan < 0)
+		o->job->msgs += o->nmsg;
+	else
+		o->job->ch_msgs[o->chan] += o->nmsg;
+}
+
+static bool op_done(const struct box_op *o)
+{
+	return o->cnt.recvd == o->cnt.nrecv && o->cnt.acked == o->cnt.nsend;
+}
+
+/* The checks of an all-reduce through the box, and its job open: 1 when nothing is left
+ * to do (done or failed: *rc), 0 to go on. */
+static int box_check(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		     enum nr_dtype dtype, enum nr_op op, int *rc)
+{
+	if (c && !c->broken && !c->has_box) {
+		*rc = nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
+			      "use nr_ring_allreduce without a box");
+		return 1;
+	}
+	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, "nr_allreduce", rc))
+		return 1;
+	if (op != c->reduce) {
+		*rc = nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %s through a box job that computes "
+			      "%s (NR_REDUCE=%s): init the communicator with NR_REDUCE=%s, or use "
+			      "nr_ring_allreduce", op == NR_MAX ? "NR_MAX" : "NR_SUM",
+			      c->reduce == NR_MAX ? "max" : "sum", c->reduce == NR_MAX ? "max" : "sum",
+			      op == NR_MAX ? "max" : "sum");
+		return 1;
+	}
+	if (!c->box[dtype].open) {   /* a 16-bit type's first call: its job (collective) */
+		*rc = nr_box_set_open(c, (unsigned)dtype);
+		if (*rc) {
+			c->broken = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- several ops at once, an op per channel (priority classes) ------------- */
+
+/*
+ * The ops of nr_box_allreduce_multi as one collective over the job's
+ * channels: channel k runs op[k], the next request of that channel once it
+ * is done; a receive or send completion on channel k is op[k]'s.  All of
+ * the requests' ops are of one job (dtype): its channels are the runner's.
+ */
+struct box_multi {
+	struct nr_comm *c;
+	const struct nr_allreduce_req *reqs;
+	unsigned n;
+	unsigned next[NR_MAX_CHANNELS];   /* the next request to look at for channel k */
+	bool active[NR_MAX_CHANNELS];
+	struct box_op op[NR_MAX_CHANNELS];
+	struct nr_coll_count cnt;         /* every request's messages */
+};
+
+/* Channel k's next op, when its last one is done: 0, or the failure. */
+static int multi_next(struct box_multi *mu, unsigned k)
+{
+	struct nr_comm *c = mu->c;
+
+	if (mu->active[k] && !op_done(&mu->op[k]))
+		return 0;
+	if (mu->active[k])
+		op_end(&mu->op[k]);
+	mu->active[k] = false;
+	for (; mu->next[k] < mu->n; mu->next[k]++) {
+		const struct nr_allreduce_req *q = &mu->reqs[mu->next[k]];
+		int rc;
+
+		if (class_chan(c, q->flags) != k || !q->count)
+			continue;
+		rc = op_init(c, &mu->op[k], q->sendbuf, q->recvbuf,
+			     q->count * nr_dtype_size(q->dtype), q->dtype, q->flags, (int)k);
+		if (rc)
+			return rc;
+		mu->active[k] = true;
+		mu->next[k]++;
+		/* receives deferred for this channel's next op are due now */
+		c->hold_backlog = false;
+		return 0;
+	}
+	return 0;
+}
+
+static int multi_post(struct nr_comm *c, void *op)
+{
+	struct box_multi *mu = op;
+	int rc = 0;
+
+	for (unsigned k = 0; !rc && k < c->n_channels; k++) {
+		rc = multi_next(mu, k);
+		if (!rc && mu->active[k])
+			rc = box_post(c, &mu->op[k]);
+	}
+	return rc;
+}
+
+static int multi_recv(struct nr_comm *c, void *op, unsigned k, const struct nr_wc *wc)
+{
+	struct box_multi *mu = op;
+	int rc = box_recv(c, &mu->op[k], 0, wc);
+
+	if (!rc)
+		mu->cnt.recvd++;
+	return rc;
+}
+
+static bool multi_recv_due(const void *op, unsigned k)
+{
+	const struct box_multi *mu = op;
+
+	return mu->active[k] && box_recv_due(&mu->op[k], 0);
+}
+
+static void multi_acked(void *op, unsigned k)
+{
+	struct box_multi *mu = op;
+
+	if (mu->active[k]) {
+		box_acked(&mu->op[k], 0);
+		mu->op[k].cnt.acked++;
+	}
+}
+
+static bool multi_waiting_recv(const void *op)
+{
+	const struct box_multi *mu = op;
+
+	for (unsigned k = 0; k < NR_MAX_CHANNELS; k++)
+		if (mu->active[k] && box_waiting_recv(&mu->op[k]))
+			return true;
+	return false;
+}
+
+static const struct nr_collective multi_collective = {
+	.name = "nr_allreduce",
+	.post = multi_post, .recv = multi_recv, .recv_due = multi_recv_due, .acked = multi_acked,
+	.waiting_recv = multi_waiting_recv,
+};
+
+/* reqs[0..n), of one job (dtype, open, checked), at once. */
+static int run_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+{
+	struct box_multi *mu = calloc(1, sizeof(*mu));
+	int rc;
+
+	if (!mu)
+		return nr_fail(c, NR_ERR_NOMEM, "rank %d: nr_allreduce: out of memory", c->rank);
+	*mu = (struct box_multi){ .c = c, .reqs = reqs, .n = n };
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t m = (reqs[i].count * nr_dtype_size(reqs[i].dtype) + c->cfg.msg_size - 1) /
+			     c->cfg.msg_size;
+
+		mu->cnt.nsend += m;
+		mu->cnt.nrecv += m;
+	}
+	rc = nr_collective_run(c, &multi_collective, nr_box_ring(reqs[0].dtype, 0), mu, &mu->cnt);
+	for (unsigned k = 0; k < NR_MAX_CHANNELS; k++)
+		if (mu->active[k])
+			op_end(&mu->op[k]);
+	c->hold_backlog = false;
+	free(mu);
+	if (rc)
+		c->broken = true;
+	return rc;
+}
+
+static int box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+{
+	struct nr_allreduce_req *q = calloc(n ? n : 1, sizeof(*q));
+	unsigned from = 0;
+	int rc = 0;
+
+	if (!q)
+		return nr_fail(c, NR_ERR_NOMEM, "rank %d: nr_allreduce_multi: out of memory", c->rank);
+	memcpy(q, reqs, n * sizeof(*q));
+	/* runs of one element type's job each; a job opens (collectively) only
+	 * after what came before it went through: a rank that opens must not hold
+	 * the others' earlier ops up meanwhile */
+	for (unsigned i = 0; !rc && i < n; i++) {
+		int r;
+
+		if (i > from && (q[i].dtype != q[from].dtype || !c->box[q[i].dtype].open)) {
+			rc = run_multi(c, q + from, i - from);
+			from = i;
+		}
+		if (!rc && box_check(c, q[i].sendbuf, q[i].recvbuf, q[i].count, q[i].dtype, q[i].op,
+				     &r)) {
+			rc = r;
+			q[i].count = 0;         /* nothing to send: none, or one rank */
+		}
+	}
+	if (!rc && n > from)
+		rc = run_multi(c, q + from, n - from);
+	free(q);
+	return rc;
+}
+
+int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+{
+	int rc;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	nr_comm_lock(c);   /* keeps the progress thread off the transport */
+	rc = box_allreduce_multi(c, reqs, n);
+	nr_comm_unlock(c);
+	return rc;
+}
+
 /*
  * flags NR_MSG_TOLERANT: every message of the op leaves with the job's short
  * DSCP (c->short_tos), which lets the box complete its slots short within the
  * job's bound; without one (c->short_tos < 0) the op is exact like any other.
+ * With priority classes: on its class's channel (nr_box_allreduce_multi).
  */
 static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 			 enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
-	struct nr_box_job *b;
-	struct nr_ring *r;
 	struct box_op o;
 	int rc;
 
-	if (c && !c->broken && !c->has_box)
-		return nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
-			       "use nr_ring_allreduce without a box");
-	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, "nr_allreduce", &rc))
+	if (box_check(c, sendbuf, recvbuf, count, dtype, op, &rc))
 		return rc;
-	if (op != c->reduce)
-		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %s through a box job that computes "
-			       "%s (NR_REDUCE=%s): init the communicator with NR_REDUCE=%s, or use "
-			       "nr_ring_allreduce", op == NR_MAX ? "NR_MAX" : "NR_SUM",
-			       c->reduce == NR_MAX ? "max" : "sum", c->reduce == NR_MAX ? "max" : "sum",
-			       op == NR_MAX ? "max" : "sum");
-	b = &c->box[dtype];
-	if (!b->open) {   /* a 16-bit type's first call: its job (collective) */
-		rc = nr_box_set_open(c, (unsigned)dtype);
-		if (rc) {
-			c->broken = true;
-			return rc;
-		}
-	}
-	r = &c->ring[nr_box_ring(dtype, 0)];
-	o = (struct box_op){
-		.job = b, .ring = nr_box_ring(dtype, 0),
-		.src = sendbuf, .dst = recvbuf, .bytes = count * nr_dtype_size(dtype),
-		.msg = c->cfg.msg_size, .slots = r->cap, .g0 = b->msgs, .seq = b->seq++,
-		.k = c->n_channels, .tclass = flags & NR_MSG_TOLERANT ? c->short_tos : -1,
-	};
-	o.nmsg = (o.bytes + o.msg - 1) / o.msg;
-	o.cnt.nsend = o.cnt.nrecv = o.nmsg;
-	for (unsigned ch = 0; ch < o.k; ch++) {
-		uint64_t first = msg_of(&o, ch, 0);
+	if (c->classes) {
+		const struct nr_allreduce_req q = { .sendbuf = sendbuf, .recvbuf = recvbuf,
+						    .count = count, .dtype = dtype, .op = op,
+						    .flags = flags };
 
-		o.ch[ch].n = first < o.nmsg ? (o.nmsg - first + o.k - 1) / o.k : 0;
+		return run_multi(c, &q, 1);
 	}
-	o.window = b->credits < o.slots ? b->credits : o.slots;
-	if (o.nmsg > 0xFFFFFF) {
-		b->seq--;
-		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce: %lu messages exceed the 24-bit tag; "
-			       "raise NR_MSG_SIZE", (unsigned long)o.nmsg);
-	}
+	rc = op_init(c, &o, sendbuf, recvbuf, count * nr_dtype_size(dtype), dtype, flags, -1);
+	if (rc)
+		return rc;
 	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
 	c->hold_backlog = false;
-	b->msgs += o.nmsg;
+	op_end(&o);
 	if (rc)
 		c->broken = true;
 	return rc;

@@ -12,5 +12,10 @@
  */
 int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		     enum nr_dtype dtype, enum nr_op op, unsigned flags);
+/*
+ * nr_allreduce_multi's contract (netreduce.h) where the communicator has
+ * priority classes (c->classes): the requests at once, an op per channel.
+ */
+int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n);
 
 #endif /* NR_ALLREDUCE_BOX_H */

@@ -76,30 +76,27 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 	return rc;
 }
 
-/*
- * One public all-reduce, counted in c->stats (nr_comm_stats).  flags
- * (NR_MSG_*) reach the flat box path only: a topology's phases, the ring and
- * a single rank are exact.
- */
-static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-			     enum nr_dtype dtype, enum nr_op op, bool ring, unsigned flags)
+/* Flags of nr_allreduce_flags: the tolerant bit and a class (netreduce.h). */
+static int check_flags(struct nr_comm *c, unsigned flags, const char *fn)
 {
-	uint64_t t0 = nr_now_ns();
-	/* what nr_box_allreduce marks: the job has a bound the transport can mark messages for */
-	bool tolerant = (flags & NR_MSG_TOLERANT) && c && !c->topo && c->short_tos >= 0;
-	uint64_t bytes = (uint64_t)count * nr_dtype_size(dtype);
-	int rc;
+	if (flags & ~(NR_MSG_TOLERANT | NR_MSG_CLASS_MASK))
+		return nr_fail(c, NR_ERR_INVALID, "%s: flags 0x%x: the flags are NR_MSG_TOLERANT "
+			       "(0x%x) and NR_MSG_CLASS(c) (0x%x)", fn, flags, NR_MSG_TOLERANT,
+			       NR_MSG_CLASS_MASK);
+	if (((flags & NR_MSG_CLASS_MASK) >> 4) > NR_MAX_CLASSES)
+		return nr_fail(c, NR_ERR_INVALID, "%s: NR_MSG_CLASS(%u): classes are 0..%u", fn,
+			       ((flags & NR_MSG_CLASS_MASK) >> 4) - 1, NR_MAX_CLASSES - 1);
+	return 0;
+}
 
-	if (c && (flags & ~NR_MSG_TOLERANT))
-		rc = nr_fail(c, NR_ERR_INVALID, "nr_allreduce_flags: flags 0x%x: the only flag is "
-			     "NR_MSG_TOLERANT (0x%x)", flags, NR_MSG_TOLERANT);
-	else if (c && c->topo)
-		rc = topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, ring);
-	else
-		rc = ring ? nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op)
-			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op, flags);
-	if (!c)
-		return rc;
+/* What an all-reduce did, into c->stats (nr_comm_stats); busy_ns: the time it took. */
+static void count_call(struct nr_comm *c, enum nr_dtype dtype, size_t count, bool ring,
+		       unsigned flags, uint64_t busy_ns, int rc)
+{
+	/* what nr_box_allreduce marks: the job has a bound the transport can mark messages for */
+	bool tolerant = (flags & NR_MSG_TOLERANT) && !c->topo && c->short_tos >= 0;
+	uint64_t bytes = (uint64_t)count * nr_dtype_size(dtype);
+
 	if (!rc && dtype == NR_BF16)
 		__atomic_add_fetch(&c->stats.bf16_calls, 1, __ATOMIC_RELAXED);
 	else if (!rc && dtype == NR_FP16)
@@ -110,7 +107,7 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 	} else if (!rc && (flags & NR_MSG_TOLERANT)) {
 		__atomic_add_fetch(&c->stats.tolerant_exact_calls, 1, __ATOMIC_RELAXED);
 	}
-	__atomic_add_fetch(&c->stats.busy_ns, nr_now_ns() - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->stats.busy_ns, busy_ns, __ATOMIC_RELAXED);
 	if (rc)
 		__atomic_add_fetch(&c->stats.failed_calls, 1, __ATOMIC_RELAXED);
 	else if (ring) {
@@ -120,6 +117,51 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 		__atomic_add_fetch(&c->stats.box_calls, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&c->stats.box_bytes, bytes, __ATOMIC_RELAXED);
 	}
+}
+
+/*
+ * One public all-reduce, counted in c->stats (nr_comm_stats).  flags
+ * (NR_MSG_*) reach the flat box path only: a topology's phases, the ring and
+ * a single rank are exact.
+ */
+static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			     enum nr_dtype dtype, enum nr_op op, bool ring, unsigned flags)
+{
+	uint64_t t0 = nr_now_ns();
+	int rc = c ? check_flags(c, flags, "nr_allreduce_flags") : 0;
+
+	if (!rc && c && c->topo)
+		rc = topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, ring);
+	else if (!rc)
+		rc = ring ? nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op)
+			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op, flags);
+	if (c)
+		count_call(c, dtype, count, ring, flags, nr_now_ns() - t0, rc);
+	return rc;
+}
+
+int nr_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+{
+	uint64_t t0 = nr_now_ns();
+	int rc = 0;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	if (n && !reqs)
+		return nr_fail(c, NR_ERR_INVALID, "nr_allreduce_multi: NULL requests");
+	for (unsigned i = 0; i < n; i++)
+		if ((rc = check_flags(c, reqs[i].flags, "nr_allreduce_multi")))
+			return rc;
+	if (!c->classes || c->topo) {           /* one after the other */
+		for (unsigned i = 0; !rc && i < n; i++)
+			rc = counted_allreduce(c, reqs[i].sendbuf, reqs[i].recvbuf, reqs[i].count,
+					       reqs[i].dtype, reqs[i].op, false, reqs[i].flags);
+		return rc;
+	}
+	rc = nr_box_allreduce_multi(c, reqs, n);
+	for (unsigned i = 0; i < n; i++)
+		count_call(c, reqs[i].dtype, reqs[i].count, false, reqs[i].flags,
+			   i ? 0 : nr_now_ns() - t0, rc);
 	return rc;
 }
 
@@ -203,6 +245,28 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 	rc = nr_box_counters_get(box, out, left_out, n, err, sizeof(err));
 	if (rc)
 		nr_set_tls_error("rank %d: nr_comm_box_counters: %s", comm->rank, err);
+	return rc;
+}
+
+int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len)
+{
+	const struct nr_comm *box = comm ? box_comm(comm) : NULL;
+	char err[NR_ERRLEN];
+	int rc;
+
+	if (!buf || !len) {
+		nr_set_tls_error("nr_comm_box_status: no buffer");
+		return NR_ERR_INVALID;
+	}
+	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
+		nr_set_tls_error("nr_comm_box_status: rank %d holds no box job: rank 0 registered "
+				 "it (and a communicator without NR_SWITCH has none)",
+				 comm ? comm->rank : -1);
+		return NR_ERR_INVALID;
+	}
+	rc = nr_box_status_get(box, buf, len, err, sizeof(err));
+	if (rc)
+		nr_set_tls_error("rank %d: nr_comm_box_status: %s", comm->rank, err);
 	return rc;
 }
 

@@ -93,6 +93,9 @@ struct nr_box_job {
 	uint8_t seq;                 /* op sequence on its rings (imm tag high byte) */
 	uint64_t msgs;               /* messages sent on its rings since they opened, all
 				      * channels: message G goes on channel G mod n_channels */
+	/* with priority classes: each op on one channel, its own sequence and count */
+	uint8_t ch_seq[NR_MAX_CHANNELS];
+	uint64_t ch_msgs[NR_MAX_CHANNELS];
 	uint32_t lease_ms;           /* the box's; renewed every third of it */
 	bool renewing;               /* the renew thread runs */
 	bool stop;                   /* under lock: the thread ends */
@@ -121,6 +124,11 @@ struct nr_comm {
 	int short_tos;               /* traffic class of tolerant messages on the box ring: the
 				      * job's short DSCP, cfg.tclass's ECN bits; -1: they go exact
 				      * (no bound, no box, a transport without a class per message) */
+	/* priority classes (cfg.prio_classes > 1, with short_tos): the box channels are
+	 * classes + 1, channel k < classes class k's (its traffic class class_tos[k]),
+	 * channel classes the exact messages' (class_tos[classes], above them all) */
+	unsigned classes;            /* 0: none (ops striped over the channels) */
+	int class_tos[NR_MAX_CLASSES + 1];
 	bool broken;
 	uint8_t ring_seq;            /* op sequence on the plain ring (imm tag high byte) */
 	/* completions of the next collective seen early: backlog[head..nbacklog) */

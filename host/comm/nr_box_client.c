@@ -235,6 +235,20 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		json_object_set_new(spec, "short_ppm", json_integer(c->cfg.short_ppm));
 		json_object_set_new(spec, "short_dscp", json_integer(c->cfg.short_dscp));
 		json_object_set_new(spec, "short_scale", json_boolean(c->cfg.short_scale));
+		/* every rank's box ring is laid out alike (nr_allreduce_box.c: a
+		 * channel's message j in slot j mod S of msg_size bytes, one MR)
+		 * and every rank sends equal messages: the box may build a lost
+		 * first packet's RETH (docs/short-slots.md) */
+		json_object_set_new(spec, "short_first", json_true());
+	}
+	/* priority classes: a channel each, the box emits a higher one's first */
+	if (c->classes)
+		json_object_set_new(spec, "prio_classes", json_integer(c->classes));
+	/* spraying: the ports of each connection and how far out of order they arrive */
+	if (c->cfg.spray_ports > 1) {
+		json_object_set_new(spec, "spray_ports", json_integer(c->cfg.spray_ports));
+		json_object_set_new(spec, "reorder_pkts", json_integer(c->cfg.spray_reorder ?
+						c->cfg.spray_reorder : 2 * (c->cfg.spray_ports - 1)));
 	}
 	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
@@ -285,13 +299,12 @@ static uint64_t reply_count(json_t *o, const char *name)
 	return count_of(json_object_get(o, name));
 }
 
-/* job_status of one job, its counters added to *out and left_out[] */
-static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
-			    struct nr_box_counters *out, uint64_t *left_out, size_t n, char *err,
-			    size_t errlen)
+/* job_status of one job: its reply's "job" object (a new reference), or NULL with err set */
+static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, char *err,
+			  size_t errlen)
 {
 	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
-	json_t *req, *reply, *job, *ctrs, *lo, *spec;
+	json_t *req, *reply, *job;
 	char why[256];
 	bool refused;
 	int fd, rc;
@@ -299,7 +312,7 @@ static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
 	if (nr_tcp_connect(c->switch_addr, timeout, &fd, why, sizeof(why))) {
 		snprintf(err, errlen, "cannot ask the box at %s (NR_SWITCH) for job %u's counters: %s",
 			 c->switch_addr, b->job, why);
-		return NR_ERR_BOX;
+		return NULL;
 	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_status", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
@@ -309,9 +322,25 @@ static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
 	if (rc) {
 		snprintf(err, errlen, "box %s %s job_status of job %u: %s", c->switch_addr,
 			 refused ? "refused" : "did not answer", b->job, why);
-		return NR_ERR_BOX;
+		return NULL;
 	}
-	job = json_object_get(reply, "job");
+	job = json_incref(json_object_get(reply, "job"));
+	json_decref(reply);
+	if (!job)
+		snprintf(err, errlen, "box %s: job_status of job %u without a job", c->switch_addr,
+			 b->job);
+	return job;
+}
+
+/* job_status of one job, its counters added to *out and left_out[] */
+static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
+			    struct nr_box_counters *out, uint64_t *left_out, size_t n, char *err,
+			    size_t errlen)
+{
+	json_t *job = job_status(c, b, err, errlen), *ctrs, *lo, *spec;
+
+	if (!job)
+		return NR_ERR_BOX;
 	ctrs = json_object_get(job, "counters");
 	lo = json_object_get(job, "left_out");
 	spec = json_object_get(job, "spec");
@@ -322,7 +351,7 @@ static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
 	out->ranks = (uint32_t)reply_count(job, "ranks");
 	for (size_t i = 0; i < n; i++)
 		left_out[i] += count_of(json_array_get(lo, i));
-	json_decref(reply);
+	json_decref(job);
 	return 0;
 }
 
@@ -336,6 +365,45 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES; t++)
 		if (c->box[t].key[0])
 			rc = job_counters_add(c, &c->box[t], out, left_out, n, err, errlen);
+	return rc;
+}
+
+int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err, size_t errlen)
+{
+	json_t *jobs = json_array(), *o;
+	char *text = NULL;
+	int rc = 0;
+
+	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES; t++) {
+		json_t *job;
+
+		if (!c->box[t].key[0])
+			continue;
+		job = job_status(c, &c->box[t], err, errlen);
+		if (!job)
+			rc = NR_ERR_BOX;
+		else
+			json_array_append_new(jobs, job);
+	}
+	if (rc) {
+		json_decref(jobs);
+		return rc;
+	}
+	o = json_pack("{s:o}", "jobs", jobs);
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return NR_ERR_NOMEM;
+	}
+	if (strlen(text) >= len) {
+		snprintf(err, errlen, "the box's job_status takes %zu bytes, the buffer has %zu",
+			 strlen(text) + 1, len);
+		rc = NR_ERR_INVALID;
+	} else {
+		memcpy(buf, text, strlen(text) + 1);
+	}
+	free(text);
 	return rc;
 }
 

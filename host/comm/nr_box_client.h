@@ -18,6 +18,10 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers);
  */
 int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, uint64_t *left_out,
 			size_t n, char *err, size_t errlen);
+/* Their job_status replies' "job" objects as JSON {"jobs": [...]} into buf
+ * (nr_comm_box_status, netreduce.h): 0, NR_ERR_BOX or NR_ERR_INVALID (too
+ * small: err says how much it takes) with err set. */
+int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err, size_t errlen);
 /* job_destroy of c->box[t]'s job (best effort, over a fresh connection). */
 void nr_box_job_destroy(struct nr_comm *c, unsigned t);
 

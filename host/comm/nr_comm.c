@@ -201,6 +201,21 @@ static void short_tos_init(struct nr_comm *c)
 }
 
 /*
+ * Priority classes (cfg.prio_classes, with tolerant messages marked:
+ * short_tos): class k's messages on box channel k with DSCP short_dscp + 8k,
+ * exact ones on channel prio_classes, 8 DSCPs above the highest class.
+ */
+static void classes_init(struct nr_comm *c)
+{
+	if (c->cfg.prio_classes < 2 || c->short_tos < 0 ||
+	    c->n_channels != c->cfg.prio_classes + 1u)
+		return;
+	c->classes = c->cfg.prio_classes;
+	for (unsigned k = 0; k <= c->classes; k++)
+		c->class_tos[k] = (int)((c->cfg.short_dscp + 8 * k) << 2 | (c->cfg.tclass & 3));
+}
+
+/*
  * How many box channels: the configured number, or with 0 ("auto") as many
  * as the box has workers; 1 without a box (the box ring is then unused).
  */
@@ -211,6 +226,8 @@ static int resolve_channels(struct nr_comm *c)
 
 	if (!c->has_box) {
 		c->n_channels = 1;
+	} else if (c->cfg.prio_classes > 1) {
+		c->n_channels = c->cfg.prio_classes + 1u;     /* a class each, exact above */
 	} else if (c->cfg.channels) {
 		c->n_channels = c->cfg.channels;
 	} else {
@@ -235,6 +252,18 @@ static int create_ring(struct nr_comm *c, int i)
 	/* the box holds our ACKs until every rank contributed: skew is no loss */
 	if (i >= NR_RING_BOX)
 		nr_tp_qp_acks_lag(r->sqp);
+	/* the box ring's packets (and its ACKs) over several ECMP paths: the
+	 * box's job takes the ports (spray_ports, nr_box_client.c) */
+	if (i >= NR_RING_BOX && c->has_box && c->cfg.spray_ports > 1) {
+		rc = nr_tp_qp_spray(r->sqp, c->cfg.spray_ports, &r->sinfo);
+		if (!rc)
+			rc = nr_tp_qp_spray(r->rqp, c->cfg.spray_ports, &r->rinfo);
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: spraying the %s ring over %u UDP "
+				       "source ports (NR_SPRAY_PORTS): %s", c->rank, nr_ring_name(i),
+				       c->cfg.spray_ports, nr_tp_error(c->tp)[0] ?
+				       nr_tp_error(c->tp) : strerror(-rc));
+	}
 	rc = i >= NR_RING_BOX ? nr_box_region_init(c, i) : nr_plain_region_init(c, 1 << 20);
 	if (rc)
 		return rc;
@@ -367,6 +396,8 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 	if (!rc && !tcp_only) {
 		short_tos_init(c);
 		rc = resolve_channels(c);
+		if (!rc)
+			classes_init(c);
 	}
 	for (unsigned k = 0; !rc && !tcp_only && k <= c->n_channels; k++)   /* plain, then box */
 		rc = create_ring(c, k ? nr_box_ring(NR_ELEM_FP32, k - 1) : NR_RING_PLAIN);

@@ -142,6 +142,9 @@ static int from_env(struct nr_config *cfg)
 		F("NR_SHORT_PPM", NR_SHORT_PPM_MAX, short_ppm),
 		F("NR_SHORT_DSCP", 63, short_dscp),
 		F("NR_SHORT_SCALE", 1, short_scale),
+		F("NR_SPRAY_PORTS", 255, spray_ports),
+		F("NR_SPRAY_REORDER", 65535, spray_reorder),
+		F("NR_PRIO_CLASSES", 255, prio_classes),
 #undef F
 	};
 	static const struct { const char *name; size_t off; } gbps[] = {
@@ -322,7 +325,9 @@ static int check_short(const struct nr_config *cfg, bool env)
 static int check_transport(const struct nr_config *cfg, bool env)
 {
 	struct nr_tp_config tcfg = { .kind = cfg->transport };
-	struct nr_tp_wish wish = { .profile = cfg->soft_profile };
+	struct nr_tp_wish wish = { .profile = cfg->soft_profile,
+				   .spray_ports = cfg->spray_ports,
+				   .msg_tclass = cfg->prio_classes > 1 };
 	char err[160];
 	int r;
 
@@ -335,10 +340,67 @@ static int check_transport(const struct nr_config *cfg, bool env)
 	if (r == -ENOENT)
 		nr_set_tls_error("%s=\"%s\": %s", env ? "NR_TRANSPORT" : "transport",
 				 cfg->transport, err);
+	else if (r == -ENOTSUP && wish.spray_ports > 1)
+		nr_set_tls_error("%s=%u with %s=\"%s\": %s", env ? "NR_SPRAY_PORTS" : "spray_ports",
+				 cfg->spray_ports, env ? "NR_TRANSPORT" : "transport",
+				 cfg->transport, err);
+	else if (r == -ENOTSUP)
+		nr_set_tls_error("%s=%u with %s=\"%s\": %s", env ? "NR_PRIO_CLASSES" : "prio_classes",
+				 cfg->prio_classes, env ? "NR_TRANSPORT" : "transport",
+				 cfg->transport, err);
 	else if (r)
 		nr_set_tls_error("%s=\"%s\": %s", env ? "NR_SOFT_PROFILE" : "soft_profile",
 				 cfg->soft_profile, err);
 	return r;
+}
+
+/* Spraying and classes, within the box job's limits (proto/nr_job.h). */
+static int check_spray(const struct nr_config *cfg, bool env)
+{
+#define NAME(e, f) (env ? e : f)
+	if (cfg->spray_ports > NR_MAX_SPRAY) {
+		nr_set_tls_error("%s=%u: at most %u UDP source ports a QP (1: no spraying)",
+				 NAME("NR_SPRAY_PORTS", "spray_ports"), cfg->spray_ports,
+				 NR_MAX_SPRAY);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->spray_reorder > NR_MAX_REORDER) {
+		nr_set_tls_error("%s=%u: at most %u packets out of order",
+				 NAME("NR_SPRAY_REORDER", "spray_reorder"), cfg->spray_reorder,
+				 NR_MAX_REORDER);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > NR_MAX_CLASSES) {
+		nr_set_tls_error("%s=%u: at most %u classes (0 or 1: none)",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NR_MAX_CLASSES);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > 1 && cfg->short_dscp + 8u * cfg->prio_classes > 63) {
+		nr_set_tls_error("%s=%u from %s=%u: the exact messages' DSCP above the classes, "
+				 "%u, is over 63 (a class is 8 DSCPs up)",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NAME("NR_SHORT_DSCP", "short_dscp"), cfg->short_dscp,
+				 cfg->short_dscp + 8u * cfg->prio_classes);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->prio_classes > 1 && cfg->channels != 1 &&
+	    cfg->channels != cfg->prio_classes + 1u) {
+		nr_set_tls_error("%s=%u with %s=%u: the classes take %u channels (one a class, one "
+				 "for exact messages); leave %s unset",
+				 NAME("NR_PRIO_CLASSES", "prio_classes"), cfg->prio_classes,
+				 NAME("NR_CHANNELS", "channels"), cfg->channels,
+				 cfg->prio_classes + 1u, NAME("NR_CHANNELS", "channels"));
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->spray_reorder && cfg->spray_ports < 2) {
+		nr_set_tls_error("%s=%u without %s: one port sends in order",
+				 NAME("NR_SPRAY_REORDER", "spray_reorder"), cfg->spray_reorder,
+				 NAME("NR_SPRAY_PORTS", "spray_ports"));
+		return NR_ERR_CONFIG;
+	}
+	return 0;
+#undef NAME
 }
 
 /* names: env variable names (true) or struct field names (false) in messages. */
@@ -370,7 +432,7 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 				 NAME("NR_REDUCE", "reduce"));
 		return NR_ERR_CONFIG;
 	}
-	if (check_short(cfg, env))
+	if (check_short(cfg, env) || check_spray(cfg, env))
 		return NR_ERR_CONFIG;
 	if (cfg->mtu != 0 && cfg->mtu != 256 && cfg->mtu != 512 && cfg->mtu != 1024 &&
 	    cfg->mtu != 2048 && cfg->mtu != 4096) {

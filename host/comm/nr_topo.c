@@ -68,6 +68,7 @@ int nr_topo_sub_init(struct nr_comm *w, const char *name, int index, int rank, i
 	sc.racks = NULL;
 	/* a topology's all-reduces are exact (netreduce.h, NR_MSG_TOLERANT): so are its jobs */
 	sc.short_ppm = 0;
+	sc.prio_classes = 0;
 	rc = nr_flat_init(&sc, false, sub);
 	if (rc)
 		return nr_fail(w, rc, "rank %d, %s (of %d, where it is rank %d): %s", w->rank, name,

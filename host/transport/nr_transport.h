@@ -98,6 +98,8 @@ struct nr_tp_wish {
 	uint16_t ackreq;         /* AckReq at least every N packets (0: sized for the window) */
 	uint32_t budget_ms;      /* how long a QP may go without progress before it fails */
 	uint8_t ack_timeout;     /* the ACK timeout exponent (0: derived from budget_ms) */
+	unsigned spray_ports;    /* UDP source ports a QP sprays over (0, 1: none) */
+	bool msg_tclass;         /* a traffic class per message (priority classes) */
 };
 
 #define NR_TP_PROFILE_DEFAULT_NAME "rnic"
@@ -107,7 +109,8 @@ struct nr_tp_wish {
  * cfg->kind's transport sizes them (host/transport/README.md, "Window and
  * loss"); the rest of *cfg is left as it is.  0; -ENOENT when cfg->kind names
  * no transport, -EINVAL when wish->profile names no profile (err says which
- * names exist).
+ * names exist), -ENOTSUP when the transport cannot spray (wish->spray_ports)
+ * or mark a message's traffic class (wish->msg_tclass) (err says why).
  */
 int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *err, size_t errlen);
 
@@ -227,6 +230,17 @@ const char *nr_tp_qp_state(const struct nr_tp_qp *qp, char *buf, size_t len);
  * the timeout is the RNIC's (verbs), nothing changes.
  */
 void nr_tp_qp_acks_lag(struct nr_tp_qp *qp);
+
+/*
+ * Spray the QP's packets over ports UDP source ports (1..64): its own and the
+ * next ports - 1, one after the other (a send each: a packet, or a GSO send
+ * of several), so ECMP spreads them over as many paths (docs/short-slots.md,
+ * "Spraying"; the box's job takes them with spray_ports).  Before connect;
+ * *info gets the QP's new source port (the first of the range, which the
+ * range's sockets need free together).  0, -ENOTSUP (verbs: the RNIC picks
+ * the port), -EADDRINUSE (no free range; nr_tp_error says where), -EINVAL.
+ */
+int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
 
 /*
  * The transport makes progress only inside nr_tp_poll (soft: the CPU is the

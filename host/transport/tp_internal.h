@@ -13,6 +13,7 @@ struct nr_tp_ops {
 	const char *kind;
 	bool polled;           /* progress only inside poll (nr_tp_polled) */
 	bool wr_tclass;        /* a traffic class per message (nr_tp_wr_tclass) */
+	bool spray;            /* a QP's packets from several UDP source ports (qp_spray) */
 	uint16_t pkey;         /* the P_Key of its packets, 0 unknown (nr_tp_pkey) */
 	/* cfg->max_inflight, ackreq_every, timeout from *wish (profile already in cfg) */
 	void (*tune)(struct nr_tp_config *cfg, const struct nr_tp_wish *wish);
@@ -31,22 +32,26 @@ struct nr_tp_ops {
 	const char *(*qp_error)(const struct nr_tp_qp *qp);
 	void (*qp_state)(const struct nr_tp_qp *qp, char *buf, size_t len);
 	void (*qp_acks_lag)(struct nr_tp_qp *qp);
+	int (*qp_spray)(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
 };
 
 /*
  * The ops table of a transport whose functions are named after its prefix:
- * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag;
- * prefix_tune; is_polled and has_wr_tclass: the flags nr_tp_polled and
- * nr_tp_wr_tclass report; pkey_of: nr_tp_pkey's answer.
+ * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag,
+ * prefix_qp_spray; prefix_tune; is_polled, has_wr_tclass and can_spray: the
+ * flags nr_tp_polled and nr_tp_wr_tclass report and nr_tp_tune checks a wish
+ * against; pkey_of: nr_tp_pkey's answer.
  */
-#define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass, pkey_of) {                      \
-	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass, .pkey = pkey_of, \
+#define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass, can_spray, pkey_of) {           \
+	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass, .spray = can_spray, \
+	.pkey = pkey_of,                                                                   \
 	.tune = prefix##_tune, .open = prefix##_open, .close = prefix##_close,          \
 	.reg_mr = prefix##_reg_mr, .dereg_mr = prefix##_dereg_mr,                       \
 	.qp_create = prefix##_qp_create, .qp_connect = prefix##_qp_connect,             \
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
 	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error, \
-	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag }
+	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag,                \
+	.qp_spray = prefix##_qp_spray }
 
 /*
  * Every transport object and QP starts with these, so the dispatcher finds its

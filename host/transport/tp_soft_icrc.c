@@ -140,8 +140,8 @@ static uint32_t pseudo_crc(const struct nr_icrc_ip4 *ip, uint32_t tlen)
 	return (uint32_t)crc32(0, b, sizeof(b));
 }
 
-uint32_t soft_icrc_tx(struct soft_qp *qp, uint16_t id, const uint8_t *hdr, uint32_t hl,
-		      const void *pay, uint32_t plen)
+uint32_t soft_icrc_tx(struct soft_qp *qp, uint16_t sport, uint16_t id, const uint8_t *hdr,
+		      uint32_t hl, const void *pay, uint32_t plen)
 {
 	static const uint8_t zero[4];
 	uint32_t pad = (4 - (plen & 3)) & 3, tlen = hl + plen + pad, crc;
@@ -154,11 +154,15 @@ uint32_t soft_icrc_tx(struct soft_qp *qp, uint16_t id, const uint8_t *hdr, uint3
 	m[NR_BTH_RESV_BYTE] = 0xFF;             /* FECN, BECN, reserved: masked */
 	memcpy(&bth0, m, sizeof(bth0));
 	for (i = 0; i < SOFT_PFX_CACHE; i++)
-		if (qp->pfx[i].tlen == tlen)
+		if (qp->pfx[i].tlen == tlen && qp->pfx[i].sport == sport)
 			break;
 	if (i == SOFT_PFX_CACHE) {
+		struct nr_icrc_ip4 ipx = qp->ipx;
+
+		ipx.sport = sport;      /* a sprayed QP's packets leave from several */
 		i = qp->pfx_next++ % SOFT_PFX_CACHE;
-		qp->pfx[i] = (struct soft_pfx){ .tlen = tlen, .crc = pseudo_crc(&qp->ipx, tlen) };
+		qp->pfx[i] = (struct soft_pfx){ .tlen = tlen, .sport = sport,
+						.crc = pseudo_crc(&ipx, tlen) };
 	}
 	c = &qp->pfx[i];
 	if (hl == sizeof(struct nr_bth)) {      /* a WRITE MIDDLE: the BTH's first 8 bytes kept */

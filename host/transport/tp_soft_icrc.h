@@ -11,11 +11,12 @@
 /* The IP ID's share after the pseudo headers (tp->id_pfx), once per transport. */
 void soft_icrc_init(struct soft_tp *tp);
 /*
- * The ICRC of qp's packet with IP ID id: hl header bytes at hdr (BTH first, as
- * sent), plen payload bytes at pay and their pad.
+ * The ICRC of qp's packet from UDP source port sport (qp->sport, or one it
+ * sprays over) with IP ID id: hl header bytes at hdr (BTH first, as sent),
+ * plen payload bytes at pay and their pad.
  */
-uint32_t soft_icrc_tx(struct soft_qp *qp, uint16_t id, const uint8_t *hdr, uint32_t hl,
-		      const void *pay, uint32_t plen);
+uint32_t soft_icrc_tx(struct soft_qp *qp, uint16_t sport, uint16_t id, const uint8_t *hdr,
+		      uint32_t hl, const void *pay, uint32_t plen);
 /* icrc of a packet of tlen transport bytes (BTH .. pad) with IP ID from, made for ID to. */
 uint32_t soft_icrc_move(struct soft_tp *tp, uint32_t icrc, uint32_t tlen, uint16_t from,
 			uint16_t to);

@@ -209,6 +209,67 @@ uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt)
 	return (uint16_t)(0xC000 | (((h >> 16) + attempt * 97) % 0x4000));
 }
 
+/* A send socket of tp bound to (tp->ip, port) into *fd: 0 or -errno. */
+static int sock_open_bound(struct soft_tp *tp, uint16_t port, int *fd)
+{
+	int r;
+
+	*fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (*fd < 0)
+		return -errno;
+	/* GSO sockets keep their UDP checksum: the kernel refuses GSO with SO_NO_CHECK */
+	r = sock_common(*fd, SOFT_SOCK_BUF, tp->tclass, !tp->gso);
+	if (!r)
+		r = sock_bind(*fd, tp->ip, port);
+	if (r) {
+		close(*fd);
+		*fd = -1;
+	}
+	return r;
+}
+
+int soft_qp_spray_open(struct soft_tp *tp, struct soft_qp *qp, unsigned ports)
+{
+	char ip[INET_ADDRSTRLEN];
+	int *fds = calloc(ports, sizeof(*fds));
+	unsigned i, k = 0;
+	uint16_t base = 0;
+	int r = -EADDRINUSE;
+
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; r == -EADDRINUSE && i < SOFT_SPORT_TRIES; i++) {
+		base = soft_qp_sport(qp->qpn, i);
+		if (base + ports - 1 > 0xFFFF)
+			continue;
+		for (k = 0, r = 0; !r && k < ports; k++)
+			r = sock_open_bound(tp, (uint16_t)(base + k), &fds[k]);
+		if (r)
+			while (--k > 0)
+				close(fds[k - 1]);
+	}
+	nr_ip4_str(tp->ip, ip);
+	if (r == -EADDRINUSE)
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: no %u free UDP source ports in a row "
+				"on %s from its %u candidates (free some, or spray over fewer "
+				"ports)", qp->qpn, ports, ip, SOFT_SPORT_TRIES);
+	else if (r)
+		nr_tp_set_error(&tp->base, "soft: QP 0x%06x: cannot bind %u UDP source ports on "
+				"%s: %s", qp->qpn, ports, ip, strerror(-r));
+	if (r) {
+		free(fds);
+		return r;
+	}
+	if (qp->fd >= 0)
+		close(qp->fd);
+	free(qp->spray_fd);
+	qp->fd = fds[0];
+	qp->spray_fd = fds;
+	qp->nspray = (uint16_t)ports;
+	qp->sport = base;
+	return 0;
+}
+
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp)
 {
 	char ip[INET_ADDRSTRLEN];

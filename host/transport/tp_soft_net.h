@@ -25,6 +25,9 @@ uint16_t soft_qp_sport(uint32_t qpn, unsigned attempt);
 /* The send socket of a QP, bound to its entropy source port (the next free
  * candidate when taken); tp's error names the address and port on failure. */
 int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
+/* Its sockets of ports source ports in a row instead (nr_tp_qp_spray): the
+ * first free range from its candidates; tp's error says why not. */
+int soft_qp_spray_open(struct soft_tp *tp, struct soft_qp *qp, unsigned ports);
 /* tp_soft_tx.c: a packet into qp's send batch (its payload is read at the flush, in
  * place); tos: its IP_TOS, -1 the socket's. */
 void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,

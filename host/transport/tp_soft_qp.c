@@ -249,6 +249,9 @@ static void qp_free(struct soft_qp *qp)
 {
 	if (qp->fd >= 0)
 		close(qp->fd);
+	for (unsigned k = 1; qp->spray_fd && k < qp->nspray; k++)
+		close(qp->spray_fd[k]);
+	free(qp->spray_fd);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->er);
@@ -318,6 +321,7 @@ static int soft_qp_create(struct nr_tp *t, struct nr_tp_qp **out, struct nr_qp_i
 	qp->base.tp = t;
 	qp->tp = tp;
 	qp->fd = -1;
+	qp->nspray = 1;
 	do      /* 0 is reserved, 1 is the GSI QP */
 		qp->qpn = rand32() & NR_BTH_QPN_MASK;
 	while (qp->qpn < 2 || soft_qp_lookup(tp, qp->qpn));
@@ -652,10 +656,27 @@ static void soft_qp_acks_lag(struct nr_tp_qp *q)
 	((struct soft_qp *)q)->fixed_timeout = true;
 }
 
+static int soft_qp_spray(struct nr_tp_qp *q, unsigned ports, struct nr_qp_info *info)
+{
+	struct soft_qp *qp = soft_qp(q);
+	int r;
+
+	if (qp->state != SOFT_QP_INIT || ports > SOFT_SPRAY_MAX)
+		return -EINVAL;
+	if (ports == qp->nspray || (ports == 1 && !qp->spray_fd))
+		return 0;
+	if (ports == 1)
+		return -EINVAL;         /* a QP sprays once, before connect */
+	r = soft_qp_spray_open(qp->tp, qp, ports);
+	if (!r)
+		info->sport = qp->sport;
+	return r;
+}
+
 /* polled: the CPU is the RNIC, nothing moves between polls; a traffic class
  * per message: each datagram may carry its own IP_TOS (tp_soft_net.c); every
  * packet carries the default partition's P_Key */
-const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft, true, true, NR_BTH_PKEY_DEFAULT);
+const struct nr_tp_ops nr_tp_soft_ops = NR_TP_OPS("soft", soft, true, true, true, NR_BTH_PKEY_DEFAULT);
 
 /* ---- extensions (tp_soft.h) ------------------------------------------------ */
 

@@ -58,23 +58,39 @@ static bool joins(const struct soft_tp *tp, const struct soft_txmsg *m, uint32_t
 	       m->bytes + len <= SOFT_GSO_BYTES;
 }
 
-/* The place (IP ID) the next datagram of len bytes and class tos will have. */
-static uint16_t tx_peek(const struct soft_tp *tp, uint32_t len, int tos)
+/*
+ * The place (IP ID) the next datagram of len bytes and class tos will have,
+ * and its source port (*port: qp->sport + *port): the send it joins, or a
+ * new one from the next port in turn (a sprayed QP, nr_tp_qp_spray).
+ */
+static uint16_t tx_peek(const struct soft_tp *tp, uint32_t len, int tos, uint16_t *port)
 {
 	const struct soft_txmsg *m = tp->nmsg ? &tp->txm[tp->nmsg - 1] : NULL;
+	const struct soft_qp *qp = tp->txqp;
 
-	return m && joins(tp, m, len, tos) ? m->n : 0;
+	if (m && joins(tp, m, len, tos)) {
+		*port = m->port;
+		return m->n;
+	}
+	*port = qp->nspray > 1 ? qp->spray_next % qp->nspray : 0;
+	return 0;
 }
 
-/* Append packet tp->txp[tp->ntx] (its iovecs set) to the batch, at the place tx_peek said. */
-static void tx_place(struct soft_tp *tp, uint32_t len, int tos)
+/*
+ * Append packet tp->txp[tp->ntx] (its iovecs set) to the batch, at the place
+ * and port tx_peek said (or, for a packet sent alone, port).
+ */
+static void tx_place(struct soft_tp *tp, uint32_t len, int tos, uint16_t port)
 {
 	struct soft_txmsg *m = tp->nmsg ? &tp->txm[tp->nmsg - 1] : NULL;
+	struct soft_qp *qp = tp->txqp;
 
-	if (!m || !joins(tp, m, len, tos)) {
+	if (!m || !joins(tp, m, len, tos) || m->port != port) {
 		m = &tp->txm[tp->nmsg++];
 		*m = (struct soft_txmsg){ .first = (uint16_t)tp->ntx, .seg = (uint16_t)len,
-					  .tos = (int16_t)tos };
+					  .tos = (int16_t)tos, .port = port };
+		if (qp->nspray > 1 && port == qp->spray_next % qp->nspray)
+			qp->spray_next++;       /* the next send from the next port */
 	}
 	m->closed = len < m->seg;
 	m->n++;
@@ -146,16 +162,17 @@ static void build_gather(struct soft_tp *tp, struct soft_qp *qp, const struct nr
 	struct soft_txpkt *p = &tp->txp[tp->ntx];
 	int hl = soft_tx_hdr(p->edge + 8, qp->rqpn, a, len);
 	uint32_t pad = pad_of(len), dlen;
-	uint16_t pos;
+	uint16_t pos, port;
 
 	if (hl < 0) {     /* cannot happen: opcodes and lengths are ours */
 		tp->st.tx_errors++;
 		return;
 	}
 	dlen = (uint32_t)hl + len + pad + NR_ICRC_LEN;
-	pos = tx_peek(tp, dlen, tos);
+	pos = tx_peek(tp, dlen, tos, &port);
 	memset(p->trl, 0, pad);
-	nr_icrc_store(p->trl + pad, soft_icrc_tx(qp, pos, p->edge + 8, (uint32_t)hl, payload, len));
+	nr_icrc_store(p->trl + pad, soft_icrc_tx(qp, (uint16_t)(qp->sport + port), pos, p->edge + 8,
+						 (uint32_t)hl, payload, len));
 	p->psn = a->psn;
 	p->len = (uint16_t)dlen;
 	p->pos = pos;
@@ -166,15 +183,16 @@ static void build_gather(struct soft_tp *tp, struct soft_qp *qp, const struct nr
 	p->plen = len;
 	p->pay = payload;
 	p->buf = NULL;
+	p->port = (uint8_t)port;
 	/* the next packet, if it joins this send, carries this trailer before its header */
 	if (tp->ntx + 1 < SOFT_TX_SLOTS)
 		memcpy(tp->txp[tp->ntx + 1].edge + 8 - p->tl, p->trl, p->tl);
-	tx_place(tp, dlen, tos);
+	tx_place(tp, dlen, tos, port);
 }
 
 /* A whole packet already in buf (len bytes, ICRC for its place) into the batch. */
 static void place_whole(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint32_t psn,
-			uint8_t kind, int tos, uint16_t pos)
+			uint8_t kind, int tos, uint16_t pos, uint16_t port)
 {
 	struct soft_txpkt *p = &tp->txp[tp->ntx];
 
@@ -184,7 +202,8 @@ static void place_whole(struct soft_tp *tp, uint8_t *buf, uint32_t len, uint32_t
 	p->kind = kind;
 	p->tos = (int16_t)tos;
 	p->buf = buf;
-	tx_place(tp, len, tos);
+	p->port = (uint8_t)port;
+	tx_place(tp, len, tos, port);
 }
 
 /* With a test filter: built whole, shown to the filter, sent as it says. */
@@ -194,6 +213,7 @@ static void build_filtered(struct soft_tp *tp, struct soft_qp *qp, const struct 
 	uint8_t *buf = tp->fbuf + (size_t)tp->ntx * SOFT_PKT_MAX;
 	const struct nr_opcode_info *oi = nr_opcode_info(a->opcode);
 	struct nr_icrc_ip4 ipx = qp->ipx;
+	uint16_t port;
 	uint32_t dlen;
 	int n, v;
 
@@ -202,7 +222,8 @@ static void build_filtered(struct soft_tp *tp, struct soft_qp *qp, const struct 
 		return;
 	}
 	dlen = oi->length + len + pad_of(len) + NR_ICRC_LEN;
-	ipx.id = tx_peek(tp, dlen, tos);
+	ipx.id = tx_peek(tp, dlen, tos, &port);
+	ipx.sport = (uint16_t)(qp->sport + port);
 	n = nr_build_transport(buf, SOFT_PKT_MAX, &ipx, qp->rqpn, a, payload, len);
 	if (n < 0 || (uint32_t)n != dlen) {
 		tp->st.tx_errors++;
@@ -219,17 +240,18 @@ static void build_filtered(struct soft_tp *tp, struct soft_qp *qp, const struct 
 		memcpy(d, buf, dlen);
 		icrc_move(tp, d, dlen, ipx.id, 0);     /* sent alone, after the batch */
 		tp->delay[tp->ndelay++] = (struct soft_txpkt){ .psn = a->psn, .len = (uint16_t)dlen,
-							       .kind = kind, .tos = (int16_t)tos };
+							       .kind = kind, .tos = (int16_t)tos,
+							       .port = (uint8_t)port };
 		return;
 	}
-	place_whole(tp, buf, dlen, a->psn, kind, tos, ipx.id);
+	place_whole(tp, buf, dlen, a->psn, kind, tos, ipx.id, port);
 	if (v == NR_SOFT_DUP && tp->ntx < SOFT_TX_SLOTS) {
 		uint8_t *d = tp->fbuf + (size_t)tp->ntx * SOFT_PKT_MAX;
 
 		memcpy(d, buf, dlen);
 		icrc_move(tp, d, dlen, ipx.id, 0);     /* a send of its own */
 		tp->txm[tp->nmsg - 1].closed = 1;
-		place_whole(tp, d, dlen, a->psn, kind, tos, 0);
+		place_whole(tp, d, dlen, a->psn, kind, tos, 0, port);
 	}
 }
 
@@ -320,7 +342,7 @@ static void add_delayed(struct soft_tp *tp)
 		if (tp->nmsg)
 			tp->txm[tp->nmsg - 1].closed = 1;
 		place_whole(tp, tp->dbuf + (size_t)i * SOFT_PKT_MAX, d->len, d->psn, d->kind,
-			    d->tos, 0);
+			    d->tos, 0, d->port);
 	}
 	tp->ndelay = 0;
 }
@@ -376,8 +398,16 @@ int soft_tx_flush(struct soft_tp *tp)
 	}
 	tp->st.tx_calls++;
 	while (sent < tp->nmsg) {
-		int r = sendmmsg(qp->fd, tp->txmsg + sent, tp->nmsg - sent, MSG_DONTWAIT);
+		/* the sends from one port in a row: one sendmmsg (a sprayed QP's
+		 * change ports from send to send, a call each) */
+		uint16_t port = tp->txm[sent].port;
+		unsigned end = sent + 1;
+		int r;
 
+		while (end < tp->nmsg && tp->txm[end].port == port)
+			end++;
+		r = sendmmsg(port ? qp->spray_fd[port] : qp->fd, tp->txmsg + sent, end - sent,
+			     MSG_DONTWAIT);
 		if (r > 0) {
 			for (unsigned i = sent; i < sent + (unsigned)r; i++) {
 				tp->st.tx_pkts += tp->txm[i].n;

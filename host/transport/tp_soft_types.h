@@ -64,7 +64,9 @@
 #define SOFT_IPID_SPAN    SOFT_GSO_SEGS
 #define SOFT_IPID_CACHE   8              /* packet lengths whose ID tables are kept */
 /* pseudo-header CRCs kept (tp_soft_icrc.c): per QP by length, received by source and length */
-#define SOFT_PFX_CACHE    4
+#define SOFT_PFX_CACHE    8
+/* UDP source ports a QP may spray its packets over (nr_tp_qp_spray; the box's NR_MAX_SPRAY) */
+#define SOFT_SPRAY_MAX    64
 #define SOFT_RXPFX_CACHE  8
 
 enum soft_qp_state {
@@ -108,6 +110,7 @@ struct soft_tp;
  */
 struct soft_pfx {
 	uint32_t tlen;                   /* BTH .. pad; 0: unused */
+	uint16_t sport;                  /* the UDP source port it was made for */
 	uint32_t crc;
 	uint64_t bth0;
 	uint32_t crc_bth;
@@ -129,6 +132,11 @@ struct soft_qp {
 	uint32_t qpn;
 	int fd;                          /* send socket bound to (local ip, sport) */
 	uint16_t sport;                  /* UDP source port: per-QP entropy */
+	/* spraying (nr_tp_qp_spray): the sockets of sport, sport + 1, ... sport +
+	 * nspray - 1 (spray_fd[0] is fd), one taken per send in turn */
+	int *spray_fd;
+	uint16_t nspray;                 /* 1: no spraying (spray_fd NULL) */
+	uint16_t spray_next;
 	uint32_t rip;                    /* peer, network order */
 	uint16_t rport;                  /* peer's UDP port, host order */
 	uint32_t rqpn;
@@ -194,6 +202,7 @@ struct soft_txpkt {
 	uint16_t len;                    /* datagram (UDP payload) bytes */
 	uint16_t pos;                    /* its place in its GSO send: the IP ID the kernel gives it */
 	uint8_t kind;                    /* SOFT_TX_DATA / SOFT_TX_ACK */
+	uint8_t port;                    /* its source port: qp->sport + port (spraying) */
 	uint8_t hl, tl;                  /* header bytes; pad and ICRC bytes */
 	int16_t tos;                     /* IP_TOS of this datagram, -1: the socket's */
 	uint32_t plen;
@@ -210,6 +219,7 @@ struct soft_txmsg {
 	uint16_t closed;                 /* a shorter datagram ended it */
 	uint32_t bytes;
 	int16_t tos;
+	uint16_t port;                   /* the socket it leaves from: qp->sport + port */
 };
 
 /* Ancillary data of one sendmmsg entry: UDP_SEGMENT and its own IP_TOS. */

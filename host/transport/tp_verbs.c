@@ -563,4 +563,10 @@ static void verbs_qp_acks_lag(struct nr_tp_qp *qp)
 {
 }
 
-const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false, 0);
+/* The RNIC picks a QP's UDP source port, one for all its packets. */
+static int verbs_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info)
+{
+	return ports > 1 ? -ENOTSUP : 0;
+}
+
+const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false, false, 0);

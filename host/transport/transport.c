@@ -54,6 +54,16 @@ int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *er
 		snprintf(err, errlen, "profile \"%s\" unknown (use rnic, rxe or legacy)", name);
 		return -EINVAL;
 	}
+	if (wish->spray_ports > 1 && !ops->spray) {
+		snprintf(err, errlen, "%s: a QP's packets leave from one UDP source port (only a "
+			 "transport that builds its own packets sprays)", cfg->kind);
+		return -ENOTSUP;
+	}
+	if (wish->msg_tclass && !ops->wr_tclass) {
+		snprintf(err, errlen, "%s: a QP's traffic class is one for all its messages (only a "
+			 "transport that builds its own packets marks a message's)", cfg->kind);
+		return -ENOTSUP;
+	}
 	cfg->profile = profiles[i].profile;
 	if (ops->tune)
 		ops->tune(cfg, wish);
@@ -149,6 +159,15 @@ void nr_tp_qp_acks_lag(struct nr_tp_qp *qp)
 {
 	if (qp && qp->ops->qp_acks_lag)
 		qp->ops->qp_acks_lag(qp);
+}
+
+int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info)
+{
+	if (!qp || !info || ports < 1)
+		return -EINVAL;
+	if (!qp->ops->qp_spray)
+		return ports > 1 ? -ENOTSUP : 0;
+	return qp->ops->qp_spray(qp, ports, info);
 }
 
 const char *nr_wc_status_str(enum nr_wc_status s)

@@ -76,6 +76,8 @@ class NrConfig(ctypes.Structure):
         ("short_ppm", ctypes.c_uint32),
         ("short_dscp", ctypes.c_uint8),
         ("short_scale", ctypes.c_uint8),
+        ("spray_ports", ctypes.c_uint8),
+        ("spray_reorder", ctypes.c_uint16),
     ]
 
 
@@ -104,7 +106,8 @@ _DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport"
              "switch_addr": None, "local_size": 1, "local_rank": -1, "hier": None,
              "racks": None, "rack_agents": 0,
              "tclass": 0, "soft_ackreq": 0, "soft_window": 0, "bootstrap_timeout_ms": 300000,
-             "reduce": None, "short_ppm": 0, "short_dscp": 10, "short_scale": 0}
+             "reduce": None, "short_ppm": 0, "short_dscp": 10, "short_scale": 0,
+             "spray_ports": 0, "spray_reorder": 0}
 
 _lock = threading.Lock()
 _lib = None
@@ -145,6 +148,7 @@ def _bind(lib):
         "nr_comm_stats": (None, [c_void_p, ctypes.POINTER(NrCommStats)]),
         "nr_comm_box_counters": (c_int, [c_void_p, ctypes.POINTER(NrBoxCounters),
                                          ctypes.POINTER(ctypes.c_uint64), c_size_t]),
+        "nr_comm_box_status": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_comm_qp_errors": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),

@@ -21,6 +21,7 @@ waited for.  Not thread-safe: one thread uses a communicator at a time.
     comm.allreduce(ptr, count)                 # in place, float32 sum
 """
 import ctypes
+import json
 import os
 import re
 import socket
@@ -110,7 +111,8 @@ def free_port(addr):
 _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
                "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
-               "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE"}
+               "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
+               "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER"}
 
 
 def _env_names(msg):
@@ -275,8 +277,9 @@ class Communicator:
 
     def box_counters(self):
         """The box's counters of this communicator's job (nr_comm_box_counters):
-        completed, short_slots, short_denied, short_ppm, ranks and left_out (per
-        rank, the contributions the box left out of short packets).  None where
+        completed, short_slots, short_denied, short_ppm, ranks, left_out (per
+        rank, the contributions the box left out of short packets) and short_why
+        (short_denied by reason).  None where
         there is none to ask for: not rank 0, no box, closed.  Raises
         NetreduceError when the box does not answer.  Any thread."""
         if self._h is None or self.rank != 0 or self.algo != "box":
@@ -291,7 +294,21 @@ class Communicator:
             raise self.cfg.error("the box's counters (job_status)", rc, _lib.last_error())
         d = {name: getattr(out, name) for name, _ in out._fields_}
         d["left_out"] = list(left)
+        d["short_why"] = self._short_why()
         return d
+
+    def _short_why(self):
+        """short_denied by reason (job_status short_why, nr_comm_box_status),
+        the jobs summed: {} for a job without a bound."""
+        buf = ctypes.create_string_buffer(1 << 16)
+        rc = _lib.lib().nr_comm_box_status(self._h, buf, len(buf))
+        if rc:
+            raise self.cfg.error("the box's job_status", rc, _lib.last_error())
+        why = {}
+        for job in json.loads(buf.value.decode()).get("jobs", []):
+            for k, v in (job.get("short_why") or {}).items():
+                why[k] = why.get(k, 0) + v
+        return why
 
     def qp_errors(self):
         """(QPs of this communicator in error, the first one's error): (0, '')

@@ -234,6 +234,8 @@ static void test_short_slots_shown(void **state)
 	expect_in(r->out, "IPSN  LEFT_OUT");
 	expect_in(r->out, "short_slots");
 	expect_in(r->out, "short_denied");
+	expect_in(r->out, "short_denied by reason:");
+	expect_in(r->out, "first_unseen");
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", "--json", NULL);
 	{
 		json_t *j = parse_out(r);
@@ -241,6 +243,8 @@ static void test_short_slots_shown(void **state)
 
 		assert_int_equal(json_array_size(lo), 4);
 		assert_int_equal(json_integer_value(json_array_get(lo, 3)), 0);
+		assert_int_equal(json_object_size(json_object_get(json_object_get(j, "job"), "short_why")),
+				 NR_SHORT_WHY_MAX);
 		json_decref(j);
 	}
 	free(text);

@@ -156,6 +156,21 @@ impair8)
 		--loss 1 --dup 1 --reorder 1 --iters 1 --warmup 0 --bytes 12,262148,4M
 	pass "8 hosts with 1% loss, 1% duplication, 1% reordering on every link: exact"
 	;;
+prio-spray)
+	# Priority classes and spraying on the two-path testbed (tests/testbed/lib.sh,
+	# TB_PATHS): every call 3 tolerant pieces of classes 0..2 and an exact one,
+	# at once on 4 box channels on even ranks, one after the other on odd ones;
+	# every box-ring QP sprays over 2 UDP source ports, so over both paths;
+	# path B slower (40 Mbit/s) and both paths losing 1%.  A bound of 1 ppm
+	# leaves no message a short slot (exact sums), so --check holds every
+	# piece to the rank-ordered reference.
+	NR_SHORT_PPM=1 NR_PRIO_CLASSES=3 NR_SPRAY_PORTS=2 NR_SPRAY_REORDER=6 TB_PATHS=2 \
+	TB_PATH_B_RATE=40 TB_IMPAIR_KIND=drop \
+		run_check "classes and spraying, 4 hosts, two paths, 1% loss" 3 --hosts 4 \
+		--algo netreduce --rate 100 --loss 1 --iters 2 --warmup 0 \
+		--bytes 4100,1048580,4M --perf-args "--classes 3"
+	pass "4 hosts, 3 classes and an exact piece at once, sprayed over two paths with 1% loss: exact"
+	;;
 rtl3)
 	# netreduce-switch --backend rtl: the box's ports, every frame through the
 	# aggregator's RTL model (the testbed gives the hosts small windows and

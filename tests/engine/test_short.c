@@ -42,6 +42,20 @@ static float val(uint32_t conn, uint32_t g)
 	return (float)((conn + 1) * (g + 1));
 }
 
+/*
+ * The RETH VA of conn's message holding g: its receive ring at 0x10000 +
+ * conn * 0x100000, RING messages of PKTS * MTU bytes, message m in ring slot
+ * m mod RING (the library's layout: every rank's ring alike), plus skew[conn]
+ * (a host that breaks the layout).
+ */
+#define RING 2
+static uint64_t skew[N];
+
+static uint64_t va_of(uint32_t conn, uint32_t g)
+{
+	return 0x10000 + conn * 0x100000ull + (g / PKTS % RING) * PKTS * MTU + skew[conn];
+}
+
 /* conn's packet g, marked with DSCP dscp, from its UDP source port + spray; the verdict. */
 static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint16_t spray,
 			       uint64_t now, enum nr_engine_ctr *ctr)
@@ -50,7 +64,7 @@ static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t 
 	struct nr_flow f;
 	struct nr_build_args a = {
 		.opcode = opcode_at(g), .psn = nr_psn_add(ipsn[conn], g),
-		.imm = 0x0A000000 | g / PKTS, .va = 0x10000 + conn * 0x1000, .rkey = 0x1234 + conn,
+		.imm = 0x0A000000 | g / PKTS, .va = va_of(conn, g), .rkey = 0x1234 + conn,
 		.dma_len = PKTS * MTU,
 	};
 	struct th_pkt *k;
@@ -83,15 +97,23 @@ static void ack(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
 	th_pkt_free(k);
 }
 
-static void init(struct th *t, uint32_t job, uint32_t ppm, uint8_t scale, uint8_t mode)
+static void init_first(struct th *t, uint32_t job, uint32_t ppm, uint8_t scale, uint8_t mode,
+		       uint8_t first)
 {
 	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, mode, ipsn);
 
+	memset(skew, 0, sizeof(skew));
+	s->short_first = first;
 	s->short_ppm = ppm;
 	s->short_dscp = DSCP;
 	s->short_scale = scale;
 	s->result_key = 0x5A5A0000;
 	th_init(t, s, job);
+}
+
+static void init(struct th *t, uint32_t job, uint32_t ppm, uint8_t scale, uint8_t mode)
+{
+	init_first(t, job, ppm, scale, mode, 0);
 }
 
 /*
@@ -317,10 +339,15 @@ static void test_never_short(void **state)
 	for (uint32_t i = 0; i < N; i++)
 		ack(&t, i, PKTS - 1, 2 * MS);
 
-	/* a first packet lost: its RETH is the receiver's, the box cannot build it */
+	/* a first packet lost: its RETH is the receiver's, and this job does not
+	 * promise the layout (short_first) the box would build it from */
 	run(&t, PKTS, 2 * PKTS, first, 1, DSCP, 3 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 2);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.short_why[NR_SHORT_WHY_FIRST], 1);
+	assert_int_equal(st.short_why[NR_SHORT_WHY_EXACT], 1);
+	assert_int_equal(st.ctr[NR_ECTR_SHORT_DENIED], 2);
 	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
 		data(&t, 2, g, DSCP, 4 * MS);
 	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
@@ -380,7 +407,8 @@ static void test_tail_not_short(void **state)
  * Spraying: conn 1's packets leave from 4 UDP source ports and arrive up to
  * 3 packets out of order.  Reordering within that is neither a gap (no NAK)
  * nor a loss (no short slot); a real loss is, once a packet more than 3
- * beyond it is in; a fifth port is not the connection's.
+ * beyond it is in; a fifth port is not the connection's; every result, the
+ * built one too, leaves from the connection's registered port.
  */
 static void test_spray_reorder(void **state)
 {
@@ -411,6 +439,13 @@ static void test_spray_reorder(void **state)
 		check_stream(&t, i, PKTS, NULL, 0, false);
 		ack(&t, i, PKTS - 1, 1 * MS);
 	}
+	/* every result leaves from its connection's registered port: one path back */
+	for (uint32_t k = 0; k < t.log_len; k++) {
+		const struct th_pkt *r = t.log[k].pkt;
+
+		assert_int_equal(r->p.udp_sport, 49152 + t.log[k].conn);
+		assert_int_equal(nr_ld_be16(r->frame + r->p.l4_off), 49152 + t.log[k].conn);
+	}
 	/* g=10 of conn 1 lost: 11..13 are within the reordering, 14 is past it */
 	for (uint32_t g = PKTS; g < PKTS + 7; g++) {
 		for (uint32_t i = 0; i < N; i++)
@@ -422,11 +457,68 @@ static void test_spray_reorder(void **state)
 	}
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
 	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	assert_int_equal(t.sent[0].p.udp_sport, 49152 + 1);
 	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS + 7);
 	/* a fifth source port is not conn 1's */
 	assert_int_equal(data_sp(&t, 1, PKTS + 7, DSCP, 4, 2 * MS, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_SPOOFED_SRC);
+	th_fini(&t);
+}
+
+/*
+ * A gap in a later tolerant message, while emission waits in an exact one:
+ * message 0 (unmarked) waits for conn 0's lost g=2 (NAKed at once, exact),
+ * message 1 arrives with conn 1's g=10 lost.  Its slot has the others'
+ * marked contributions: the NAK is held back, past the re-arm time too
+ * (its slot is not up for emission yet; conn 0's NAK is re-armed), and once
+ * conn 0 went back and message 0 went out, g=10 goes short; conn 1 never
+ * goes back.
+ */
+static void test_later_message_held(void **state)
+{
+	const struct loss lost[] = { { 0, 2 }, { 1, PKTS + 2 } };
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 17, 250000, 0, NR_SUM_ORDERED);
+	for (uint32_t g = 0; g < 2 * PKTS; g++)
+		for (uint32_t i = 0; i < N; i++)
+			if (!is_lost(lost, 2, i, g))
+				data(&t, i, g, g < PKTS ? 0 : DSCP, 1 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* conn 0's, at once */
+	assert_int_equal(t.nsent, 1);
+	assert_int_equal(t.sent[0].p.qpn, t.spec->conns[0].src_qpn);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2);
+	nr_engine_poll(t.e, 14 * MS);               /* past the re-arm (12 ms), not the probe */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 1);
+	assert_int_equal(t.sent[1].p.qpn, t.spec->conns[0].src_qpn);
+	for (uint32_t g = 2; g < 2 * PKTS; g++)     /* conn 0's go-back */
+		data(&t, 0, g, g < PKTS ? 0 : DSCP, 15 * MS);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* none to conn 1 */
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 1);
+	{
+		uint32_t built = t.nsent;
+
+		for (uint32_t k = 0; k < t.nsent; k++) {
+			const struct nr_pkt *p = &t.sent[k].p;
+
+			/* nothing to conn 1's sender; its result built once (besides
+			 * the monitor's solicits of the receivers' ACKs, not sent here) */
+			assert_false(p->opcode == NR_OP_RC_ACK && p->qpn == t.spec->conns[1].src_qpn);
+			if (p->qpn == t.spec->conns[1].dst_qpn && p->psn == nr_psn_add(ipsn[1], PKTS + 2) &&
+			    built == t.nsent)
+				built = k;
+		}
+		check_built(&t, built, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	}
+	assert_int_equal(st.left_out[1], 1);
+	check_accounting(&t, 1);
 	th_fini(&t);
 }
 
@@ -469,6 +561,235 @@ static void test_held_not_short(void **state)
 	th_fini(&t);
 }
 
+/* The RETH of the result the box built: t->sent[k]'s, that of conn's first packet at g. */
+static void check_built_reth(const struct th *t, uint32_t k, uint32_t conn, uint32_t g)
+{
+	const struct nr_pkt *p = &t->sent[k].p;
+
+	assert_true(p->mask & NR_OPF_RETH);
+	assert_true(p->reth_va == va_of(conn, g));
+	assert_int_equal(p->reth_rkey, 0x1234 + conn);
+	assert_int_equal(p->reth_len, PKTS * MTU);
+}
+
+static uint64_t why(struct th *t, enum nr_short_why w)
+{
+	struct nr_job_stats st;
+
+	assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+	return st.short_why[w];
+}
+
+/*
+ * short_first: a lost first packet goes short, its RETH built from the
+ * connection's previous message and the others' (the ring wraps between
+ * messages 1 and 2: a negative step); the late copy with that RETH is
+ * answered with the stored result and kept as seen.  A first packet whose
+ * connection's previous first packet the box only built is not built on.
+ */
+static void first_short(uint32_t job, uint8_t mode)
+{
+	const struct loss lost[] = { { 2, PKTS }, { 2, 2 * PKTS }, { 3, 3 * PKTS } };
+	struct nr_job_stats st;
+	struct th t;
+
+	init_first(&t, job, 250000, 0, mode, 1);
+	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
+	/* message 1: conn 2's first packet lost */
+	run(&t, PKTS, 2 * PKTS, lost, 1, DSCP, 2 * MS);
+	assert_int_equal(t.nsent, 1);                          /* no NAK: the built result */
+	check_built(&t, 0, 2, PKTS, sum_of(PKTS, 2));
+	check_built_reth(&t, 0, 2, PKTS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
+	for (uint32_t i = 0; i < N; i++)
+		check_stream(&t, i, 2 * PKTS, lost, 1, false);
+	/* its late copy, with the RETH the box built: the stored result */
+	assert_int_equal(data(&t, 2, PKTS, DSCP, 3 * MS), NR_V_RESEND);
+	/* message 2 (ring slot 0 again): conn 2's first lost again, built
+	 * across the wrap from its late copy of message 1 */
+	run(&t, 2 * PKTS, 3 * PKTS, &lost[1], 1, DSCP, 4 * MS);
+	assert_int_equal(t.nsent, 2);
+	check_built(&t, 1, 2, 2 * PKTS, sum_of(2 * PKTS, 2));
+	check_built_reth(&t, 1, 2, 2 * PKTS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 3 * PKTS);
+	assert_int_equal(st.left_out[2], 2);
+	check_accounting(&t, 2);
+	/* message 3: conn 3's first lost, and message 4's: its previous first
+	 * packet is one the box built, never built on (first_unseen) */
+	run(&t, 3 * PKTS, 4 * PKTS, &lost[2], 1, DSCP, 5 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 3);
+	check_built_reth(&t, 2, 3, 3 * PKTS);
+	{
+		const struct loss again[] = { { 3, 4 * PKTS } };
+
+		run(&t, 4 * PKTS, 4 * PKTS + 2, again, 1, DSCP, 6 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 3);
+		assert_int_equal(why(&t, NR_SHORT_WHY_FIRST_UNSEEN), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);       /* conn 3 goes back */
+		assert_int_equal(t.sent[t.nsent - 1].p.qpn, t.spec->conns[3].src_qpn);
+		assert_int_equal(t.sent[t.nsent - 1].p.psn, nr_psn_add(ipsn[3], 4 * PKTS));
+		for (uint32_t g = 4 * PKTS; g < 4 * PKTS + 2; g++)
+			data(&t, 3, g, DSCP, 7 * MS);
+		run(&t, 4 * PKTS + 2, 5 * PKTS, NULL, 0, DSCP, 7 * MS);
+	}
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 5 * PKTS);
+	assert_int_equal(st.state, NR_JOB_ACTIVE);
+	check_accounting(&t, 3);
+	th_fini(&t);
+}
+
+static void test_first_short(void **state)
+{
+	(void)state;
+	first_short(21, NR_SUM_ORDERED);
+	first_short(22, NR_SUM_STREAMING);
+}
+
+/*
+ * A first packet is refused, its reason counted and its sender NAKed: the
+ * job's first message (no previous one), a message not marked, one whose
+ * bound is 0, a sender whose next packet is lost too (its mark unknown),
+ * others whose VA steps disagree, a gap that showed before anything said
+ * it may go short (its NAK went out at once); and a gap that showed before
+ * any other contribution but after the sender's own marked next packet:
+ * held back, completed short.
+ */
+static void test_first_refused(void **state)
+{
+	struct th t;
+	uint64_t naks = 0;
+
+	(void)state;
+	init_first(&t, 23, 250000, 0, NR_SUM_ORDERED, 1);
+	/* message 0: nothing before it */
+	{
+		const struct loss l[] = { { 1, 0 } };
+
+		run(&t, 0, 2, l, 1, DSCP, 1 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_FIRST_UNSEEN), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
+		data(&t, 1, 0, DSCP, 1 * MS);
+		data(&t, 1, 1, DSCP, 1 * MS);
+		run(&t, 2, PKTS, NULL, 0, DSCP, 1 * MS);
+	}
+	/* message 1, exact (unmarked) */
+	{
+		const struct loss l[] = { { 2, PKTS } };
+
+		run(&t, PKTS, PKTS + 2, l, 1, 0, 2 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_EXACT), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
+		data(&t, 2, PKTS, 0, 2 * MS);
+		data(&t, 2, PKTS + 1, 0, 2 * MS);
+		run(&t, PKTS + 2, 2 * PKTS, NULL, 0, 0, 2 * MS);
+	}
+	/* message 2: conn 0's first and second packets lost (its mark unknown) */
+	{
+		const struct loss l[] = { { 0, 2 * PKTS }, { 0, 2 * PKTS + 1 } };
+
+		run(&t, 2 * PKTS, 2 * PKTS + 3, l, 2, DSCP, 3 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_FIRST_MARK), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
+		/* its go-back: once the first packet is in, the second goes short
+		 * (a middle packet, its sender's later ones in) */
+		data(&t, 0, 2 * PKTS, DSCP, 3 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+		for (uint32_t g = 2 * PKTS + 1; g < 2 * PKTS + 3; g++)
+			data(&t, 0, g, DSCP, 3 * MS);
+		run(&t, 2 * PKTS + 3, 3 * PKTS, NULL, 0, DSCP, 3 * MS);
+	}
+	/* message 3: conn 3 moved its ring (a host that broke the layout; the
+	 * steps agree again from message 4 on) */
+	{
+		const struct loss l[] = { { 1, 3 * PKTS } };
+
+		skew[3] = 0x40;
+		run(&t, 3 * PKTS, 3 * PKTS + 2, l, 1, DSCP, 4 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_FIRST_LAYOUT), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
+		data(&t, 1, 3 * PKTS, DSCP, 4 * MS);
+		data(&t, 1, 3 * PKTS + 1, DSCP, 4 * MS);
+		run(&t, 3 * PKTS + 2, 4 * PKTS, NULL, 0, DSCP, 4 * MS);
+	}
+	/* message 4: conn 2 ahead of the others, its middle packets 1 and 2 lost
+	 * and its packet 3 in before anything else of the message but its own
+	 * first: nothing says the gap may go short, so it is NAKed at once; the
+	 * slot then qualifies, but its sender goes back anyway */
+	{
+		const struct loss l[] = { { 2, 4 * PKTS + 1 }, { 2, 4 * PKTS + 2 } };
+
+		data(&t, 2, 4 * PKTS, DSCP, 5 * MS);
+		data(&t, 2, 4 * PKTS + 3, DSCP, 5 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), ++naks);
+		run(&t, 4 * PKTS, 4 * PKTS + 3, l, 2, DSCP, 5 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_NAKED), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);    /* one NAK */
+		data(&t, 2, 4 * PKTS + 1, DSCP, 5 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);  /* its go-back's 2 */
+		data(&t, 2, 4 * PKTS + 2, DSCP, 5 * MS);
+		run(&t, 4 * PKTS + 3, 5 * PKTS, NULL, 0, DSCP, 5 * MS);
+	}
+	/* message 5: conn 1 ahead of the others, its middle packet 2 lost, its
+	 * packet 3 in before anything else of the message but its own: marked,
+	 * of the same message: held back, completed short */
+	{
+		const struct loss l[] = { { 1, 5 * PKTS + 2 } };
+
+		data(&t, 1, 5 * PKTS, DSCP, 6 * MS);
+		data(&t, 1, 5 * PKTS + 1, DSCP, 6 * MS);
+		data(&t, 1, 5 * PKTS + 3, DSCP, 6 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);    /* held back */
+		run(&t, 5 * PKTS, 6 * PKTS, l, 1, DSCP, 6 * MS);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), naks);
+		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 3);
+	}
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_DENIED), naks);
+	check_accounting(&t, 3);
+	th_fini(&t);
+
+	/* a bound of 0 for a message of 8 packets (100000 ppm) */
+	init_first(&t, 24, 100000, 0, NR_SUM_ORDERED, 1);
+	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
+	{
+		const struct loss l[] = { { 3, PKTS } };
+
+		run(&t, PKTS, PKTS + 2, l, 1, DSCP, 2 * MS);
+		assert_int_equal(why(&t, NR_SHORT_WHY_BOUND), 1);
+		assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);
+	}
+	th_fini(&t);
+}
+
+/*
+ * A late first packet whose RETH is not the one the box built for it: the
+ * hosts broke the layout short_first promises, and the box wrote a result
+ * where its receiver did not expect it.  The job fails, saying so.
+ */
+static void test_first_broken_promise(void **state)
+{
+	const struct loss l[] = { { 2, PKTS } };
+	enum nr_engine_ctr c = NR_ECTR_MAX;
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init_first(&t, 25, 250000, 0, NR_SUM_ORDERED, 1);
+	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
+	run(&t, PKTS, PKTS + 3, l, 1, DSCP, 2 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	skew[2] = 0x1000;           /* conn 2's first packet was elsewhere */
+	assert_int_equal(data_sp(&t, 2, PKTS, DSCP, 0, 3 * MS, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
+	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.state, NR_JOB_FAILED);
+	assert_non_null(strstr(st.reason, "short_first"));
+	th_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +800,10 @@ int main(void)
 		cmocka_unit_test(test_tail_not_short),
 		cmocka_unit_test(test_spray_reorder),
 		cmocka_unit_test(test_held_not_short),
+		cmocka_unit_test(test_later_message_held),
+		cmocka_unit_test(test_first_short),
+		cmocka_unit_test(test_first_refused),
+		cmocka_unit_test(test_first_broken_promise),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

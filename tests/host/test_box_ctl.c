@@ -36,6 +36,7 @@ struct box_case {
 	uint32_t credits[RANKS_MAX];
 	uint32_t channels;               /* cfg.channels of every rank */
 	uint32_t short_ppm;              /* cfg.short_ppm of every rank */
+	uint8_t spray_ports;             /* cfg.spray_ports of every rank */
 	unsigned flags;                  /* of the one nr_allreduce_flags */
 	enum nr_dtype dtype[RANKS_MAX];  /* of the one nr_allreduce_flags, by rank */
 	unsigned got_channels[RANKS_MAX];
@@ -46,6 +47,9 @@ struct box_case {
 	int rc_counters[RANKS_MAX];
 	struct nr_box_counters counters;
 	uint64_t left_out[RANKS_MAX + 1];
+	/* nr_comm_box_status after init: into a buffer of 4096 bytes, and of 16 */
+	int rc_status[RANKS_MAX], rc_status_small;
+	char status[4096], status_small_err[512];
 };
 
 /*
@@ -139,6 +143,7 @@ static int box_child(int rank, int world, void *arg)
 	cfg.timeout_ms = 3000;
 	cfg.channels = t->channels;
 	cfg.short_ppm = t->short_ppm;
+	cfg.spray_ports = t->spray_ports;
 	ranks_fill(9, rank, x, count);
 	t->rc_init[rank] = nr_comm_init(&cfg, &c);
 	if (t->rc_init[rank]) {
@@ -148,6 +153,18 @@ static int box_child(int rank, int world, void *arg)
 	t->credits[rank] = nr_comm_credits(c);
 	t->got_channels[rank] = nr_comm_channels(c);
 	t->rc_counters[rank] = nr_comm_box_counters(c, &t->counters, t->left_out, RANKS_MAX + 1);
+	if (rank == 0) {
+		char small[16];
+
+		t->rc_status[rank] = nr_comm_box_status(c, t->status, sizeof(t->status));
+		t->rc_status_small = nr_comm_box_status(c, small, sizeof(small));
+		snprintf(t->status_small_err, sizeof(t->status_small_err), "%s",
+			 nr_comm_last_error(NULL));
+	} else {
+		char buf[64];
+
+		t->rc_status[rank] = nr_comm_box_status(c, buf, sizeof(buf));
+	}
 	/* a 16-bit type's first call opens its job: the buffers hold 2 * count of them */
 	t->rc_op[rank] = nr_allreduce_flags(c, x, y, count, t->dtype[rank], NR_SUM, t->flags);
 	snprintf(t->msg[rank], sizeof(t->msg[rank]), "%s", nr_comm_last_error(c));
@@ -164,7 +181,7 @@ static int box_child(int rank, int world, void *arg)
 }
 
 static struct box_case *run_case(struct server *s, const char *token, int world, unsigned salt,
-				 uint32_t channels, uint32_t short_ppm, unsigned flags)
+				 uint32_t channels, uint32_t short_ppm, unsigned flags, uint8_t spray)
 {
 	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -179,6 +196,7 @@ static struct box_case *run_case(struct server *s, const char *token, int world,
 	t->channels = channels;
 	t->short_ppm = short_ppm;
 	t->flags = flags;
+	t->spray_ports = spray;
 	ranks_fork(world, box_child, t, pids);
 	ranks_wait(world, pids, status, 30000, NULL);
 	for (int r = 0; r < world; r++) {
@@ -192,7 +210,7 @@ static struct box_case *run_case(struct server *s, const char *token, int world,
 static struct box_case *run(struct server *s, const char *token, int world, unsigned salt,
 			    uint32_t channels)
 {
-	return run_case(s, token, world, salt, channels, 0, 0);
+	return run_case(s, token, world, salt, channels, 0, 0, 0);
 }
 
 /*
@@ -499,7 +517,8 @@ static void test_short_bound(void **state)
 		uint64_t sent = 0;
 
 		assert_int_equal(start_server(&s), 0);
-		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags);
+		/* the tolerant case sprays over 2 ports: the job says so */
+		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags, flags ? 2 : 0);
 		for (int r = 0; r < world; r++) {
 			printf("rank %d: %s: %llu data packets, %llu with their own class\n", r,
 			       flags ? "tolerant" : "exact", (unsigned long long)t->tx_data[r],
@@ -516,6 +535,21 @@ static void test_short_bound(void **state)
 		assert_int_equal(t->counters.short_slots, 0);
 		for (int r = 0; r <= RANKS_MAX; r++)
 			assert_int_equal(t->left_out[r], 0);
+		/* everything the box says: the spec the library registered (it
+		 * promises the ring layout a first packet's RETH is built from)
+		 * and short_denied by reason; rank 0 only, a buffer that fits */
+		for (int r = 0; r < world; r++)
+			assert_int_equal(t->rc_status[r], r == 0 ? NR_OK : NR_ERR_INVALID);
+		assert_non_null(strstr(t->status, "\"short_first\":true"));
+		assert_non_null(strstr(t->status, "\"short_why\":{"));
+		if (flags) {
+			assert_non_null(strstr(t->status, "\"spray_ports\":2"));
+			assert_non_null(strstr(t->status, "\"reorder_pkts\":2"));
+		} else {
+			assert_null(strstr(t->status, "spray_ports"));
+		}
+		assert_int_equal(t->rc_status_small, NR_ERR_INVALID);
+		assert_non_null(strstr(t->status_small_err, "the buffer has 16"));
 		munmap(t, sizeof(*t));
 		stop_server(&s);
 		assert_int_equal(s.shm->created, 1);

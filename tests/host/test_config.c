@@ -20,7 +20,8 @@ static const char *const vars[] = {
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
-	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE",
+	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE", "NR_SPRAY_PORTS",
+	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES",
 };
 
 static int clear_env(void **state)
@@ -121,6 +122,75 @@ static void test_env_defaults(void **state)
 	assert_int_equal(cfg.short_ppm, 0);
 	assert_int_equal(cfg.short_dscp, 10);
 	assert_int_equal(cfg.short_scale, 0);
+	assert_int_equal(cfg.spray_ports, 0);    /* one port */
+	assert_int_equal(cfg.spray_reorder, 0);
+}
+
+/* Priority classes: up to 4, within the DSCPs, the soft transport's, their own channels. */
+static void test_prio_classes(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	setenv("NR_PRIO_CLASSES", "3", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.prio_classes, 3);
+	setenv("NR_PRIO_CLASSES", "5", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_PRIO_CLASSES=5: at most 4"));
+	setenv("NR_PRIO_CLASSES", "4", 1);
+	setenv("NR_SHORT_DSCP", "40", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_PRIO_CLASSES=4 from NR_SHORT_DSCP=40"));
+	unsetenv("NR_SHORT_DSCP");
+	setenv("NR_TRANSPORT", "verbs", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_PRIO_CLASSES=4 with NR_TRANSPORT=verbs"));
+	unsetenv("NR_TRANSPORT");
+	setenv("NR_CHANNELS", "2", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	printf("%s\n", nr_comm_last_error(NULL));
+	assert_non_null(strstr(nr_comm_last_error(NULL), "the classes take 5 channels"));
+	setenv("NR_CHANNELS", "5", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+}
+
+/* Spraying: the soft transport's, up to 64 ports, a reordering only with spraying. */
+static void test_spray(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	setenv("NR_SPRAY_PORTS", "4", 1);
+	setenv("NR_SPRAY_REORDER", "12", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_int_equal(cfg.spray_ports, 4);
+	assert_int_equal(cfg.spray_reorder, 12);
+	setenv("NR_SPRAY_PORTS", "65", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SPRAY_PORTS=65: at most 64"));
+	setenv("NR_SPRAY_PORTS", "4", 1);
+	setenv("NR_TRANSPORT", "verbs", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	printf("%s\n", nr_comm_last_error(NULL));
+	assert_non_null(strstr(nr_comm_last_error(NULL),
+			       "NR_SPRAY_PORTS=4 with NR_TRANSPORT=verbs: the RNIC sends each QP"));
+	unsetenv("NR_TRANSPORT");
+	setenv("NR_SPRAY_REORDER", "1025", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SPRAY_REORDER=1025: at most 1024"));
+	setenv("NR_SPRAY_REORDER", "3", 1);
+	unsetenv("NR_SPRAY_PORTS");
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL),
+			       "NR_SPRAY_REORDER=3 without NR_SPRAY_PORTS"));
+	/* the struct, named by its fields */
+	nr_config_default(&cfg);
+	cfg.spray_ports = 2;
+	assert_int_equal(nr_config_check(&cfg), NR_OK);
+	cfg.spray_ports = 100;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "spray_ports=100"));
 }
 
 /* The bound on tolerant messages from the environment and from the struct. */
@@ -369,16 +439,36 @@ static void test_world_one(void **state)
 			 NR_OK);
 	assert_memory_equal(in, out, sizeof(in));
 	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM, 0x2), NR_ERR_INVALID);
-	assert_non_null(strstr(nr_comm_last_error(c), "flags 0x2: the only flag is NR_MSG_TOLERANT"));
+	assert_non_null(strstr(nr_comm_last_error(c), "flags 0x2: the flags are NR_MSG_TOLERANT"));
+	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM,
+					    NR_MSG_TOLERANT | NR_MSG_CLASS(4)), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "NR_MSG_CLASS(4): classes are 0..3"));
 	assert_int_equal(nr_allreduce_flags(c, in, out, 5, NR_FLOAT32, NR_SUM, 0), NR_OK);
+	/* several at once: one rank copies each, counted each */
+	{
+		float out2[5];
+		struct nr_allreduce_req q[2] = {
+			{ .sendbuf = in, .recvbuf = out, .count = 5, .dtype = NR_FLOAT32, .op = NR_SUM,
+			  .flags = NR_MSG_TOLERANT | NR_MSG_CLASS(1) },
+			{ .sendbuf = in, .recvbuf = out2, .count = 5, .dtype = NR_FLOAT32, .op = NR_SUM },
+		};
+
+		memset(out, 0, sizeof(out));
+		assert_int_equal(nr_allreduce_multi(c, q, 2), NR_OK);
+		assert_memory_equal(in, out, sizeof(in));
+		assert_memory_equal(in, out2, sizeof(in));
+		q[1].flags = 0x100;
+		assert_int_equal(nr_allreduce_multi(c, q, 2), NR_ERR_INVALID);
+		assert_non_null(strstr(nr_comm_last_error(c), "nr_allreduce_multi: flags 0x100"));
+	}
 	struct nr_comm_stats st;
 
 	nr_comm_stats(c, &st);
-	assert_int_equal(st.box_calls, 3);
-	assert_int_equal(st.failed_calls, 1);
+	assert_int_equal(st.box_calls, 5);
+	assert_int_equal(st.failed_calls, 2);
 	assert_int_equal(st.tolerant_calls, 0);
 	assert_int_equal(st.tolerant_bytes, 0);
-	assert_int_equal(st.tolerant_exact_calls, 1);
+	assert_int_equal(st.tolerant_exact_calls, 2);
 	/* a single rank registers no job: no counters to ask for; no QPs to fail */
 	struct nr_box_counters bc;
 	uint64_t lo[2];
@@ -502,6 +592,8 @@ int main(void)
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
 		cmocka_unit_test_setup(test_short, clear_env),
+		cmocka_unit_test_setup(test_spray, clear_env),
+		cmocka_unit_test_setup(test_prio_classes, clear_env),
 		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),

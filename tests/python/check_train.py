@@ -140,6 +140,9 @@ def tolerant(r, ppm, world):
             len(box.get("left_out") or []) != world:
         fail.append(f"rank 0: the box's counters of the job {box}: expected the bound {ppm} "
                     f"and left_out for {world} ranks")
+    elif sum((box.get("short_why") or {}).values()) != box.get("short_denied"):
+        fail.append(f"rank 0: the box's short_why {box.get('short_why')} does not add up to "
+                    f"short_denied {box.get('short_denied')}")
     return fail, box.get("short_slots")
 
 

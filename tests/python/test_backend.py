@@ -543,11 +543,12 @@ class Tolerant(unittest.TestCase):
                             "tolerant_exact_calls": 0},
                 "tolerant": {"all_reduce SUM float32 cpu contiguous": {"calls": 40, "bytes": 1}},
                 "box": {"short_ppm": 150000, "short_slots": 12, "short_denied": 3,
-                        "left_out": [3, 4, 5, 0]}}
+                        "left_out": [3, 4, 5, 0],
+                        "short_why": {"bound": 2, "naked": 1, "first": 0}}}
         text = counters.tolerant_text(snap)
         self.assertIn("40 gradient all-reduces tolerant, 40 of them sent so (40.0 MiB)", text)
         self.assertIn("the box completed 12 packets short (bound 150000 ppm), 3 waited "
-                      "instead, left out per rank [3, 4, 5, 0]", text)
+                      "instead, left out per rank [3, 4, 5, 0] (waited: bound 2, naked 1)", text)
         self.assertEqual(counters.tolerant_text({"library": {}, "tolerant": {}}), "")
 
 

@@ -30,6 +30,17 @@
 #
 # Data (RoCE, the rank-0 rendezvous, MPI's TCP) crosses the box; only the
 # hosts' control connection to the box uses the management bridge.
+#
+# Two paths (TB_PATHS=2, tb_setup_path_b): each host's data frames toward the
+# box take one of two links by an L4 hash, as ECMP does: path A the data
+# link above, path B nrtIDe<i> (host ns) == nrtIDq<i> (box ns), whose frames
+# enter the box's port nrtIDp<i> (tc mirred).  The hash: the low bit of the
+# UDP or TCP source port (a sprayed QP's consecutive ports alternate); the
+# way back (box -> host) is path A.  Path B has its own rate
+# (TB_PATH_B_RATE, Mbit/s) and loss (TB_PATH_B_LOSS, %): one path congested
+# or lossy.  The kernels this runs on have no bonding and no multipath
+# router in L2, so the fabric is the hash on the host's egress
+# (tb_path_hash_bytecode).
 
 TB_CTL_PORT=${TB_CTL_PORT:-7100}
 TB_ROOT_PORT=${TB_ROOT_PORT:-29500}
@@ -203,6 +214,37 @@ tb_have_drop_filter() {
 	return $ok
 }
 
+# The cBPF classifier of the two-path fabric: a match (path B) for an IPv4
+# UDP or TCP frame whose source port is odd, no match (path A) otherwise:
+#   ldh [12]; jeq #0x800 else A; ldb [23]; jeq #17 L4; jeq #6 L4 else A;
+#   L4: ldh [34] (IPv4 without options: RoCEv2's); jset #1 B else A.
+tb_path_hash_bytecode() {
+	echo "9,40 0 0 12,21 0 6 2048,48 0 0 23,21 1 0 17,21 0 3 6,40 0 0 34,69 0 1 1,6 0 0 4294967295,6 0 0 0"
+}
+
+# Path B of host i (TB_PATHS=2): its link, the hash on the data link's egress
+# redirecting to it, its frames into the box's port, its rate and loss.
+tb_setup_path_b() {
+	local i=$1 ns=$2 bns=$3 e="${TB_P}e$i" q="${TB_P}q$i" d="${TB_P}d$i" p="${TB_P}p$i"
+	ip link add "$e" netns "$ns" type veth peer name "$q" netns "$bns" ||
+		tb_die "veth $e/$q failed"
+	tb_set_mtu "$ns" "$e"
+	tb_set_mtu "$bns" "$q"
+	tb_offloads_off "$ns" "$e"
+	tb_offloads_off "$bns" "$q"
+	ip -n "$ns" link set "$e" up
+	ip -n "$bns" link set "$q" up
+	tc -n "$ns" qdisc add dev "$d" clsact &&
+	tc -n "$ns" filter add dev "$d" egress protocol ip prio 1 bpf bytecode \
+		"$(tb_path_hash_bytecode)" action mirred egress redirect dev "$e" ||
+		tb_die "the two paths' hash on $d in $ns failed (no clsact, cls_bpf or act_mirred?)"
+	tc -n "$bns" qdisc add dev "$q" ingress &&
+	tc -n "$bns" filter add dev "$q" parent ffff: protocol all prio 1 u32 match u32 0 0 \
+		action mirred ingress redirect dev "$p" ||
+		tb_die "path B into the box's port $p in $bns failed (no u32 or act_mirred?)"
+	TB_RATE=${TB_PATH_B_RATE:-$TB_RATE} TB_LOSS=${TB_PATH_B_LOSS:-$TB_LOSS} tb_shape "$ns" "$e" ""
+}
+
 # Shape (and, with netem or the drop filter, impair) the egress of one link end.
 tb_shape() {
 	local ns=$1 dev=$2 netem=$3
@@ -290,6 +332,9 @@ tb_impair_set() {
 		for ((i = 0; i < TB_HOSTS; i++)); do
 			tb_drop_filter "$(tb_ns_host "$i")" "${TB_P}d$i" replace
 			tb_drop_filter "$(tb_ns_box "$(tb_rack_of "$i")")" "${TB_P}p$i" replace
+			[ "${TB_PATHS:-1}" != 2 ] ||
+				TB_LOSS=${TB_PATH_B_LOSS:-$TB_LOSS} tb_drop_filter "$(tb_ns_host "$i")" \
+					"${TB_P}e$i" replace
 		done
 		;;
 	*) tb_die "tb_impair_set: the testbed was set up without impairment (TB_IMPAIR_ALWAYS=1)" ;;
@@ -380,6 +425,11 @@ tb_setup_host() {
 		tb_shape "$bns" "${TB_P}a$i" ""
 	else
 		tb_shape "$bns" "$p" "$netem"
+	fi
+	if [ "${TB_PATHS:-1}" = 2 ]; then
+		[ "$TB_IMPAIR" != user ] && [ "$TB_IMPAIR" != netem ] ||
+			tb_die "TB_PATHS=2 takes the drop filter's loss only (TB_IMPAIR_KIND=drop)"
+		tb_setup_path_b "$i" "$ns" "$bns"
 	fi
 	for ((q = 0; q < TB_PROCS; q++)); do
 		printf '%s %s %s\n' "$(tb_data_ip "$i" "$q")" "$ns" "$(tb_mgmt_ip "$i")" \
@@ -494,7 +544,8 @@ tb_setup() {
 		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
 		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
 		"inter-rack ${TB_INTER_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
-		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR), run dir $TB_RUNDIR"
+		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR)${TB_PATHS:+, $TB_PATHS paths (B: ${TB_PATH_B_RATE:-$TB_RATE} Mbit/s, loss ${TB_PATH_B_LOSS:-$TB_LOSS}%)}," \
+		"run dir $TB_RUNDIR"
 }
 
 # EAL + application arguments of rack k's box (netreduce-switch --help;

@@ -200,7 +200,8 @@ def types_text(types):
 def tolerant_summary(snap):
     """The bound on tolerant messages at work: calls asked to go tolerant, those
     the library sent with the short DSCP and those it sent exact, and the box's
-    short_slots, short_denied and left_out (rank 0 of a job with a bound)."""
+    short_slots, short_denied (short_why: by reason) and left_out (rank 0 of a job
+    with a bound)."""
     lib = snap.get("library", {})
     box = snap.get("box") or {}
     asked = sum(v["calls"] for v in snap.get("tolerant", {}).values())
@@ -210,7 +211,7 @@ def tolerant_summary(snap):
             "tolerant_exact_calls": lib.get("tolerant_exact_calls", 0),
             "short_ppm": box.get("short_ppm"), "short_slots": box.get("short_slots"),
             "short_denied": box.get("short_denied"), "left_out": box.get("left_out"),
-            "box_error": box.get("error")}
+            "short_why": box.get("short_why"), "box_error": box.get("error")}
 
 
 def tolerant_text(snap):
@@ -228,6 +229,9 @@ def tolerant_text(snap):
         text += (f"; the box completed {t['short_slots']} packets short (bound "
                  f"{t['short_ppm']} ppm), {t['short_denied']} waited instead, left out "
                  f"per rank {t['left_out']}")
+        why = {k: v for k, v in (t["short_why"] or {}).items() if v}
+        if why:
+            text += " (waited: " + ", ".join(f"{k} {v}" for k, v in sorted(why.items())) + ")"
     return text
 
 

@@ -61,7 +61,9 @@ static void test_gather_matches_builder(void **state)
 /*
  * The transport's own header writer and its ICRC (pseudo headers' CRC kept,
  * the IP ID's share XORed in) against proto's, every opcode it sends, every
- * pad, IDs 0..63; and the receive check finds the ID of each.
+ * pad, IDs 0..63, from the QP's source port and from ports it sprays over
+ * (nr_tp_qp_spray: the kept CRCs by length and port); and the receive check
+ * finds the ID of each.
  */
 static void test_transport_writer_matches(void **state)
 {
@@ -92,6 +94,8 @@ static void test_transport_writer_matches(void **state)
 					.msn = 0x123456,
 				};
 				struct nr_icrc_ip4 ip = qp->ipx;
+
+				ip.sport = (uint16_t)(qp->ipx.sport + id / 9 % 3);  /* sprayed */
 				int h = soft_tx_hdr(hdr, 0x5678, &a, len), r, n;
 
 				r = nr_build_transport_hdr(ref, sizeof(ref), 0x5678, &a, len);
@@ -99,7 +103,8 @@ static void test_transport_writer_matches(void **state)
 				assert_memory_equal(hdr, ref, (size_t)h);
 				ip.id = id;
 				n = nr_build_transport(whole, sizeof(whole), &ip, 0x5678, &a, pay, len);
-				assert_int_equal(soft_icrc_tx(qp, id, hdr, (uint32_t)h, pay, len),
+				assert_int_equal(soft_icrc_tx(qp, ip.sport, id, hdr, (uint32_t)h, pay,
+							      len),
 						 nr_icrc_ip4(&ip, whole, (size_t)n - NR_ICRC_LEN));
 				/* received with the guess 0 (then the table) and with the right one */
 				for (uint16_t guess = 0; guess <= id; guess += id ? id : 1) {

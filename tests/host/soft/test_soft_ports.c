@@ -7,6 +7,11 @@
  *
  * These tests hold ports of a loopback address of their own with plain UDP
  * sockets, as other QPs and processes of a host would.
+ *
+ * Spraying (nr_tp_qp_spray): a QP's packets leave from its ports in turn, a
+ * send each, every packet's ICRC made for the port it leaves from; the range
+ * is bound whole (a taken port moves it); bad counts and a connected QP are
+ * refused.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +22,13 @@
 #include <sys/socket.h>
 
 #include "soft_util.h"
+
+#include <netinet/in.h>
+
+#include "proto/roce_build.h"
+#include "proto/roce_hdr.h"
+#include "proto/roce_icrc.h"
+#include "proto/roce_pkt.h"
 
 #define SPORT_BASE  0xC000u
 #define SPORT_COUNT 0x4000u
@@ -134,11 +146,132 @@ static void test_sport_exhausted_names_port(void **state)
 	nr_tp_close(tp);
 }
 
+#define SPRAY 4
+#define SPRAY_MTU 1024
+
+/* A plain UDP peer on ip:4791 (DF, so the soft transport's IP ID 0 holds). */
+static int spray_peer(const char *ip)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(NR_ROCEV2_PORT) };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), pmtu = IP_PMTUDISC_DO;
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	assert_int_equal(setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/*
+ * One message of 12 packets from a QP spraying over 4 ports, without GSO (a
+ * send a packet): the peer gets them from port, port + 1, port + 2, port + 3,
+ * port ... in PSN order, each with an ICRC right for its port.
+ */
+static void test_spray_ports_in_turn(void **state)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.43", SPRAY_MTU);
+	struct nr_qp_info info, peer = { .qpn = 0x321, .psn = 0, .udp_port = NR_ROCEV2_PORT };
+	static uint8_t buf[12 * SPRAY_MTU];
+	int fd = spray_peer("127.0.0.44");
+	unsigned got = 0, used[SPRAY] = { 0 };
+	struct nr_tp_mr mr;
+	struct nr_tp_qp *qp;
+	struct nr_wc wc[4];
+	struct nr_tp *tp;
+	uint64_t t0;
+
+	(void)state;
+	c.offload = NR_TP_OFFLOAD_OFF;
+	c.timeout = 16;                    /* no resend during the test */
+	tp = tu_open(&c);
+	assert_int_equal(nr_tp_reg_mr(tp, buf, sizeof(buf), &mr), 0);
+	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+	assert_int_equal(nr_tp_qp_spray(qp, SPRAY, &info), 0);
+	assert_int_equal(nr_tp_soft_qp_sport(qp), info.sport);
+	inet_pton(AF_INET, "127.0.0.44", &peer.ip);
+	assert_int_equal(nr_tp_qp_connect(qp, &peer), 0);
+	assert_int_equal(nr_tp_qp_spray(qp, 2, &info), -EINVAL);      /* connected */
+	assert_int_equal(nr_tp_post_write_imm(qp, 1, &mr, buf, sizeof(buf), 0x1000, 7, 9), 0);
+	t0 = tu_now_ms();
+	while (got < 12 && tu_now_ms() - t0 < 5000) {
+		uint8_t pkt[SPRAY_MTU + 64];
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n;
+
+		nr_tp_poll(tp, wc, 4, 1);
+		while ((n = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&from, &fl)) > 0) {
+			struct nr_icrc_ip4 ipx = { .saddr = c.local_ip, .sport = ntohs(from.sin_port),
+						   .dport = NR_ROCEV2_PORT, .frag_off = NR_IPV4_DF };
+			uint32_t psn = nr_bth_psn((const struct nr_bth *)pkt);
+			unsigned k = ntohs(from.sin_port) - info.sport;
+			struct nr_pkt pp;
+
+			inet_pton(AF_INET, "127.0.0.44", &ipx.daddr);
+			assert_int_equal(psn, info.psn + got);
+			assert_int_equal(k, got % SPRAY);       /* the ports in turn */
+			assert_int_equal(nr_parse_transport(pkt, (size_t)n, &pp), NR_PKT_ROCE);
+			assert_int_equal(nr_icrc_ip4(&ipx, pkt, (size_t)n - NR_ICRC_LEN),
+					 nr_icrc_stored(pkt, &pp));
+			used[k]++;
+			got++;
+			fl = sizeof(from);
+		}
+	}
+	assert_int_equal(got, 12);
+	for (unsigned k = 0; k < SPRAY; k++)
+		assert_int_equal(used[k], 3);
+	close(fd);
+	nr_tp_close(tp);
+}
+
+/*
+ * The range is bound whole: with the QP's own port + 1 taken, it sprays from
+ * another range whose every port it holds; a count beyond 64 and 0 are
+ * refused, and spraying twice with the same count changes nothing.
+ */
+static void test_spray_range_whole(void **state)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.45", 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct nr_qp_info info;
+	struct nr_tp_qp *qp;
+	struct nr_tp *tp;
+	uint16_t first;
+	int hold;
+
+	(void)state;
+	tp = tu_open(&c);
+	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+	first = info.sport;
+	hold = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	inet_pton(AF_INET, "127.0.0.45", &a.sin_addr);
+	a.sin_port = htons((uint16_t)(first + 1));
+	assert_int_equal(bind(hold, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(nr_tp_qp_spray(qp, 65, &info), -EINVAL);
+	assert_int_equal(nr_tp_qp_spray(qp, 0, &info), -EINVAL);
+	assert_int_equal(nr_tp_qp_spray(qp, 3, &info), 0);
+	assert_true(info.sport != first);
+	for (unsigned k = 0; k < 3; k++) {
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		a.sin_port = htons((uint16_t)(info.sport + k));
+		assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), -1);
+		assert_int_equal(errno, EADDRINUSE);    /* the QP holds it */
+		close(fd);
+	}
+	assert_int_equal(nr_tp_qp_spray(qp, 3, &info), 0);
+	close(hold);
+	nr_tp_close(tp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sport_taken_probes_on),
 		cmocka_unit_test(test_sport_exhausted_names_port),
+		cmocka_unit_test(test_spray_ports_in_turn),
+		cmocka_unit_test(test_spray_range_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
