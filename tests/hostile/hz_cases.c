@@ -525,8 +525,17 @@ static void forge_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, i
 	}
 }
 
+/*
+ * After the genuine frame of (r, g): forgeries of it, and of what its
+ * receiver may answer the sender's QP: an ACK, a sequence NAK (it would send
+ * the sender back), an RNR NAK (it would hold it), a remote-access NAK (it
+ * would move its QP to the error state); and of what the sender may answer
+ * the receiver's QP (an RNR NAK to it as a requester).
+ */
 static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
 {
+	static const uint8_t syn[] = { 0x1F, NR_AETH_NAK_PSN_SEQ_ERR, NR_AETH_RNR_NAK | 0x0E,
+				       NR_AETH_NAK_REM_ACC_ERR };
 	uint8_t b[HZ_FRAME_MAX];
 
 	if (r != 1)
@@ -534,9 +543,11 @@ static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, in
 	for (unsigned how = 0; how < 4; how++)
 		forge_send(R, r, f, *len, how, false);
 	for (unsigned how = 0; how < 4; how++) {
-		int n = hz_ack(&R->j, r, g, 0x1F, b, sizeof(b));
+		int n = hz_ack(&R->j, r, g, syn[(g + how) % 4], b, sizeof(b));
 
 		forge_send(R, (r + 1) % R->j.n, b, n, how, true);
+		n = hz_resp(&R->j, r, g, NR_AETH_RNR_NAK | 0x0E, b, sizeof(b));
+		forge_send(R, r, b, n, how, true);
 	}
 }
 
@@ -556,14 +567,17 @@ void hz_case_forged(struct hz_drv *d)
 	       "l2_pinned %llu\n", d->name, (unsigned long long)fc.data, (unsigned long long)fc.acks,
 	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_SRC],
 	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_PKEY], (unsigned long long)a.l2_pinned);
-	/* every forged data frame dropped and named (by the box's L2 step when it
-	 * claims a pinned MAC from another port); every forged ACK named,
-	 * forwarded, never snooped; the victim's sums exact (finish) */
-	assert_int_equal(a.edrop[NR_ECTR_SPOOFED_SRC] + a.edrop[NR_ECTR_SPOOFED_PKEY] + fc.l2_data,
-			 fc.data);
+	/* every forged frame, data, ACK, NAK and RNR NAK alike, dropped and
+	 * named (by the box's L2 step when it claims a pinned MAC from another
+	 * port), never snooped, never forwarded: no NAK reached a QP of the
+	 * job but the box's own (the status monitor's); the sums exact (finish) */
+	assert_int_equal(a.edrop[NR_ECTR_SPOOFED_SRC] + a.edrop[NR_ECTR_SPOOFED_PKEY] +
+			 fc.l2_data + fc.l2_acks, fc.data + fc.acks);
 	assert_int_equal(a.ectr[NR_ECTR_SPOOFED_SRC] + a.ectr[NR_ECTR_SPOOFED_PKEY],
 			 fc.data + fc.acks - fc.l2_data - fc.l2_acks);
 	assert_int_equal(a.l2_pinned, fc.l2_data + fc.l2_acks);
+	assert_int_equal(R.j.naks_out, a.ectr[NR_ECTR_NAK_GAP] + a.ectr[NR_ECTR_NAK_REARM] +
+			 a.ectr[NR_ECTR_NAK_PROBE] + a.ectr[NR_ECTR_NAK_HOLD]);
 	assert_true(a.ectr[NR_ECTR_SPOOFED_PKEY] > 0 && a.ectr[NR_ECTR_SPOOFED_SRC] > 0);
 	assert_int_equal(a.ectr[NR_ECTR_ACKS_SNOOPED] + a.ectr[NR_ECTR_ACK_IGNORED],
 			 (uint64_t)R.j.n * R.j.msgs);
