@@ -182,6 +182,16 @@ static int make_box(struct bench *B, const unsigned *lcores, unsigned n, bool la
 	return launch ? dp_box_launch(B->box) : 0;
 }
 
+/* The box learns host r's MAC on its port, as from its ARP. */
+static void bench_learn(struct bench *B, unsigned r)
+{
+	uint8_t hdr[14] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, [12] = 0x08, [13] = 0x06 };
+
+	bench_mac(r, hdr + 6);
+	dp_l2_learn(&B->box->l2, hdr, sizeof(hdr), B->port[r],
+		    dp_l2_tick(dp_now_ns(B->box, rte_get_tsc_cycles())));
+}
+
 static int add_job(struct bench *B, unsigned k)
 {
 	struct nr_job_spec *sp = bench_job_spec(B, k);
@@ -191,12 +201,8 @@ static int add_job(struct bench *B, unsigned k)
 
 	/* the box knows each host's port, as from its ARP, so the bound job's
 	 * connections are bound to their ports too (dp_jobs.c) */
-	for (unsigned r = 0; r < B->n && !B->unbound; r++) {
-		uint8_t m[6];
-
-		bench_mac(r, m);
-		dp_l2_learn(&B->box->l2, m, B->port[r]);
-	}
+	for (unsigned r = 0; r < B->n && !B->unbound; r++)
+		bench_learn(B, r);
 	rc = sp ? dp_job_add(B->box, BENCH_JOB, sp, &credits, err, sizeof(err)) : -ENOMEM;
 
 	free(sp);
@@ -416,12 +422,8 @@ static uint32_t ctl_add_job(struct bench *B, struct nr_ctl *ctl)
 	json_t *req, *r;
 	uint32_t id = 0;
 
-	for (unsigned i = 0; i < B->n; i++) {
-		uint8_t m[6];
-
-		bench_mac(i, m);
-		dp_l2_learn(&B->box->l2, m, B->port[i]);
-	}
+	for (unsigned i = 0; i < B->n; i++)
+		bench_learn(B, i);
 	if (sp == NULL)
 		return 0;
 	req = json_pack("{s:s,s:o,s:s}", "op", "job_create", "spec", nr_ctl_spec_to_json(sp), "name",

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -16,6 +17,7 @@
 #include <inttypes.h>
 
 #include <rte_mbuf.h>
+#include <rte_random.h>
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_box.h"
@@ -26,6 +28,17 @@
  * that many (RSS spreads what no steering rule claims), else one; a TX queue
  * per worker.  Then what steering it gets (dp_steer.c).
  */
+/* The seed of the box's hashes (dp_l2.h): random, so that no host can aim
+ * frames at one bucket of its tables.  getrandom(2), rte_rand as a last resort. */
+static uint32_t box_secret(void)
+{
+	uint32_t s;
+
+	if (getrandom(&s, sizeof(s), 0) == (ssize_t)sizeof(s))
+		return s;
+	return (uint32_t)rte_rand();
+}
+
 static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, char *err, size_t errlen)
 {
 	struct rte_eth_conf conf = { 0 };
@@ -241,7 +254,7 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	b->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
 	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
 	b->owners = rte_zmalloc("nr_owners", sizeof(*b->owners), RTE_CACHE_LINE_SIZE);
-	dp_l2_init(&b->l2);
+	dp_l2_init(&b->l2, box_secret(), cfg->l2_port_cap, cfg->l2_age_s);
 	if (b->owners == NULL) {
 		snprintf(err, errlen, "out of memory for the owner map (EAL -m)");
 		goto fail;

@@ -12,12 +12,14 @@
  *   rx + handoff_in = forwarded + flooded + filtered + handoff_out
  *                   + held + resent + dropped
  *   dropped         = runt + bad_icrc + multiseg + no_record + handoff_full
- *                   + no_route + engine_drop + malformed (= sum of malformed.<reason>)
+ *                   + no_route + l2_pinned + vlan_refused + engine_drop
+ *                   + malformed (= sum of malformed.<reason>)
  *
  * With a device in the engines' place (--backend rtl) every received frame
  * goes to it, and what it sends is switched or routed as results:
  *
- *   rx              = device_in + dropped (multiseg, device_error)
+ *   rx              = device_in + dropped (multiseg, device_error, l2_pinned,
+ *                     vlan_refused)
  *   device_out      = forwarded + flooded + filtered + results + resent
  *                   + no_route + device_no_mbuf
  *
@@ -73,6 +75,10 @@
 	  "owner lcore's handoff ring full (dropped)")                                              \
 	_(DP_CTR_NO_ROUTE, "no_route", "frames",                                                    \
 	  "one-armed: frame for the box's MAC to an IP no job knows (dropped)")                     \
+	_(DP_CTR_L2_PINNED, "l2_pinned", "frames",                                                  \
+	  "switch mode: frames whose source MAC a job pinned to another port (dropped)")            \
+	_(DP_CTR_VLAN_REFUSED, "vlan_refused", "frames",                                            \
+	  "switch mode: frames tagged with a VLAN id other than 0 (dropped)")                       \
 	_(DP_CTR_ENGINE_DROP, "engine_drop", "frames",                                              \
 	  "frames the engine dropped (reason in the engine counters)")                              \
 	_(DP_CTR_MALFORMED, "malformed", "frames",                                                  \
@@ -91,6 +97,11 @@
 	_(DP_CTR_FLOOD_COPIES, "flood_copies", "frames", "extra references made to flood a frame")  \
 	_(DP_CTR_TX, "tx", "frames", "frames transmitted")                                          \
 	_(DP_CTR_TX_DROPPED, "tx_dropped", "frames", "frames the TX queue refused (freed)")         \
+	_(DP_CTR_L2_MOVED, "l2_moved", "", "learned MACs that moved to another port")              \
+	_(DP_CTR_L2_CAPPED, "l2_capped", "",                                                        \
+	  "source MACs not learned: their port holds its cap of learned entries")                  \
+	_(DP_CTR_L2_FULL, "l2_full", "", "source MACs not learned: their bucket is all pinned")   \
+	_(DP_CTR_L2_AGED, "l2_aged", "", "learned entries freed after their ageing time")          \
 	_(DP_CTR_CMDS, "cmds", "", "control commands served")                                       \
 	_(DP_CTR_IDLE_SLEEPS, "idle_sleeps", "", "short sleeps after a stretch of empty polls")     \
 	_(DP_CTR_BUSY_CYCLES, "busy_cycles", "cycles",                                              \

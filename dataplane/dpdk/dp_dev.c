@@ -13,6 +13,7 @@
 
 #include "dataplane/dpdk/dp_dev.h"
 #include "dataplane/dpdk/dp_emit.h"
+#include "dataplane/dpdk/dp_learn.h"
 #include "dataplane/dpdk/dp_log.h"
 
 static bool is_port(const struct dp_box *b, uint16_t port)
@@ -107,8 +108,12 @@ void dp_dev_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n)
 		}
 		frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		len = rte_pktmbuf_data_len(m);
-		if (b->cfg.mode == DP_MODE_SWITCH && len >= RTE_ETHER_HDR_LEN)
-			dp_l2_learn(&b->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
+		if (b->cfg.mode == DP_MODE_SWITCH && len >= RTE_ETHER_HDR_LEN &&
+		    !dp_learn(w, frame, len, m->port)) {
+			w->ctr.c[DP_CTR_DROPPED]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		rc = b->dev->frame_in(b->dev_ctx, m->port, frame, len);
 		if (likely(rc == 0)) {
 			w->ctr.c[DP_CTR_DEV_IN]++;

@@ -164,7 +164,7 @@ static void route(struct dp_worker *w, struct rte_mbuf *m, bool is_result)
 		flood(w, m, !is_result);
 		return;
 	}
-	out = dp_l2_lookup(&w->box->l2, eh->dst_addr.addr_bytes);
+	out = dp_l2_lookup(&w->box->l2, eh->dst_addr.addr_bytes, dp_l2_tick(w->now_ns));
 	if (out == DP_L2_NONE) {
 		flood(w, m, !is_result);
 		return;

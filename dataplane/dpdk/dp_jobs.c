@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "dataplane/dpdk/dp_cmd.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_log.h"
@@ -146,25 +148,70 @@ static int admit(struct dp_box *b, const struct nr_job_spec *spec, char *err, si
 	return -ENOSPC;
 }
 
-/*
- * Bind each connection to the ports its MACs were learned on (switch mode):
- * the engine then drops its frames from any other port, so a host on another
- * port cannot send with its MAC (docs/trust.md).  A MAC not yet learned
- * leaves that side unbound; a spec's own values are never taken.
- */
-static void bind_ingress(const struct dp_box *b, struct nr_job_spec *s)
+/* The L2 table's clock now, on the control side (the workers' own clock). */
+static uint32_t l2_now(const struct dp_box *b)
 {
-	for (unsigned i = 0; i < s->n_conns; i++) {
-		struct nr_conn_spec *cs = &s->conns[i];
-		uint16_t src = DP_L2_NONE, dst = DP_L2_NONE;
+	return dp_l2_tick(dp_now_ns(b, rte_get_tsc_cycles()));
+}
 
-		if (b->cfg.mode == DP_MODE_SWITCH) {
-			src = dp_l2_lookup(&b->l2, cs->src_mac);
-			dst = dp_l2_lookup(&b->l2, cs->dst_mac);
-		}
-		cs->src_ingress = src == DP_L2_NONE ? 0 : (uint16_t)(src + 1);
-		cs->dst_ingress = dst == DP_L2_NONE ? 0 : (uint16_t)(dst + 1);
+/* Drop the pins bind_ingress took for spec s (those of a bound side). */
+static void unbind_ingress(struct dp_box *b, const struct nr_job_spec *s)
+{
+	uint32_t now = l2_now(b);
+
+	for (unsigned i = 0; i < s->n_conns; i++) {
+		if (s->conns[i].src_ingress)
+			dp_l2_unpin(&b->l2, s->conns[i].src_mac, now);
+		if (s->conns[i].dst_ingress)
+			dp_l2_unpin(&b->l2, s->conns[i].dst_mac, now);
 	}
+}
+
+/* Pin one MAC of a connection: its ingress (port + 1), 0 when not learned. */
+static int pin_one(struct dp_box *b, const uint8_t mac[6], uint32_t now, uint16_t *ingress,
+		   unsigned i, const char *side, char *err, size_t errlen)
+{
+	uint16_t port;
+	int rc = dp_l2_pin(&b->l2, mac, now, &port);
+
+	*ingress = 0;
+	if (rc == 0)
+		*ingress = (uint16_t)(port + 1);
+	else if (rc == -ENOSPC)
+		snprintf(err, errlen, "conns[%u]: the %s's MAC %02x:%02x:%02x:%02x:%02x:%02x cannot be "
+			 "pinned: its bucket of the box's L2 table holds %d MACs other jobs pinned",
+			 i, side, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], DP_L2_WAYS);
+	return rc == -ENOSPC ? rc : 0;
+}
+
+/*
+ * Switch mode: pin each connection's MACs to the ports they were learned on
+ * (dp_l2.h) and bind the connection to them: the L2 table then never moves
+ * them while the job lives (a frame claiming them from another port is
+ * dropped, l2_pinned), results go to those ports, and the engine drops the
+ * connection's frames from any other port (docs/trust.md).  A MAC not yet
+ * learned leaves that side unbound; a spec's own values are never taken.
+ * 0, or -ENOSPC with err (no pin left held).
+ */
+static int bind_ingress(struct dp_box *b, struct nr_job_spec *s, char *err, size_t errlen)
+{
+	uint32_t now = l2_now(b);
+	int rc = 0;
+
+	for (unsigned i = 0; i < s->n_conns; i++)
+		s->conns[i].src_ingress = s->conns[i].dst_ingress = 0;
+	if (b->cfg.mode != DP_MODE_SWITCH)
+		return 0;
+	for (unsigned i = 0; i < s->n_conns && rc == 0; i++) {
+		struct nr_conn_spec *cs = &s->conns[i];
+
+		rc = pin_one(b, cs->src_mac, now, &cs->src_ingress, i, "sender", err, errlen);
+		if (rc == 0)
+			rc = pin_one(b, cs->dst_mac, now, &cs->dst_ingress, i, "receiver", err, errlen);
+	}
+	if (rc)
+		unbind_ingress(b, s);
+	return rc;
 }
 
 /* Forget channel i of the table (its engine job is gone). */
@@ -172,6 +219,7 @@ static void chan_forget(struct dp_box *b, unsigned i)
 {
 	dp_steer_del(b, &b->chans[i]);
 	owners_update(b, b->chans[i].spec, -1);
+	unbind_ingress(b, b->chans[i].spec);
 	free(b->chans[i].spec);
 	b->chans[i] = b->chans[--b->n_chans];
 }
@@ -210,9 +258,12 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 			break;
 		}
 		nr_job_channel_spec(spec, c, nc[c].spec);
-		bind_ingress(b, nc[c].spec);
-		rc = owners_conflict(b, nc[c].spec, nc[c].worker, e2, sizeof(e2));
 		bad = c;
+		rc = bind_ingress(b, nc[c].spec, e2, sizeof(e2));
+		if (rc)
+			break;
+		nc[c].bound = true;
+		rc = owners_conflict(b, nc[c].spec, nc[c].worker, e2, sizeof(e2));
 	}
 	for (c = 0; rc == 0 && c < k; c++) {
 		rc = chan_cmd(b, DP_CMD_JOB_ADD, &nc[c], credits, NULL, e2, sizeof(e2));
@@ -234,8 +285,11 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 		if (rc == -ETIMEDOUT && chan_cmd(b, DP_CMD_JOB_DEL, &nc[bad], NULL, NULL, e3, sizeof(e3)))
 			DP_LOG(WARNING, "job %u channel %u: its add timed out; the delete queued behind "
 			       "it: %s", id, bad, e3);
-		for (c = 0; c < k; c++)
+		for (c = 0; c < k; c++) {
+			if (nc[c].bound)
+				unbind_ingress(b, nc[c].spec);
 			free(nc[c].spec);
+		}
 		goto out;
 	}
 	for (c = 0; c < k; c++) {

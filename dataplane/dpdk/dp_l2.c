@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The L2 learning table (see dp_l2.h). */
+#include <errno.h>
 #include <string.h>
 
+#include <rte_jhash.h>
+
 #include "dataplane/dpdk/dp_l2.h"
+
+#define E_PIN     0x8000u          /* entry pinned by a job */
+#define E_PORT    0x00FFu          /* port + 1 */
+#define ETH_VLAN  0x8100u
+#define VID_MASK  0x0FFFu
 
 /* The MAC as a 48-bit number, first byte most significant: two loads. */
 static inline uint64_t mac_key(const uint8_t mac[6])
@@ -15,57 +23,237 @@ static inline uint64_t mac_key(const uint8_t mac[6])
 	return (uint64_t)__builtin_bswap32(hi) << 16 | __builtin_bswap16(lo);
 }
 
-static inline unsigned bucket_of(uint64_t key)
+static inline unsigned bucket_idx(const struct dp_l2 *t, uint64_t key)
 {
-	uint64_t h = key * 0x9E3779B97F4A7C15ull;
-
-	return (unsigned)(h >> 40) & (DP_L2_BUCKETS - 1);
+	return rte_jhash_2words((uint32_t)key, (uint32_t)(key >> 32), t->secret) & (DP_L2_BUCKETS - 1);
 }
 
-void dp_l2_init(struct dp_l2 *t)
+static inline uint64_t e_key(uint64_t v) { return v >> 16; }
+static inline bool e_pinned(uint64_t v) { return (v & E_PIN) != 0; }
+static inline uint16_t e_port(uint64_t v) { return (uint16_t)((v & E_PORT) - 1); }
+static inline uint64_t e_make(uint64_t key, uint16_t port, bool pin)
+{
+	return key << 16 | (pin ? E_PIN : 0) | (uint16_t)(port + 1);
+}
+
+static inline bool aged(const struct dp_l2 *t, uint32_t seen, uint32_t now)
+{
+	return now - seen > t->age_ticks;
+}
+
+void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s)
 {
 	memset(t, 0, sizeof(*t));
+	t->secret = secret;
+	t->port_cap = port_cap ? port_cap : DP_L2_PORT_CAP;
+	/* seconds to ticks of 2^30 ns, rounded up */
+	t->age_ticks = (uint32_t)((((uint64_t)(age_s ? age_s : DP_L2_AGE_S)) * 1000000000ull +
+				   (1ull << 30) - 1) >> 30);
 }
 
-void dp_l2_learn(struct dp_l2 *t, const uint8_t mac[6], uint16_t port)
+static inline void count_port(struct dp_l2 *t, uint64_t v, int d)
+{
+	if (v != 0 && !e_pinned(v) && e_port(v) < DP_L2_PORTS)
+		__atomic_fetch_add(&t->learned[e_port(v)], (uint32_t)d, __ATOMIC_RELAXED);
+}
+
+/* Replace way i of b from old to v (seen now); false when another lcore got there first. */
+static bool put(struct dp_l2 *t, struct dp_l2_bucket *b, unsigned i, uint64_t old, uint64_t v,
+		uint32_t now)
+{
+	if (!__atomic_compare_exchange_n(&b->e[i], &old, v, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return false;
+	__atomic_store_n(&b->seen[i], now, __ATOMIC_RELAXED);
+	count_port(t, old, -1);
+	count_port(t, v, 1);
+	return true;
+}
+
+/* The way to put a new learned entry in: empty, else aged, else the oldest
+ * learned one; -1 when every way is pinned. */
+static int victim(const struct dp_l2_bucket *b, const uint64_t *v, uint32_t now)
+{
+	int best = -1;
+	uint32_t best_age = 0;
+
+	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+		uint32_t age;
+
+		if (v[i] == 0)
+			return (int)i;
+		if (e_pinned(v[i]))
+			continue;
+		age = now - __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED);
+		if (best < 0 || age > best_age) {
+			best = (int)i;
+			best_age = age;
+		}
+	}
+	return best;
+}
+
+enum dp_l2_verdict dp_l2_learn(struct dp_l2 *t, const uint8_t *frame, uint32_t len,
+			       uint16_t port, uint32_t now)
+{
+	const uint8_t *mac = frame + 6;
+	uint64_t key, want, v[DP_L2_WAYS];
+	struct dp_l2_bucket *b;
+
+	if (len >= 16 && (frame[12] << 8 | frame[13]) == ETH_VLAN &&
+	    ((frame[14] << 8 | frame[15]) & VID_MASK) != 0)
+		return DP_L2_VLAN;
+	key = mac_key(mac);
+	if (key == 0 || dp_mac_is_group(mac) || port >= DP_L2_PORTS)
+		return DP_L2_OK;
+	want = e_make(key, port, false);
+	b = &t->b[bucket_idx(t, key)];
+	for (unsigned tries = 0; tries < 4; tries++) {
+		int w = -1;
+
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+			v[i] = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+			if (v[i] != 0 && e_key(v[i]) == key && (w < 0 || e_pinned(v[i])))
+				w = (int)i;
+		}
+		if (w >= 0 && e_pinned(v[w]))
+			return e_port(v[w]) == port ? DP_L2_OK : DP_L2_PINNED;
+		if (w >= 0 && v[w] == want) {
+			/* seen again: one store a tick, not one a frame */
+			if (__atomic_load_n(&b->seen[w], __ATOMIC_RELAXED) != now)
+				__atomic_store_n(&b->seen[w], now, __ATOMIC_RELAXED);
+			return DP_L2_OK;
+		}
+		/* a new entry here, or one that moves here: within the port's cap */
+		if (__atomic_load_n(&t->learned[port], __ATOMIC_RELAXED) >= t->port_cap)
+			return DP_L2_CAPPED;
+		if (w < 0 && (w = victim(b, v, now)) < 0)
+			return DP_L2_FULL;
+		if (put(t, b, (unsigned)w, v[w], want, now))
+			return v[w] != 0 && e_key(v[w]) == key ? DP_L2_MOVED : DP_L2_OK;
+	}
+	return DP_L2_OK;    /* lost every race: the others learned something */
+}
+
+uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 {
 	uint64_t key = mac_key(mac);
-	uint64_t want = (key << 16) | (uint16_t)(port + 1);
-	uint64_t *b;
-	int empty = -1;
+	const struct dp_l2_bucket *b = &t->b[bucket_idx(t, key)];
+	uint16_t out = DP_L2_NONE;
+
+	/* a pinned entry wins over a learned twin a race may have left */
+	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+		uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+		if (v == 0 || e_key(v) != key)
+			continue;
+		if (e_pinned(v))
+			return e_port(v);
+		if (out == DP_L2_NONE && !aged(t, __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED), now))
+			out = e_port(v);
+	}
+	return out;
+}
+
+int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t *port)
+{
+	uint64_t key = mac_key(mac);
+	unsigned bi = bucket_idx(t, key);
+	struct dp_l2_bucket *b = &t->b[bi];
 
 	if (key == 0 || dp_mac_is_group(mac))
-		return;
-	b = t->e[bucket_of(key)];
-	for (int i = 0; i < DP_L2_WAYS; i++) {
-		uint64_t v = __atomic_load_n(&b[i], __ATOMIC_RELAXED);
+		return -ENOENT;
+	for (unsigned tries = 0; tries < 16; tries++) {
+		int w = -1;
 
-		if (v == 0) {
-			if (empty < 0)
-				empty = i;
-			continue;
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+			uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+			if (v == 0 || e_key(v) != key)
+				continue;
+			if (e_pinned(v)) {
+				t->pins[bi][i]++;
+				*port = e_port(v);
+				return 0;
+			}
+			if (w < 0 && !aged(t, __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED), now))
+				w = (int)i;
 		}
-		if ((v >> 16) == key) {
-			if (v != want)
-				__atomic_store_n(&b[i], want, __ATOMIC_RELAXED);
-			return;
+		if (w < 0)
+			return -ENOENT;
+		{
+			uint64_t v = __atomic_load_n(&b->e[w], __ATOMIC_ACQUIRE);
+
+			if (e_key(v) != key)
+				continue;
+			if (!put(t, b, (unsigned)w, v, v | E_PIN, now))
+				continue;   /* a learner moved it meanwhile: look again */
+			t->pins[bi][w] = 1;
+			*port = e_port(v);
+			/* learned twins of the key a race left: gone, the pin alone speaks */
+			for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+				uint64_t o = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+				if ((int)i != w && o != 0 && e_key(o) == key && !e_pinned(o))
+					put(t, b, i, o, 0, now);
+			}
+			return 0;
 		}
 	}
-	if (empty < 0)
-		empty = (int)(key % DP_L2_WAYS);
-	__atomic_store_n(&b[empty], want, __ATOMIC_RELAXED);
+	return -ENOSPC;
 }
 
-uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6])
+void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 {
 	uint64_t key = mac_key(mac);
-	const uint64_t *b = t->e[bucket_of(key)];
+	unsigned bi = bucket_idx(t, key);
+	struct dp_l2_bucket *b = &t->b[bi];
 
-	for (int i = 0; i < DP_L2_WAYS; i++) {
-		uint64_t v = __atomic_load_n(&b[i], __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+		uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
 
-		if (v != 0 && (v >> 16) == key)
-			return (uint16_t)((v & 0xFFFF) - 1);
+		if (v == 0 || e_key(v) != key || !e_pinned(v))
+			continue;
+		if (t->pins[bi][i] > 1) {
+			t->pins[bi][i]--;
+			return;
+		}
+		t->pins[bi][i] = 0;
+		/* learners never change a pinned entry: this exchange cannot fail */
+		put(t, b, i, v, v & ~(uint64_t)E_PIN, now);
+		return;
 	}
-	return DP_L2_NONE;
+}
+
+unsigned dp_l2_sweep(struct dp_l2 *t, uint32_t now, unsigned n)
+{
+	unsigned freed = 0;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct dp_l2_bucket *b = &t->b[t->sweep_next];
+
+		t->sweep_next = (t->sweep_next + 1) & (DP_L2_BUCKETS - 1);
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+			uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+			if (v != 0 && !e_pinned(v) &&
+			    aged(t, __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED), now))
+				freed += put(t, b, i, v, 0, now);
+		}
+	}
+	return freed;
+}
+
+uint32_t dp_l2_learned(const struct dp_l2 *t, uint16_t port)
+{
+	return port < DP_L2_PORTS ? __atomic_load_n(&t->learned[port], __ATOMIC_RELAXED) : 0;
+}
+
+uint32_t dp_l2_pinned(const struct dp_l2 *t)
+{
+	uint32_t n = 0;
+
+	for (unsigned b = 0; b < DP_L2_BUCKETS; b++)
+		for (unsigned i = 0; i < DP_L2_WAYS; i++)
+			n += e_pinned(__atomic_load_n(&t->b[b].e[i], __ATOMIC_RELAXED));
+	return n;
 }

@@ -1,12 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The L2 learning table of switch mode: MAC -> port, shared by all worker
- * lcores without a lock.  Each entry is one 64-bit word (MAC 48 bits | port+1
- * 16 bits) read and written with atomic loads and stores, in 4-way buckets.
- * Learning is lossy by design: a full bucket overwrites one of its ways, and a
- * destination that is not found is flooded, which is always correct for a
- * learning switch.  No ageing: a host that moves is re-learned from its next
- * frame.
+ * lcores without a lock (docs/trust.md, "L2").  Modelled on Open vSwitch's
+ * lib/mac-learning.c: a MAC's bucket is a hash keyed with a secret of the box
+ * (rte_jhash with a random seed), so no host can aim frames at one bucket; a
+ * port holds at most port_cap learned entries, so no port can fill the
+ * table; a learned entry not refreshed for age_ticks is gone (lookups miss
+ * it, a sweep frees it).
+ *
+ * Pins.  When a job registers, the box pins the MACs of its connections to
+ * the ports they were learned on (dp_l2_pin, the control side, under
+ * box->ctl_lock): a pinned entry is never moved, evicted or aged while a job
+ * holds it, and a frame that claims a pinned MAC as its source from another
+ * port is refused (DP_L2_PINNED: the caller drops and counts it, nothing is
+ * learned).  Results go to the pinned port whatever frames others send.
+ *
+ * VLANs: the table is one VLAN.  Untagged and priority-tagged frames (VLAN
+ * id 0: 802.1p, as PFC uses) are learned; a frame with another VLAN id is
+ * refused (DP_L2_VLAN: dropped and counted, never learned or switched), so
+ * no VLAN can teach the box where a host of another is.
+ *
+ * An entry is one 64-bit word (MAC 48 bits | pinned 1 bit | port + 1) read
+ * and written with atomic loads and compare-exchanges by every lcore; its
+ * stamp (the last tick it was seen) beside it in the bucket's cache line.
+ * The per-port counts of learned entries move only with a successful
+ * compare-exchange, so they stay exact.
  */
 #ifndef NR_DP_L2_H
 #define NR_DP_L2_H
@@ -14,19 +32,71 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DP_L2_BUCKETS 1024      /* power of two */
-#define DP_L2_WAYS    4
-#define DP_L2_NONE    0xFFFF
+#include <rte_common.h>
+
+#define DP_L2_BUCKETS   2048      /* power of two */
+#define DP_L2_WAYS      4
+#define DP_L2_ENTRIES   (DP_L2_BUCKETS * DP_L2_WAYS)
+#define DP_L2_PORTS     32        /* port ids below this (DP_MAX_PORTS) */
+#define DP_L2_NONE      0xFFFF
+/* defaults: a port holds an eighth of the table; entries live 300 s (as OVS's) */
+#define DP_L2_PORT_CAP  (DP_L2_ENTRIES / 8)
+#define DP_L2_AGE_S     300u
+
+/* A tick of the table's clock: 2^30 ns, about a second. */
+static inline uint32_t dp_l2_tick(uint64_t now_ns) { return (uint32_t)(now_ns >> 30); }
+
+struct dp_l2_bucket {
+	uint64_t e[DP_L2_WAYS];       /* 0: empty */
+	uint32_t seen[DP_L2_WAYS];    /* tick of the entry's last frame */
+} __rte_cache_aligned;
 
 struct dp_l2 {
-	uint64_t e[DP_L2_BUCKETS][DP_L2_WAYS];
+	struct dp_l2_bucket b[DP_L2_BUCKETS];
+	uint32_t secret;              /* the hash's seed, random per box */
+	uint32_t port_cap;            /* learned entries a port may hold */
+	uint32_t age_ticks;           /* a learned entry unseen this long is gone */
+	uint32_t sweep_next;          /* next bucket dp_l2_sweep looks at (one lcore) */
+	uint32_t learned[DP_L2_PORTS];/* learned (not pinned) entries of each port */
+	/* control side only (box->ctl_lock): the jobs' pins of each entry */
+	uint16_t pins[DP_L2_BUCKETS][DP_L2_WAYS];
 };
 
-void dp_l2_init(struct dp_l2 *t);
-/* Remember that mac sits behind port (ignores group and zero addresses). */
-void dp_l2_learn(struct dp_l2 *t, const uint8_t mac[6], uint16_t port);
-/* The port behind mac, or DP_L2_NONE. */
-uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6]);
+/* What dp_l2_learn made of a frame's source. */
+enum dp_l2_verdict {
+	DP_L2_OK = 0,       /* learned, refreshed, or nothing to learn */
+	DP_L2_MOVED,        /* a learned MAC moved to this port (counted, not a drop) */
+	DP_L2_CAPPED,       /* not learned: the port holds port_cap entries (not a drop) */
+	DP_L2_FULL,         /* not learned: its bucket is all pinned (not a drop) */
+	DP_L2_PINNED,       /* the source MAC is pinned to another port: drop */
+	DP_L2_VLAN,         /* tagged with a VLAN id other than 0: drop */
+};
+
+/* A fresh table; secret seeds the hash (the box draws it at random); cap and
+ * age 0 take the defaults. */
+void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s);
+/*
+ * Learn the source of frame (len bytes, at least an Ethernet header) that
+ * arrived on port at tick now.  Group and zero source addresses are not
+ * learned.  Any lcore.
+ */
+enum dp_l2_verdict dp_l2_learn(struct dp_l2 *t, const uint8_t *frame, uint32_t len,
+			       uint16_t port, uint32_t now);
+/* The port behind mac at tick now (pinned, or learned and not aged), or DP_L2_NONE. */
+uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6], uint32_t now);
+/*
+ * Pin mac where it was learned (control side, one caller at a time): 0 with
+ * *port, -ENOENT when it is not learned (or aged), -ENOSPC when its bucket
+ * holds DP_L2_WAYS other pinned MACs.  Pins are counted: each needs its unpin.
+ */
+int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t *port);
+/* Drop one pin of mac; the last makes it a learned entry again, seen now. */
+void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now);
+/* Free the aged entries of the next n buckets (one lcore calls it); how many. */
+unsigned dp_l2_sweep(struct dp_l2 *t, uint32_t now, unsigned n);
+/* Learned (not pinned) entries of port, pinned entries of the table (tests, stats). */
+uint32_t dp_l2_learned(const struct dp_l2 *t, uint16_t port);
+uint32_t dp_l2_pinned(const struct dp_l2 *t);
 
 static inline bool dp_mac_is_group(const uint8_t mac[6]) { return mac[0] & 1; }
 

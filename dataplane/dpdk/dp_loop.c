@@ -10,6 +10,10 @@
  *   of empty polls if asked to.
  *
  * What happens to a frame:
+ *   switch mode, its source MAC
+ *   pinned to another port, or a
+ *   VLAN id other than 0           dropped before anything else (l2_pinned,
+ *                                  vlan_refused: dp_learn.c), never learned
  *   not RoCEv2 (NR_PKT_OTHER)      switched unchanged (dp_emit.c)
  *   RoCEv2 with a wrong ICRC       dropped (bad_icrc): corrupted in flight; the
  *                                  receiver would drop it, and aggregating it
@@ -44,6 +48,7 @@
 #include "dataplane/dpdk/dp_cmd.h"
 #include "dataplane/dpdk/dp_dev.h"
 #include "dataplane/dpdk/dp_emit.h"
+#include "dataplane/dpdk/dp_learn.h"
 #include "dataplane/dpdk/dp_log.h"
 #include "dataplane/dpdk/dp_loop.h"
 #include "proto/roce_icrc.h"
@@ -231,9 +236,11 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, bool learn)
 		if (rte_pktmbuf_data_len(m) >= DP_CLASSIFY_LEN &&
 		    nr_parse(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_data_len(m),
 			     dp_rec(w, m)) == NR_PKT_OTHER) {
-			if (learn)
-				dp_l2_learn(&w->box->l2, rte_pktmbuf_mtod(m, uint8_t *) + RTE_ETHER_ADDR_LEN,
-					    m->port);
+			if (learn && !dp_learn(w, rte_pktmbuf_mtod(m, uint8_t *),
+					       rte_pktmbuf_data_len(m), m->port)) {
+				drop_rec(w, m);
+				return false;
+			}
 			return true;
 		}
 		w->ctr.c[DP_CTR_MULTISEG]++;
@@ -248,8 +255,10 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, bool learn)
 		return false;
 	}
 	frame = rte_pktmbuf_mtod(m, uint8_t *);
-	if (learn)
-		dp_l2_learn(&w->box->l2, frame + RTE_ETHER_ADDR_LEN, m->port);
+	if (learn && !dp_learn(w, frame, rte_pktmbuf_data_len(m), m->port)) {
+		drop_rec(w, m);
+		return false;
+	}
 	nr_parse(frame, rte_pktmbuf_data_len(m), dp_rec(w, m));
 	return true;
 }
@@ -371,6 +380,7 @@ int dp_worker_main(void *arg)
 			__atomic_store_n(&w->beat_tsc, cur_tsc, __ATOMIC_RELAXED);
 			nr_engine_poll(w->eng, w->now_ns);
 			dp_dev_tick(w);
+			dp_learn_sweep(w);
 		}
 		was_busy = got != 0;
 		if (got) {

@@ -32,6 +32,8 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->job_lease = NR_CTL_DEFAULT_LEASE_MS / 1000;
 	cfg->ctl_socket = "/run/netreduce/netreduce.sock";
 	cfg->stall_ms = DP_DEFAULT_STALL_MS;
+	cfg->l2_port_cap = DP_L2_PORT_CAP;
+	cfg->l2_age_s = DP_L2_AGE_S;
 }
 
 void dp_opts_usage(FILE *f, const char *prog)
@@ -83,6 +85,10 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           (default 3/4 of what the ports left free in the pool)\n"
 "  --mtu N                  set the ports' MTU (default: leave as is)\n"
 "  --kernel auto|scalar|avx512  sum kernel (default auto: AVX-512 if the CPU has it)\n"
+"  --l2-port-cap N          switch mode: MACs one port may teach the L2 table\n"
+"                           (default %d of %d; docs/trust.md, \"L2\")\n"
+"  --l2-age S               switch mode: a learned MAC unseen for S s is forgotten\n"
+"                           (default %u; MACs a job pinned stay while it lives)\n"
 "  --no-promisc             do not put ports in promiscuous mode\n"
 "  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
 "                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
@@ -103,7 +109,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
 		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
-		DP_MBUF_DATAROOM, DP_DEFAULT_STALL_MS);
+		DP_MBUF_DATAROOM, DP_L2_PORT_CAP, DP_L2_ENTRIES, DP_L2_AGE_S, DP_DEFAULT_STALL_MS);
 }
 
 static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
@@ -163,7 +169,7 @@ enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -193,6 +199,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
 		{ "stall-ms", required_argument, NULL, OPT_STALL },
+		{ "l2-port-cap", required_argument, NULL, OPT_L2_CAP },
+		{ "l2-age", required_argument, NULL, OPT_L2_AGE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -229,6 +237,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 			cfg->metrics_listen = optarg;
 			break;
 		case OPT_STALL: rc = parse_uint("stall-ms", optarg, 10, 3600000, &cfg->stall_ms, err, errlen); break;
+		case OPT_L2_CAP: rc = parse_uint("l2-port-cap", optarg, 1, DP_L2_ENTRIES, &cfg->l2_port_cap, err, errlen); break;
+		case OPT_L2_AGE: rc = parse_uint("l2-age", optarg, 1, 86400, &cfg->l2_age_s, err, errlen); break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_TENANTS: cfg->tenants_file = optarg; break;

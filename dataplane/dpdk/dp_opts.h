@@ -10,6 +10,7 @@
 
 #include <rte_mbuf.h>
 
+#include "dataplane/dpdk/dp_l2.h"
 #include "dataplane/engine/agg_sum.h"
 
 #define DP_MAX_BURST     256
@@ -47,6 +48,8 @@ struct dp_cfg {
 	enum nr_sum_kernel kernel;
 	bool promisc;              /* switch mode wants every frame */
 	bool icrc_check;           /* drop RoCEv2 frames with a wrong ICRC */
+	unsigned l2_port_cap;      /* switch mode: learned MACs a port may hold (dp_l2.h) */
+	unsigned l2_age_s;         /* switch mode: a learned MAC unseen this long is forgotten */
 	/* control plane (the program) */
 	const char *ctl_socket;
 	const char *ctl_listen;

@@ -163,6 +163,7 @@ struct dp_chan {
 	uint32_t id;               /* the job's id, at most DP_JOB_ID_MAX */
 	uint8_t ch;                /* channel index in the job */
 	uint8_t worker;
+	bool bound;                /* its MACs pinned in the L2 table (dp_jobs.c) */
 	struct nr_job_spec *spec;  /* malloc'd */
 	struct dp_flow *flows;     /* malloc'd, n_flows of them */
 	unsigned n_flows;

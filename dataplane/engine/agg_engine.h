@@ -153,8 +153,10 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
  * (see "Ownership" above) and whose imm it sets to the result's ImmDt.  now_ns is a monotonic clock.  May call ops.emit and
  * ops.free before returning.  *ctr (may be NULL) gets the counter that moved
  * (left untouched when none did).  Decide drop/forward from the verdict only:
- * UNKNOWN_CONN (an RDMA WRITE to an unregistered IP/QPN), SPOOFED on the ACK
- * side and ACKS_SNOOPED/ACK_IGNORED come with NR_V_FORWARD and are not drops.
+ * UNKNOWN_CONN (an RDMA WRITE to an unregistered IP/QPN) and
+ * ACKS_SNOOPED/ACK_IGNORED come with NR_V_FORWARD and are not drops; a frame
+ * of a registered QP from anyone but its peer (SPOOFED, SPOOFED_SRC,
+ * SPOOFED_PKEY), ACK, NAK and RNR NAK included, is dropped.
  * Non-WRITE requests (SEND, READ, atomics) on a registered data QPN are
  * dropped as NOT_WRITE: registered QPs carry aggregation traffic only.
  * RESEND packets already carry the stored result, the result ImmDt and, when

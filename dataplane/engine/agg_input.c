@@ -9,20 +9,22 @@
  * monitor (agg_monitor.c), which NAKs a sender on its receiver's behalf.
  *
  * Verdicts for packets that reach a registered connection:
- *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn):
- *     a response (ACK, NAK, atomic ACK, READ response)
- *                                           -> FORWARD, untouched: an RC QP is a
- *        requester as well as a responder, and a response addressed to it
- *        answers a request it sent.  Dropping it would leave that request to
- *        the requester's retry timer and, when retries run out, move the QP to
- *        the error state.  A response carries nothing the box sums and writes
- *        no unrequested bytes into the receiver's memory.
- *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated)
- *     UDP source port (or ports: spray_ports) or source MAC not the registered one (where registered)
+ *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn), any frame:
+ *     source IP != conns[i].src_ip          -> DROP SPOOFED (never aggregated,
+ *                                              never forwarded)
+ *     UDP source port (or ports: spray_ports) or source MAC not the registered
+ *     one (where registered), or another box port than the bound one
  *                                           -> DROP SPOOFED_SRC
  *     (a sprayed connection's packet is given its registered source port:
  *     its result leaves from that one, spray_home)
  *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
+ *     a response (ACK, NAK, atomic ACK, READ response) from the sender
+ *                                           -> FORWARD, untouched: an RC QP is a
+ *        requester as well as a responder, and a response its peer addresses
+ *        to it answers a request it sent.  Dropping it would leave that
+ *        request to the requester's retry timer and, when retries run out,
+ *        move the QP to the error state.  A response carries nothing the box
+ *        sums and writes no unrequested bytes into the receiver's memory.
  *     job failed                            -> DROP JOB_FAILED_DROP
  *     a request that is not an RC RDMA WRITE (SEND, READ, atomics ...)
  *                                           -> DROP NOT_WRITE: a registered QP
@@ -30,15 +32,18 @@
  *        and connections"), and forwarding
  *        it raw could let a receiver see unaggregated bytes.
  *     WRITE                                 -> HELD / DROP / RESEND (see below)
- *   ACK side (daddr, qpn) = (conns[i].src_ip, conns[i].src_qpn):
- *     packets with an AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then
- *     FORWARD, except a receiver's sequence NAK the status monitor answered
- *     with the stored results itself (NAK_REPAIRED, DROP: agg_monitor.c,
- *     repair); everything else FORWARD untouched.  An ACK whose source is not
- *     conns[i].dst_ip is counted SPOOFED, not snooped, and forwarded; so is one
- *     from another UDP source port or MAC than the receiver's registered ones
- *     (SPOOFED_SRC) or with another P_Key (SPOOFED_PKEY): the box never
- *     releases a slot on it, and the sender's RC QP judges it as without a box.
+ *   ACK side (daddr, qpn) = (conns[i].src_ip, conns[i].src_qpn), any frame:
+ *     one whose source is not conns[i].dst_ip (SPOOFED), or from another UDP
+ *     source port, MAC or box port than the receiver's registered ones
+ *     (SPOOFED_SRC), or with another P_Key (SPOOFED_PKEY), is forged: DROP,
+ *     never snooped, never forwarded.  A forged NAK or RNR NAK that reached
+ *     the sender would send its QP back or hold it, and one with an error
+ *     syndrome would move it to the error state: the job's own receiver is
+ *     the only peer of that QP (docs/trust.md).  The others: packets with an
+ *     AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then FORWARD, except a
+ *     receiver's sequence NAK the status monitor answered with the stored
+ *     results itself (NAK_REPAIRED, DROP: agg_monitor.c, repair); everything
+ *     else FORWARD untouched.
  *   Ordered mode: a duplicate of a contribution the box still holds (slot
  *   filling or complete) that differs from it (payload, length, opcode or
  *   immediate): two frames claim one connection and PSN and the box cannot
@@ -538,20 +543,20 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		return NR_V_FORWARD;
 	}
 	if (r->ack_side) {
+		if (unlikely(p->saddr != j->conns[i].dst_ip))
+			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
+		if (unlikely((b = unbound(e, j, &j->conns[i], p, frame, handle, true)) != NR_ECTR_MAX))
+			return count(j, b, ctr, NR_V_DROP);
 		if (!(p->mask & NR_OPF_AETH) || j->state != NR_JOB_ACTIVE)
 			return NR_V_FORWARD;
-		if (p->saddr != j->conns[i].dst_ip)
-			return count(j, NR_ECTR_SPOOFED, ctr, NR_V_FORWARD);
-		if (unlikely((b = unbound(e, j, &j->conns[i], p, frame, handle, true)) != NR_ECTR_MAX))
-			return count(j, b, ctr, NR_V_FORWARD);
 		return snoop_ack(e, j, i, p, frame, handle, now_ns, ctr);
 	}
-	if (unlikely(p->mask & NR_OPF_RESP))
-		return NR_V_FORWARD;
 	if (unlikely(p->saddr != j->conns[i].src_ip))
 		return count(j, NR_ECTR_SPOOFED, ctr, NR_V_DROP);
 	if (unlikely((b = unbound(e, j, &j->conns[i], p, frame, handle, false)) != NR_ECTR_MAX))
 		return count(j, b, ctr, NR_V_DROP);
+	if (unlikely(p->mask & NR_OPF_RESP))
+		return NR_V_FORWARD;
 	if (unlikely(j->state != NR_JOB_ACTIVE))
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))

@@ -117,6 +117,12 @@ int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode)
 
 int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers)
 {
+	return h_setup_tuned(h, n_ports, mode, n_workers, NULL);
+}
+
+int h_setup_tuned(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers,
+		  void (*tune)(struct dp_cfg *cfg))
+{
 	static unsigned seq;
 	struct dp_cfg cfg;
 	unsigned lcores[2] = { 1, 2 };
@@ -152,6 +158,8 @@ int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsi
 	cfg.mode = mode;
 	cfg.idle_sleep_us = 20;
 	cfg.idle_polls = 200;
+	if (tune)
+		tune(&cfg);
 	if (n_workers < 1 || n_workers > 2 || rte_lcore_count() < n_workers + 1) {
 		fprintf(stderr, "h_setup: %u workers need lcores 1..%u\n", n_workers, n_workers);
 		return -1;

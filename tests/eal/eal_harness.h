@@ -51,6 +51,9 @@ int h_group_teardown(void **state);
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
 /* Same with 1 or 2 workers (lcores 1 and 2; lcore 2 shares CPU 1). */
 int h_setup_workers(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers);
+/* The same, tune (when not NULL) changing the box's configuration first. */
+int h_setup_tuned(struct harness *h, unsigned n_ports, enum dp_mode mode, unsigned n_workers,
+		  void (*tune)(struct dp_cfg *cfg));
 void h_teardown(struct harness *h);
 /* Inject one frame on host port i. */
 void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len);

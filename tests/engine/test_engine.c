@@ -240,8 +240,9 @@ static void test_spoofed_and_unknown(void **state)
 	th_pkt_free(k);
 	/*
 	 * Responses addressed to a registered data QPN (the receiver's QP acting
-	 * as a requester): forwarded untouched, whatever their source, and no
-	 * counter moves.  Dropping one would stall the request it answers.
+	 * as a requester): from its peer, the sender, forwarded untouched and no
+	 * counter moves (dropping one would stall the request it answers); from
+	 * any other source, forged: dropped, counted spoofed.
 	 */
 	{
 		static const uint8_t resp_ops[] = { NR_OP_RC_ACK, NR_OP_RC_ATOMIC_ACK,
@@ -260,16 +261,17 @@ static void test_spoofed_and_unknown(void **state)
 				k = th_build(&fr, &ra, rd ? pay : NULL, rd ? 64 : 0);
 				memcpy(before, k->frame, k->len);
 				c = NR_ECTR_MAX;
-				assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
-				assert_int_equal(c, NR_ECTR_MAX);
+				assert_int_equal(th_input(&t, k, 0, &c), w ? NR_V_DROP : NR_V_FORWARD);
+				assert_int_equal(c, w ? NR_ECTR_SPOOFED : NR_ECTR_MAX);
 				assert_memory_equal(before, k->frame, k->len);
 				th_pkt_free(k);
 			}
 		}
 		assert_int_equal(th_ctr(&t, NR_ECTR_NOT_WRITE), 2);
-		assert_int_equal(th_ctr(&t, NR_ECTR_SPOOFED), 1);   /* the first case's */
+		/* the first case's, and the three forged responses */
+		assert_int_equal(th_ctr(&t, NR_ECTR_SPOOFED), 1 + sizeof(resp_ops));
 	}
-	/* an ACK from the wrong source: counted, not snooped, forwarded */
+	/* an ACK from the wrong source: counted, not snooped, dropped */
 	{
 		const struct nr_conn_spec *cs = &t.spec->conns[0];
 		struct nr_flow fa = { .saddr = htonl(0x0A0000FE), .daddr = cs->src_ip,
@@ -277,7 +279,7 @@ static void test_spoofed_and_unknown(void **state)
 		struct nr_build_args aa = { .opcode = NR_OP_RC_ACK, .psn = 0 };
 
 		k = th_build(&fa, &aa, NULL, 0);
-		assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
 		assert_int_equal(c, NR_ECTR_SPOOFED);
 		th_pkt_free(k);
 	}
@@ -383,7 +385,7 @@ static void test_bound_connections(void **state)
 		assert_int_equal(th_input(&t, k, 0, &c), NR_V_HELD);
 	}
 	/* forged ACKs (conn 0: its receiver, rank 1, has a MAC): counted,
-	 * forwarded, never release a slot */
+	 * dropped, never release a slot */
 	for (uint32_t how = 0; how < 3; how++) {
 		const struct nr_conn_spec *cs = &spec->conns[0];
 		struct nr_flow f = { .saddr = cs->dst_ip, .daddr = cs->src_ip, .sport = 49999,
@@ -399,7 +401,7 @@ static void test_bound_connections(void **state)
 		else
 			f.pkey = 0x8123;
 		k = th_build(&f, &a, NULL, 0);
-		assert_int_equal(th_input(&t, k, 0, &c), NR_V_FORWARD);
+		assert_int_equal(th_input(&t, k, 0, &c), NR_V_DROP);
 		assert_int_equal(c, want_ctr[how]);
 		th_pkt_free(k);
 	}

@@ -53,7 +53,7 @@
  *     hostile suites read it); a frame in no bucket was lost silently, one in
  *     two hides another.
  *   - dropped = runt + bad_icrc + multiseg + no_record + handoff_full +
- *     no_route + engine_drop + malformed; malformed = the sum of its reasons,
+ *     no_route + l2_pinned + vlan_refused + engine_drop + malformed; malformed = the sum of its reasons,
  *     none without one; engine_drop = the sum of its engine counters.  Why:
  *     a drop nobody can attribute is a drop nobody can fix.
  *   - rx grows by exactly the frames of the burst (the loop counts rx in
@@ -431,13 +431,14 @@ static void check_accounting(struct world *w)
 	NRZ_CHECK(c[DP_CTR_HANDOFF_IN] == c[DP_CTR_HANDOFF_OUT], "handoff_in %lu, handoff_out %lu "
 		  "with the hand-off rings empty", c[DP_CTR_HANDOFF_IN], c[DP_CTR_HANDOFF_OUT]);
 	parts = c[DP_CTR_RUNT] + c[DP_CTR_BAD_ICRC] + c[DP_CTR_MULTISEG] + c[DP_CTR_NO_RECORD] +
-		c[DP_CTR_HANDOFF_FULL] + c[DP_CTR_NO_ROUTE] + c[DP_CTR_ENGINE_DROP] +
-		c[DP_CTR_MALFORMED];
+		c[DP_CTR_HANDOFF_FULL] + c[DP_CTR_NO_ROUTE] + c[DP_CTR_L2_PINNED] +
+		c[DP_CTR_VLAN_REFUSED] + c[DP_CTR_ENGINE_DROP] + c[DP_CTR_MALFORMED];
 	NRZ_CHECK(c[DP_CTR_DROPPED] == parts, "dropped %lu, its reasons %lu (runt %lu bad_icrc %lu "
-		  "multiseg %lu no_record %lu handoff_full %lu no_route %lu engine_drop %lu "
-		  "malformed %lu)", c[DP_CTR_DROPPED], parts, c[DP_CTR_RUNT], c[DP_CTR_BAD_ICRC],
-		  c[DP_CTR_MULTISEG], c[DP_CTR_NO_RECORD], c[DP_CTR_HANDOFF_FULL],
-		  c[DP_CTR_NO_ROUTE], c[DP_CTR_ENGINE_DROP], c[DP_CTR_MALFORMED]);
+		  "multiseg %lu no_record %lu handoff_full %lu no_route %lu l2_pinned %lu "
+		  "vlan_refused %lu engine_drop %lu malformed %lu)", c[DP_CTR_DROPPED], parts,
+		  c[DP_CTR_RUNT], c[DP_CTR_BAD_ICRC], c[DP_CTR_MULTISEG], c[DP_CTR_NO_RECORD],
+		  c[DP_CTR_HANDOFF_FULL], c[DP_CTR_NO_ROUTE], c[DP_CTR_L2_PINNED],
+		  c[DP_CTR_VLAN_REFUSED], c[DP_CTR_ENGINE_DROP], c[DP_CTR_MALFORMED]);
 	NRZ_CHECK(s.malformed[NR_BAD_NONE] == 0, "%lu malformed frames without a reason",
 		  s.malformed[NR_BAD_NONE]);
 	sum = 0;

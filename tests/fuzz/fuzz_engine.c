@@ -76,12 +76,18 @@
  *   - an RDMA WRITE of a registered active connection is never forwarded raw.
  *     Why: the receiver's RNIC would write one host's gradient where the sum
  *     belongs and acknowledge it; nothing would ever notice.
- *   - every response (ACK, NAK, atomic ACK, READ response), on whichever side
- *     of a registered connection, is forwarded.  Why: an RC QP is a requester
- *     as well as a responder; a dropped response leaves its request to the
- *     requester's retry timer, and after retry_cnt timeouts the QP moves to
- *     the error state and the job dies.  ACKs on the ACK side are snooped
- *     first (they free the box's slots) and still forwarded.
+ *   - every response (ACK, NAK, atomic ACK, READ response) that a registered
+ *     QP's peer sends it, on whichever side of a connection, is forwarded.
+ *     Why: an RC QP is a requester as well as a responder; a dropped
+ *     response leaves its request to the requester's retry timer, and after
+ *     retry_cnt timeouts the QP moves to the error state and the job dies.
+ *     ACKs on the ACK side are snooped first (they free the box's slots) and
+ *     still forwarded.
+ *   - a frame of a registered QP from anyone but its peer (source IP, UDP
+ *     source port, MAC, P_Key: as registered) is dropped, counted spoofed,
+ *     never forwarded, ACKs, NAKs and RNR NAKs included.  Why: a forged NAK
+ *     sends a requester back, an RNR NAK holds it, an error NAK kills its
+ *     QP (docs/trust.md).
  *   - held handles of a job stay within N * pool packets.  Why: the box's pool
  *     is sized from the jobs' specs at admission; a job that holds more
  *     starves the others and the rx rings.
@@ -615,6 +621,43 @@ bool nrz_data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t 
 static bool is_write(uint8_t op);
 
 /*
+ * Whether p (in frame) is addressed to a registered QP, and then whether it
+ * comes from that QP's peer as registered: the receiver for the sender's QP
+ * (ack side), the sender for the receiver's.
+ */
+static bool to_registered(struct world *w, const struct nr_pkt *p, const uint8_t *frame,
+			  bool *from_peer)
+{
+	static const uint8_t zero[6];
+
+	for (unsigned k = 0; k < w->njobs; k++) {
+		const struct sjob *j = &w->jobs[k];
+
+		if (!j->registered)
+			continue;
+		for (uint32_t i = 0; i < j->spec->n_conns; i++) {
+			const struct nr_conn_spec *c = &j->spec->conns[i];
+			bool ack = c->src_qpn == p->qpn && c->src_ip == p->daddr;
+			uint32_t spray = j->spec->spray_ports ? j->spec->spray_ports : 1;
+			uint16_t sport;
+			const uint8_t *mac;
+
+			if (!ack && !(c->dst_qpn == p->qpn && c->dst_ip == p->daddr))
+				continue;
+			sport = ack ? c->dst_sport : c->src_sport;
+			mac = ack ? c->dst_mac : c->src_mac;
+			*from_peer = p->saddr == (ack ? c->dst_ip : c->src_ip) &&
+				     (!sport || (uint16_t)(p->udp_sport - sport) < spray) &&
+				     (!memcmp(mac, zero, 6) || !memcmp(frame + 6, mac, 6)) &&
+				     (!j->spec->pkey ||
+				      !((nr_ld_be16(frame + p->bth_off + 2) ^ j->spec->pkey) & 0x7fff));
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * A result the engine resent itself for a receiver's NAK (a repair): to a
  * registered connection's receiver, from its sender, for a sequence already
  * emitted to it, with that result's payload, length and ImmDt, and CE only
@@ -860,8 +903,16 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 			  "RDMA WRITE of registered job %u conn %u forwarded raw (ctr %d)",
 			  w->jobs[jk].id, conn, ctr);
 	}
-	/* responses go on, but a receiver's sequence NAK a repair answered */
-	if (h->pkt.mask & NR_OPF_RESP)
+	/* a registered QP's frames from anyone but its peer are dropped as forged;
+	 * its peer's responses go on, but a receiver's sequence NAK a repair answered */
+	bool from_peer = true, reg = to_registered(w, &h->pkt, h->frame, &from_peer);
+
+	if (reg && !from_peer)
+		NRZ_CHECK(v == NR_V_DROP && (ctr == NR_ECTR_SPOOFED || ctr == NR_ECTR_SPOOFED_SRC ||
+					     ctr == NR_ECTR_SPOOFED_PKEY),
+			  "forged %s to a registered QP not dropped as spoofed: verdict %d ctr %d",
+			  nr_opcode_name(h->pkt.opcode), v, ctr);
+	else if (h->pkt.mask & NR_OPF_RESP)
 		NRZ_CHECK(v == NR_V_FORWARD || (ctr == NR_ECTR_NAK_REPAIRED &&
 						h->pkt.aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR),
 			  "response %s (owned %d) not forwarded: verdict %d ctr %d",

@@ -30,25 +30,51 @@ struct hz_run {
 	uint64_t exp_malformed[NR_BAD_MAX];  /* by our own parse of what we sent */
 	uint64_t exp_other;             /* frames nr_parse calls OTHER */
 	uint64_t hostile;               /* hostile frames sent */
+	bool pinned;                    /* the job is registered: its MACs are pinned */
+	uint64_t exp_pinned, exp_vlan;  /* frames the box's L2 step will drop */
 	hz_hook before, after;
 	void *arg;
 };
 
-/* Inject and remember what the parser will make of it. */
-static void hz_send(struct hz_run *R, unsigned port, const uint8_t *f, uint32_t len, bool hostile)
+/* Whether the box's L2 step drops f (sent on rank port's port): it counts what it expects. */
+static bool l2_refused(struct hz_run *R, unsigned port, const uint8_t *f, uint32_t len)
+{
+	struct nr_pkt p;
+
+	if (!R->d->l2_pins || len < 14)
+		return false;
+	if (R->d->seg && len > R->d->seg && nr_parse(f, R->d->seg, &p) != NR_PKT_OTHER)
+		return false;   /* a chain the box cannot linearize: multiseg */
+	if (len >= 16 && f[12] == 0x81 && f[13] == 0x00 && ((f[14] << 8 | f[15]) & 0x0FFF)) {
+		R->exp_vlan++;
+		return true;
+	}
+	for (unsigned k = 0; R->pinned && k < R->j.n; k++)
+		if (k != port % R->j.n && memcmp(f + 6, R->j.mac[k], 6) == 0) {
+			R->exp_pinned++;
+			return true;
+		}
+	return false;
+}
+
+/* Inject and remember what the box will make of it: true when its L2 step drops it. */
+static bool hz_send(struct hz_run *R, unsigned port, const uint8_t *f, uint32_t len, bool hostile)
 {
 	struct nr_pkt p;
 	int k = nr_parse(f, len, &p);
+	bool refused;
 
 	if (len > R->d->max_frame)
-		return;
-	if (k == NR_PKT_MALFORMED)
+		return false;
+	refused = l2_refused(R, port, f, len);
+	if (!refused && k == NR_PKT_MALFORMED)
 		R->exp_malformed[p.bad]++;
-	else if (k == NR_PKT_OTHER)
+	else if (!refused && k == NR_PKT_OTHER)
 		R->exp_other++;
 	R->d->inject(R->d->ctx, port % R->j.n, f, len);
 	R->sent++;
 	R->hostile += hostile;
+	return refused;
 }
 
 static void setup(struct hz_run *R, struct hz_drv *d, enum hz_values v, uint32_t seed)
@@ -80,6 +106,7 @@ static void setup(struct hz_run *R, struct hz_drv *d, enum hz_values v, uint32_t
 	}
 	d->settle(d->ctx, &R->j);
 	assert_int_equal(d->job_add(d->ctx, &R->j), 0);
+	R->pinned = true;
 }
 
 /* The workload: message by message, every rank, then every receiver's ACK. */
@@ -142,6 +169,9 @@ static void finish(struct hz_run *R, struct hz_acct *a)
 			fail_msg("malformed reason %s: box counted %llu, sent %llu",
 				 nr_malformed_str(b), (unsigned long long)a->malformed[b],
 				 (unsigned long long)R->exp_malformed[b]);
+	/* the L2 step dropped exactly the frames that claimed another port's MAC */
+	assert_int_equal(a->l2_pinned, R->exp_pinned);
+	assert_int_equal(a->vlan_refused, R->exp_vlan);
 	/* the job's sums stay exact, nothing else was added */
 	assert_int_equal(j->wrong, 0);
 	assert_true(hz_all_results(j));
@@ -445,6 +475,7 @@ void hz_case_spoofed(struct hz_drv *d)
 
 struct forge_count {
 	uint64_t data, acks;
+	uint64_t l2_data, l2_acks;   /* of which the box's L2 step dropped (a pinned MAC) */
 };
 
 /* A copy of frame f (len bytes) with one binding wrong, its payload garbage
@@ -470,7 +501,8 @@ static void forge_send(struct hz_run *R, unsigned port, const uint8_t *f, int le
 	if (p.pay_len >= 4)
 		hz_random_frame(&R->rng, b + p.pay_off, p.pay_len);
 	hz_refresh(b, (uint32_t)len);
-	hz_send(R, port, b, (uint32_t)len, true);
+	if (hz_send(R, port, b, (uint32_t)len, true))
+		*(ack ? &fc->l2_acks : &fc->l2_data) += 1;
 	*(ack ? &fc->acks : &fc->data) += 1;
 }
 
@@ -493,8 +525,17 @@ static void forge_before(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, i
 	}
 }
 
+/*
+ * After the genuine frame of (r, g): forgeries of it, and of what its
+ * receiver may answer the sender's QP: an ACK, a sequence NAK (it would send
+ * the sender back), an RNR NAK (it would hold it), a remote-access NAK (it
+ * would move its QP to the error state); and of what the sender may answer
+ * the receiver's QP (an RNR NAK to it as a requester).
+ */
 static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, int *len)
 {
+	static const uint8_t syn[] = { 0x1F, NR_AETH_NAK_PSN_SEQ_ERR, NR_AETH_RNR_NAK | 0x0E,
+				       NR_AETH_NAK_REM_ACC_ERR };
 	uint8_t b[HZ_FRAME_MAX];
 
 	if (r != 1)
@@ -502,9 +543,11 @@ static void forge_after(struct hz_run *R, unsigned r, uint32_t g, uint8_t *f, in
 	for (unsigned how = 0; how < 4; how++)
 		forge_send(R, r, f, *len, how, false);
 	for (unsigned how = 0; how < 4; how++) {
-		int n = hz_ack(&R->j, r, g, 0x1F, b, sizeof(b));
+		int n = hz_ack(&R->j, r, g, syn[(g + how) % 4], b, sizeof(b));
 
 		forge_send(R, (r + 1) % R->j.n, b, n, how, true);
+		n = hz_resp(&R->j, r, g, NR_AETH_RNR_NAK | 0x0E, b, sizeof(b));
+		forge_send(R, r, b, n, how, true);
 	}
 }
 
@@ -512,7 +555,7 @@ void hz_case_forged(struct hz_drv *d)
 {
 	struct hz_run R;
 	struct hz_acct a;
-	struct forge_count fc = { 0, 0 };
+	struct forge_count fc = { 0 };
 
 	setup(&R, d, HZ_VAL_PLAIN, 0xF0E6Du);
 	R.arg = &fc;
@@ -520,14 +563,21 @@ void hz_case_forged(struct hz_drv *d)
 	R.after = forge_after;
 	workload(&R);
 	finish(&R, &a);
-	printf("# %s: forged data %llu, forged ACKs %llu; spoofed_src %llu, spoofed_pkey %llu\n",
-	       d->name, (unsigned long long)fc.data, (unsigned long long)fc.acks,
+	printf("# %s: forged data %llu, forged ACKs %llu; spoofed_src %llu, spoofed_pkey %llu, "
+	       "l2_pinned %llu\n", d->name, (unsigned long long)fc.data, (unsigned long long)fc.acks,
 	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_SRC],
-	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_PKEY]);
-	/* every forged data frame dropped and named; every forged ACK named,
-	 * forwarded, never snooped; the victim's sums exact (finish) */
-	assert_int_equal(a.edrop[NR_ECTR_SPOOFED_SRC] + a.edrop[NR_ECTR_SPOOFED_PKEY], fc.data);
-	assert_int_equal(a.ectr[NR_ECTR_SPOOFED_SRC] + a.ectr[NR_ECTR_SPOOFED_PKEY], fc.data + fc.acks);
+	       (unsigned long long)a.ectr[NR_ECTR_SPOOFED_PKEY], (unsigned long long)a.l2_pinned);
+	/* every forged frame, data, ACK, NAK and RNR NAK alike, dropped and
+	 * named (by the box's L2 step when it claims a pinned MAC from another
+	 * port), never snooped, never forwarded: no NAK reached a QP of the
+	 * job but the box's own (the status monitor's); the sums exact (finish) */
+	assert_int_equal(a.edrop[NR_ECTR_SPOOFED_SRC] + a.edrop[NR_ECTR_SPOOFED_PKEY] +
+			 fc.l2_data + fc.l2_acks, fc.data + fc.acks);
+	assert_int_equal(a.ectr[NR_ECTR_SPOOFED_SRC] + a.ectr[NR_ECTR_SPOOFED_PKEY],
+			 fc.data + fc.acks - fc.l2_data - fc.l2_acks);
+	assert_int_equal(a.l2_pinned, fc.l2_data + fc.l2_acks);
+	assert_int_equal(R.j.naks_out, a.ectr[NR_ECTR_NAK_GAP] + a.ectr[NR_ECTR_NAK_REARM] +
+			 a.ectr[NR_ECTR_NAK_PROBE] + a.ectr[NR_ECTR_NAK_HOLD]);
 	assert_true(a.ectr[NR_ECTR_SPOOFED_PKEY] > 0 && a.ectr[NR_ECTR_SPOOFED_SRC] > 0);
 	assert_int_equal(a.ectr[NR_ECTR_ACKS_SNOOPED] + a.ectr[NR_ECTR_ACK_IGNORED],
 			 (uint64_t)R.j.n * R.j.msgs);

@@ -29,7 +29,9 @@ struct hz_acct {
 	uint64_t dropped;        /* every drop */
 	uint64_t malformed[NR_BAD_MAX];  /* drops by parser reason */
 	uint64_t edrop[NR_ECTR_MAX];     /* drops by engine reason */
-	uint64_t other_drop;     /* drops for other reasons (runt, multiseg ...) */
+	uint64_t other_drop;     /* drops for other reasons (runt, multiseg, l2_pinned ...) */
+	uint64_t l2_pinned;      /* of which: source MAC pinned to another port (dp_l2.h) */
+	uint64_t vlan_refused;   /* of which: a VLAN id other than 0 */
 	uint64_t ectr[NR_ECTR_MAX];      /* the engine's own counters */
 };
 
@@ -46,6 +48,15 @@ struct hz_drv {
 	void (*settle)(void *ctx, struct hz_job *j);
 	void (*acct)(void *ctx, struct hz_acct *a);
 	uint32_t max_frame;      /* longest frame the driver can inject */
+	/*
+	 * The box's L2 table in switch mode (dp_l2.h): job_add pins each rank's
+	 * MAC to its port, and a frame claiming one from another port is dropped
+	 * before it is parsed (l2_pinned), as is one with a VLAN id other than 0
+	 * (vlan_refused).  Frames longer than seg arrive as mbuf chains, which
+	 * reach that check only when their first segment is not RoCEv2.
+	 */
+	bool l2_pins;
+	uint32_t seg;
 	uint32_t (*ip_of)(unsigned r);
 	void (*mac_of)(unsigned r, uint8_t mac[6]);
 	void *ctx;

@@ -169,6 +169,35 @@ int hz_ack(const struct hz_job *j, unsigned r, uint32_t g, uint8_t syn, uint8_t 
 	return nr_build_frame(buf, cap, &f, &a, NULL, 0);
 }
 
+int hz_resp(const struct hz_job *j, unsigned r, uint32_t g, uint8_t syn, uint8_t *buf, size_t cap)
+{
+	struct nr_build_args a = {
+		.opcode = NR_OP_RC_ACK,
+		.psn = nr_psn_add(j->spec->conns[r].ipsn, g),
+		.syndrome = syn,
+		.msn = 1,
+	};
+	struct nr_flow f;
+
+	flow(j, r, false, &f);
+	return nr_build_frame(buf, cap, &f, &a, NULL, 0);
+}
+
+/* A NAK or RNR NAK addressed to a QP of the job (either side of a connection). */
+static bool job_nak(const struct hz_job *j, const struct nr_pkt *p)
+{
+	if (p->opcode != NR_OP_RC_ACK || nr_syn_is_ack(p->aeth_syn))
+		return false;
+	for (unsigned k = 0; k < j->n; k++) {
+		const struct nr_conn_spec *c = &j->spec->conns[k];
+
+		if ((p->daddr == c->src_ip && p->qpn == c->src_qpn) ||
+		    (p->daddr == c->dst_ip && p->qpn == c->dst_qpn))
+			return true;
+	}
+	return false;
+}
+
 static bool same(float a, float b)
 {
 	uint32_t x, y;
@@ -186,8 +215,11 @@ int hz_result(struct hz_job *j, const uint8_t *frame, uint32_t len, bool check_i
 	unsigned r = HZ_MAXN;
 	uint32_t g, nf;
 
-	if (nr_parse(frame, len, &p) != NR_PKT_ROCE || p.ipver != 4 ||
-	    p.opcode < NR_OP_RC_WRITE_FIRST || p.opcode > NR_OP_RC_WRITE_ONLY_IMM)
+	if (nr_parse(frame, len, &p) != NR_PKT_ROCE || p.ipver != 4)
+		return 0;
+	if (job_nak(j, &p))
+		j->naks_out++;
+	if (p.opcode < NR_OP_RC_WRITE_FIRST || p.opcode > NR_OP_RC_WRITE_ONLY_IMM)
 		return 0;
 	for (unsigned k = 0; k < j->n; k++)
 		if (p.qpn == j->spec->conns[k].dst_qpn && p.daddr == j->spec->conns[k].dst_ip &&

@@ -37,6 +37,7 @@ struct hz_job {
 	uint32_t wrong;                    /* results with a wrong sum, length, address */
 	uint32_t dup_results;              /* a (g, conn) result seen again (resends) */
 	uint32_t unsigned_imm;             /* results whose ImmDt was not tag ^ key */
+	uint32_t naks_out;                 /* NAKs and RNR NAKs to the job's QPs that left the box */
 	uint32_t seed;
 };
 
@@ -51,12 +52,16 @@ static inline uint32_t hz_packets(const struct hz_job *j) { return j->ppm * j->m
 int hz_data(const struct hz_job *j, unsigned r, uint32_t g, uint8_t *buf, size_t cap);
 /* The ACK that rank r+1 returns to rank r for sequence g (syn 0x1F: ACK). */
 int hz_ack(const struct hz_job *j, unsigned r, uint32_t g, uint8_t syn, uint8_t *buf, size_t cap);
+/* A response (ACK opcode, syndrome syn) from rank r to the receiving QP of
+ * connection r (the receiver's QP as a requester, its peer answering). */
+int hz_resp(const struct hz_job *j, unsigned r, uint32_t g, uint8_t syn, uint8_t *buf, size_t cap);
 
 /*
  * Look at a frame that left the box.  Returns 1 if it is a result of this job
  * (checked: payload = rank-ordered sum bit for bit, any NaN equals any NaN,
  * ImmDt = tag ^ result_key, ICRC when check_icrc), 0 if it is not a data frame
- * of this job.  Wrong results count in j->wrong and print what differs.
+ * of this job.  Wrong results count in j->wrong and print what differs; NAKs
+ * and RNR NAKs to the job's QPs in j->naks_out.
  */
 int hz_result(struct hz_job *j, const uint8_t *frame, uint32_t len, bool check_icrc);
 /* Every (g, conn) result seen: true when complete (prints what is missing). */

@@ -94,7 +94,8 @@ static void eb_settle(void *ctx, struct hz_job *j)
 }
 
 static const char *const other_drops[] = {
-	"runt", "bad_icrc", "multiseg", "no_record", "handoff_full", "no_route",
+	"runt", "bad_icrc", "multiseg", "no_record", "handoff_full", "no_route", "l2_pinned",
+	"vlan_refused",
 };
 
 static void eb_acct(void *ctx, struct hz_acct *a)
@@ -116,6 +117,8 @@ static void eb_acct(void *ctx, struct hz_acct *a)
 		for (unsigned n = 0; n < sizeof(other_drops) / sizeof(other_drops[0]); n++)
 			if (!strcmp(dp_ctr_names[k], other_drops[n]))
 				a->other_drop += s.c[k];
+	a->l2_pinned = s.c[DP_CTR_L2_PINNED];
+	a->vlan_refused = s.c[DP_CTR_VLAN_REFUSED];
 	assert_int_equal(s.c[DP_CTR_HANDOFF_IN], 0);   /* one worker */
 	assert_int_equal(dp_box_engine_counters(h->box, a->ectr), 0);
 }
@@ -123,7 +126,8 @@ static void eb_acct(void *ctx, struct hz_acct *a)
 static struct hz_drv g_drv = {
 	.name = "box",
 	.begin = eb_begin, .end = eb_end, .job_add = eb_job_add, .inject = eb_inject,
-	.settle = eb_settle, .acct = eb_acct, .max_frame = HZ_FRAME_MAX,
+	.settle = eb_settle, .acct = eb_acct, .max_frame = HZ_FRAME_MAX, .l2_pins = true,
+	.seg = HZ_SEG,
 	.ip_of = h_host_ip, .mac_of = h_host_mac, .ctx = &g_h,
 };
 
