@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "host/comm/nr_comm.h"
+#include "host/comm/nr_progress.h"
 #include "host/comm/nr_util.h"
 #include "nr_allreduce_box.h"
 #include "nr_collective.h"
