@@ -439,6 +439,8 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	return NR_V_HELD;
 }
 
+/* Not inlined: one call a data packet, which tools/instr-count counts. */
+__attribute__((noinline))
 static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_t i,
 				  struct nr_pkt *p, uint8_t *frame, void *handle,
 				  uint64_t now_ns, enum nr_engine_ctr *ctr)

@@ -341,11 +341,11 @@ static int check_transport(const struct nr_config *cfg, bool env)
 		nr_set_tls_error("%s=\"%s\": %s", env ? "NR_TRANSPORT" : "transport",
 				 cfg->transport, err);
 	else if (r == -ENOTSUP && wish.spray_ports > 1)
-		nr_set_tls_error("%s=%u with %s=\"%s\": %s", env ? "NR_SPRAY_PORTS" : "spray_ports",
+		nr_set_tls_error("%s=%u with %s=%s: %s", env ? "NR_SPRAY_PORTS" : "spray_ports",
 				 cfg->spray_ports, env ? "NR_TRANSPORT" : "transport",
 				 cfg->transport, err);
 	else if (r == -ENOTSUP)
-		nr_set_tls_error("%s=%u with %s=\"%s\": %s", env ? "NR_PRIO_CLASSES" : "prio_classes",
+		nr_set_tls_error("%s=%u with %s=%s: %s", env ? "NR_PRIO_CLASSES" : "prio_classes",
 				 cfg->prio_classes, env ? "NR_TRANSPORT" : "transport",
 				 cfg->transport, err);
 	else if (r)
