@@ -62,7 +62,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all reconfigure deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak rtl-long clean help
+.PHONY: all reconfigure deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-loss bench-dlcp sim-validate sim-report fuzz soak soak-tables rtl-long clean help
 
 all: build
 
@@ -104,6 +104,8 @@ help:
 	@echo "make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each"
 	@echo "make soak       SOAK_MINUTES (default 30) of random all-reduces, loss, host kills and"
 	@echo "                box restarts on the 8-host testbed, every result and frame checked (root)"
+	@echo "make soak-tables 10,000 jobs created and destroyed on a two-worker box, then a job"
+	@echo "                exact at the fresh box's rate, memory flat (root)"
 	@echo "make rtl-long   the RTL against the software box on 8x longer traces, 10^7 adder pairs"
 
 deps:
@@ -264,7 +266,8 @@ bench-dlcp: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-burst tests/fuzz/nrz-fuzz-soft \
-	tests/fuzz/nrz-fuzz-ctlserver tests/fuzz/nrz-fuzz-rendezvous tests/fuzz/nrz-gen-corpus
+	tests/fuzz/nrz-fuzz-ctlserver tests/fuzz/nrz-fuzz-rendezvous tests/fuzz/nrz-fuzz-owner \
+	tests/fuzz/nrz-fuzz-l2 tests/fuzz/nrz-gen-corpus
 
 # (a fuzz build set up before the burst target had DPDK disabled: turned on)
 fuzz: deps $(FUZZ)/build.ninja
@@ -273,6 +276,12 @@ fuzz: deps $(FUZZ)/build.ninja
 		|| meson configure $(FUZZ) -Ddpdk=auto
 	ninja -C $(FUZZ) $(FUZZ_TARGETS)
 	tests/fuzz/run --build $(FUZZ) --seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+# Opt-in, not part of make test: 10,000 jobs (up to 256 connections x 4 channels)
+# created and destroyed on a two-worker box, then a victim job exact at the fresh
+# box's rate, memory flat (tests/hostile/test_hostile_tables.c; make test runs 300).
+soak-tables: build
+	NR_TABLES_CYCLES=10000 $(BUILD)/tests/hostile/test_hostile_tables
 
 # Opt-in, not part of make test: see tests/testbed/soak --help.
 soak: build

@@ -253,11 +253,18 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	b->tsc_hz = rte_get_tsc_hz();
 	b->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
 	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
-	b->owners = rte_zmalloc("nr_owners", sizeof(*b->owners), RTE_CACHE_LINE_SIZE);
 	dp_l2_init(&b->l2, box_secret(), cfg->l2_port_cap, cfg->l2_age_s);
-	if (b->owners == NULL) {
-		snprintf(err, errlen, "out of memory for the owner map (EAL -m)");
-		goto fail;
+	{
+		/* every connection (two keys) of every channel the workers can hold */
+		uint32_t keys = n_lcores * NR_MAX_JOBS * NR_MAX_CONNS * 2;
+		void *mem = rte_malloc("nr_owners", dp_owner_bytes(keys), RTE_CACHE_LINE_SIZE);
+
+		if (mem == NULL) {
+			snprintf(err, errlen, "out of memory for the owner map, %zu bytes (EAL -m)",
+				 dp_owner_bytes(keys));
+			goto fail;
+		}
+		b->owners = dp_owner_init(mem, keys, box_secret());
 	}
 	b->pool = pool;
 	if (pool == NULL) {

@@ -31,19 +31,39 @@ static bool job_exists(const struct dp_box *b, uint32_t id)
 	return false;
 }
 
+/* Set (worker >= 0) or clear the channel's keys; room checked first (owners_room). */
 static void owners_update(struct dp_box *b, const struct nr_job_spec *s, int worker)
 {
 	for (unsigned i = 0; i < s->n_conns; i++) {
 		const struct nr_conn_spec *cs = &s->conns[i];
 
 		if (worker >= 0) {
-			dp_owner_set(b->owners, cs->dst_ip, cs->dst_qpn, (unsigned)worker);
-			dp_owner_set(b->owners, cs->src_ip, cs->src_qpn, (unsigned)worker);
+			int r = dp_owner_set(b->owners, cs->dst_ip, cs->dst_qpn, (unsigned)worker);
+
+			if (r == 0)
+				r = dp_owner_set(b->owners, cs->src_ip, cs->src_qpn, (unsigned)worker);
+			if (r)   /* owners_room said there was: a bug, said loudly */
+				DP_LOG(ERR, "owner map: conns[%u] not set (%d): its frames may "
+				       "reach the wrong worker", i, r);
 		} else {
 			dp_owner_clear(b->owners, cs->dst_ip, cs->dst_qpn);
 			dp_owner_clear(b->owners, cs->src_ip, cs->src_qpn);
 		}
 	}
+}
+
+/* Room in the owner map for k channels of s's connections, two keys each: else -ENOSPC. */
+static int owners_room(const struct dp_box *b, const struct nr_job_spec *s, uint32_t k,
+		       char *err, size_t errlen)
+{
+	uint64_t need = 2ull * s->n_conns * k;
+
+	if (need <= dp_owner_room(b->owners))
+		return 0;
+	snprintf(err, errlen, "the box's connection owner map is full: %u connections x %u "
+		 "channels need %" PRIu64 " entries, %u left; destroy a job first",
+		 s->n_conns, k, need, dp_owner_room(b->owners));
+	return -ENOSPC;
 }
 
 /* A connection owned by another worker's job: -EEXIST naming it. */
@@ -245,6 +265,8 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 		goto out;
 	}
 	rc = admit(b, spec, err, errlen);
+	if (rc == 0)
+		rc = owners_room(b, spec, k, err, errlen);
 	if (rc == 0)
 		rc = place(b, k, nc, err, errlen);
 	/* each channel: its spec, no connection of another worker's job, then its engine job */
