@@ -911,8 +911,72 @@ static int gen_soft(nrz_seed_cb cb, void *ctx)
 	return n;
 }
 
+/* ---- owner, l2 ------------------------------------------------------------------ */
+
+/*
+ * owner: a small map filled past its cap, cleared in another order, refilled
+ * (runs that wrap the end of the map, moves on every deletion); l2: each
+ * port's cap reached, pins taken over and given back, time passing the ageing
+ * time, sweeps, the VLAN cases.
+ */
+static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s = { .n = 0 };
+	int n = 0;
+
+	if (!strcmp(target, "owner")) {
+		for (unsigned size = 1; size <= 33; size += 16) {
+			s.n = 0;
+			put(&s, (uint8_t)(size - 1));
+			for (unsigned k = 0; k < 80; k++) {       /* set past the cap */
+				put(&s, 0); put(&s, (uint8_t)(k * 37)); put(&s, (uint8_t)k);
+			}
+			for (unsigned k = 0; k < 80; k += 2) {    /* clear every other one */
+				put(&s, 1); put(&s, (uint8_t)(k * 37)); put(&s, 0);
+			}
+			for (unsigned k = 0; k < 80; k++) {       /* refill, look up */
+				put(&s, 0); put(&s, (uint8_t)(k * 11)); put(&s, 3);
+				put(&s, 2); put(&s, (uint8_t)(k * 37)); put(&s, 0);
+			}
+			cb(ctx, size == 1 ? "fill-tiny" : size == 17 ? "fill-small" : "fill", s.b, s.n);
+			n++;
+		}
+		return n;
+	}
+	/* l2 */
+	put(&s, 2); put(&s, 0);
+	for (unsigned m = 0; m < 16; m++) {               /* port 1 past its cap (3) */
+		put(&s, 0); put(&s, (uint8_t)m); put(&s, 1);
+	}
+	put(&s, 2); put(&s, 12); put(&s, 0);              /* pin, steal, VLANs */
+	put(&s, 0); put(&s, 12); put(&s, 2);
+	put(&s, 8); put(&s, 12); put(&s, 2);
+	put(&s, 16); put(&s, 13); put(&s, 2);
+	put(&s, 4); put(&s, 0); put(&s, 7);               /* age, sweep, unpin */
+	put(&s, 5); put(&s, 0); put(&s, 255);
+	put(&s, 3); put(&s, 12); put(&s, 0);
+	put(&s, 0); put(&s, 30); put(&s, 1);
+	put(&s, 0); put(&s, 31); put(&s, 33);
+	cb(ctx, "cap-pin-age", s.b, s.n);
+	n++;
+	s.n = 0;
+	put(&s, 15); put(&s, 3);
+	for (unsigned m = 0; m < 12; m++) {               /* one bucket: ways, pins, FULL */
+		put(&s, 0); put(&s, (uint8_t)m); put(&s, (uint8_t)m);
+		put(&s, 2); put(&s, (uint8_t)m); put(&s, 0);
+	}
+	for (unsigned m = 0; m < 12; m++) {
+		put(&s, 3); put(&s, (uint8_t)m); put(&s, 0);
+		put(&s, 0); put(&s, (uint8_t)m); put(&s, 5);
+	}
+	cb(ctx, "one-bucket", s.b, s.n);
+	return n + 1;
+}
+
 int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 {
+	if (!strcmp(target, "owner") || !strcmp(target, "l2"))
+		return gen_tables(target, cb, ctx);
 	if (!strcmp(target, "parse"))
 		return gen_parse(cb, ctx);
 	if (!strcmp(target, "engine"))
@@ -928,6 +992,6 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 	if (!strcmp(target, "rendezvous"))
 		return gen_rendezvous(cb, ctx);
 	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, burst, soft, ctlserver, "
-		"rendezvous)\n", target);
+		"rendezvous, owner, l2)\n", target);
 	return -1;
 }
