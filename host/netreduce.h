@@ -143,7 +143,7 @@ struct nr_config {
 	uint16_t spray_reorder;  /* packets a sprayed stream may arrive out of order before
 				    the box takes a gap for a loss (its job's reorder_pkts),
 				    0..1024; default (0): 2 x (spray_ports - 1) */
-	/* Priority classes (host/README.md, "Priority classes") */
+	/* Priority classes (docs/short-slots.md, "Priority") */
 	uint8_t prio_classes;    /* soft, with a box: tolerant messages in this many classes
 				    (NR_MSG_CLASS), each on a box channel of its own with a DSCP of
 				    its own, exact ones on one above them all (so prio_classes + 1
@@ -212,7 +212,7 @@ NR_API int nr_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf
 
 /*
  * NR_MSG_CLASS(c), with NR_MSG_TOLERANT: the message's priority class, 0 (the
- * lowest) .. prio_classes - 1 (host/README.md, "Priority classes"; a DDP
+ * lowest) .. prio_classes - 1 (docs/short-slots.md, "Priority"; a DDP
  * bucket's: the input side's highest).  Where the communicator has classes
  * the call goes on its class's box channel, its packets with the class's
  * DSCP (short_dscp + 8c), and the box and a fabric that serves the classes
