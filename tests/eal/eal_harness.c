@@ -8,6 +8,12 @@
 #include <sched.h>
 #include <limits.h>
 #include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -95,6 +101,30 @@ int h_group_teardown(void **state)
 	(void)state;
 	rte_mempool_free(h_pool);
 	h_eal_fini();
+	return 0;
+}
+
+bool h_eal_ok;
+
+int h_run_box_group(const char *name, const struct CMUnitTest *tests, size_t n)
+{
+	int failed;
+
+	h_eal_ok = h_eal_init() == 0;
+	if (!h_eal_ok)
+		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
+		       "box cases skipped\n");
+	failed = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	if (h_eal_ok)
+		h_eal_fini();
+	return failed;
+}
+
+int h_case_teardown(void **state)
+{
+	(void)state;
+	if (h_current && h_current->box)
+		h_teardown(h_current);
 	return 0;
 }
 

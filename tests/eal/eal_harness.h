@@ -8,6 +8,7 @@
 #define NR_EAL_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -47,6 +48,16 @@ void h_eal_fini(void);
 /* A CMocka group of EAL tests: h_eal_init, then h_pool freed and h_eal_fini. */
 int h_group_setup(void **state);
 int h_group_teardown(void **state);
+/*
+ * A CMocka group of box cases that skip where the EAL cannot start: h_eal_ok
+ * says whether it did (a case calls skip() without it), the group runs, then
+ * h_eal_fini.  h_case_teardown tears down the box a case left up (after a
+ * failed case too: the next one needs lcore 1).  The group's failures.
+ */
+struct CMUnitTest;
+extern bool h_eal_ok;
+int h_run_box_group(const char *name, const struct CMUnitTest *tests, size_t n);
+int h_case_teardown(void **state);
 /* Box in mode with n ports and one worker on lcore 1, launched. */
 int h_setup(struct harness *h, unsigned n_ports, enum dp_mode mode);
 /* Same with 1 or 2 workers (lcores 1 and 2; lcore 2 shares CPU 1). */

@@ -26,7 +26,6 @@
 #define HZ_SEG (DP_MBUF_DATAROOM - RTE_PKTMBUF_HEADROOM)
 
 static struct harness g_h;
-static bool g_eal_ok;
 
 static int eb_begin(void *ctx)
 {
@@ -131,20 +130,11 @@ static struct hz_drv g_drv = {
 	.ip_of = h_host_ip, .mac_of = h_host_mac, .ctx = &g_h,
 };
 
-/* after a failed case too: the box must leave lcore 1 for the next one */
-static int eb_teardown(void **state)
-{
-	(void)state;
-	if (g_h.box)
-		h_teardown(&g_h);
-	return 0;
-}
-
 #define CASE(name)                                                            \
 	static void test_##name(void **state)                                 \
 	{                                                                     \
 		(void)state;                                                  \
-		if (!g_eal_ok)                                                \
+		if (!h_eal_ok)                                                \
 			skip();                                               \
 		hz_case_##name(&g_drv);                                       \
 	}
@@ -163,26 +153,18 @@ CASE(bad_icrc)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_lengths, eb_teardown),
-		cmocka_unit_test_teardown(test_bad_headers, eb_teardown),
-		cmocka_unit_test_teardown(test_pad_and_reth, eb_teardown),
-		cmocka_unit_test_teardown(test_unknown_opcodes, eb_teardown),
-		cmocka_unit_test_teardown(test_nan_inf, eb_teardown),
-		cmocka_unit_test_teardown(test_unknown_qpn_flood, eb_teardown),
-		cmocka_unit_test_teardown(test_spoofed, eb_teardown),
-		cmocka_unit_test_teardown(test_forged, eb_teardown),
-		cmocka_unit_test_teardown(test_duplicates, eb_teardown),
-		cmocka_unit_test_teardown(test_acks_never_sent, eb_teardown),
-		cmocka_unit_test_teardown(test_bad_icrc, eb_teardown),
+		cmocka_unit_test_teardown(test_lengths, h_case_teardown),
+		cmocka_unit_test_teardown(test_bad_headers, h_case_teardown),
+		cmocka_unit_test_teardown(test_pad_and_reth, h_case_teardown),
+		cmocka_unit_test_teardown(test_unknown_opcodes, h_case_teardown),
+		cmocka_unit_test_teardown(test_nan_inf, h_case_teardown),
+		cmocka_unit_test_teardown(test_unknown_qpn_flood, h_case_teardown),
+		cmocka_unit_test_teardown(test_spoofed, h_case_teardown),
+		cmocka_unit_test_teardown(test_forged, h_case_teardown),
+		cmocka_unit_test_teardown(test_duplicates, h_case_teardown),
+		cmocka_unit_test_teardown(test_acks_never_sent, h_case_teardown),
+		cmocka_unit_test_teardown(test_bad_icrc, h_case_teardown),
 	};
 
-	g_eal_ok = h_eal_init() == 0;
-	if (!g_eal_ok)
-		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
-		       "box cases skipped\n");
-	int failed = cmocka_run_group_tests_name("hostile traffic, box", tests, NULL, NULL);
-
-	if (g_eal_ok)
-		h_eal_fini();   /* also removes the EAL runtime directory */
-	return failed;
+	return h_run_box_group("hostile traffic, box", tests, sizeof(tests) / sizeof(tests[0]));
 }

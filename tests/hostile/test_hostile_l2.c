@@ -38,7 +38,6 @@
 #define MSGS     6
 #define FLOOD    3000      /* made-up source MACs, over the port's cap */
 
-static bool g_eal_ok;
 static struct harness g_h;
 
 static const uint8_t attacker_mac[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0x01 };
@@ -187,7 +186,7 @@ static void test_theft_and_flood(void **state)
 	uint32_t cap;
 
 	(void)state;
-	if (!g_eal_ok)
+	if (!h_eal_ok)
 		skip();
 	setup(&R, NULL);
 	cap = g_h.box->l2.port_cap;
@@ -238,7 +237,7 @@ static void test_ageing(void **state)
 	uint16_t port4;
 
 	(void)state;
-	if (!g_eal_ok)
+	if (!h_eal_ok)
 		skip();
 	setup(&R, short_age);
 	port4 = g_h.port_id[ATTACKER];
@@ -262,28 +261,11 @@ static void test_ageing(void **state)
 	hz_job_fini(&R.j);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	if (g_h.box)
-		h_teardown(&g_h);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_theft_and_flood, teardown),
-		cmocka_unit_test_teardown(test_ageing, teardown),
+		cmocka_unit_test_teardown(test_theft_and_flood, h_case_teardown),
+		cmocka_unit_test_teardown(test_ageing, h_case_teardown),
 	};
-	int failed;
-
-	g_eal_ok = h_eal_init() == 0;
-	if (!g_eal_ok)
-		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
-		       "box cases skipped\n");
-	failed = cmocka_run_group_tests_name("hostile L2, box", tests, NULL, NULL);
-	if (g_eal_ok)
-		h_eal_fini();
-	return failed;
+	return h_run_box_group("hostile L2, box", tests, sizeof(tests) / sizeof(tests[0]));
 }

@@ -39,7 +39,6 @@
 #define LIVE   3
 #define WARM   50     /* cycles before memory is measured */
 
-static bool g_eal_ok;
 static struct harness g_h;
 
 static double now_s(void)
@@ -163,7 +162,7 @@ static void test_churn(void **state)
 	double fresh, after, t0;
 
 	(void)state;
-	if (!g_eal_ok)
+	if (!h_eal_ok)
 		skip();
 	assert_int_equal(h_setup_workers(&g_h, RANKS, DP_MODE_SWITCH, 2), 0);
 	for (unsigned r = 0; r < RANKS; r++) {
@@ -220,27 +219,10 @@ static void test_churn(void **state)
 	h_teardown(&g_h);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	if (g_h.box)
-		h_teardown(&g_h);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_churn, teardown),
+		cmocka_unit_test_teardown(test_churn, h_case_teardown),
 	};
-	int failed;
-
-	g_eal_ok = h_eal_init() == 0;
-	if (!g_eal_ok)
-		printf("# EAL could not start (needs root for --no-huge memory and ring ports): "
-		       "box cases skipped\n");
-	failed = cmocka_run_group_tests_name("hostile tables, box", tests, NULL, NULL);
-	if (g_eal_ok)
-		h_eal_fini();
-	return failed;
+	return h_run_box_group("hostile tables, box", tests, sizeof(tests) / sizeof(tests[0]));
 }
