@@ -143,7 +143,9 @@ def netreduce_summary(args):
     out = tolerant_summary(netreduce.torch.stats())
     out.update(qp_errors=sum(h["qp_errors"] for h in healths),
                failed_ranks=sum(1 for h in healths if h["failed"]),
-               qp_error=next((h["qp_error"] for h in healths if h["qp_error"]), ""))
+               qp_error=next((h["qp_error"] for h in healths if h["qp_error"]), ""),
+               # rank 0's DDP buckets: the median latency of each one's all-reduce
+               buckets=netreduce.torch.stats().get("buckets"))
     return out
 
 

@@ -243,10 +243,12 @@ struct nr_allreduce_req {
  * after the other in the order given, so a higher class's need not wait for
  * a lower one's; else one after the other.  Every rank must give the
  * all-reduces of one class in the same order (it may group them otherwise).
- * 0, or the first failure (the communicator is then broken).
+ * done_ns (NULL, or n entries): when each one's result was in its recvbuf,
+ * CLOCK_MONOTONIC nanoseconds (a class's before the call returns).  0, or the
+ * first failure (the communicator is then broken).
  */
 NR_API int nr_allreduce_multi(struct nr_comm *comm, const struct nr_allreduce_req *reqs,
-			      unsigned n);
+			      unsigned n, uint64_t *done_ns);
 /*
  * The same as a ring all-reduce (reduce-scatter then all-gather) over QPs that
  * are not registered with the box.  Element i of chunk c (chunks: count / world

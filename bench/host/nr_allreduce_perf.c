@@ -311,9 +311,9 @@ static int run_classes(struct nr_comm *c, const struct opts *o, const uint8_t *s
 		at += len;
 	}
 	if (o->rank % 2 == 0)
-		return nr_allreduce_multi(c, q, n);
+		return nr_allreduce_multi(c, q, n, NULL);
 	for (unsigned k = 0; !rc && k < n; k++)
-		rc = nr_allreduce_multi(c, &q[k], 1);
+		rc = nr_allreduce_multi(c, &q[k], 1, NULL);
 	return rc;
 }
 

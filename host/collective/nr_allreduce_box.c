@@ -273,11 +273,22 @@ struct box_multi {
 	struct nr_comm *c;
 	const struct nr_allreduce_req *reqs;
 	unsigned n;
+	uint64_t *done_ns;                /* NULL, or when each request's result was in */
 	unsigned next[NR_MAX_CHANNELS];   /* the next request to look at for channel k */
+	unsigned cur[NR_MAX_CHANNELS];    /* the request channel k runs */
 	bool active[NR_MAX_CHANNELS];
 	struct box_op op[NR_MAX_CHANNELS];
 	struct nr_coll_count cnt;         /* every request's messages */
 };
+
+/* Channel k's op is done: ended, its time kept. */
+static void multi_end(struct box_multi *mu, unsigned k)
+{
+	op_end(&mu->op[k]);
+	mu->active[k] = false;
+	if (mu->done_ns)
+		mu->done_ns[mu->cur[k]] = nr_now_ns();
+}
 
 /* Channel k's next op, when its last one is done: 0, or the failure. */
 static int multi_next(struct box_multi *mu, unsigned k)
@@ -287,8 +298,7 @@ static int multi_next(struct box_multi *mu, unsigned k)
 	if (mu->active[k] && !op_done(&mu->op[k]))
 		return 0;
 	if (mu->active[k])
-		op_end(&mu->op[k]);
-	mu->active[k] = false;
+		multi_end(mu, k);
 	for (; mu->next[k] < mu->n; mu->next[k]++) {
 		const struct nr_allreduce_req *q = &mu->reqs[mu->next[k]];
 		int rc;
@@ -300,7 +310,7 @@ static int multi_next(struct box_multi *mu, unsigned k)
 		if (rc)
 			return rc;
 		mu->active[k] = true;
-		mu->next[k]++;
+		mu->cur[k] = mu->next[k]++;
 		/* receives deferred for this channel's next op are due now */
 		c->hold_backlog = false;
 		return 0;
@@ -364,15 +374,16 @@ static const struct nr_collective multi_collective = {
 	.waiting_recv = multi_waiting_recv,
 };
 
-/* reqs[0..n), of one job (dtype, open, checked), at once. */
-static int run_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+/* reqs[0..n), of one job (dtype, open, checked), at once; done_ns as theirs. */
+static int run_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n,
+		     uint64_t *done_ns)
 {
 	struct box_multi *mu = calloc(1, sizeof(*mu));
 	int rc;
 
 	if (!mu)
 		return nr_fail(c, NR_ERR_NOMEM, "rank %d: nr_allreduce: out of memory", c->rank);
-	*mu = (struct box_multi){ .c = c, .reqs = reqs, .n = n };
+	*mu = (struct box_multi){ .c = c, .reqs = reqs, .n = n, .done_ns = done_ns };
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t m = (reqs[i].count * nr_dtype_size(reqs[i].dtype) + c->cfg.msg_size - 1) /
 			     c->cfg.msg_size;
@@ -383,7 +394,7 @@ static int run_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, uns
 	rc = nr_collective_run(c, &multi_collective, nr_box_ring(reqs[0].dtype, 0), mu, &mu->cnt);
 	for (unsigned k = 0; k < NR_MAX_CHANNELS; k++)
 		if (mu->active[k])
-			op_end(&mu->op[k]);
+			multi_end(mu, k);
 	c->hold_backlog = false;
 	free(mu);
 	if (rc)
@@ -391,7 +402,8 @@ static int run_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, uns
 	return rc;
 }
 
-static int box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+static int box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n,
+			       uint64_t *done_ns)
 {
 	struct nr_allreduce_req *q = calloc(n ? n : 1, sizeof(*q));
 	unsigned from = 0;
@@ -407,29 +419,32 @@ static int box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req 
 		int r;
 
 		if (i > from && (q[i].dtype != q[from].dtype || !c->box[q[i].dtype].open)) {
-			rc = run_multi(c, q + from, i - from);
+			rc = run_multi(c, q + from, i - from, done_ns ? done_ns + from : NULL);
 			from = i;
 		}
 		if (!rc && box_check(c, q[i].sendbuf, q[i].recvbuf, q[i].count, q[i].dtype, q[i].op,
 				     &r)) {
 			rc = r;
 			q[i].count = 0;         /* nothing to send: none, or one rank */
+			if (done_ns)
+				done_ns[i] = nr_now_ns();
 		}
 	}
 	if (!rc && n > from)
-		rc = run_multi(c, q + from, n - from);
+		rc = run_multi(c, q + from, n - from, done_ns ? done_ns + from : NULL);
 	free(q);
 	return rc;
 }
 
-int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n,
+			   uint64_t *done_ns)
 {
 	int rc;
 
 	if (!c)
 		return NR_ERR_INVALID;
 	nr_comm_lock(c);   /* keeps the progress thread off the transport */
-	rc = box_allreduce_multi(c, reqs, n);
+	rc = box_allreduce_multi(c, reqs, n, done_ns);
 	nr_comm_unlock(c);
 	return rc;
 }
@@ -453,7 +468,7 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 						    .count = count, .dtype = dtype, .op = op,
 						    .flags = flags };
 
-		return run_multi(c, &q, 1);
+		return run_multi(c, &q, 1, NULL);
 	}
 	rc = op_init(c, &o, sendbuf, recvbuf, count * nr_dtype_size(dtype), dtype, flags, -1);
 	if (rc)

@@ -16,6 +16,7 @@ int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size
  * nr_allreduce_multi's contract (netreduce.h) where the communicator has
  * priority classes (c->classes): the requests at once, an op per channel.
  */
-int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n);
+int nr_box_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n,
+			   uint64_t *done_ns);
 
 #endif /* NR_ALLREDUCE_BOX_H */

@@ -140,7 +140,8 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 	return rc;
 }
 
-int nr_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n)
+int nr_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, unsigned n,
+		       uint64_t *done_ns)
 {
 	uint64_t t0 = nr_now_ns();
 	int rc = 0;
@@ -153,12 +154,15 @@ int nr_allreduce_multi(struct nr_comm *c, const struct nr_allreduce_req *reqs, u
 		if ((rc = check_flags(c, reqs[i].flags, "nr_allreduce_multi")))
 			return rc;
 	if (!c->classes || c->topo) {           /* one after the other */
-		for (unsigned i = 0; !rc && i < n; i++)
+		for (unsigned i = 0; !rc && i < n; i++) {
 			rc = counted_allreduce(c, reqs[i].sendbuf, reqs[i].recvbuf, reqs[i].count,
 					       reqs[i].dtype, reqs[i].op, false, reqs[i].flags);
+			if (done_ns)
+				done_ns[i] = nr_now_ns();
+		}
 		return rc;
 	}
-	rc = nr_box_allreduce_multi(c, reqs, n);
+	rc = nr_box_allreduce_multi(c, reqs, n, done_ns);
 	for (unsigned i = 0; i < n; i++)
 		count_call(c, reqs[i].dtype, reqs[i].count, false, reqs[i].flags,
 			   i ? 0 : nr_now_ns() - t0, rc);

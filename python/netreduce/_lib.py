@@ -37,6 +37,11 @@ NR_MAX = 1
 NR_MSG_TOLERANT = 0x1
 
 
+def NR_MSG_CLASS(c):   # noqa: N802 - the C macro's name
+    """A tolerant message's priority class c (0 the lowest; NR_PRIO_CLASSES)."""
+    return ((c & 0x7) + 1) << 4
+
+
 class NrConfig(ctypes.Structure):
     """struct nr_config, field for field (host/netreduce.h); size is sizeof of this
     layout, which the library reads and writes no further than."""
@@ -78,7 +83,15 @@ class NrConfig(ctypes.Structure):
         ("short_scale", ctypes.c_uint8),
         ("spray_ports", ctypes.c_uint8),
         ("spray_reorder", ctypes.c_uint16),
+        ("prio_classes", ctypes.c_uint8),
     ]
+
+
+class NrAllreduceReq(ctypes.Structure):
+    """struct nr_allreduce_req (host/netreduce.h): one all-reduce of nr_allreduce_multi."""
+    _fields_ = [("sendbuf", ctypes.c_void_p), ("recvbuf", ctypes.c_void_p),
+                ("count", ctypes.c_size_t), ("dtype", ctypes.c_int), ("op", ctypes.c_int),
+                ("flags", ctypes.c_uint)]
 
 
 class NrCommStats(ctypes.Structure):
@@ -107,7 +120,7 @@ _DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport"
              "racks": None, "rack_agents": 0,
              "tclass": 0, "soft_ackreq": 0, "soft_window": 0, "bootstrap_timeout_ms": 300000,
              "reduce": None, "short_ppm": 0, "short_dscp": 10, "short_scale": 0,
-             "spray_ports": 0, "spray_reorder": 0}
+             "spray_ports": 0, "spray_reorder": 0, "prio_classes": 0}
 
 _lock = threading.Lock()
 _lib = None
@@ -149,6 +162,8 @@ def _bind(lib):
         "nr_comm_box_counters": (c_int, [c_void_p, ctypes.POINTER(NrBoxCounters),
                                          ctypes.POINTER(ctypes.c_uint64), c_size_t]),
         "nr_comm_box_status": (c_int, [c_void_p, c_char_p, c_size_t]),
+        "nr_allreduce_multi": (c_int, [c_void_p, ctypes.POINTER(NrAllreduceReq), ctypes.c_uint,
+                                       ctypes.POINTER(ctypes.c_uint64)]),
         "nr_comm_qp_errors": (c_int, [c_void_p, c_char_p, c_size_t]),
         "nr_strerror": (c_char_p, [c_int]),
         "nr_comm_last_error": (c_char_p, [c_void_p]),

@@ -112,7 +112,8 @@ _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
                "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
                "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
-               "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER"}
+               "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER",
+               "prio_classes": "NR_PRIO_CLASSES"}
 
 
 def _env_names(msg):
@@ -224,16 +225,12 @@ class Communicator:
         """The bound on tolerant messages (NR_SHORT_PPM; 0: every message exact)."""
         return self.cfg.struct.short_ppm
 
-    def allreduce(self, ptr, count, op="sum", tolerant=False, dtype="fp32"):
-        """Reduce count elements of dtype ("fp32", "bf16" or "fp16") at address
-        ptr over all ranks, in place: op "sum", or "max" (fp32 only).  Through
-        the box when its job computes op (a 16-bit type's job opens at its
-        first call: every rank calls with the same dtype), else over the ring
-        (nr_ring_allreduce on the communicator's plain QPs: a box forwards
-        them; 16-bit sums are then rounded at every hop).  tolerant: the box
-        may complete this call's packets short, within the job's bound
-        (nr_allreduce_flags with NR_MSG_TOLERANT); over the ring, or where the
-        library cannot mark it, the call is exact all the same."""
+    @property
+    def classes(self):
+        """Priority classes of tolerant messages (NR_PRIO_CLASSES; 0 or 1: none)."""
+        return self.cfg.struct.prio_classes if self.cfg.struct.prio_classes > 1 else 0
+
+    def _check(self, ptr, count, op, dtype):
         if not isinstance(ptr, int) or isinstance(ptr, bool):
             raise TypeError(f"netreduce: allreduce takes an address (int), not {type(ptr).__name__}")
         if ptr <= 0:
@@ -252,13 +249,55 @@ class Communicator:
         if self._h is None:
             raise self.cfg.error(self.describe(count, dtype=dtype), _lib.ERR_BROKEN,
                                  "communicator closed")
+
+    def allreduce_multi(self, reqs):
+        """Several in-place all-reduces at once (nr_allreduce_multi): reqs a list
+        of (ptr, count, op, tolerant, dtype, cls), cls a tolerant one's priority
+        class (None: 0).  With classes (NR_PRIO_CLASSES) each runs on its class's
+        box channel beside the others, a channel's in the order given; else one
+        after the other.  Every rank gives a class's all-reduces in the same order
+        (grouped as it likes).  Through the box only (the job computes op).
+        Returns when each one's result was in, in time.monotonic() seconds."""
+        for ptr, count, op, _, dtype, _ in reqs:
+            self._check(ptr, count, op, dtype)
+            if self.algo != "box" or op != self.reduce:
+                raise ValueError("netreduce: allreduce_multi goes through the box job "
+                                 f"(computing {self.reduce}), not the ring")
+        arr = (_lib.NrAllreduceReq * len(reqs))()
+        for i, (ptr, count, op, tolerant, dtype, cls) in enumerate(reqs):
+            flags = (_lib.NR_MSG_TOLERANT | _lib.NR_MSG_CLASS(cls or 0)) if tolerant else 0
+            arr[i] = _lib.NrAllreduceReq(ptr, ptr, count, _lib.DTYPES[dtype],
+                                         _lib.NR_MAX if op == "max" else _lib.NR_SUM, flags)
+        first = self.seq + 1
+        self.seq += len(reqs)
+        done = (ctypes.c_uint64 * len(reqs))()
+        rc = _lib.lib().nr_allreduce_multi(self._h, arr, len(reqs), done)
+        if rc:
+            raise self.cfg.error(f"all_reduce #{first}..#{self.seq} ({len(reqs)} at once) "
+                                 f"through the box at {self.switch}", rc,
+                                 _lib.last_error(self._h))
+        return [t / 1e9 for t in done]   # CLOCK_MONOTONIC, as time.monotonic()
+
+    def allreduce(self, ptr, count, op="sum", tolerant=False, dtype="fp32", cls=None):
+        """Reduce count elements of dtype ("fp32", "bf16" or "fp16") at address
+        ptr over all ranks, in place: op "sum", or "max" (fp32 only).  Through
+        the box when its job computes op (a 16-bit type's job opens at its
+        first call: every rank calls with the same dtype), else over the ring
+        (nr_ring_allreduce on the communicator's plain QPs: a box forwards
+        them; 16-bit sums are then rounded at every hop).  tolerant: the box
+        may complete this call's packets short, within the job's bound
+        (nr_allreduce_flags with NR_MSG_TOLERANT); over the ring, or where the
+        library cannot mark it, the call is exact all the same.  cls: a tolerant
+        call's priority class (NR_PRIO_CLASSES; None: 0)."""
+        self._check(ptr, count, op, dtype)
         self.seq += 1
         lib = _lib.lib()
         box = self.algo == "box" and op == self.reduce
         lop = _lib.NR_MAX if op == "max" else _lib.NR_SUM
         ldt = _lib.DTYPES[dtype]
         if box and tolerant:
-            rc = lib.nr_allreduce_flags(self._h, ptr, ptr, count, ldt, lop, _lib.NR_MSG_TOLERANT)
+            rc = lib.nr_allreduce_flags(self._h, ptr, ptr, count, ldt, lop,
+                                        _lib.NR_MSG_TOLERANT | _lib.NR_MSG_CLASS(cls or 0))
         else:
             fn = lib.nr_allreduce if box else lib.nr_ring_allreduce
             rc = fn(self._h, ptr, ptr, count, ldt, lop)

@@ -33,6 +33,10 @@
 #               all without NR_RANK / NR_WORLD (torch gives them, as under
 #               torchrun), checked against the order of hosts (racks) of 2
 #               (check_train.py --groups 2)
+#   train-prio  examples/train.py with tolerant DDP buckets on 100 Mbit/s links
+#               serving the DSCP classes by priority, with and without
+#               NR_PRIO_CLASSES=3: the input side's bucket's median latency
+#               must be lower with the classes (rank 0, per bucket)
 #   fail-nobox  NR_SWITCH points at a closed port: every rank raises at
 #               init_process_group, naming its rank, the job and the box
 #   fail-kill   SIGKILL rank 2 mid-training: the others raise within the
@@ -95,6 +99,7 @@ case $scenario in
 train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
+train-prio) TB_RATE=100 TB_PRIO=1 ;;
 esac
 world=$((hosts * ${TB_PROCS:-1}))
 tb_init "$build"
@@ -242,6 +247,45 @@ fail-kill)
 	done
 	check_failed kill "$t0" "$bound" "all_reduce #[0-9]+ .*waited for rank $victim \(no heartbeat for [0-9.]+ s: it died or hangs" 0 1 3
 	pass "ranks 0, 1, 3 raised within ${bound} s of rank $victim's death, naming it"
+	;;
+train-prio)
+	# Priority classes on a bottleneck: examples/train.py (3.3 MB of gradients,
+	# four layers of 512, a bucket each or more: DDP's cap 0.5 MB, tolerant) on
+	# 100 Mbit/s links whose queues serve
+	# the classes by priority (TB_PRIO: htb bands on the DSCP, lib.sh), once
+	# with NR_PRIO_CLASSES=3 (the input side's buckets in the highest class,
+	# run beside the others on a channel of their own, the box emitting their
+	# slots first) and once without (every bucket after the one before).  Per
+	# bucket, rank 0's median latency from the hook's handing it over to its
+	# result: the input side's bucket must arrive sooner with the classes.
+	prio_run() {
+		local tag=$1
+		shift
+		tb_launch "$tag" 0 "$hosts" env NR_SHORT_PPM=150000 "$@" "${py[@]}" \
+			"$top/examples/train.py" --backend netreduce --ddp-hook netreduce-tolerant \
+			--hidden 512,512,512,512 --bucket-cap-mb 0.5 --steps 25 --warmup 5 --eval-every 100 \
+			--quiet
+		tb_wait 400 "${TB_LAUNCH_PIDS[@]}"
+		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 && { show_logs "$tag"; fail "$tag: a rank failed"; }
+		grep -q '"summary"' "$TB_RUNDIR/$tag.out" || fail "$tag: no summary"
+		grep '"summary"' "$TB_RUNDIR/$tag.out" | jq -c '.netreduce.buckets'
+	}
+	without=$(prio_run prio-off)
+	with=$(prio_run prio-on NR_PRIO_CLASSES=3)
+	echo "per bucket (index: 0 the output side), median latency s, class:"
+	jq -rn --argjson a "$without" --argjson b "$with" '$a | keys_unsorted | .[] as $k |
+		"  bucket \($k): without classes \($a[$k].median_s | .*1000 | round / 1000) s," +
+		" with \($b[$k].median_s // null | if . then .*1000 | round / 1000 else "-" end) s" +
+		" (class \($b[$k].class // "-"))"'
+	last=$(jq -rn --argjson a "$without" '$a | keys | map(tonumber) | max')
+	[ "$last" -ge 2 ] || fail "only $((last + 1)) bucket(s): nothing to prioritise"
+	read -r off on < <(jq -rn --argjson a "$without" --argjson b "$with" --arg k "$last" \
+		'"\($a[$k].median_s) \($b[$k].median_s)"')
+	off=$(printf '%.3f' "$off")
+	on=$(printf '%.3f' "$on")
+	awk -v a="$off" -v b="$on" 'BEGIN { exit !(b < a) }' ||
+		fail "the input side's bucket $last took $on s with the classes, $off s without"
+	pass "the input side's bucket $last in $on s with priority classes, $off s without (median, rank 0)"
 	;;
 fail-stall)
 	launch stall box -- --steps 100000 --eval-every 1000 --stall-at 10 --stall-rank 1

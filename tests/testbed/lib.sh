@@ -179,15 +179,16 @@ tb_impaired() {
 }
 
 # The cBPF program of the drop filter: drop (TC_ACT_SHOT) when a random
-# 32-bit number is below LOSS% of 2^32, else pass (TC_ACT_OK: htb's default
-# class).  In the kernel, before the queue, and silent to the sender as
-# netem's loss is (an af_packet sender that saw an error would stop its
-# batch); classic BPF in cls_bpf direct-action needs no tc action module.
+# 32-bit number is below LOSS% of 2^32, else pass on (TC_ACT_UNSPEC: the
+# next filter, the classes of TB_PRIO, or htb's default class).  In the
+# kernel, before the queue, and silent to the sender as netem's loss is (an
+# af_packet sender that saw an error would stop its batch); classic BPF in
+# cls_bpf direct-action needs no tc action module.
 tb_drop_bytecode() {
 	local t
 	t=$(awk -v p="$1" 'BEGIN { t = p / 100 * 4294967296; if (t > 4294967295) t = 4294967295; printf "%.0f", t }')
-	# ld rand (SKF_AD_OFF + SKF_AD_RANDOM); jge #t, pass, drop; ret #0; ret #2
-	echo "4,32 0 0 4294963256,53 0 1 $t,6 0 0 0,6 0 0 2"
+	# ld rand (SKF_AD_OFF + SKF_AD_RANDOM); jge #t, pass, drop; ret #-1; ret #2
+	echo "4,32 0 0 4294963256,53 0 1 $t,6 0 0 4294967295,6 0 0 2"
 }
 
 # tb_drop_tc NS DEV add|replace LOSS: the drop filter dropping LOSS% on the
@@ -245,6 +246,32 @@ tb_setup_path_b() {
 	TB_RATE=${TB_PATH_B_RATE:-$TB_RATE} TB_LOSS=${TB_PATH_B_LOSS:-$TB_LOSS} tb_shape "$ns" "$e" ""
 }
 
+# Links that serve the priority classes by priority (TB_PRIO=1; docs/short-slots.md,
+# "Priority"): under the shaped link's class 1:1, band 1:10 (prio 0:
+# exact messages, ACKs, anything unmarked) above the TB_PRIO_CLASSES (default
+# 3) tolerant classes from DSCP TB_PRIO_DSCP (default 10; class k: + 8k, its
+# highest first), above their drop-eligible packets (+ 2) in the last band;
+# each band may take the whole rate, htb lends it by prio.  u32 filters on
+# the DSCP after the drop filter.
+tb_prio_bands() {
+	local ns=$1 dev=$2 n=${TB_PRIO_CLASSES:-3} d0=${TB_PRIO_DSCP:-10} k b last
+	local c="tc -n $ns class" f="tc -n $ns filter"
+	last=$((11 + n))
+	for ((b = 10; b <= last; b++)); do
+		$c add dev "$dev" parent 1:1 classid "1:$b" htb rate 1mbit ceil "${TB_RATE}mbit" \
+			burst 64k cburst 64k prio $((b - 10)) quantum 30000 ||
+			tb_die "tc htb band 1:$b on $dev failed"
+		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" pfifo limit 10000
+	done
+	for ((k = 0; k < n; k++)); do
+		$f add dev "$dev" parent 1: protocol ip prio 2 u32 match ip dsfield \
+			$(((d0 + 8 * k) << 2)) 0xfc flowid "1:$((10 + n - k))" &&
+		$f add dev "$dev" parent 1: protocol ip prio 2 u32 match ip dsfield \
+			$(((d0 + 8 * k + 2) << 2)) 0xfc flowid "1:$last" ||
+			tb_die "tc u32 DSCP filter on $dev failed"
+	done
+}
+
 # Shape (and, with netem or the drop filter, impair) the egress of one link end.
 tb_shape() {
 	local ns=$1 dev=$2 netem=$3
@@ -255,14 +282,19 @@ tb_shape() {
 			tb_die "tc htb on $dev failed"
 	fi
 	if [ "$TB_RATE" != 0 ]; then
-		$q add dev "$dev" root handle 1: htb default 1 r2q 100000 ||
+		local def=1
+		[ "${TB_PRIO:-0}" = 1 ] && def=10
+		$q add dev "$dev" root handle 1: htb default "$def" r2q 100000 ||
 			tb_die "tc htb on $dev failed"
 		# a burst of 1 ms of the rate (at least 64 KiB): htb refills its tokens by
 		# timer, and at Gbit/s 64 KiB is 50 us: the link would idle between ticks
 		local burst=$((TB_RATE * 125 > 65536 ? TB_RATE * 125 : 65536))
 		$c add dev "$dev" parent 1: classid 1:1 htb rate "${TB_RATE}mbit" \
 			burst "$burst" cburst "$burst" quantum 30000 || tb_die "tc htb class on $dev failed"
-		if [ -n "$netem" ]; then
+		if [ "${TB_PRIO:-0}" = 1 ]; then
+			[ -z "$netem" ] || tb_die "TB_PRIO=1 with netem: the drop filter's loss only"
+			tb_prio_bands "$ns" "$dev"
+		elif [ -n "$netem" ]; then
 			# shellcheck disable=SC2086
 			$q add dev "$dev" parent 1:1 handle 10: netem $netem limit 10000 ||
 				tb_die "netem under htb on $dev failed"
@@ -544,7 +576,7 @@ tb_setup() {
 		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
 		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
 		"inter-rack ${TB_INTER_RATE:-unshaped}), loss ${TB_LOSS}% dup ${TB_DUP}%" \
-		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR)${TB_PATHS:+, $TB_PATHS paths (B: ${TB_PATH_B_RATE:-$TB_RATE} Mbit/s, loss ${TB_PATH_B_LOSS:-$TB_LOSS}%)}," \
+		"reorder ${TB_REORDER}% (impairment: $TB_IMPAIR)${TB_PATHS:+, $TB_PATHS paths (B: ${TB_PATH_B_RATE:-$TB_RATE} Mbit/s, loss ${TB_PATH_B_LOSS:-$TB_LOSS}%)}${TB_PRIO:+, priority bands (TB_PRIO)}," \
 		"run dir $TB_RUNDIR"
 }
 

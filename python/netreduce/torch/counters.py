@@ -72,6 +72,7 @@ class Stats:
             self._first = None     # monotonic time of the first request
             self._last = None      # ... and of the end of the last one
             self._retired = {}     # library counters of closed communicators
+            self._buckets = {}     # DDP bucket index -> [latencies (s), class]
 
     def through(self, k, nbytes, busy_s, t_end, tolerant=False):
         with self._lock:
@@ -86,6 +87,13 @@ class Stats:
             if self._first is None:
                 self._first = t_end - busy_s
             self._last = t_end
+
+    def bucket(self, index, latency_s, cls):
+        """A DDP bucket's all-reduce done latency_s after the hook handed it over."""
+        with self._lock:
+            row = self._buckets.setdefault(index, [[], cls])
+            row[0].append(latency_s)
+            row[1] = cls
 
     def delegate(self, k, nbytes, why, rank, job):
         """Count an all-reduce that goes to Gloo; warn once per kind, or raise (NR_STRICT)."""
@@ -132,6 +140,10 @@ class Stats:
                 "library": lib,
                 "busy_s": self._busy_s,
                 "wall_s": (self._last - self._first) if self._first is not None else 0.0,
+                # per DDP bucket (index: 0 the output side's): the median of its
+                # all-reduces' latency, from the hook's handing it over to the result
+                "buckets": {i: {"median_s": sorted(v)[len(v) // 2], "calls": len(v), "class": c}
+                            for i, (v, c) in sorted(self._buckets.items()) if v},
             }
 
 

@@ -22,6 +22,12 @@ divide in 16 bits before the sum, one rounding more).  With NR_SHORT_PPM (the jo
 on short packets) the buckets go tolerant: the box may complete a packet of
 theirs without one rank's lost contribution, within the bound
 (nr_allreduce_flags, NR_MSG_TOLERANT); every other all-reduce stays exact.
+With NR_PRIO_CLASSES the tolerant buckets go in priority classes by their
+place: DDP numbers its buckets from the output side (bucket 0, ready first
+in the backward pass) to the input side, whose gradients the next forward
+pass needs first, so the input side's buckets take the highest class
+(bucket_class); buckets queued together then run at once, each on its
+class's box channel.  stats()["buckets"] keeps each bucket's latency.
 """
 import threading
 
@@ -36,6 +42,16 @@ from .counters import STATS, kind
 
 _lock = threading.Lock()
 _default = None
+_nbuckets = 0      # DDP's buckets in an iteration (learned from bucket.is_last())
+
+
+def bucket_class(index, nbuckets, classes):
+    """The priority class of DDP bucket index of nbuckets with classes classes:
+    the output side's (index 0) the lowest, the input side's the highest, the
+    buckets spread evenly; 0 while nbuckets is unknown or without classes."""
+    if classes < 2 or nbuckets < 1:
+        return 0
+    return min(classes - 1, index * classes // nbuckets)
 
 
 def hook_state():
@@ -55,8 +71,13 @@ def hook_state():
 
 
 def _average(state, bucket, tolerant):
+    global _nbuckets
     worker = state if isinstance(state, Worker) else hook_state()
     buf = bucket.buffer()
+    index = bucket.index()
+    if bucket.is_last():
+        _nbuckets = index + 1
+    cls = bucket_class(index, _nbuckets, worker.comm.classes) if tolerant else None
     why = refusal([buf], "AVG", worker.comm.topology)
     if why:
         STATS.delegate(kind("ddp_bucket", "AVG", buf), buf.numel() * buf.element_size(), why,
@@ -64,7 +85,7 @@ def _average(state, bucket, tolerant):
         fut = dist.all_reduce(buf.div_(worker.world), async_op=True).get_future()
         return fut.then(lambda f: f.value()[0])
     return worker.submit(buf, "AVG", as_list=False, kind=kind("ddp_bucket", "AVG", buf),
-                         tolerant=tolerant)
+                         tolerant=tolerant, cls=cls, bucket=index)
 
 
 def allreduce_hook(state, bucket):

@@ -33,6 +33,17 @@ from .watch import Watch
 _live = weakref.WeakSet()
 
 
+class _Req:
+    """One queued request (Worker.request)."""
+    __slots__ = ("tensor", "op", "as_list", "fut", "kind", "ready", "tolerant", "cls", "bucket",
+                 "t_submit")
+
+    def __init__(self, tensor, op, as_list, fut, kind, ready, tolerant, cls, bucket, t_submit):
+        self.tensor, self.op, self.as_list, self.fut = tensor, op, as_list, fut
+        self.kind, self.ready, self.tolerant = kind, ready, tolerant
+        self.cls, self.bucket, self.t_submit = cls, bucket, t_submit
+
+
 def _settle(store, key, rank, make):
     """Rank 0 makes a value and publishes it under key; the others read it."""
     if rank == 0:
@@ -116,7 +127,8 @@ class Worker:
         request asked to go tolerant then may lose packets within it."""
         return self.comm.short_ppm > 0
 
-    def request(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):
+    def request(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False, cls=None,
+                bucket=None):
         """Queue an in-place reduction of tensor over the ranks, op SUM, AVG (the
         sum divided by the ranks) or MAX (float32): contiguous float32, bfloat16
         or float16, on the CPU or a CUDA device.  Returns (raw, fut):
@@ -124,8 +136,12 @@ class Worker:
         NetreduceError; fut is chained to it for C++ waiters.  kind: what
         stats() counts the request as.  tolerant: the box may complete it
         short within the job's bound (gradients only; Communicator.allreduce).
-        Raises TypeError or ValueError on a tensor it cannot take (accept.py),
-        before anything is queued."""
+        cls: a tolerant request's priority class (NR_PRIO_CLASSES; 0 the lowest):
+        with classes, requests queued together run at once, each on its
+        class's box channel (Communicator.allreduce_multi).  bucket: the DDP
+        bucket's index, whose latency stats() keeps.  Raises TypeError or
+        ValueError on a tensor it cannot take (accept.py), before anything is
+        queued."""
         accept.check(tensor, op)
         cuda = tensor.device.type == "cuda"
         raw = torch.futures.Future(devices=[tensor.device]) if cuda else torch.futures.Future()
@@ -133,72 +149,133 @@ class Worker:
             raw.set_exception(self.failed("all_reduce", "the netreduce worker is closed"))
         else:
             ready = self.stager(tensor.device).ops.ready() if cuda else None
-            self._q.put((tensor, op, as_list, raw, kind, ready, tolerant))
+            self._q.put(_Req(tensor, op, as_list, raw, kind, ready, tolerant, cls, bucket,
+                             now()))
         # Future.set_exception stores the exception as the value, to be raised by
         # value() in Python: C++ waiters (DDP's reducer) would take it for a
         # result.  A then() callback that raises marks the chained future failed
         # in C++ as well, with the exception's message.
         return raw, raw.then(_value)
 
-    def submit(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False):
+    def submit(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False, cls=None,
+               bucket=None):
         """request(), the future for C++ and Python waiters alike."""
-        return self.request(tensor, op, as_list, kind, tolerant)[1]
+        return self.request(tensor, op, as_list, kind, tolerant, cls, bucket)[1]
 
     def drain(self):
         """Wait until every request submitted so far has run (no-op on the worker)."""
         if not self.closed and threading.current_thread() is not self._thread:
             self._q.join()
 
+    def _batchable(self, r):
+        """Whether request r may run beside others (priority classes): a host
+        tensor through the box job, no failure yet."""
+        return (r is not None and self.error is None and self.comm.classes and
+                self.algo == "box" and r.tensor.device.type == "cpu" and
+                ("max" if r.op == "MAX" else "sum") == self.comm.reduce)
+
     def _run(self):
         while True:
-            item = self._q.get()
+            batch = [self._q.get()]
+            # with classes: the host requests queued behind one go with it, at once
+            while self._batchable(batch[-1]) and not self._q.empty():
+                batch.append(self._q.get())
+            alone = not self._batchable(batch[-1])    # None (close), or one of its own
+            together = batch[:-1] if alone else batch
             try:
-                if item is None:
+                if together:
+                    self._many(together)
+                if alone and batch[-1] is None:
                     return
-                self._one(*item)
+                if alone:
+                    self._one(batch[-1])
             finally:
-                self._q.task_done()
+                for _ in batch:
+                    self._q.task_done()
 
-    def _allreduce(self, host, op="sum", tolerant=False):
-        """One libnetreduce call on a contiguous host tensor of accept.DTYPES, watched."""
-        if self.watch:
-            self.watch.started(self.comm.seq + 1)
-        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant, accept.DTYPES[host.dtype])
-        if self.watch:
-            self.watch.finished()
-
-    def _one(self, tensor, op, as_list, fut, kind, ready, tolerant):
+    def _many(self, reqs):
+        """Host requests at once (Communicator.allreduce_multi: each on its class's
+        box channel), then each one's division (AVG), counters and future."""
         if self.error is not None:
-            fut.set_exception(self.error)
+            for r in reqs:
+                r.fut.set_exception(self.error)
             return
         t0 = now()
         try:
-            divide = self.world if op == "AVG" else None
-            lib_op = "max" if op == "MAX" else "sum"
-            if tensor.device.type == "cuda":
-                self.stager(tensor.device).run(
-                    tensor, ready, lambda host: self._allreduce(host, lib_op, tolerant), divide)
-            else:
-                self._allreduce(tensor, lib_op, tolerant)
-                if divide:
-                    tensor.div_(divide)
+            if self.watch:
+                self.watch.started(self.comm.seq + 1)
+            done = self.comm.allreduce_multi([(r.tensor.data_ptr(), r.tensor.numel(),
+                                        "max" if r.op == "MAX" else "sum", r.tolerant,
+                                        accept.DTYPES[r.tensor.dtype], r.cls) for r in reqs])
+            if self.watch:
+                self.watch.finished()
         except NetreduceError as e:
             if self.watch:
                 self.watch.fail(self.comm.seq)
                 e = e.with_diagnosis(self.watch.diagnose(self.comm.seq, self.timeout_s))
             self.error = e
-            fut.set_exception(e)
+            for r in reqs:
+                r.fut.set_exception(e)
             return
-        except Exception as e:   # noqa: BLE001 - hand anything else to the waiter
-            fut.set_exception(e)
+        except Exception as e:   # noqa: BLE001 - hand anything else to the waiters
+            for r in reqs:
+                r.fut.set_exception(e)
             return
         t1 = now()
-        if kind:
-            STATS.through(kind, tensor.numel() * tensor.element_size(), t1 - t0, t1, tolerant)
+        for r, t in zip(reqs, done):
+            if r.op == "AVG":
+                r.tensor.div_(self.world)
+            self._done(r, t0, t1, t)
+
+    def _done(self, r, t0, t1, t_in=None):
+        """Request r completed (its all-reduce ran from t0 to t1, its result in
+        at t_in, default t1): counted, its future set."""
+        if r.kind:
+            STATS.through(r.kind, r.tensor.numel() * r.tensor.element_size(), t1 - t0, t1,
+                          r.tolerant)
+        if r.bucket is not None:
+            STATS.bucket(r.bucket, (t_in or t1) - r.t_submit, r.cls)
         try:
-            fut.set_result([tensor] if as_list else tensor)
+            r.fut.set_result([r.tensor] if r.as_list else r.tensor)
         except Exception:   # a callback of the future failed: it is stored in the chained future
             pass
+
+    def _allreduce(self, host, op="sum", tolerant=False, cls=None):
+        """One libnetreduce call on a contiguous host tensor of accept.DTYPES, watched."""
+        if self.watch:
+            self.watch.started(self.comm.seq + 1)
+        self.comm.allreduce(host.data_ptr(), host.numel(), op, tolerant, accept.DTYPES[host.dtype],
+                            cls)
+        if self.watch:
+            self.watch.finished()
+
+    def _one(self, r):
+        if self.error is not None:
+            r.fut.set_exception(self.error)
+            return
+        t0 = now()
+        try:
+            divide = self.world if r.op == "AVG" else None
+            lib_op = "max" if r.op == "MAX" else "sum"
+            if r.tensor.device.type == "cuda":
+                self.stager(r.tensor.device).run(
+                    r.tensor, r.ready, lambda host: self._allreduce(host, lib_op, r.tolerant, r.cls),
+                    divide)
+            else:
+                self._allreduce(r.tensor, lib_op, r.tolerant, r.cls)
+                if divide:
+                    r.tensor.div_(divide)
+        except NetreduceError as e:
+            if self.watch:
+                self.watch.fail(self.comm.seq)
+                e = e.with_diagnosis(self.watch.diagnose(self.comm.seq, self.timeout_s))
+            self.error = e
+            r.fut.set_exception(e)
+            return
+        except Exception as e:   # noqa: BLE001 - hand anything else to the waiter
+            r.fut.set_exception(e)
+            return
+        self._done(r, t0, now())
 
     def health(self):
         """This rank's side of the job at the end of training: QPs in error (0:
