@@ -715,6 +715,13 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 			json_object_set_new(why, nr_short_why_names[i],
 					    json_integer((json_int_t)st->short_why[i]));
 		json_object_set_new(o, "short_why", why);
+		if (j->spec->prio_classes > 1) {
+			json_t *bc = json_array();
+
+			for (i = 0; i < j->spec->prio_classes; i++)
+				json_array_append_new(bc, json_integer((json_int_t)st->short_cls[i]));
+			json_object_set_new(o, "short_by_class", bc);
+		}
 	}
 	if (j->lease_ms) {
 		uint64_t held = nr_ctl_now_ms() - j->renewed_ms;

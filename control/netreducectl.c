@@ -492,6 +492,14 @@ static void show_job(const json_t *job)
 		printf("\nshort_denied by reason:\n");
 		print_flat(json_object_get(job, "short_why"), "  ");
 	}
+	if (json_is_array(json_object_get(job, "short_by_class"))) {
+		const json_t *bc = json_object_get(job, "short_by_class");
+
+		printf("\nshort_slots by priority class (0 the lowest):");
+		for (size_t i = 0; i < json_array_size(bc); i++)
+			printf(" %" JSON_INTEGER_FORMAT, json_integer_value(json_array_get(bc, i)));
+		printf("\n");
+	}
 }
 
 /* "healthy: ..." or "unhealthy: <reason>", then the checks. */

@@ -271,6 +271,8 @@ struct nr_job_stats {
 	uint64_t left_out[NR_MAX_CONNS];
 	/* short_denied by reason (enum nr_short_why), channels summed */
 	uint64_t short_why[NR_SHORT_WHY_MAX];
+	/* short_slots by priority class (prio_classes; 0 the lowest), channels summed */
+	uint64_t short_cls[NR_MAX_CLASSES];
 	uint32_t n_channels;
 	struct nr_chan_stats ch[NR_MAX_CHANNELS];
 };

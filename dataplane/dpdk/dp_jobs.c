@@ -400,6 +400,8 @@ int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 			st->left_out[r] += cs->left_out[r];
 		for (unsigned w = 0; w < NR_SHORT_WHY_MAX; w++)
 			st->short_why[w] += cs->short_why[w];
+		for (unsigned cl = 0; cl < NR_MAX_CLASSES; cl++)
+			st->short_cls[cl] += cs->short_cls[cl];
 		/* the reason of a failed channel, else the first warning */
 		if (cs->reason[0] && (!st->reason[0] || (!failed && cs->state == NR_JOB_FAILED)))
 			chan_reason(st->reason, sizeof(st->reason), ch, k, cs->reason);

@@ -126,6 +126,7 @@ struct nr_job {
 	uint64_t *left_out;        /* [n] per sender: contributions short slots left out */
 	struct nr_first_seen *first;    /* [n] (agg_short.c) */
 	uint64_t short_why[NR_SHORT_WHY_MAX];   /* short_denied by reason */
+	uint64_t short_cls[NR_MAX_CLASSES];     /* short_slots by priority class */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];

@@ -335,6 +335,7 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
 	memcpy(st->ctr, j->ctr, sizeof(st->ctr));
 	memcpy(st->left_out, j->left_out, j->n * sizeof(st->left_out[0]));
 	memcpy(st->short_why, j->short_why, sizeof(st->short_why));
+	memcpy(st->short_cls, j->short_cls, sizeof(st->short_cls));
 	return 0;
 }
 

@@ -208,6 +208,8 @@ static void short_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint3
 	if (j->slots[si].opcode == NR_OP_RC_WRITE_FIRST)
 		j->reth[(size_t)si * j->n + k] = *r;     /* its result's, and a repair's */
 	j->ctr[NR_ECTR_SHORT_SLOTS]++;
+	/* a shortened slot is tolerant: its class is one of the job's, below NR_MAX_CLASSES */
+	j->short_cls[j->slots[si].cls % NR_MAX_CLASSES]++;
 	j->left_out[k]++;
 	nr_slot_emit(e, j, si, k);      /* a first packet sets the message's bound */
 	if (j->msg_short_left)          /* (a last packet ended it) */

@@ -317,8 +317,9 @@ class Communicator:
     def box_counters(self):
         """The box's counters of this communicator's job (nr_comm_box_counters):
         completed, short_slots, short_denied, short_ppm, ranks, left_out (per
-        rank, the contributions the box left out of short packets) and short_why
-        (short_denied by reason).  None where
+        rank, the contributions the box left out of short packets), short_why
+        (short_denied by reason) and, with priority classes, short_by_class
+        (short_slots by class, 0 the lowest).  None where
         there is none to ask for: not rank 0, no box, closed.  Raises
         NetreduceError when the box does not answer.  Any thread."""
         if self._h is None or self.rank != 0 or self.algo != "box":
@@ -333,21 +334,27 @@ class Communicator:
             raise self.cfg.error("the box's counters (job_status)", rc, _lib.last_error())
         d = {name: getattr(out, name) for name, _ in out._fields_}
         d["left_out"] = list(left)
-        d["short_why"] = self._short_why()
+        d["short_why"], by_class = self._short_detail()
+        if by_class:
+            d["short_by_class"] = by_class
         return d
 
-    def _short_why(self):
-        """short_denied by reason (job_status short_why, nr_comm_box_status),
-        the jobs summed: {} for a job without a bound."""
+    def _short_detail(self):
+        """short_denied by reason and short_slots by priority class (job_status
+        short_why and short_by_class, nr_comm_box_status), the jobs summed:
+        ({}, []) for a job without a bound."""
         buf = ctypes.create_string_buffer(1 << 16)
         rc = _lib.lib().nr_comm_box_status(self._h, buf, len(buf))
         if rc:
             raise self.cfg.error("the box's job_status", rc, _lib.last_error())
-        why = {}
+        why, by_class = {}, []
         for job in json.loads(buf.value.decode()).get("jobs", []):
             for k, v in (job.get("short_why") or {}).items():
                 why[k] = why.get(k, 0) + v
-        return why
+            for c, v in enumerate(job.get("short_by_class") or []):
+                by_class += [0] * (c + 1 - len(by_class))
+                by_class[c] += v
+        return why, by_class
 
     def qp_errors(self):
         """(QPs of this communicator in error, the first one's error): (0, '')

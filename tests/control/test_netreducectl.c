@@ -223,6 +223,7 @@ static void test_short_slots_shown(void **state)
 
 	json_object_set_new(spec, "short_ppm", json_integer(20000));
 	json_object_set_new(spec, "short_dscp", json_integer(10));
+	json_object_set_new(spec, "prio_classes", json_integer(3));
 	text = json_dumps(spec, 0);
 	run_ctl(r, text, NULL, NULL, "--socket", f->sock, "job", "create", "-", NULL);
 	assert_int_equal(r->code, 0);
@@ -236,6 +237,7 @@ static void test_short_slots_shown(void **state)
 	expect_in(r->out, "short_denied");
 	expect_in(r->out, "short_denied by reason:");
 	expect_in(r->out, "first_unseen");
+	expect_in(r->out, "short_slots by priority class (0 the lowest): 0 0 0");
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "job", "show", "1", "--json", NULL);
 	{
 		json_t *j = parse_out(r);
@@ -245,6 +247,8 @@ static void test_short_slots_shown(void **state)
 		assert_int_equal(json_integer_value(json_array_get(lo, 3)), 0);
 		assert_int_equal(json_object_size(json_object_get(json_object_get(j, "job"), "short_why")),
 				 NR_SHORT_WHY_MAX);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(j, "job"),
+							       "short_by_class")), 3);
 		json_decref(j);
 	}
 	free(text);

@@ -131,8 +131,9 @@ static void test_burst_class_order(void **state)
 
 /*
  * Every class's DSCP and its drop-eligible one mark a tolerant message: a
- * middle packet lost in each goes short; the class above them (DSCP 34, an
- * exact message of a job of 3 classes) never does, its sender NAKed.
+ * middle packet lost in each goes short, counted under its class; the class
+ * above them (DSCP 34, an exact message of a job of 3 classes) never does,
+ * its sender NAKed.
  */
 static void test_class_dscps_tolerant(void **state)
 {
@@ -177,6 +178,11 @@ static void test_class_dscps_tolerant(void **state)
 		assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
 		assert_int_equal(st.next_emit, sizeof(dscps) * PKTS);
 		assert_int_equal(st.short_why[NR_SHORT_WHY_EXACT], 1);
+		/* by class: DSCPs 10, 12 class 0; 18, 20 class 1; 26, 28 class 2 */
+		assert_int_equal(st.short_cls[0], 2);
+		assert_int_equal(st.short_cls[1], 2);
+		assert_int_equal(st.short_cls[2], 2);
+		assert_int_equal(st.short_cls[3], 0);
 	}
 	th_fini(&t);
 }

@@ -272,6 +272,9 @@ train-prio)
 	}
 	without=$(prio_run prio-off)
 	with=$(prio_run prio-on NR_PRIO_CLASSES=3)
+	# the box counts its short slots by class, and the summary says so
+	grep '"summary"' "$TB_RUNDIR/prio-on.out" | jq -e '.netreduce.short_by_class | length == 3' \
+		>/dev/null || fail "prio-on: the summary has no short_by_class of 3 classes"
 	echo "per bucket (index: 0 the output side), median latency s, class:"
 	jq -rn --argjson a "$without" --argjson b "$with" '$a | keys_unsorted | .[] as $k |
 		"  bucket \($k): without classes \($a[$k].median_s | .*1000 | round / 1000) s," +

@@ -212,8 +212,8 @@ def types_text(types):
 def tolerant_summary(snap):
     """The bound on tolerant messages at work: calls asked to go tolerant, those
     the library sent with the short DSCP and those it sent exact, and the box's
-    short_slots, short_denied (short_why: by reason) and left_out (rank 0 of a job
-    with a bound)."""
+    short_slots, short_denied (short_why: by reason), left_out and, with priority
+    classes, short_by_class (rank 0 of a job with a bound)."""
     lib = snap.get("library", {})
     box = snap.get("box") or {}
     asked = sum(v["calls"] for v in snap.get("tolerant", {}).values())
@@ -223,7 +223,8 @@ def tolerant_summary(snap):
             "tolerant_exact_calls": lib.get("tolerant_exact_calls", 0),
             "short_ppm": box.get("short_ppm"), "short_slots": box.get("short_slots"),
             "short_denied": box.get("short_denied"), "left_out": box.get("left_out"),
-            "short_why": box.get("short_why"), "box_error": box.get("error")}
+            "short_why": box.get("short_why"), "short_by_class": box.get("short_by_class"),
+            "box_error": box.get("error")}
 
 
 def tolerant_text(snap):
@@ -244,6 +245,8 @@ def tolerant_text(snap):
         why = {k: v for k, v in (t["short_why"] or {}).items() if v}
         if why:
             text += " (waited: " + ", ".join(f"{k} {v}" for k, v in sorted(why.items())) + ")"
+        if t["short_by_class"]:
+            text += f", short by priority class (0 the lowest) {t['short_by_class']}"
     return text
 
 
