@@ -6,9 +6,10 @@
 // (nr_icrc over the frame buffer), look the connection up (nr_lookup), then
 // the engine's verdicts in the engine's order:
 //   unregistered      forward (an IPv4 RC WRITE counts unknown_conn)
-//   ACK side          snoop ACK / NAK-sequence-error, release slots, forward
-//   data side         responses forwarded; spoofed, job failed, not a WRITE:
-//                     drop; else the slot
+//   ACK side          from another source than the receiver: spoofed, drop;
+//                     snoop ACK / NAK-sequence-error, release slots, forward
+//   data side         spoofed: drop; responses from the sender forwarded;
+//                     job failed, not a WRITE: drop; else the slot
 //                     of g = PSN - IPSN (extended to 48 bits against
 //                     next_release): dup / stale / occupied / bad length /
 //                     opcode, length and tag mismatch, resend from the
@@ -459,20 +460,23 @@ module nr_core #(
                         ctr_e(C_UNKNOWN_CONN, NJ, 16'd1);
                     st <= S_FWD;
                 end else if (k_ack) begin
-                    if (!pr[`PR_HAS_AETH] || jstate != 2'd1)
-                        st <= S_FWD;
-                    else if (pr[`PR_SADDR] != k_dip) begin
+                    // any frame to the sender's QP from anyone but its
+                    // receiver is forged: dropped, never snooped (a forged
+                    // NAK would send the sender back, an error NAK kill it)
+                    if (pr[`PR_SADDR] != k_dip) begin
                         ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
+                        st <= S_DROP;
+                    end else if (!pr[`PR_HAS_AETH] || jstate != 2'd1)
                         st <= S_FWD;
-                    end else
+                    else
                         st <= S_ACK;
-                end else if (rc_resp) begin
-                    // a response (READ response, ACK, atomic ACK) to the QP as
-                    // a requester: forwarded untouched
-                    st <= S_FWD;
                 end else if (pr[`PR_SADDR] != k_sip) begin
                     ctr_e(C_SPOOFED, {1'b0, cj}, 16'd1);
                     st <= S_DROP;
+                end else if (rc_resp) begin
+                    // a response (READ response, ACK, atomic ACK) from its
+                    // peer to the QP as a requester: forwarded untouched
+                    st <= S_FWD;
                 end else if (jstate != 2'd1) begin
                     ctr_e(C_JOB_FAILED_DROP, {1'b0, cj}, 16'd1);
                     st <= S_DROP;

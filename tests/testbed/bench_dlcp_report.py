@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The report of tests/testbed/bench-dlcp, from rank 0's summary lines
 (examples/train.py, with variant, rep, loss, ppm and run_s added): per loss rate
-and variant (bound, exact, gloo, scaled)
+and variant (spray, prio, bound, scaled, exact, gloo)
 
   median step        median over the rounds of each run's median step time
   throughput         steps per second relative to the same variant's loss-free
@@ -29,7 +29,7 @@ import os
 import statistics
 import sys
 
-ORDER = ("bound", "scaled", "exact", "gloo")
+ORDER = ("spray", "prio", "bound", "scaled", "exact", "gloo")
 WHAT = {"bound": "netreduce, bound (NR_SHORT_PPM)", "scaled": "netreduce, bound, scaled sums",
         "exact": "netreduce, no bound", "gloo": "Gloo"}
 
@@ -101,7 +101,9 @@ def markdown(rows, runs):
         f"{r0.get('ranks', '?')} ranks, torch {r0.get('torch', '?')}, links "
         f"{r0.get('rate_mbit', '?')} Mbit/s both ways with the loss per link and direction, "
         f"{r0.get('steps', '?')} steps a run, target test accuracy {target}; bound "
-        f"{max((r['ppm'] for r in rows), default=0)} ppm",
+        f"{max((r['ppm'] for r in rows), default=0)} ppm"
+        + (f"; two paths, B at {r0['path_b_mbit']} Mbit/s" if r0.get("paths") == 2 else "")
+        + ("; links serving the DSCP classes by priority" if r0.get("prio_bands") else ""),
         "",
         "| loss % | variant | runs | median step (s) | throughput vs loss-free | "
         "time to acc (s) | final acc | short slots | short ppm | left out (per rank) | "
