@@ -41,6 +41,7 @@
 #include <libgen.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -300,8 +301,8 @@ static void auth_failed(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
 	a->fails = 0;
 	a->window_ms = now;
 	NR_LOG_RL(LOG_WARNING, "netreduce control: source %s: %u failed authentications within "
-		  "%u s: its connections are refused for %u s (auth_throttled)", peer_str(peer, ip),
-		  s->auth_max, s->auth_window_ms / 1000, s->auth_block_ms / 1000);
+		  "%.1f s: its connections are refused for %.1f s (auth_throttled)", peer_str(peer, ip),
+		  s->auth_max, s->auth_window_ms / 1000.0, s->auth_block_ms / 1000.0);
 }
 
 static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
@@ -622,6 +623,15 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		if (s->ntcp >= s->max_conns && !evict_unauthenticated(s)) {
 			refuse(s, fd, full);
 			return;
+		}
+	}
+	if (!admin && s->tls) {
+		int one = 1;
+
+		/* a handshake is several small writes each way: Nagle would hold
+		 * each behind the peer's delayed ACK (40 ms) */
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+			/* only slower */
 		}
 	}
 	k = &s->cl[s->ncl++];

@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -141,7 +143,7 @@ struct nr_tls_conn *nr_tls_connect(struct nr_tls_client *t, int fd, const char *
 	unsigned char ip[16];
 	X509_VERIFY_PARAM *vp;
 	bool is_ip;
-	int fl, r;
+	int fl, r, one = 1;
 
 	if (!c || !(c->ssl = SSL_new(t->ctx))) {
 		snprintf(err, errlen, "TLS: out of memory");
@@ -149,6 +151,8 @@ struct nr_tls_conn *nr_tls_connect(struct nr_tls_client *t, int fd, const char *
 		return NULL;
 	}
 	c->fd = fd;
+	/* the handshake's small writes must not wait for delayed ACKs (Nagle) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || SSL_set_fd(c->ssl, fd) != 1) {
 		snprintf(err, errlen, "TLS: cannot use the socket: %s", strerror(errno));
