@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -65,6 +66,10 @@ struct nr_tls_client *nr_tls_client_new(const char *ca_file, char *err, size_t e
 	t->ctx = SSL_CTX_new(TLS_client_method());
 	if (!t->ctx || !SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION)) {
 		snprintf(err, errlen, "TLS: cannot set up OpenSSL: %s", ossl_why(why, sizeof(why)));
+		goto fail;
+	}
+	if (access(ca_file, R_OK) != 0) {
+		snprintf(err, errlen, "TLS: cannot read the CA file %s: %s", ca_file, strerror(errno));
 		goto fail;
 	}
 	if (SSL_CTX_load_verify_locations(t->ctx, ca_file, NULL) != 1) {

@@ -6,6 +6,8 @@
  * messages then reach the receivers unaggregated, which every rank must detect
  * ("arrived unaggregated") instead of returning a wrong sum; rank 0 destroys
  * the job at nr_comm_destroy.  A wrong token is refused with the server's message.
+ * Over TLS (NR_TLS_CA) the same job goes through; a wrong CA and a client
+ * without TLS are refused, each with a message that says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,11 +70,15 @@ struct server {
 	} *shm;
 };
 
+/* The next server's TLS certificate and key (NULL: plain TCP). */
+static const char *srv_cert, *srv_key;
+
 static void server_main(struct server *s)
 {
 	struct tb tb = { 0 };
 	struct nr_backend *b = tb_backend(&tb, "sw");
-	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "box-ctl-token-0123456789" };
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "box-ctl-token-0123456789",
+					 .tls_cert = srv_cert, .tls_key = srv_key };
 	struct nr_ctl_server *srv = NULL;
 	struct nr_ctl *ctl = b ? nr_ctl_create(b) : NULL;
 	char err[256], c;
@@ -465,6 +471,50 @@ static void test_bad_token(void **state)
 }
 
 /*
+ * The library over TLS: with NR_TLS_CA the job is registered (and destroyed)
+ * and the ranks run as over plain TCP; with a CA that did not sign the box's
+ * certificate, or without NR_TLS_CA, job_create fails and says why.
+ */
+static void test_tls(void **state)
+{
+	struct server s = { 0 };
+	struct tb_tls certs;
+	struct box_case *t;
+
+	(void)state;
+	assert_int_equal(tb_tls_make(&certs), 0);
+	srv_cert = certs.cert;
+	srv_key = certs.key;
+	assert_int_equal(start_server(&s), 0);
+	srv_cert = srv_key = NULL;
+	setenv("NR_TLS_CA", certs.ca, 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 40, 1);
+	expect_unaggregated(t, 2);
+	munmap(t, sizeof(*t));
+	setenv("NR_TLS_CA", certs.other_ca, 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 41, 1);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		if (r == 0)
+			assert_non_null(strstr(t->msg[r], "does not verify against the CA file"));
+	}
+	munmap(t, sizeof(*t));
+	unsetenv("NR_TLS_CA");
+	t = run(&s, "box-ctl-token-0123456789", 2, 42, 1);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		if (r == 0)
+			assert_non_null(strstr(t->msg[r], "this box wants TLS"));
+	}
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+	assert_int_equal(s.shm->created, 1);
+	assert_int_equal(s.shm->destroyed, 1);
+	munmap(s.shm, sizeof(*s.shm));
+	tb_tls_remove(&certs);
+}
+
+/*
  * Box channels: rank 0 registers one job whose channels are the ranks' box
  * rings, each connection with the UDP source ports of its QPs (the soft
  * transport knows them); with channels 0 (auto) every rank asks the box for
@@ -564,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_16bit_job_opens),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
+		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_short_bound),
 		cmocka_unit_test(test_lease_after_sigkill),
 	};
