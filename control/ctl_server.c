@@ -675,6 +675,13 @@ static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
 static void *server_main(void *arg)
 {
 	struct nr_ctl_server *s = arg;
+	sigset_t pipe;
+
+	/* OpenSSL writes to its sockets without MSG_NOSIGNAL: a client gone
+	 * before its reply must be an EPIPE here, not a SIGPIPE that ends the box */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n = 0, i, base;

@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,40 @@ struct nr_tls_conn {
 	SSL *ssl;
 	int fd;
 };
+
+/*
+ * OpenSSL writes to the socket without MSG_NOSIGNAL: while it runs, SIGPIPE
+ * is blocked in this thread, and one it raised is taken back, so a box that
+ * closed the connection is an error here, not the end of the caller's process.
+ */
+struct nopipe {
+	sigset_t old;
+	bool was_pending;
+};
+
+static void nopipe_enter(struct nopipe *np)
+{
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	np->was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &np->old);
+}
+
+static void nopipe_leave(struct nopipe *np)
+{
+	static const struct timespec zero;
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	if (!np->was_pending && sigismember(&pending, SIGPIPE))
+		sigtimedwait(&pipe, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+}
 
 static uint64_t now_ms(void)
 {
@@ -173,8 +209,12 @@ struct nr_tls_conn *nr_tls_connect(struct nr_tls_client *t, int fd, const char *
 		goto fail;
 	}
 	for (;;) {
+		struct nopipe np;
+
 		ERR_clear_error();
+		nopipe_enter(&np);
 		r = SSL_connect(c->ssl);
+		nopipe_leave(&np);
 		if (r == 1)
 			return c;
 		r = ssl_wait(c->ssl, fd, r, deadline);
@@ -202,11 +242,14 @@ int nr_tls_send(struct nr_tls_conn *c, const void *buf, size_t len, uint32_t tim
 	char why[256];
 
 	while (off < len) {
+		struct nopipe np;
 		int r, w;
 
 		ERR_clear_error();
+		nopipe_enter(&np);
 		r = SSL_write(c->ssl, (const char *)buf + off,
 			      len - off > (1u << 30) ? 1 << 30 : (int)(len - off));
+		nopipe_leave(&np);
 		if (r > 0) {
 			off += (size_t)r;
 			continue;
@@ -228,10 +271,13 @@ ssize_t nr_tls_recv(struct nr_tls_conn *c, void *buf, size_t len, uint32_t timeo
 	char why[256];
 
 	for (;;) {
+		struct nopipe np;
 		int r, w;
 
 		ERR_clear_error();
+		nopipe_enter(&np);     /* a read may write (a TLS 1.3 key update) */
 		r = SSL_read(c->ssl, buf, len > (1u << 30) ? 1 << 30 : (int)len);
+		nopipe_leave(&np);
 		if (r > 0)
 			return r;
 		if (SSL_get_error(c->ssl, r) == SSL_ERROR_ZERO_RETURN)
@@ -252,9 +298,13 @@ ssize_t nr_tls_recv(struct nr_tls_conn *c, void *buf, size_t len, uint32_t timeo
 
 void nr_tls_close(struct nr_tls_conn *c)
 {
+	struct nopipe np;
+
 	if (!c)
 		return;
+	nopipe_enter(&np);
 	SSL_shutdown(c->ssl);   /* close_notify, not waiting for the box's */
+	nopipe_leave(&np);
 	SSL_free(c->ssl);
 	free(c);
 }

@@ -349,6 +349,44 @@ static void test_stalled_handshake(void **state)
 		close(stall[i]);
 }
 
+/*
+ * Clients that send requests and go without reading the replies: the box's
+ * first reply draws a reset, the next ones meet a closed socket.  OpenSSL
+ * writes without MSG_NOSIGNAL: the server must take that as EPIPE, not die of
+ * SIGPIPE (with this test process around it), and serve the next client.
+ */
+static void test_client_gone_no_sigpipe(void **state)
+{
+	struct fx *f = *state;
+	const char *line = "{\"op\":\"backend_info\",\"token\":\"" TOKEN "\"}\n";
+	struct nr_tls_client *t = nr_tls_client_new(f->tls.ca, NULL, 0);
+	struct nr_tls_conn *k;
+	char err[256];
+	int fd;
+	json_t *r;
+
+	start_tls(f, f->tls.cert);
+	for (int i = 0; i < 20; i++) {
+		fd = dial_from(f, 0);
+		k = nr_tls_connect(t, fd, "127.0.0.1", 5000, err, sizeof(err));
+		assert_non_null(k);
+		/* pipelined: the box writes reply after reply into the reset */
+		for (int j = 0; j < 30; j++)
+			assert_int_equal(nr_tls_send(k, line, strlen(line), 5000, err, sizeof(err)), 0);
+		nr_tls_close(k);
+		close(fd);
+	}
+	usleep(200000);
+	fd = dial_from(f, 0);
+	k = nr_tls_connect(t, fd, "127.0.0.1", 5000, err, sizeof(err));
+	assert_non_null(k);
+	r = call(fd, k, line);
+	expect_ok(r);
+	json_decref(r);
+	tls_hang_up(k, fd);
+	nr_tls_client_free(t);
+}
+
 /* The key must be its owner's alone; TLS needs a key, a certificate and a TCP listener. */
 static void test_tls_config_checks(void **state)
 {
@@ -558,6 +596,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expired_cert, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_ip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_handshake, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_gone_no_sigpipe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls_config_checks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth_throttled, setup, teardown),
