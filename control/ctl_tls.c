@@ -38,7 +38,7 @@ SSL_CTX *nr_ctl_tls_server_ctx(const char *cert_file, const char *key_file, char
 	}
 	/* the key is the box's identity: a copy anyone on the box may read is no key */
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen, "TLS key %s has mode %04o: others than its owner may read it; "
+		snprintf(err, errlen, "TLS key %s has mode %04o: open to others than its owner; "
 			 "chmod 600 %s", key_file, (unsigned)(st.st_mode & 07777), key_file);
 		return NULL;
 	}

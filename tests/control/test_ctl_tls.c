@@ -397,7 +397,7 @@ static void test_tls_config_checks(void **state)
 
 	assert_int_equal(chmod(f->tls.key, 0640), 0);
 	assert_null(nr_ctl_server_start(f->c, &cfg, err, sizeof(err)));
-	assert_non_null(strstr(err, "others than its owner may read it; chmod 600"));
+	assert_non_null(strstr(err, "open to others than its owner; chmod 600"));
 	assert_int_equal(chmod(f->tls.key, 0600), 0);
 	cfg.tls_key = NULL;
 	assert_null(nr_ctl_server_start(f->c, &cfg, err, sizeof(err)));
