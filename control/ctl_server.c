@@ -19,6 +19,18 @@
  * most max_conns_per_source of them.  So idle or trickling clients cannot
  * keep a host library out.
  *
+ * TLS (cfg.tls_cert, docs/trust.md): every TCP connection is TLS.  The
+ * first byte of a new one decides: a TLS record (0x16) starts a handshake,
+ * run non-blocking in this loop (SSL_accept's WANT_READ/WANT_WRITE become the
+ * poll events, the idle timer bounds it); anything else is a plain-text
+ * client, answered in plain text that the box wants TLS, logged, counted
+ * (tls_plaintext) and closed.  Without TLS, a client that opens with a TLS
+ * record is told in plain text that the listener does not speak it.
+ *
+ * Failed authentication is throttled per source address: auth_fail_max bad
+ * or missing tokens within auth_fail_window_ms block the source for
+ * auth_block_ms; its connections are refused meanwhile (auth_throttled).
+ *
  * Thread contract: everything here runs on the server thread, except
  * nr_ctl_server_start/stop (caller's thread).  Requests reach nr_ctl through
  * nr_ctl_handle_json, which takes nr_ctl's own mutex.
@@ -29,6 +41,7 @@
 #include <libgen.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,13 +54,39 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "control/ctl_listen.h"
+#include "control/ctl_log.h"
+#include "control/ctl_tls.h"
 #include "control/nr_control.h"
 
 #define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
 
 /* Connections kept for the admin socket beyond max_conns. */
 #define NR_ADMIN_RESERVED 4
+
+/* Sources whose failed authentications are remembered (the oldest go first). */
+#define NR_AUTH_SOURCES 256
+
+/* The first byte of a TLS record carrying a handshake (a ClientHello). */
+#define TLS_HANDSHAKE_BYTE 0x16
+
+enum tls_state {
+	TLS_NONE,      /* plain: the UNIX socket, or TCP without TLS */
+	TLS_SNIFF,     /* TLS listener: the first byte decides */
+	TLS_ACCEPT,    /* handshake under way */
+	TLS_UP,        /* requests flow */
+};
+
+/* A source's failed authentications in its current window. */
+struct auth_src {
+	uint32_t peer;         /* network order; 0: a free entry */
+	unsigned fails;
+	uint64_t window_ms;    /* start of the window */
+	uint64_t blocked_until;
+};
 
 struct client {
 	int fd;
@@ -65,6 +104,9 @@ struct client {
 	uint64_t last_ms;      /* last authenticated request (or accept) */
 	double tokens;
 	uint64_t tok_ms;
+	SSL *ssl;              /* TLS_ACCEPT, TLS_UP */
+	enum tls_state tls;
+	short tls_want;        /* POLLIN or POLLOUT: what OpenSSL waits for */
 };
 
 struct nr_ctl_server {
@@ -81,15 +123,59 @@ struct nr_ctl_server {
 	unsigned ncl;          /* clients, admin or not */
 	unsigned ntcp;         /* of which TCP (at most max_conns) */
 	struct pollfd *pfd;
+	SSL_CTX *tls;          /* NULL: plain TCP */
+	unsigned auth_max, auth_window_ms, auth_block_ms;
+	struct auth_src auth[NR_AUTH_SOURCES];
 };
 
 /* ---- output ------------------------------------------------------------- */
 
+/*
+ * send() or, on a TLS connection, SSL_write(), with send()'s contract: a
+ * retry is -1 with errno EAGAIN (k->tls_want says for what), a dead
+ * connection -1 with another errno.
+ */
+static ssize_t client_send(struct client *k, const void *buf, size_t len)
+{
+	int r;
+
+	if (!k->ssl)
+		return send(k->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ERR_clear_error();
+	r = SSL_write(k->ssl, buf, len > (1u << 30) ? 1 << 30 : (int)len);
+	if (r > 0)
+		return r;
+	switch (SSL_get_error(k->ssl, r)) {
+	case SSL_ERROR_WANT_WRITE: k->tls_want = POLLOUT; errno = EAGAIN; break;
+	case SSL_ERROR_WANT_READ: k->tls_want = POLLIN; errno = EAGAIN; break;
+	default: errno = EPIPE; ERR_clear_error(); break;
+	}
+	return -1;
+}
+
+/* recv() or SSL_read() with recv()'s contract (0: the end of the stream). */
+static ssize_t client_recv(struct client *k, void *buf, size_t len)
+{
+	int r;
+
+	if (!k->ssl)
+		return recv(k->fd, buf, len, MSG_DONTWAIT);
+	ERR_clear_error();
+	r = SSL_read(k->ssl, buf, len > (1u << 30) ? 1 << 30 : (int)len);
+	if (r > 0)
+		return r;
+	switch (SSL_get_error(k->ssl, r)) {
+	case SSL_ERROR_WANT_READ: k->tls_want = POLLIN; errno = EAGAIN; return -1;
+	case SSL_ERROR_WANT_WRITE: k->tls_want = POLLOUT; errno = EAGAIN; return -1;
+	case SSL_ERROR_ZERO_RETURN: return 0;
+	default: errno = ECONNRESET; ERR_clear_error(); return -1;
+	}
+}
+
 static void client_flush(struct client *k)
 {
 	while (k->out_off < k->out_len) {
-		ssize_t r = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t r = client_send(k, k->out + k->out_off, k->out_len - k->out_off);
 
 		if (r < 0) {
 			if (errno == EINTR)
@@ -134,7 +220,14 @@ static void client_reply(struct client *k, const char *line)
 
 static void client_error(struct client *k, const char *msg)
 {
-	char *line = nr_ctl_error_line(msg);
+	char *line;
+
+	if (k->tls == TLS_SNIFF || k->tls == TLS_ACCEPT) {
+		k->closing = true;    /* nothing can be said before the handshake */
+		k->out_off = k->out_len = 0;
+		return;
+	}
+	line = nr_ctl_error_line(msg);
 
 	client_reply(k, line);
 	free(line);
@@ -150,6 +243,68 @@ static int tenant_of(const struct nr_ctl_server *s, const json_t *tok)
 	return nr_ctl_authenticate(s->c, json_string_value(tok), json_string_length(tok));
 }
 
+/* ---- failed authentication, per source ------------------------------------ */
+
+static const char *peer_str(uint32_t peer, char buf[INET_ADDRSTRLEN])
+{
+	struct in_addr a = { .s_addr = peer };
+
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN) ? buf : "?";
+}
+
+/* The source's entry, or NULL when it has none. */
+static struct auth_src *auth_find(struct nr_ctl_server *s, uint32_t peer)
+{
+	for (unsigned i = 0; i < NR_AUTH_SOURCES; i++)
+		if (s->auth[i].fails + s->auth[i].blocked_until && s->auth[i].peer == peer)
+			return &s->auth[i];
+	return NULL;
+}
+
+/* How long the source stays blocked (ms), 0 when it is not. */
+static uint64_t auth_blocked(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
+{
+	const struct auth_src *a = auth_find(s, peer);
+
+	return a && a->blocked_until > now ? a->blocked_until - now : 0;
+}
+
+/* A failed authentication from peer: after auth_max in a window, it is blocked. */
+static void auth_failed(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
+{
+	struct auth_src *a = auth_find(s, peer);
+	char ip[INET_ADDRSTRLEN];
+
+	if (!a) {       /* a free entry, else the one whose last news is oldest */
+		a = &s->auth[0];
+		for (unsigned i = 0; i < NR_AUTH_SOURCES; i++) {
+			struct auth_src *b = &s->auth[i];
+			uint64_t ta = a->window_ms > a->blocked_until ? a->window_ms : a->blocked_until;
+			uint64_t tb = b->window_ms > b->blocked_until ? b->window_ms : b->blocked_until;
+
+			if (b->fails + b->blocked_until == 0) {
+				a = b;
+				break;
+			}
+			if (tb < ta)
+				a = b;
+		}
+		*a = (struct auth_src){ .peer = peer, .window_ms = now };
+	}
+	if (now - a->window_ms > s->auth_window_ms) {
+		a->window_ms = now;
+		a->fails = 0;
+	}
+	if (++a->fails < s->auth_max)
+		return;
+	a->blocked_until = now + s->auth_block_ms;
+	a->fails = 0;
+	a->window_ms = now;
+	NR_LOG_RL(LOG_WARNING, "netreduce control: source %s: %u failed authentications within "
+		  "%.1f s: its connections are refused for %.1f s (auth_throttled)", peer_str(peer, ip),
+		  s->auth_max, s->auth_window_ms / 1000.0, s->auth_block_ms / 1000.0);
+}
+
 static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
 {
 	k->tokens += (double)(now - k->tok_ms) * s->rate / 1000.0;
@@ -159,6 +314,22 @@ static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
 	if (k->tokens < 1.0)
 		return false;
 	k->tokens -= 1.0;
+	return true;
+}
+
+/* A source blocked for failed authentications: k is told, closed, counted. */
+static bool throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
+{
+	uint64_t left = auth_blocked(s, k->peer, now);
+	char msg[128];
+
+	if (!left)
+		return false;
+	nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
+	snprintf(msg, sizeof(msg), "too many failed authentications from this address: refused "
+		 "for %llu s more", (unsigned long long)(left + 999) / 1000);
+	client_error(k, msg);
+	k->closing = true;
 	return true;
 }
 
@@ -191,11 +362,16 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		k->closing |= !k->authed;
 		return;
 	}
+	if (!k->admin && !k->authed && throttled(s, k, now)) {
+		json_decref(req);
+		return;
+	}
 	if (!k->admin && (who = tenant_of(s, json_object_get(req, "token"))) < 0) {
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
+		auth_failed(s, k->peer, now);
 		client_error(k, "bad or missing token: connection closed");
 		k->closing = true;
 		return;
@@ -241,7 +417,7 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 		k->in = p;
 		k->in_cap = cap;
 	}
-	r = recv(k->fd, k->in + k->in_len, k->in_cap - k->in_len, MSG_DONTWAIT);
+	r = client_recv(k, k->in + k->in_len, k->in_cap - k->in_len);
 	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 		k->closing = true;
 		k->out_off = k->out_len = 0;
@@ -249,6 +425,15 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 	}
 	if (r < 0)
 		return;
+	if (!k->admin && !k->authed && k->in_len == 0 && k->tls == TLS_NONE &&
+	    (unsigned char)k->in[0] == TLS_HANDSHAKE_BYTE) {
+		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		client_error(k, "this box's control listener does not speak TLS: connect without "
+			     "(no NR_TLS_CA, no --tls-ca), or start the box with --tls-cert and --tls-key");
+		k->closing = true;
+		return;
+	}
 	i = k->in_len;
 	k->in_len += (size_t)r;
 	start = 0;
@@ -268,6 +453,67 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 	k->in_len -= start;
 	if (k->in_len > s->max_line)
 		oversize(s, k);
+}
+
+/* ---- TLS ----------------------------------------------------------------- */
+
+/*
+ * A TLS listener's client before its first request: the first byte tells a
+ * TLS client from a plain-text one; then the handshake, one non-blocking
+ * step each time the socket is ready for what OpenSSL waits for.
+ */
+static void tls_step(struct nr_ctl_server *s, struct client *k)
+{
+	char ip[INET_ADDRSTRLEN], why[256];
+	unsigned char b;
+	int r;
+
+	if (k->tls == TLS_SNIFF) {
+		ssize_t n = recv(k->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		if (n <= 0) {
+			k->closing = true;
+			return;
+		}
+		if (b != TLS_HANDSHAKE_BYTE) {
+			nr_ctl_count(s->c, NR_CCTR_TLS_PLAINTEXT);
+			NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: a plain-text client on the TLS "
+				  "control listener: refused (tls_plaintext)", peer_str(k->peer, ip));
+			k->tls = TLS_NONE;    /* the refusal goes in plain text */
+			client_error(k, "this box wants TLS on its control listener: connect with TLS "
+				     "and the box's CA (NR_TLS_CA for the library, netreducectl "
+				     "--tls-ca): connection closed");
+			k->closing = true;
+			return;
+		}
+		k->ssl = SSL_new(s->tls);
+		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1) {
+			nr_log(LOG_ERR, "netreduce control: TLS: %s", nr_ctl_tls_why(why, sizeof(why)));
+			k->closing = true;
+			return;
+		}
+		k->tls = TLS_ACCEPT;
+	}
+	ERR_clear_error();
+	r = SSL_accept(k->ssl);
+	if (r == 1) {
+		k->tls = TLS_UP;
+		k->tls_want = 0;
+		return;
+	}
+	switch (SSL_get_error(k->ssl, r)) {
+	case SSL_ERROR_WANT_READ: k->tls_want = POLLIN; return;
+	case SSL_ERROR_WANT_WRITE: k->tls_want = POLLOUT; return;
+	default: break;
+	}
+	nr_ctl_count(s->c, NR_CCTR_TLS_FAILED);
+	nr_ctl_tls_why(why, sizeof(why));
+	NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: TLS handshake failed: %s (tls_failed)",
+		  peer_str(k->peer, ip), why[0] ? why : "the client closed the connection");
+	k->closing = true;
+	k->out_off = k->out_len = 0;
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -294,6 +540,7 @@ static void client_close(struct nr_ctl_server *s, unsigned i)
 
 	if (!k->admin)
 		s->ntcp--;
+	SSL_free(k->ssl);
 	close(k->fd);
 	free(k->in);
 	free(k->out);
@@ -334,6 +581,8 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
 	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
 				   "try again later\"}\n";
+	static const char throttle[] = "{\"ok\":false,\"error\":\"too many failed authentications "
+				       "from this address; try again later\"}\n";
 	struct sockaddr_in peer = { 0 };
 	socklen_t plen = sizeof(peer);
 	struct client *k;
@@ -361,9 +610,28 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 			refuse(s, fd, mine);
 			return;
 		}
+		/* a plain listener refuses a blocked source at once; a TLS one after
+		 * the handshake, in words its client can read (throttled) */
+		if (!s->tls && auth_blocked(s, peer.sin_addr.s_addr, nr_ctl_now_ms())) {
+			nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
+			if (send(fd, throttle, strlen(throttle), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* the close tells the peer */
+			}
+			close(fd);
+			return;
+		}
 		if (s->ntcp >= s->max_conns && !evict_unauthenticated(s)) {
 			refuse(s, fd, full);
 			return;
+		}
+	}
+	if (!admin && s->tls) {
+		int one = 1;
+
+		/* a handshake is several small writes each way: Nagle would hold
+		 * each behind the peer's delayed ACK (40 ms) */
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+			/* only slower */
 		}
 	}
 	k = &s->cl[s->ncl++];
@@ -372,10 +640,17 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	k->admin = admin;
 	k->authed = admin;
 	k->peer = peer.sin_addr.s_addr;
+	k->tls = !admin && s->tls ? TLS_SNIFF : TLS_NONE;
 	if (!admin)
 		s->ntcp++;
 	k->last_ms = k->tok_ms = k->accepted_ms = nr_ctl_now_ms();
 	k->tokens = s->burst;
+}
+
+/* Decrypted input waits in OpenSSL, where poll() does not see it. */
+static bool tls_readable(const struct client *k)
+{
+	return k->tls == TLS_UP && !k->closing && !k->shut && !k->out_len && SSL_pending(k->ssl) > 0;
 }
 
 static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
@@ -385,6 +660,9 @@ static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
 
 	for (i = 0; i < s->ncl; i++) {
 		uint64_t due = s->cl[i].shut ? s->cl[i].close_by : s->cl[i].last_ms + s->idle_ms;
+
+		if (tls_readable(&s->cl[i]))
+			return 0;
 
 		if (due <= now)
 			return 0;
@@ -397,6 +675,13 @@ static int poll_timeout(struct nr_ctl_server *s, uint64_t now)
 static void *server_main(void *arg)
 {
 	struct nr_ctl_server *s = arg;
+	sigset_t pipe;
+
+	/* OpenSSL writes to its sockets without MSG_NOSIGNAL: a client gone
+	 * before its reply must be an EPIPE here, not a SIGPIPE that ends the box */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n = 0, i, base;
@@ -415,6 +700,8 @@ static void *server_main(void *arg)
 				ev |= POLLIN;
 			if (k->out_len)
 				ev |= POLLOUT;
+			if (!k->shut && (k->tls == TLS_ACCEPT || k->tls == TLS_UP))
+				ev |= k->tls_want;   /* a record OpenSSL must read or write first */
 			s->pfd[n++] = (struct pollfd){ .fd = k->fd, .events = ev };
 		}
 		rc = poll(s->pfd, n, poll_timeout(s, now));
@@ -432,10 +719,22 @@ static void *server_main(void *arg)
 					client_close(s, i);
 				continue;
 			}
-			if (re & POLLOUT)
-				client_flush(k);
-			if (re & (POLLIN | POLLHUP | POLLERR) && !k->closing && !k->out_len)
-				client_read(s, k);
+			if (k->tls == TLS_SNIFF || k->tls == TLS_ACCEPT) {
+				if (re)
+					tls_step(s, k);
+			} else {
+				if (k->tls == TLS_UP) {
+					if (re & (k->tls_want | POLLHUP | POLLERR))
+						re |= POLLIN | POLLOUT;   /* retry what waited */
+					if (tls_readable(k))
+						re |= POLLIN;
+					k->tls_want = 0;
+				}
+				if (re & POLLOUT && k->out_len)
+					client_flush(k);
+				if (re & (POLLIN | POLLHUP | POLLERR) && !k->closing && !k->out_len)
+					client_read(s, k);
+			}
 			if (!k->closing && now >= k->last_ms + s->idle_ms) {
 				nr_ctl_count(s->c, NR_CCTR_IDLE_CLOSED);
 				client_error(k, "idle timeout: connection closed");
@@ -448,6 +747,8 @@ static void *server_main(void *arg)
 				 * Lingering close: closing with unread input would
 				 * reset the connection and could lose the last reply.
 				 */
+				if (k->tls == TLS_UP)
+					SSL_shutdown(k->ssl);   /* close_notify; its answer is drained */
 				shutdown(k->fd, SHUT_WR);
 				k->shut = true;
 				k->close_by = now + 1000;
@@ -528,6 +829,7 @@ static void server_free(struct nr_ctl_server *s)
 	unsigned i;
 
 	for (i = 0; i < s->ncl; i++) {
+		SSL_free(s->cl[i].ssl);
 		close(s->cl[i].fd);
 		free(s->cl[i].in);
 		free(s->cl[i].out);
@@ -545,6 +847,7 @@ static void server_free(struct nr_ctl_server *s)
 	free(s->cl);
 	free(s->pfd);
 	free(s->unix_path);
+	SSL_CTX_free(s->tls);
 	free(s);
 }
 
@@ -579,6 +882,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;
+	s->auth_max = cfg->auth_fail_max ? cfg->auth_fail_max : 10;
+	s->auth_window_ms = cfg->auth_fail_window_ms ? cfg->auth_fail_window_ms : 60000;
+	s->auth_block_ms = cfg->auth_block_ms ? cfg->auth_block_ms : 60000;
 	s->cl = calloc(s->max_conns + NR_ADMIN_RESERVED, sizeof(*s->cl));
 	s->pfd = calloc(s->max_conns + NR_ADMIN_RESERVED + 3, sizeof(*s->pfd));
 	s->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
@@ -586,6 +892,13 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 		snprintf(err, errlen, "control server: out of memory");
 		goto fail;
 	}
+	if ((cfg->tls_cert || cfg->tls_key) && !cfg->tcp_addr) {
+		snprintf(err, errlen, "control server: TLS is for the TCP listener, and there is none");
+		goto fail;
+	}
+	if ((cfg->tls_cert || cfg->tls_key) &&
+	    !(s->tls = nr_ctl_tls_server_ctx(cfg->tls_cert, cfg->tls_key, err, errlen)))
+		goto fail;
 	if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "control server: pipe: %s", strerror(errno));
 		goto fail;

@@ -18,7 +18,6 @@
 #include "control/ctl_tenant.h"
 
 #define TOKEN_MAX 255
-#define FILE_TOKEN_MIN 16     /* a tenants file holds secrets worth the name */
 
 static bool name_ok(const char *s)
 {
@@ -68,8 +67,11 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 		return -EINVAL;
 	}
 	len = cfg->token ? strlen(cfg->token) : 0;
-	if (len == 0 || len > TOKEN_MAX) {
-		snprintf(err, errlen, "tenant %s: the token must be 1..%d bytes", cfg->name, TOKEN_MAX);
+	/* a short token is a cheap guess, the throttle notwithstanding */
+	if (len < NR_CTL_TOKEN_MIN || len > TOKEN_MAX) {
+		snprintf(err, errlen, "tenant %s: a token of %zu characters; tokens are %d..%d "
+			 "characters (a random secret, e.g. openssl rand -hex 16)", cfg->name, len,
+			 NR_CTL_TOKEN_MIN, TOKEN_MAX);
 		return -EINVAL;
 	}
 	for (i = 0; i < ts->n; i++) {
@@ -154,9 +156,9 @@ static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err
 		snprintf(err, errlen, "%s: \"name\" and \"token\" are required strings", where);
 		return -EINVAL;
 	}
-	if (json_string_length(tok) < FILE_TOKEN_MIN || json_string_length(tok) != strlen(json_string_value(tok))) {
+	if (json_string_length(tok) < NR_CTL_TOKEN_MIN || json_string_length(tok) != strlen(json_string_value(tok))) {
 		snprintf(err, errlen, "%s.token: at least %d characters, no NUL (a random secret, e.g. "
-			 "head -c 24 /dev/urandom | base64)", where, FILE_TOKEN_MIN);
+			 "head -c 24 /dev/urandom | base64)", where, NR_CTL_TOKEN_MIN);
 		return -EINVAL;
 	}
 	if (limit(o, "max_jobs", NR_MAX_JOBS, &jobs, where, err, errlen) ||

@@ -23,6 +23,8 @@
 
 #include <jansson.h>
 
+#include "proto/nr_tls.h"
+
 #define DEFAULT_SOCKET "/run/netreduce/netreduce.sock"
 #define REPLY_MAX (16u << 20)
 #define REPLY_TIMEOUT_MS 10000
@@ -33,6 +35,7 @@ struct opts {
 	const char *socket;
 	const char *connect;
 	const char *token;
+	const char *tls_ca;    /* --tls-ca: TLS over --connect, the box checked against it */
 	const char *key;
 	const char *name;      /* job create --name */
 	bool json;
@@ -46,7 +49,8 @@ struct opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: netreducectl [--socket PATH | --connect IP:PORT --token T] [--json] COMMAND\n"
+		"usage: netreducectl [--socket PATH | --connect IP:PORT --token T [--tls-ca F]] [--json]\n"
+		"                    COMMAND\n"
 		"\n"
 		"commands:\n"
 		"  jobs                          list jobs (UNIX socket only)\n"
@@ -63,6 +67,9 @@ static void usage(FILE *f)
 		"options:\n"
 		"  --socket PATH     admin socket (default %s, or $NETREDUCE_SOCKET)\n"
 		"  --connect IP:PORT the TCP listener instead (needs --token or $NETREDUCE_TOKEN)\n"
+		"  --tls-ca FILE     TLS to the TCP listener, the box's certificate checked against\n"
+		"                    the CA certificate(s) in FILE and the IP of --connect (or\n"
+		"                    $NETREDUCE_TLS_CA); a box started with --tls-cert wants it\n"
 		"  --json            print the raw JSON reply\n"
 		"  -h, --help        this text\n"
 		"\n"
@@ -84,6 +91,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	o->socket = getenv("NETREDUCE_SOCKET");
 	o->token = getenv("NETREDUCE_TOKEN");
+	o->tls_ca = getenv("NETREDUCE_TLS_CA");
 	o->watch_s = 1.0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -94,7 +102,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else if (!strcmp(a, "--socket") || !strcmp(a, "--connect") || !strcmp(a, "--token") ||
-			   !strcmp(a, "--key") || !strcmp(a, "--count") || !strcmp(a, "--name")) {
+			   !strcmp(a, "--key") || !strcmp(a, "--count") || !strcmp(a, "--name") ||
+			   !strcmp(a, "--tls-ca")) {
 			if (i + 1 >= argc)
 				return usage_err("option needs a value", a);
 			if (!strcmp(a, "--socket"))
@@ -105,6 +114,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->token = argv[++i];
 			else if (!strcmp(a, "--key"))
 				o->key = argv[++i];
+			else if (!strcmp(a, "--tls-ca"))
+				o->tls_ca = argv[++i];
 			else if (!strcmp(a, "--name"))
 				o->name = argv[++i];
 			else {
@@ -139,6 +150,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		o->socket = DEFAULT_SOCKET;
 	if (o->connect && (!o->token || !o->token[0]))
 		return usage_err("--connect needs --token (or $NETREDUCE_TOKEN)", NULL);
+	if (o->tls_ca && !o->tls_ca[0])
+		o->tls_ca = NULL;
+	if (o->tls_ca && !o->connect && getenv("NETREDUCE_TLS_CA") != o->tls_ca)
+		return usage_err("--tls-ca goes with --connect (the UNIX socket is not TLS)", NULL);
 	return -1;
 }
 
@@ -205,42 +220,114 @@ static const char *peer_name(const struct opts *o)
 	return o->connect ? o->connect : o->socket;
 }
 
-/* Send req (token added over TCP), read one reply line.  EX_* on failure. */
-static int transact(const struct opts *o, json_t *req, json_t **reply)
-{
-	char *line, *buf = NULL;
-	size_t len = 0, cap = 0, off = 0;
-	json_error_t je;
-	int fd, ex = EX_CONNECT;
+/* A connection: the socket, and TLS over it with --tls-ca. */
+struct conn {
+	int fd;
+	struct nr_tls_conn *tls;
+};
 
-	*reply = NULL;
-	fd = dial(o);
-	if (fd < 0)
-		return -fd;
-	if (o->connect)
-		json_object_set_new(req, "token", json_string(o->token));
-	line = json_dumps(req, JSON_COMPACT);
-	if (!line) {
-		close(fd);
-		fprintf(stderr, "netreducectl: out of memory\n");
-		return EX_REPLY;
+/* TLS over fd with --tls-ca: EX_OK, or EX_* with the reason printed. */
+static int tls_start(const struct opts *o, struct conn *k)
+{
+	static struct nr_tls_client *ctx;   /* one for every request of a --watch */
+	char host[128], err[512];
+
+	if (!ctx && !(ctx = nr_tls_client_new(o->tls_ca, err, sizeof(err)))) {
+		fprintf(stderr, "netreducectl: --tls-ca %s: %s\n", o->tls_ca, err);
+		return EX_USAGE;
 	}
-	len = strlen(line);
-	line[len++] = '\n';   /* json_dumps's NUL becomes the newline */
+	if (nr_tls_host_of(o->connect, host, sizeof(host)) != 0) {
+		fprintf(stderr, "netreducectl: --connect %s: expected IP:PORT\n", o->connect);
+		return EX_USAGE;
+	}
+	k->tls = nr_tls_connect(ctx, k->fd, host, REPLY_TIMEOUT_MS, err, sizeof(err));
+	if (!k->tls) {
+		fprintf(stderr, "netreducectl: %s: %s\n", o->connect, err);
+		return EX_CONNECT;
+	}
+	return EX_OK;
+}
+
+/* All of buf: 0, or -1 with the reason printed. */
+static int conn_send(const struct opts *o, struct conn *k, const char *buf, size_t len)
+{
+	char err[256];
+	size_t off = 0;
+
+	if (k->tls) {
+		if (nr_tls_send(k->tls, buf, len, REPLY_TIMEOUT_MS, err, sizeof(err)) == 0)
+			return 0;
+		fprintf(stderr, "netreducectl: %s: %s\n", peer_name(o), err);
+		return -1;
+	}
 	while (off < len) {
-		ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+		ssize_t w = send(k->fd, buf + off, len - off, MSG_NOSIGNAL);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "netreducectl: %s: send: %s\n", peer_name(o), strerror(errno));
-			goto out;
+			return -1;
 		}
 		off += (size_t)w;
 	}
+	return 0;
+}
+
+/* Some bytes of the reply: how many, 0 at its end, -1 with the reason printed. */
+static ssize_t conn_recv(const struct opts *o, struct conn *k, char *buf, size_t len)
+{
+	struct pollfd p = { .fd = k->fd, .events = POLLIN };
+	char err[256];
+	ssize_t r;
+
+	if (k->tls) {
+		r = nr_tls_recv(k->tls, buf, len, REPLY_TIMEOUT_MS, err, sizeof(err));
+		if (r < 0)
+			fprintf(stderr, "netreducectl: %s: %s\n", peer_name(o), err);
+		return r;
+	}
+	if (poll(&p, 1, REPLY_TIMEOUT_MS) == 0) {
+		fprintf(stderr, "netreducectl: %s: no reply within %d s\n", peer_name(o),
+			REPLY_TIMEOUT_MS / 1000);
+		return -1;
+	}
+	do
+		r = recv(k->fd, buf, len, 0);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? 0 : r;
+}
+
+/* Send req (token added over TCP), read one reply line.  EX_* on failure. */
+static int transact(const struct opts *o, json_t *req, json_t **reply)
+{
+	char *line = NULL, *buf = NULL;
+	size_t len = 0, cap = 0;
+	struct conn k = { .fd = -1 };
+	json_error_t je;
+	int ex = EX_CONNECT;
+
+	*reply = NULL;
+	k.fd = dial(o);
+	if (k.fd < 0)
+		return -k.fd;
+	if (o->connect && o->tls_ca && (ex = tls_start(o, &k)) != EX_OK)
+		goto out;
+	ex = EX_CONNECT;
+	if (o->connect)
+		json_object_set_new(req, "token", json_string(o->token));
+	line = json_dumps(req, JSON_COMPACT);
+	if (!line) {
+		fprintf(stderr, "netreducectl: out of memory\n");
+		ex = EX_REPLY;
+		goto out;
+	}
+	len = strlen(line);
+	line[len++] = '\n';   /* json_dumps's NUL becomes the newline */
+	if (conn_send(o, &k, line, len))
+		goto out;
 	len = 0;
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t r;
 		char *nl;
 
@@ -258,15 +345,10 @@ static int transact(const struct opts *o, json_t *req, json_t **reply)
 				goto out;
 			buf = nb;
 		}
-		if (poll(&p, 1, REPLY_TIMEOUT_MS) == 0) {
-			fprintf(stderr, "netreducectl: %s: no reply within %d s\n", peer_name(o),
-				REPLY_TIMEOUT_MS / 1000);
+		r = conn_recv(o, &k, buf + len, cap - len - 1);
+		if (r < 0)
 			goto out;
-		}
-		r = recv(fd, buf + len, cap - len - 1, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
+		if (r == 0) {
 			fprintf(stderr, "netreducectl: %s: connection closed before a reply\n",
 				peer_name(o));
 			goto out;
@@ -290,7 +372,8 @@ static int transact(const struct opts *o, json_t *req, json_t **reply)
 out:
 	free(line);
 	free(buf);
-	close(fd);
+	nr_tls_close(k.tls);
+	close(k.fd);
 	return ex;
 }
 

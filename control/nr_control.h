@@ -147,9 +147,11 @@ uint64_t nr_ctl_now_ms(void);
  */
 #define NR_CTL_MAX_TENANTS 64
 #define NR_CTL_TENANT_NAME_MAX 31
+/* The shortest token a tenant may have (a guess must not be cheap: PROTOCOL.md). */
+#define NR_CTL_TOKEN_MIN 16
 struct nr_ctl_tenant_cfg {
 	const char *name;          /* 1..31 of [A-Za-z0-9._-], unique */
-	const char *token;         /* 1..255 bytes, unique */
+	const char *token;         /* NR_CTL_TOKEN_MIN..255 bytes, unique */
 	uint32_t max_jobs;
 	uint64_t max_pool_bytes;
 };
@@ -215,7 +217,12 @@ char *nr_ctl_error_line(const char *msg);
 	  "jobs destroyed by nr_ctl_reap because their lease lapsed")                           \
 	_(NR_CCTR_LEASES_RENEWED, "leases_renewed", "leases renewed (job_renew)")               \
 	_(NR_CCTR_QUOTA_REFUSED, "quota_refused",                                               \
-	  "job_create refused: the tenant's max_jobs or max_pool_bytes")
+	  "job_create refused: the tenant's max_jobs or max_pool_bytes")                       \
+	_(NR_CCTR_AUTH_THROTTLED, "auth_throttled",                                             \
+	  "TCP connections refused: their source failed authentication too often")             \
+	_(NR_CCTR_TLS_PLAINTEXT, "tls_plaintext",                                               \
+	  "plain-text clients refused by the TLS listener")                                    \
+	_(NR_CCTR_TLS_FAILED, "tls_failed", "TLS handshakes that failed")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
@@ -277,6 +284,13 @@ struct nr_ctl_server_cfg {
 	size_t max_line;           /* 0: 65536 */
 	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */
 	unsigned rate_burst;       /* burst above the rate; 0: 20 */
+	const char *tls_cert;      /* PEM certificate (chain) of the box: TLS on the TCP
+				    * listener, plain-text clients refused; NULL: plain TCP */
+	const char *tls_key;       /* its PEM key, readable by its owner only */
+	unsigned auth_fail_max;    /* failed authentications of one source address within
+				    * auth_fail_window_ms that block it; 0: 10 */
+	unsigned auth_fail_window_ms; /* 0: 60000 */
+	unsigned auth_block_ms;    /* how long a source stays blocked; 0: 60000 */
 };
 
 struct nr_ctl_server;

@@ -65,12 +65,19 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --ctl-listen IP:PORT     TCP listener for host libraries (off by default;\n"
 "                           needs --token, --token-file, NETREDUCE_TOKEN or\n"
 "                           --tenants)\n"
-"  --token T                shared token for the TCP listener (visible in ps: prefer\n"
-"                           --token-file or NETREDUCE_TOKEN in the environment)\n"
+"  --token T                shared token for the TCP listener, at least %d characters\n"
+"                           (visible in ps: prefer --token-file or NETREDUCE_TOKEN\n"
+"                           in the environment)\n"
 "  --token-file F           read the token from the first line of F\n"
 "  --tenants F              tenants, each with its own token and limits (JSON,\n"
 "                           mode 0600; control/PROTOCOL.md \"Tenants\"); the token\n"
 "                           above, if any, is the tenant \"default\" without limits\n"
+"  --tls-cert F             TLS on the TCP listener (1.2 or newer): the box's\n"
+"                           certificate (PEM, chain after it); plain-text clients\n"
+"                           are refused.  Hosts verify it with NR_TLS_CA, the CLI\n"
+"                           with --tls-ca (deploy/README.md: making certificates)\n"
+"  --tls-key F              its private key (PEM, no passphrase; refused unless only\n"
+"                           its owner may read it: chmod 600)\n"
 "  --idle-sleep-us N        sleep N us per empty poll after --idle-polls empty\n"
 "                           polls in a row (default 50; 0 = pure busy polling,\n"
 "                           right for a dedicated core)\n"
@@ -108,7 +115,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           (default 60; the host library renews its own)\n"
 "  --log-level LEVEL        netreduce.dp log level: error|warning|notice|info|debug\n"
 "  -h, --help               this text\n",
-		prog, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
+		prog, NR_CTL_TOKEN_MIN, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
 		DP_MBUF_DATAROOM, DP_L2_PORT_CAP, DP_L2_ENTRIES, DP_L2_AGE_S, DP_DEFAULT_STALL_MS);
 }
 
@@ -169,7 +176,8 @@ enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
+	OPT_TLS_KEY,
 };
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
@@ -183,6 +191,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "token", required_argument, NULL, OPT_TOKEN },
 		{ "token-file", required_argument, NULL, OPT_TOKEN_FILE },
 		{ "tenants", required_argument, NULL, OPT_TENANTS },
+		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 		{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_US },
 		{ "idle-polls", required_argument, NULL, OPT_IDLE_POLLS },
 		{ "burst", required_argument, NULL, OPT_BURST },
@@ -242,6 +252,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_TENANTS: cfg->tenants_file = optarg; break;
+		case OPT_TLS_CERT: cfg->tls_cert = optarg; break;
+		case OPT_TLS_KEY: cfg->tls_key = optarg; break;
 		case OPT_IDLE_US: rc = parse_uint("idle-sleep-us", optarg, 0, 1000000, &cfg->idle_sleep_us, err, errlen); break;
 		case OPT_IDLE_POLLS: rc = parse_uint("idle-polls", optarg, 1, UINT_MAX, &cfg->idle_polls, err, errlen); break;
 		case OPT_BURST: rc = parse_uint("burst", optarg, 1, DP_MAX_BURST, &cfg->burst, err, errlen); break;
@@ -294,6 +306,20 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 	}
 	if (cfg->token && cfg->token_file) {
 		snprintf(err, errlen, "--token and --token-file: give only one");
+		return -EINVAL;
+	}
+	if (cfg->token && strlen(cfg->token) < NR_CTL_TOKEN_MIN) {
+		snprintf(err, errlen, "the token (--token or NETREDUCE_TOKEN) has %zu characters: "
+			 "at least %d are needed (a random one: openssl rand -hex 16)",
+			 strlen(cfg->token), NR_CTL_TOKEN_MIN);
+		return -EINVAL;
+	}
+	if (!cfg->tls_cert != !cfg->tls_key) {
+		snprintf(err, errlen, "--tls-cert and --tls-key go together: give both");
+		return -EINVAL;
+	}
+	if (cfg->tls_cert && !cfg->ctl_listen) {
+		snprintf(err, errlen, "--tls-cert is for the TCP listener: give --ctl-listen too");
 		return -EINVAL;
 	}
 	return 0;

@@ -56,6 +56,8 @@ struct dp_cfg {
 	const char *token;
 	const char *token_file;
 	const char *tenants_file;
+	const char *tls_cert;      /* TLS on the TCP listener: the box's certificate (PEM) */
+	const char *tls_key;       /* and its key (PEM, mode 0600 or stricter) */
 	const char *metrics_listen;   /* IP:PORT of the metrics and /healthz listener; NULL off */
 	unsigned stall_ms;         /* a worker whose heartbeat is older is stuck (dp_health.c) */
 	int log_level;             /* RTE_LOG_*; 0: leave */

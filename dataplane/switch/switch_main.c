@@ -98,6 +98,12 @@ static int read_token(const char *path, char *buf, size_t len)
 		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: the first line is empty", path);
 		return -EINVAL;
 	}
+	if (strlen(buf) < NR_CTL_TOKEN_MIN) {
+		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: a token of %zu characters: at "
+		       "least %d are needed (a random one: openssl rand -hex 16)", path, strlen(buf),
+		       NR_CTL_TOKEN_MIN);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -152,8 +158,8 @@ static void banner(const struct dp_box *b, const struct dp_cfg *cfg)
 	printf("  control lcore %u; worker lcores:", rte_get_main_lcore());
 	for (unsigned i = 0; i < b->n_workers; i++)
 		printf(" %u", b->workers[i]->lcore);
-	printf("\n  control: unix %s, tcp %s\n", cfg->ctl_socket ? cfg->ctl_socket : "off",
-	       cfg->ctl_listen ? cfg->ctl_listen : "off");
+	printf("\n  control: unix %s, tcp %s%s\n", cfg->ctl_socket ? cfg->ctl_socket : "off",
+	       cfg->ctl_listen ? cfg->ctl_listen : "off", cfg->tls_cert ? " (TLS)" : "");
 	printf("  mbufs: %u in the pool, jobs admitted while they can hold at most %" PRIu64
 	       " together (--admit-mbufs)\n", b->pool->size, b->mbuf_budget);
 	printf("  telemetry: dpdk-telemetry.py -f %s, then /netreduce/stats\n",
@@ -248,6 +254,8 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 		.unix_path = cfg->ctl_socket,
 		.tcp_addr = cfg->ctl_listen,
 		.token = token,
+		.tls_cert = cfg->tls_cert,
+		.tls_key = cfg->tls_key,
 	};
 	struct nr_ctl_server *srv;
 	char err[256] = "";

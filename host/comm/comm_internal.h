@@ -85,7 +85,6 @@ struct nr_box_job {
 	struct nr_comm *comm;
 	uint8_t dtype;               /* enum nr_elem_type */
 	bool open;                   /* its rings are connected and the job registered */
-	int fd;
 	uint32_t job;
 	char key[64];
 	uint32_t credits;
@@ -105,6 +104,7 @@ struct nr_box_job {
 };
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
+struct nr_tls_client;   /* proto/nr_tls.h */
 
 struct nr_comm {
 	struct nr_config cfg;
@@ -119,6 +119,7 @@ struct nr_comm {
 	int *fds;
 	int lfd;
 	struct nr_box_job box[NR_ELEM_TYPES];   /* by element type; [NR_ELEM_FP32] at init */
+	struct nr_tls_client *box_tls;   /* NR_TLS_CA: TLS to the box (rank 0; NULL: plain) */
 	bool has_box;
 	uint8_t reduce;              /* enum nr_op the box job computes (cfg.reduce) */
 	int short_tos;               /* traffic class of tolerant messages on the box ring: the

@@ -4,7 +4,9 @@
  * job_create for an element type's box rings (FP32's at init, a 16-bit
  * type's at its first all-reduce; one channel a box channel ring), its lease
  * renewed, job_destroy at nr_comm_destroy; and the box's worker count, which
- * every rank asks for with NR_CHANNELS=auto.
+ * every rank asks for with NR_CHANNELS=auto.  With NR_TLS_CA every
+ * connection is TLS, the box's certificate checked against that CA and the
+ * IP of NR_SWITCH (proto/nr_tls.c): the token never crosses in clear.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -21,6 +23,106 @@
 #include "nr_tcp.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
+#include "proto/nr_tls.h"
+
+#define REPLY_MAX (1u << 20)
+
+/* A connection to the box's control listener: TCP, TLS over it with NR_TLS_CA. */
+struct box_conn {
+	int fd;
+	struct nr_tls_conn *tls;
+};
+
+/* Connect (and with c->box_tls, the handshake) within timeout_ms: 0, or -1 with err. */
+static int conn_open(const struct nr_comm *c, uint32_t timeout_ms, struct box_conn *k, char *err,
+		     size_t errlen)
+{
+	char host[64];
+
+	k->tls = NULL;
+	if (nr_tcp_connect(c->switch_addr, timeout_ms, &k->fd, err, errlen))
+		return -1;
+	if (!c->box_tls)
+		return 0;
+	if (nr_tls_host_of(c->switch_addr, host, sizeof(host)) != 0)
+		snprintf(err, errlen, "\"%s\" is not ip:port", c->switch_addr);
+	else
+		k->tls = nr_tls_connect(c->box_tls, k->fd, host, timeout_ms, err, errlen);
+	if (k->tls)
+		return 0;
+	close(k->fd);
+	k->fd = -1;
+	return -1;
+}
+
+static void conn_close(struct box_conn *k)
+{
+	nr_tls_close(k->tls);
+	k->tls = NULL;
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+/* One JSON line each way over TLS, the reply by deadline: 0, or -1 with err. */
+static int tls_line(struct box_conn *k, json_t *req, uint64_t deadline, json_t **reply, char *err,
+		    size_t errlen)
+{
+	char *line = json_dumps(req, JSON_COMPACT), *buf = NULL, *nl = NULL;
+	size_t len = 0, cap = 0;
+	json_error_t jerr;
+	int rc = -1;
+
+	if (!line) {
+		snprintf(err, errlen, "out of memory encoding JSON");
+		return -1;
+	}
+	len = strlen(line);
+	line[len++] = '\n';  /* json_dumps's NUL becomes the newline */
+	if (nr_tls_send(k->tls, line, len, (uint32_t)(deadline > nr_now_ms() ? deadline - nr_now_ms() : 1),
+			err, errlen))
+		goto out;
+	for (len = 0; !nl;) {
+		uint64_t now = nr_now_ms();
+		ssize_t n;
+
+		if (len + 4096 > cap) {
+			char *nb = cap >= REPLY_MAX ? NULL : realloc(buf, cap ? cap * 2 : 8192);
+
+			if (!nb) {
+				snprintf(err, errlen, "reply longer than %u bytes", REPLY_MAX);
+				goto out;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		if (now >= deadline) {
+			snprintf(err, errlen, "no answer within the timeout");
+			goto out;
+		}
+		n = nr_tls_recv(k->tls, buf + len, cap - len, (uint32_t)(deadline - now), err, errlen);
+		if (n < 0)
+			goto out;
+		if (n == 0) {
+			snprintf(err, errlen, "connection closed");
+			goto out;
+		}
+		nl = memchr(buf + len, '\n', (size_t)n);
+		len += (size_t)n;
+	}
+	*reply = json_loadb(buf, (size_t)(nl - buf), 0, &jerr);
+	if (!*reply || !json_is_object(*reply)) {
+		snprintf(err, errlen, "bad JSON line: %s", *reply ? "not an object" : jerr.text);
+		json_decref(*reply);
+		*reply = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	free(line);
+	free(buf);
+	return rc;
+}
 
 /* Connection i of the channel on ring `ring`: rank i's send QP to rank i+1's receive QP. */
 static json_t *conn_json(const struct nr_comm *c, int ring, int i)
@@ -53,15 +155,16 @@ static json_t *conn_json(const struct nr_comm *c, int ring, int i)
  * -1 with err and *reply NULL; *refused: the box answered "ok":false (err is
  * its message).  Touches no communicator state: the renew thread uses it too.
  */
-static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool *refused,
-		    char *err, size_t errlen)
+static int exchange(struct box_conn *k, json_t *req, uint64_t deadline, json_t **reply,
+		    bool *refused, char *err, size_t errlen)
 {
 	int ok;
 
 	*refused = false;
 	*reply = NULL;
-	if (nr_send_json_line(fd, req, err, errlen) ||
-	    nr_recv_json_line(fd, deadline, (void **)reply, err, errlen, NULL, NULL))
+	if (k->tls ? tls_line(k, req, deadline, reply, err, errlen)
+		   : (nr_send_json_line(k->fd, req, err, errlen) ||
+		      nr_recv_json_line(k->fd, deadline, (void **)reply, err, errlen, NULL, NULL)))
 		return -1;
 	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
 		const char *e = json_string_value(json_object_get(*reply, "error"));
@@ -76,12 +179,13 @@ static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool
 }
 
 /* Send one request on fd, read one reply; "ok":false becomes an error with the box's message. */
-static int box_call(struct nr_comm *c, int fd, json_t *req, json_t **reply, const char *what)
+static int box_call(struct nr_comm *c, struct box_conn *k, json_t *req, json_t **reply,
+		    const char *what)
 {
 	char err[256];
 	bool refused;
 
-	if (!exchange(fd, req, nr_now_ms() + c->cfg.timeout_ms, reply, &refused, err,
+	if (!exchange(k, req, nr_now_ms() + c->cfg.timeout_ms, reply, &refused, err,
 		      sizeof(err)))
 		return 0;
 	if (refused)
@@ -89,16 +193,38 @@ static int box_call(struct nr_comm *c, int fd, json_t *req, json_t **reply, cons
 	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
 }
 
-static int box_connect(struct nr_comm *c, int *fd, const char *what)
+/* NR_TLS_CA's context, once (before any thread of the client runs). */
+static int box_tls_init(struct nr_comm *c)
 {
-	char err[256];
+	const char *ca = getenv("NR_TLS_CA");
+	char err[320];
 
-	if (nr_tcp_connect(c->switch_addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000,
-			   fd, err, sizeof(err)))
-		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s; is "
-			       "netreduce-switch running with its TCP control listener there?",
-			       what, c->switch_addr, err);
+	if (c->box_tls || !ca || !ca[0])
+		return 0;
+	c->box_tls = nr_tls_client_new(ca, err, sizeof(err));
+	if (!c->box_tls)
+		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS_CA=%s: %s", ca, err);
 	return 0;
+}
+
+static int box_connect(struct nr_comm *c, struct box_conn *k, const char *what)
+{
+	char err[320];
+	int rc = box_tls_init(c);
+
+	if (rc)
+		return rc;
+	if (conn_open(c, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000, k, err, sizeof(err)))
+		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s%s",
+			       what, c->switch_addr, err, strncmp(err, "TLS", 3) ? "; is netreduce-switch "
+			       "running with its TCP control listener there?" : "");
+	return 0;
+}
+
+void nr_box_client_free(struct nr_comm *c)
+{
+	nr_tls_client_free(c->box_tls);
+	c->box_tls = NULL;
 }
 
 /* One job_renew of b over a connection of its own (the renew thread's: it
@@ -107,18 +233,19 @@ static int renew_once(const struct nr_box_job *b, uint32_t timeout_ms)
 {
 	const struct nr_comm *c = b->comm;
 	json_t *req, *reply;
-	char err[160];
+	char err[320];
+	struct box_conn k;
 	bool refused;
-	int fd, rc;
+	int rc;
 
-	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, sizeof(err)))
+	if (conn_open(c, timeout_ms, &k, err, sizeof(err)))
 		return -1;
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
-	rc = exchange(fd, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
+	rc = exchange(&k, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
 	json_decref(req);
 	json_decref(reply);
-	close(fd);
+	conn_close(&k);
 	return rc;
 }
 
@@ -202,12 +329,13 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
 	json_t *chans = json_array(), *spec, *req, *reply;
+	struct box_conn k;
 	char name[64];
 	json_int_t job, credits, rkey, lease;
 	const char *key;
 	int rc;
 
-	rc = box_connect(c, &b->fd, "register the job");
+	rc = box_connect(c, &k, "register the job");
 	if (rc) {
 		json_decref(chans);
 		return rc;
@@ -265,11 +393,10 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * every box version takes */
 	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
 		json_object_set_new(req, "name", json_string(job_name(getenv("NR_JOB"), t, name)));
-	rc = box_call(c, b->fd, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
+	rc = box_call(c, &k, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
 		      "job_create of the bf16 job" : "job_create of the fp16 job");
 	json_decref(req);
-	close(b->fd);   /* one connection per request: the box closes idle ones */
-	b->fd = -1;
+	conn_close(&k);   /* one connection per request: the box closes idle ones */
 	if (rc)
 		return rc;
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
@@ -305,20 +432,21 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 {
 	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
 	json_t *req, *reply, *job;
-	char why[256];
+	struct box_conn k;
+	char why[320];
 	bool refused;
-	int fd, rc;
+	int rc;
 
-	if (nr_tcp_connect(c->switch_addr, timeout, &fd, why, sizeof(why))) {
+	if (conn_open(c, timeout, &k, why, sizeof(why))) {
 		snprintf(err, errlen, "cannot ask the box at %s (NR_SWITCH) for job %u's counters: %s",
 			 c->switch_addr, b->job, why);
 		return NULL;
 	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_status", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
-	rc = exchange(fd, req, nr_now_ms() + c->cfg.timeout_ms, &reply, &refused, why, sizeof(why));
+	rc = exchange(&k, req, nr_now_ms() + c->cfg.timeout_ms, &reply, &refused, why, sizeof(why));
 	json_decref(req);
-	close(fd);
+	conn_close(&k);
 	if (rc) {
 		snprintf(err, errlen, "box %s %s job_status of job %u: %s", c->switch_addr,
 			 refused ? "refused" : "did not answer", b->job, why);
@@ -410,14 +538,15 @@ int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err,
 int nr_box_workers(struct nr_comm *c, unsigned *workers)
 {
 	json_t *req, *reply, *w;
-	int fd, rc = box_connect(c, &fd, "ask for the worker count (NR_CHANNELS=auto)");
+	struct box_conn k;
+	int rc = box_connect(c, &k, "ask for the worker count (NR_CHANNELS=auto)");
 
 	if (rc)
 		return rc;
 	req = json_pack("{s:s,s:s}", "op", "backend_info", "token", c->token);
-	rc = box_call(c, fd, req, &reply, "backend_info");
+	rc = box_call(c, &k, req, &reply, "backend_info");
 	json_decref(req);
-	close(fd);
+	conn_close(&k);
 	if (rc)
 		return rc;
 	/* a backend without workers (fpga) runs a job as one channel */
@@ -431,22 +560,22 @@ void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
 	json_t *req, *reply;
-	char err[256];
+	struct box_conn k;
+	char err[320];
 
 	renew_stop(b);
 	if (!b->key[0])
 		return;
 	/* a fresh connection: the create one was closed, the box may have restarted */
-	if (b->fd < 0 && nr_tcp_connect(c->switch_addr, 1000, &b->fd, err, sizeof(err))) {
+	if (conn_open(c, 1000, &k, err, sizeof(err))) {
 		b->key[0] = '\0';
 		return;
 	}
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
-	if (box_call(c, b->fd, req, &reply, "job_destroy") == 0)
+	if (box_call(c, &k, req, &reply, "job_destroy") == 0)
 		json_decref(reply);
 	json_decref(req);
-	close(b->fd);
-	b->fd = -1;
+	conn_close(&k);
 	b->key[0] = '\0';
 }

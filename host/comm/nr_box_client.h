@@ -24,5 +24,8 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err, size_t errlen);
 /* job_destroy of c->box[t]'s job (best effort, over a fresh connection). */
 void nr_box_job_destroy(struct nr_comm *c, unsigned t);
+/* What the client holds beyond the jobs (NR_TLS_CA's context), after every
+ * job_destroy. */
+void nr_box_client_free(struct nr_comm *c);
 
 #endif /* NR_BOX_CLIENT_H */

@@ -319,7 +319,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->short_tos = -1;
 	c->lfd = -1;
 	for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
-		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .fd = -1 };
+		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t };
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
 	if (!c->peers || !c->fds) {
@@ -355,9 +355,8 @@ static void comm_free(struct nr_comm *c)
 	for (unsigned t = 0; t < NR_ELEM_TYPES; t++) {
 		if (c->rank == 0 && c->has_box)
 			nr_box_job_destroy(c, t);
-		if (c->box[t].fd >= 0)
-			close(c->box[t].fd);
 	}
+	nr_box_client_free(c);
 	if (c->tp)
 		rings_close(c);
 	nr_tp_close(c->tp);

@@ -134,6 +134,50 @@ int tb_tmpdir(char *buf, size_t len)
 	return mkdtemp(buf) ? 0 : -errno;
 }
 
+int tb_tls_make(struct tb_tls *t)
+{
+	char cmd[2048];
+
+	if (tb_tmpdir(t->dir, sizeof(t->dir)))
+		return -1;
+	snprintf(t->ca, sizeof(t->ca), "%s/ca.pem", t->dir);
+	snprintf(t->other_ca, sizeof(t->other_ca), "%s/other-ca.pem", t->dir);
+	snprintf(t->cert, sizeof(t->cert), "%s/box.pem", t->dir);
+	snprintf(t->key, sizeof(t->key), "%s/box.key", t->dir);
+	snprintf(t->expired, sizeof(t->expired), "%s/expired.pem", t->dir);
+	/* as deploy/README.md makes them, "-days -1" for one that expired yesterday */
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; exec >openssl.log 2>&1; umask 077; ec='-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes'; "
+		 "openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=nr-test-ca; "
+		 "openssl req -x509 $ec -keyout other-ca.key -out other-ca.pem -days 2 "
+		 "-subj /CN=nr-other-ca; "
+		 "openssl req $ec -keyout box.key -out box.csr -subj /CN=127.0.0.1; "
+		 "printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext; "
+		 "openssl x509 -req -in box.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		 "-days 2 -extfile san.ext -out box.pem; "
+		 "openssl x509 -req -in box.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		 "-days -1 -extfile san.ext -out expired.pem; "
+		 "chmod 600 box.key; chmod 644 *.pem", t->dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "tb_tls_make: openssl could not make the test certificates in %s "
+			"(its output: %s/openssl.log)\n", t->dir, t->dir);
+		return -1;
+	}
+	return 0;
+}
+
+void tb_tls_remove(struct tb_tls *t)
+{
+	char cmd[128];
+
+	if (!t->dir[0] || strncmp(t->dir, "/tmp/nrctl-", 11))
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "tb_tls_remove: cannot remove %s\n", t->dir);
+	t->dir[0] = '\0';
+}
+
 static struct nr_backend *fpga_backend(struct tb *t)
 {
 	struct nr_fpga_opts o = { 0 };

@@ -66,4 +66,18 @@ json_t *tb_call_text(struct nr_ctl *c, const char *line, bool admin);
 /* Make a temp dir; path written into buf. */
 int tb_tmpdir(char *buf, size_t len);
 
+/*
+ * Certificates for the TLS tests, made by the openssl CLI in a temp dir: a
+ * CA, the box's certificate for IP 127.0.0.1 signed by it (key mode 0600),
+ * an expired one of the same CA and key, and another CA that signed nothing
+ * of the box's.  0, or -1 (printed).
+ */
+struct tb_tls {
+	char dir[64];
+	char ca[96], other_ca[96], cert[96], key[96], expired[96];
+};
+int tb_tls_make(struct tb_tls *t);
+/* Removes the directory and everything in it. */
+void tb_tls_remove(struct tb_tls *t);
+
 #endif

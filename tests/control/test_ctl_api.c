@@ -642,8 +642,8 @@ static void test_tenants(void **state)
 		{ "{\"tenants\": [{\"name\": \"c d\", \"token\": \"cccccccccccccccccccc\"}]}", "tenant name \"c d\"" },
 	};
 	struct fx *f = *state;
-	struct nr_ctl_tenant_cfg ta = { .name = "a", .token = "token-of-a", .max_jobs = 1 };
-	struct nr_ctl_tenant_cfg tb = { .name = "b", .token = "token-of-b" };
+	struct nr_ctl_tenant_cfg ta = { .name = "a", .token = "token-of-tenant-a", .max_jobs = 1 };
+	struct nr_ctl_tenant_cfg tb = { .name = "b", .token = "token-of-tenant-b" };
 	char dir[64], path[96], err[256];
 	json_t *r, *spec;
 	json_int_t idb;
@@ -655,9 +655,9 @@ static void test_tenants(void **state)
 	assert_int_equal(nr_ctl_tenant_add(f->c, &tb, err, sizeof(err)), -EEXIST);
 	assert_non_null(strstr(err, "same token as tenant b"));
 	assert_int_equal(nr_ctl_tenants(f->c), 2);
-	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-b", 10), 1);
-	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-", 9), -1);
-	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-bb", 11), -1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-tenant-b", 17), 1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-tenant-", 16), -1);
+	assert_int_equal(nr_ctl_authenticate(f->c, "token-of-tenant-bb", 18), -1);
 
 	assert_int_equal(tb_tmpdir(dir, sizeof(dir)), 0);
 	snprintf(path, sizeof(path), "%s/tenants.json", dir);

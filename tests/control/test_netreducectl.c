@@ -129,6 +129,7 @@ static void run_ctl(struct run *r, const char *stdin_text, const char *env_sock,
 		dup2(fe, 2);
 		unsetenv("NETREDUCE_SOCKET");
 		unsetenv("NETREDUCE_TOKEN");
+		unsetenv("NETREDUCE_TLS_CA");
 		if (env_sock)
 			setenv("NETREDUCE_SOCKET", env_sock, 1);
 		if (env_token)
@@ -413,6 +414,62 @@ static void test_tcp_token_and_key(void **state)
 	free(r);
 }
 
+/*
+ * --tls-ca: the same requests over TLS to a box with a certificate; a wrong
+ * CA (exit 3), no TLS to a TLS box (1, the box's word), TLS to a plain box
+ * (3) and an unreadable CA file (2) each say what is wrong.
+ */
+static void test_tls(void **state)
+{
+	struct fx *f = *state;
+	struct run *r = calloc(1, sizeof(*r));
+	struct tb_tls certs;
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = TOKEN };
+	struct nr_ctl_server *s;
+	char addr[64], key[40], err[256];
+	json_t *j;
+
+	assert_int_equal(tb_tls_make(&certs), 0);
+	cfg.tls_cert = certs.cert;
+	cfg.tls_key = certs.key;
+	s = nr_ctl_server_start(f->c, &cfg, err, sizeof(err));
+	assert_non_null(s);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", nr_ctl_server_tcp_port(s));
+	run_ctl(r, NULL, NULL, NULL, "--connect", addr, "--tls-ca", certs.ca, "--token", TOKEN,
+		"--json", "job", "create", f->spec, NULL);
+	assert_int_equal(r->code, 0);
+	j = parse_out(r);
+	snprintf(key, sizeof(key), "%s", json_string_value(json_object_get(j, "key")));
+	json_decref(j);
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "--tls-ca", certs.ca, "job", "show", "1",
+		"--key", key, NULL);
+	assert_int_equal(r->code, 0);
+	expect_in(r->out, "active");
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "--tls-ca", certs.ca, "stats", "--watch",
+		"0.1", "--count", "2", NULL);
+	assert_int_equal(r->code, 0);
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "--tls-ca", certs.ca, "job", "destroy", "1",
+		"--key", key, NULL);
+	assert_int_equal(r->code, 0);
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "--tls-ca", certs.other_ca, "stats", NULL);
+	assert_int_equal(r->code, 3);
+	expect_in(r->err, "does not verify against the CA file");
+	expect_in(r->err, "unable to get local issuer certificate");
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "stats", NULL);
+	assert_int_equal(r->code, 1);
+	expect_in(r->err, "netreducectl: this box wants TLS on its control listener");
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", f->addr, "--tls-ca", certs.ca, "stats", NULL);
+	assert_int_equal(r->code, 3);
+	expect_in(r->err, "does not speak TLS");
+	run_ctl(r, NULL, NULL, TOKEN, "--connect", addr, "--tls-ca", "/nonexistent/ca.pem", "stats",
+		NULL);
+	assert_int_equal(r->code, 2);
+	expect_in(r->err, "cannot read the CA file /nonexistent/ca.pem");
+	nr_ctl_server_stop(s);
+	tb_tls_remove(&certs);
+	free(r);
+}
+
 static void test_stats_watch_backend_stdin(void **state)
 {
 	struct fx *f = *state;
@@ -455,6 +512,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cannot_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_token_and_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_watch_backend_stdin, setup, teardown),
 	};
 

@@ -7,10 +7,13 @@ Usage: check_box.py BUILD_DIR SOURCE_DIR      (root: DPDK; suite eal)
 Starts build/netreduce-switch on two ring ports (EAL --no-huge, lcores 0,1)
 as systemd would start it: NOTIFY_SOCKET a datagram socket of this script,
 WATCHDOG_USEC 300 ms, stderr a file named by JOURNAL_STREAM; with tenants,
-the TCP listener and --metrics-listen.  Then, in order:
+the TCP listener with TLS (--tls-cert, --tls-key: a CA and a certificate
+for 127.0.0.1 made by the openssl CLI) and --metrics-listen.  Then, in order:
   - READY=1 comes, STATUS= says healthy, GET /healthz is 200 and
     `netreducectl health` exits 0;
-  - a tenant creates a job named e2e-dash over TCP: GET /metrics labels it
+  - netreducectl without --tls-ca is refused with "this box wants TLS",
+    counted (netreduce_control_tls_plaintext_total 1);
+  - a tenant creates a job named e2e-dash over TLS: GET /metrics labels it
     by id, name and tenant and shows no token or key; promtool check
     metrics finds nothing to say; every metric the Grafana dashboard
     queries is in the scrape (check_dashboard.py --metrics);
@@ -147,8 +150,26 @@ def main():
         shutil.rmtree('/var/run/dpdk/nrdeploy%d' % os.getpid(), ignore_errors=True)
 
 
+def make_certs(tmp):
+    """A CA and the box's certificate for 127.0.0.1 (deploy/README.md's commands)."""
+    ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
+    with open(os.path.join(tmp, 'san.ext'), 'w') as f:
+        f.write('subjectAltName=IP:127.0.0.1\n')
+    for cmd in (['req', '-x509'] + ec + ['-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2',
+                                         '-subj', '/CN=nr-deploy-ca'],
+                ['req'] + ec + ['-keyout', 'box.key', '-out', 'box.csr', '-subj', '/CN=127.0.0.1'],
+                ['x509', '-req', '-in', 'box.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key',
+                 '-CAcreateserial', '-days', '2', '-extfile', 'san.ext', '-out', 'box.pem']):
+        r = subprocess.run(['openssl'] + cmd, cwd=tmp, capture_output=True, text=True)
+        if r.returncode != 0:
+            fail('openssl %s: %s' % (' '.join(cmd[:2]), r.stderr[-500:]))
+    os.chmod(os.path.join(tmp, 'box.key'), 0o600)
+    return [os.path.join(tmp, n) for n in ('ca.pem', 'box.pem', 'box.key')]
+
+
 def run(build, src, switch, ctl, tmp):
     notify = Notify(os.path.join(tmp, 'notify'))
+    ca, cert, key = make_certs(tmp)
     tenants = os.path.join(tmp, 'tenants.json')
     with open(tenants, 'w') as f:
         json.dump({'tenants': [{'name': 'vision', 'token': TOKEN, 'max_jobs': 4}]}, f)
@@ -171,12 +192,13 @@ def run(build, src, switch, ctl, tmp):
     cmd = [switch, '-l', '0,1', '--no-huge', '-m', '256', '--no-pci',
            '--file-prefix', 'nrdeploy%d' % os.getpid(), '--vdev', 'net_ring0', '--vdev', 'net_ring1',
            '--', '--ctl-socket', sock, '--ctl-listen', '127.0.0.1:%d' % cport, '--tenants', tenants,
-           '--metrics-listen', '127.0.0.1:%d' % mport, '--stall-ms', '300']
+           '--metrics-listen', '127.0.0.1:%d' % mport, '--stall-ms', '300',
+           '--tls-cert', cert, '--tls-key', key]
     print('$ ' + ' '.join(cmd))
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     base = 'http://127.0.0.1:%d' % mport
     try:
-        rc = checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath)
+        rc = checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath, ca)
     finally:
         let_go()
         if proc.poll() is None:
@@ -191,7 +213,7 @@ def ctl_run(ctl, *args):
     return r.returncode, r.stdout + r.stderr
 
 
-def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath):
+def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath, ca):
     def stderr_text():
         with open(errpath) as f:
             return f.read()
@@ -211,9 +233,14 @@ def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath):
     if rc != 0 or not out.startswith('healthy: 2 ports linked, 1 workers polling'):
         fail('netreducectl health: exit %d: %s' % (rc, out))
 
-    # a tenant's job, named
-    rc, out = ctl_run(ctl, '--connect', '127.0.0.1:%d' % cport, '--token', TOKEN, 'job', 'create',
-                      spec, '--name', 'e2e-dash')
+    # the token never in clear: a plain-text client is refused before it is read
+    rc, out = ctl_run(ctl, '--connect', '127.0.0.1:%d' % cport, '--token', TOKEN, 'stats')
+    if rc != 1 or 'this box wants TLS' not in out:
+        fail('netreducectl without --tls-ca: exit %d: %s' % (rc, out))
+    print('plain text refused: %s' % out.strip())
+    # a tenant's job, named, over TLS
+    rc, out = ctl_run(ctl, '--connect', '127.0.0.1:%d' % cport, '--tls-ca', ca, '--token', TOKEN,
+                      'job', 'create', spec, '--name', 'e2e-dash')
     if rc != 0 or 'job 1 created' not in out:
         fail('job create as tenant vision: exit %d: %s' % (rc, out))
     key = re.search(r'key\s+([0-9a-f]{32})', out).group(1)
@@ -226,6 +253,9 @@ def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath):
     want = 'netreduce_job_ranks{job="1",name="e2e-dash",tenant="vision"} 2'
     if want not in text:
         fail('%s not in the scrape' % want)
+    if 'netreduce_control_tls_plaintext_total 1\n' not in text:
+        fail('the plain-text client is not counted: netreduce_control_tls_plaintext_total 1 '
+             'not in the scrape')
     if TOKEN in text or key in text:
         fail('a secret (the tenant\'s token or the job\'s key) is in the scrape')
     print('GET /metrics: %d lines, %d families, the job by name and tenant, no secret'

@@ -88,6 +88,14 @@ half)
 	[ "$got" = 4 ] || fail "accuracy: $got of 4 (dtype, dist) rows through the box were the rounded-once reference"
 	pass "4 hosts, bf16 through the box and on the ring, fp16 through the box: exact; through the box from PyTorch the rounded-once reference, at least as exact as Gloo's ring"
 	;;
+tls)
+	# the box's control listener with TLS only (tests/testbed/run --tls): rank 0
+	# registers the job with NR_TLS_CA (a plain-text client would be refused),
+	# then every size through the box exact
+	run_check "2 hosts, control over TLS" 3 --tls --hosts 2 --algo netreduce --iters 1 \
+		--warmup 1 --bytes 4,65540,4M
+	pass "2 hosts, the job registered over TLS (the box refuses plain text), 3 sizes exact"
+	;;
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
 		--bytes 4,20,4096,262148,1M,16777220

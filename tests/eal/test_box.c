@@ -776,6 +776,38 @@ static void test_token_sources(void **state)
 	assert_int_equal(dp_opts_parse(3, argv, &cfg, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "NETREDUCE_TOKEN"));
 	assert_non_null(strstr(err, "--token-file"));
+	/* a token too short to resist guessing is refused at start, by its source */
+	setenv("NETREDUCE_TOKEN", "fifteen-chars-x", 1);
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(3, argv, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "the token (--token or NETREDUCE_TOKEN) has 15 characters: "
+				    "at least 16"));
+	unsetenv("NETREDUCE_TOKEN");
+}
+
+/* --tls-cert and --tls-key go together, and with a TCP listener. */
+static void test_tls_opts(void **state)
+{
+	char *both[] = { "x", "--ctl-listen", "127.0.0.1:7100", "--token", "sixteen-chars-ok",
+			 "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL };
+	char *cert_only[] = { "x", "--ctl-listen", "127.0.0.1:7100", "--token", "sixteen-chars-ok",
+			      "--tls-cert", "c.pem", NULL };
+	char *no_listen[] = { "x", "--tls-cert", "c.pem", "--tls-key", "k.pem", NULL };
+	struct dp_cfg cfg;
+	char err[256];
+
+	(void)state;
+	dp_cfg_defaults(&cfg);
+	assert_int_equal(dp_opts_parse(9, both, &cfg, err, sizeof(err)), 0);
+	assert_string_equal(cfg.tls_cert, "c.pem");
+	assert_string_equal(cfg.tls_key, "k.pem");
+	dp_cfg_defaults(&cfg);
+	assert_int_equal(dp_opts_parse(7, cert_only, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--tls-cert and --tls-key go together"));
+	dp_cfg_defaults(&cfg);
+	assert_int_equal(dp_opts_parse(5, no_listen, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "give --ctl-listen too"));
 }
 
 /* ---- tenants and the admission budget ----------------------------------------- */
@@ -972,6 +1004,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
 		cmocka_unit_test(test_token_sources),
+		cmocka_unit_test(test_tls_opts),
 		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
 		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),
 	};

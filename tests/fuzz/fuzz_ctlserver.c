@@ -60,7 +60,7 @@
 #include "nrz_net.h"
 
 #define NRZ_CONNS     4
-#define NRZ_TOKEN     "nrz-token"
+#define NRZ_TOKEN     "nrz-token-0123456789"
 #define NRZ_MAX_LINE  512
 #define NRZ_BURST     40
 #define NRZ_IDLE_MS   5000       /* longer than any input: an idle close is no finding */
@@ -470,6 +470,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.unix_path = sock_path, .tcp_addr = tcp_addr, .token = NRZ_TOKEN,
 		.idle_timeout_ms = NRZ_IDLE_MS, .max_line = NRZ_MAX_LINE,
 		.rate_per_sec = 1000, .rate_burst = NRZ_BURST,
+		/* the model knows no throttle: one bad token more than an input can send */
+		.auth_fail_max = 100000,
 	};
 	char err[256];
 	struct world *w;

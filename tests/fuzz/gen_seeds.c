@@ -523,11 +523,11 @@ static const char *const ctl_lines[] = {
 	"{\"op\":\"job_status\",\"job\":-1}",
 	"{\"op\":\"nope\"}",
 	"{\"op\":\"stats\",\"token\":\"wrong\"}",
-	"{\"op\":\"stats\",\"token\":\"nrz-token\"}",
-	"{\"op\":\"job_create\",\"token\":\"nrz-token\",\"spec\":{\"mtu\":512,\"msg_size\":2048,"
+	"{\"op\":\"stats\",\"token\":\"nrz-token-0123456789\"}",
+	"{\"op\":\"job_create\",\"token\":\"nrz-token-0123456789\",\"spec\":{\"mtu\":512,\"msg_size\":2048,"
 	"\"conns\":[{\"src_ip\":\"10.2.0.1\",\"dst_ip\":\"10.2.0.2\",\"src_qpn\":5,\"dst_qpn\":6},"
 	"{\"src_ip\":\"10.2.0.2\",\"dst_ip\":\"10.2.0.1\",\"src_qpn\":7,\"dst_qpn\":8}]}}\n"
-	"{\"op\":\"job_status\",\"token\":\"nrz-token\",\"job\":$JOB,\"key\":\"$KEY\"}",
+	"{\"op\":\"job_status\",\"token\":\"nrz-token-0123456789\",\"job\":$JOB,\"key\":\"$KEY\"}",
 	"[1,2,3]",
 	"{\"op\":",
 	"null",
@@ -621,7 +621,7 @@ static int gen_ctlserver(nrz_seed_cb cb, void *ctx)
 	put(&s, 1 << 2 | 1 << 3);
 	ctl_chunk(&s, 0, true, false, "hello\n");
 	ctl_chunk(&s, 0, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");
-	ctl_chunk(&s, 1, true, false, "{\"op\":\"stats\",\"token\":\"nrz-tokem\"}\n{\"op\":\"stats\"}\n");
+	ctl_chunk(&s, 1, true, false, "{\"op\":\"stats\",\"token\":\"nrz-token-012345678X\"}\n{\"op\":\"stats\"}\n");
 	ctl_chunk(&s, 2, true, false, "not json\n{\"op\":\"stats\",\"token\":\"$T\"}\n");
 	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T$T\"}\n");
 	ctl_chunk(&s, 3, true, false, "{\"op\":\"stats\",\"token\":\"$T\"}\n");

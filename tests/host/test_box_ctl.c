@@ -6,6 +6,8 @@
  * messages then reach the receivers unaggregated, which every rank must detect
  * ("arrived unaggregated") instead of returning a wrong sum; rank 0 destroys
  * the job at nr_comm_destroy.  A wrong token is refused with the server's message.
+ * Over TLS (NR_TLS_CA) the same job goes through; a wrong CA and a client
+ * without TLS are refused, each with a message that says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,11 +70,15 @@ struct server {
 	} *shm;
 };
 
+/* The next server's TLS certificate and key (NULL: plain TCP). */
+static const char *srv_cert, *srv_key;
+
 static void server_main(struct server *s)
 {
 	struct tb tb = { 0 };
 	struct nr_backend *b = tb_backend(&tb, "sw");
-	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "tok" };
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0", .token = "box-ctl-token-0123456789",
+					 .tls_cert = srv_cert, .tls_key = srv_key };
 	struct nr_ctl_server *srv = NULL;
 	struct nr_ctl *ctl = b ? nr_ctl_create(b) : NULL;
 	char err[256], c;
@@ -245,7 +251,7 @@ static void test_job_registered_unaggregated_detected(void **state)
 	const int world = 3;
 
 	assert_int_equal(start_server(&s), 0);
-	t = run(&s, "tok", world, 21, 1);
+	t = run(&s, "box-ctl-token-0123456789", world, 21, 1);
 	for (int r = 0; r < world; r++)
 		assert_int_equal(t->credits[r], 4);          /* pool_msgs 8 -> W = 4 */
 	expect_unaggregated(t, world);
@@ -278,7 +284,7 @@ static void test_16bit_job_opens(void **state)
 		memset(u, 0, sizeof(*u));
 		ranks_env_init(&u->env, 41);
 		snprintf(u->sw, sizeof(u->sw), "127.0.0.1:%d", s.shm->port);
-		u->token = "tok";
+		u->token = "box-ctl-token-0123456789";
 		u->channels = 2;
 		for (int r = 0; r < world; r++)
 			u->dtype[r] = NR_BF16;
@@ -341,7 +347,7 @@ static json_t *tcp_call(int port, const char *line)
 
 static long long control_counter(int port, const char *name)
 {
-	json_t *r = tcp_call(port, "{\"op\":\"stats\",\"token\":\"tok\"}");
+	json_t *r = tcp_call(port, "{\"op\":\"stats\",\"token\":\"box-ctl-token-0123456789\"}");
 	json_t *v = json_object_get(json_object_get(json_object_get(r, "stats"), "control"), name);
 	long long n = json_is_integer(v) ? json_integer_value(v) : -1;
 
@@ -366,7 +372,7 @@ static int lease_child(int rank, int world, void *arg)
 
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.switch_addr = t->sw;
-	cfg.token = "tok";
+	cfg.token = "box-ctl-token-0123456789";
 	cfg.timeout_ms = 500;
 	t->rc[rank] = nr_comm_init(&cfg, &c);
 	__atomic_store_n(&t->ready[rank], 1, __ATOMIC_RELEASE);
@@ -427,7 +433,7 @@ static void test_lease_after_sigkill(void **state)
 	/* 64 jobs fit again */
 	for (int k = 0; k < 65; k++) {
 		snprintf(req, sizeof(req),
-			 "{\"op\":\"job_create\",\"token\":\"tok\",\"spec\":{\"conns\":["
+			 "{\"op\":\"job_create\",\"token\":\"box-ctl-token-0123456789\",\"spec\":{\"conns\":["
 			 "{\"src_ip\":\"10.9.%d.1\",\"dst_ip\":\"10.9.%d.2\",\"src_qpn\":17,\"dst_qpn\":18,\"ipsn\":0},"
 			 "{\"src_ip\":\"10.9.%d.2\",\"dst_ip\":\"10.9.%d.1\",\"src_qpn\":19,\"dst_qpn\":20,\"ipsn\":0}]}}",
 			 k, k, k, k);
@@ -465,6 +471,50 @@ static void test_bad_token(void **state)
 }
 
 /*
+ * The library over TLS: with NR_TLS_CA the job is registered (and destroyed)
+ * and the ranks run as over plain TCP; with a CA that did not sign the box's
+ * certificate, or without NR_TLS_CA, job_create fails and says why.
+ */
+static void test_tls(void **state)
+{
+	struct server s = { 0 };
+	struct tb_tls certs;
+	struct box_case *t;
+
+	(void)state;
+	assert_int_equal(tb_tls_make(&certs), 0);
+	srv_cert = certs.cert;
+	srv_key = certs.key;
+	assert_int_equal(start_server(&s), 0);
+	srv_cert = srv_key = NULL;
+	setenv("NR_TLS_CA", certs.ca, 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 40, 1);
+	expect_unaggregated(t, 2);
+	munmap(t, sizeof(*t));
+	setenv("NR_TLS_CA", certs.other_ca, 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 41, 1);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		if (r == 0)
+			assert_non_null(strstr(t->msg[r], "does not verify against the CA file"));
+	}
+	munmap(t, sizeof(*t));
+	unsetenv("NR_TLS_CA");
+	t = run(&s, "box-ctl-token-0123456789", 2, 42, 1);
+	for (int r = 0; r < 2; r++) {
+		assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		if (r == 0)
+			assert_non_null(strstr(t->msg[r], "this box wants TLS"));
+	}
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+	assert_int_equal(s.shm->created, 1);
+	assert_int_equal(s.shm->destroyed, 1);
+	munmap(s.shm, sizeof(*s.shm));
+	tb_tls_remove(&certs);
+}
+
+/*
  * Box channels: rank 0 registers one job whose channels are the ranks' box
  * rings, each connection with the UDP source ports of its QPs (the soft
  * transport knows them); with channels 0 (auto) every rank asks the box for
@@ -481,7 +531,7 @@ static void test_channels(void **state)
 		struct box_case *t;
 
 		assert_int_equal(start_server(&s), 0);
-		t = run(&s, "tok", world, 23 + (unsigned)i, cases[i].cfg);
+		t = run(&s, "box-ctl-token-0123456789", world, 23 + (unsigned)i, cases[i].cfg);
 		for (int r = 0; r < world; r++) {
 			assert_int_equal(t->rc_init[r], NR_OK);
 			assert_int_equal(t->got_channels[r], cases[i].want);
@@ -518,7 +568,7 @@ static void test_short_bound(void **state)
 
 		assert_int_equal(start_server(&s), 0);
 		/* the tolerant case sprays over 2 ports: the job says so */
-		t = run_case(&s, "tok", world, 25 + flags, 1, 150000, flags, flags ? 2 : 0);
+		t = run_case(&s, "box-ctl-token-0123456789", world, 25 + flags, 1, 150000, flags, flags ? 2 : 0);
 		for (int r = 0; r < world; r++) {
 			printf("rank %d: %s: %llu data packets, %llu with their own class\n", r,
 			       flags ? "tolerant" : "exact", (unsigned long long)t->tx_data[r],
@@ -564,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_16bit_job_opens),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_bad_token),
+		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_short_bound),
 		cmocka_unit_test(test_lease_after_sigkill),
 	};

@@ -98,6 +98,7 @@ tb_init() {
 	TB_CTL_SOCK="$TB_RUNDIR/ctl.sock"
 	: > "$TB_RUNDIR/pids"
 	printf '%s' "$TB_TOKEN" > "$TB_RUNDIR/token"
+	[ -n "${TB_TLS:-}" ] && tb_tls_make
 	chmod 0600 "$TB_RUNDIR/token"
 }
 
@@ -619,10 +620,28 @@ tb_box_cmd() {
 	[ "$(tb_pmd)" = af_xdp ] && cmd+=(--mbuf-size 2176)
 	cmd+=(--mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
 		--ctl-socket "$(tb_ctl_sock "$k")" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
+	[ -n "${TB_TLS:-}" ] && cmd+=(--tls-cert "$TB_RUNDIR/tls/box.pem" --tls-key "$TB_RUNDIR/tls/box.key")
 	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
 	[ -n "${TB_BOX_EXTRA:-}" ] && cmd+=($TB_BOX_EXTRA)
 	printf '%q ' "${cmd[@]}"
+}
+
+# TB_TLS: a CA and the boxes' certificate (every rack's box address in its
+# subjectAltName) in $TB_RUNDIR/tls, made as deploy/README.md shows.
+tb_tls_make() {
+	local d="$TB_RUNDIR/tls" san="" k ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+		san="${san:+$san,}IP:$(tb_box_addr "$k")"
+	done
+	mkdir -m 0700 "$d" || tb_die "cannot create $d"
+	(cd "$d" && umask 077 &&
+		openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.pem -days 2 -subj /CN=nrt-ca &&
+		openssl req "${ec[@]}" -keyout box.key -out box.csr -subj "/CN=$(tb_box_addr 0)" &&
+		printf 'subjectAltName=%s\n' "$san" > san.ext &&
+		openssl x509 -req -in box.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+			-extfile san.ext -out box.pem && chmod 644 ca.pem box.pem) > "$d/openssl.log" 2>&1 ||
+		tb_die "openssl could not make the TLS certificates ($d/openssl.log)"
 }
 
 # Wait until rack k's box's control listener accepts TCP connections.
@@ -705,6 +724,7 @@ tb_host_env() {
 	k=$(tb_rack_of "$i")
 	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
 		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
+		[ -n "${TB_TLS:-}" ] && box="$box NR_TLS_CA=$TB_RUNDIR/tls/ca.pem"
 	fi
 	[ -n "${TB_CHANNELS:-}" ] && box="$box NR_CHANNELS=$TB_CHANNELS"
 	# shaped host links: the library sizes its soft window and picks its
