@@ -16,8 +16,11 @@
  * JSON or brings a wrong token is answered and the connection closed.  When
  * the TCP table is full, a new connection takes the place of the oldest one
  * that has not authenticated (conns_evicted); one source address holds at
- * most max_conns_per_source of them.  So idle or trickling clients cannot
- * keep a host library out.
+ * most max_conns_per_source of them (an IPv4-mapped IPv6 peer counts as its
+ * IPv4 address, an IPv6 peer as its own).  So idle or trickling clients
+ * cannot keep a host library out.  A connection belongs to the tenant of its
+ * first authenticated request, and a tenant holds at most its max_conns
+ * (tenant_conns_refused beyond): no tenant fills the table for the others.
  *
  * Thread contract: everything here runs on the server thread, except
  * nr_ctl_server_start/stop (caller's thread).  Requests reach nr_ctl through
@@ -53,7 +56,8 @@ struct client {
 	int fd;
 	bool admin;
 	bool authed;           /* a request with the right token came (admin: always) */
-	uint32_t peer;         /* TCP: the source IPv4 address, network order */
+	int tenant;            /* TCP: the tenant it authenticated as, -1 before */
+	struct in6_addr peer;  /* TCP: the source address (IPv4 as ::ffff:a.b.c.d) */
 	uint64_t accepted_ms;
 	bool closing;          /* flush out, then close */
 	bool shut;             /* write side shut: drain input until EOF or close_by */
@@ -70,7 +74,8 @@ struct client {
 struct nr_ctl_server {
 	struct nr_ctl *c;
 	char *unix_path;
-	unsigned max_conns, per_source, idle_ms, rate, burst;
+	unsigned max_conns, per_source, per_tenant, idle_ms, rate, burst;
+	unsigned tenant_conns[NR_CTL_MAX_TENANTS];   /* TCP connections by tenant */
 	size_t max_line;
 	int ufd, tfd, wake[2];
 	int tcp_port;
@@ -162,6 +167,44 @@ static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
 	return true;
 }
 
+/*
+ * A TCP connection belongs to the tenant of its first authenticated request,
+ * which holds at most its max_conns of them: true when k may go on as
+ * tenant who; else k was answered why and must close.
+ */
+static bool tenant_admit(struct nr_ctl_server *s, struct client *k, int who)
+{
+	char name[NR_CTL_TENANT_NAME_MAX + 1] = "", msg[320];
+	uint32_t own = 0, cap;
+
+	if (k->tenant == who)
+		return true;
+	if (k->tenant >= 0 || who >= NR_CTL_MAX_TENANTS) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		client_error(k, "the token names another tenant than this connection's first request "
+			     "did: a connection serves one tenant; connection closed");
+		return false;
+	}
+	nr_ctl_tenant_conn_limit(s->c, who, name, sizeof(name), &own);
+	cap = own ? own : s->per_tenant;
+	if (s->tenant_conns[who] >= cap) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		nr_ctl_tenant_conn_refused(s->c, who);
+		snprintf(msg, sizeof(msg), "tenant %s holds %u control connections, its max_conns%s: "
+			 "connection closed; close one (the library keeps one a job), or raise "
+			 "max_conns in the tenants file", name, s->tenant_conns[who],
+			 own ? "" : " (the box's default)");
+		client_error(k, msg);
+		return false;
+	}
+	s->tenant_conns[who]++;
+	k->tenant = who;
+	return true;
+}
+
 static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, size_t len)
 {
 	char err[256], msg[64], *out;
@@ -197,6 +240,11 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
 		client_error(k, "bad or missing token: connection closed");
+		k->closing = true;
+		return;
+	}
+	if (!k->admin && !tenant_admit(s, k, who)) {
+		json_decref(req);
 		k->closing = true;
 		return;
 	}
@@ -294,6 +342,8 @@ static void client_close(struct nr_ctl_server *s, unsigned i)
 
 	if (!k->admin)
 		s->ntcp--;
+	if (k->tenant >= 0 && k->tenant < NR_CTL_MAX_TENANTS)
+		s->tenant_conns[k->tenant]--;
 	close(k->fd);
 	free(k->in);
 	free(k->out);
@@ -329,13 +379,29 @@ static bool evict_unauthenticated(struct nr_ctl_server *s)
 	return true;
 }
 
+/* A peer's source address as one key: IPv4 as ::ffff:a.b.c.d, as a dual-stack
+ * listener sees its IPv4 peers, IPv6 as it is. */
+static struct in6_addr peer_key(const struct sockaddr_storage *ss)
+{
+	struct in6_addr a = { 0 };
+
+	if (ss->ss_family == AF_INET6) {
+		a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+	} else if (ss->ss_family == AF_INET) {
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+		memcpy(&a.s6_addr[12], &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	}
+	return a;
+}
+
 static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 {
 	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
 	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
 				   "try again later\"}\n";
-	struct sockaddr_in peer = { 0 };
+	struct sockaddr_storage peer = { 0 };
 	socklen_t plen = sizeof(peer);
+	struct in6_addr src = { 0 };
 	struct client *k;
 	unsigned same = 0;
 	int fd;
@@ -344,6 +410,10 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
+	if (!admin) {
+		nr_ctl_count(s->c, NR_CCTR_CONNS_ACCEPTED);
+		src = peer_key(&peer);
+	}
 	/*
 	 * TCP clients may hold max_conns connections; the admin socket has
 	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
@@ -356,7 +426,7 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		}
 	} else {
 		for (unsigned i = 0; i < s->ncl; i++)
-			same += !s->cl[i].admin && s->cl[i].peer == peer.sin_addr.s_addr;
+			same += !s->cl[i].admin && !memcmp(&s->cl[i].peer, &src, sizeof(src));
 		if (same >= s->per_source) {
 			refuse(s, fd, mine);
 			return;
@@ -371,7 +441,8 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	k->fd = fd;
 	k->admin = admin;
 	k->authed = admin;
-	k->peer = peer.sin_addr.s_addr;
+	k->tenant = -1;
+	k->peer = src;
 	if (!admin)
 		s->ntcp++;
 	k->last_ms = k->tok_ms = k->accepted_ms = nr_ctl_now_ms();
@@ -576,6 +647,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	/* a quarter of the table, at least 16 (but no more than the table) */
 	s->per_source = cfg->max_conns_per_source ? cfg->max_conns_per_source
 		      : s->max_conns / 4 > 16 ? s->max_conns / 4 : s->max_conns < 16 ? s->max_conns : 16;
+	s->per_tenant = cfg->max_conns_per_tenant ? cfg->max_conns_per_tenant : s->per_source;
+	if (s->per_tenant > s->max_conns)
+		s->per_tenant = s->max_conns;
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;
@@ -597,7 +671,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 		goto fail;
 	if (cfg->token && cfg->token[0] &&
 	    nr_ctl_authenticate(c, cfg->token, strlen(cfg->token)) < 0) {
-		struct nr_ctl_tenant_cfg def = { .name = "default", .token = cfg->token };
+		/* one token for every host: it may hold the whole table */
+		struct nr_ctl_tenant_cfg def = { .name = "default", .token = cfg->token,
+						 .max_conns = s->max_conns };
 
 		if (nr_ctl_tenant_add(c, &def, err, errlen) < 0)
 			goto fail;

@@ -3,8 +3,10 @@
  * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
  * job_create for an element type's box rings (FP32's at init, a 16-bit
  * type's at its first all-reduce; one channel a box channel ring), its lease
- * renewed, job_destroy at nr_comm_destroy; and the box's worker count, which
- * every rank asks for with NR_CHANNELS=auto.
+ * renewed over the job's own connection (the one job_create went on, kept
+ * open: one connection a job, however long it lives), job_destroy at
+ * nr_comm_destroy; and the box's worker count, which every rank asks for with
+ * NR_CHANNELS=auto.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -101,39 +103,85 @@ static int box_connect(struct nr_comm *c, int *fd, const char *what)
 	return 0;
 }
 
-/* One job_renew of b over a connection of its own (the renew thread's: it
- * never touches b->fd or the communicator's error state).  0 or -1. */
-static int renew_once(const struct nr_box_job *b, uint32_t timeout_ms)
+/*
+ * One request of job b on its own connection b->fd (opened when closed): 0
+ * with *reply, or -1 with err (*refused: the box answered "ok":false).  A
+ * connection kept from before that fails (the box closed it, restarted, or
+ * answered late) is closed and the request sent once more on a new one; a
+ * connection that failed is never used again.  Only one thread at a time:
+ * the renew thread while it runs, rank 0's after renew_stop.
+ */
+static int job_call(struct nr_box_job *b, json_t *req, uint32_t timeout_ms, json_t **reply,
+		    bool *refused, char *err, size_t errlen)
+{
+	const struct nr_comm *c = b->comm;
+
+	for (int fresh = 0; fresh < 2; fresh++) {
+		bool kept = b->fd >= 0;
+
+		if (!kept && nr_tcp_connect(c->switch_addr, timeout_ms, &b->fd, err, errlen)) {
+			b->fd = -1;
+			*refused = false;
+			return -1;
+		}
+		if (!exchange(b->fd, req, nr_now_ms() + timeout_ms, reply, refused, err, errlen))
+			return 0;
+		close(b->fd);
+		b->fd = -1;
+		if (!kept)
+			break;
+	}
+	return -1;
+}
+
+/* One job_renew of b on the job's connection.  0 or -1 with err. */
+static int renew_once(struct nr_box_job *b, uint32_t timeout_ms, char *err, size_t errlen)
 {
 	const struct nr_comm *c = b->comm;
 	json_t *req, *reply;
-	char err[160];
 	bool refused;
-	int fd, rc;
+	int rc;
 
-	if (nr_tcp_connect(c->switch_addr, timeout_ms, &fd, err, sizeof(err)))
-		return -1;
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
-	rc = exchange(fd, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
+	rc = job_call(b, req, timeout_ms, &reply, &refused, err, errlen);
 	json_decref(req);
 	json_decref(reply);
-	close(fd);
+	if (rc && refused) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%.180s", err);
+		snprintf(err, errlen, "the box refused it: %.180s", why);
+	}
 	return rc;
 }
+
+/*
+ * Renew every third of the lease, at most NR_RENEW_MAX_MS apart so that the
+ * job's connection never sits idle past the box's idle timeout (30 s).  A
+ * renewal that fails is said once on stderr, naming the box and the job, and
+ * tried again every second until one succeeds (said too).
+ */
+#define NR_RENEW_MAX_MS  10000u
+#define NR_RENEW_RETRY_MS 1000u
 
 static void *renew_main(void *arg)
 {
 	struct nr_box_job *b = arg;
-	uint32_t period = b->lease_ms / 3;
+	const struct nr_comm *c = b->comm;
+	uint32_t period = b->lease_ms / 3 < NR_RENEW_MAX_MS ? b->lease_ms / 3 : NR_RENEW_MAX_MS;
+	uint32_t retry = period < NR_RENEW_RETRY_MS ? period : NR_RENEW_RETRY_MS;
+	unsigned failed = 0;
 
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop) {
+		uint32_t wait = failed ? retry : period;
 		struct timespec ts;
+		char err[256];
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += period / 1000;
-		ts.tv_nsec += (long)(period % 1000) * 1000000L;
+		ts.tv_sec += wait / 1000;
+		ts.tv_nsec += (long)(wait % 1000) * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -141,8 +189,17 @@ static void *renew_main(void *arg)
 		if (pthread_cond_timedwait(&b->wake, &b->lock, &ts) != ETIMEDOUT || b->stop)
 			continue;
 		pthread_mutex_unlock(&b->lock);
-		/* a renewal that fails is tried again a third of the lease later */
-		renew_once(b, period < 3000 ? period : 3000);
+		if (renew_once(b, period < 3000 ? period : 3000, err, sizeof(err))) {
+			if (failed++ == 0)
+				fprintf(stderr, "netreduce: box %s: renewing job %u's lease failed: %s; "
+					"trying again every %u ms (the box destroys the job when "
+					"%u ms pass without a renewal)\n", c->switch_addr, b->job, err,
+					retry, b->lease_ms);
+		} else if (failed) {
+			fprintf(stderr, "netreduce: box %s: job %u's lease renewed again, after %u "
+				"failed tr%s\n", c->switch_addr, b->job, failed, failed > 1 ? "ies" : "y");
+			failed = 0;
+		}
 		pthread_mutex_lock(&b->lock);
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -268,10 +325,11 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	rc = box_call(c, b->fd, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
 		      "job_create of the bf16 job" : "job_create of the fp16 job");
 	json_decref(req);
-	close(b->fd);   /* one connection per request: the box closes idle ones */
-	b->fd = -1;
-	if (rc)
+	if (rc) {
+		close(b->fd);
+		b->fd = -1;
 		return rc;
+	}
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
 			"result_key", &rkey) || credits < 1 || rkey == 0 ||
 	    strlen(key) >= sizeof(b->key)) {
@@ -285,7 +343,11 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	b->result_key = rkey;
 	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
-	return lease > 0 ? renew_start(b, (uint32_t)lease) : 0;
+	if (lease > 0)    /* the job's connection stays open: its renewals go on it */
+		return renew_start(b, (uint32_t)lease);
+	close(b->fd);     /* a box without leases: nothing keeps the connection busy */
+	b->fd = -1;
+	return 0;
 }
 
 /* A counter of a reply: 0 when the box does not report it (an older box). */
@@ -430,23 +492,21 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
-	json_t *req, *reply;
+	json_t *req, *reply = NULL;
 	char err[256];
+	bool refused;
 
 	renew_stop(b);
-	if (!b->key[0])
-		return;
-	/* a fresh connection: the create one was closed, the box may have restarted */
-	if (b->fd < 0 && nr_tcp_connect(c->switch_addr, 1000, &b->fd, err, sizeof(err))) {
+	if (b->key[0]) {
+		/* on the job's connection, or a new one if the box closed it (or restarted) */
+		req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
+				(json_int_t)b->job, "key", b->key);
+		if (job_call(b, req, 1000, &reply, &refused, err, sizeof(err)) == 0)
+			json_decref(reply);
+		json_decref(req);
 		b->key[0] = '\0';
-		return;
 	}
-	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
-			(json_int_t)b->job, "key", b->key);
-	if (box_call(c, b->fd, req, &reply, "job_destroy") == 0)
-		json_decref(reply);
-	json_decref(req);
-	close(b->fd);
+	if (b->fd >= 0)
+		close(b->fd);
 	b->fd = -1;
-	b->key[0] = '\0';
 }
