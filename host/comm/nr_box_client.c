@@ -52,19 +52,22 @@ static json_t *conn_json(const struct nr_comm *c, int ring, int i)
 
 /*
  * Send req on fd, read the reply by deadline.  0 with *reply the caller's, or
- * -1 with err and *reply NULL; *refused: the box answered "ok":false (err is
- * its message).  Touches no communicator state: the renew thread uses it too.
+ * -errno with err and *reply NULL (-ETIMEDOUT: no answer in time);
+ * *refused: the box answered "ok":false (err is its message).  Touches no
+ * communicator state: the renew thread uses it too.
  */
 static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool *refused,
 		    char *err, size_t errlen)
 {
-	int ok;
+	int ok, rc;
 
 	*refused = false;
 	*reply = NULL;
-	if (nr_send_json_line(fd, req, err, errlen) ||
-	    nr_recv_json_line(fd, deadline, (void **)reply, err, errlen, NULL, NULL))
-		return -1;
+	rc = nr_send_json_line(fd, req, err, errlen);
+	if (!rc)
+		rc = nr_recv_json_line(fd, deadline, (void **)reply, err, errlen, NULL, NULL);
+	if (rc)
+		return rc < 0 ? rc : -EIO;
 	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
 		const char *e = json_string_value(json_object_get(*reply, "error"));
 
@@ -72,7 +75,7 @@ static int exchange(int fd, json_t *req, uint64_t deadline, json_t **reply, bool
 		json_decref(*reply);
 		*reply = NULL;
 		*refused = true;
-		return -1;
+		return -EPERM;
 	}
 	return 0;
 }
@@ -106,9 +109,11 @@ static int box_connect(struct nr_comm *c, int *fd, const char *what)
 /*
  * One request of job b on its own connection b->fd (opened when closed): 0
  * with *reply, or -1 with err (*refused: the box answered "ok":false).  A
- * connection kept from before that fails (the box closed it, restarted, or
- * answered late) is closed and the request sent once more on a new one; a
- * connection that failed is never used again.  Only one thread at a time:
+ * connection that fails is closed, never used again (a late answer would
+ * read as the next one's); when it was one kept from before and the box
+ * closed it (idle, restarted) or answered it with an error, the request goes
+ * once more on a new one.  A box that does not answer in time is not asked
+ * again here.  Only one thread at a time:
  * the renew thread while it runs, rank 0's after renew_stop.
  */
 static int job_call(struct nr_box_job *b, json_t *req, uint32_t timeout_ms, json_t **reply,
@@ -124,11 +129,13 @@ static int job_call(struct nr_box_job *b, json_t *req, uint32_t timeout_ms, json
 			*refused = false;
 			return -1;
 		}
-		if (!exchange(b->fd, req, nr_now_ms() + timeout_ms, reply, refused, err, errlen))
+		int rc = exchange(b->fd, req, nr_now_ms() + timeout_ms, reply, refused, err, errlen);
+
+		if (!rc)
 			return 0;
 		close(b->fd);
 		b->fd = -1;
-		if (!kept)
+		if (!kept || rc == -ETIMEDOUT)
 			break;
 	}
 	return -1;
