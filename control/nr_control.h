@@ -141,9 +141,12 @@ uint64_t nr_ctl_now_ms(void);
  * summed over its jobs); 0 is no limit of its own (the box's still hold).
  * job_create over its limit is refused (quota_refused) and touches no
  * other tenant's jobs; a job is reached only by its own tenant (with its
- * key) or the admin.  The server's cfg.token is the tenant "default"
- * without limits; a tenants file adds named ones (PROTOCOL.md, "Tenants").
- * Add them before the server starts.
+ * key) or the admin.  A tenant's jobs register only its own addresses
+ * (ips, macs: job_create naming another's is refused, addr_refused), and it
+ * holds at most max_conns TCP control connections (the server's count).
+ * The server's cfg.token is the tenant "default" without limits (any
+ * address); a tenants file adds named ones, each with its ips (PROTOCOL.md,
+ * "Tenants").  Add them before the server starts.
  */
 #define NR_CTL_MAX_TENANTS 64
 #define NR_CTL_TENANT_NAME_MAX 31
