@@ -166,6 +166,30 @@ int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len)
 	return t;
 }
 
+int nr_ctl_tenant_conn_limit(struct nr_ctl *c, int who, char *name, size_t len,
+			     uint32_t *max_conns)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->lock);
+	if (who >= 0 && (unsigned)who < c->tenants.n) {
+		snprintf(name, len, "%s", c->tenants.t[who].name);
+		*max_conns = c->tenants.t[who].max_conns;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+void nr_ctl_tenant_conn_refused(struct nr_ctl *c, int who)
+{
+	nr_ctl_count(c, NR_CCTR_TENANT_CONNS_REFUSED);
+	pthread_mutex_lock(&c->lock);
+	if (who >= 0 && (unsigned)who < c->tenants.n)
+		c->tenants.t[who].conns_refused++;
+	pthread_mutex_unlock(&c->lock);
+}
+
 void nr_ctl_destroy(struct nr_ctl *c)
 {
 	unsigned i;
@@ -288,8 +312,12 @@ static bool ep_eq(uint32_t ip1, uint32_t q1, uint32_t ip2, uint32_t q2)
 	return ip1 == ip2 && q1 == q2;
 }
 
-/* A QP (IP, QPN) belongs to at most one job, in whatever role. */
-static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, char *err, size_t errlen)
+/*
+ * A QP (IP, QPN) belongs to at most one job, in whatever role.  Only the
+ * admin is told which job holds it: a tenant learns nothing of another's jobs.
+ */
+static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, int who, char *err,
+			 size_t errlen)
 {
 	char a[INET_ADDRSTRLEN];
 	unsigned j;
@@ -315,11 +343,13 @@ static int check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, char *er
 					 ep_eq(x->src_ip, x->src_qpn, y->dst_ip, y->dst_qpn))
 					role = "sender", ip = x->src_ip, qpn = x->src_qpn;
 				if (role) {
-					char where[48];
+					char where[48], owner[24] = "another job";
 
-					snprintf(err, errlen, "spec.%s: %s %s qpn %u belongs to job %u; a QP serves one job",
+					if (who == NR_CTL_ADMIN)
+						snprintf(owner, sizeof(owner), "job %u", o->id);
+					snprintf(err, errlen, "spec.%s: %s %s qpn %u belongs to %s; a QP serves one job",
 						 nr_job_conn_name(s, i, where, sizeof(where)), role,
-						 nr_ip4_str(ip, a), qpn, o->id);
+						 nr_ip4_str(ip, a), qpn, owner);
 					return -EEXIST;
 				}
 			}
@@ -437,6 +467,16 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 	s = nr_ctl_spec_from_json(json_object_get(req, "spec"), err, sizeof(err));
 	if (!s)
 		return reply_err(c, "%s", err);
+	/* the addresses first: a tenant naming another's learns nothing of its jobs */
+	if (who >= 0 && (unsigned)who < c->tenants.n &&
+	    ctl_tenant_addr_check(&c->tenants.t[who], s, err, sizeof(err))) {
+		free(s);
+		nr_ctl_count(c, NR_CCTR_ADDR_REFUSED);
+		c->tenants.t[who].addr_refused++;
+		NR_LOG_RL(LOG_WARNING, "netreduce control: tenant=%s%s%s: job_create refused: %s",
+			  tenant_name(c, who), name[0] ? " name=" : "", name, err);
+		return reply_err(c, "job_create: %s", err);
+	}
 	if (quota_check(c, who, s, err, sizeof(err))) {
 		free(s);
 		nr_ctl_count(c, NR_CCTR_QUOTA_REFUSED);
@@ -453,7 +493,7 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 		return reply_err(c, "job_create: %u jobs exist, the most this box holds; destroy one first",
 				 NR_MAX_JOBS);
 	}
-	if (check_tenancy(c, s, err, sizeof(err))) {
+	if (check_tenancy(c, s, who, err, sizeof(err))) {
 		free(s);
 		return reply_err(c, "%s", err);
 	}
@@ -787,10 +827,13 @@ static json_t *tenants_json(struct nr_ctl *c)
 				jobs++;
 				bytes += nr_job_pool_bytes(c->jobs[k].spec);
 			}
-		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "name", t->name,
+		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", t->name,
 			"jobs", (json_int_t)jobs, "pool_bytes", (json_int_t)bytes,
 			"max_jobs", (json_int_t)t->max_jobs, "max_pool_bytes", (json_int_t)t->max_pool_bytes,
-			"quota_refused", (json_int_t)t->quota_refused));
+			"quota_refused", (json_int_t)t->quota_refused,
+			"addr_refused", (json_int_t)t->addr_refused,
+			"max_conns", (json_int_t)t->max_conns,
+			"conns_refused", (json_int_t)t->conns_refused));
 	}
 	return arr;
 }
@@ -904,6 +947,9 @@ int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_c
 		ts[i].max_jobs = x->max_jobs;
 		ts[i].max_pool_bytes = x->max_pool_bytes;
 		ts[i].quota_refused = x->quota_refused;
+		ts[i].addr_refused = x->addr_refused;
+		ts[i].conns_refused = x->conns_refused;
+		ts[i].max_conns = x->max_conns;
 		for (unsigned k = 0; k < NR_MAX_JOBS; k++)
 			if (c->jobs[k].used && c->jobs[k].tenant == (int)i) {
 				ts[i].jobs++;

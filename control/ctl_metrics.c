@@ -180,6 +180,10 @@ static void tenant_families(struct nr_mtext *t, const struct nr_ctl_tenant_info 
 		  "the tenant's max_pool_bytes (0: no limit of its own)" },
 		{ "netreduce_tenant_quota_refused_total", "counter",
 		  "job_creates refused over the tenant's max_jobs or max_pool_bytes" },
+		{ "netreduce_tenant_addr_refused_total", "counter",
+		  "job_creates refused: an address (IP or MAC) the tenants file does not give it" },
+		{ "netreduce_tenant_conns_refused_total", "counter",
+		  "control connections refused over the tenant's max_conns" },
 	};
 	char lb[96];
 
@@ -189,7 +193,8 @@ static void tenant_families(struct nr_mtext *t, const struct nr_ctl_tenant_info 
 		nr_mx_family(t, fam[f].name, fam[f].type, fam[f].help);
 		for (unsigned i = 0; i < n; i++) {
 			const uint64_t v[] = { ts[i].jobs, ts[i].pool_bytes, ts[i].max_jobs,
-					       ts[i].max_pool_bytes, ts[i].quota_refused };
+					       ts[i].max_pool_bytes, ts[i].quota_refused,
+					       ts[i].addr_refused, ts[i].conns_refused };
 
 			nr_mx_labels(lb, sizeof(lb), "tenant", ts[i].name, NULL);
 			nr_mx_u64(t, fam[f].name, lb, v[f]);

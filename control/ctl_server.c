@@ -16,8 +16,11 @@
  * JSON or brings a wrong token is answered and the connection closed.  When
  * the TCP table is full, a new connection takes the place of the oldest one
  * that has not authenticated (conns_evicted); one source address holds at
- * most max_conns_per_source of them.  So idle or trickling clients cannot
- * keep a host library out.
+ * most max_conns_per_source of them (an IPv4-mapped IPv6 peer counts as its
+ * IPv4 address, an IPv6 peer as its own).  So idle or trickling clients
+ * cannot keep a host library out.  A connection belongs to the tenant of its
+ * first authenticated request, and a tenant holds at most its max_conns
+ * (tenant_conns_refused beyond): no tenant fills the table for the others.
  *
  * TLS (cfg.tls_cert, docs/trust.md): every TCP connection is TLS.  The
  * first byte of a new one decides: a TLS record (0x16) starts a handshake,
@@ -82,7 +85,7 @@ enum tls_state {
 
 /* A source's failed authentications in its current window. */
 struct auth_src {
-	uint32_t peer;         /* network order; 0: a free entry */
+	struct in6_addr peer;  /* the source (peer_key); fails + blocked_until 0: a free entry */
 	unsigned fails;
 	uint64_t window_ms;    /* start of the window */
 	uint64_t blocked_until;
@@ -92,7 +95,8 @@ struct client {
 	int fd;
 	bool admin;
 	bool authed;           /* a request with the right token came (admin: always) */
-	uint32_t peer;         /* TCP: the source IPv4 address, network order */
+	int tenant;            /* TCP: the tenant it authenticated as, -1 before */
+	struct in6_addr peer;  /* TCP: the source address (IPv4 as ::ffff:a.b.c.d) */
 	uint64_t accepted_ms;
 	bool closing;          /* flush out, then close */
 	bool shut;             /* write side shut: drain input until EOF or close_by */
@@ -112,7 +116,8 @@ struct client {
 struct nr_ctl_server {
 	struct nr_ctl *c;
 	char *unix_path;
-	unsigned max_conns, per_source, idle_ms, rate, burst;
+	unsigned max_conns, per_source, per_tenant, idle_ms, rate, burst;
+	unsigned tenant_conns[NR_CTL_MAX_TENANTS];   /* TCP connections by tenant */
 	size_t max_line;
 	int ufd, tfd, wake[2];
 	int tcp_port;
@@ -245,24 +250,26 @@ static int tenant_of(const struct nr_ctl_server *s, const json_t *tok)
 
 /* ---- failed authentication, per source ------------------------------------ */
 
-static const char *peer_str(uint32_t peer, char buf[INET_ADDRSTRLEN])
+/* A source key (peer_key) in words: IPv4 dotted, IPv6 as it is. */
+static const char *peer_str(const struct in6_addr *peer, char buf[INET6_ADDRSTRLEN])
 {
-	struct in_addr a = { .s_addr = peer };
-
-	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN) ? buf : "?";
+	if (IN6_IS_ADDR_V4MAPPED(peer))
+		return inet_ntop(AF_INET, &peer->s6_addr[12], buf, INET6_ADDRSTRLEN) ? buf : "?";
+	return inet_ntop(AF_INET6, peer, buf, INET6_ADDRSTRLEN) ? buf : "?";
 }
 
 /* The source's entry, or NULL when it has none. */
-static struct auth_src *auth_find(struct nr_ctl_server *s, uint32_t peer)
+static struct auth_src *auth_find(struct nr_ctl_server *s, const struct in6_addr *peer)
 {
 	for (unsigned i = 0; i < NR_AUTH_SOURCES; i++)
-		if (s->auth[i].fails + s->auth[i].blocked_until && s->auth[i].peer == peer)
+		if (s->auth[i].fails + s->auth[i].blocked_until &&
+		    !memcmp(&s->auth[i].peer, peer, sizeof(*peer)))
 			return &s->auth[i];
 	return NULL;
 }
 
 /* How long the source stays blocked (ms), 0 when it is not. */
-static uint64_t auth_blocked(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
+static uint64_t auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
 {
 	const struct auth_src *a = auth_find(s, peer);
 
@@ -270,10 +277,10 @@ static uint64_t auth_blocked(struct nr_ctl_server *s, uint32_t peer, uint64_t no
 }
 
 /* A failed authentication from peer: after auth_max in a window, it is blocked. */
-static void auth_failed(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
+static void auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
 {
 	struct auth_src *a = auth_find(s, peer);
-	char ip[INET_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN];
 
 	if (!a) {       /* a free entry, else the one whose last news is oldest */
 		a = &s->auth[0];
@@ -289,7 +296,7 @@ static void auth_failed(struct nr_ctl_server *s, uint32_t peer, uint64_t now)
 			if (tb < ta)
 				a = b;
 		}
-		*a = (struct auth_src){ .peer = peer, .window_ms = now };
+		*a = (struct auth_src){ .peer = *peer, .window_ms = now };
 	}
 	if (now - a->window_ms > s->auth_window_ms) {
 		a->window_ms = now;
@@ -320,7 +327,7 @@ static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
 /* A source blocked for failed authentications: k is told, closed, counted. */
 static bool throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
 {
-	uint64_t left = auth_blocked(s, k->peer, now);
+	uint64_t left = auth_blocked(s, &k->peer, now);
 	char msg[128];
 
 	if (!left)
@@ -330,6 +337,44 @@ static bool throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
 		 "for %llu s more", (unsigned long long)(left + 999) / 1000);
 	client_error(k, msg);
 	k->closing = true;
+	return true;
+}
+
+/*
+ * A TCP connection belongs to the tenant of its first authenticated request,
+ * which holds at most its max_conns of them: true when k may go on as
+ * tenant who; else k was answered why and must close.
+ */
+static bool tenant_admit(struct nr_ctl_server *s, struct client *k, int who)
+{
+	char name[NR_CTL_TENANT_NAME_MAX + 1] = "", msg[320];
+	uint32_t own = 0, cap;
+
+	if (k->tenant == who)
+		return true;
+	if (k->tenant >= 0 || who >= NR_CTL_MAX_TENANTS) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		client_error(k, "the token names another tenant than this connection's first request "
+			     "did: a connection serves one tenant; connection closed");
+		return false;
+	}
+	nr_ctl_tenant_conn_limit(s->c, who, name, sizeof(name), &own);
+	cap = own ? own : s->per_tenant;
+	if (s->tenant_conns[who] >= cap) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		nr_ctl_tenant_conn_refused(s->c, who);
+		snprintf(msg, sizeof(msg), "tenant %s holds %u control connections, its max_conns%s: "
+			 "connection closed; close one (the library keeps one a job), or raise "
+			 "max_conns in the tenants file", name, s->tenant_conns[who],
+			 own ? "" : " (the box's default)");
+		client_error(k, msg);
+		return false;
+	}
+	s->tenant_conns[who]++;
+	k->tenant = who;
 	return true;
 }
 
@@ -371,8 +416,13 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
-		auth_failed(s, k->peer, now);
+		auth_failed(s, &k->peer, now);
 		client_error(k, "bad or missing token: connection closed");
+		k->closing = true;
+		return;
+	}
+	if (!k->admin && !tenant_admit(s, k, who)) {
+		json_decref(req);
 		k->closing = true;
 		return;
 	}
@@ -464,7 +514,7 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
  */
 static void tls_step(struct nr_ctl_server *s, struct client *k)
 {
-	char ip[INET_ADDRSTRLEN], why[256];
+	char ip[INET6_ADDRSTRLEN], why[256];
 	unsigned char b;
 	int r;
 
@@ -480,7 +530,7 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 		if (b != TLS_HANDSHAKE_BYTE) {
 			nr_ctl_count(s->c, NR_CCTR_TLS_PLAINTEXT);
 			NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: a plain-text client on the TLS "
-				  "control listener: refused (tls_plaintext)", peer_str(k->peer, ip));
+				  "control listener: refused (tls_plaintext)", peer_str(&k->peer, ip));
 			k->tls = TLS_NONE;    /* the refusal goes in plain text */
 			client_error(k, "this box wants TLS on its control listener: connect with TLS "
 				     "and the box's CA (NR_TLS_CA for the library, netreducectl "
@@ -511,7 +561,7 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 	nr_ctl_count(s->c, NR_CCTR_TLS_FAILED);
 	nr_ctl_tls_why(why, sizeof(why));
 	NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: TLS handshake failed: %s (tls_failed)",
-		  peer_str(k->peer, ip), why[0] ? why : "the client closed the connection");
+		  peer_str(&k->peer, ip), why[0] ? why : "the client closed the connection");
 	k->closing = true;
 	k->out_off = k->out_len = 0;
 }
@@ -541,6 +591,8 @@ static void client_close(struct nr_ctl_server *s, unsigned i)
 	if (!k->admin)
 		s->ntcp--;
 	SSL_free(k->ssl);
+	if (k->tenant >= 0 && k->tenant < NR_CTL_MAX_TENANTS)
+		s->tenant_conns[k->tenant]--;
 	close(k->fd);
 	free(k->in);
 	free(k->out);
@@ -576,6 +628,21 @@ static bool evict_unauthenticated(struct nr_ctl_server *s)
 	return true;
 }
 
+/* A peer's source address as one key: IPv4 as ::ffff:a.b.c.d, as a dual-stack
+ * listener sees its IPv4 peers, IPv6 as it is. */
+static struct in6_addr peer_key(const struct sockaddr_storage *ss)
+{
+	struct in6_addr a = { 0 };
+
+	if (ss->ss_family == AF_INET6) {
+		a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
+	} else if (ss->ss_family == AF_INET) {
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+		memcpy(&a.s6_addr[12], &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	}
+	return a;
+}
+
 static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 {
 	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
@@ -583,8 +650,9 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 				   "try again later\"}\n";
 	static const char throttle[] = "{\"ok\":false,\"error\":\"too many failed authentications "
 				       "from this address; try again later\"}\n";
-	struct sockaddr_in peer = { 0 };
+	struct sockaddr_storage peer = { 0 };
 	socklen_t plen = sizeof(peer);
+	struct in6_addr src = { 0 };
 	struct client *k;
 	unsigned same = 0;
 	int fd;
@@ -593,6 +661,10 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
+	if (!admin) {
+		nr_ctl_count(s->c, NR_CCTR_CONNS_ACCEPTED);
+		src = peer_key(&peer);
+	}
 	/*
 	 * TCP clients may hold max_conns connections; the admin socket has
 	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
@@ -605,14 +677,14 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		}
 	} else {
 		for (unsigned i = 0; i < s->ncl; i++)
-			same += !s->cl[i].admin && s->cl[i].peer == peer.sin_addr.s_addr;
+			same += !s->cl[i].admin && !memcmp(&s->cl[i].peer, &src, sizeof(src));
 		if (same >= s->per_source) {
 			refuse(s, fd, mine);
 			return;
 		}
 		/* a plain listener refuses a blocked source at once; a TLS one after
 		 * the handshake, in words its client can read (throttled) */
-		if (!s->tls && auth_blocked(s, peer.sin_addr.s_addr, nr_ctl_now_ms())) {
+		if (!s->tls && auth_blocked(s, &src, nr_ctl_now_ms())) {
 			nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
 			if (send(fd, throttle, strlen(throttle), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 				/* the close tells the peer */
@@ -639,7 +711,8 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	k->fd = fd;
 	k->admin = admin;
 	k->authed = admin;
-	k->peer = peer.sin_addr.s_addr;
+	k->tenant = -1;
+	k->peer = src;
 	k->tls = !admin && s->tls ? TLS_SNIFF : TLS_NONE;
 	if (!admin)
 		s->ntcp++;
@@ -879,6 +952,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	/* a quarter of the table, at least 16 (but no more than the table) */
 	s->per_source = cfg->max_conns_per_source ? cfg->max_conns_per_source
 		      : s->max_conns / 4 > 16 ? s->max_conns / 4 : s->max_conns < 16 ? s->max_conns : 16;
+	s->per_tenant = cfg->max_conns_per_tenant ? cfg->max_conns_per_tenant : s->per_source;
+	if (s->per_tenant > s->max_conns)
+		s->per_tenant = s->max_conns;
 	s->max_line = cfg->max_line ? cfg->max_line : 65536;
 	s->rate = cfg->rate_per_sec ? cfg->rate_per_sec : 100;
 	s->burst = cfg->rate_burst ? cfg->rate_burst : 20;
@@ -910,7 +986,9 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 		goto fail;
 	if (cfg->token && cfg->token[0] &&
 	    nr_ctl_authenticate(c, cfg->token, strlen(cfg->token)) < 0) {
-		struct nr_ctl_tenant_cfg def = { .name = "default", .token = cfg->token };
+		/* one token for every host: it may hold the whole table */
+		struct nr_ctl_tenant_cfg def = { .name = "default", .token = cfg->token,
+						 .max_conns = s->max_conns };
 
 		if (nr_ctl_tenant_add(c, &def, err, errlen) < 0)
 			goto fail;

@@ -3,6 +3,7 @@
  * Tenants: the table of TCP tokens, each naming a tenant with its limits, and
  * the tenants file (jansson).  See ctl_tenant.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 
 #include "control/ctl_spec.h"
 #include "control/ctl_tenant.h"
+#include "proto/nr_text.h"
 
 #define TOKEN_MAX 255
 
@@ -54,12 +56,185 @@ int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len)
 	return found;
 }
 
+/* "10.1.0.0/16" or "10.1.2.3" (a /32): 0, or -EINVAL. Host bits must be 0. */
+static int cidr_parse(const char *s, struct ctl_cidr *out)
+{
+	char buf[24], *slash, *end;
+	struct in_addr a;
+	unsigned long len = 32;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, strlen(s) + 1);
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = '\0';
+		if (!slash[1] || slash[1] == '+' || slash[1] == '-')
+			return -EINVAL;
+		len = strtoul(slash + 1, &end, 10);
+		if (*end || len > 32)
+			return -EINVAL;
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -EINVAL;
+	out->len = (uint8_t)len;
+	out->mask = len ? htonl(~0u << (32 - len)) : 0;
+	out->net = a.s_addr;
+	return (out->net & ~out->mask) ? -ERANGE : 0;
+}
+
+static void tenant_free(struct ctl_tenant *t)
+{
+	if (t->token) {
+		/* the secret does not outlive its table */
+		explicit_bzero(t->token, t->token_len);
+		free(t->token);
+	}
+	free(t->ips);
+	free(t->macs);
+	memset(t, 0, sizeof(*t));
+}
+
+/* t's ranges and MACs from cfg: 0, or -EINVAL / -ENOMEM with err. */
+static int tenant_addrs(struct ctl_tenant *t, const struct nr_ctl_tenant_cfg *cfg, char *err,
+			size_t errlen)
+{
+	unsigned i;
+
+	t->any_ip = !cfg->ips;
+	if (cfg->ips && cfg->n_ips > CTL_TENANT_IPS_MAX) {
+		snprintf(err, errlen, "tenant %s: %u ips, at most %d ranges", cfg->name, cfg->n_ips,
+			 CTL_TENANT_IPS_MAX);
+		return -EINVAL;
+	}
+	if (cfg->macs && cfg->n_macs > CTL_TENANT_MACS_MAX) {
+		snprintf(err, errlen, "tenant %s: %u macs, at most %d", cfg->name, cfg->n_macs,
+			 CTL_TENANT_MACS_MAX);
+		return -EINVAL;
+	}
+	if (cfg->ips && cfg->n_ips) {
+		t->ips = calloc(cfg->n_ips, sizeof(*t->ips));
+		if (!t->ips)
+			goto nomem;
+	}
+	for (i = 0; cfg->ips && i < cfg->n_ips; i++) {
+		int rc = cfg->ips[i] ? cidr_parse(cfg->ips[i], &t->ips[i]) : -EINVAL;
+
+		if (rc) {
+			snprintf(err, errlen, "tenant %s: ips[%u]: \"%.40s\" is not an IPv4 range%s",
+				 cfg->name, i, cfg->ips[i] ? cfg->ips[i] : "",
+				 rc == -ERANGE ? " (bits set past its length: write the network, "
+				 "e.g. 10.1.0.0/16)" : " (a.b.c.d/len, len 0..32, or one address a.b.c.d)");
+			return -EINVAL;
+		}
+	}
+	t->n_ips = cfg->ips ? cfg->n_ips : 0;
+	if (cfg->macs) {
+		t->macs = calloc(cfg->n_macs ? cfg->n_macs : 1, sizeof(*t->macs));
+		if (!t->macs)
+			goto nomem;
+	}
+	for (i = 0; cfg->macs && i < cfg->n_macs; i++) {
+		if (!cfg->macs[i] || nr_mac_parse(cfg->macs[i], t->macs[i]) || (t->macs[i][0] & 1)) {
+			snprintf(err, errlen, "tenant %s: macs[%u]: \"%.40s\" is not a unicast MAC "
+				 "(xx:xx:xx:xx:xx:xx)", cfg->name, i, cfg->macs[i] ? cfg->macs[i] : "");
+			return -EINVAL;
+		}
+	}
+	t->n_macs = cfg->macs ? cfg->n_macs : 0;
+	return 0;
+nomem:
+	snprintf(err, errlen, "tenant %s: out of memory", cfg->name);
+	return -ENOMEM;
+}
+
+static bool ip_is_mine(const struct ctl_tenant *t, uint32_t ip)
+{
+	if (t->any_ip)
+		return true;
+	for (unsigned i = 0; i < t->n_ips; i++)
+		if ((ip & t->ips[i].mask) == t->ips[i].net)
+			return true;
+	return false;
+}
+
+static bool mac_is_mine(const struct ctl_tenant *t, const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	if (!t->macs || !memcmp(mac, zero, 6))    /* unchecked, or none named */
+		return true;
+	for (unsigned i = 0; i < t->n_macs; i++)
+		if (!memcmp(mac, t->macs[i], 6))
+			return true;
+	return false;
+}
+
+/* "10.1.0.0/16, 10.3.0.0/24": t's first ranges, for an error that shows them. */
+static const char *ranges_str(const struct ctl_tenant *t, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	if (t->n_ips == 0) {
+		snprintf(buf, len, "none");
+		return buf;
+	}
+	for (i = 0; i < t->n_ips && i < 3 && n < len; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		n += (size_t)snprintf(buf + n, len - n, "%s%s/%u", i ? ", " : "",
+				      nr_ip4_str(t->ips[i].net, a), t->ips[i].len);
+	}
+	if (i < t->n_ips && n < len)
+		snprintf(buf + n, len - n, " and %u more", t->n_ips - i);
+	return buf;
+}
+
+int ctl_tenant_addr_check(const struct ctl_tenant *t, const struct nr_job_spec *s, char *err,
+			  size_t errlen)
+{
+	for (uint32_t k = 0; k < nr_job_conns(s); k++) {
+		const struct nr_conn_spec *x = &s->conns[k];
+		const char *field = NULL;
+		char where[48], a[INET_ADDRSTRLEN], m[NR_MAC_STRLEN], r[96];
+
+		if (!ip_is_mine(t, x->src_ip))
+			field = "src_ip";
+		else if (!ip_is_mine(t, x->dst_ip))
+			field = "dst_ip";
+		if (field) {
+			snprintf(err, errlen, "spec.%s.%s: %s is not tenant %s's address (its ips: %s); "
+				 "a tenant registers only the addresses the tenants file gives it",
+				 nr_job_conn_name(s, k, where, sizeof(where)), field,
+				 nr_ip4_str(field[0] == 's' ? x->src_ip : x->dst_ip, a), t->name,
+				 ranges_str(t, r, sizeof(r)));
+			return -EACCES;
+		}
+		if (!mac_is_mine(t, x->src_mac))
+			field = "src_mac";
+		else if (!mac_is_mine(t, x->dst_mac))
+			field = "dst_mac";
+		if (field) {
+			snprintf(err, errlen, "spec.%s.%s: %s is not tenant %s's MAC (not among the %u "
+				 "macs the tenants file gives it)",
+				 nr_job_conn_name(s, k, where, sizeof(where)), field,
+				 nr_mac_str(field[0] == 's' ? x->src_mac : x->dst_mac, m), t->name,
+				 t->n_macs);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
 int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg, char *err,
 		    size_t errlen)
 {
 	struct ctl_tenant *t;
 	size_t len;
 	unsigned i;
+	int rc;
 
 	if (!cfg->name || !name_ok(cfg->name)) {
 		snprintf(err, errlen, "tenant name \"%.40s\": 1..%d letters, digits, '-', '_' or '.'",
@@ -92,8 +267,14 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 	}
 	t = &ts->t[ts->n];
 	memset(t, 0, sizeof(*t));
+	rc = tenant_addrs(t, cfg, err, errlen);
+	if (rc) {
+		tenant_free(t);
+		return rc;
+	}
 	t->token = strdup(cfg->token);
 	if (!t->token) {
+		tenant_free(t);
 		snprintf(err, errlen, "tenant %s: out of memory", cfg->name);
 		return -ENOMEM;
 	}
@@ -101,6 +282,7 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 	t->token_len = len;
 	t->max_jobs = cfg->max_jobs;
 	t->max_pool_bytes = cfg->max_pool_bytes;
+	t->max_conns = cfg->max_conns;
 	return (int)ts->n++;
 }
 
@@ -108,11 +290,8 @@ void ctl_tenants_clear(struct ctl_tenants *ts)
 {
 	unsigned i;
 
-	for (i = 0; i < ts->n; i++) {
-		/* the secret does not outlive its table */
-		explicit_bzero(ts->t[i].token, ts->t[i].token_len);
-		free(ts->t[i].token);
-	}
+	for (i = 0; i < ts->n; i++)
+		tenant_free(&ts->t[i]);
 	memset(ts, 0, sizeof(*ts));
 }
 
@@ -134,13 +313,51 @@ static int limit(const json_t *o, const char *key, uint64_t max, uint64_t *out, 
 	return 0;
 }
 
+/* A list field of strings into out[] (borrowed from o): 0, or -EINVAL with err. */
+static int str_list(const json_t *o, const char *key, unsigned max, const char *want,
+		    const char ***out, unsigned *n, const char *where, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(o, key);
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) == 0 || json_array_size(v) > max) {
+		snprintf(err, errlen, "%s.%s: a list of 1..%u %s", where, key, max, want);
+		return -EINVAL;
+	}
+	*out = calloc(json_array_size(v), sizeof(**out));
+	if (!*out) {
+		snprintf(err, errlen, "%s.%s: out of memory", where, key);
+		return -ENOMEM;
+	}
+	for (i = 0; i < json_array_size(v); i++) {
+		const json_t *e = json_array_get(v, i);
+
+		if (!json_is_string(e)) {
+			snprintf(err, errlen, "%s.%s[%zu]: expected a string (%s), got %s", where, key, i,
+				 want, nr_ctl_json_type(e));
+			free(*out);
+			*out = NULL;
+			return -EINVAL;
+		}
+		(*out)[i] = json_string_value(e);
+	}
+	*n = (unsigned)i;
+	return 0;
+}
+
 static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err, size_t errlen)
 {
-	static const char *const known[] = { "name", "token", "max_jobs", "max_pool_bytes", NULL };
+	static const char *const known[] = { "name", "token", "max_jobs", "max_pool_bytes",
+					     "max_conns", "ips", "macs", NULL };
 	struct nr_ctl_tenant_cfg cfg = { 0 };
 	const json_t *name = json_object_get(o, "name"), *tok = json_object_get(o, "token");
+	const char **ips = NULL, **macs = NULL;
 	char where[32];
-	uint64_t jobs, bytes;
+	uint64_t jobs, bytes, conns;
 	int rc;
 
 	snprintf(where, sizeof(where), "tenants[%zu]", i);
@@ -162,13 +379,33 @@ static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err
 		return -EINVAL;
 	}
 	if (limit(o, "max_jobs", NR_MAX_JOBS, &jobs, where, err, errlen) ||
-	    limit(o, "max_pool_bytes", UINT64_C(1) << 50, &bytes, where, err, errlen))
+	    limit(o, "max_pool_bytes", UINT64_C(1) << 50, &bytes, where, err, errlen) ||
+	    limit(o, "max_conns", 4096, &conns, where, err, errlen))
 		return -EINVAL;
-	cfg.name = json_string_value(name);
-	cfg.token = json_string_value(tok);
-	cfg.max_jobs = (uint32_t)jobs;
-	cfg.max_pool_bytes = bytes;
-	rc = ctl_tenants_add(ts, &cfg, err, errlen);
+	/* no default that lets a tenant register any address: the file says which */
+	if (!json_object_get(o, "ips")) {
+		snprintf(err, errlen, "%s (%s): \"ips\" is required: the IPv4 ranges its jobs may "
+			 "register, e.g. [\"10.1.0.0/16\"] ([\"0.0.0.0/0\"]: any address, for a "
+			 "tenant trusted with every host's)", where, json_string_value(name));
+		return -EINVAL;
+	}
+	rc = str_list(o, "ips", CTL_TENANT_IPS_MAX, "IPv4 ranges, a.b.c.d/len", &ips, &cfg.n_ips,
+		      where, err, errlen);
+	if (!rc)
+		rc = str_list(o, "macs", CTL_TENANT_MACS_MAX, "unicast MACs, xx:xx:xx:xx:xx:xx",
+			      &macs, &cfg.n_macs, where, err, errlen);
+	if (!rc) {
+		cfg.name = json_string_value(name);
+		cfg.token = json_string_value(tok);
+		cfg.max_jobs = (uint32_t)jobs;
+		cfg.max_pool_bytes = bytes;
+		cfg.max_conns = (uint32_t)conns;
+		cfg.ips = ips;
+		cfg.macs = macs;
+		rc = ctl_tenants_add(ts, &cfg, err, errlen);
+	}
+	free(ips);
+	free(macs);
 	return rc < 0 ? rc : 0;
 }
 
@@ -201,8 +438,8 @@ int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t
 	}
 	arr = json_object_get(root, "tenants");
 	if (!json_is_object(root) || json_object_size(root) != 1 || !json_is_array(arr)) {
-		snprintf(err, errlen, "tenants file %s: expected {\"tenants\": [{\"name\", \"token\", "
-			 "\"max_jobs\", \"max_pool_bytes\"}, ...]}", path);
+		snprintf(err, errlen, "tenants file %s: expected {\"tenants\": [{\"name\", \"token\", \"ips\", "
+			 "\"macs\", \"max_jobs\", \"max_pool_bytes\", \"max_conns\"}, ...]}", path);
 		json_decref(root);
 		return -EINVAL;
 	}
@@ -214,13 +451,8 @@ int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t
 	}
 	json_decref(root);
 	if (rc) {               /* all of the file or none of it */
-		while (ts->n > n0) {
-			struct ctl_tenant *t = &ts->t[--ts->n];
-
-			explicit_bzero(t->token, t->token_len);
-			free(t->token);
-			memset(t, 0, sizeof(*t));
-		}
+		while (ts->n > n0)
+			tenant_free(&ts->t[--ts->n]);
 		return rc;
 	}
 	return (int)i;

@@ -14,13 +14,32 @@
 
 #include "control/nr_control.h"
 
+#define CTL_TENANT_IPS_MAX  256     /* ranges of one tenant */
+#define CTL_TENANT_MACS_MAX 4096    /* MACs of one tenant */
+
+/* An IPv4 range: addresses a with (a & mask) == net, network order. */
+struct ctl_cidr {
+	uint32_t net, mask;
+	uint8_t len;
+};
+
 struct ctl_tenant {
 	char name[NR_CTL_TENANT_NAME_MAX + 1];
 	char *token;
 	size_t token_len;
 	uint32_t max_jobs;         /* 0: no limit of its own */
 	uint64_t max_pool_bytes;   /* 0: no limit of its own */
+	uint32_t max_conns;        /* TCP control connections; 0: the server's default */
 	uint64_t quota_refused;    /* its job_creates refused over a limit (ctl_api.c) */
+	/* The addresses its jobs may register (ctl_tenant_addr_check): any IPv4
+	 * address with any_ip, else one of ips[]; MACs unchecked without macs[]. */
+	bool any_ip;
+	struct ctl_cidr *ips;
+	unsigned n_ips;
+	uint8_t (*macs)[6];        /* NULL: MACs not checked */
+	unsigned n_macs;
+	uint64_t addr_refused;     /* its job_creates naming an address not its own */
+	uint64_t conns_refused;    /* its connections over max_conns (the server's count) */
 };
 
 struct ctl_tenants {
@@ -36,5 +55,11 @@ int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t
 /* The tenant whose token is tok[0..len), or -1; time independent of where it matches. */
 int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len);
 void ctl_tenants_clear(struct ctl_tenants *ts);
+/*
+ * Whether every address connection k of s names is t's: 0, or -EACCES with
+ * err naming the connection, the address and the tenant.
+ */
+int ctl_tenant_addr_check(const struct ctl_tenant *t, const struct nr_job_spec *s, char *err,
+			  size_t errlen);
 
 #endif /* NR_CTL_TENANT_H */

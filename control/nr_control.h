@@ -141,9 +141,12 @@ uint64_t nr_ctl_now_ms(void);
  * summed over its jobs); 0 is no limit of its own (the box's still hold).
  * job_create over its limit is refused (quota_refused) and touches no
  * other tenant's jobs; a job is reached only by its own tenant (with its
- * key) or the admin.  The server's cfg.token is the tenant "default"
- * without limits; a tenants file adds named ones (PROTOCOL.md, "Tenants").
- * Add them before the server starts.
+ * key) or the admin.  A tenant's jobs register only its own addresses
+ * (ips, macs: job_create naming another's is refused, addr_refused), and it
+ * holds at most max_conns TCP control connections (the server's count).
+ * The server's cfg.token is the tenant "default" without limits (any
+ * address); a tenants file adds named ones, each with its ips (PROTOCOL.md,
+ * "Tenants").  Add them before the server starts.
  */
 #define NR_CTL_MAX_TENANTS 64
 #define NR_CTL_TENANT_NAME_MAX 31
@@ -154,6 +157,19 @@ struct nr_ctl_tenant_cfg {
 	const char *token;         /* NR_CTL_TOKEN_MIN..255 bytes, unique */
 	uint32_t max_jobs;
 	uint64_t max_pool_bytes;
+	/* TCP control connections it may hold at once (counted from its first
+	 * authenticated request); 0: the server's max_conns_per_tenant */
+	uint32_t max_conns;
+	/* The IPv4 ranges ("10.1.0.0/16"; a bare address is a /32) of which every
+	 * src_ip and dst_ip of its jobs must be; ips NULL: any address (the
+	 * tenant "default"; a tenants file must give "ips"). */
+	const char *const *ips;
+	unsigned n_ips;
+	/* The MACs every src_mac and dst_mac its jobs name must be one of
+	 * (one-armed boxes, where results go to the registered MAC); macs NULL:
+	 * not checked. */
+	const char *const *macs;
+	unsigned n_macs;
 };
 /* The tenant's id (>= 0), or -errno with err (a name or token twice, ...). */
 int nr_ctl_tenant_add(struct nr_ctl *c, const struct nr_ctl_tenant_cfg *t, char *err, size_t errlen);
@@ -164,6 +180,11 @@ int nr_ctl_tenants_load(struct nr_ctl *c, const char *path, char *err, size_t er
 unsigned nr_ctl_tenants(struct nr_ctl *c);
 /* The tenant a request's token names (constant time in each token), or -1. */
 int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len);
+/* Tenant who's name (into name[len]) and max_conns (0: none of its own): 0, or -ENOENT. */
+int nr_ctl_tenant_conn_limit(struct nr_ctl *c, int who, char *name, size_t len,
+			     uint32_t *max_conns);
+/* A connection of tenant who refused over its max_conns: counted (tenant_conns_refused). */
+void nr_ctl_tenant_conn_refused(struct nr_ctl *c, int who);
 /* Who sends a request: NR_CTL_ADMIN (the UNIX socket) or a tenant id. */
 #define NR_CTL_ADMIN (-1)
 
@@ -222,7 +243,12 @@ char *nr_ctl_error_line(const char *msg);
 	  "TCP connections refused: their source failed authentication too often")             \
 	_(NR_CCTR_TLS_PLAINTEXT, "tls_plaintext",                                               \
 	  "plain-text clients refused by the TLS listener")                                    \
-	_(NR_CCTR_TLS_FAILED, "tls_failed", "TLS handshakes that failed")
+	_(NR_CCTR_TLS_FAILED, "tls_failed", "TLS handshakes that failed")                        \
+	_(NR_CCTR_ADDR_REFUSED, "addr_refused",                                                 \
+	  "job_create refused: an address (IP or MAC) not the tenant's")                        \
+	_(NR_CCTR_CONNS_ACCEPTED, "conns_accepted", "TCP connections accepted")                 \
+	_(NR_CCTR_TENANT_CONNS_REFUSED, "tenant_conns_refused",                                 \
+	  "TCP connections closed at their first request: the tenant held its max_conns")
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
@@ -256,6 +282,9 @@ struct nr_ctl_tenant_info {
 	uint32_t jobs, max_jobs;
 	uint64_t pool_bytes, max_pool_bytes;
 	uint64_t quota_refused;                  /* its job_creates over a limit */
+	uint64_t addr_refused;                   /* its job_creates naming an address not its own */
+	uint64_t conns_refused;                  /* its connections over its max_conns */
+	uint32_t max_conns;                      /* 0: the server's max_conns_per_tenant */
 };
 
 /*
@@ -279,7 +308,12 @@ struct nr_ctl_server_cfg {
 				    * listener needs it or a tenant added before */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
 	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4,
-				       * at least 16 (at most max_conns) */
+				       * at least 16 (at most max_conns); an IPv4-mapped IPv6
+				       * peer is its IPv4 address, an IPv6 peer its own */
+	unsigned max_conns_per_tenant; /* TCP connections of a tenant without max_conns of its
+				       * own, counted from its first authenticated request;
+				       * 0: as max_conns_per_source.  The tenant "default" of
+				       * token: max_conns */
 	unsigned idle_timeout_ms;  /* 0: 30000 */
 	size_t max_line;           /* 0: 65536 */
 	unsigned rate_per_sec;     /* requests per connection per second; 0: 100 */

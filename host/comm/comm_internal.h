@@ -81,8 +81,18 @@ struct nr_ring {
  * thread renews its lease while the communicator lives; every rank keeps
  * what its messages need (credits, result key, sequence).
  */
+struct nr_tls_conn;   /* proto/nr_tls.h */
+
+/* A connection to the box's control listener: TCP (fd -1: none), TLS over it with NR_TLS_CA. */
+struct nr_box_conn {
+	int fd;
+	struct nr_tls_conn *tls;
+};
+
 struct nr_box_job {
 	struct nr_comm *comm;
+	struct nr_box_conn conn;     /* the job's control connection, kept open for its
+				      * renewals and its destroy (fd -1: none) */
 	uint8_t dtype;               /* enum nr_elem_type */
 	bool open;                   /* its rings are connected and the job registered */
 	uint32_t job;

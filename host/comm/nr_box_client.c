@@ -3,10 +3,12 @@
  * Rank 0's client of the box's TCP control listener (control/PROTOCOL.md):
  * job_create for an element type's box rings (FP32's at init, a 16-bit
  * type's at its first all-reduce; one channel a box channel ring), its lease
- * renewed, job_destroy at nr_comm_destroy; and the box's worker count, which
- * every rank asks for with NR_CHANNELS=auto.  With NR_TLS_CA every
- * connection is TLS, the box's certificate checked against that CA and the
- * IP of NR_SWITCH (proto/nr_tls.c): the token never crosses in clear.
+ * renewed over the job's own connection (the one job_create went on, kept
+ * open: one connection a job, however long it lives), job_destroy at
+ * nr_comm_destroy; and the box's worker count, which every rank asks for with
+ * NR_CHANNELS=auto.  With NR_TLS_CA every connection is TLS, the box's
+ * certificate checked against that CA and the IP of NR_SWITCH
+ * (proto/nr_tls.c): the token never crosses in clear.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -27,14 +29,8 @@
 
 #define REPLY_MAX (1u << 20)
 
-/* A connection to the box's control listener: TCP, TLS over it with NR_TLS_CA. */
-struct box_conn {
-	int fd;
-	struct nr_tls_conn *tls;
-};
-
 /* Connect (and with c->box_tls, the handshake) within timeout_ms: 0, or -1 with err. */
-static int conn_open(const struct nr_comm *c, uint32_t timeout_ms, struct box_conn *k, char *err,
+static int conn_open(const struct nr_comm *c, uint32_t timeout_ms, struct nr_box_conn *k, char *err,
 		     size_t errlen)
 {
 	char host[64];
@@ -55,7 +51,7 @@ static int conn_open(const struct nr_comm *c, uint32_t timeout_ms, struct box_co
 	return -1;
 }
 
-static void conn_close(struct box_conn *k)
+static void conn_close(struct nr_box_conn *k)
 {
 	nr_tls_close(k->tls);
 	k->tls = NULL;
@@ -65,7 +61,7 @@ static void conn_close(struct box_conn *k)
 }
 
 /* One JSON line each way over TLS, the reply by deadline: 0, or -1 with err. */
-static int tls_line(struct box_conn *k, json_t *req, uint64_t deadline, json_t **reply, char *err,
+static int tls_line(struct nr_box_conn *k, json_t *req, uint64_t deadline, json_t **reply, char *err,
 		    size_t errlen)
 {
 	char *line = json_dumps(req, JSON_COMPACT), *buf = NULL, *nl = NULL;
@@ -152,20 +148,23 @@ static json_t *conn_json(const struct nr_comm *c, int ring, int i)
 
 /*
  * Send req on fd, read the reply by deadline.  0 with *reply the caller's, or
- * -1 with err and *reply NULL; *refused: the box answered "ok":false (err is
- * its message).  Touches no communicator state: the renew thread uses it too.
+ * -errno with err and *reply NULL (-ETIMEDOUT: no answer in time);
+ * *refused: the box answered "ok":false (err is its message).  Touches no
+ * communicator state: the renew thread uses it too.
  */
-static int exchange(struct box_conn *k, json_t *req, uint64_t deadline, json_t **reply,
+static int exchange(struct nr_box_conn *k, json_t *req, uint64_t deadline, json_t **reply,
 		    bool *refused, char *err, size_t errlen)
 {
-	int ok;
+	int ok, rc;
 
 	*refused = false;
 	*reply = NULL;
-	if (k->tls ? tls_line(k, req, deadline, reply, err, errlen)
-		   : (nr_send_json_line(k->fd, req, err, errlen) ||
-		      nr_recv_json_line(k->fd, deadline, (void **)reply, err, errlen, NULL, NULL)))
-		return -1;
+	if (k->tls)
+		rc = tls_line(k, req, deadline, reply, err, errlen);
+	else if (!(rc = nr_send_json_line(k->fd, req, err, errlen)))
+		rc = nr_recv_json_line(k->fd, deadline, (void **)reply, err, errlen, NULL, NULL);
+	if (rc)
+		return rc < 0 ? rc : -EIO;
 	if (json_unpack(*reply, "{s:b}", "ok", &ok) || !ok) {
 		const char *e = json_string_value(json_object_get(*reply, "error"));
 
@@ -173,13 +172,13 @@ static int exchange(struct box_conn *k, json_t *req, uint64_t deadline, json_t *
 		json_decref(*reply);
 		*reply = NULL;
 		*refused = true;
-		return -1;
+		return -EPERM;
 	}
 	return 0;
 }
 
 /* Send one request on fd, read one reply; "ok":false becomes an error with the box's message. */
-static int box_call(struct nr_comm *c, struct box_conn *k, json_t *req, json_t **reply,
+static int box_call(struct nr_comm *c, struct nr_box_conn *k, json_t *req, json_t **reply,
 		    const char *what)
 {
 	char err[256];
@@ -207,7 +206,7 @@ static int box_tls_init(struct nr_comm *c)
 	return 0;
 }
 
-static int box_connect(struct nr_comm *c, struct box_conn *k, const char *what)
+static int box_connect(struct nr_comm *c, struct nr_box_conn *k, const char *what)
 {
 	char err[320];
 	int rc = box_tls_init(c);
@@ -227,40 +226,87 @@ void nr_box_client_free(struct nr_comm *c)
 	c->box_tls = NULL;
 }
 
-/* One job_renew of b over a connection of its own (the renew thread's: it
- * never touches b->fd or the communicator's error state).  0 or -1. */
-static int renew_once(const struct nr_box_job *b, uint32_t timeout_ms)
+/*
+ * One request of job b on its own connection b->conn (opened when closed): 0
+ * with *reply, or -1 with err (*refused: the box answered "ok":false).  A
+ * connection that fails is closed, never used again (a late answer would
+ * read as the next one's); when it was one kept from before and the box
+ * closed it (idle, restarted) or answered it with an error, the request goes
+ * once more on a new one.  A box that does not answer in time is not asked
+ * again here.  Only one thread at a time:
+ * the renew thread while it runs, rank 0's after renew_stop.
+ */
+static int job_call(struct nr_box_job *b, json_t *req, uint32_t timeout_ms, json_t **reply,
+		    bool *refused, char *err, size_t errlen)
+{
+	const struct nr_comm *c = b->comm;
+
+	for (int fresh = 0; fresh < 2; fresh++) {
+		bool kept = b->conn.fd >= 0;
+
+		if (!kept && conn_open(c, timeout_ms, &b->conn, err, errlen)) {
+			*refused = false;
+			return -1;
+		}
+		int rc = exchange(&b->conn, req, nr_now_ms() + timeout_ms, reply, refused, err, errlen);
+
+		if (!rc)
+			return 0;
+		conn_close(&b->conn);
+		if (!kept || rc == -ETIMEDOUT)
+			break;
+	}
+	return -1;
+}
+
+/* One job_renew of b on the job's connection.  0 or -1 with err. */
+static int renew_once(struct nr_box_job *b, uint32_t timeout_ms, char *err, size_t errlen)
 {
 	const struct nr_comm *c = b->comm;
 	json_t *req, *reply;
-	char err[320];
-	struct box_conn k;
 	bool refused;
 	int rc;
 
-	if (conn_open(c, timeout_ms, &k, err, sizeof(err)))
-		return -1;
 	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
 			(json_int_t)b->job, "key", b->key);
-	rc = exchange(&k, req, nr_now_ms() + timeout_ms, &reply, &refused, err, sizeof(err));
+	rc = job_call(b, req, timeout_ms, &reply, &refused, err, errlen);
 	json_decref(req);
 	json_decref(reply);
-	conn_close(&k);
+	if (rc && refused) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%.180s", err);
+		snprintf(err, errlen, "the box refused it: %.180s", why);
+	}
 	return rc;
 }
+
+/*
+ * Renew every third of the lease, at most NR_RENEW_MAX_MS apart so that the
+ * job's connection never sits idle past the box's idle timeout (30 s).  A
+ * renewal that fails is said once on stderr, naming the box and the job, and
+ * tried again every second until one succeeds (said too).
+ */
+#define NR_RENEW_MAX_MS  10000u
+#define NR_RENEW_RETRY_MS 1000u
 
 static void *renew_main(void *arg)
 {
 	struct nr_box_job *b = arg;
-	uint32_t period = b->lease_ms / 3;
+	const struct nr_comm *c = b->comm;
+	uint32_t period = b->lease_ms / 3 < NR_RENEW_MAX_MS ? b->lease_ms / 3 : NR_RENEW_MAX_MS;
+	uint32_t retry = period < NR_RENEW_RETRY_MS ? period : NR_RENEW_RETRY_MS;
+	unsigned failed = 0;
 
 	pthread_mutex_lock(&b->lock);
 	while (!b->stop) {
+		uint32_t wait = failed ? retry : period;
 		struct timespec ts;
+		char err[256];
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += period / 1000;
-		ts.tv_nsec += (long)(period % 1000) * 1000000L;
+		ts.tv_sec += wait / 1000;
+		ts.tv_nsec += (long)(wait % 1000) * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -268,8 +314,17 @@ static void *renew_main(void *arg)
 		if (pthread_cond_timedwait(&b->wake, &b->lock, &ts) != ETIMEDOUT || b->stop)
 			continue;
 		pthread_mutex_unlock(&b->lock);
-		/* a renewal that fails is tried again a third of the lease later */
-		renew_once(b, period < 3000 ? period : 3000);
+		if (renew_once(b, period < 3000 ? period : 3000, err, sizeof(err))) {
+			if (failed++ == 0)
+				fprintf(stderr, "netreduce: box %s: renewing job %u's lease failed: %s; "
+					"trying again every %u ms (the box destroys the job when "
+					"%u ms pass without a renewal)\n", c->switch_addr, b->job, err,
+					retry, b->lease_ms);
+		} else if (failed) {
+			fprintf(stderr, "netreduce: box %s: job %u's lease renewed again, after %u "
+				"failed tr%s\n", c->switch_addr, b->job, failed, failed > 1 ? "ies" : "y");
+			failed = 0;
+		}
 		pthread_mutex_lock(&b->lock);
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -329,13 +384,12 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
 	json_t *chans = json_array(), *spec, *req, *reply;
-	struct box_conn k;
 	char name[64];
 	json_int_t job, credits, rkey, lease;
 	const char *key;
 	int rc;
 
-	rc = box_connect(c, &k, "register the job");
+	rc = box_connect(c, &b->conn, "register the job");
 	if (rc) {
 		json_decref(chans);
 		return rc;
@@ -393,12 +447,13 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * every box version takes */
 	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
 		json_object_set_new(req, "name", json_string(job_name(getenv("NR_JOB"), t, name)));
-	rc = box_call(c, &k, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
+	rc = box_call(c, &b->conn, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
 		      "job_create of the bf16 job" : "job_create of the fp16 job");
 	json_decref(req);
-	conn_close(&k);   /* one connection per request: the box closes idle ones */
-	if (rc)
+	if (rc) {
+		conn_close(&b->conn);
 		return rc;
+	}
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
 			"result_key", &rkey) || credits < 1 || rkey == 0 ||
 	    strlen(key) >= sizeof(b->key)) {
@@ -412,7 +467,10 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	b->result_key = rkey;
 	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
-	return lease > 0 ? renew_start(b, (uint32_t)lease) : 0;
+	if (lease > 0)    /* the job's connection stays open: its renewals go on it */
+		return renew_start(b, (uint32_t)lease);
+	conn_close(&b->conn);   /* a box without leases: nothing keeps the connection busy */
+	return 0;
 }
 
 /* A counter of a reply: 0 when the box does not report it (an older box). */
@@ -432,7 +490,7 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 {
 	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
 	json_t *req, *reply, *job;
-	struct box_conn k;
+	struct nr_box_conn k;
 	char why[320];
 	bool refused;
 	int rc;
@@ -538,7 +596,7 @@ int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err,
 int nr_box_workers(struct nr_comm *c, unsigned *workers)
 {
 	json_t *req, *reply, *w;
-	struct box_conn k;
+	struct nr_box_conn k;
 	int rc = box_connect(c, &k, "ask for the worker count (NR_CHANNELS=auto)");
 
 	if (rc)
@@ -559,23 +617,19 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 {
 	struct nr_box_job *b = &c->box[t];
-	json_t *req, *reply;
-	struct box_conn k;
-	char err[320];
+	json_t *req, *reply = NULL;
+	char err[256];
+	bool refused;
 
 	renew_stop(b);
-	if (!b->key[0])
-		return;
-	/* a fresh connection: the create one was closed, the box may have restarted */
-	if (conn_open(c, 1000, &k, err, sizeof(err))) {
+	if (b->key[0]) {
+		/* on the job's connection, or a new one if the box closed it (or restarted) */
+		req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
+				(json_int_t)b->job, "key", b->key);
+		if (job_call(b, req, 1000, &reply, &refused, err, sizeof(err)) == 0)
+			json_decref(reply);
+		json_decref(req);
 		b->key[0] = '\0';
-		return;
 	}
-	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
-			(json_int_t)b->job, "key", b->key);
-	if (box_call(c, &k, req, &reply, "job_destroy") == 0)
-		json_decref(reply);
-	json_decref(req);
-	conn_close(&k);
-	b->key[0] = '\0';
+	conn_close(&b->conn);
 }

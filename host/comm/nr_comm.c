@@ -319,7 +319,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->short_tos = -1;
 	c->lfd = -1;
 	for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
-		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t };
+		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .conn = { .fd = -1 } };
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
 	if (!c->peers || !c->fds) {

@@ -172,7 +172,8 @@ def run(build, src, switch, ctl, tmp):
     ca, cert, key = make_certs(tmp)
     tenants = os.path.join(tmp, 'tenants.json')
     with open(tenants, 'w') as f:
-        json.dump({'tenants': [{'name': 'vision', 'token': TOKEN, 'max_jobs': 4}]}, f)
+        json.dump({'tenants': [{'name': 'vision', 'token': TOKEN, 'max_jobs': 4,
+                                'ips': ['10.79.0.0/16']}]}, f)
     os.chmod(tenants, 0o600)
     spec = os.path.join(tmp, 'spec.json')
     with open(spec, 'w') as f:

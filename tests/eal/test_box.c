@@ -891,8 +891,9 @@ static void test_tenant_quota(void **state)
 	assert_non_null(f);
 	fputs("{\"tenants\": [\n"
 	      " {\"name\": \"vision\", \"token\": \"vision-0123456789abcdef\", \"max_jobs\": 2,\n"
-	      "  \"max_pool_bytes\": 1048576},\n"
-	      " {\"name\": \"speech\", \"token\": \"speech-0123456789abcdef\"}]}\n", f);
+	      "  \"max_pool_bytes\": 1048576, \"ips\": [\"10.78.0.0/24\"]},\n"
+	      " {\"name\": \"speech\", \"token\": \"speech-0123456789abcdef\",\n"
+	      "  \"ips\": [\"10.78.0.0/24\"]}]}\n", f);
 	fclose(f);
 	{
 		char err[256];
@@ -986,6 +987,94 @@ static void test_tenant_quota(void **state)
 	free(h);
 }
 
+/* s's spec as job_create of tenant who, its hosts' IPs moved to 10.78.0.(first + r). */
+static json_t *ctl_create_at(struct nr_ctl *c, int who, const struct sim *s, unsigned first)
+{
+	struct nr_job_spec *sp = sim_spec(s);
+	json_t *r;
+
+	for (unsigned i = 0; i < sp->n_conns; i++) {
+		sp->conns[i].src_ip = htonl(0x0A4E0000u | (first + i));
+		sp->conns[i].dst_ip = htonl(0x0A4E0000u | (first + (i + 1) % sp->n_conns));
+	}
+	r = ctl_req(c, who, json_pack("{s:s,s:o}", "op", "job_create", "spec", nr_ctl_spec_to_json(sp)));
+	free(sp);
+	return r;
+}
+
+/*
+ * Addresses belong to tenants: vision holds 10.78.0.0/29 (the harness's hosts
+ * 10.78.0.1-4) and speech 10.78.0.8/29.  speech registering vision's job's
+ * very connections, or vision's hosts with QPNs of its own, is refused by
+ * name and counted, and no error names vision's job; speech's job on its own
+ * addresses is created; vision's all-reduce through the box, after and
+ * beside it all, is exact.
+ */
+static void test_tenant_addresses(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *v = calloc(1, sizeof(*v)), *sq = calloc(1, sizeof(*sq));
+	struct nr_ctl *c;
+	char dir[] = "/tmp/nr-tenants-XXXXXX", path[64], err[256], job[32];
+	const struct impair im = { 0 };
+	json_t *r;
+	FILE *f;
+
+	(void)state;
+	test_seed("tenant_addresses");
+	assert_int_equal(h_setup(h, 4, DP_MODE_SWITCH), 0);
+	c = nr_ctl_create(dp_backend_create(h->box));
+	assert_non_null(c);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tenants.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"tenants\": [\n"
+	      " {\"name\": \"vision\", \"token\": \"vision-0123456789abcdef\", \"ips\": [\"10.78.0.0/29\"]},\n"
+	      " {\"name\": \"speech\", \"token\": \"speech-0123456789abcdef\", \"ips\": [\"10.78.0.8/29\"]}]}\n",
+	      f);
+	fclose(f);
+	chmod(path, 0600);
+	assert_int_equal(nr_ctl_tenants_load(c, path, err, sizeof(err)), 2);
+	unlink(path);
+	rmdir(dir);
+
+	sim_init(v, h, 4, 1024, 4096, 4);
+	learn_all(v, 4);
+	r = ctl_create(c, 0, v);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	v->job_id = (uint32_t)json_integer_value(json_object_get(r, "job"));
+	v->w = (unsigned)json_integer_value(json_object_get(r, "credits"));
+	v->result_key = (uint32_t)json_integer_value(json_object_get(r, "result_key"));
+	json_decref(r);
+	snprintf(job, sizeof(job), "job %u", v->job_id);
+
+	/* speech: vision's very connections, then vision's hosts with QPNs of its own */
+	r = ctl_create(c, 1, v);
+	assert_null(strstr(json_string_value(json_object_get(r, "error")), job));
+	expect_refused(r, "spec.conns[0].src_ip: 10.78.0.1 is not tenant speech's address");
+	sim_init(sq, h, 4, 1024, 4096, 4);
+	sim_set_qpn_base(sq, 0x4000);
+	r = ctl_create(c, 1, sq);
+	expect_refused(r, "is not tenant speech's address (its ips: 10.78.0.8/29)");
+	assert_int_equal(nr_ctl_counter(c, NR_CCTR_ADDR_REFUSED), 2);
+	/* its own addresses: created */
+	r = ctl_create_at(c, 1, sq, 9);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+
+	/* vision's traffic through the box: exact */
+	for (unsigned m = 0; m < 16; m += v->w)
+		run_window(v, m * v->pkts_per_msg, (m + v->w) * v->pkts_per_msg, &im, true);
+	check_accounting(v, 16 * v->pkts_per_msg);
+	nr_ctl_destroy(c);
+	h_settle(h);
+	h_teardown(h);
+	free(v);
+	free(sq);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1007,7 +1096,10 @@ int main(void)
 		cmocka_unit_test(test_tls_opts),
 		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
 		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),
+		cmocka_unit_test_teardown(test_tenant_addresses, test_teardown),
 	};
 
+	if (getenv("NR_TEST_ONLY"))     /* one case by name, e.g. NR_TEST_ONLY=test_one_armed */
+		cmocka_set_test_filter(getenv("NR_TEST_ONLY"));
 	return cmocka_run_group_tests_name("eal", tests, h_group_setup, h_group_teardown);
 }

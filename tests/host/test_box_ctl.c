@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -60,6 +61,7 @@ struct box_case {
  * could inherit a lock, e.g. the sanitizer allocator's, held by that thread).
  */
 struct server {
+	const char *tenants;   /* a tenants file's text to load (NULL: the token "tok" alone) */
 	pid_t pid;
 	int stop[2];           /* test -> server: close to stop */
 	struct server_shm {
@@ -83,6 +85,25 @@ static void server_main(struct server *s)
 	struct nr_ctl *ctl = b ? nr_ctl_create(b) : NULL;
 	char err[256], c;
 
+	if (ctl && s->tenants) {
+		char dir[] = "/tmp/nr-boxctl-XXXXXX", path[64];
+		FILE *f;
+
+		if (!mkdtemp(dir))
+			_exit(1);
+		snprintf(path, sizeof(path), "%s/tenants.json", dir);
+		f = fopen(path, "w");
+		if (!f || fputs(s->tenants, f) < 0 || fclose(f) || chmod(path, 0600) ||
+		    nr_ctl_tenants_load(ctl, path, err, sizeof(err)) < 0) {
+			printf("tenants: %s\n", err);
+			unlink(path);
+			rmdir(dir);
+			__atomic_store_n(&s->shm->port, -1, __ATOMIC_RELEASE);
+			_exit(1);
+		}
+		unlink(path);
+		rmdir(dir);
+	}
 	if (ctl)
 		srv = nr_ctl_server_start(ctl, &cfg, err, sizeof(err));
 	if (!srv) {
@@ -358,6 +379,9 @@ static long long control_counter(int port, const char *name)
 struct lease_case {
 	struct ranks_env env;
 	char sw[32];
+	char token[64];          /* "": "tok" */
+	uint32_t timeout_ms;     /* 0: 500 */
+	char errpath[64];        /* rank 0's stderr into this file ("": left alone) */
 	int ready[RANKS_MAX];
 	int rc[RANKS_MAX];
 };
@@ -370,10 +394,14 @@ static int lease_child(int rank, int world, void *arg)
 	struct nr_config cfg;
 	struct nr_comm *c;
 
+	if (rank == 0 && t->errpath[0] && !freopen(t->errpath, "w", stderr))
+		return 1;
+	if (rank == 0)
+		setvbuf(stderr, NULL, _IONBF, 0);
 	ranks_config(&t->env, rank, world, &cfg);
 	cfg.switch_addr = t->sw;
-	cfg.token = "box-ctl-token-0123456789";
-	cfg.timeout_ms = 500;
+	cfg.token = t->token[0] ? t->token : "box-ctl-token-0123456789";
+	cfg.timeout_ms = t->timeout_ms ? t->timeout_ms : 500;
 	t->rc[rank] = nr_comm_init(&cfg, &c);
 	__atomic_store_n(&t->ready[rank], 1, __ATOMIC_RELEASE);
 	for (;;)
@@ -447,6 +475,195 @@ static void test_lease_after_sigkill(void **state)
 		}
 		json_decref(r);
 	}
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+	munmap(s.shm, sizeof(*s.shm));
+}
+
+/* ---- a tenant's connections: a cap, and a job's lease on its own connection ---- */
+
+#define TOK_ATTACK "attacker-token-0123456789"
+#define TOK_VICTIM "victim-token-0123456789ab"
+
+static const char tenants_two[] =
+	"{\"tenants\": [\n"
+	" {\"name\": \"attacker\", \"token\": \"" TOK_ATTACK "\", \"ips\": [\"10.66.0.0/16\"],"
+	"  \"max_conns\": 3},\n"
+	" {\"name\": \"victim\", \"token\": \"" TOK_VICTIM "\", \"ips\": [\"127.0.0.0/24\"]}]}\n";
+
+/* A connection from 127.0.1.host that sends one stats request as tenant tok: the
+ * connection (held) when the box answered ok, else -1 (the reply checked to say why). */
+static int attacker_conn(int port, unsigned host, const char *want_err)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(0x7f000100u + host) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static const char req[] = "{\"op\":\"stats\",\"token\":\"" TOK_ATTACK "\"}\n";
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char buf[4096];
+	size_t n = 0;
+	ssize_t r;
+	json_t *j;
+	bool ok;
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_true(write(fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1);
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = '\0';
+	j = json_loads(buf, JSON_DISABLE_EOF_CHECK, NULL);
+	assert_non_null(j);
+	ok = json_is_true(json_object_get(j, "ok"));
+	if (!ok) {
+		const char *e = json_string_value(json_object_get(j, "error"));
+
+		if (!want_err || !e || !strstr(e, want_err))
+			fail_msg("attacker connection %u: %s", host, e ? e : buf);
+		close(fd);
+		fd = -1;
+	} else if (want_err) {
+		fail_msg("attacker connection %u admitted past its max_conns", host);
+	}
+	json_decref(j);
+	return fd;
+}
+
+/* Fork 2 ranks of lease_child on t; wait until both are registered. */
+static void lease_ranks(struct lease_case *t, pid_t *pids)
+{
+	ranks_fork(2, lease_child, t, pids);
+	for (int i = 0; i < 1000 && !(__atomic_load_n(&t->ready[0], __ATOMIC_ACQUIRE) &&
+				       __atomic_load_n(&t->ready[1], __ATOMIC_ACQUIRE)); i++)
+		usleep(10000);
+	assert_int_equal(t->rc[0], NR_OK);
+	assert_int_equal(t->rc[1], NR_OK);
+}
+
+static void lease_ranks_kill(pid_t *pids)
+{
+	int status;
+
+	for (int i = 0; i < 2; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], &status, 0);
+	}
+}
+
+/*
+ * Tenant attacker (max_conns 3) holds its 3 connections and is refused more
+ * before and while tenant victim's library creates its job and keeps it
+ * through 3 s of a 1.5 s lease; the lease is renewed on the job's own
+ * connection: across 6 renewals the box accepts no connection but the
+ * test's own stats request.
+ */
+static void test_tenant_conn_cap_library(void **state)
+{
+	struct server s = { .tenants = tenants_two };
+	struct lease_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				    -1, 0);
+	long long acc0, acc1, ren0, ren1;
+	int held[3];
+	pid_t pids[RANKS_MAX];
+
+	(void)state;
+	assert_true(t != MAP_FAILED);
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(start_server(&s), 0);
+	for (unsigned k = 0; k < 3; k++)
+		held[k] = attacker_conn(s.shm->port, 1 + k, NULL);
+	for (unsigned k = 3; k < 8; k++)
+		attacker_conn(s.shm->port, 1 + k, "tenant attacker holds 3 control connections");
+	ranks_env_init(&t->env, 33);
+	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s.shm->port);
+	snprintf(t->token, sizeof(t->token), "%s", TOK_VICTIM);
+	lease_ranks(t, pids);
+	acc0 = control_counter(s.shm->port, "conns_accepted");
+	ren0 = control_counter(s.shm->port, "leases_renewed");
+	for (unsigned k = 0; k < 4; k++) {        /* and more refused meanwhile */
+		attacker_conn(s.shm->port, 20 + k, "tenant attacker holds 3 control connections");
+		usleep(750 * 1000);
+	}
+	acc1 = control_counter(s.shm->port, "conns_accepted");
+	ren1 = control_counter(s.shm->port, "leases_renewed");
+	printf("renewals %lld, connections accepted meanwhile %lld (4 the attacker's, 2 this "
+	       "test's stats requests)\n", ren1 - ren0, acc1 - acc0);
+	assert_true(ren1 - ren0 >= 4);
+	assert_int_equal(acc1 - acc0, 4 + 2);
+	assert_int_equal(control_counter(s.shm->port, "jobs"), 1);
+	assert_int_equal(control_counter(s.shm->port, "jobs_expired"), 0);
+	assert_int_equal(control_counter(s.shm->port, "tenant_conns_refused"), 9);
+	lease_ranks_kill(pids);
+	for (unsigned k = 0; k < 3; k++)
+		close(held[k]);
+	munmap(t, sizeof(*t));
+	stop_server(&s);
+	munmap(s.shm, sizeof(*s.shm));
+}
+
+/* Lines of file path that contain needle. */
+static unsigned lines_with(const char *path, const char *needle)
+{
+	char line[1024];
+	unsigned n = 0;
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, needle))
+			n++;
+		printf("  rank 0: %s", line);
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The box stops answering for 4.5 s (SIGSTOP) while a job's lease of 6 s runs:
+ * its renewals fail, which rank 0 says once, naming the box and the job, and
+ * tries again every second; when the box answers again it says so, and the job
+ * was never lost.
+ */
+static void test_lease_renewal_failure_logged(void **state)
+{
+	struct server s = { 0 };
+	struct lease_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				    -1, 0);
+	char dir[] = "/tmp/nr-renew-XXXXXX", want[128];
+	pid_t pids[RANKS_MAX];
+
+	(void)state;
+	assert_true(t != MAP_FAILED);
+	memset(t, 0, sizeof(*t));
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(start_server(&s), 0);
+	ranks_env_init(&t->env, 35);
+	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s.shm->port);
+	snprintf(t->errpath, sizeof(t->errpath), "%s/rank0.err", dir);
+	t->timeout_ms = 2000;                 /* a lease of 6 s, renewed every 2 s */
+	lease_ranks(t, pids);
+	usleep(1200 * 1000);
+	/* longer than a renewal's wait for its answer (2 s) and a period (2 s) after
+	 * any renewal; a renewal waiting when it wakes is answered before its
+	 * reaper looks at the lease (clients first, each turn of its loop) */
+	kill(s.pid, SIGSTOP);
+	usleep(4500 * 1000);
+	kill(s.pid, SIGCONT);
+	usleep(3000 * 1000);
+	assert_int_equal(control_counter(s.shm->port, "jobs"), 1);
+	assert_int_equal(control_counter(s.shm->port, "jobs_expired"), 0);
+	lease_ranks_kill(pids);
+	snprintf(want, sizeof(want), "netreduce: box %s: renewing job 1's lease failed", t->sw);
+	assert_int_equal(lines_with(t->errpath, want), 1);
+	snprintf(want, sizeof(want), "netreduce: box %s: job 1's lease renewed again, after", t->sw);
+	assert_int_equal(lines_with(t->errpath, want), 1);
+	unlink(t->errpath);
+	rmdir(dir);
 	munmap(t, sizeof(*t));
 	stop_server(&s);
 	munmap(s.shm, sizeof(*s.shm));
@@ -617,8 +834,12 @@ int main(void)
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_short_bound),
 		cmocka_unit_test(test_lease_after_sigkill),
+		cmocka_unit_test(test_tenant_conn_cap_library),
+		cmocka_unit_test(test_lease_renewal_failure_logged),
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("NR_TEST_ONLY"))     /* one case by name, e.g. NR_TEST_ONLY=test_channels */
+		cmocka_set_test_filter(getenv("NR_TEST_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
