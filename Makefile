@@ -19,7 +19,7 @@ MESON_TEST := meson test --print-errorlogs --num-processes 2
 # make build: the compilers and libraries meson looks for
 BUILD_PKGS := build-essential pkg-config meson ninja-build python3 \
 	libdpdk-dev libnuma-dev libibverbs-dev librdmacm-dev libcmocka-dev libisal-dev libpcap-dev \
-	libjansson-dev zlib1g-dev
+	libjansson-dev zlib1g-dev libssl-dev
 # make demo: those and the testbed's tools
 DEMO_PKGS := $(BUILD_PKGS) iproute2 ethtool procps psmisc jq
 # the scale model (sim/, netreduce-plan): SimGrid and a C++ JSON library; make

@@ -14,6 +14,7 @@
 
 #include "host/netreduce.h"
 #include "host/transport/nr_transport.h"
+#include "nr_auth.h"
 #include "proto/nr_elem.h"
 #include "proto/nr_job.h"
 
@@ -106,6 +107,14 @@ struct nr_box_job {
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
 
+/* One rendezvous connection, as its lines' proofs see it (nr_auth.h). */
+struct nr_link {
+	uint8_t mnonce[NR_AUTH_MNONCE_BYTES];  /* the member's nonce (in its hello) */
+	uint32_t ip;                 /* the member end: address (network order), */
+	uint16_t port;               /* TCP port */
+	uint32_t tx, rx;             /* lines sent and received on it */
+};
+
 struct nr_comm {
 	struct nr_config cfg;
 	char root[64], switch_addr[64], token[128], transport[16], tp_profile[16], device[64],
@@ -118,6 +127,10 @@ struct nr_comm {
 	/* bootstrap sockets: rank 0 holds world-1 (index = rank), others hold fds[0] */
 	int *fds;
 	int lfd;
+	struct nr_link *links;       /* beside fds: each connection's proofs */
+	struct nr_auth auth;         /* the key (auth.on) the lines prove */
+	uint8_t nonce[NR_AUTH_NONCE_BYTES];   /* rank 0's, of this rendezvous */
+	char job_secret[NR_AUTH_SECRET_MAX + 1];   /* cfg's, for sub-communicators */
 	struct nr_box_job box[NR_ELEM_TYPES];   /* by element type; [NR_ELEM_FP32] at init */
 	bool has_box;
 	uint8_t reduce;              /* enum nr_op the box job computes (cfg.reduce) */
