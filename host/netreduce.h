@@ -148,7 +148,7 @@ struct nr_config {
 				    (NR_MSG_CLASS), each on a box channel of its own with a DSCP of
 				    its own, exact ones on one above them all (so prio_classes + 1
 				    channels), 2..4; 0 or 1 (default): none */
-	/* The rendezvous' secret (host/README.md, "The rendezvous' secret") */
+	/* The rendezvous' secret (host/README.md, NR_JOB_SECRET; docs/trust.md) */
 	const char *job_secret;  /* every hello and every reply of the rendezvous proves it
 				    (HMAC-SHA256): 32 or more hex digits, or the path (starting
 				    with / or .) of a file whose bytes are it, 16 or more; the

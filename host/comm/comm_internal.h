@@ -14,7 +14,6 @@
 
 #include "host/netreduce.h"
 #include "host/transport/nr_transport.h"
-#include "nr_auth.h"
 #include "proto/nr_elem.h"
 #include "proto/nr_job.h"
 
@@ -106,6 +105,20 @@ struct nr_box_job {
 };
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
+
+/* The rendezvous' key, and its sizes (the proofs: nr_auth.h). */
+#define NR_AUTH_KEY_BYTES 32
+#define NR_AUTH_NONCE_BYTES 32      /* rank 0's, one per rendezvous */
+#define NR_AUTH_MNONCE_BYTES 16     /* a member's, one per connection */
+#define NR_AUTH_PROOF_HEX 64
+#define NR_AUTH_SECRET_MIN 16       /* bytes of a job secret, at least */
+#define NR_AUTH_SECRET_MAX 1024     /* characters of job_secret (hex or a path) */
+
+struct nr_auth {
+	bool on;                     /* a key: every line carries a proof */
+	uint8_t key[NR_AUTH_KEY_BYTES];
+	char src[NR_AUTH_SECRET_MAX + 48];   /* where the secret comes from, for messages */
+};
 
 /* One rendezvous connection, as its lines' proofs see it (nr_auth.h). */
 struct nr_link {

@@ -28,20 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm_internal.h"
 #include "nr_tcp.h"
-
-#define NR_AUTH_KEY_BYTES 32
-#define NR_AUTH_NONCE_BYTES 32      /* rank 0's, one per rendezvous */
-#define NR_AUTH_MNONCE_BYTES 16     /* a member's, one per connection */
-#define NR_AUTH_PROOF_HEX 64
-#define NR_AUTH_SECRET_MIN 16       /* bytes of a job secret, at least */
-#define NR_AUTH_SECRET_MAX 1024     /* characters of job_secret (hex or a path) */
-
-struct nr_auth {
-	bool on;                     /* a key: every line carries a proof */
-	uint8_t key[NR_AUTH_KEY_BYTES];
-	char src[NR_AUTH_SECRET_MAX + 48];   /* where the secret comes from, for messages */
-};
 
 /* Where a line stands: the rendezvous, the connection, the direction, its number. */
 struct nr_auth_ctx {
@@ -54,11 +42,11 @@ struct nr_auth_ctx {
 };
 
 /*
- * The key from job_secret, else token (either may be NULL or empty); env:
- * name them by their variables (NR_JOB_SECRET, NR_TOKEN) where the
- * environment holds these very values, else by the fields.  0, or
- * NR_ERR_CONFIG with err saying what is wrong (a malformed secret, a file
- * that cannot be read or is too short).
+ * The key from job_secret, else token (either may be NULL or empty), each
+ * named in messages by its variable (NR_JOB_SECRET, NR_TOKEN) where the
+ * environment holds this very value, else by its field.  0 (a->on: a key;
+ * not: neither is set), or -errno with err saying what is wrong (a malformed
+ * secret, a file that cannot be read or is too short).
  */
 int nr_auth_init(struct nr_auth *a, const char *job_secret, const char *token, char *err,
 		 size_t errlen);

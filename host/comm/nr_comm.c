@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "nr_auth.h"
 #include "nr_bootstrap.h"
 #include "nr_box_client.h"
 #include "nr_comm.h"

@@ -43,6 +43,7 @@ struct out {
 	uint64_t ms[RANKS_MAX];          /* how long nr_comm_init took */
 	char msg[RANKS_MAX][NR_ERRLEN];
 	int exact[RANKS_MAX];            /* 1: the all-reduce matched the reference */
+	int started[RANKS_MAX];          /* calling nr_comm_init */
 };
 
 struct rcase {
@@ -77,6 +78,7 @@ static int child(int rank, int world, void *arg)
 	if (t->late_ms && rank == world - 1)
 		usleep(t->late_ms * 1000u);
 	t0 = ranks_now_ms();
+	__atomic_store_n(&t->out->started[rank], 1, __ATOMIC_RELEASE);
 	t->out->rc[rank] = nr_comm_init(&cfg, &c);
 	t->out->ms[rank] = ranks_now_ms() - t0;
 	snprintf(t->out->msg[rank], NR_ERRLEN, "%s", nr_comm_last_error(NULL));
@@ -474,7 +476,11 @@ static void test_wrong_ranks(void **state)
 	pid_t pids[RANKS_MAX];
 
 	case_start(&t, 71, 3, pids);
-	usleep(1000000);     /* rank 1 is in */
+	for (int i = 0; !__atomic_load_n(&t.out->started[1], __ATOMIC_ACQUIRE); i++) {
+		assert_true(i < 1000);
+		usleep(10000);
+	}
+	usleep(700000);      /* rank 1 is in: its hello goes at once (rank 2 comes 2.5 s late) */
 	assert_refused(stranger_hello(&t.env, t.env.addr[1], 1, 3, PROOF_RIGHT), "rank");
 	assert_refused(stranger_hello(&t.env, "127.0.0.52", 7, 3, PROOF_RIGHT), "rank");
 	assert_refused(stranger_hello(&t.env, "127.0.0.53", 0, 3, PROOF_RIGHT), "rank");
