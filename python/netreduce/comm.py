@@ -137,6 +137,7 @@ class Config:
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r}: use box or ring")
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
+        self.secret_from_store = False
         lib = _lib.lib()
         cfg = _lib.NrConfig()
         if lib.nr_config_init_env(ctypes.byref(cfg), ctypes.sizeof(cfg)):
