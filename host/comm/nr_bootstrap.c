@@ -460,11 +460,9 @@ static void missing_ranks(const struct nr_comm *c, char *buf, size_t len)
 		shown++;
 	}
 	if (k < len)
-		snprintf(buf + k, len - k, " missing%s", "");
-	if (n > shown && k < len) {
-		k = strlen(buf);
+		k += (size_t)snprintf(buf + k, len - k, " missing");
+	if (n > shown && k < len)
 		snprintf(buf + k, len - k, " (%d in all)", n);
-	}
 }
 
 static int gather_timeout(struct nr_comm *c, const struct gather *g, int joined)
