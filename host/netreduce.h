@@ -148,6 +148,12 @@ struct nr_config {
 				    (NR_MSG_CLASS), each on a box channel of its own with a DSCP of
 				    its own, exact ones on one above them all (so prio_classes + 1
 				    channels), 2..4; 0 or 1 (default): none */
+	/* The rendezvous' secret (host/README.md, NR_JOB_SECRET; docs/trust.md) */
+	const char *job_secret;  /* every hello and every reply of the rendezvous proves it
+				    (HMAC-SHA256): 32 or more hex digits, or the path (starting
+				    with / or .) of a file whose bytes are it, 16 or more; the
+				    same on every rank.  NULL (default): a key derived from token,
+				    else none (the rendezvous admits anyone who reaches it) */
 };
 
 /* Fill the size bytes of cfg with the defaults (rank 0, world 1, soft transport, no box). */
@@ -165,7 +171,7 @@ NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
  * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_SHORT_PPM,
  * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_SPRAY_PORTS, NR_SPRAY_REORDER, NR_PRIO_CLASSES,
- * NR_CHANNELS (a number, or "auto" for 0) from the
+ * NR_JOB_SECRET, NR_CHANNELS (a number, or "auto" for 0) from the
  * environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.

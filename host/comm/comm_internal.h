@@ -116,6 +116,28 @@ struct nr_box_job {
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
 struct nr_tls_client;   /* proto/nr_tls.h */
 
+/* The rendezvous' key, and its sizes (the proofs: nr_auth.h). */
+#define NR_AUTH_KEY_BYTES 32
+#define NR_AUTH_NONCE_BYTES 32      /* rank 0's, one per rendezvous */
+#define NR_AUTH_MNONCE_BYTES 16     /* a member's, one per connection */
+#define NR_AUTH_PROOF_HEX 64
+#define NR_AUTH_SECRET_MIN 16       /* bytes of a job secret, at least */
+#define NR_AUTH_SECRET_MAX 1024     /* characters of job_secret (hex or a path) */
+
+struct nr_auth {
+	bool on;                     /* a key: every line carries a proof */
+	uint8_t key[NR_AUTH_KEY_BYTES];
+	char src[NR_AUTH_SECRET_MAX + 48];   /* where the secret comes from, for messages */
+};
+
+/* One rendezvous connection, as its lines' proofs see it (nr_auth.h). */
+struct nr_link {
+	uint8_t mnonce[NR_AUTH_MNONCE_BYTES];  /* the member's nonce (in its hello) */
+	uint32_t ip;                 /* the member end: address (network order), */
+	uint16_t port;               /* TCP port */
+	uint32_t tx, rx;             /* lines sent and received on it */
+};
+
 struct nr_comm {
 	struct nr_config cfg;
 	char root[64], switch_addr[64], token[128], transport[16], tp_profile[16], device[64],
@@ -128,6 +150,10 @@ struct nr_comm {
 	/* bootstrap sockets: rank 0 holds world-1 (index = rank), others hold fds[0] */
 	int *fds;
 	int lfd;
+	struct nr_link *links;       /* beside fds: each connection's proofs */
+	struct nr_auth auth;         /* the key (auth.on) the lines prove */
+	uint8_t nonce[NR_AUTH_NONCE_BYTES];   /* rank 0's, of this rendezvous */
+	char job_secret[NR_AUTH_SECRET_MAX + 1];   /* cfg's, for sub-communicators */
 	struct nr_box_job box[NR_ELEM_TYPES];   /* by element type; [NR_ELEM_FP32] at init */
 	struct nr_tls_client *box_tls;   /* NR_TLS_CA: TLS to the box (rank 0; NULL: plain) */
 	bool has_box;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "nr_auth.h"
 #include "nr_bootstrap.h"
 #include "nr_box_client.h"
 #include "nr_comm.h"
@@ -311,6 +312,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	copy_str(c->tp_profile, sizeof(c->tp_profile), cfg->soft_profile ? cfg->soft_profile : "");
 	copy_str(c->device, sizeof(c->device), cfg->device);
 	copy_str(c->addr, sizeof(c->addr), cfg->addr);
+	copy_str(c->job_secret, sizeof(c->job_secret), cfg->job_secret);
 	c->rank = cfg->rank;
 	c->world = cfg->world;
 	c->has_box = cfg->switch_addr != NULL;
@@ -322,9 +324,11 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .conn = { .fd = -1 } };
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
-	if (!c->peers || !c->fds) {
+	c->links = calloc(c->world, sizeof(*c->links));
+	if (!c->peers || !c->fds || !c->links) {
 		free(c->peers);
 		free(c->fds);
+		free(c->links);
 		free(c);
 		return NULL;
 	}
@@ -363,7 +367,10 @@ static void comm_free(struct nr_comm *c)
 	nr_bootstrap_close(c);
 	free(c->peers);
 	free(c->fds);
+	free(c->links);
 	free(c->backlog);
+	explicit_bzero(&c->auth, sizeof(c->auth));
+	explicit_bzero(c->job_secret, sizeof(c->job_secret));
 	free(c);
 }
 
@@ -385,6 +392,11 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 				c->cfg.mtu = m;
 		*comm = c;
 		return 0;
+	}
+	if (nr_auth_init(&c->auth, cfg->job_secret, cfg->token, c->err, sizeof(c->err))) {
+		nr_set_tls_error("rank %d: the rendezvous' secret: %s", c->rank, c->err);
+		comm_free(c);
+		return NR_ERR_CONFIG;
 	}
 	inet_pton(AF_INET, c->addr, &a);
 	c->peers[c->rank].ip = a.s_addr;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "host/transport/nr_transport.h"
+#include "nr_auth.h"
 #include "nr_config.h"
 #include "nr_tcp.h"
 #include "nr_util.h"
@@ -189,6 +190,7 @@ static int from_env(struct nr_config *cfg)
 	cfg->root = env_str("NR_ROOT", NULL);
 	cfg->switch_addr = env_str("NR_SWITCH", NULL);
 	cfg->token = env_str("NR_TOKEN", NULL);
+	cfg->job_secret = env_str("NR_JOB_SECRET", NULL);
 	cfg->transport = env_str("NR_TRANSPORT", NR_TP_KIND_DEFAULT);
 	cfg->soft_profile = env_str("NR_SOFT_PROFILE", cfg->soft_profile);
 	cfg->reduce = env_str("NR_REDUCE", cfg->reduce);
@@ -408,6 +410,7 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 {
 #define NAME(e, f) (env ? e : f)
 	struct in_addr a;
+	char why[256];
 
 	if (cfg->world < 1) {
 		nr_set_tls_error("%s=%d: the world size must be at least 1",
@@ -496,6 +499,10 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	if (cfg->switch_addr && cfg->world > 1 && (!cfg->token || !*cfg->token)) {
 		nr_set_tls_error("%s: the box's control API needs the shared token (%s is set)",
 				 NAME("NR_TOKEN", "token"), NAME("NR_SWITCH", "switch_addr"));
+		return NR_ERR_CONFIG;
+	}
+	if (nr_auth_check_secret(cfg->job_secret, why, sizeof(why))) {
+		nr_set_tls_error("%s: %s", NAME("NR_JOB_SECRET", "job_secret"), why);
 		return NR_ERR_CONFIG;
 	}
 	return check_layout(cfg, env);

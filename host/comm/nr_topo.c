@@ -59,6 +59,7 @@ int nr_topo_sub_init(struct nr_comm *w, const char *name, int index, int rank, i
 	sc.root = root_addr;
 	sc.switch_addr = switch_addr;
 	sc.token = w->token;
+	sc.job_secret = w->job_secret;
 	sc.transport = w->transport;
 	sc.device = w->device[0] ? w->device : NULL;
 	sc.addr = w->addr;

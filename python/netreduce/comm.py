@@ -113,7 +113,11 @@ _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
                "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
                "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER",
-               "prio_classes": "NR_PRIO_CLASSES"}
+               "prio_classes": "NR_PRIO_CLASSES",
+               "job_secret": "NR_JOB_SECRET"}
+
+# What the library calls a secret given in the struct when it came from the launcher's store.
+_STORE_SECRET = "the secret rank 0 made and shared through the launcher's store"
 
 
 def _env_names(msg):
@@ -125,13 +129,16 @@ class Config:
     """The settings of one communicator: nr_config_from_env, then what the caller
     knows.  rank, world win over NR_RANK and NR_WORLD (which must agree when
     set); root ("ip:port" of rank 0's rendezvous) and addr (this host's data
-    address) are used when NR_ROOT / NR_ADDR are unset.  Raises NetreduceError
-    on a bad setting, naming the variable."""
+    address) are used when NR_ROOT / NR_ADDR are unset; secret (hex) is the
+    rendezvous' secret when neither NR_JOB_SECRET nor NR_TOKEN gives one (one
+    that rank 0 made and shared through the launcher's store).  Raises
+    NetreduceError on a bad setting, naming the variable."""
 
-    def __init__(self, rank, world, job, algo, root=None, addr=None):
+    def __init__(self, rank, world, job, algo, root=None, addr=None, secret=None):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r}: use box or ring")
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
+        self.secret_from_store = False
         lib = _lib.lib()
         cfg = _lib.NrConfig()
         if lib.nr_config_init_env(ctypes.byref(cfg), ctypes.sizeof(cfg)):
@@ -163,6 +170,9 @@ class Config:
             cfg.addr = host_addr(cfg.addr.decode(), rank).encode()
         if not cfg.addr and addr:
             cfg.addr = addr.encode()
+        self.secret_from_store = bool(secret) and not cfg.job_secret and not cfg.token
+        if self.secret_from_store:
+            cfg.job_secret = secret.encode()
         if algo == "box" and not cfg.switch_addr and not cfg.racks:
             raise self.error("configuration", _lib.ERR_CONFIG,
                              "algorithm box needs NR_SWITCH (the box's control address) and "
@@ -178,6 +188,8 @@ class Config:
         self.timeout_ms = cfg.timeout_ms
 
     def error(self, what, code, detail):
+        if self.secret_from_store:
+            detail = detail.replace("job_secret of struct nr_config", _STORE_SECRET)
         return NetreduceError(self.rank, self.job, what, code, detail)
 
 

@@ -669,17 +669,52 @@ static void rdv_conn(struct seedbuf *s, unsigned from, unsigned before, bool nl,
 		put(s, (uint8_t)text[i]);
 }
 
-static void rdv_hello(char *buf, size_t len, int rank, int world, const char *ip_or_row)
+/* A hello; extra: more members (",\"nonce\":\"$N\",\"proof\":\"$M\"": a proven one) */
+static void rdv_hello_x(char *buf, size_t len, int rank, int world, const char *ip_or_row,
+			const char *extra)
 {
 	snprintf(buf, len, "{\"hello\":{\"rank\":%d,\"world\":%d,\"mtu\":1024,\"msg_size\":65536,"
-		 "\"transport\":\"soft\",\"box\":false,\"channels\":1},\"peer\":%s}", rank, world,
-		 ip_or_row);
+		 "\"transport\":\"soft\",\"box\":false,\"channels\":1},\"peer\":%s%s}", rank, world,
+		 ip_or_row, extra);
 }
+
+static void rdv_hello(char *buf, size_t len, int rank, int world, const char *ip_or_row)
+{
+	rdv_hello_x(buf, len, rank, world, ip_or_row, ",\"nonce\":\"$N\"");
+}
+
+#define RDV_PROVEN ",\"nonce\":\"$N\",\"proof\":\"$M\""
 
 /* byte 0 of a rank 0 input: world 2..4, the rank left out (0: none), fuzz connections */
 static uint8_t rdv_root(unsigned world, unsigned left_out, unsigned conns)
 {
 	return (uint8_t)((world - 2) << 1 | left_out << 3 | conns << 5);
+}
+
+/* A member input: world, rank, flags (bit 5 no key, 6 the challenge's auth flipped, 7 its own). */
+static uint8_t rdv_member(unsigned world, unsigned rank, unsigned flags)
+{
+	return (uint8_t)(1 | (world - 2) << 1 | (rank - 1) << 3 | flags);
+}
+
+/* A good table for world ranks, proved with proof ("$M", "$R", "$K", or "" for none), and a go. */
+static size_t rdv_table(char *table, size_t cap, unsigned world, const char *proof)
+{
+	char row[1024];
+	size_t len = (size_t)snprintf(table, cap, "{\"ok\":true,\"credits\":4,\"result_key\":77,"
+				      "\"peers\":[");
+
+	for (unsigned r = 0; r < world; r++) {
+		rdv_row(row, sizeof(row), r ? 11 + r : 10);
+		len += (size_t)snprintf(table + len, cap - len, "%s%s", r ? "," : "", row);
+	}
+	if (*proof)
+		len += (size_t)snprintf(table + len, cap - len, "],\"proof\":\"%s\"}\n"
+					"{\"go\":\"the rendezvous of the layout\",\"proof\":\"%s\"}\n",
+					proof, proof);
+	else
+		len += (size_t)snprintf(table + len, cap - len, "]}\n{\"go\":\"x\"}\n");
+	return len;
 }
 
 static int gen_rendezvous(nrz_seed_cb cb, void *ctx)
@@ -745,8 +780,8 @@ static int gen_rendezvous(nrz_seed_cb cb, void *ctx)
 			len += (size_t)snprintf(table + len, sizeof(table) - len, "%s%s", r ? "," : "",
 						row);
 		}
-		snprintf(table + len, sizeof(table) - len, "]}\n%s",
-			 k == 1 ? "" : "{\"go\":\"connecting the rings\"}\n");
+		snprintf(table + len, sizeof(table) - len, "],\"proof\":\"$M\"}\n%s",
+			 k == 1 ? "" : "{\"go\":\"connecting the rings\",\"proof\":\"$M\"}\n");
 		if (k == 4)
 			snprintf(table, sizeof(table), "{\"ok\":false,\"error\":\"box said no\","
 				 "\"code\":-5}\n");
@@ -756,6 +791,82 @@ static int gen_rendezvous(nrz_seed_cb cb, void *ctx)
 		cb(ctx, name, s.b, s.n);
 		n++;
 	}
+
+	/* members and rank 0's proofs: none, a replay's, another key's; no key; auth flipped */
+	static const struct { const char *name, *proof; unsigned flags; } mp[] = {
+		{ "member-unproven", "", 0 }, { "member-replayed", "$R", 0 },
+		{ "member-other-key", "$K", 0 }, { "member-no-key", "", 32 },
+		{ "member-no-key-asked", "", 32 | 64 }, { "member-key-not-asked", "$M", 64 },
+	};
+	for (unsigned k = 0; k < sizeof(mp) / sizeof(mp[0]); k++) {
+		s.n = 0;
+		put(&s, rdv_member(3, 1 + k % 2, mp[k].flags));
+		rdv_table(table, sizeof(table), 3, mp[k].proof);
+		for (size_t i = 0; table[i]; i++)
+			put(&s, (uint8_t)table[i]);
+		cb(ctx, mp[k].name, s.b, s.n);
+		n++;
+	}
+	/* turned away for its proof; its own challenge, malformed and well-formed */
+	static const char *const own[] = {
+		"{\"ok\":false,\"refused\":\"proof\",\"error\":\"no\",\"code\":-4}\n",
+		"{\"rendezvous\":\"netreduce/0\",\"nonce\":\"00\",\"auth\":true}\n",
+		"{\"rendezvous\":\"netreduce/1\",\"nonce\":\"000102030405060708090a0b0c0d0e0f101112"
+		"131415161718191a1b1c1d1e1f\",\"auth\":true}\n",
+	};
+	for (unsigned k = 0; k < 3; k++) {
+		char name[32];
+		size_t len;
+
+		s.n = 0;
+		put(&s, rdv_member(2, 1, k ? 128 : 0));
+		len = (size_t)snprintf(table, sizeof(table), "%s", own[k]);
+		if (k == 2)
+			rdv_table(table + len, sizeof(table) - len, 2, "$M");
+		for (size_t i = 0; table[i]; i++)
+			put(&s, (uint8_t)table[i]);
+		snprintf(name, sizeof(name), "member-own-%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+
+	/*
+	 * rank 0: a hello from rank 1's own address, before rank 1: unproven, a
+	 * replay's proof, another key's; proven (it takes rank 1, the real one
+	 * is turned away); a proven duplicate after rank 1, a proven rank 9, a
+	 * proven other MTU (rank 0 fails, blaming its address); with rank 2 left
+	 * out, an unproven one (the timeout names its address); no key at all.
+	 */
+	static const struct { const char *name, *proof; unsigned from, before, left_out, mode; int rank, mtu; } rp[] = {
+		{ "root-proof-none", "", 1, 1, 0, 0, 1, 1024 },
+		{ "root-proof-replayed", "$R", 1, 1, 0, 0, 1, 1024 },
+		{ "root-proof-other-key", "$K", 1, 1, 0, 0, 1, 1024 },
+		{ "root-proven-first", "$M", 1, 1, 0, 0, 1, 1024 },
+		{ "root-proven-taken", "$M", 1, 2, 0, 0, 1, 1024 },
+		{ "root-proven-rank-9", "$M", 0, 2, 0, 0, 9, 1024 },
+		{ "root-proven-mtu", "$M", 1, 1, 0, 0, 1, 2048 },
+		{ "root-proof-left-out", "$K", 1, 1, 2, 0, 1, 1024 },
+		{ "root-no-key", "", 1, 2, 0, 1, 1, 1024 },
+	};
+	for (unsigned k = 0; k < sizeof(rp) / sizeof(rp[0]); k++) {
+		char extra[64];
+
+		s.n = 0;
+		put(&s, rdv_root(3, rp[k].left_out, 1));
+		snprintf(extra, sizeof(extra), ",\"nonce\":\"$N\"%s%s%s", *rp[k].proof ?
+			 ",\"proof\":\"" : "", rp[k].proof, *rp[k].proof ? "\"" : "");
+		rdv_hello_x(hello, sizeof(hello), rp[k].rank, 3, "$P", extra);
+		if (rp[k].mtu != 1024) {
+			char *m = strstr(hello, "\"mtu\":1024");
+
+			memcpy(m, "\"mtu\":2048", 10);
+		}
+		rdv_conn(&s, rp[k].from, rp[k].before, true, hello);
+		put(&s, (uint8_t)rp[k].mode);
+		cb(ctx, rp[k].name, s.b, s.n);
+		n++;
+	}
+	(void)RDV_PROVEN;
 	return n;
 }
 

@@ -642,7 +642,8 @@ static void test_rendezvous_strays(void **state)
 		snprintf(hello, sizeof(hello),
 			 "{\"hello\":{\"rank\":1,\"world\":2,\"mtu\":1024,\"msg_size\":65536,"
 			 "\"transport\":\"soft\",\"box\":false,\"channels\":1},"
-			 "\"peer\":{\"ip\":\"%s\",\"mac\":\"00:00:00:00:00:00\",\"box\":[%s],\"plain\":%s}}\n",
+			 "\"peer\":{\"ip\":\"%s\",\"mac\":\"00:00:00:00:00:00\",\"box\":[%s],\"plain\":%s},"
+			 "\"nonce\":\"000102030405060708090a0b0c0d0e0f\"}\n",
 			 t.env.addr[1], ep, ep);
 		t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			     -1, 0);

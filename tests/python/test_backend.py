@@ -654,6 +654,42 @@ class Config(unittest.TestCase):
                                     r'NR_ADDR="host-a": need this host\'s IPv4 address'):
             self.config(NR_ADDR="host-a")
 
+    def test_secret(self):
+        # a secret from the launcher's store goes to the library when the environment has none
+        secret = "ab" * 32
+        cfg = netreduce.Config(1, 4, "job-x", "ring", root="127.0.0.1:1234", addr="127.0.0.2",
+                               secret=secret)
+        self.assertEqual(cfg.struct.job_secret, secret.encode())
+        err = cfg.error("init", _lib.ERR_CONFIG, "this rank's secret is job_secret of struct "
+                        "nr_config: every rank needs the same")
+        self.assertIn("the secret rank 0 made and shared through the launcher's store", str(err))
+        # NR_JOB_SECRET, or NR_TOKEN, wins: the store's is not used
+        os.environ["NR_JOB_SECRET"] = "cd" * 16
+        cfg = netreduce.Config(1, 4, "job-x", "ring", root="127.0.0.1:1234", addr="127.0.0.2",
+                               secret=secret)
+        self.assertEqual(cfg.struct.job_secret, b"cd" * 16)
+        del os.environ["NR_JOB_SECRET"]
+        os.environ["NR_TOKEN"] = "t"
+        cfg = netreduce.Config(1, 4, "job-x", "ring", root="127.0.0.1:1234", addr="127.0.0.2",
+                               secret=secret)
+        self.assertIsNone(cfg.struct.job_secret)
+        with self.assertRaisesRegex(netreduce.NetreduceError,
+                                    r"NR_JOB_SECRET: 6 hex digits: give an even number, at least 32"):
+            self.config(NR_JOB_SECRET="abcdef")
+
+    def test_secret_through_the_store(self):
+        # rank 0 makes 32 random bytes and sets them in the store; rank 1 gets the same
+        from netreduce.torch.worker import _rendezvous_secret
+        os.environ.pop("NR_JOB_SECRET", None)
+        os.environ.pop("NR_TOKEN", None)
+        store = dist.HashStore()
+        mine = _rendezvous_secret(store, "nr/job/secret", 0)
+        self.assertRegex(mine, r"^[0-9a-f]{64}$")
+        self.assertEqual(_rendezvous_secret(store, "nr/job/secret", 1), mine)
+        self.assertNotEqual(_rendezvous_secret(dist.HashStore(), "nr/job/secret", 0), mine)
+        os.environ["NR_TOKEN"] = "t"
+        self.assertIsNone(_rendezvous_secret(store, "nr/job/secret", 1))
+
     def test_rank_disagrees(self):
         with self.assertRaisesRegex(netreduce.NetreduceError, "NR_WORLD=8 but the framework says 4"):
             self.config(NR_WORLD="8", NR_ROOT="127.0.0.1:1", NR_ADDR="127.0.0.1")

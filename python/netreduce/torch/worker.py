@@ -2,7 +2,9 @@
 """One netreduce communicator behind a worker thread, for torch.
 
 Worker(store, rank, world, prefix) settles the job's settings through the
-c10d store (job name, rank 0's rendezvous address when NR_ROOT is unset),
+c10d store (job name, rank 0's rendezvous address when NR_ROOT is unset, the
+rendezvous' secret when neither NR_JOB_SECRET nor NR_TOKEN gives one: 32
+random bytes rank 0 makes),
 starts the heartbeat (watch.py), creates the communicator (collective) and
 one worker thread.  submit() queues an all-reduce of a contiguous float32,
 bfloat16 or float16 tensor (16-bit: summed in FP32 and rounded once through
@@ -17,6 +19,7 @@ counted in counters.STATS under the kind the caller gives.
 import atexit
 import os
 import queue
+import secrets
 import sys
 import threading
 import uuid
@@ -53,6 +56,17 @@ def _settle(store, key, rank, make):
     return store.get(key).decode()
 
 
+def _rendezvous_secret(store, key, rank):
+    """Every hello of the rendezvous proves a secret: NR_JOB_SECRET's, NR_TOKEN's,
+    or else (None of them set) 32 random bytes that rank 0 makes and sets in the
+    store under key, which the others get before init: their hex.  None when the
+    environment gives one.  As secret as the store: torchrun's TCPStore takes
+    anyone who reaches it, so on a shared network set NR_JOB_SECRET."""
+    if os.environ.get("NR_JOB_SECRET") or os.environ.get("NR_TOKEN"):
+        return None
+    return _settle(store, key, rank, lambda: secrets.token_hex(32))
+
+
 def _local_addr(rank):
     addr = os.environ.get("NR_ADDR")
     if addr:
@@ -80,13 +94,14 @@ class Worker:
         algo = algo_from_env()
         self.job = _settle(store, f"{prefix}/job", rank,
                            lambda: os.environ.get("NR_JOB") or "nr-" + uuid.uuid4().hex[:8])
-        root = addr = None
+        root = addr = secret = None
         if world > 1:
             addr = _local_addr(rank)
             if not os.environ.get("NR_ROOT"):
                 root = _settle(store, f"{prefix}/{self.job}/root", rank,
                                lambda: f"{addr}:{free_port(addr)}")
-        cfg = Config(rank, world, self.job, algo, root=root, addr=addr)
+            secret = _rendezvous_secret(store, f"{prefix}/{self.job}/secret", rank)
+        cfg = Config(rank, world, self.job, algo, root=root, addr=addr, secret=secret)
         if world > 1 and cfg.struct.transport == b"soft" and \
                 any(e.world > 1 and not e.closed for e in _live):
             raise cfg.error("init", 0, "this process already has a netreduce communicator and "
