@@ -420,7 +420,7 @@ static void test_forged_table(void **state)
 
 			/* the member fails; this side then hangs up */
 			if (part == 3)
-				read_line(fd, 3000);     /* its barrier line, then nothing more */
+				json_decref(read_line(fd, 3000));   /* its barrier line, then nothing more */
 			close(fd);
 			assert_int_equal(waitpid(pids[1], &st, 0), pids[1]);
 			assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
