@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The rendezvous' proofs of the job's secret, and a connection's proven lines: see nr_auth.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -16,6 +17,7 @@
 #include "comm_internal.h"
 #include "nr_auth.h"
 #include "nr_tcp.h"
+#include "proto/nr_text.h"
 
 #define KEY_LABEL "netreduce rendezvous key/1"
 #define CTX_LABEL "netreduce rendezvous/1"
@@ -32,28 +34,10 @@ void nr_auth_hex(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 int nr_auth_unhex(const char *s, uint8_t *p, size_t n)
 {
-	if (!s || strlen(s) != 2 * n)
+	if (!s || strlen(s) != 2 * n || nr_hex_decode(s, p, n))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -1;
-		p[i] = (uint8_t)(hi << 4 | lo);
-	}
 	return 0;
 }
 
@@ -92,7 +76,7 @@ int nr_auth_check_secret(const char *s, char *err, size_t errlen)
 	if (is_path(s))
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (hexval(s[i]) < 0) {
+		if (!isxdigit((unsigned char)s[i])) {
 			snprintf(err, errlen, "not hex digits (character %zu is '%c'), nor a file's "
 				 "path (one starts with / or .)", i + 1, s[i]);
 			return -1;
