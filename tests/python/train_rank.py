@@ -34,7 +34,9 @@ MODES = {"box": ("netreduce", "none"), "hook": ("gloo", "netreduce"),
 
 
 def bucket_layout(model):
-    """[[(param index, offset, numel), ...] per bucket], buckets sorted by address."""
+    """[[(param index, offset, numel), ...] per bucket], buckets in the order of
+    their lowest parameter index: not by address, since where the allocator put
+    each bucket differs between processes (rank 0 does more work beside)."""
     buckets = {}
     for i, p in enumerate(model.parameters()):
         g = p.grad
@@ -45,7 +47,7 @@ def bucket_layout(model):
             ptr, size = g.storage().data_ptr(), g.storage().size()
         buckets.setdefault(ptr, []).append((i, g.storage_offset(), g.numel(), size))
     out = []
-    for ptr in sorted(buckets):
+    for ptr in sorted(buckets, key=lambda b: min(r[0] for r in buckets[b])):
         rows = sorted(buckets[ptr], key=lambda r: r[1])
         size = rows[0][3]
         if sum(r[2] for r in rows) != size:
