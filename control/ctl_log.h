@@ -8,7 +8,7 @@
  * Lines about a job, a tenant or a connection name them the same way
  * everywhere, first, as key=value fields (nr_log_job), then the event:
  *   netreduce control: job=7 name=resnet tenant=vision: created: 4 ranks, ...
- * and a connection as the engine's job reasons do (nr_conn_describe):
+ * and a connection as the engine's job reasons do (agg_conn_describe):
  *   connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x11)
  * Events a remote peer can repeat at will go through NR_LOG_RL: at most
  * NR_LOG_RL_BURST lines at once, then one a second from that call site; the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nr-bench-agg: throughput of the aggregation engine on one core, driven
- * through its real API (nr_engine_input with pre-built, pre-parsed frames;
+ * through its real API (agg_engine_input with pre-built, pre-parsed frames;
  * ACKs fed so slots release), next to memcpy of the same volume over a
  * working set of the same size.  Prints figures; never fails on speed.
  *
@@ -44,11 +44,11 @@ struct bench {
 	struct nr_pkt **pk;         /* [WINDOW * n] */
 	uint8_t **fr;
 	void **hd;
-	enum nr_verdict vd[64];
+	enum agg_verdict vd[64];
 };
 
 /* The box's way: a slot's results in one call (dp_engine_emit_slot). */
-static void on_emit_slot(void *ctx, const struct nr_emit_slot *s)
+static void on_emit_slot(void *ctx, const struct agg_emit_slot *s)
 {
 	struct bench *b = ctx;
 
@@ -187,16 +187,16 @@ static void set_psns(struct bench *b, uint64_t g)
 }
 
 /* One repetition: `slots` slots through a fresh job; returns seconds. */
-static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
+static double run_engine(struct bench *b, enum agg_sum_kernel k, uint64_t slots)
 {
-	struct nr_engine_ops ops = { .emit_slot = on_emit_slot, .free = on_free, .ctx = b };
-	struct nr_engine *e = nr_engine_create(&ops);
+	struct agg_engine_ops ops = { .emit_slot = on_emit_slot, .free = on_free, .ctx = b };
+	struct agg_engine *e = agg_engine_create(&ops);
 	char err[256];
 	double t0, t1;
 	uint32_t n = b->n, rows = n >= 32 ? 1 : 32 / n;
 
-	if (!e || nr_engine_set_kernel(e, k) ||
-	    nr_engine_job_add(e, 1, b->spec, 0, NULL, err, sizeof(err))) {
+	if (!e || agg_engine_set_kernel(e, k) ||
+	    agg_engine_job_add(e, 1, b->spec, 0, NULL, err, sizeof(err))) {
 		fprintf(stderr, "nr-bench-agg: engine setup failed\n");
 		exit(1);
 	}
@@ -210,7 +210,7 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 
 		for (uint64_t h = g; h < end; h++)
 			set_psns(b, h);
-		nr_engine_input_burst(e, &b->pk[base], &b->fr[base], &b->hd[base],
+		agg_engine_input_burst(e, &b->pk[base], &b->fr[base], &b->hd[base],
 				      (unsigned)((end - g) * n), 0, b->vd, NULL);
 		for (uint64_t h = g; h < end; h++) {
 			if (h % ACK_EVERY != ACK_EVERY - 1)
@@ -219,7 +219,7 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 				struct frame *a = &b->acks[i];
 
 				a->p.psn = nr_psn_add(b->spec->conns[i].ipsn, (uint32_t)(h & NR_PSN_MASK));
-				nr_engine_input(e, &a->p, a->buf, NULL, 0, NULL);
+				agg_engine_input(e, &a->p, a->buf, NULL, 0, NULL);
 			}
 		}
 	}
@@ -229,7 +229,7 @@ static double run_engine(struct bench *b, enum nr_sum_kernel k, uint64_t slots)
 			(unsigned long long)b->emitted, (unsigned long long)(slots * n));
 		exit(1);
 	}
-	nr_engine_destroy(e);
+	agg_engine_destroy(e);
 	return t1 - t0;
 }
 
@@ -337,8 +337,8 @@ int main(int argc, char **argv)
 	cpu_model(cpu, sizeof(cpu));
 	if (!json) {
 		printf("nr-bench-agg: one core, %s; default kernel %s%s\n", cpu,
-		       nr_sum_best()->name,
-		       nr_sum_avx512_supported() ? "" : " (avx512: not supported on this CPU)");
+		       agg_sum_best()->name,
+		       agg_sum_avx512_supported() ? "" : " (avx512: not supported on this CPU)");
 		printf("  pool %u messages of one packet, ACK every %u messages, %u reps (median), "
 		       "%llu MiB input per rep, %s time\n", WINDOW, ACK_EVERY, reps,
 		       (unsigned long long)(volume >> 20),
@@ -373,9 +373,9 @@ int main(int argc, char **argv)
 				printf("{\"bench\":\"memcpy\",\"workers\":%u,\"payload\":%u,\"gbps\":%.2f}\n",
 				       n, pay, mgbps);
 			for (int ki = 0; ki < 2; ki++) {
-				enum nr_sum_kernel k = ki == 0 ? NR_KERNEL_AVX512 : NR_KERNEL_SCALAR;
+				enum agg_sum_kernel k = ki == 0 ? NR_KERNEL_AVX512 : NR_KERNEL_SCALAR;
 
-				if (!nr_sum_get(k) || (only_k && strcmp(only_k, nr_sum_get(k)->name)))
+				if (!agg_sum_get(k) || (only_k && strcmp(only_k, agg_sum_get(k)->name)))
 					continue;
 				for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
 				for (uint8_t mode = 0; mode < 2; mode++) {
@@ -396,11 +396,11 @@ int main(int argc, char **argv)
 					if (json)
 						printf("{\"bench\":\"engine\",\"kernel\":\"%s\",\"mode\":\"%s\","
 						       "\"dtype\":\"%s\",\"workers\":%u,\"payload\":%u,"
-						       "\"gbps\":%.2f,\"mpps\":%.3f}\n", nr_sum_get(k)->name,
+						       "\"gbps\":%.2f,\"mpps\":%.3f}\n", agg_sum_get(k)->name,
 						       mname, nr_elem_name(t), n, pay, gbps, mpps);
 					else
 						printf("  %-7s %-10s %-5s %3u %7u %9.2f %8.3f %11.2f %8.2f\n",
-						       nr_sum_get(k)->name, mname, nr_elem_name(t), n, pay,
+						       agg_sum_get(k)->name, mname, nr_elem_name(t), n, pay,
 						       gbps, mpps, mgbps, gbps / mgbps);
 					fflush(stdout);
 				}

@@ -12,8 +12,8 @@
 
 void bench_kernels_init(struct bench_kernels *k, uint32_t payload, bool icrc_check, unsigned dtype)
 {
-	k->sum = nr_sum_best();
-	k->half = dtype == NR_ELEM_FP32 ? NULL : nr_sum_half(k->sum, dtype);
+	k->sum = agg_sum_best();
+	k->half = dtype == NR_ELEM_FP32 ? NULL : agg_sum_half(k->sum, dtype);
 	nr_crc_shift_init(&k->shift, payload);
 	k->icrc_check = icrc_check;
 }

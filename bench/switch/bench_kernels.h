@@ -14,8 +14,8 @@
 
 /* What the kernels run with: the box's sum kernel, a shift table for the payload. */
 struct bench_kernels {
-	const struct nr_sum_ops *sum;
-	const struct nr_half_ops *half;   /* a 16-bit job's (NULL: FP32) */
+	const struct agg_sum_ops *sum;
+	const struct agg_half_ops *half;   /* a 16-bit job's (NULL: FP32) */
 	struct nr_crc_shift shift;
 	bool icrc_check;          /* the box checks the ICRC of its input (not --no-icrc-check) */
 };

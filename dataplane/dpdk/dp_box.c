@@ -120,7 +120,7 @@ static int port_setup(struct dp_box *b, struct dp_port *dp, uint16_t id, char *e
 static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lcore,
 				    char *err, size_t errlen)
 {
-	struct nr_engine_ops ops = { .emit_slot = dp_engine_emit_slot, .free = dp_engine_free,
+	struct agg_engine_ops ops = { .emit_slot = dp_engine_emit_slot, .free = dp_engine_free,
 				     .send = dp_engine_send, .origin = dp_engine_origin };
 	struct dp_worker *w = rte_zmalloc("nr_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 	char name[RTE_RING_NAMESIZE];
@@ -134,12 +134,12 @@ static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lco
 	w->idx = idx;
 	w->lcore = lcore;
 	ops.ctx = w;
-	w->eng = nr_engine_create(&ops);
+	w->eng = agg_engine_create(&ops);
 	if (w->eng == NULL) {
 		snprintf(err, errlen, "worker %u: cannot create its engine (out of memory)", idx);
 		goto fail;
 	}
-	if (b->cfg.kernel != NR_KERNEL_AUTO && nr_engine_set_kernel(w->eng, b->cfg.kernel) != 0) {
+	if (b->cfg.kernel != NR_KERNEL_AUTO && agg_engine_set_kernel(w->eng, b->cfg.kernel) != 0) {
 		snprintf(err, errlen, "sum kernel %d not available on this CPU", b->cfg.kernel);
 		goto fail;
 	}
@@ -169,7 +169,7 @@ fail:
 	rte_free(w->recs);
 	rte_free(w->rec_free);
 	if (w->eng)
-		nr_engine_destroy(w->eng);
+		agg_engine_destroy(w->eng);
 	rte_ring_free(w->cmd);
 	rte_ring_free(w->handoff);
 	rte_free(w);
@@ -184,7 +184,7 @@ static void worker_free(struct dp_worker *w)
 		return;
 	while (rte_ring_dequeue(w->handoff, &obj) == 0)
 		rte_pktmbuf_free(obj);
-	nr_engine_destroy(w->eng);   /* held mbufs come back through dp_engine_free */
+	agg_engine_destroy(w->eng);   /* held mbufs come back through dp_engine_free */
 	rte_free(w->recs);
 	rte_free(w->rec_free);
 	for (unsigned i = 0; i < DP_MAX_PORTS; i++) {
@@ -287,7 +287,7 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 		if (b->workers[i] == NULL)
 			goto fail;
 	}
-	b->kernel_name = nr_engine_kernel_name(b->workers[0]->eng);
+	b->kernel_name = agg_engine_kernel_name(b->workers[0]->eng);
 	/* worker w polls queue w of every port that has a queue per worker; the
 	 * other ports' one queue goes round robin */
 	for (unsigned i = 0, rr = 0; i < n_ports; i++) {

@@ -67,24 +67,24 @@ static void cmd_exec(struct dp_worker *w, struct dp_cmd *c)
 {
 	switch (c->type) {
 	case DP_CMD_JOB_ADD:
-		c->rc = nr_engine_job_add(w->eng, c->id, &c->spec, w->now_ns, &c->credits,
+		c->rc = agg_engine_job_add(w->eng, c->id, &c->spec, w->now_ns, &c->credits,
 					  c->err, sizeof(c->err));
 		if (c->rc == 0 && ep_add(w, c->id, &c->spec) != 0) {
-			nr_engine_job_del(w->eng, c->id);
+			agg_engine_job_del(w->eng, c->id);
 			c->rc = -ENOMEM;
 			snprintf(c->err, sizeof(c->err), "worker %u: out of memory for job %u's endpoints",
 				 w->idx, c->id);
 		}
 		break;
 	case DP_CMD_JOB_DEL:
-		c->rc = nr_engine_job_del(w->eng, c->id);
+		c->rc = agg_engine_job_del(w->eng, c->id);
 		ep_del(w, c->id);
 		break;
 	case DP_CMD_JOB_STATS:
-		c->rc = nr_engine_job_stats(w->eng, c->id, &c->st);
+		c->rc = agg_engine_job_stats(w->eng, c->id, &c->st);
 		break;
 	case DP_CMD_ENGINE_CTRS:
-		nr_engine_counters(w->eng, c->eng);
+		agg_engine_counters(w->eng, c->eng);
 		c->n_jobs = w->n_jobs;
 		c->rc = 0;
 		break;

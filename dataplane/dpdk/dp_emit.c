@@ -234,7 +234,7 @@ static const struct nr_crc_shift *crc_shift_find(const struct dp_worker *w, uint
  * the payload's CRC is computed once, from the engine's aligned copy, and
  * each frame's ICRC reads only its headers (nr_icrc_compute_tail).
  */
-void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s)
+void dp_engine_emit_slot(void *ctx, const struct agg_emit_slot *s)
 {
 	struct dp_worker *w = ctx;
 	const struct nr_crc_shift *k = crc_shift_find(w, s->len);

@@ -22,7 +22,7 @@ void dp_result_route(struct dp_worker *w, struct rte_mbuf *m);
 /* A duplicate the engine answered (NR_V_RESEND): out as a result; its record goes back. */
 void dp_result_resend(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt *p);
 /* Engine callbacks: a slot's results to fix up and send, a held frame to free. */
-void dp_engine_emit_slot(void *ctx, const struct nr_emit_slot *s);
+void dp_engine_emit_slot(void *ctx, const struct agg_emit_slot *s);
 void dp_engine_free(void *ctx, void *handle);
 /* Engine callbacks: a frame it made (a NAK) to send; where a packet came from. */
 void dp_engine_send(void *ctx, const uint8_t *frame, uint32_t len, uint16_t origin);

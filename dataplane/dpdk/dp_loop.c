@@ -118,12 +118,12 @@ static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt
 static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, bool handed_in)
 {
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
-	enum nr_verdict v;
+	enum agg_verdict v;
 	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
 
 	if (!handed_in && handoff(w, m, p))
 		return false;
-	v = nr_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
+	v = agg_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
 		dp_forward(w, m);
@@ -348,7 +348,7 @@ int dp_worker_main(void *arg)
 	__atomic_store_n(&w->beat_tsc, prev_tsc, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
 	DP_LOG(INFO, "worker %u on lcore %u: %u rx queues, engine kernel %s",
-	       w->idx, w->lcore, w->n_rxq, nr_engine_kernel_name(w->eng));
+	       w->idx, w->lcore, w->n_rxq, agg_engine_kernel_name(w->eng));
 
 	while (!__atomic_load_n(&b->quit, __ATOMIC_ACQUIRE)) {
 		uint64_t cur_tsc = rte_get_tsc_cycles();
@@ -378,7 +378,7 @@ int dp_worker_main(void *arg)
 		got += dp_cmd_service(w);
 		if (unlikely(++iter % DP_HOUSEKEEP_ITERS == 0)) {
 			__atomic_store_n(&w->beat_tsc, cur_tsc, __ATOMIC_RELAXED);
-			nr_engine_poll(w->eng, w->now_ns);
+			agg_engine_poll(w->eng, w->now_ns);
 			dp_dev_tick(w);
 			dp_learn_sweep(w);
 		}

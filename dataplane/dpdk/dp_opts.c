@@ -271,7 +271,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_NO_ICRC: cfg->icrc_check = false; break;
 		case OPT_KERNEL:
 			rc = parse_name("kernel", optarg, kernels, RTE_DIM(kernels), &v, err, errlen);
-			cfg->kernel = rc ? cfg->kernel : (enum nr_sum_kernel)v;
+			cfg->kernel = rc ? cfg->kernel : (enum agg_sum_kernel)v;
 			break;
 		case OPT_LOG_LEVEL:
 			rc = parse_name("log-level", optarg, levels, RTE_DIM(levels), &cfg->log_level,

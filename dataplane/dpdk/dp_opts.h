@@ -45,7 +45,7 @@ struct dp_cfg {
 	unsigned job_lease;        /* seconds of the lease of TCP jobs that ask for none */
 	uint16_t rx_desc, tx_desc;
 	unsigned mtu;              /* 0: leave the ports' MTU alone */
-	enum nr_sum_kernel kernel;
+	enum agg_sum_kernel kernel;
 	bool promisc;              /* switch mode wants every frame */
 	bool icrc_check;           /* drop RoCEv2 frames with a wrong ICRC */
 	unsigned l2_port_cap;      /* switch mode: learned MACs a port may hold (dp_l2.h) */

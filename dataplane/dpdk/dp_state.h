@@ -89,7 +89,7 @@ struct dp_worker {
 	struct dp_box *box;
 	unsigned idx;              /* worker index = TX queue id */
 	unsigned lcore;
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	struct rte_ring *cmd;      /* control -> lcore, SP/SC */
 	struct rte_ring *handoff;  /* other lcores -> lcore, MP/SC */
 	unsigned n_rxq;

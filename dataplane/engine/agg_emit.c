@@ -34,10 +34,10 @@ static void scale_sum(uint8_t *res, uint32_t len, uint32_t n)
  * packets (j->outs).  A scaled short slot is scaled in FP32, before the
  * rounding.
  */
-static void sum_half(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t n, bool scale)
+static void sum_half(struct agg_engine *e, struct agg_job *j, uint32_t si, uint32_t n, bool scale)
 {
-	const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
-	const struct nr_slot *s = &j->slots[si];
+	const struct agg_half_ops *h = agg_sum_half(e->sum, j->dtype);
+	const struct agg_slot *s = &j->slots[si];
 	uint8_t *res = j->results + (size_t)si * j->mtu;
 	float *acc;
 
@@ -51,7 +51,7 @@ static void sum_half(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_
 		for (uint32_t k = 1; k < n; k++)
 			h->add(acc, j->srcs[k], s->len);
 	} else {
-		acc = nr_slot_acc(j, si);
+		acc = agg_slot_acc(j, si);
 	}
 	if (scale)
 		scale_sum((uint8_t *)acc, s->len * 2, j->n);
@@ -66,12 +66,12 @@ static void sum_half(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_
  * short_dscp); its last packet ends it, so a packet in no known message is
  * never shortened.
  */
-static void msg_track(struct nr_job *j, const struct nr_slot *s, uint32_t si)
+static void msg_track(struct agg_job *j, const struct agg_slot *s, uint32_t si)
 {
 	if (s->opcode == NR_OP_RC_WRITE_FIRST) {
-		const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + s->tag_conn];
+		const struct agg_slot_reth *r = &j->reth[(size_t)si * j->n + s->tag_conn];
 
-		j->msg_short_left = nr_short_bound(j, r->len);
+		j->msg_short_left = agg_short_bound(j, r->len);
 		j->msg_tolerant = s->tolerant;
 	} else if (s->opcode != NR_OP_RC_WRITE_MIDDLE) {
 		j->msg_tolerant = 0;    /* a last or only packet: the message is over */
@@ -79,11 +79,11 @@ static void msg_track(struct nr_job *j, const struct nr_slot *s, uint32_t si)
 	}
 }
 
-void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t missing)
+void agg_slot_emit(struct agg_engine *e, struct agg_job *j, uint32_t si, uint32_t missing)
 {
-	struct nr_slot *s = &j->slots[si];
-	struct nr_held *h = &j->held[(size_t)si * j->n];
-	const struct nr_held *out = h;
+	struct agg_slot *s = &j->slots[si];
+	struct agg_held *h = &j->held[(size_t)si * j->n];
+	const struct agg_held *out = h;
 	uint8_t *res = j->results + (size_t)si * j->mtu;
 	uint32_t g = (uint32_t)(s->x & NR_PSN_MASK), n = 0;
 	bool scale = missing != NR_CONN_NONE && j->short_scale;
@@ -111,7 +111,7 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 		e->sum->copy_fanout(res, j->outs, n, s->len);
 
 	if (e->ops.emit_slot) {
-		struct nr_emit_slot es = {
+		struct agg_emit_slot es = {
 			.held = out, .sum = res, .n = n, .len = s->len, .job = j->id, .g = g,
 			.ecn_ce = s->ecn_ce,
 		};
@@ -120,7 +120,7 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 		j->ctr[NR_ECTR_EMITTED] += n;
 	} else {
 		for (uint32_t k = 0; k < n; k++) {
-			struct nr_emit em = {
+			struct agg_emit em = {
 				.handle = out[k].handle,
 				.frame = out[k].frame,
 				.pkt = out[k].pkt,
@@ -143,14 +143,14 @@ void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t m
 	j->busy--;
 }
 
-void nr_job_emit_ready(struct nr_engine *e, struct nr_job *j)
+void agg_job_emit_ready(struct agg_engine *e, struct agg_job *j)
 {
 	for (;;) {
-		struct nr_slot *s = &j->slots[j->emit_slot];
+		struct agg_slot *s = &j->slots[j->emit_slot];
 
 		if (s->state != NR_SLOT_COMPLETE || s->x != j->next_emit)
 			return;
-		nr_slot_emit(e, j, j->emit_slot, NR_CONN_NONE);
-		nr_job_emitted(j);
+		agg_slot_emit(e, j, j->emit_slot, NR_CONN_NONE);
+		agg_job_emitted(j);
 	}
 }

@@ -8,7 +8,7 @@
  * test).  It needs no port and no EAL.  One engine belongs to one lcore: no
  * function here is thread-safe, none takes a lock.
  *
- * Ownership of an input packet, by the verdict nr_engine_input() returns:
+ * Ownership of an input packet, by the verdict agg_engine_input() returns:
  *   NR_V_FORWARD   not ours (unregistered connection, ACK/NAK/CNP, READ, SEND,
  *                  ...): the caller forwards the frame unchanged.  ACKs of
  *                  registered connections have been snooped first.
@@ -69,7 +69,7 @@
 #include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
-enum nr_verdict {
+enum agg_verdict {
 	NR_V_FORWARD = 0,
 	NR_V_DROP = 1,
 	NR_V_HELD = 2,
@@ -77,10 +77,10 @@ enum nr_verdict {
 };
 
 /* What ops.emit gets with each result packet. */
-struct nr_emit {
+struct agg_emit {
 	void *handle;          /* the connection's own packet g, payload = sum */
-	uint8_t *frame;        /* its bytes (as given to nr_engine_input) */
-	const struct nr_pkt *pkt; /* its parse record, as given to nr_engine_input
+	uint8_t *frame;        /* its bytes (as given to agg_engine_input) */
+	const struct nr_pkt *pkt; /* its parse record, as given to agg_engine_input
 				   * (imm = the result's ImmDt when the job has a
 				   * result key) */
 	uint32_t job;
@@ -91,29 +91,29 @@ struct nr_emit {
 };
 
 /* A packet the engine holds, as ops.emit_slot sees it. */
-struct nr_held {
+struct agg_held {
 	void *handle;
 	uint8_t *frame;
 	uint8_t *pay;              /* frame + pkt->pay_off */
-	const struct nr_pkt *pkt;  /* its parse record (imm as in struct nr_emit) */
+	const struct nr_pkt *pkt;  /* its parse record (imm as in struct agg_emit) */
 };
 
 /* What ops.emit_slot gets: every result packet of one slot. */
-struct nr_emit_slot {
-	const struct nr_held *held; /* [n]: connection i's own packet g, payload = sum */
+struct agg_emit_slot {
+	const struct agg_held *held; /* [n]: connection i's own packet g, payload = sum */
 	const uint8_t *sum;        /* the sum itself (len bytes, 64-byte aligned);
 				    * valid during the call */
 	uint32_t n;
 	uint32_t len;              /* payload bytes */
 	uint32_t job;
 	uint32_t g;
-	bool ecn_ce;               /* as in struct nr_emit */
+	bool ecn_ce;               /* as in struct agg_emit */
 };
 
-struct nr_engine_ops {
-	void (*emit)(void *ctx, const struct nr_emit *e);
+struct agg_engine_ops {
+	void (*emit)(void *ctx, const struct agg_emit *e);
 	/* optional: when set, called once a slot instead of emit n times */
-	void (*emit_slot)(void *ctx, const struct nr_emit_slot *s);
+	void (*emit_slot)(void *ctx, const struct agg_emit_slot *s);
 	void (*free)(void *ctx, void *handle);
 	/*
 	 * optional: a frame the engine made (a NAK to a sender on its receiver's
@@ -128,11 +128,11 @@ struct nr_engine_ops {
 	void *ctx;
 };
 
-struct nr_engine;
+struct agg_engine;
 
 /* Returns NULL on allocation failure. */
-struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops);
-void nr_engine_destroy(struct nr_engine *e);   /* frees held handles via ops.free */
+struct agg_engine *agg_engine_create(const struct agg_engine_ops *ops);
+void agg_engine_destroy(struct agg_engine *e);   /* frees held handles via ops.free */
 
 /*
  * Add a job of one channel under id (chosen by the caller, unique in this
@@ -141,11 +141,11 @@ void nr_engine_destroy(struct nr_engine *e);   /* frees held handles via ops.fre
  * caller adds each as a job, nr_job_channel_spec), -ENOMEM.  *credits gets
  * W = pool_msgs / 2.
  */
-int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec *spec,
+int agg_engine_job_add(struct agg_engine *e, uint32_t id, const struct nr_job_spec *spec,
 		      uint64_t now_ns, uint32_t *credits, char *err, size_t errlen);
 /* Remove a job; its held packets go back through ops.free. -ENOENT if unknown. */
-int nr_engine_job_del(struct nr_engine *e, uint32_t id);
-int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_stats *st);
+int agg_engine_job_del(struct agg_engine *e, uint32_t id);
+int agg_engine_job_stats(const struct agg_engine *e, uint32_t id, struct nr_job_stats *st);
 
 /*
  * Offer one parsed NR_PKT_ROCE packet.  frame is writable (the engine writes
@@ -163,11 +163,11 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
  * a contribution had it, ECN-CE (IP checksum fixed): recompute the ICRC.
  * IPv6 RoCE is forwarded (jobs are IPv4).
  */
-enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *frame,
+enum agg_verdict agg_engine_input(struct agg_engine *e, struct nr_pkt *p, uint8_t *frame,
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr);
 
 /*
- * n packets, with the same effect as n calls of nr_engine_input() in order
+ * n packets, with the same effect as n calls of agg_engine_input() in order
  * (verdicts[k], and ctrs[k] when ctrs is not NULL, as *ctr there; ctrs[k] is
  * left untouched when no counter moved).  Faster: the lookups of up to
  * NR_ENGINE_BURST packets run before their slot work.  One difference: a
@@ -177,22 +177,22 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *
  * dropped as one of a complete slot); jobs without classes emit at once.
  */
 #define NR_ENGINE_BURST 32
-void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
+void agg_engine_input_burst(struct agg_engine *e, struct nr_pkt *const pkts[],
 			   uint8_t *const frames[], void *const handles[], unsigned n,
-			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[]);
+			   uint64_t now_ns, enum agg_verdict verdicts[], enum nr_engine_ctr ctrs[]);
 
 /*
  * Housekeeping: fail jobs without progress for their timeout, send the
  * monitor's re-armed NAKs.  Returns jobs failed.  Call it often (the box:
  * every 64 loop iterations): re-arms are a few round trips.
  */
-unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns);
+unsigned agg_engine_poll(struct agg_engine *e, uint64_t now_ns);
 
 /* Engine-wide counters (sum over jobs plus unknown-connection drops). */
-void nr_engine_counters(const struct nr_engine *e, uint64_t ctr[NR_ECTR_MAX]);
+void agg_engine_counters(const struct agg_engine *e, uint64_t ctr[NR_ECTR_MAX]);
 
-/* Sum kernels (enum nr_sum_kernel and the kernels' entry points: agg_sum.h). */
-int nr_engine_set_kernel(struct nr_engine *e, enum nr_sum_kernel k); /* -ENOTSUP if absent */
-const char *nr_engine_kernel_name(const struct nr_engine *e);
+/* Sum kernels (enum agg_sum_kernel and the kernels' entry points: agg_sum.h). */
+int agg_engine_set_kernel(struct agg_engine *e, enum agg_sum_kernel k); /* -ENOTSUP if absent */
+const char *agg_engine_kernel_name(const struct agg_engine *e);
 
 #endif /* NR_AGG_ENGINE_H */

@@ -2,7 +2,7 @@
 /*
  * AVX-512 kernels of the 16-bit element types (bf16, fp16), bit-identical to
  * agg_half_scalar.c (the rule: agg_sum.h).  Built with AVX-512 flags in the
- * library of agg_sum_avx512.c and called only after nr_sum_avx512_supported()
+ * library of agg_sum_avx512.c and called only after agg_sum_avx512_supported()
  * (AVX512F, BW, VL: vpmovzxwd/vpmovdw, vcvtph2ps/vcvtps2ph on zmm, masked
  * 16-bit loads and stores).  16 elements a vector, four vectors in flight in
  * the ordered sum; tails with masks; unaligned throughout.

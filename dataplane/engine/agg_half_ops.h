@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ops tables of the 16-bit kernels (struct nr_half_ops of agg_sum.h),
+ * The ops tables of the 16-bit kernels (struct agg_half_ops of agg_sum.h),
  * one per type, made the same way in every variant: a variant's file defines
  * static inline sum_fanout(), widen_add() and narrow_fanout() with a last
  * argument bf (true: bf16, false: fp16), then says
  * NR_HALF_OPS(VARIANT, bf16, true) and NR_HALF_OPS(VARIANT, fp16, false),
- * which define nr_half_VARIANT_bf16 and nr_half_VARIANT_fp16.
+ * which define agg_half_VARIANT_bf16 and nr_half_VARIANT_fp16.
  */
 #ifndef NR_AGG_HALF_OPS_H
 #define NR_AGG_HALF_OPS_H
@@ -31,7 +31,7 @@
 	{                                                                                      \
 		narrow_fanout(acc, result, outs, nouts, nbytes, BF);                          \
 	}                                                                                      \
-	const struct nr_half_ops nr_half_##V##_##T = {                                        \
+	const struct agg_half_ops agg_half_##V##_##T = {                                        \
 		.sum_fanout = T##_sum_fanout, .widen = T##_widen, .add = T##_add,              \
 		.narrow_fanout = T##_narrow_fanout,                                            \
 	};

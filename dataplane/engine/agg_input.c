@@ -75,13 +75,13 @@ static inline bool op_has_imm(uint8_t op)
 	return op == NR_OP_RC_WRITE_LAST_IMM || op == NR_OP_RC_WRITE_ONLY_IMM;
 }
 
-static inline const struct nr_lkp *lkp_find(const struct nr_engine *e, uint32_t daddr,
+static inline const struct agg_lkp *lkp_find(const struct agg_engine *e, uint32_t daddr,
 					    uint32_t qpn)
 {
-	uint32_t h = nr_lkp_hash(daddr, qpn) & e->lkp_mask;
+	uint32_t h = agg_lkp_hash(daddr, qpn) & e->lkp_mask;
 
 	for (;;) {
-		const struct nr_lkp *l = &e->lkp[h];
+		const struct agg_lkp *l = &e->lkp[h];
 
 		if (l->job == NR_LKP_EMPTY)
 			return NULL;
@@ -97,8 +97,8 @@ static inline void frame_set_imm(uint8_t *frame, const struct nr_pkt *p, uint32_
 	nr_st_be32(frame + p->pay_off - 4, imm);
 }
 
-static inline enum nr_verdict count(struct nr_job *j, enum nr_engine_ctr c,
-				    enum nr_engine_ctr *out, enum nr_verdict v)
+static inline enum agg_verdict count(struct agg_job *j, enum nr_engine_ctr c,
+				    enum nr_engine_ctr *out, enum agg_verdict v)
 {
 	j->ctr[c]++;
 	if (out)
@@ -121,7 +121,7 @@ static inline uint64_t mac48(const uint8_t *m)
  * bound one (ops.origin), and the job's P_Key.  NR_ECTR_MAX when the frame
  * agrees, else the counter naming what it got wrong.
  */
-static inline enum nr_engine_ctr unbound(const struct nr_engine *e, const struct nr_job *j,
+static inline enum nr_engine_ctr unbound(const struct agg_engine *e, const struct agg_job *j,
 					 const struct nr_conn_spec *c, const struct nr_pkt *p,
 					 const uint8_t *frame, void *handle, bool ack)
 {
@@ -158,7 +158,7 @@ static inline void spray_home(const struct nr_conn_spec *c, struct nr_pkt *p, ui
 
 /* ---- ACK snooping and release -------------------------------------------- */
 
-static void job_release(struct nr_job *j)
+static void job_release(struct agg_job *j)
 {
 	uint64_t low = j->next_emit;
 
@@ -174,7 +174,7 @@ static void job_release(struct nr_job *j)
 	}
 }
 
-static enum nr_verdict snoop_ack(struct nr_engine *e, struct nr_job *j, uint32_t i,
+static enum agg_verdict snoop_ack(struct agg_engine *e, struct agg_job *j, uint32_t i,
 				 const struct nr_pkt *p, const uint8_t *frame, void *handle,
 				 uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
@@ -197,9 +197,9 @@ static enum nr_verdict snoop_ack(struct nr_engine *e, struct nr_job *j, uint32_t
 		if (old == j->next_release)
 			job_release(j);
 	}
-	nr_mon_ack(e, j, i, frame, p, handle, mark > old, now_ns);
+	agg_mon_ack(e, j, i, frame, p, handle, mark > old, now_ns);
 	/* a result lost on its way to the receiver: the box resends it itself */
-	if (p->aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR && nr_mon_repair(e, j, i, now_ns))
+	if (p->aeth_syn == NR_AETH_NAK_PSN_SEQ_ERR && agg_mon_repair(e, j, i, now_ns))
 		return count(j, NR_ECTR_NAK_REPAIRED, ctr, NR_V_DROP);
 	return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD);
 }
@@ -207,40 +207,40 @@ static enum nr_verdict snoop_ack(struct nr_engine *e, struct nr_job *j, uint32_t
 /* ---- contributions --------------------------------------------------------------- */
 
 __attribute__((noinline, cold))
-static void flag_len(struct nr_job *j, uint32_t i, uint64_t x, uint32_t len, uint32_t want)
+static void flag_len(struct agg_job *j, uint32_t i, uint64_t x, uint32_t len, uint32_t want)
 {
 	char c[96];
 
 	if (j->reason[0])
 		return;
-	nr_conn_describe(j, i, c, sizeof(c));
+	agg_conn_describe(j, i, c, sizeof(c));
 	snprintf(j->reason, sizeof(j->reason), "job %u: %s: payload %u bytes at g=%u, others %u",
 		 j->id, c, len, (uint32_t)(x & NR_PSN_MASK), want);
 	j->flagged = 1;
 }
 
 __attribute__((noinline, cold))
-static void fail_tag(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
-		     uint32_t imm, const struct nr_slot *s)
+static void fail_tag(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
+		     uint32_t imm, const struct agg_slot *s)
 {
 	char c[96];
 
-	nr_conn_describe(j, i, c, sizeof(c));
-	nr_job_fail(e, j, "%s: immediate 0x%08x at g=%u, connection %u sent 0x%08x (hosts out of step)",
+	agg_conn_describe(j, i, c, sizeof(c));
+	agg_job_fail(e, j, "%s: immediate 0x%08x at g=%u, connection %u sent 0x%08x (hosts out of step)",
 		    c, imm, (uint32_t)(x & NR_PSN_MASK), s->tag_conn, s->tag);
 }
 
 __attribute__((noinline, cold))
-static enum nr_verdict conflict(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+static enum agg_verdict conflict(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
 				const struct nr_pkt *p, enum nr_engine_ctr *ctr)
 {
 	char c[96];
 
-	nr_conn_describe(j, i, c, sizeof(c));
+	agg_conn_describe(j, i, c, sizeof(c));
 	j->ctr[NR_ECTR_PSN_CONFLICT]++;
 	if (ctr)
 		*ctr = NR_ECTR_PSN_CONFLICT;
-	nr_job_fail(e, j, "%s: two different frames for g=%u (PSN 0x%06x): a forged or corrupted "
+	agg_job_fail(e, j, "%s: two different frames for g=%u (PSN 0x%06x): a forged or corrupted "
 		    "contribution, the slot's sum cannot be trusted", c, (uint32_t)(x & NR_PSN_MASK),
 		    p->psn);
 	return NR_V_DROP;
@@ -249,10 +249,10 @@ static enum nr_verdict conflict(struct nr_engine *e, struct nr_job *j, uint32_t 
 /* A duplicate of contribution i to a slot the box still holds (filling or
  * complete): the same frame again (a retransmission) or a different one.
  * Only ordered mode keeps each contribution as it came. */
-static inline bool same_contribution(const struct nr_job *j, const struct nr_slot *s, uint32_t si,
+static inline bool same_contribution(const struct agg_job *j, const struct agg_slot *s, uint32_t si,
 				     uint32_t i, const struct nr_pkt *p, const uint8_t *frame)
 {
-	const struct nr_held *h = &j->held[(size_t)si * j->n + i];
+	const struct agg_held *h = &j->held[(size_t)si * j->n + i];
 
 	return j->mode != NR_SUM_ORDERED || (p->opcode == s->opcode && p->pay_len == s->len &&
 	       (!s->has_tag || p->imm == s->tag) &&
@@ -268,19 +268,19 @@ static inline bool same_contribution(const struct nr_job *j, const struct nr_slo
  * not expect it: the job fails (PSN_CONFLICT).  Whether it may go on.
  */
 __attribute__((noinline, cold))
-static bool late_first(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+static bool late_first(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
 		       uint32_t si, const struct nr_pkt *p, enum nr_engine_ctr *ctr)
 {
-	const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
+	const struct agg_slot_reth *r = &j->reth[(size_t)si * j->n + i];
 	char c[96];
 
 	if (r->va == p->reth_va && r->rkey == p->reth_rkey && r->len == p->reth_len) {
-		nr_short_first_seen(j, i, x, p);
+		agg_short_first_seen(j, i, x, p);
 		return true;
 	}
-	nr_conn_describe(j, i, c, sizeof(c));
+	agg_conn_describe(j, i, c, sizeof(c));
 	count(j, NR_ECTR_PSN_CONFLICT, ctr, NR_V_DROP);
-	nr_job_fail(e, j, "%s: late first packet at g=%u: RETH va 0x%llx rkey 0x%x len %u, the "
+	agg_job_fail(e, j, "%s: late first packet at g=%u: RETH va 0x%llx rkey 0x%x len %u, the "
 		    "box built va 0x%llx rkey 0x%x len %u (short_first: rings not laid out alike)",
 		    c, (uint32_t)(x & NR_PSN_MASK), (unsigned long long)p->reth_va, p->reth_rkey,
 		    p->reth_len, (unsigned long long)r->va, r->rkey, r->len);
@@ -288,7 +288,7 @@ static bool late_first(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64
 }
 
 /* A duplicate of an emitted slot: answer with the stored result. */
-static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
+static enum agg_verdict resend(struct agg_job *j, struct agg_slot *s, uint32_t si,
 			      const struct nr_pkt *p, uint8_t *frame, enum nr_engine_ctr *ctr)
 {
 	if (p->opcode != s->opcode)
@@ -309,7 +309,7 @@ static enum nr_verdict resend(struct nr_job *j, struct nr_slot *s, uint32_t si,
  * end (emit_deferred) the ready jobs emit, the highest class of their next
  * slot first.  A job without classes emits at once.
  */
-static inline void defer_ready(struct nr_engine *e, struct nr_job *j)
+static inline void defer_ready(struct agg_engine *e, struct agg_job *j)
 {
 	if (!j->ready) {
 		j->ready = 1;
@@ -317,19 +317,19 @@ static inline void defer_ready(struct nr_engine *e, struct nr_job *j)
 	}
 }
 
-static uint8_t ready_cls(const struct nr_job *j)
+static uint8_t ready_cls(const struct agg_job *j)
 {
 	return j->slots[j->emit_slot].cls;
 }
 
 __attribute__((noinline))
-static void emit_deferred(struct nr_engine *e, uint64_t now_ns)
+static void emit_deferred(struct agg_engine *e, uint64_t now_ns)
 {
 	unsigned n = e->nready;
 
 	/* insertion sort, highest class first; a stable order among equals */
 	for (unsigned a = 1; a < n; a++) {
-		struct nr_job *j = e->ready[a];
+		struct agg_job *j = e->ready[a];
 		unsigned b = a;
 
 		for (; b > 0 && ready_cls(e->ready[b - 1]) < ready_cls(j); b--)
@@ -337,27 +337,27 @@ static void emit_deferred(struct nr_engine *e, uint64_t now_ns)
 		e->ready[b] = j;
 	}
 	for (unsigned a = 0; a < n; a++) {
-		struct nr_job *j = e->ready[a];
+		struct agg_job *j = e->ready[a];
 
 		j->ready = 0;
 		if (j->state != NR_JOB_ACTIVE)
 			continue;
-		nr_job_emit_ready(e, j);
+		agg_job_emit_ready(e, j);
 		j->emit_ns = now_ns;
 		if (j->short_ppm)
-			nr_short_input(e, j, now_ns);
+			agg_short_input(e, j, now_ns);
 	}
 	e->nready = 0;
 }
 
-static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_t i,
+static enum agg_verdict contribute(struct agg_engine *e, struct agg_job *j, uint32_t i,
 				  uint64_t x, uint32_t si, struct nr_pkt *p,
 				  uint8_t *frame, void *handle, uint64_t now_ns,
 				  enum nr_engine_ctr *ctr)
 {
-	struct nr_slot *s = &j->slots[si];
+	struct agg_slot *s = &j->slots[si];
 	uint64_t *bits = &j->bits[(size_t)si * j->words];
-	struct nr_held *hk = &j->held[(size_t)si * j->n + i];
+	struct agg_held *hk = &j->held[(size_t)si * j->n + i];
 	uint8_t *pay = frame + p->pay_off;
 	uint8_t *res = j->results + (size_t)si * j->mtu;
 
@@ -393,12 +393,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		}
 	}
 	bits[i / 64] |= 1ull << (i % 64);
-	*hk = (struct nr_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
+	*hk = (struct agg_held){ .handle = handle, .frame = frame, .pay = pay, .pkt = p };
 	if (p->mask & NR_OPF_RETH) {    /* a first packet: what a repair rebuilds it with */
-		j->reth[(size_t)si * j->n + i] = (struct nr_slot_reth){
+		j->reth[(size_t)si * j->n + i] = (struct agg_slot_reth){
 			.va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
 		if (j->short_first)
-			nr_short_first_seen(j, i, x, p);
+			agg_short_first_seen(j, i, x, p);
 	}
 	if (s->has_tag && j->result_key) {
 		/* the result's ImmDt, written now rather than at emission: the
@@ -409,12 +409,12 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
 	s->tolerant &= j->tol_mask >> (frame[p->l3_off + 1] >> 2) & 1;   /* IPv4 TOS: DSCP */
 	if (j->mode == NR_SUM_STREAMING && j->dtype != NR_ELEM_FP32) {
-		const struct nr_half_ops *h = nr_sum_half(e->sum, j->dtype);
+		const struct agg_half_ops *h = agg_sum_half(e->sum, j->dtype);
 
 		if (s->count == 0)
-			h->widen(nr_slot_acc(j, si), pay, s->len);
+			h->widen(agg_slot_acc(j, si), pay, s->len);
 		else
-			h->add(nr_slot_acc(j, si), pay, s->len);
+			h->add(agg_slot_acc(j, si), pay, s->len);
 	} else if (j->mode == NR_SUM_STREAMING) {
 		if (s->count == 0)
 			memcpy(res, pay, s->len);
@@ -432,7 +432,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 		if (x == j->next_emit && j->classes > 1 && e->deferring) {
 			defer_ready(e, j);
 		} else if (x == j->next_emit) {
-			nr_job_emit_ready(e, j);
+			agg_job_emit_ready(e, j);
 			j->emit_ns = now_ns;
 		}
 	}
@@ -441,7 +441,7 @@ static enum nr_verdict contribute(struct nr_engine *e, struct nr_job *j, uint32_
 
 /* Not inlined: one call a data packet, which tools/instr-count counts. */
 __attribute__((noinline))
-static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_t i,
+static enum agg_verdict data_input(struct agg_engine *e, struct agg_job *j, uint32_t i,
 				  struct nr_pkt *p, uint8_t *frame, void *handle,
 				  uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
@@ -449,13 +449,13 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	int32_t d = nr_psn_diff(g, (uint32_t)(j->next_release & NR_PSN_MASK));
 	uint64_t x = j->next_release + (int64_t)d;
 	uint32_t si;
-	struct nr_slot *s;
+	struct agg_slot *s;
 	const uint64_t *bits;
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	if (unlikely(d >= (int32_t)j->pool))     /* beyond the window: the slot is held */
 		return count(j, NR_ECTR_OCCUPIED_DROPPED, ctr, NR_V_DROP);
-	si = nr_job_slot(j, x);
+	si = agg_job_slot(j, x);
 	s = &j->slots[si];
 	if (s->state != NR_SLOT_FREE && s->x == x) {
 		switch (s->state) {
@@ -464,26 +464,26 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 			if (bits[i / 64] >> (i % 64) & 1) {
 				if (unlikely(!same_contribution(j, s, si, i, p, frame)))
 					return conflict(e, j, i, x, p, ctr);
-				nr_mon_sender(e, j, i, p, frame, handle);
-				nr_mon_data(e, j, i, x, now_ns);
+				agg_mon_sender(e, j, i, p, frame, handle);
+				agg_mon_data(e, j, i, x, now_ns);
 				return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 			}
 			break;
 		case NR_SLOT_COMPLETE:
 			if (unlikely(!same_contribution(j, s, si, i, p, frame)))
 				return conflict(e, j, i, x, p, ctr);
-			nr_mon_sender(e, j, i, p, frame, handle);
-			nr_mon_data(e, j, i, x, now_ns);
+			agg_mon_sender(e, j, i, p, frame, handle);
+			agg_mon_data(e, j, i, x, now_ns);
 			return count(j, NR_ECTR_DUP_DROPPED, ctr, NR_V_DROP);
 		default: /* EMITTED, RELEASED */
 			if (unlikely((p->mask & NR_OPF_RETH) && j->short_first) &&
 			    p->opcode == s->opcode && !late_first(e, j, i, x, si, p, ctr))
 				return NR_V_DROP;
-			nr_mon_sender(e, j, i, p, frame, handle);
-			nr_mon_data(e, j, i, x, now_ns);
+			agg_mon_sender(e, j, i, p, frame, handle);
+			agg_mon_data(e, j, i, x, now_ns);
 			v = resend(j, s, si, p, frame, ctr);
 			if (v == NR_V_RESEND)
-				nr_mon_result(j, i, now_ns);
+				agg_mon_result(j, i, now_ns);
 			return v;
 		}
 	} else if (d < 0) {
@@ -497,23 +497,23 @@ static enum nr_verdict data_input(struct nr_engine *e, struct nr_job *j, uint32_
 	if (unlikely(p->pay_len == 0 || p->pay_len % nr_elem_size(j->dtype) || p->pay_len > j->mtu))
 		return count(j, NR_ECTR_BAD_LEN, ctr, NR_V_DROP);
 	/* before contributing: the slot's emission may reuse or free this frame */
-	nr_mon_sender(e, j, i, p, frame, handle);
+	agg_mon_sender(e, j, i, p, frame, handle);
 	v = contribute(e, j, i, x, si, p, frame, handle, now_ns, ctr);
 	if (v == NR_V_HELD)
-		nr_mon_data(e, j, i, x, now_ns);
+		agg_mon_data(e, j, i, x, now_ns);
 	return v;
 }
 
 /* What the lookup found for a packet: stage 1 of the input, pure reads. */
 struct nr_route {
-	struct nr_job *j;      /* NULL: not a registered connection */
+	struct agg_job *j;      /* NULL: not a registered connection */
 	uint32_t conn;
 	bool ack_side;
 };
 
-static inline void classify(const struct nr_engine *e, const struct nr_pkt *p, struct nr_route *r)
+static inline void classify(const struct agg_engine *e, const struct nr_pkt *p, struct nr_route *r)
 {
-	const struct nr_lkp *l;
+	const struct agg_lkp *l;
 
 	r->j = NULL;
 	if (unlikely(p->kind != NR_PKT_ROCE || p->ipver != 4))
@@ -527,14 +527,14 @@ static inline void classify(const struct nr_engine *e, const struct nr_pkt *p, s
 }
 
 /* Stage 2: act on a classified packet (mutates the job). */
-static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_route *r,
+static inline enum agg_verdict input_routed(struct agg_engine *e, const struct nr_route *r,
 					   struct nr_pkt *p, uint8_t *frame, void *handle,
 					   uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
-	struct nr_job *j = r->j;
+	struct agg_job *j = r->j;
 	uint32_t i = r->conn;
 	enum nr_engine_ctr b;
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	if (!j) {
 		if (p->kind == NR_PKT_ROCE && p->ipver == 4 && op_is_rc_write(p->opcode)) {
@@ -567,11 +567,11 @@ static inline enum nr_verdict input_routed(struct nr_engine *e, const struct nr_
 		spray_home(&j->conns[i], p, frame);
 	v = data_input(e, j, i, p, frame, handle, now_ns, ctr);
 	if (j->short_ppm)
-		nr_short_input(e, j, now_ns);
+		agg_short_input(e, j, now_ns);
 	return v;
 }
 
-enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *frame,
+enum agg_verdict agg_engine_input(struct agg_engine *e, struct nr_pkt *p, uint8_t *frame,
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr)
 {
 	struct nr_route r;
@@ -580,9 +580,9 @@ enum nr_verdict nr_engine_input(struct nr_engine *e, struct nr_pkt *p, uint8_t *
 	return input_routed(e, &r, p, frame, handle, now_ns, ctr);
 }
 
-void nr_engine_input_burst(struct nr_engine *e, struct nr_pkt *const pkts[],
+void agg_engine_input_burst(struct agg_engine *e, struct nr_pkt *const pkts[],
 			   uint8_t *const frames[], void *const handles[], unsigned n,
-			   uint64_t now_ns, enum nr_verdict verdicts[], enum nr_engine_ctr ctrs[])
+			   uint64_t now_ns, enum agg_verdict verdicts[], enum nr_engine_ctr ctrs[])
 {
 	struct nr_route r[NR_ENGINE_BURST];
 

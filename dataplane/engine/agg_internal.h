@@ -20,7 +20,7 @@
 #include "dataplane/engine/agg_sum.h"
 #include "proto/roce_build.h"
 
-enum nr_slot_state {
+enum agg_slot_state {
 	NR_SLOT_FREE = 0,      /* never used */
 	NR_SLOT_FILLING = 1,   /* some contributions in */
 	NR_SLOT_COMPLETE = 2,  /* all N in, waiting for earlier slots */
@@ -28,9 +28,9 @@ enum nr_slot_state {
 	NR_SLOT_RELEASED = 4,  /* every connection ACKed; result readable until reuse */
 };
 
-struct nr_slot {
+struct agg_slot {
 	uint64_t x;            /* occupant (extended sequence) */
-	uint8_t state;         /* enum nr_slot_state */
+	uint8_t state;         /* enum agg_slot_state */
 	uint8_t opcode;        /* of the first contribution */
 	uint8_t has_tag;       /* contributions carry ImmDt */
 	uint8_t ecn_ce;        /* some contribution had ECN-CE */
@@ -44,7 +44,7 @@ struct nr_slot {
 
 /* The RETH of connection i's packet of a slot (first packets of a message):
  * what a repair (agg_monitor.c) rebuilds that packet's result with. */
-struct nr_slot_reth {
+struct agg_slot_reth {
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t len;
@@ -56,23 +56,23 @@ struct nr_slot_reth {
  * RETH from (agg_short.c, a job with short_first).  Kept from the packets
  * the box received, never from one it built.
  */
-struct nr_first_seen {
+struct agg_first_seen {
 	uint64_t x[2];         /* sequences of those first packets */
-	struct nr_slot_reth reth[2];
+	struct agg_slot_reth reth[2];
 };
 
 /* The job contract's memory model (proto/nr_job.h) counts these sizes. */
-_Static_assert(sizeof(struct nr_slot) == NR_JOB_SLOT_BYTES, "NR_JOB_SLOT_BYTES is sizeof(struct nr_slot)");
-_Static_assert(sizeof(struct nr_held) == NR_JOB_HELD_BYTES, "NR_JOB_HELD_BYTES is sizeof(struct nr_held)");
-_Static_assert(sizeof(struct nr_slot_reth) == NR_JOB_RETH_BYTES, "NR_JOB_RETH_BYTES is sizeof(struct nr_slot_reth)");
+_Static_assert(sizeof(struct agg_slot) == NR_JOB_SLOT_BYTES, "NR_JOB_SLOT_BYTES is sizeof(struct agg_slot)");
+_Static_assert(sizeof(struct agg_held) == NR_JOB_HELD_BYTES, "NR_JOB_HELD_BYTES is sizeof(struct agg_held)");
+_Static_assert(sizeof(struct agg_slot_reth) == NR_JOB_RETH_BYTES, "NR_JOB_RETH_BYTES is sizeof(struct agg_slot_reth)");
 
-struct nr_job {
+struct agg_job {
 	uint32_t id;
 	uint32_t n;            /* connections */
 	uint32_t words;        /* bitmap words per slot */
 	uint32_t pool;         /* pool_packets */
 	uint64_t pool_magic;   /* fastmod constant for pool */
-	uint32_t slot_bias;    /* multiple of pool above 2^23 (see nr_job_slot) */
+	uint32_t slot_bias;    /* multiple of pool above 2^23 (see agg_job_slot) */
 	uint32_t mtu;
 	uint32_t result_key;
 	uint32_t timeout_ms;
@@ -105,9 +105,9 @@ struct nr_job {
 	uint64_t last_progress_ns;
 	uint64_t completed;
 
-	struct nr_slot *slots;     /* [pool] */
+	struct agg_slot *slots;     /* [pool] */
 	uint64_t *bits;            /* [pool * words] contributor bitmaps */
-	struct nr_held *held;      /* [pool * n]: received packets held (ordered and
+	struct agg_held *held;      /* [pool * n]: received packets held (ordered and
 				    * streaming modes); their parse records stay
 				    * with the caller (NR_V_HELD in agg_engine.h) */
 	uint8_t *results;          /* [pool * mtu], 64-byte aligned: each slot's result as
@@ -115,16 +115,16 @@ struct nr_job {
 	float *acc;                /* 16-bit jobs: FP32 accumulators of mtu / 2 floats,
 				    * [pool] in streaming mode, [1] (scratch) in ordered;
 				    * NULL for FP32 (nr_job_acc_packets) */
-	struct nr_slot_reth *reth;      /* [pool * n]: set for slots whose opcode carries one */
+	struct agg_slot_reth *reth;      /* [pool * n]: set for slots whose opcode carries one */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
-	struct nr_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
+	struct agg_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
 	uint64_t nak_rtt_ns;       /* smoothed: NAK sent -> what it asked for arrived */
 	uint64_t emit_ns;          /* results last went out (the monitor's probes wait) */
 	const void **srcs;         /* [n] scratch for the sum */
 	void **outs;               /* [n] scratch for the sum */
-	struct nr_held *spare;     /* [n] scratch: a short slot's N-1 packets */
+	struct agg_held *spare;     /* [n] scratch: a short slot's N-1 packets */
 	uint64_t *left_out;        /* [n] per sender: contributions short slots left out */
-	struct nr_first_seen *first;    /* [n] (agg_short.c) */
+	struct agg_first_seen *first;    /* [n] (agg_short.c) */
 	uint64_t short_why[NR_SHORT_WHY_MAX];   /* short_denied by reason */
 	uint64_t short_cls[NR_MAX_CLASSES];     /* short_slots by priority class */
 
@@ -141,7 +141,7 @@ struct nr_job {
  * template of the box's NAKs), and the NAKs it sent.  Sequences are
  * extended (x), as the job's.
  */
-struct nr_conn_mon {
+struct agg_conn_mon {
 	uint64_t contig;       /* every sequence below was received from the sender */
 	uint64_t hi;           /* one past the highest sequence received from it */
 	uint64_t hole;         /* the first missing sequence a NAK went out for, or NONE */
@@ -169,7 +169,7 @@ struct nr_conn_mon {
 };
 
 /* Lookup entry: (daddr, qpn) -> job slot index and connection. */
-struct nr_lkp {
+struct agg_lkp {
 	uint32_t daddr;
 	uint32_t qpn;          /* 24-bit QPN | NR_LKP_ACK when the key is the ACK side */
 	uint16_t job;          /* index into e->jobs, NR_LKP_EMPTY when unused */
@@ -178,40 +178,40 @@ struct nr_lkp {
 #define NR_LKP_ACK   0x80000000u
 #define NR_LKP_EMPTY 0xFFFF
 
-struct nr_engine {
-	struct nr_engine_ops ops;
-	const struct nr_sum_ops *sum;
-	struct nr_job *jobs[NR_MAX_JOBS];
-	/* inside nr_engine_input_burst: jobs with classes whose next slot became
+struct agg_engine {
+	struct agg_engine_ops ops;
+	const struct agg_sum_ops *sum;
+	struct agg_job *jobs[NR_MAX_JOBS];
+	/* inside agg_engine_input_burst: jobs with classes whose next slot became
 	 * ready, emitted at the burst's end by class (agg_input.c) */
 	bool deferring;
 	unsigned nready;
-	struct nr_job *ready[NR_MAX_JOBS];
-	struct nr_lkp *lkp;
+	struct agg_job *ready[NR_MAX_JOBS];
+	struct agg_lkp *lkp;
 	uint32_t lkp_mask;
 	uint64_t ctr[NR_ECTR_MAX];   /* not attributable to a job, plus deleted jobs */
 };
 
-static inline uint32_t nr_lkp_hash(uint32_t daddr, uint32_t qpn)
+static inline uint32_t agg_lkp_hash(uint32_t daddr, uint32_t qpn)
 {
 	uint64_t h = ((uint64_t)daddr << 24 | qpn) * 0x9E3779B97F4A7C15ull;
 	return (uint32_t)(h >> 32);
 }
 
 /* Lemire's fastmod: a mod d for 32-bit a, with magic = UINT64_MAX / d + 1. */
-static inline uint32_t nr_fastmod(uint32_t a, uint64_t magic, uint32_t d)
+static inline uint32_t agg_fastmod(uint32_t a, uint64_t magic, uint32_t d)
 {
 	uint64_t low = magic * a;
 	return (uint32_t)(((__uint128_t)low * d) >> 64);
 }
 
 /* Slot si's FP32 accumulator (a 16-bit job in streaming mode). */
-static inline float *nr_slot_acc(const struct nr_job *j, uint32_t si)
+static inline float *agg_slot_acc(const struct agg_job *j, uint32_t si)
 {
 	return j->acc + (size_t)si * (j->mtu / 2);
 }
 
-static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
+static inline uint32_t agg_job_slot(const struct agg_job *j, uint64_t x)
 {
 	/* the common case: 0 <= x - next_release < pool, no division at all */
 	if (x - j->next_release < j->pool) {
@@ -221,31 +221,31 @@ static inline uint32_t nr_job_slot(const struct nr_job *j, uint64_t x)
 	/* x - next_release lies in (-2^23, 2^23]: shift into [0, 2^24 + pool) */
 	int64_t d = (int64_t)(x - j->next_release);
 	uint32_t u = (uint32_t)((int64_t)j->rel_slot + d + (int64_t)j->slot_bias);
-	return nr_fastmod(u, j->pool_magic, j->pool);
+	return agg_fastmod(u, j->pool_magic, j->pool);
 }
 
 /* Short slots a message of len bytes may have: short_ppm of its packets. */
-static inline uint32_t nr_short_bound(const struct nr_job *j, uint32_t len)
+static inline uint32_t agg_short_bound(const struct agg_job *j, uint32_t len)
 {
 	uint64_t pkts = ((uint64_t)len + j->mtu - 1) / j->mtu;
 
 	return (uint32_t)(pkts * j->short_ppm / 1000000u);
 }
 
-/* No connection (nr_slot_emit: a slot with every contribution in). */
+/* No connection (agg_slot_emit: a slot with every contribution in). */
 #define NR_CONN_NONE UINT32_MAX
 
 /*
  * Emit slot si (agg_emit.c): its sum into each connection's packet, handed
  * to ops.emit_slot or ops.emit; missing: the connection a short slot lacks
  * (agg_short.c sends its result), or NR_CONN_NONE.  The caller then moves
- * next_emit (nr_job_emitted).
+ * next_emit (agg_job_emitted).
  */
-void nr_slot_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t missing);
+void agg_slot_emit(struct agg_engine *e, struct agg_job *j, uint32_t si, uint32_t missing);
 /* Emit every complete slot from next_emit on, in order. */
-void nr_job_emit_ready(struct nr_engine *e, struct nr_job *j);
+void agg_job_emit_ready(struct agg_engine *e, struct agg_job *j);
 
-static inline void nr_job_emitted(struct nr_job *j)
+static inline void agg_job_emitted(struct agg_job *j)
 {
 	j->next_emit++;
 	if (++j->emit_slot == j->pool)
@@ -253,9 +253,9 @@ static inline void nr_job_emitted(struct nr_job *j)
 }
 
 /* "connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x11)" */
-void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len);
+void agg_conn_describe(const struct agg_job *j, uint32_t i, char *buf, size_t len);
 /* Fail a job: free held handles, keep reason.  No-op when already failed. */
-void nr_job_fail(struct nr_engine *e, struct nr_job *j, const char *fmt, ...)
+void agg_job_fail(struct agg_engine *e, struct agg_job *j, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif /* NR_AGG_INTERNAL_H */

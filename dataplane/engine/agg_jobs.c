@@ -16,15 +16,15 @@
 #include "dataplane/engine/agg_monitor.h"
 #include "proto/nr_text.h"
 
-struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
+struct agg_engine *agg_engine_create(const struct agg_engine_ops *ops)
 {
-	struct nr_engine *e = calloc(1, sizeof(*e));
+	struct agg_engine *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
 	if (ops)
 		e->ops = *ops;
-	e->sum = nr_sum_best();
+	e->sum = agg_sum_best();
 	e->lkp_mask = 63;
 	e->lkp = malloc(sizeof(*e->lkp) * (e->lkp_mask + 1));
 	if (!e->lkp) {
@@ -36,7 +36,7 @@ struct nr_engine *nr_engine_create(const struct nr_engine_ops *ops)
 	return e;
 }
 
-static void job_free_handles(struct nr_engine *e, struct nr_job *j)
+static void job_free_handles(struct agg_engine *e, struct agg_job *j)
 {
 	if (!j->held)
 		return;
@@ -51,7 +51,7 @@ static void job_free_handles(struct nr_engine *e, struct nr_job *j)
 	}
 }
 
-static void job_free_pool(struct nr_job *j)
+static void job_free_pool(struct agg_job *j)
 {
 	free(j->slots);
 	free(j->bits);
@@ -80,14 +80,14 @@ static void job_free_pool(struct nr_job *j)
 }
 
 /* The job and what outlives its failure (its counters, left_out). */
-static void job_free(struct nr_job *j)
+static void job_free(struct agg_job *j)
 {
 	job_free_pool(j);
 	free(j->left_out);
 	free(j);
 }
 
-void nr_engine_destroy(struct nr_engine *e)
+void agg_engine_destroy(struct agg_engine *e)
 {
 	if (!e)
 		return;
@@ -103,17 +103,17 @@ void nr_engine_destroy(struct nr_engine *e)
 
 /* ---- lookup table: rebuilt whole on every job add/del (rare) ------------- */
 
-static int lkp_insert(struct nr_lkp *t, uint32_t mask, uint32_t daddr, uint32_t qpn,
+static int lkp_insert(struct agg_lkp *t, uint32_t mask, uint32_t daddr, uint32_t qpn,
 		      uint16_t job, uint16_t conn)
 {
-	uint32_t h = nr_lkp_hash(daddr, qpn & NR_BTH_QPN_MASK) & mask;
+	uint32_t h = agg_lkp_hash(daddr, qpn & NR_BTH_QPN_MASK) & mask;
 
 	while (t[h].job != NR_LKP_EMPTY) {
 		if (t[h].daddr == daddr && (t[h].qpn & NR_BTH_QPN_MASK) == (qpn & NR_BTH_QPN_MASK))
 			return -EEXIST;
 		h = (h + 1) & mask;
 	}
-	t[h] = (struct nr_lkp){ .daddr = daddr, .qpn = qpn, .job = job, .conn = conn };
+	t[h] = (struct agg_lkp){ .daddr = daddr, .qpn = qpn, .job = job, .conn = conn };
 	return 0;
 }
 
@@ -121,10 +121,10 @@ static int lkp_insert(struct nr_lkp *t, uint32_t mask, uint32_t daddr, uint32_t 
  * Build the table for the current jobs plus (optionally) cand at index ci.
  * Returns -EEXIST when an (IP, QPN) key is registered twice.
  */
-static int lkp_rebuild(struct nr_engine *e, const struct nr_job *cand, unsigned ci)
+static int lkp_rebuild(struct agg_engine *e, const struct agg_job *cand, unsigned ci)
 {
 	uint32_t entries = 0, size = 64, mask;
-	struct nr_lkp *t;
+	struct agg_lkp *t;
 	int rc = 0;
 
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++)
@@ -141,7 +141,7 @@ static int lkp_rebuild(struct nr_engine *e, const struct nr_job *cand, unsigned 
 	for (uint32_t i = 0; i < size; i++)
 		t[i].job = NR_LKP_EMPTY;
 	for (unsigned k = 0; k < NR_MAX_JOBS && !rc; k++) {
-		const struct nr_job *j = k == ci && cand ? cand : e->jobs[k];
+		const struct agg_job *j = k == ci && cand ? cand : e->jobs[k];
 
 		for (uint32_t i = 0; j && i < j->n && !rc; i++) {
 			rc = lkp_insert(t, mask, j->conns[i].dst_ip, j->conns[i].dst_qpn, k, i);
@@ -162,7 +162,7 @@ static int lkp_rebuild(struct nr_engine *e, const struct nr_job *cand, unsigned 
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-static struct nr_job *job_find(const struct nr_engine *e, uint32_t id, unsigned *idx)
+static struct agg_job *job_find(const struct agg_engine *e, uint32_t id, unsigned *idx)
 {
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++) {
 		if (e->jobs[k] && e->jobs[k]->id == id) {
@@ -174,9 +174,9 @@ static struct nr_job *job_find(const struct nr_engine *e, uint32_t id, unsigned 
 	return NULL;
 }
 
-static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64_t now_ns)
+static struct agg_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64_t now_ns)
 {
-	struct nr_job *j = calloc(1, sizeof(*j) + s->n_conns * sizeof(s->conns[0]));
+	struct agg_job *j = calloc(1, sizeof(*j) + s->n_conns * sizeof(s->conns[0]));
 	size_t pp;
 
 	if (!j)
@@ -238,15 +238,15 @@ static struct nr_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint64
 		return NULL;
 	}
 	for (uint32_t i = 0; i < j->n; i++)
-		j->first[i] = (struct nr_first_seen){ .x = { NR_MON_NONE, NR_MON_NONE } };
-	nr_mon_init(j, now_ns);
+		j->first[i] = (struct agg_first_seen){ .x = { NR_MON_NONE, NR_MON_NONE } };
+	agg_mon_init(j, now_ns);
 	return j;
 }
 
-int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec *spec,
+int agg_engine_job_add(struct agg_engine *e, uint32_t id, const struct nr_job_spec *spec,
 		      uint64_t now_ns, uint32_t *credits, char *err, size_t errlen)
 {
-	struct nr_job *j;
+	struct agg_job *j;
 	unsigned slot = NR_MAX_JOBS;
 	int rc;
 
@@ -296,10 +296,10 @@ int nr_engine_job_add(struct nr_engine *e, uint32_t id, const struct nr_job_spec
 	return 0;
 }
 
-int nr_engine_job_del(struct nr_engine *e, uint32_t id)
+int agg_engine_job_del(struct agg_engine *e, uint32_t id)
 {
 	unsigned k;
-	struct nr_job *j = job_find(e, id, &k);
+	struct agg_job *j = job_find(e, id, &k);
 
 	if (!j)
 		return -ENOENT;
@@ -317,9 +317,9 @@ int nr_engine_job_del(struct nr_engine *e, uint32_t id)
 	return 0;
 }
 
-int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_stats *st)
+int agg_engine_job_stats(const struct agg_engine *e, uint32_t id, struct nr_job_stats *st)
 {
-	const struct nr_job *j = job_find(e, id, NULL);
+	const struct agg_job *j = job_find(e, id, NULL);
 
 	if (!j)
 		return -ENOENT;
@@ -339,7 +339,7 @@ int nr_engine_job_stats(const struct nr_engine *e, uint32_t id, struct nr_job_st
 	return 0;
 }
 
-void nr_engine_counters(const struct nr_engine *e, uint64_t ctr[NR_ECTR_MAX])
+void agg_engine_counters(const struct agg_engine *e, uint64_t ctr[NR_ECTR_MAX])
 {
 	memcpy(ctr, e->ctr, sizeof(e->ctr));
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++)
@@ -348,9 +348,9 @@ void nr_engine_counters(const struct nr_engine *e, uint64_t ctr[NR_ECTR_MAX])
 				ctr[c] += e->jobs[k]->ctr[c];
 }
 
-int nr_engine_set_kernel(struct nr_engine *e, enum nr_sum_kernel k)
+int agg_engine_set_kernel(struct agg_engine *e, enum agg_sum_kernel k)
 {
-	const struct nr_sum_ops *o = nr_sum_get(k);
+	const struct agg_sum_ops *o = agg_sum_get(k);
 
 	if (!o)
 		return -ENOTSUP;
@@ -358,14 +358,14 @@ int nr_engine_set_kernel(struct nr_engine *e, enum nr_sum_kernel k)
 	return 0;
 }
 
-const char *nr_engine_kernel_name(const struct nr_engine *e)
+const char *agg_engine_kernel_name(const struct agg_engine *e)
 {
 	return e->sum->name;
 }
 
 /* ---- failure and progress timeout ---------------------------------------- */
 
-void nr_job_fail(struct nr_engine *e, struct nr_job *j, const char *fmt, ...)
+void agg_job_fail(struct agg_engine *e, struct agg_job *j, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -382,13 +382,13 @@ void nr_job_fail(struct nr_engine *e, struct nr_job *j, const char *fmt, ...)
 	j->busy = 0;
 }
 
-static bool job_outstanding(const struct nr_job *j)
+static bool job_outstanding(const struct agg_job *j)
 {
 	return j->busy > 0 || j->next_emit != j->next_release;
 }
 
 /* "slot g=77 has 3 of 4 contributions (missing: connection 2 ...)" */
-static void job_describe_stall(const struct nr_job *j, char *buf, size_t len)
+static void job_describe_stall(const struct agg_job *j, char *buf, size_t len)
 {
 	char c[96];
 	size_t n;
@@ -403,12 +403,12 @@ static void job_describe_stall(const struct nr_job *j, char *buf, size_t len)
 				n += snprintf(buf + n, len - n, " ...");
 				break;
 			}
-			nr_conn_describe(j, i, c, sizeof(c));
+			agg_conn_describe(j, i, c, sizeof(c));
 			n += snprintf(buf + n, len - n, " %s", c);
 		}
 		return;
 	}
-	const struct nr_slot *s = &j->slots[j->emit_slot];
+	const struct agg_slot *s = &j->slots[j->emit_slot];
 	const uint64_t *bits = &j->bits[(size_t)j->emit_slot * j->words];
 	bool mine = s->state == NR_SLOT_FILLING && s->x == j->next_emit;
 	uint32_t have = mine ? s->count : 0;
@@ -422,24 +422,24 @@ static void job_describe_stall(const struct nr_job *j, char *buf, size_t len)
 			n += snprintf(buf + n, len - n, " ...");
 			break;
 		}
-		nr_conn_describe(j, i, c, sizeof(c));
+		agg_conn_describe(j, i, c, sizeof(c));
 		n += snprintf(buf + n, len - n, "%s %s", shown > 1 ? "," : "", c);
 	}
 	if (n < len)
 		snprintf(buf + n, len - n, ")");
 }
 
-unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
+unsigned agg_engine_poll(struct agg_engine *e, uint64_t now_ns)
 {
 	unsigned failed = 0;
 	char what[200];
 
 	for (unsigned k = 0; k < NR_MAX_JOBS; k++) {
-		struct nr_job *j = e->jobs[k];
+		struct agg_job *j = e->jobs[k];
 
 		if (!j || j->state != NR_JOB_ACTIVE)
 			continue;
-		nr_mon_poll(e, j, now_ns);
+		agg_mon_poll(e, j, now_ns);
 		if (!job_outstanding(j))
 			continue;
 		if (now_ns - j->last_progress_ns < (uint64_t)j->timeout_ms * 1000000ull ||
@@ -447,13 +447,13 @@ unsigned nr_engine_poll(struct nr_engine *e, uint64_t now_ns)
 			continue;
 		job_describe_stall(j, what, sizeof(what));
 		j->ctr[NR_ECTR_JOB_TIMEOUTS]++;
-		nr_job_fail(e, j, "no progress for %u ms: %s", j->timeout_ms, what);
+		agg_job_fail(e, j, "no progress for %u ms: %s", j->timeout_ms, what);
 		failed++;
 	}
 	return failed;
 }
 
-void nr_conn_describe(const struct nr_job *j, uint32_t i, char *buf, size_t len)
+void agg_conn_describe(const struct agg_job *j, uint32_t i, char *buf, size_t len)
 {
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
 	const struct nr_conn_spec *c = &j->conns[i];

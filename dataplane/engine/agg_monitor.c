@@ -7,7 +7,7 @@
  * NAK.  With it the box NAKs on the receiver's behalf, and the sender goes
  * back within about one round trip.
  *
- * Per connection i it keeps (struct nr_conn_mon):
+ * Per connection i it keeps (struct agg_conn_mon):
  *   contig, hi   the sender's stream: every sequence below contig is in the
  *                box (or was released), hi is one past the highest in;
  *                contig < hi means a gap;
@@ -141,16 +141,16 @@
 /* A repair's frame: Ethernet + VLAN + IPv4 + UDP + BTH + RETH + ImmDt, the payload, ICRC */
 #define MON_DATA_HDR_MAX 96
 
-void nr_mon_init(struct nr_job *j, uint64_t now_ns)
+void agg_mon_init(struct agg_job *j, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < j->n; i++)
-		j->mon[i] = (struct nr_conn_mon){ .hole = NR_MON_NONE, .repair = NR_MON_NONE,
+		j->mon[i] = (struct agg_conn_mon){ .hole = NR_MON_NONE, .repair = NR_MON_NONE,
 						  .ack_ns = now_ns, .wait_ns = now_ns };
 	j->nak_rtt_ns = MON_RTT0_NS;
 	j->emit_ns = now_ns;
 }
 
-static uint64_t rtts_ns(const struct nr_job *j, uint64_t rtts, uint64_t min_ns)
+static uint64_t rtts_ns(const struct agg_job *j, uint64_t rtts, uint64_t min_ns)
 {
 	uint64_t r = rtts * j->nak_rtt_ns;
 
@@ -158,22 +158,22 @@ static uint64_t rtts_ns(const struct nr_job *j, uint64_t rtts, uint64_t min_ns)
 }
 
 /* One round-trip sample (NAK sent -> repaired): 7/8 old + 1/8 new. */
-static void rtt_sample(struct nr_job *j, uint64_t ns)
+static void rtt_sample(struct agg_job *j, uint64_t ns)
 {
 	j->nak_rtt_ns = j->nak_rtt_ns - j->nak_rtt_ns / 8 + ns / 8;
 }
 
 /* Whether the box has (or had: released) sender i's packet of sequence x. */
-static bool has(const struct nr_job *j, uint32_t i, uint64_t x)
+static bool has(const struct agg_job *j, uint32_t i, uint64_t x)
 {
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 	uint32_t si;
 
 	if (x < j->next_release)
 		return true;
 	if (x - j->next_release >= j->pool)
 		return false;
-	si = nr_job_slot(j, x);
+	si = agg_job_slot(j, x);
 	s = &j->slots[si];
 	if (s->x != x || s->state == NR_SLOT_FREE)
 		return false;
@@ -187,10 +187,10 @@ static bool has(const struct nr_job *j, uint32_t i, uint64_t x)
  * receiver's mark (the rule above), built from the receiver's last ACK; an
  * ACK syndrome repeats that ACK (PSN mark - 1: what the receiver acknowledged).
  */
-static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint8_t syn,
+static void mon_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint8_t syn,
 		    enum nr_engine_ctr why)
 {
-	const struct nr_conn_mon *m = &j->mon[i];
+	const struct agg_conn_mon *m = &j->mon[i];
 	uint64_t q = x < j->acked[i] ? x : j->acked[i];
 	struct nr_build_args a = {
 		.opcode = NR_OP_RC_ACK, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)q),
@@ -221,7 +221,7 @@ static void mon_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
  * mark was that frame's congestion, not ours: the flow is ECN-capable as
  * the frame was, unmarked.
  */
-static struct nr_flow frame_flow(const struct nr_job *j, uint32_t i, const uint8_t *f,
+static struct nr_flow frame_flow(const struct agg_job *j, uint32_t i, const uint8_t *f,
 				 const struct nr_pkt *p, bool turn)
 {
 	const struct nr_eth_hdr *eth = (const struct nr_eth_hdr *)f;
@@ -256,10 +256,10 @@ static struct nr_flow frame_flow(const struct nr_job *j, uint32_t i, const uint8
  * UDP source port is the sender's, and RNICs do not check the source port
  * of what they receive).
  */
-static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *f,
+static void take_template(struct agg_engine *e, struct agg_job *j, uint32_t i, const uint8_t *f,
 			  const struct nr_pkt *p, void *handle, bool turn)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	m->tpl = frame_flow(j, i, f, p, turn);
 	m->mig = nr_bth_mig((const struct nr_bth *)(f + p->bth_off));
@@ -274,10 +274,10 @@ static void take_template(struct nr_engine *e, struct nr_job *j, uint32_t i, con
  * as it came (frame_flow; and its MigReq).  The box routes a result as it
  * routes the sender's packet, so it leaves as a result would.
  */
-static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i,
+static void take_data_template(struct agg_engine *e, struct agg_job *j, uint32_t i,
 			       const uint8_t *f, const struct nr_pkt *p, void *handle)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	m->dtpl = frame_flow(j, i, f, p, false);
 	m->dmig = nr_bth_mig((const struct nr_bth *)(f + p->bth_off));
@@ -286,7 +286,7 @@ static void take_data_template(struct nr_engine *e, struct nr_job *j, uint32_t i
 		m->dorigin = e->ops.origin(e->ops.ctx, handle);
 }
 
-void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+void agg_mon_sender(struct agg_engine *e, struct agg_job *j, uint32_t i, const struct nr_pkt *p,
 		   const uint8_t *frame, void *handle)
 {
 	if (!j->mon[i].have_tpl)
@@ -310,13 +310,13 @@ static bool op_middle_or_last(uint8_t op)
  * packet; a first one in a job with short_first), or, before any of them,
  * the sender's own next packet is in, marked, a middle or last one (so x is
  * of the same message: a first or middle packet; a job with short_first).
- * If the slot is denied, agg_short.c sends the NAK then (nr_mon_gap_nak);
+ * If the slot is denied, agg_short.c sends the NAK then (agg_mon_gap_nak);
  * if it never qualifies (a second contribution missing, or none comes), the
  * re-arm sends one.
  */
-static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_t i, uint64_t x)
+static bool may_short(const struct agg_engine *e, const struct agg_job *j, uint32_t i, uint64_t x)
 {
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 	uint32_t si;
 
 	if (!j->short_ppm || !e->ops.send)
@@ -325,11 +325,11 @@ static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_
 		return true;
 	if (x + 1 - j->next_release >= j->pool)
 		return false;
-	s = &j->slots[nr_job_slot(j, x)];
+	s = &j->slots[agg_job_slot(j, x)];
 	if (s->x == x && s->state == NR_SLOT_FILLING)
 		return s->tolerant && (op_middle_or_last(s->opcode) ||
 				       (s->opcode == NR_OP_RC_WRITE_FIRST && j->short_first));
-	si = nr_job_slot(j, x + 1);
+	si = agg_job_slot(j, x + 1);
 	s = &j->slots[si];
 	return j->short_first && s->x == x + 1 &&
 	       (s->state == NR_SLOT_FILLING || s->state == NR_SLOT_COMPLETE) &&
@@ -346,10 +346,10 @@ static bool may_short(const struct nr_engine *e, const struct nr_job *j, uint32_
  * comes (re-armed at the re-arm time, such holes were NAKed and then found
  * shortable: short_why naked, most of short_denied at 1% loss).
  */
-static bool hole_due(const struct nr_job *j, const struct nr_conn_mon *m, uint64_t now_ns)
+static bool hole_due(const struct agg_job *j, const struct agg_conn_mon *m, uint64_t now_ns)
 {
 	uint64_t since = now_ns - m->hole_ns;
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 
 	if (since < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
 		return false;
@@ -361,9 +361,9 @@ static bool hole_due(const struct nr_job *j, const struct nr_conn_mon *m, uint64
 }
 
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
-static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+static void open_gap(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	m->hole = m->contig;
 	m->hole_ns = now_ns;
@@ -372,9 +372,9 @@ static void open_gap(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t
 		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }
 
-void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
+void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 	uint64_t before = m->contig;
 	if (x >= j->acked[i])
 		m->tail_due = 0;                /* the sender is sending again */
@@ -404,10 +404,10 @@ void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, 
 	}
 }
 
-void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
+void agg_mon_ack(struct agg_engine *e, struct agg_job *j, uint32_t i, const uint8_t *frame,
 		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	take_template(e, j, i, frame, p, handle, false);
 	if (moved)
@@ -424,13 +424,13 @@ void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t
  * writes a RETH only for the opcodes that carry one, which are those whose
  * contributions set the record.
  */
-static int build_result(const struct nr_job *j, uint32_t i, uint64_t x, bool ackreq,
+static int build_result(const struct agg_job *j, uint32_t i, uint64_t x, bool ackreq,
 			uint8_t *buf, size_t cap)
 {
-	const struct nr_conn_mon *m = &j->mon[i];
-	uint32_t si = nr_job_slot(j, x);
-	const struct nr_slot *s = &j->slots[si];
-	const struct nr_slot_reth *r = &j->reth[(size_t)si * j->n + i];
+	const struct agg_conn_mon *m = &j->mon[i];
+	uint32_t si = agg_job_slot(j, x);
+	const struct agg_slot *s = &j->slots[si];
+	const struct agg_slot_reth *r = &j->reth[(size_t)si * j->n + i];
 	struct nr_flow f = m->dtpl;
 	struct nr_build_args a = {
 		.opcode = s->opcode, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)x),
@@ -449,7 +449,7 @@ static int build_result(const struct nr_job *j, uint32_t i, uint64_t x, bool ack
  * ackreq), from the port its sender's data comes in on: whether it went.
  * The caller checked ops.send and the template (m->have_dtpl).
  */
-static bool send_result(struct nr_engine *e, const struct nr_job *j, uint32_t i, uint64_t x,
+static bool send_result(struct agg_engine *e, const struct agg_job *j, uint32_t i, uint64_t x,
 			bool ackreq)
 {
 	uint8_t buf[MON_DATA_HDR_MAX + NR_MAX_MTU];
@@ -461,9 +461,9 @@ static bool send_result(struct nr_engine *e, const struct nr_job *j, uint32_t i,
 	return true;
 }
 
-bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 	uint64_t q = j->acked[i];
 	uint32_t sent = 0;
 
@@ -473,7 +473,7 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 	if (m->repair == q && now_ns - m->repair_ns < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
 		return true;            /* the echo of a repair under way */
 	for (uint64_t x = q; x < j->next_emit; x++) {
-		const struct nr_slot *s = &j->slots[nr_job_slot(j, x)];
+		const struct agg_slot *s = &j->slots[agg_job_slot(j, x)];
 
 		if (s->x != x || s->state != NR_SLOT_EMITTED)
 			return false;   /* cannot happen: unreleased slots keep their results */
@@ -485,7 +485,7 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
 	m->repair = q;
 	m->repair_ns = now_ns;
 	j->ctr[NR_ECTR_REPAIR_SENT] += sent;
-	nr_mon_result(j, i, now_ns);
+	agg_mon_result(j, i, now_ns);
 	return true;
 }
 
@@ -493,19 +493,19 @@ bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t n
  * Solicit receiver i's ACK: its last emitted result again, with AckReq.  It
  * ACKs the duplicate, takes the result it lost, or NAKs its gap (a repair).
  */
-static void mon_solicit(struct nr_engine *e, struct nr_job *j, uint32_t i)
+static void mon_solicit(struct agg_engine *e, struct agg_job *j, uint32_t i)
 {
 	uint64_t x = j->next_emit - 1;
-	const struct nr_slot *s = &j->slots[nr_job_slot(j, x)];
+	const struct agg_slot *s = &j->slots[agg_job_slot(j, x)];
 
 	if (e->ops.send && j->mon[i].have_dtpl && s->x == x && s->state == NR_SLOT_EMITTED &&
 	    send_result(e, j, i, x, true))
 		j->ctr[NR_ECTR_ACK_SOLICIT]++;
 }
 
-void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns)
+void agg_mon_gap_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	if (m->hole == NR_MON_NONE || !m->held_back)
 		return;         /* its NAK went out when the gap showed */
@@ -514,10 +514,10 @@ void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t 
 	mon_nak(e, j, i, m->hole, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }
 
-void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
 			 uint64_t now_ns)
 {
-	struct nr_conn_mon *m = &j->mon[i];
+	struct agg_conn_mon *m = &j->mon[i];
 
 	send_result(e, j, i, x, false);
 	/* sender i's stream: x is in now, as far as the box is concerned */
@@ -536,20 +536,20 @@ void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint
 		open_gap(e, j, i, now_ns);
 }
 
-void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns)
+void agg_mon_result(struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
 	j->mon[i].ack_ns = now_ns;
 }
 
 /* Whether slot x has contributions and waits for sender i's. */
-static bool waits_for(const struct nr_job *j, uint32_t i, uint64_t x)
+static bool waits_for(const struct agg_job *j, uint32_t i, uint64_t x)
 {
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 	uint32_t si;
 
 	if (x < j->next_release || x - j->next_release >= j->pool)
 		return false;
-	si = nr_job_slot(j, x);
+	si = agg_job_slot(j, x);
 	s = &j->slots[si];
 	return s->x == x && s->state == NR_SLOT_FILLING && !has(j, i, x);
 }
@@ -558,26 +558,26 @@ static bool waits_for(const struct nr_job *j, uint32_t i, uint64_t x)
  * Whether the job waits for a late contributor: the oldest slot not emitted
  * has contributions and nothing moved for the hold time.
  */
-static bool job_held(const struct nr_job *j, uint64_t now_ns)
+static bool job_held(const struct agg_job *j, uint64_t now_ns)
 {
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 
 	if (j->next_emit - j->next_release >= j->pool ||
 	    now_ns - j->last_progress_ns < rtts_ns(j, MON_HOLD_PROBES * MON_PROBE_RTTS,
 						   MON_HOLD_MIN_NS))
 		return false;
-	s = &j->slots[nr_job_slot(j, j->next_emit)];
+	s = &j->slots[agg_job_slot(j, j->next_emit)];
 	return s->x == j->next_emit && s->state == NR_SLOT_FILLING;
 }
 
-void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
+void agg_mon_poll(struct agg_engine *e, struct agg_job *j, uint64_t now_ns)
 {
 	uint64_t probe = rtts_ns(j, MON_PROBE_RTTS, MON_PROBE_MIN_NS);
 	uint64_t solicit = rtts_ns(j, MON_SOLICIT_RTTS, MON_SOLICIT_MIN_NS);
 	bool held = job_held(j, now_ns);
 
 	for (uint32_t i = 0; i < j->n; i++) {
-		struct nr_conn_mon *m = &j->mon[i];
+		struct agg_conn_mon *m = &j->mon[i];
 		uint64_t since;
 
 		/* a sender that contributed to the slot a late one holds up:

@@ -15,28 +15,28 @@
 #include "dataplane/engine/agg_internal.h"
 
 /* A new job's connections: nothing received, nothing NAKed. */
-void nr_mon_init(struct nr_job *j, uint64_t now_ns);
+void agg_mon_init(struct agg_job *j, uint64_t now_ns);
 
 /*
  * A data packet of sender i arrived (p/frame/handle): until the receiver's
  * first ACK, the NAKs' template is taken from it.  Called before the packet
  * is contributed, since its emission may reuse or free the frame.
  */
-void nr_mon_sender(struct nr_engine *e, struct nr_job *j, uint32_t i, const struct nr_pkt *p,
+void agg_mon_sender(struct agg_engine *e, struct agg_job *j, uint32_t i, const struct nr_pkt *p,
 		   const uint8_t *frame, void *handle);
 
 /*
  * Sender i's packet of sequence x is (now) in: a contribution just added,
  * or a duplicate of one the box has.  A gap below it gets one NAK.
  */
-void nr_mon_data(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x, uint64_t now_ns);
+void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint64_t now_ns);
 
 /*
  * Receiver i acknowledged (an ACK, or a NAK PSN sequence error) up to its
  * mark j->acked[i], already updated (moved: it advanced); frame/p/handle:
  * that packet, whose addresses the box's NAKs copy.
  */
-void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t *frame,
+void agg_mon_ack(struct agg_engine *e, struct agg_job *j, uint32_t i, const uint8_t *frame,
 		const struct nr_pkt *p, void *handle, bool moved, uint64_t now_ns);
 
 /*
@@ -46,21 +46,21 @@ void nr_mon_ack(struct nr_engine *e, struct nr_job *j, uint32_t i, const uint8_t
  * itself (a repair) and returns true: the NAK is then not for the sender.
  * False: the sender must get the NAK and go back.
  */
-bool nr_mon_repair(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
+bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns);
 
 /* A stored result was resent to receiver i: its ACK is awaited from now. */
-void nr_mon_result(struct nr_job *j, uint32_t i, uint64_t now_ns);
+void agg_mon_result(struct agg_job *j, uint32_t i, uint64_t now_ns);
 
 /*
  * Short slots (agg_short.c).  A slot at sender i's held-back gap was denied: send
  * the NAK now.  Slot x was completed without sender i's contribution: send
  * receiver i its result (built as a repair's) and move sender i's stream past x.
  */
-void nr_mon_gap_nak(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t now_ns);
-void nr_mon_short_result(struct nr_engine *e, struct nr_job *j, uint32_t i, uint64_t x,
+void agg_mon_gap_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns);
+void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
 			 uint64_t now_ns);
 
 /* Re-arms of gaps not repaired, probes of connections stalled without a gap. */
-void nr_mon_poll(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
+void agg_mon_poll(struct agg_engine *e, struct agg_job *j, uint64_t now_ns);
 
 #endif /* NR_AGG_MONITOR_H */

@@ -24,7 +24,7 @@
  * rkey from the connection's previous message, the VA from that message's
  * VA plus the step the other connections' VAs took between the same two
  * messages (every one the box saw both of, at least one; they must agree).  Only from first packets the box received
- * (nr_short_first_seen), never from one it built; a late copy whose RETH
+ * (agg_short_first_seen), never from one it built; a late copy whose RETH
  * differs from the built one fails the job (agg_input.c).
  *
  * Never shortened, each counted once in short_denied and under its reason
@@ -43,7 +43,7 @@
 #include "dataplane/engine/agg_monitor.h"
 
 /* The one connection whose contribution slot si lacks (count n - 1). */
-static uint32_t missing_conn(const struct nr_job *j, uint32_t si)
+static uint32_t missing_conn(const struct agg_job *j, uint32_t si)
 {
 	const uint64_t *bits = &j->bits[(size_t)si * j->words];
 
@@ -58,10 +58,10 @@ static uint32_t missing_conn(const struct nr_job *j, uint32_t si)
 	return NR_CONN_NONE;      /* cannot happen: count < n */
 }
 
-void nr_short_first_seen(struct nr_job *j, uint32_t i, uint64_t x, const struct nr_pkt *p)
+void agg_short_first_seen(struct agg_job *j, uint32_t i, uint64_t x, const struct nr_pkt *p)
 {
-	struct nr_first_seen *f = &j->first[i];
-	struct nr_slot_reth r = { .va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
+	struct agg_first_seen *f = &j->first[i];
+	struct agg_slot_reth r = { .va = p->reth_va, .rkey = p->reth_rkey, .len = p->reth_len };
 
 	if (f->x[0] == NR_MON_NONE || x > f->x[0]) {
 		f->x[1] = f->x[0];
@@ -75,9 +75,9 @@ void nr_short_first_seen(struct nr_job *j, uint32_t i, uint64_t x, const struct 
 }
 
 /* Connection i's first packet of sequence x as received, or NULL. */
-static const struct nr_slot_reth *seen_at(const struct nr_job *j, uint32_t i, uint64_t x)
+static const struct agg_slot_reth *seen_at(const struct agg_job *j, uint32_t i, uint64_t x)
 {
-	const struct nr_first_seen *f = &j->first[i];
+	const struct agg_first_seen *f = &j->first[i];
 
 	for (unsigned k = 0; k < 2; k++)
 		if (f->x[k] == x)
@@ -86,10 +86,10 @@ static const struct nr_slot_reth *seen_at(const struct nr_job *j, uint32_t i, ui
 }
 
 /* Connection i's last first packet received before x (its sequence in *xp), or NULL. */
-static const struct nr_slot_reth *seen_before(const struct nr_job *j, uint32_t i, uint64_t x,
+static const struct agg_slot_reth *seen_before(const struct agg_job *j, uint32_t i, uint64_t x,
 					      uint64_t *xp)
 {
-	const struct nr_first_seen *f = &j->first[i];
+	const struct agg_first_seen *f = &j->first[i];
 
 	for (unsigned k = 0; k < 2; k++)
 		if (f->x[k] != NR_MON_NONE && f->x[k] < x) {
@@ -106,10 +106,10 @@ static const struct nr_slot_reth *seen_before(const struct nr_job *j, uint32_t i
  * whose first packets of both the box received; at least one, all agreeing).
  * NR_SHORT_WHY_MAX when built, else why not.
  */
-static enum nr_short_why first_reth(const struct nr_job *j, uint32_t si, uint32_t k, uint64_t x,
-				    struct nr_slot_reth *r)
+static enum nr_short_why first_reth(const struct agg_job *j, uint32_t si, uint32_t k, uint64_t x,
+				    struct agg_slot_reth *r)
 {
-	const struct nr_slot_reth *kp, *cur, *prev;
+	const struct agg_slot_reth *kp, *cur, *prev;
 	uint64_t xp = 0, step = 0;
 	bool any = false;
 
@@ -139,15 +139,15 @@ static enum nr_short_why first_reth(const struct nr_job *j, uint32_t si, uint32_
 }
 
 /* Whether sender k's packet after x is in, marked, and of x's message (a middle or last). */
-static bool marked_next(const struct nr_job *j, uint32_t k, uint64_t x)
+static bool marked_next(const struct agg_job *j, uint32_t k, uint64_t x)
 {
 	uint64_t y = x + 1;
-	const struct nr_slot *s;
+	const struct agg_slot *s;
 	uint32_t si;
 
 	if (y - j->next_release >= j->pool)
 		return false;
-	si = nr_job_slot(j, y);
+	si = agg_job_slot(j, y);
 	s = &j->slots[si];
 	return s->x == y && (s->state == NR_SLOT_FILLING || s->state == NR_SLOT_COMPLETE) &&
 	       (j->bits[(size_t)si * j->words + k / 64] >> (k % 64) & 1) && s->tolerant &&
@@ -160,11 +160,11 @@ static bool marked_next(const struct nr_job *j, uint32_t k, uint64_t x)
  * NR_SHORT_WHY_MAX, with *r the RETH of k's result when it is a first
  * packet; else why not.
  */
-static enum nr_short_why why_not(const struct nr_engine *e, const struct nr_job *j, uint32_t si,
-				 uint32_t k, struct nr_slot_reth *r)
+static enum nr_short_why why_not(const struct agg_engine *e, const struct agg_job *j, uint32_t si,
+				 uint32_t k, struct agg_slot_reth *r)
 {
-	const struct nr_slot *s = &j->slots[si];
-	const struct nr_conn_mon *m = &j->mon[k];
+	const struct agg_slot *s = &j->slots[si];
+	const struct agg_conn_mon *m = &j->mon[k];
 	/* a NAK already went out for the gap: the sender is going back anyway */
 	bool naked = m->hole != NR_MON_NONE && !m->held_back;
 	enum nr_short_why w;
@@ -191,7 +191,7 @@ static enum nr_short_why why_not(const struct nr_engine *e, const struct nr_job 
 		w = first_reth(j, si, k, s->x, r);
 		if (w != NR_SHORT_WHY_MAX)
 			return w;
-		if (nr_short_bound(j, r->len) == 0)
+		if (agg_short_bound(j, r->len) == 0)
 			return NR_SHORT_WHY_BOUND;
 		break;
 	default:        /* a one-packet message: its bound is 0 */
@@ -200,8 +200,8 @@ static enum nr_short_why why_not(const struct nr_engine *e, const struct nr_job 
 	return naked ? NR_SHORT_WHY_NAKED : NR_SHORT_WHY_MAX;
 }
 
-static void short_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint32_t k,
-		       const struct nr_slot_reth *r, uint64_t now_ns)
+static void short_emit(struct agg_engine *e, struct agg_job *j, uint32_t si, uint32_t k,
+		       const struct agg_slot_reth *r, uint64_t now_ns)
 {
 	uint64_t x = j->slots[si].x;
 
@@ -211,23 +211,23 @@ static void short_emit(struct nr_engine *e, struct nr_job *j, uint32_t si, uint3
 	/* a shortened slot is tolerant: its class is one of the job's, below NR_MAX_CLASSES */
 	j->short_cls[j->slots[si].cls % NR_MAX_CLASSES]++;
 	j->left_out[k]++;
-	nr_slot_emit(e, j, si, k);      /* a first packet sets the message's bound */
+	agg_slot_emit(e, j, si, k);      /* a first packet sets the message's bound */
 	if (j->msg_short_left)          /* (a last packet ended it) */
 		j->msg_short_left--;
-	nr_job_emitted(j);
-	nr_mon_short_result(e, j, k, x, now_ns);
+	agg_job_emitted(j);
+	agg_mon_short_result(e, j, k, x, now_ns);
 	j->last_progress_ns = now_ns;
 	j->emit_ns = now_ns;
-	nr_job_emit_ready(e, j);
+	agg_job_emit_ready(e, j);
 }
 
 /*
  * Slot next_emit, when it waits for one contribution only: k, its sender,
  * and whether it lost it (lost false: only said when the slot qualifies).
  */
-static bool waits_for_one(const struct nr_job *j, uint32_t *si, uint32_t *k)
+static bool waits_for_one(const struct agg_job *j, uint32_t *si, uint32_t *k)
 {
-	const struct nr_slot *s = &j->slots[j->emit_slot];
+	const struct agg_slot *s = &j->slots[j->emit_slot];
 
 	if (s->x != j->next_emit || s->state != NR_SLOT_FILLING || s->count + 1u != j->n)
 		return false;
@@ -236,7 +236,7 @@ static bool waits_for_one(const struct nr_job *j, uint32_t *si, uint32_t *k)
 	return *k != NR_CONN_NONE;
 }
 
-static void deny(struct nr_engine *e, struct nr_job *j, uint32_t k, uint64_t x,
+static void deny(struct agg_engine *e, struct agg_job *j, uint32_t k, uint64_t x,
 		 enum nr_short_why why, uint64_t now_ns)
 {
 	if (j->denied_x == x)
@@ -244,12 +244,12 @@ static void deny(struct nr_engine *e, struct nr_job *j, uint32_t k, uint64_t x,
 	j->denied_x = x;
 	j->ctr[NR_ECTR_SHORT_DENIED]++;
 	j->short_why[why]++;
-	nr_mon_gap_nak(e, j, k, now_ns);
+	agg_mon_gap_nak(e, j, k, now_ns);
 }
 
-void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns)
+void agg_short_input(struct agg_engine *e, struct agg_job *j, uint64_t now_ns)
 {
-	struct nr_slot_reth r;
+	struct agg_slot_reth r;
 	enum nr_short_why w;
 	uint32_t si, k;
 

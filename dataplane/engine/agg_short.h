@@ -13,10 +13,10 @@
 
 /* A data packet of job j was handled: complete the slots next in emission
  * order short while each lacks one contribution whose sender has sent past it. */
-void nr_short_input(struct nr_engine *e, struct nr_job *j, uint64_t now_ns);
+void agg_short_input(struct agg_engine *e, struct agg_job *j, uint64_t now_ns);
 
 /* Sender i's first packet of sequence x (p: its RETH) is in: kept for a
  * later message's lost first packet (a job with short_first). */
-void nr_short_first_seen(struct nr_job *j, uint32_t i, uint64_t x, const struct nr_pkt *p);
+void agg_short_first_seen(struct agg_job *j, uint32_t i, uint64_t x, const struct nr_pkt *p);
 
 #endif /* NR_AGG_SHORT_H */

@@ -3,7 +3,7 @@
  * FP32 reduce kernels (sum and max) of the aggregation engine (rte_net_crc.c style): a scalar
  * version that always exists and an AVX-512 version built in its own static
  * library with its own flags.  One is picked at engine start from the CPU
- * flags (override: nr_engine_set_kernel(), or NR_SUM_KERNEL=scalar|avx512 in
+ * flags (override: agg_engine_set_kernel(), or NR_SUM_KERNEL=scalar|avx512 in
  * the environment).
  *
  * Contract shared by every variant, so they are bit-identical:
@@ -32,7 +32,7 @@
  *     compiler cannot commute it.
  *
  * 16-bit elements (jobs of dtype bf16 or fp16, proto/nr_job.h): struct
- * nr_half_ops, one per type in every variant, bit-identical as above:
+ * agg_half_ops, one per type in every variant, bit-identical as above:
  *   - widen each element to FP32 and round the sum back once, to nearest
  *     even, subnormals kept, by the rule of proto/nr_elem.h (nr_bf16_widen,
  *     nr_fp16_round, ...), which the RTL and the host's ring follow too;
@@ -52,14 +52,14 @@
 
 #include "proto/nr_elem.h"
 
-enum nr_sum_kernel {
+enum agg_sum_kernel {
 	NR_KERNEL_AUTO = 0,
 	NR_KERNEL_SCALAR = 1,
 	NR_KERNEL_AVX512 = 2,
 };
 
 /* One 16-bit type's kernels (see above). */
-struct nr_half_ops {
+struct agg_half_ops {
 	/* result and outs[] = round(widen(srcs[0]) + ... + widen(srcs[n-1])), rank
 	 * order; result may be NULL.  n >= 1.  (Ordered mode.) */
 	void (*sum_fanout)(void *result, const void *const srcs[], unsigned n,
@@ -73,7 +73,7 @@ struct nr_half_ops {
 			      uint32_t nbytes);
 };
 
-struct nr_sum_ops {
+struct agg_sum_ops {
 	const char *name;
 	/* result = srcs[0] + ... + srcs[n-1] (rank order); stored into result
 	 * (may be NULL) and into outs[0..nouts-1].  n >= 1. */
@@ -89,28 +89,28 @@ struct nr_sum_ops {
 	/* acc = (src > acc) ? src : acc */
 	void (*max)(void *acc, const void *src, uint32_t nbytes);
 	/* 16-bit types: [NR_ELEM_BF16 - 1] and [NR_ELEM_FP16 - 1] */
-	const struct nr_half_ops *half[2];
+	const struct agg_half_ops *half[2];
 };
 
 /* The kernels of a 16-bit element type t (NR_ELEM_BF16 or NR_ELEM_FP16). */
-static inline const struct nr_half_ops *nr_sum_half(const struct nr_sum_ops *o, unsigned t)
+static inline const struct agg_half_ops *agg_sum_half(const struct agg_sum_ops *o, unsigned t)
 {
 	return o->half[t - 1];
 }
 
 
-extern const struct nr_sum_ops nr_sum_scalar_ops;
-extern const struct nr_half_ops nr_half_scalar_bf16, nr_half_scalar_fp16;
+extern const struct agg_sum_ops agg_sum_scalar_ops;
+extern const struct agg_half_ops agg_half_scalar_bf16, agg_half_scalar_fp16;
 #ifdef NR_HAVE_AVX512
-extern const struct nr_sum_ops nr_sum_avx512_ops;
-extern const struct nr_half_ops nr_half_avx512_bf16, nr_half_avx512_fp16;
+extern const struct agg_sum_ops agg_sum_avx512_ops;
+extern const struct agg_half_ops agg_half_avx512_bf16, agg_half_avx512_fp16;
 #endif
 
 /* The kernel k if compiled in and supported by this CPU, else NULL. */
-const struct nr_sum_ops *nr_sum_get(enum nr_sum_kernel k);
+const struct agg_sum_ops *agg_sum_get(enum agg_sum_kernel k);
 /* NR_SUM_KERNEL from the environment if set and usable, else the best supported. */
-const struct nr_sum_ops *nr_sum_best(void);
+const struct agg_sum_ops *agg_sum_best(void);
 /* true when the CPU and the build support the AVX-512 kernel. */
-bool nr_sum_avx512_supported(void);
+bool agg_sum_avx512_supported(void);
 
 #endif /* NR_AGG_SUM_H */

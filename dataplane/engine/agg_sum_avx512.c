@@ -2,7 +2,7 @@
 /*
  * AVX-512 FP32 reduce kernels (sum and max).  This is the only file built with AVX-512 flags
  * (its own static library, see dataplane/meson.build); it is called only after
- * nr_sum_avx512_supported() said yes.  Unaligned loads and stores throughout,
+ * agg_sum_avx512_supported() said yes.  Unaligned loads and stores throughout,
  * tails with masks, four 64-byte chunks in flight to hide the add latency.
  * Same operand order as agg_sum_scalar.c, so results are bit-identical.
  */
@@ -144,12 +144,12 @@ static void avx512_copy_fanout(const void *src, void *const outs[], unsigned n, 
 	}
 }
 
-const struct nr_sum_ops nr_sum_avx512_ops = {
+const struct agg_sum_ops agg_sum_avx512_ops = {
 	.name = "avx512",
 	.sum_fanout = avx512_sum_fanout,
 	.add = avx512_add,
 	.copy_fanout = avx512_copy_fanout,
 	.max_fanout = avx512_max_fanout,
 	.max = avx512_max,
-	.half = { &nr_half_avx512_bf16, &nr_half_avx512_fp16 },
+	.half = { &agg_half_avx512_bf16, &agg_half_avx512_fp16 },
 };

@@ -116,17 +116,17 @@ static void scalar_copy_fanout(const void *src, void *const outs[], unsigned n, 
 			memmove(outs[k], src, nbytes);
 }
 
-const struct nr_sum_ops nr_sum_scalar_ops = {
+const struct agg_sum_ops agg_sum_scalar_ops = {
 	.name = "scalar",
 	.sum_fanout = scalar_sum_fanout,
 	.add = scalar_add,
 	.copy_fanout = scalar_copy_fanout,
 	.max_fanout = scalar_max_fanout,
 	.max = scalar_max,
-	.half = { &nr_half_scalar_bf16, &nr_half_scalar_fp16 },
+	.half = { &agg_half_scalar_bf16, &agg_half_scalar_fp16 },
 };
 
-bool nr_sum_avx512_supported(void)
+bool agg_sum_avx512_supported(void)
 {
 #ifdef NR_HAVE_AVX512
 	__builtin_cpu_init();
@@ -137,34 +137,34 @@ bool nr_sum_avx512_supported(void)
 #endif
 }
 
-const struct nr_sum_ops *nr_sum_get(enum nr_sum_kernel k)
+const struct agg_sum_ops *agg_sum_get(enum agg_sum_kernel k)
 {
 	switch (k) {
 	case NR_KERNEL_SCALAR:
-		return &nr_sum_scalar_ops;
+		return &agg_sum_scalar_ops;
 	case NR_KERNEL_AVX512:
 #ifdef NR_HAVE_AVX512
-		if (nr_sum_avx512_supported())
-			return &nr_sum_avx512_ops;
+		if (agg_sum_avx512_supported())
+			return &agg_sum_avx512_ops;
 #endif
 		return NULL;
 	case NR_KERNEL_AUTO:
-		return nr_sum_best();
+		return agg_sum_best();
 	}
 	return NULL;
 }
 
-const struct nr_sum_ops *nr_sum_best(void)
+const struct agg_sum_ops *agg_sum_best(void)
 {
 	const char *env = getenv("NR_SUM_KERNEL");
-	const struct nr_sum_ops *o = NULL;
+	const struct agg_sum_ops *o = NULL;
 
 	if (env && strcmp(env, "scalar") == 0)
-		o = nr_sum_get(NR_KERNEL_SCALAR);
+		o = agg_sum_get(NR_KERNEL_SCALAR);
 	else if (env && strcmp(env, "avx512") == 0)
-		o = nr_sum_get(NR_KERNEL_AVX512);
+		o = agg_sum_get(NR_KERNEL_AVX512);
 	if (o)
 		return o;
-	o = nr_sum_get(NR_KERNEL_AVX512);
-	return o ? o : &nr_sum_scalar_ops;
+	o = agg_sum_get(NR_KERNEL_AVX512);
+	return o ? o : &agg_sum_scalar_ops;
 }

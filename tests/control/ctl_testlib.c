@@ -26,7 +26,7 @@ static uint64_t mono_ns(void)
 
 /* ---- sw: an in-process engine registered as a backend ------------------ */
 
-static void eng_emit(void *ctx, const struct nr_emit *e)
+static void eng_emit(void *ctx, const struct agg_emit *e)
 {
 }
 
@@ -53,22 +53,22 @@ static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *s
 
 	for (c = 0; one && c < nr_job_channels(spec); c++) {
 		nr_job_channel_spec(spec, c, one);
-		rc = nr_engine_job_add(b->priv, id | c << 24, one, mono_ns(), credits, err, errlen);
+		rc = agg_engine_job_add(b->priv, id | c << 24, one, mono_ns(), credits, err, errlen);
 		if (rc)
 			break;
 	}
 	while (rc && c-- > 0)
-		nr_engine_job_del(b->priv, id | c << 24);
+		agg_engine_job_del(b->priv, id | c << 24);
 	free(one);
 	return rc;
 }
 
 static int ch_del(struct nr_backend *b, uint32_t id)
 {
-	int rc = nr_engine_job_del(b->priv, id);
+	int rc = agg_engine_job_del(b->priv, id);
 
 	for (uint32_t c = 1; rc == 0 && c < NR_MAX_CHANNELS; c++)
-		if (nr_engine_job_del(b->priv, id | c << 24) != 0)
+		if (agg_engine_job_del(b->priv, id | c << 24) != 0)
 			break;
 	return rc;
 }
@@ -76,13 +76,13 @@ static int ch_del(struct nr_backend *b, uint32_t id)
 static int ch_stats_job(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
 	struct nr_job_stats one;
-	int rc = nr_engine_job_stats(b->priv, id, st);
+	int rc = agg_engine_job_stats(b->priv, id, st);
 
 	st->n_channels = rc ? 0 : 1;
 	st->ch[0] = (struct nr_chan_stats){ .state = st->state, .next_emit = st->next_emit,
 					    .next_release = st->next_release, .completed = st->completed };
 	for (uint32_t c = 1; rc == 0 && c < NR_MAX_CHANNELS; c++) {
-		if (nr_engine_job_stats(b->priv, id | c << 24, &one) != 0)
+		if (agg_engine_job_stats(b->priv, id | c << 24, &one) != 0)
 			break;
 		st->ch[st->n_channels++] = (struct nr_chan_stats){ .state = one.state,
 			.next_emit = one.next_emit, .next_release = one.next_release, .completed = one.completed };
@@ -98,16 +98,16 @@ static json_t *ch_stats(struct nr_backend *b)
 	uint64_t ctr[NR_ECTR_MAX];
 	json_t *c = json_object();
 
-	nr_engine_counters(b->priv, ctr);
+	agg_engine_counters(b->priv, ctr);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		json_object_set_new(c, nr_engine_ctr_names[i], json_integer((json_int_t)ctr[i]));
-	return json_pack("{s:{s:s,s:o}}", "engine", "kernel", nr_engine_kernel_name(b->priv),
+	return json_pack("{s:{s:s,s:o}}", "engine", "kernel", agg_engine_kernel_name(b->priv),
 			 "counters", c);
 }
 
 static json_t *ch_info(struct nr_backend *b)
 {
-	return json_pack("{s:s,s:i,s:i,s:[]}", "kernel", nr_engine_kernel_name(b->priv), "lcores", 1,
+	return json_pack("{s:s,s:i,s:i,s:[]}", "kernel", agg_engine_kernel_name(b->priv), "lcores", 1,
 			 "workers", 2, "ports");
 }
 
@@ -239,9 +239,9 @@ struct nr_backend *tb_backend(struct tb *t, const char *kind)
 	memset(t, 0, sizeof(*t));
 	snprintf(t->kind, sizeof(t->kind), "%s", kind);
 	if (!strcmp(kind, "sw")) {
-		struct nr_engine_ops ops = { .emit = eng_emit, .free = eng_free };
+		struct agg_engine_ops ops = { .emit = eng_emit, .free = eng_free };
 
-		t->eng = nr_engine_create(&ops);
+		t->eng = agg_engine_create(&ops);
 		if (!t->eng)
 			return NULL;
 		return nr_backend_new(&engine_backend_ops, t->eng);
@@ -257,7 +257,7 @@ struct nr_backend *tb_backend(struct tb *t, const char *kind)
 void tb_cleanup(struct tb *t)
 {
 	if (t->eng)
-		nr_engine_destroy(t->eng);
+		agg_engine_destroy(t->eng);
 	if (t->have_model)
 		fpga_model_fini(&t->model);
 #ifdef NR_HAVE_RTL
@@ -328,11 +328,11 @@ static void sw_stall_job(struct tb *t, uint32_t id, const json_t *spec)
 
 	if (stall_packet(t, spec) < 0)
 		return;
-	if (nr_engine_input(t->eng, &t->pkt, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
+	if (agg_engine_input(t->eng, &t->pkt, t->frame, t->frame, mono_ns(), &ctr) != NR_V_HELD)
 		fprintf(stderr, "tb_fail_job: engine did not take job %u's packet (%s)\n", id,
 			nr_engine_ctr_names[ctr]);
 	/* Far past any timeout: the engine fails the job for lack of progress. */
-	nr_engine_poll(t->eng, mono_ns() + 4000ull * 1000000000ull);
+	agg_engine_poll(t->eng, mono_ns() + 4000ull * 1000000000ull);
 }
 
 void tb_fail_job(struct tb *t, uint32_t id, const json_t *spec)

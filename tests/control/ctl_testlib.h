@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Test backends for the control suites: "sw" (an in-process nr_engine
+ * Test backends for the control suites: "sw" (an in-process agg_engine
  * registered as a backend, no EAL; a job's channels are engine jobs, as the
  * box adds them; it claims 2 workers), "fpga" (the driver on a temp register
  * file, the register-level device model serviced synchronously) and "rtl"
@@ -22,7 +22,7 @@
 struct tb {
 	char kind[8];
 	/* sw */
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	uint8_t frame[2048];
 	struct nr_pkt pkt;       /* frame's parse record, kept by the engine while held */
 	/* fpga */

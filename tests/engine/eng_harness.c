@@ -40,7 +40,7 @@ struct nr_job_spec *th_spec(uint32_t n, uint32_t mtu, uint32_t msg_size, uint32_
 	return s;
 }
 
-static void th_emit_cb(void *ctx, const struct nr_emit *em)
+static void th_emit_cb(void *ctx, const struct agg_emit *em)
 {
 	struct th *t = ctx;
 	struct th_pkt *k = em->handle;
@@ -62,7 +62,7 @@ static void th_emit_cb(void *ctx, const struct nr_emit *em)
 
 /* The box's way: a slot at once.  Each packet as th_emit_cb would see it,
  * after checking that every payload is the slot's sum. */
-static void th_emit_slot_cb(void *ctx, const struct nr_emit_slot *es)
+static void th_emit_slot_cb(void *ctx, const struct agg_emit_slot *es)
 {
 	struct th *t = ctx;
 
@@ -71,13 +71,13 @@ static void th_emit_slot_cb(void *ctx, const struct nr_emit_slot *es)
 	assert_int_equal(es->job, t->job);
 	assert_int_equal((uintptr_t)es->sum % 64, 0);
 	for (uint32_t i = 0, c = 0; i < es->n; i++, c++) {
-		const struct nr_held *h = &es->held[i];
-		struct nr_emit em;
+		const struct agg_held *h = &es->held[i];
+		struct agg_emit em;
 
 		while (c < t->spec->n_conns && t->spec->conns[c].dst_qpn != h->pkt->qpn)
 			c++;    /* the connection of a packet: its QPN (rank order) */
 		assert_true(c < t->spec->n_conns);
-		em = (struct nr_emit){ .handle = h->handle, .frame = h->frame, .pkt = h->pkt,
+		em = (struct agg_emit){ .handle = h->handle, .frame = h->frame, .pkt = h->pkt,
 				       .job = es->job, .conn = c, .g = es->g, .ecn_ce = es->ecn_ce };
 
 		assert_ptr_equal(h->pay, h->frame + h->pkt->pay_off);
@@ -137,7 +137,7 @@ static uint16_t th_origin_cb(void *ctx, void *handle)
  * does), even ids through ops.emit: the suites, whose job ids vary, run both. */
 void th_init(struct th *t, struct nr_job_spec *spec, uint32_t job)
 {
-	struct nr_engine_ops ops = { .free = th_free_cb, .send = th_send_cb,
+	struct agg_engine_ops ops = { .free = th_free_cb, .send = th_send_cb,
 				     .origin = th_origin_cb, .ctx = t };
 	char err[256] = "";
 	uint32_t credits = 0;
@@ -147,12 +147,12 @@ void th_init(struct th *t, struct nr_job_spec *spec, uint32_t job)
 	else
 		ops.emit = th_emit_cb;
 	memset(t, 0, sizeof(*t));
-	t->e = nr_engine_create(&ops);
+	t->e = agg_engine_create(&ops);
 	assert_non_null(t->e);
 	t->spec = spec;
 	t->job = job;
 	if (spec) {
-		int rc = nr_engine_job_add(t->e, job, spec, 0, &credits, err, sizeof(err));
+		int rc = agg_engine_job_add(t->e, job, spec, 0, &credits, err, sizeof(err));
 		if (rc)
 			print_error("job_add: %s\n", err);
 		assert_int_equal(rc, 0);
@@ -162,7 +162,7 @@ void th_init(struct th *t, struct nr_job_spec *spec, uint32_t job)
 
 void th_fini(struct th *t)
 {
-	nr_engine_destroy(t->e);
+	agg_engine_destroy(t->e);
 	assert_int_equal(t->held, 0);     /* every held handle came back */
 	for (uint32_t k = 0; k < t->log_len; k++)
 		th_pkt_free(t->log[k].pkt);
@@ -239,15 +239,15 @@ struct th_pkt *th_ack(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, 
 	return th_build(&f, &a, NULL, 0);
 }
 
-enum nr_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_engine_ctr *ctr)
+enum agg_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_engine_ctr *ctr)
 {
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	assert_int_equal(k->state, TH_TEST);
 	/* The engine may emit this very packet before returning HELD. */
 	k->state = TH_HELD;
 	t->held++;
-	v = nr_engine_input(t->e, &k->p, k->frame, k, now, ctr);
+	v = agg_engine_input(t->e, &k->p, k->frame, k, now, ctr);
 	if (v != NR_V_HELD) {
 		assert_int_equal(k->state, TH_HELD);
 		k->state = TH_TEST;
@@ -270,7 +270,7 @@ uint64_t th_ctr(struct th *t, enum nr_engine_ctr c)
 {
 	uint64_t ctr[NR_ECTR_MAX];
 
-	nr_engine_counters(t->e, ctr);
+	agg_engine_counters(t->e, ctr);
 	return ctr[c];
 }
 

@@ -49,7 +49,7 @@ struct th_sent {
 };
 
 struct th {
-	struct nr_engine *e;
+	struct agg_engine *e;
 	struct nr_job_spec *spec;
 	uint32_t job;
 	uint64_t held;           /* packets in TH_HELD */
@@ -84,7 +84,7 @@ struct th_pkt *th_build(const struct nr_flow *f, const struct nr_build_args *a,
 void th_flow_data(const struct nr_job_spec *s, uint32_t conn, struct nr_flow *f);
 
 /* Offer to the engine; packets it does not keep stay with the test (caller frees). */
-enum nr_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_engine_ctr *ctr);
+enum agg_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_engine_ctr *ctr);
 void th_pkt_free(struct th_pkt *k);
 
 uint64_t th_ctr(struct th *t, enum nr_engine_ctr c);

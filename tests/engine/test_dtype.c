@@ -71,13 +71,13 @@ static void ref_sum(unsigned t, uint16_t pay[][EL], const unsigned *order, uint1
 	}
 }
 
-static enum nr_verdict offer(struct th *t, uint32_t conn, uint32_t g, const void *pay,
+static enum agg_verdict offer(struct th *t, uint32_t conn, uint32_t g, const void *pay,
 			    uint32_t len, enum nr_engine_ctr *ctr)
 {
 	const struct nr_conn_spec *c = &t->spec->conns[conn];
 	struct th_pkt *k = th_data(t->spec, conn, nr_psn_add(c->ipsn, g), NR_OP_RC_WRITE_ONLY_IMM,
 				   0x01000000 | g, pay, len);
-	enum nr_verdict v = th_input(t, k, 0, ctr);
+	enum agg_verdict v = th_input(t, k, 0, ctr);
 
 	if (v != NR_V_HELD)
 		th_pkt_free(k);
@@ -86,7 +86,7 @@ static enum nr_verdict offer(struct th *t, uint32_t conn, uint32_t g, const void
 
 /* One job of type t in mode m under kernel k: three packets, arrival orders
  * that differ from rank order; every emitted payload checked. */
-static void run_job(unsigned t, uint8_t mode, enum nr_sum_kernel k, uint8_t out[3][EL * 2])
+static void run_job(unsigned t, uint8_t mode, enum agg_sum_kernel k, uint8_t out[3][EL * 2])
 {
 	static const unsigned arrive[3][N] = { { 2, 0, 3, 1 }, { 3, 2, 1, 0 }, { 0, 1, 2, 3 } };
 	static const unsigned rank[N] = { 0, 1, 2, 3 };
@@ -97,7 +97,7 @@ static void run_job(unsigned t, uint8_t mode, enum nr_sum_kernel k, uint8_t out[
 
 	s->dtype = (uint8_t)t;
 	th_init(&t_, s, 5);
-	assert_int_equal(nr_engine_set_kernel(t_.e, k), 0);
+	assert_int_equal(agg_engine_set_kernel(t_.e, k), 0);
 	eng_rng_init(&r, seed);
 	for (uint32_t g = 0; g < 3; g++) {
 		for (unsigned i = 0; i < N; i++)
@@ -118,7 +118,7 @@ static void run_job(unsigned t, uint8_t mode, enum nr_sum_kernel k, uint8_t out[
 					if (got[e] != want[e])
 						fail_msg("%s %s %s g=%u conn %u element %u: 0x%04x, rule 0x%04x",
 							 nr_elem_name(t), mode ? "streaming" : "ordered",
-							 nr_sum_get(k)->name, g, i, e, got[e], want[e]);
+							 agg_sum_get(k)->name, g, i, e, got[e], want[e]);
 			}
 		}
 		memcpy(out[g], want, EL * 2);
@@ -146,7 +146,7 @@ static void test_sums(void **state)
 	for (unsigned t = NR_ELEM_BF16; t <= NR_ELEM_FP16; t++)
 		for (uint8_t mode = NR_SUM_ORDERED; mode <= NR_SUM_STREAMING; mode++) {
 			run_job(t, mode, NR_KERNEL_SCALAR, scalar);
-			if (!nr_sum_get(NR_KERNEL_AVX512))
+			if (!agg_sum_get(NR_KERNEL_AVX512))
 				continue;
 			run_job(t, mode, NR_KERNEL_AVX512, fast);
 			assert_memory_equal(scalar, fast, sizeof(scalar));

@@ -31,14 +31,14 @@ static void rand_payload(struct eng_rng *r, float *f, uint32_t nfl)
 }
 
 /* Offer one single-packet message (WRITE_ONLY_IMM) of conn at sequence g. */
-static enum nr_verdict send_one(struct th *t, uint32_t conn, uint32_t g, uint32_t imm,
+static enum agg_verdict send_one(struct th *t, uint32_t conn, uint32_t g, uint32_t imm,
 				const float *pay, uint32_t len, uint64_t now,
 				enum nr_engine_ctr *ctr, struct th_pkt **out)
 {
 	const struct nr_conn_spec *c = &t->spec->conns[conn];
 	struct th_pkt *k = th_data(t->spec, conn, nr_psn_add(c->ipsn, g),
 				   NR_OP_RC_WRITE_ONLY_IMM, imm, pay, len);
-	enum nr_verdict v = th_input(t, k, now, ctr);
+	enum agg_verdict v = th_input(t, k, now, ctr);
 
 	if (out && v != NR_V_HELD)
 		*out = k;
@@ -47,12 +47,12 @@ static enum nr_verdict send_one(struct th *t, uint32_t conn, uint32_t g, uint32_
 	return v;
 }
 
-static enum nr_verdict send_ack(struct th *t, uint32_t conn, uint32_t g, uint8_t syn,
+static enum agg_verdict send_ack(struct th *t, uint32_t conn, uint32_t g, uint8_t syn,
 				uint64_t now, enum nr_engine_ctr *ctr)
 {
 	const struct nr_conn_spec *c = &t->spec->conns[conn];
 	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(c->ipsn, g), syn);
-	enum nr_verdict v = th_input(t, k, now, ctr);
+	enum agg_verdict v = th_input(t, k, now, ctr);
 
 	th_pkt_free(k);
 	return v;
@@ -101,23 +101,23 @@ static void test_ordered_basic(void **state)
 		assert_int_equal(em->pkt->p.qpn, t.spec->conns[i].dst_qpn);
 		assert_memory_equal(th_payload(em->pkt), sum, 1024);
 	}
-	assert_int_equal(nr_engine_job_stats(t.e, 7, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, 7, &st), 0);
 	assert_int_equal(st.next_emit, 1);
 	assert_int_equal(st.next_release, 0);
 	/* two ACKs do not release; the third does */
 	assert_int_equal(send_ack(&t, 0, 0, 0x1F, 0, &c), NR_V_FORWARD);
 	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
 	send_ack(&t, 2, 0, 0x1F, 0, NULL);
-	nr_engine_job_stats(t.e, 7, &st);
+	agg_engine_job_stats(t.e, 7, &st);
 	assert_int_equal(st.next_release, 0);
 	send_ack(&t, 1, 0, 0x00, 0, NULL);
-	nr_engine_job_stats(t.e, 7, &st);
+	agg_engine_job_stats(t.e, 7, &st);
 	assert_int_equal(st.next_release, 1);
 	assert_int_equal(st.ctr[NR_ECTR_RELEASED], 1);
 	assert_int_equal(st.ctr[NR_ECTR_EMITTED], 3);
 	assert_int_equal(st.ctr[NR_ECTR_COMPLETED], 1);
 	assert_int_equal(st.completed, 1);
-	assert_string_equal(nr_engine_kernel_name(t.e), nr_sum_best()->name);
+	assert_string_equal(agg_engine_kernel_name(t.e), agg_sum_best()->name);
 	th_fini(&t);
 }
 
@@ -137,7 +137,7 @@ static void test_tag_mismatch_fails_job(void **state)
 	assert_int_equal(c, NR_ECTR_TAG_MISMATCH);
 	assert_int_equal(t.held, 0);           /* held packets went back through ops.free */
 	assert_int_equal(t.freed, 2);
-	nr_engine_job_stats(t.e, 3, &st);
+	agg_engine_job_stats(t.e, 3, &st);
 	assert_int_equal(st.state, NR_JOB_FAILED);
 	assert_string_equal(st.reason,
 			    "job 3: connection 2 (10.0.0.3 -> 10.0.0.4 qpn 0x203): immediate 0x01000005 "
@@ -146,7 +146,7 @@ static void test_tag_mismatch_fails_job(void **state)
 	assert_int_equal(send_one(&t, 3, 0, 0x01000004, pay, 1024, 0, &c, NULL), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_JOB_FAILED_DROP);
 	assert_int_equal(send_ack(&t, 0, 0, 0, 0, NULL), NR_V_FORWARD);
-	assert_int_equal(nr_engine_poll(t.e, 1000000 * MS), 0);
+	assert_int_equal(agg_engine_poll(t.e, 1000000 * MS), 0);
 	th_fini(&t);
 }
 
@@ -162,7 +162,7 @@ static void test_len_mismatch_flags(void **state)
 	assert_int_equal(send_one(&t, 0, 0, 0x01000000, pay, 1024, 0, NULL, NULL), NR_V_HELD);
 	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay, 1020, 0, &c, NULL), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_LEN_MISMATCH);
-	nr_engine_job_stats(t.e, 1, &st);
+	agg_engine_job_stats(t.e, 1, &st);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
 	assert_string_equal(st.reason, "job 1: connection 1 (10.0.0.2 -> 10.0.0.1 qpn 0x200): "
 			    "payload 1020 bytes at g=0, others 1024");
@@ -286,7 +286,7 @@ static void test_spoofed_and_unknown(void **state)
 	/* a non-RoCE record is forwarded */
 	{
 		struct nr_pkt p = { .kind = NR_PKT_OTHER };
-		assert_int_equal(nr_engine_input(t.e, &p, NULL, NULL, 0, NULL), NR_V_FORWARD);
+		assert_int_equal(agg_engine_input(t.e, &p, NULL, NULL, 0, NULL), NR_V_FORWARD);
 	}
 	th_fini(&t);
 }
@@ -406,7 +406,7 @@ static void test_bound_connections(void **state)
 		th_pkt_free(k);
 	}
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACKS_SNOOPED), 0);
-	assert_int_equal(nr_engine_job_stats(t.e, 3, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, 3, &st), 0);
 	assert_int_equal(st.next_release, 0);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
 	/* the genuine ACKs release */
@@ -450,7 +450,7 @@ static void test_psn_conflict_fails_job(void **state)
 		/* another payload, then another immediate, each a conflict */
 		assert_int_equal(send_one(&t, 0, g, 0x51, other, 1024, 0, &c, NULL), NR_V_DROP);
 		assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
-		assert_int_equal(nr_engine_job_stats(t.e, 4, &st), 0);
+		assert_int_equal(agg_engine_job_stats(t.e, 4, &st), 0);
 		assert_int_equal(st.state, NR_JOB_FAILED);
 		why = strstr(st.reason, "connection 0 (10.0.0.1 -> 10.0.0.2");
 		assert_non_null(why);
@@ -513,7 +513,7 @@ static void test_dup_stale_occupied(void **state)
 	/* release g=0 (coalesced later for g=1) */
 	send_ack(&t, 0, 0, 0, 0, NULL);
 	send_ack(&t, 1, 0, 0, 0, NULL);
-	nr_engine_job_stats(t.e, 9, &st);
+	agg_engine_job_stats(t.e, 9, &st);
 	assert_int_equal(st.next_release, 1);
 	/* released: still readable, resent */
 	assert_int_equal(send_one(&t, 1, 0, 0x01000000, pay[1], 1024, 0, &c, &k), NR_V_RESEND);
@@ -555,23 +555,23 @@ static void test_acks_naks_coalesced(void **state)
 	/* coalesced ACK of g=2 on conn 0; NAK sequence error at 3 on conn 1
 	 * (acks 0..2; the box resends result 3 itself: test_monitor) */
 	send_ack(&t, 0, 2, 0, 0, NULL);
-	nr_engine_job_stats(t.e, 2, &st);
+	agg_engine_job_stats(t.e, 2, &st);
 	assert_int_equal(st.next_release, 0);
 	assert_int_equal(send_ack(&t, 1, 3, NR_AETH_NAK_PSN_SEQ_ERR, 0, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
 	assert_int_equal(t.nsent, 1);
-	nr_engine_job_stats(t.e, 2, &st);
+	agg_engine_job_stats(t.e, 2, &st);
 	assert_int_equal(st.next_release, 3);
 	assert_int_equal(st.ctr[NR_ECTR_RELEASED], 3);
 	/* a NAK beyond what was emitted is ignored; other NAKs acknowledge nothing */
 	send_ack(&t, 1, 5, NR_AETH_NAK_PSN_SEQ_ERR, 0, &c);
 	assert_int_equal(c, NR_ECTR_ACK_IGNORED);
 	send_ack(&t, 0, 3, NR_AETH_NAK_REM_ACC_ERR, 0, NULL);
-	nr_engine_job_stats(t.e, 2, &st);
+	agg_engine_job_stats(t.e, 2, &st);
 	assert_int_equal(st.next_release, 3);
 	send_ack(&t, 0, 3, 0, 0, NULL);
 	send_ack(&t, 1, 3, 0, 0, NULL);
-	nr_engine_job_stats(t.e, 2, &st);
+	agg_engine_job_stats(t.e, 2, &st);
 	assert_int_equal(st.next_release, 4);
 	assert_int_equal(st.next_emit, 4);
 	th_fini(&t);
@@ -588,19 +588,19 @@ static void test_timeout_fails_and_frees(void **state)
 	s->timeout_ms = 5;
 	th_init(&t, s, 4);
 	/* idle: never times out */
-	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS), 0);
+	assert_int_equal(agg_engine_poll(t.e, 3600000 * MS), 0);
 	send_one(&t, 0, 0, 1, pay, 1024, 3600000 * MS, NULL, NULL);
 	send_one(&t, 2, 0, 1, pay, 1024, 3600000 * MS + 1 * MS, NULL, NULL);
-	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS + 5 * MS), 0);
+	assert_int_equal(agg_engine_poll(t.e, 3600000 * MS + 5 * MS), 0);
 	assert_int_equal(t.held, 2);
-	assert_int_equal(nr_engine_poll(t.e, 3600000 * MS + 6 * MS), 1);
+	assert_int_equal(agg_engine_poll(t.e, 3600000 * MS + 6 * MS), 1);
 	assert_int_equal(t.held, 0);
-	nr_engine_job_stats(t.e, 4, &st);
+	agg_engine_job_stats(t.e, 4, &st);
 	assert_int_equal(st.state, NR_JOB_FAILED);
 	assert_int_equal(st.ctr[NR_ECTR_JOB_TIMEOUTS], 1);
 	assert_string_equal(st.reason, "job 4: no progress for 5 ms: slot g=0 has 2 of 3 contributions "
 			    "(missing: connection 1 (10.0.0.2 -> 10.0.0.3 qpn 0x202))");
-	assert_int_equal(nr_engine_poll(t.e, 3700000 * MS), 0);
+	assert_int_equal(agg_engine_poll(t.e, 3700000 * MS), 0);
 	th_fini(&t);
 
 	/* emitted but never ACKed also times out, naming the silent receiver */
@@ -610,9 +610,9 @@ static void test_timeout_fails_and_frees(void **state)
 	send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL);
 	send_one(&t, 1, 0, 1, pay, 1024, 0, NULL, NULL);
 	send_ack(&t, 1, 0, 0, 5 * MS, NULL);
-	assert_int_equal(nr_engine_poll(t.e, 14 * MS), 0);   /* the ACK was progress */
-	assert_int_equal(nr_engine_poll(t.e, 16 * MS), 1);
-	nr_engine_job_stats(t.e, 5, &st);
+	assert_int_equal(agg_engine_poll(t.e, 14 * MS), 0);   /* the ACK was progress */
+	assert_int_equal(agg_engine_poll(t.e, 16 * MS), 1);
+	agg_engine_job_stats(t.e, 5, &st);
 	assert_string_equal(st.reason, "job 5: no progress for 10 ms: slot g=0 emitted, waiting for "
 			    "ACK from connection 0 (10.0.0.1 -> 10.0.0.2 qpn 0x201)");
 	th_fini(&t);
@@ -633,18 +633,18 @@ static void test_job_del_frees(void **state)
 	send_one(&t, 2, 1, 2, pay, 1024, 0, NULL, NULL);
 	assert_int_equal(t.held, 3);
 	/* the same connections cannot be registered twice; the same id neither */
-	assert_int_equal(nr_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), -EEXIST);
-	assert_int_equal(nr_engine_job_add(t.e, 11, s2, 0, NULL, err, sizeof(err)), -EEXIST);
-	assert_int_equal(nr_engine_job_del(t.e, 11), 0);
+	assert_int_equal(agg_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), -EEXIST);
+	assert_int_equal(agg_engine_job_add(t.e, 11, s2, 0, NULL, err, sizeof(err)), -EEXIST);
+	assert_int_equal(agg_engine_job_del(t.e, 11), 0);
 	assert_int_equal(t.held, 0);
 	assert_int_equal(t.freed, 3);
-	assert_int_equal(nr_engine_job_del(t.e, 11), -ENOENT);
+	assert_int_equal(agg_engine_job_del(t.e, 11), -ENOENT);
 	/* counters survive the job; its connections are unknown again */
-	nr_engine_counters(t.e, ctr);
+	agg_engine_counters(t.e, ctr);
 	assert_int_equal(ctr[NR_ECTR_AGGREGATED], 3);
 	assert_int_equal(send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL), NR_V_FORWARD);
 	/* and can be registered again */
-	assert_int_equal(nr_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(agg_engine_job_add(t.e, 12, t.spec, 0, NULL, err, sizeof(err)), 0);
 	assert_int_equal(send_one(&t, 0, 0, 1, pay, 1024, 0, NULL, NULL), NR_V_HELD);
 	free(s2);
 	th_fini(&t);
@@ -930,7 +930,7 @@ static void test_validate(void **state)
 	(void)state;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct nr_job_spec *s = th_spec(4, 1024, 4096, 8, NR_SUM_ORDERED, NULL);
-		struct nr_engine *e = nr_engine_create(NULL);
+		struct agg_engine *e = agg_engine_create(NULL);
 
 		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
 		cases[c].mutate(s);
@@ -940,8 +940,8 @@ static void test_validate(void **state)
 			print_error("case %zu: got \"%s\", want \"%s\"\n", c, err, cases[c].want);
 			fail();
 		}
-		assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
-		nr_engine_destroy(e);
+		assert_int_equal(agg_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
+		agg_engine_destroy(e);
 		free(s);
 	}
 	/* channels: the spec names each connection by channel; valid, the
@@ -949,7 +949,7 @@ static void test_validate(void **state)
 	{
 		struct nr_job_spec *two = th_spec(4, 1024, 4096, 8, NR_SUM_ORDERED, NULL);
 		struct nr_job_spec *s = calloc(1, nr_job_spec_size(8)), *one = calloc(1, nr_job_spec_size(4));
-		struct nr_engine *e = nr_engine_create(NULL);
+		struct agg_engine *e = agg_engine_create(NULL);
 
 		memcpy(s, two, nr_job_spec_size(4));
 		s->n_channels = 2;
@@ -959,12 +959,12 @@ static void test_validate(void **state)
 			s->conns[4 + i].dst_qpn += 0x1000;
 		}
 		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), 0);
-		assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
+		assert_int_equal(agg_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "job 1: 2 channels; an engine runs one channel as a job"));
 		nr_job_channel_spec(s, 1, one);
 		assert_int_equal(nr_job_channels(one), 1);
 		assert_memory_equal(one->conns, &s->conns[4], 4 * sizeof(s->conns[0]));
-		assert_int_equal(nr_engine_job_add(e, 1, one, 0, NULL, err, sizeof(err)), 0);
+		assert_int_equal(agg_engine_job_add(e, 1, one, 0, NULL, err, sizeof(err)), 0);
 		s->conns[5].dst_qpn = s->conns[1].dst_qpn;
 		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "channels[1].conns[1]: receiver 10.0.0.3 qpn 0x202 already used by channels[0].conns[1]"));
@@ -975,7 +975,7 @@ static void test_validate(void **state)
 		s->n_channels = NR_MAX_CHANNELS + 1;
 		assert_int_equal(nr_job_spec_validate(s, err, sizeof(err)), -EINVAL);
 		assert_non_null(strstr(err, "n_channels: 17 is out of range (1..16)"));
-		nr_engine_destroy(e);
+		agg_engine_destroy(e);
 		free(one);
 		free(s);
 		free(two);
@@ -993,28 +993,28 @@ static void test_validate(void **state)
 
 static void test_kernel_override(void **state)
 {
-	struct nr_engine *e = nr_engine_create(NULL);
+	struct agg_engine *e = agg_engine_create(NULL);
 
 	(void)state;
-	assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_SCALAR), 0);
-	assert_string_equal(nr_engine_kernel_name(e), "scalar");
-	if (nr_sum_avx512_supported()) {
-		assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_AVX512), 0);
-		assert_string_equal(nr_engine_kernel_name(e), "avx512");
+	assert_int_equal(agg_engine_set_kernel(e, NR_KERNEL_SCALAR), 0);
+	assert_string_equal(agg_engine_kernel_name(e), "scalar");
+	if (agg_sum_avx512_supported()) {
+		assert_int_equal(agg_engine_set_kernel(e, NR_KERNEL_AVX512), 0);
+		assert_string_equal(agg_engine_kernel_name(e), "avx512");
 	} else {
 		printf("avx512: not supported on this CPU, scalar only\n");
-		assert_int_equal(nr_engine_set_kernel(e, NR_KERNEL_AVX512), -ENOTSUP);
+		assert_int_equal(agg_engine_set_kernel(e, NR_KERNEL_AVX512), -ENOTSUP);
 	}
 	for (int i = 0; i < NR_ECTR_MAX; i++) {
 		assert_non_null(nr_engine_ctr_names[i]);
 		assert_non_null(nr_engine_ctr_help[i]);
 	}
 	assert_string_equal(nr_engine_ctr_names[NR_ECTR_TAG_MISMATCH], "tag_mismatch");
-	nr_engine_destroy(e);
+	agg_engine_destroy(e);
 }
 
 /*
- * nr_engine_input_burst has the effect of one nr_engine_input per packet in
+ * agg_engine_input_burst has the effect of one agg_engine_input per packet in
  * order: one random schedule (N=5, shuffled arrival, duplicates, packets of
  * an unknown QPN, a length mismatch, ACKs, PSNs wrapping) through two engines,
  * one packet at a time and in bursts of 1..40; verdicts, counters moved,
@@ -1026,7 +1026,7 @@ static void test_burst_equals_single(void **state)
 	uint32_t ipsn[N];
 	struct th a, b;
 	struct th_pkt **ka = calloc(MAXP, sizeof(*ka)), **kb = calloc(MAXP, sizeof(*kb));
-	enum nr_verdict *va = calloc(MAXP, sizeof(*va)), *vb = calloc(MAXP, sizeof(*vb));
+	enum agg_verdict *va = calloc(MAXP, sizeof(*va)), *vb = calloc(MAXP, sizeof(*vb));
 	enum nr_engine_ctr *ca = calloc(MAXP, sizeof(*ca)), *cb = calloc(MAXP, sizeof(*cb));
 	uint32_t np = 0;
 	struct eng_rng rng;
@@ -1106,7 +1106,7 @@ static void test_burst_equals_single(void **state)
 			kb[k + q]->state = TH_HELD;   /* as th_input: it may come back at once */
 			b.held++;
 		}
-		nr_engine_input_burst(b.e, pk, fr, hd, m, k, &vb[k], &cb[k]);
+		agg_engine_input_burst(b.e, pk, fr, hd, m, k, &vb[k], &cb[k]);
 		for (uint32_t q = 0; q < m; q++)
 			if (vb[k + q] != NR_V_HELD) {
 				kb[k + q]->state = TH_TEST;
@@ -1127,8 +1127,8 @@ static void test_burst_equals_single(void **state)
 		assert_memory_equal(th_payload(a.log[k].pkt), th_payload(b.log[k].pkt),
 				    a.log[k].pkt->p.pay_len);
 	}
-	nr_engine_counters(a.e, cta);
-	nr_engine_counters(b.e, ctb);
+	agg_engine_counters(a.e, cta);
+	agg_engine_counters(b.e, ctb);
 	assert_memory_equal(cta, ctb, sizeof(cta));
 	assert_true(cta[NR_ECTR_DUP_DROPPED] + cta[NR_ECTR_DUP_RESENT] > 0);
 	assert_true(cta[NR_ECTR_UNKNOWN_CONN] > 0);

@@ -62,15 +62,15 @@ static uint32_t bits(float f)
 static bool f32_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
 
 /* The kernels to hold to the scalar ones: every variant this CPU runs. */
-static const struct nr_sum_ops *variants[2];
+static const struct agg_sum_ops *variants[2];
 static unsigned nvariants;
 
 static void find_variants(void)
 {
 	nvariants = 0;
-	variants[nvariants++] = nr_sum_get(NR_KERNEL_SCALAR);
-	if (nr_sum_get(NR_KERNEL_AVX512))
-		variants[nvariants++] = nr_sum_get(NR_KERNEL_AVX512);
+	variants[nvariants++] = agg_sum_get(NR_KERNEL_SCALAR);
+	if (agg_sum_get(NR_KERNEL_AVX512))
+		variants[nvariants++] = agg_sum_get(NR_KERNEL_AVX512);
 }
 
 /* ---- the oracle ---------------------------------------------------------- */
@@ -234,7 +234,7 @@ static void test_narrow_variants(void **state)
 			void *outs[1] = { dst };
 
 			memset(got, 0xA5, cap * sizeof(*got) + 2);
-			nr_sum_half(variants[v], t)->narrow_fanout((const float *)p, NULL, outs, 1, n * 2);
+			agg_sum_half(variants[v], t)->narrow_fanout((const float *)p, NULL, outs, 1, n * 2);
 			for (uint32_t k = 0; k < n; k++)
 				if (dst[k] != ref[k])
 					fail_msg("%s %s: 0x%08x narrowed to 0x%04x, scalar rule 0x%04x",
@@ -258,7 +258,7 @@ static void test_widen_variants(void **state)
 		h[v] = (uint16_t)v;
 	for (unsigned t = NR_ELEM_BF16; t <= NR_ELEM_FP16; t++)
 		for (unsigned v = 0; v < nvariants; v++) {
-			nr_sum_half(variants[v], t)->widen(acc, h, 65536 * 2);
+			agg_sum_half(variants[v], t)->widen(acc, h, 65536 * 2);
 			for (uint32_t k = 0; k < 65536; k++) {
 				float w = t == NR_ELEM_BF16 ? nr_bf16_widen((uint16_t)k)
 							    : nr_fp16_widen((uint16_t)k);
@@ -339,7 +339,7 @@ static void run_sum(struct eng_rng *r, unsigned t, unsigned n, uint32_t nbytes, 
 	}
 	ref_sum(ref, src, n, nbytes, t);
 	for (unsigned v = 0; v < nvariants; v++) {
-		const struct nr_half_ops *h = nr_sum_half(variants[v], t);
+		const struct agg_half_ops *h = agg_sum_half(variants[v], t);
 		void *outs[MAXN];
 
 		/* ordered, result apart and into every packet (outputs alias sources) */
@@ -413,21 +413,21 @@ static void test_overflow(void **state)
 			a[i] = 0x7BFF;
 			b[i] = add[i % 3];
 		}
-		nr_sum_half(variants[v], NR_ELEM_FP16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
+		agg_sum_half(variants[v], NR_ELEM_FP16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
 		for (unsigned i = 0; i < 16; i++)
 			assert_int_equal(out[i], want[i % 3]);
 		for (unsigned i = 0; i < 16; i++) {
 			a[i] = 0x7C00;          /* +Inf */
 			b[i] = 0xFC00;          /* -Inf */
 		}
-		nr_sum_half(variants[v], NR_ELEM_FP16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
+		agg_sum_half(variants[v], NR_ELEM_FP16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
 		for (unsigned i = 0; i < 16; i++)
 			assert_int_equal(out[i], 0xFE00);   /* x86's default NaN, narrowed */
 		for (unsigned i = 0; i < 16; i++) {
 			a[i] = 0x7F7F;          /* bf16's largest */
 			b[i] = 0x7F7F;
 		}
-		nr_sum_half(variants[v], NR_ELEM_BF16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
+		agg_sum_half(variants[v], NR_ELEM_BF16)->sum_fanout(NULL, srcs, 2, outs, 1, 32);
 		for (unsigned i = 0; i < 16; i++)
 			assert_int_equal(out[i], 0x7F80);   /* twice the largest: Inf */
 	}
@@ -489,7 +489,7 @@ static void accuracy_case(unsigned t, unsigned world, bool wide, uint32_t nel,
 	for (unsigned k = 0; k < world; k++)
 		srcs[k] = x + (size_t)k * nel;
 	for (unsigned v = 0; v < nvariants; v++) {
-		nr_sum_half(variants[v], t)->sum_fanout(res, srcs, world, NULL, 0, nel * 2);
+		agg_sum_half(variants[v], t)->sum_fanout(res, srcs, world, NULL, 0, nel * 2);
 		for (uint32_t e = 0; e < nel; e++) {
 			float a = 0;
 			uint16_t want;

@@ -180,7 +180,7 @@ static void gen_schedule(struct sched *s, uint64_t sd)
 	spec->result_key = s->key;
 	free(ipsn);
 	th_init(&s->t, spec, 1 + eng_rand(r) % 1000);
-	nr_engine_set_kernel(s->t.e, eng_chance(r, 50) ? NR_KERNEL_SCALAR : NR_KERNEL_AVX512);
+	agg_engine_set_kernel(s->t.e, eng_chance(r, 50) ? NR_KERNEL_SCALAR : NR_KERNEL_AVX512);
 }
 
 static void sched_free(struct sched *s)
@@ -316,7 +316,7 @@ static void check_release(struct sched *s)
 	struct nr_job_stats st;
 	uint32_t low = UINT32_MAX;
 
-	assert_int_equal(nr_engine_job_stats(s->t.e, s->t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(s->t.e, s->t.job, &st), 0);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
 	for (uint32_t i = 0; i < s->n; i++)
 		if (s->ack_seen[i] < low)
@@ -334,7 +334,7 @@ static void engine_deliver(struct sched *s)
 	struct flight f = bag_take(&s->to_eng, &s->r, s->p_reorder);
 	enum nr_engine_ctr c = NR_ECTR_MAX;
 	uint32_t g = g_of(s, f.conn, f.k->p.psn);
-	enum nr_verdict v = th_input(&s->t, f.k, s->steps * 1000, &c);
+	enum agg_verdict v = th_input(&s->t, f.k, s->steps * 1000, &c);
 
 	if (f.ack) {
 		/* forwarded, or a NAK the box answered with a repair itself */
@@ -468,7 +468,7 @@ static void run_schedule(uint64_t sd, uint64_t *steps_total)
 		if (s.steps > 400000) {
 			struct nr_job_stats dst;
 
-			nr_engine_job_stats(s.t.e, s.t.job, &dst);
+			agg_engine_job_stats(s.t.e, s.t.job, &dst);
 			print_error("schedule %llu: no completion after %llu steps (n %u ppm %u w %u "
 				    "total %u mode %u; engine next_emit %u next_release %u; "
 				    "in flight %u/%u/%u)\n",
@@ -496,15 +496,15 @@ static void run_schedule(uint64_t sd, uint64_t *steps_total)
 			s.nxt[i] = s.una[i];
 		}
 		if (s.steps % 4096 == 0)
-			assert_int_equal(nr_engine_poll(s.t.e, s.steps * 1000), 0);
+			assert_int_equal(agg_engine_poll(s.t.e, s.steps * 1000), 0);
 	}
 	/* every slot released, nothing held, every handle came back once */
-	assert_int_equal(nr_engine_job_stats(s.t.e, s.t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(s.t.e, s.t.job, &st), 0);
 	while (s.late.n)
 		bag_push(&s.to_eng, bag_take(&s.late, &s.r, 0));
 	while (s.to_eng.n)
 		engine_deliver(&s);           /* stragglers: duplicates, late packets, ACKs */
-	assert_int_equal(nr_engine_job_stats(s.t.e, s.t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(s.t.e, s.t.job, &st), 0);
 	assert_int_equal(st.next_emit, s.total);
 	assert_int_equal(st.next_release, s.total);
 	assert_int_equal(st.ctr[NR_ECTR_COMPLETED], s.total);
@@ -518,7 +518,7 @@ static void run_schedule(uint64_t sd, uint64_t *steps_total)
 		ctr_sum[c] += st.ctr[c];
 	if (s.n > max_n)
 		max_n = s.n;
-	assert_int_equal(nr_engine_job_del(s.t.e, s.t.job), 0);
+	assert_int_equal(agg_engine_job_del(s.t.e, s.t.job), 0);
 	*steps_total += s.steps;
 	sched_free(&s);
 }

@@ -31,11 +31,11 @@ static const uint32_t ipsn[N] = { 100, 0xFFFFFE, 7 };
 static float pay[256] = { 1.0f, 2.0f };
 
 /* Sequence g (one packet) of conn at time now. */
-static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
+static enum agg_verdict data(struct th *t, uint32_t conn, uint32_t g, uint64_t now)
 {
 	struct th_pkt *k = th_data(t->spec, conn, nr_psn_add(ipsn[conn], g),
 				   NR_OP_RC_WRITE_ONLY_IMM, 0x01000000 | g, pay, 1024);
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	k->origin = (uint16_t)(10 + conn);
 	v = th_input(t, k, now, NULL);
@@ -118,10 +118,10 @@ static void test_gap_before_box(void **state)
 	/* silence for that gap: more packets beyond it, polls before the re-arm */
 	data(&t, 1, 3, 2 * MS);
 	data(&t, 1, 4, 3 * MS);
-	nr_engine_poll(t.e, 3 * MS);
+	agg_engine_poll(t.e, 3 * MS);
 	assert_int_equal(t.nsent, 1);
 	/* the NAK (or its resend) was lost: re-armed after 3 round trips (12 ms) */
-	nr_engine_poll(t.e, 15 * MS);
+	agg_engine_poll(t.e, 15 * MS);
 	assert_int_equal(t.nsent, 2);
 	check_rnr(&t, 1, 1, 1);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 1);
@@ -138,7 +138,7 @@ static void test_gap_before_box(void **state)
 	assert_int_equal(t.log_len, 5 * N);
 	for (uint32_t i = 0; i < N; i++)
 		ack(&t, i, 4, 0x1F, 18 * MS);
-	nr_engine_poll(t.e, 100 * MS);
+	agg_engine_poll(t.e, 100 * MS);
 	assert_int_equal(t.nsent, 2);
 	th_fini(&t);
 }
@@ -170,12 +170,12 @@ static void test_nak_never_beyond_mark(void **state)
 	/* the receiver acknowledges g=1 (its ACK of g=2 is lost): the re-armed
 	 * NAK goes at 2 */
 	ack(&t, 2, 1, 0x1F, 3 * MS);
-	nr_engine_poll(t.e, 20 * MS);
+	agg_engine_poll(t.e, 20 * MS);
 	assert_int_equal(t.nsent, 2);
 	check_rnr(&t, 1, 2, 2);
 	/* an ACK of g=2 arrives: the next re-arm is at the gap itself */
 	ack(&t, 2, 2, 0x1F, 21 * MS);
-	nr_engine_poll(t.e, 40 * MS);
+	agg_engine_poll(t.e, 40 * MS);
 	assert_int_equal(t.nsent, 3);
 	check_rnr(&t, 2, 2, 3);
 	for (uint32_t k = 0; k < t.nsent; k++)
@@ -184,12 +184,12 @@ static void test_nak_never_beyond_mark(void **state)
 }
 
 /* The receiver of conn NAKs at g: the verdict, and the counter that moved. */
-static enum nr_verdict nak(struct th *t, uint32_t conn, uint32_t g, uint64_t now,
+static enum agg_verdict nak(struct th *t, uint32_t conn, uint32_t g, uint64_t now,
 			   enum nr_engine_ctr *c)
 {
 	struct th_pkt *k = th_ack(t->spec, conn, nr_psn_add(ipsn[conn], g),
 				  NR_AETH_NAK_PSN_SEQ_ERR);
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	k->origin = (uint16_t)(20 + conn);
 	v = th_input(t, k, now, c);
@@ -262,24 +262,24 @@ static void test_receiver_loss_repaired(void **state)
 	assert_int_equal(nak(&t, 0, 2, 3 * MS, &c), NR_V_DROP);   /* the echo */
 	assert_int_equal(t.nsent, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 2);
-	nr_engine_poll(t.e, 9 * MS);
+	agg_engine_poll(t.e, 9 * MS);
 	assert_int_equal(t.nsent, 2);
 	/* ... but the repair was lost too: the receiver stays silent; 2 round
 	 * trips (8 ms) after the repair went out the box resends the last result
 	 * with AckReq, to have it ACKed or NAKed */
-	nr_engine_poll(t.e, 10 * MS);
+	agg_engine_poll(t.e, 10 * MS);
 	assert_int_equal(t.nsent, 3);
 	check_repair(&t, 2, 0, 3, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
 	/* lost as well: 4 round trips (16 ms) after the repair, the box NAKs
 	 * the sender */
-	nr_engine_poll(t.e, 17 * MS);
+	agg_engine_poll(t.e, 17 * MS);
 	assert_int_equal(t.nsent, 3);
-	nr_engine_poll(t.e, 18 * MS);
+	agg_engine_poll(t.e, 18 * MS);
 	assert_int_equal(t.nsent, 4);
 	check_rnr(&t, 3, 0, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
-	nr_engine_poll(t.e, 30 * MS);           /* one of each per stall and probe time */
+	agg_engine_poll(t.e, 30 * MS);           /* one of each per stall and probe time */
 	assert_int_equal(t.nsent, 4);
 	/* the sender's resend of g=2 is answered with the stored result */
 	k = th_data(t.spec, 0, nr_psn_add(ipsn[0], 2), NR_OP_RC_WRITE_ONLY_IMM, 0x01000002,
@@ -288,7 +288,7 @@ static void test_receiver_loss_repaired(void **state)
 	th_pkt_free(k);
 	/* the receiver gets it and acknowledges up to 3: no more NAKs */
 	ack(&t, 0, 3, 0x1F, 31 * MS);
-	nr_engine_poll(t.e, 200 * MS);
+	agg_engine_poll(t.e, 200 * MS);
 	assert_int_equal(t.nsent, 4);
 	/* a NAK at the mark with nothing emitted beyond it: for the sender */
 	for (uint32_t i = 0; i < N; i++)
@@ -354,9 +354,9 @@ static void test_tail_losses_probed(void **state)
 	slot(&t, 1, 1 * MS);
 	data(&t, 0, 2, 2 * MS);
 	data(&t, 1, 2, 2 * MS);                 /* conn 2's g=2 lost: slot 2 waits */
-	nr_engine_poll(t.e, 16 * MS);
+	agg_engine_poll(t.e, 16 * MS);
 	assert_int_equal(t.nsent, 0);
-	nr_engine_poll(t.e, 17 * MS);           /* 16 ms since conn 2's stream last moved */
+	agg_engine_poll(t.e, 17 * MS);           /* 16 ms since conn 2's stream last moved */
 	assert_int_equal(t.nsent, 1);
 	check_rnr(&t, 0, 2, 2);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
@@ -367,20 +367,20 @@ static void test_tail_losses_probed(void **state)
 	ack(&t, 2, 2, 0x1F, 21 * MS);
 	/* conn 1's receiver lost result 2 (AckReq) and stays silent: result 2
 	 * again, with AckReq, 8 ms after it went out */
-	nr_engine_poll(t.e, 27 * MS);
+	agg_engine_poll(t.e, 27 * MS);
 	assert_int_equal(t.nsent, 1);
-	nr_engine_poll(t.e, 28 * MS);
+	agg_engine_poll(t.e, 28 * MS);
 	assert_int_equal(t.nsent, 2);
 	check_repair(&t, 1, 1, 2, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
 	/* lost too: probed at 2, 16 ms after the result */
-	nr_engine_poll(t.e, 35 * MS);
+	agg_engine_poll(t.e, 35 * MS);
 	assert_int_equal(t.nsent, 2);
-	nr_engine_poll(t.e, 36 * MS);
+	agg_engine_poll(t.e, 36 * MS);
 	assert_int_equal(t.nsent, 3);
 	check_rnr(&t, 2, 1, 2);
 	ack(&t, 1, 2, 0x1F, 38 * MS);
-	nr_engine_poll(t.e, 500 * MS);          /* nothing waits: no probe */
+	agg_engine_poll(t.e, 500 * MS);          /* nothing waits: no probe */
 	assert_int_equal(t.nsent, 3);
 	th_fini(&t);
 }
@@ -400,15 +400,15 @@ static void test_no_probe_while_results_flow(void **state)
 		for (uint32_t i = 0; i < N; i++)
 			data(&t, i, g, 15 * MS);
 	assert_int_equal(t.log_len, 3 * N);
-	nr_engine_poll(t.e, 20 * MS);           /* 20 ms since the ACKs, 5 since results */
+	agg_engine_poll(t.e, 20 * MS);           /* 20 ms since the ACKs, 5 since results */
 	assert_int_equal(t.nsent, 0);
-	nr_engine_poll(t.e, 23 * MS);           /* 8 ms of silence after them: result 2 again */
+	agg_engine_poll(t.e, 23 * MS);           /* 8 ms of silence after them: result 2 again */
 	assert_int_equal(t.nsent, N);
 	for (uint32_t i = 0; i < N; i++)
 		check_repair(&t, i, i, 2, true);
-	nr_engine_poll(t.e, 30 * MS);
+	agg_engine_poll(t.e, 30 * MS);
 	assert_int_equal(t.nsent, N);
-	nr_engine_poll(t.e, 31 * MS);           /* 16 ms: each probed */
+	agg_engine_poll(t.e, 31 * MS);           /* 16 ms: each probed */
 	assert_int_equal(t.nsent, 2 * N);
 	for (uint32_t i = 0; i < N; i++)
 		check_rnr(&t, N + i, i, 1);
@@ -434,19 +434,19 @@ static void test_late_contributor_held(void **state)
 	slot(&t, 0, 0);
 	data(&t, 0, 1, 1 * MS);
 	data(&t, 1, 1, 1 * MS);
-	nr_engine_poll(t.e, 90 * MS);
-	nr_engine_poll(t.e, 120 * MS);
+	agg_engine_poll(t.e, 90 * MS);
+	agg_engine_poll(t.e, 120 * MS);
 	for (k = 0; k < t.nsent; k++)
 		assert_int_equal(t.sent[k].p.qpn, t.spec->conns[2].src_qpn);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 0);
 	k = t.nsent;
-	nr_engine_poll(t.e, 129 * MS);
+	agg_engine_poll(t.e, 129 * MS);
 	assert_int_equal(t.nsent, k + 2);
 	check_syn(&t, k, 0, 1, NR_AETH_RNR_NAK | 22);
 	check_syn(&t, k + 1, 1, 1, NR_AETH_RNR_NAK | 22);
 	first = t.nsent;
 	for (uint64_t now = 130; now < 2000; now += 10)
-		nr_engine_poll(t.e, now * MS);
+		agg_engine_poll(t.e, now * MS);
 	for (k = 0; k < t.nsent; k++) {
 		if (t.sent[k].p.aeth_syn == (NR_AETH_RNR_NAK | 22)) {
 			assert_int_not_equal(t.sent[k].p.qpn, t.spec->conns[2].src_qpn);
@@ -466,7 +466,7 @@ static void test_late_contributor_held(void **state)
 		ack(&t, i, 1, 0x1F, 2001 * MS);
 	k = t.nsent;
 	for (uint64_t now = 2010; now < 3000; now += 10)
-		nr_engine_poll(t.e, now * MS);
+		agg_engine_poll(t.e, now * MS);
 	assert_int_equal(t.nsent, k);
 	th_fini(&t);
 }
@@ -505,7 +505,7 @@ static void test_gap_before_first_ack(void **state)
 	/* a stale ACK of the job's start (PSN ipsn - 1: nothing acknowledged)
 	 * gives the receiver's template; the re-arm is built from it */
 	ack(&t, 0, 0xFFFFFF, 0x1F, 2 * MS);
-	nr_engine_poll(t.e, 14 * MS);           /* re-arm: 3 round trips after the NAK */
+	agg_engine_poll(t.e, 14 * MS);           /* re-arm: 3 round trips after the NAK */
 	assert_int_equal(t.nsent, 2);
 	check_rnr(&t, 1, 0, 0);
 	th_fini(&t);
@@ -525,9 +525,9 @@ static void test_tail_ack_repeated(void **state)
 
 	init(&t);
 	slot(&t, 0, 0);                         /* every receiver ACKs g=0: all emitted */
-	nr_engine_poll(t.e, 10 * MS);
+	agg_engine_poll(t.e, 10 * MS);
 	assert_int_equal(t.nrep, 0);
-	nr_engine_poll(t.e, 17 * MS);           /* a probe time (16 ms) of quiet: once each */
+	agg_engine_poll(t.e, 17 * MS);           /* a probe time (16 ms) of quiet: once each */
 	assert_int_equal(t.nrep, N);
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_REPEAT), N);
 	want = th_ack(t.spec, N - 1, ipsn[N - 1], 0x1F);
@@ -535,14 +535,14 @@ static void test_tail_ack_repeated(void **state)
 	assert_int_equal(t.rep.len, want->len);
 	assert_memory_equal(t.rep.frame, want->frame, want->len);
 	th_pkt_free(want);
-	nr_engine_poll(t.e, 100 * MS);          /* once only */
+	agg_engine_poll(t.e, 100 * MS);          /* once only */
 	assert_int_equal(t.nrep, N);
 	/* the next collective: conn 0 sends again at once (cancelled); the
 	 * others' results wait for their ACKs: nothing repeated */
 	slot(&t, 1, 101 * MS);
 	for (uint32_t i = 0; i < N; i++)
 		data(&t, i, 2, 101 * MS);
-	nr_engine_poll(t.e, 200 * MS);
+	agg_engine_poll(t.e, 200 * MS);
 	assert_int_equal(t.nrep, N);
 	assert_int_equal(t.nsent, 2 * N);       /* the receivers' result 2 again, then probes */
 	th_fini(&t);
@@ -551,21 +551,21 @@ static void test_tail_ack_repeated(void **state)
 /* No ops.send (a caller that cannot transmit): gaps are only counted. */
 static void test_without_send(void **state)
 {
-	struct nr_engine *e = nr_engine_create(NULL);
+	struct agg_engine *e = agg_engine_create(NULL);
 	struct nr_job_spec *s = th_spec(2, 1024, 1024, 4, NR_SUM_ORDERED, NULL);
 	char err[128];
 	struct th_pkt *k;
 	uint64_t ctr[NR_ECTR_MAX];
 
-	assert_int_equal(nr_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(agg_engine_job_add(e, 1, s, 0, NULL, err, sizeof(err)), 0);
 	k = th_ack(s, 0, 0xFFFFFF, 0x1F);
-	assert_int_equal(nr_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_FORWARD);
+	assert_int_equal(agg_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_FORWARD);
 	th_pkt_free(k);
 	k = th_data(s, 0, 1, NR_OP_RC_WRITE_ONLY_IMM, 0x01000001, pay, 1024);
-	assert_int_equal(nr_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_HELD);
-	nr_engine_counters(e, ctr);
+	assert_int_equal(agg_engine_input(e, &k->p, k->frame, k, 0, NULL), NR_V_HELD);
+	agg_engine_counters(e, ctr);
 	assert_int_equal(ctr[NR_ECTR_NAK_GAP], 1);
-	nr_engine_destroy(e);     /* frees k through no ops.free: the test keeps it */
+	agg_engine_destroy(e);     /* frees k through no ops.free: the test keeps it */
 	th_pkt_free(k);
 	free(s);
 }

@@ -6,7 +6,7 @@
  * any other DSCP (the class above them all, exact messages') is not.
  * Inside a burst the ready slots of jobs with classes leave at the burst's
  * end, the highest class first, across the engine's jobs (a job's channels);
- * a job without classes, and a single nr_engine_input, emit at once.
+ * a job without classes, and a single agg_engine_input, emit at once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,7 +71,7 @@ static void burst(struct th *t, struct th_pkt **k, unsigned n, uint64_t now)
 	struct nr_pkt *pk[64];
 	uint8_t *fr[64];
 	void *hd[64];
-	enum nr_verdict v[64];
+	enum agg_verdict v[64];
 
 	assert_true(n <= 64);
 	for (unsigned q = 0; q < n; q++) {
@@ -81,7 +81,7 @@ static void burst(struct th *t, struct th_pkt **k, unsigned n, uint64_t now)
 		k[q]->state = TH_HELD;
 		t->held++;
 	}
-	nr_engine_input_burst(t->e, pk, fr, hd, n, now, v, NULL);
+	agg_engine_input_burst(t->e, pk, fr, hd, n, now, v, NULL);
 	for (unsigned q = 0; q < n; q++) {
 		assert_int_equal(v[q], NR_V_HELD);
 	}
@@ -91,7 +91,7 @@ static void burst(struct th *t, struct th_pkt **k, unsigned n, uint64_t now)
  * Slot 0 of job 10 (class 0), of job 14 (no classes) and of job 12 (class
  * 2) complete in one burst, in that order: job 14's results leave at once,
  * then, at the burst's end, job 12's (class 2) before job 10's (class 0).
- * One packet at a time (nr_engine_input) they leave as they complete.
+ * One packet at a time (agg_engine_input) they leave as they complete.
  */
 static void test_burst_class_order(void **state)
 {
@@ -107,8 +107,8 @@ static void test_burst_class_order(void **state)
 		const uint32_t *want = round ? want_single : want_burst;
 
 		th_init(&t, spec_of(0, CLASSES, 0), 10);
-		assert_int_equal(nr_engine_job_add(t.e, 12, sb, 0, &credits, err, sizeof(err)), 0);
-		assert_int_equal(nr_engine_job_add(t.e, 14, sc, 0, &credits, err, sizeof(err)), 0);
+		assert_int_equal(agg_engine_job_add(t.e, 12, sb, 0, &credits, err, sizeof(err)), 0);
+		assert_int_equal(agg_engine_job_add(t.e, 14, sc, 0, &credits, err, sizeof(err)), 0);
 		for (uint32_t i = 0; i < N; i++) {
 			k[i] = pkt(t.spec, i, 0, DSCP);                  /* class 0 */
 			k[N + i] = pkt(sc, i, 0, DSCP);                  /* no classes */
@@ -175,7 +175,7 @@ static void test_class_dscps_tolerant(void **state)
 	{
 		struct nr_job_stats st;
 
-		assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+		assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 		assert_int_equal(st.next_emit, sizeof(dscps) * PKTS);
 		assert_int_equal(st.short_why[NR_SHORT_WHY_EXACT], 1);
 		/* by class: DSCPs 10, 12 class 0; 18, 20 class 1; 26, 28 class 2 */

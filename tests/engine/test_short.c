@@ -57,7 +57,7 @@ static uint64_t va_of(uint32_t conn, uint32_t g)
 }
 
 /* conn's packet g, marked with DSCP dscp, from its UDP source port + spray; the verdict. */
-static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint16_t spray,
+static enum agg_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint16_t spray,
 			       uint64_t now, enum nr_engine_ctr *ctr)
 {
 	float pay[MTU / 4];
@@ -68,7 +68,7 @@ static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t 
 		.dma_len = PKTS * MTU,
 	};
 	struct th_pkt *k;
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	for (uint32_t i = 0; i < MTU / 4; i++)
 		pay[i] = val(conn, g);
@@ -83,7 +83,7 @@ static enum nr_verdict data_sp(struct th *t, uint32_t conn, uint32_t g, uint8_t 
 	return v;
 }
 
-static enum nr_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
+static enum agg_verdict data(struct th *t, uint32_t conn, uint32_t g, uint8_t dscp, uint64_t now)
 {
 	return data_sp(t, conn, g, dscp, 0, now, NULL);
 }
@@ -140,7 +140,7 @@ static void run(struct th *t, uint32_t from, uint32_t to, const struct loss *los
 		for (uint32_t i = 0; i < N; i++)
 			if (!is_lost(lost, n_lost, i, g))
 				data(t, i, g, dscp, now);
-		assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+		assert_int_equal(agg_engine_job_stats(t->e, t->job, &st), 0);
 		for (uint32_t i = 0; st.next_emit > 0 && i < N; i++)
 			ack(t, i, st.next_emit - 1, now);
 	}
@@ -213,7 +213,7 @@ static void check_accounting(struct th *t, uint64_t shorts)
 {
 	struct nr_job_stats st;
 
-	assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t->e, t->job, &st), 0);
 	assert_int_equal(st.ctr[NR_ECTR_SHORT_SLOTS], shorts);
 	assert_int_equal(st.ctr[NR_ECTR_EMITTED],
 			 st.ctr[NR_ECTR_COMPLETED] * N + shorts * (N - 1));
@@ -235,7 +235,7 @@ static void short_basic(uint32_t job, uint8_t mode, uint8_t scale)
 	check_built(&t, 0, 2, 3, want);
 	for (uint32_t i = 0; i < N; i++)
 		check_stream(&t, i, PKTS, lost, 1, scale);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.left_out[2], 1);
 	assert_int_equal(st.left_out[0] + st.left_out[1] + st.left_out[3], 0);
 	assert_int_equal(st.next_release, PKTS);   /* every receiver ACKed all of it */
@@ -298,17 +298,17 @@ static void test_bound(void **state)
 	assert_int_equal(t.sent[1].p.aeth_syn, NR_AETH_NAK_PSN_SEQ_ERR);
 	assert_int_equal(t.sent[1].p.qpn, t.spec->conns[3].src_qpn);
 	assert_int_equal(t.sent[1].p.psn, nr_psn_add(ipsn[3], 5));
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 5);
 	/* conn 3 goes back to 5: the rest completes whole */
 	for (uint32_t g = 5; g < PKTS; g++)
 		assert_int_equal(data(&t, 3, g, DSCP, 2 * MS), g == 5 ? NR_V_HELD : NR_V_RESEND);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS);
 	/* the next message has its own bound: conn 0's g=10 goes short */
 	run(&t, PKTS, 2 * PKTS, lost, 3, DSCP, 3 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.left_out[0], 1);
 	assert_int_equal(st.left_out[1], 1);
 	assert_int_equal(st.left_out[3], 0);
@@ -334,7 +334,7 @@ static void test_never_short(void **state)
 	assert_int_equal(t.sent[0].p.aeth_syn, NR_AETH_NAK_PSN_SEQ_ERR);
 	for (uint32_t g = 3; g < PKTS; g++)
 		data(&t, 1, g, 0, 2 * MS);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS);
 	for (uint32_t i = 0; i < N; i++)
 		ack(&t, i, PKTS - 1, 2 * MS);
@@ -344,13 +344,13 @@ static void test_never_short(void **state)
 	run(&t, PKTS, 2 * PKTS, first, 1, DSCP, 3 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 2);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.short_why[NR_SHORT_WHY_FIRST], 1);
 	assert_int_equal(st.short_why[NR_SHORT_WHY_EXACT], 1);
 	assert_int_equal(st.ctr[NR_ECTR_SHORT_DENIED], 2);
 	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
 		data(&t, 2, g, DSCP, 4 * MS);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 2 * PKTS);
 	for (uint32_t i = 0; i < N; i++)
 		ack(&t, i, 2 * PKTS - 1, 4 * MS);
@@ -359,13 +359,13 @@ static void test_never_short(void **state)
 	run(&t, 2 * PKTS, 3 * PKTS, two, 2, DSCP, 5 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 2);
-	nr_engine_poll(t.e, 30 * MS);
+	agg_engine_poll(t.e, 30 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 2);
 	for (uint32_t g = 2 * PKTS + 3; g < 3 * PKTS; g++) {
 		data(&t, 1, g, DSCP, 31 * MS);
 		data(&t, 2, g, DSCP, 31 * MS);
 	}
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 3 * PKTS);
 	check_accounting(&t, 0);
 	th_fini(&t);
@@ -387,15 +387,15 @@ static void test_tail_not_short(void **state)
 	init(&t, 13, 250000, 0, NR_SUM_ORDERED);
 	run(&t, 0, PKTS, lost, 1, DSCP, 1 * MS);
 	assert_int_equal(t.nsent, 0);
-	nr_engine_poll(t.e, 2 * MS);
-	nr_engine_poll(t.e, 40 * MS);                   /* past the probe time */
+	agg_engine_poll(t.e, 2 * MS);
+	agg_engine_poll(t.e, 40 * MS);                   /* past the probe time */
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_PROBE), 1);
 	assert_int_equal(t.nsent, 1);
 	assert_int_equal(t.sent[0].p.opcode, NR_OP_RC_ACK);
 	assert_int_equal(t.sent[0].p.qpn, t.spec->conns[1].src_qpn);
 	assert_int_equal(data(&t, 1, PKTS - 1, DSCP, 41 * MS), NR_V_HELD);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS);
 	for (uint32_t i = 0; i < N; i++)
 		check_stream(&t, i, PKTS, NULL, 0, false);
@@ -458,7 +458,7 @@ static void test_spray_reorder(void **state)
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
 	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
 	assert_int_equal(t.sent[0].p.udp_sport, 49152 + 1);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS + 7);
 	/* a fifth source port is not conn 1's */
 	assert_int_equal(data_sp(&t, 1, PKTS + 7, DSCP, 4, 2 * MS, &c), NR_V_DROP);
@@ -490,14 +490,14 @@ static void test_later_message_held(void **state)
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* conn 0's, at once */
 	assert_int_equal(t.nsent, 1);
 	assert_int_equal(t.sent[0].p.qpn, t.spec->conns[0].src_qpn);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 2);
-	nr_engine_poll(t.e, 14 * MS);               /* past the re-arm (12 ms), not the probe */
+	agg_engine_poll(t.e, 14 * MS);               /* past the re-arm (12 ms), not the probe */
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REARM), 1);
 	assert_int_equal(t.sent[1].p.qpn, t.spec->conns[0].src_qpn);
 	for (uint32_t g = 2; g < 2 * PKTS; g++)     /* conn 0's go-back */
 		data(&t, 0, g, g < PKTS ? 0 : DSCP, 15 * MS);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 2 * PKTS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);         /* none to conn 1 */
@@ -539,22 +539,22 @@ static void test_held_not_short(void **state)
 	run(&t, 0, PKTS, NULL, 0, DSCP, 1 * MS);
 	for (uint32_t g = PKTS; g < PKTS + 3; g++)
 		data(&t, 0, g, DSCP, 2 * MS);
-	nr_engine_poll(t.e, 100 * MS);
-	nr_engine_poll(t.e, 200 * MS);           /* no progress for 128 ms: held */
+	agg_engine_poll(t.e, 100 * MS);
+	agg_engine_poll(t.e, 200 * MS);           /* no progress for 128 ms: held */
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_HOLD), 1);
 	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
 		for (uint32_t i = 1; i < N; i++)
 			data(&t, i, g, DSCP, 200 * MS);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, PKTS + 3);
-	nr_engine_poll(t.e, 201 * MS);
-	nr_engine_poll(t.e, 237 * MS);
-	nr_engine_poll(t.e, 400 * MS);
+	agg_engine_poll(t.e, 201 * MS);
+	agg_engine_poll(t.e, 237 * MS);
+	agg_engine_poll(t.e, 400 * MS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
 	/* conn 0 goes on: the rest whole */
 	for (uint32_t g = PKTS + 3; g < 2 * PKTS; g++)
 		assert_int_equal(data(&t, 0, g, DSCP, 401 * MS), NR_V_HELD);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 2 * PKTS);
 	assert_int_equal(st.left_out[0], 0);
 	check_accounting(&t, 0);
@@ -576,7 +576,7 @@ static uint64_t why(struct th *t, enum nr_short_why w)
 {
 	struct nr_job_stats st;
 
-	assert_int_equal(nr_engine_job_stats(t->e, t->job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t->e, t->job, &st), 0);
 	return st.short_why[w];
 }
 
@@ -613,7 +613,7 @@ static void first_short(uint32_t job, uint8_t mode)
 	check_built(&t, 1, 2, 2 * PKTS, sum_of(2 * PKTS, 2));
 	check_built_reth(&t, 1, 2, 2 * PKTS);
 	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 2);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 3 * PKTS);
 	assert_int_equal(st.left_out[2], 2);
 	check_accounting(&t, 2);
@@ -635,7 +635,7 @@ static void first_short(uint32_t job, uint8_t mode)
 			data(&t, 3, g, DSCP, 7 * MS);
 		run(&t, 4 * PKTS + 2, 5 * PKTS, NULL, 0, DSCP, 7 * MS);
 	}
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.next_emit, 5 * PKTS);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
 	check_accounting(&t, 3);
@@ -784,7 +784,7 @@ static void test_first_broken_promise(void **state)
 	skew[2] = 0x1000;           /* conn 2's first packet was elsewhere */
 	assert_int_equal(data_sp(&t, 2, PKTS, DSCP, 0, 3 * MS, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_PSN_CONFLICT);
-	assert_int_equal(nr_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.state, NR_JOB_FAILED);
 	assert_non_null(strstr(st.reason, "short_first"));
 	th_fini(&t);

@@ -155,7 +155,7 @@ static void cmp_bytes(const uint8_t *a, const uint8_t *b, uint32_t n, bool nan_a
 
 /* One vector through one kernel: sum_fanout (separate outs, and in place),
  * add, copy_fanout, max_fanout, max. */
-static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n,
+static void run_kernel(const struct agg_sum_ops *k, struct eng_rng *r, unsigned n,
 		       uint32_t nbytes, bool sp)
 {
 	struct vec v;
@@ -163,7 +163,7 @@ static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n
 	void *outs[MAXN];
 	const void *srcs[MAXN];
 	size_t total = nbytes + SLACK * 2;
-	bool nan_any = k == &nr_sum_scalar_ops || odd_nans;
+	bool nan_any = k == &agg_sum_scalar_ops || odd_nans;
 
 	vec_fill(r, &v, n, nbytes, sp);
 	ref_sum(ref, v.src, n, nbytes);
@@ -177,10 +177,10 @@ static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n
 		outs[i] = outs_alloc[i] + SLACK / 2 + (i * 7) % 61;
 	}
 	/* the scalar kernel is the bit-exact reference for every other kernel */
-	if (k != &nr_sum_scalar_ops) {
+	if (k != &agg_sum_scalar_ops) {
 		uint8_t sref[MAXB];
 
-		nr_sum_scalar_ops.sum_fanout(sref, srcs, n, NULL, 0, nbytes);
+		agg_sum_scalar_ops.sum_fanout(sref, srcs, n, NULL, 0, nbytes);
 		cmp_bytes(sref, ref, nbytes, true, "scalar vs C", "scalar", n, nbytes);
 		memcpy(ref, sref, nbytes);
 	}
@@ -239,7 +239,7 @@ static void run_kernel(const struct nr_sum_ops *k, struct eng_rng *r, unsigned n
 	vec_free(&v, n);
 }
 
-static void run_all_lengths(const struct nr_sum_ops *k)
+static void run_all_lengths(const struct agg_sum_ops *k)
 {
 	struct eng_rng r;
 
@@ -259,23 +259,23 @@ static void run_all_lengths(const struct nr_sum_ops *k)
 static void test_scalar_vs_reference(void **state)
 {
 	(void)state;
-	run_all_lengths(&nr_sum_scalar_ops);
+	run_all_lengths(&agg_sum_scalar_ops);
 }
 
 static void test_avx512_vs_reference(void **state)
 {
 	(void)state;
-	if (!nr_sum_avx512_supported()) {
+	if (!agg_sum_avx512_supported()) {
 		printf("avx512: not supported on this CPU, scalar only\n");
 		skip();
 	}
-	run_all_lengths(nr_sum_get(NR_KERNEL_AVX512));
+	run_all_lengths(agg_sum_get(NR_KERNEL_AVX512));
 }
 
 /* Other NaN payloads: NaN wherever the reference has NaN, all else exact. */
 static void test_odd_nans(void **state)
 {
-	const struct nr_sum_ops *ks[2] = { &nr_sum_scalar_ops, nr_sum_get(NR_KERNEL_AVX512) };
+	const struct agg_sum_ops *ks[2] = { &agg_sum_scalar_ops, agg_sum_get(NR_KERNEL_AVX512) };
 	struct eng_rng r;
 
 	(void)state;
@@ -290,7 +290,7 @@ static void test_odd_nans(void **state)
 
 static void test_ieee_specials(void **state)
 {
-	const struct nr_sum_ops *ks[2] = { &nr_sum_scalar_ops, nr_sum_get(NR_KERNEL_AVX512) };
+	const struct agg_sum_ops *ks[2] = { &agg_sum_scalar_ops, agg_sum_get(NR_KERNEL_AVX512) };
 	float a[20], b[20], c[20], out[20];
 	const void *srcs[3] = { a, b, c };
 	void *outs[1] = { out };
@@ -370,7 +370,7 @@ static const uint32_t special_class[] = {
  */
 static void test_special_classes(void **state)
 {
-	const struct nr_sum_ops *ks[2] = { &nr_sum_scalar_ops, nr_sum_get(NR_KERNEL_AVX512) };
+	const struct agg_sum_ops *ks[2] = { &agg_sum_scalar_ops, agg_sum_get(NR_KERNEL_AVX512) };
 	enum { M = NSPECIAL * NSPECIAL * NSPECIAL };
 	uint32_t *a = malloc(M * 4), *b = malloc(M * 4), *c = malloc(M * 4);
 	uint32_t *want2 = malloc(M * 4), *want3 = malloc(M * 4), *out = malloc(M * 4);
@@ -426,15 +426,15 @@ static void test_special_classes(void **state)
 static void test_selection(void **state)
 {
 	(void)state;
-	assert_non_null(nr_sum_get(NR_KERNEL_SCALAR));
-	assert_string_equal(nr_sum_get(NR_KERNEL_SCALAR)->name, "scalar");
-	assert_non_null(nr_sum_best());
-	if (nr_sum_avx512_supported())
-		assert_string_equal(nr_sum_get(NR_KERNEL_AVX512)->name, "avx512");
+	assert_non_null(agg_sum_get(NR_KERNEL_SCALAR));
+	assert_string_equal(agg_sum_get(NR_KERNEL_SCALAR)->name, "scalar");
+	assert_non_null(agg_sum_best());
+	if (agg_sum_avx512_supported())
+		assert_string_equal(agg_sum_get(NR_KERNEL_AVX512)->name, "avx512");
 	else
-		assert_null(nr_sum_get(NR_KERNEL_AVX512));
+		assert_null(agg_sum_get(NR_KERNEL_AVX512));
 	setenv("NR_SUM_KERNEL", "scalar", 1);
-	assert_string_equal(nr_sum_best()->name, "scalar");
+	assert_string_equal(agg_sum_best()->name, "scalar");
 	unsetenv("NR_SUM_KERNEL");
 }
 
@@ -450,7 +450,7 @@ int main(void)
 	};
 
 	seed = eng_seed("test_sum");
-	printf("kernels: scalar%s\n", nr_sum_avx512_supported() ? ", avx512" :
+	printf("kernels: scalar%s\n", agg_sum_avx512_supported() ? ", avx512" :
 	       " (avx512: not supported on this CPU, scalar only)");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

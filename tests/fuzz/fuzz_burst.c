@@ -894,7 +894,7 @@ static void op_time(struct world *w, struct nrz_in *in)
 	w->now += (a & 0x80) ? (uint64_t)(a & 0x7F) * 10000000ull : (uint64_t)a * 100000ull;
 	set_clock(w);
 	for (unsigned k = 0; k < w->box->n_workers; k++)
-		nr_engine_poll(w->box->workers[k]->eng, w->now);
+		agg_engine_poll(w->box->workers[k]->eng, w->now);
 	settle(w);
 	check_accounting(w);
 }

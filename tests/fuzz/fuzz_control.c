@@ -2,7 +2,7 @@
 /*
  * fuzz_control: request lines through nr_ctl_handle() over the sw backend,
  * whose backend is a tiny in-process engine (nrz_backend.c: job_create ->
- * nr_engine_job_add ...).
+ * agg_engine_job_add ...).
  *
  * The input is split at '\n' into request lines; "$JOB" and "$KEY" in a line
  * become the id and key of the last job created (so the fuzzer reaches the
@@ -181,7 +181,7 @@ static void run_script(const uint8_t *data, size_t size, bool admin)
 	if (s->nt < NRZ_MAX_TRACK)
 		NRZ_CHECK(nb.jobs == live, "engine holds %u jobs, replies say %u", nb.jobs, live);
 	nr_ctl_destroy(c);       /* destroys the backend */
-	nr_engine_destroy(nb.eng);
+	agg_engine_destroy(nb.eng);
 	free(s);
 }
 

@@ -534,7 +534,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	nr_ctl_server_stop(w->srv);
 	nr_ctl_destroy(w->c);
-	nr_engine_destroy(w->nb.eng);
+	agg_engine_destroy(w->nb.eng);
 	free(w);
 	NRZ_CHECK(nrz_count_fds() == fds, "%u fds open after the input, %u before", nrz_count_fds(), fds);
 	return 0;

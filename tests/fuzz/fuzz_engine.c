@@ -22,7 +22,7 @@
  *                   DSCP than short_dscp (must-be-exact), bits 5-6: a first
  *                   packet's RETH claims 4, 9 or 2^32 - 1 bytes' more packets
  *   4               ACK/NAK from the receiver (PSN acked, ahead, behind)
- *   5               time advance, then nr_engine_poll()
+ *   5               time advance, then agg_engine_poll()
  *   6               job delete / re-add / duplicate add / invalid add
  *   7               a data packet with bytes flipped, reparsed
  *
@@ -100,7 +100,7 @@
  *     not spent, after no gap NAK (nor its re-arm) for that sequence went to
  *     the missing sender, never after the slot was counted short_denied,
  *     and only once the missing sender's later packets are in or, in
- *     nr_engine_poll(), its stream and the slot stood still for the probe
+ *     agg_engine_poll(), its stream and the slot stood still for the probe
  *     time (at least 4 ms).  Why: a hole in a gradient is acceptable only
  *     where the job and the hosts asked for it (the DSCP marks what a host
  *     may lose) and within what they bounded; a first packet carries the
@@ -239,7 +239,7 @@ static void after_held(struct world *w, struct handle *h);
 
 /*
  * The packet being offered completed a slot (emit) or was taken and then freed
- * (job failed) before nr_engine_input() returned: record it as held now.
+ * (job failed) before agg_engine_input() returned: record it as held now.
  */
 static void pending_held(struct world *w, struct handle *h)
 {
@@ -367,12 +367,12 @@ static void result_out(struct world *w, struct handle *h, uint32_t job, uint32_t
 	w->due.g = g;
 }
 
-static void cb_emit(void *ctx, const struct nr_emit *e)
+static void cb_emit(void *ctx, const struct agg_emit *e)
 {
 	result_out(ctx, e->handle, e->job, e->conn, e->g, e->ecn_ce, e->frame, e->pkt);
 }
 
-static void cb_emit_slot(void *ctx, const struct nr_emit_slot *s)
+static void cb_emit_slot(void *ctx, const struct agg_emit_slot *s)
 {
 	struct world *w = ctx;
 	struct sjob *j;
@@ -380,7 +380,7 @@ static void cb_emit_slot(void *ctx, const struct nr_emit_slot *s)
 
 	NRZ_CHECK(s->n > 0, "emit_slot of job %u g=%u with no packet", s->job, s->g);
 	for (uint32_t k = 0; k < s->n; k++) {
-		const struct nr_held *h = &s->held[k];
+		const struct agg_held *h = &s->held[k];
 
 		NRZ_CHECK(h->pay == h->frame + h->pkt->pay_off, "emit_slot g=%u: pay is not the "
 			  "frame's payload", s->g);
@@ -484,7 +484,7 @@ static void job_add(struct world *w, struct sjob *j)
 {
 	char err[256] = "";
 	uint32_t credits = 0;
-	int rc = nr_engine_job_add(w->eng, j->id, j->spec, w->now, &credits, err, sizeof(err));
+	int rc = agg_engine_job_add(w->eng, j->id, j->spec, w->now, &credits, err, sizeof(err));
 
 	NRZ_CHECK(rc == 0, "job_add of a valid spec: %d (%s)", rc, err);
 	NRZ_CHECK(credits == j->spec->pool_msgs / 2, "credits %u", credits);
@@ -496,7 +496,7 @@ static void job_add(struct world *w, struct sjob *j)
 static void job_del(struct world *w, struct sjob *j)
 {
 	w->deleting = true;
-	NRZ_CHECK(nr_engine_job_del(w->eng, j->id) == 0, "job_del of a registered job");
+	NRZ_CHECK(agg_engine_job_del(w->eng, j->id) == 0, "job_del of a registered job");
 	w->deleting = false;
 	NRZ_CHECK(j->held == 0, "job %u deleted with %u handles not returned", j->id, j->held);
 	j->registered = false;
@@ -519,13 +519,13 @@ static void op_jobctl(struct world *w, struct nrz_in *in)
 	}
 	if (b & 2) {
 		err[0] = 0;
-		NRZ_CHECK(nr_engine_job_add(w->eng, j->id, j->spec, w->now, &cr, err,
+		NRZ_CHECK(agg_engine_job_add(w->eng, j->id, j->spec, w->now, &cr, err,
 					    sizeof(err)) == -EEXIST && err[0],
 			  "same id added twice");
 	}
 	if (b & 4) {   /* another id over the same connections */
 		err[0] = 0;
-		NRZ_CHECK(nr_engine_job_add(w->eng, j->id + 500, j->spec, w->now, &cr, err,
+		NRZ_CHECK(agg_engine_job_add(w->eng, j->id + 500, j->spec, w->now, &cr, err,
 					    sizeof(err)) == -EEXIST && err[0],
 			  "a second job over registered connections");
 	}
@@ -543,7 +543,7 @@ static void op_jobctl(struct world *w, struct nrz_in *in)
 		default: bad->mode = 9; break;
 		}
 		err[0] = 0;
-		NRZ_CHECK(nr_engine_job_add(w->eng, j->id + 600, bad, w->now, &cr, err,
+		NRZ_CHECK(agg_engine_job_add(w->eng, j->id + 600, bad, w->now, &cr, err,
 					    sizeof(err)) == -EINVAL && err[0],
 			  "invalid spec accepted");
 		free(bad);
@@ -859,7 +859,7 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 {
 	struct handle *h = calloc(1, sizeof(*h));
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
-	enum nr_verdict v;
+	enum agg_verdict v;
 	uint32_t conn;
 	int jk;
 
@@ -887,7 +887,7 @@ static void offer(struct world *w, const uint8_t *frame, uint32_t len)
 	w->pending = h;
 	w->pending_recorded = false;
 	w->offer_aeth = h->pkt.mask & NR_OPF_AETH;
-	v = nr_engine_input(w->eng, &h->pkt, h->frame, h, w->now, &ctr);
+	v = agg_engine_input(w->eng, &h->pkt, h->frame, h, w->now, &ctr);
 	w->offer_aeth = false;
 	w->pending = NULL;
 	nrz_short_after_call(w);
@@ -1114,7 +1114,7 @@ static void op_time(struct world *w, struct nrz_in *in)
 
 	w->now += (a & 0x80) ? (uint64_t)(a & 0x7F) * 10000000ull : (uint64_t)a * 100000ull;
 	w->polling = true;
-	nr_engine_poll(w->eng, w->now);
+	agg_engine_poll(w->eng, w->now);
 	w->polling = false;
 	nrz_short_after_call(w);
 }
@@ -1127,11 +1127,11 @@ static void check_world(struct world *w)
 		struct nr_job_stats st;
 
 		if (!j->registered) {
-			NRZ_CHECK(nr_engine_job_stats(w->eng, j->id, &st) == -ENOENT,
+			NRZ_CHECK(agg_engine_job_stats(w->eng, j->id, &st) == -ENOENT,
 				  "deleted job %u still has stats", j->id);
 			continue;
 		}
-		NRZ_CHECK(nr_engine_job_stats(w->eng, j->id, &st) == 0, "stats of job %u", j->id);
+		NRZ_CHECK(agg_engine_job_stats(w->eng, j->id, &st) == 0, "stats of job %u", j->id);
 		NRZ_CHECK(st.state == NR_JOB_ACTIVE || st.state == NR_JOB_FAILED, "state %u",
 			  st.state);
 		if (st.state == NR_JOB_FAILED) {
@@ -1158,7 +1158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct nrz_in in = { .p = data, .n = size };
 	struct world w;
-	struct nr_engine_ops ops = { .emit = cb_emit, .free = cb_free, .send = cb_send,
+	struct agg_engine_ops ops = { .emit = cb_emit, .free = cb_free, .send = cb_send,
 				     .ctx = &w };
 	unsigned nops = 0;
 	uint8_t h0;
@@ -1172,7 +1172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ops.emit = NULL;
 		ops.emit_slot = cb_emit_slot;
 	}
-	w.eng = nr_engine_create(&ops);
+	w.eng = agg_engine_create(&ops);
 	NRZ_CHECK(w.eng != NULL, "engine create");
 	for (unsigned k = 0; k < w.njobs; k++) {
 		uint8_t b0 = nrz_u8(&in), b1 = nrz_u8(&in), b2 = nrz_u8(&in);
@@ -1197,7 +1197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (getenv("NRZ_VERBOSE")) {
 		uint64_t ctr[NR_ECTR_MAX];
 
-		nr_engine_counters(w.eng, ctr);
+		agg_engine_counters(w.eng, ctr);
 		fprintf(stderr, "  %u ops, %zu packets:", nops, w.nhs);
 		for (unsigned k = 0; k < NR_ECTR_MAX; k++)
 			if (ctr[k])
@@ -1206,7 +1206,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fputc('\n', stderr);
 	}
 	w.destroying = true;
-	nr_engine_destroy(w.eng);
+	agg_engine_destroy(w.eng);
 	for (size_t k = 0; k < w.nhs; k++) {
 		NRZ_CHECK(w.hs[k]->state == H_RETURNED, "handle %zu (job %d g=%u) leaked at destroy",
 			  k, w.hs[k]->job, w.hs[k]->g);

@@ -93,7 +93,7 @@ struct sjob {
 };
 
 struct world {
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	struct sjob jobs[NRZ_JOBS];
 	unsigned njobs;
 	struct handle **hs;
@@ -103,7 +103,7 @@ struct world {
 	struct handle *pending;  /* being offered: may come back before the verdict */
 	bool pending_recorded;   /* its contribution is in the shadow already */
 	bool emit_slot;          /* results through ops.emit_slot (header bit) */
-	bool polling;            /* inside nr_engine_poll() */
+	bool polling;            /* inside agg_engine_poll() */
 	bool offer_aeth;         /* offering a packet with an AETH: a repair may answer it */
 	struct {                 /* a slot went out short: the left-out connection's
 				  * result must be the next thing the engine hands out */
@@ -129,7 +129,7 @@ void nrz_slot_done(struct sjob *j, struct rec *r);
 void nrz_short_held(struct world *w, struct sjob *j, uint32_t conn, uint32_t g);
 /* ops.send gave a NAK to sender conn: a gap NAK or a re-arm marks its hole. */
 void nrz_short_nak(struct world *w, struct sjob *j, uint32_t conn);
-/* After each nr_engine_input() and nr_engine_poll(). */
+/* After each agg_engine_input() and agg_engine_poll(). */
 void nrz_short_after_call(struct world *w);
 /* After each operation, a live job's counters against the model. */
 void nrz_short_counters(struct world *w, struct sjob *j, const struct nr_job_stats *st);

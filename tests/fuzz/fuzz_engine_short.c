@@ -173,7 +173,7 @@ void nrz_short_nak(struct world *w, struct sjob *j, uint32_t conn)
 
 	/* only a gap NAK and its re-arm clear the engine's held_back: a probe
 	 * (no gap seen) does not; the counters say which one this is */
-	NRZ_CHECK(nr_engine_job_stats(w->eng, j->id, &st) == 0, "stats of job %u", j->id);
+	NRZ_CHECK(agg_engine_job_stats(w->eng, j->id, &st) == 0, "stats of job %u", j->id);
 	if (st.ctr[NR_ECTR_NAK_GAP] != j->seen_gap || st.ctr[NR_ECTR_NAK_REARM] != j->seen_rearm) {
 		j->nak_set[conn] = true;
 		j->nak_hole[conn] = first_missing(j, conn);
@@ -191,7 +191,7 @@ void nrz_short_after_call(struct world *w)
 		struct nr_job_stats st;
 
 		if (!j->registered || j->failed ||
-		    nr_engine_job_stats(w->eng, j->id, &st) || st.state != NR_JOB_ACTIVE)
+		    agg_engine_job_stats(w->eng, j->id, &st) || st.state != NR_JOB_ACTIVE)
 			continue;
 		NRZ_CHECK(st.next_emit == j->emit_g, "job %u: next_emit g=%u, the model's g=%u",
 			  j->id, st.next_emit, j->emit_g);

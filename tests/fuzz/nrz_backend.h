@@ -2,7 +2,7 @@
 /*
  * The control API's "sw" backend over an in-process engine, for the control
  * targets (fuzz_control.c, fuzz_ctlserver.c): job_create is
- * nr_engine_job_add, job_destroy nr_engine_job_del, and so on, one engine job
+ * agg_engine_job_add, job_destroy agg_engine_job_del, and so on, one engine job
  * per control job, no dataplane.
  */
 #ifndef NRZ_BACKEND_H
@@ -14,7 +14,7 @@
 #include "dataplane/engine/agg_engine.h"
 
 struct nrz_backend {
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	uint64_t now;            /* the engine's clock (ns) at job creation */
 	unsigned jobs;           /* jobs the engine holds */
 };
@@ -22,7 +22,7 @@ struct nrz_backend {
 /*
  * A new engine in nb (nb->now set) and the backend over it; traps when either
  * cannot be made.  nr_ctl_destroy destroys the backend; destroy the engine
- * after it with nr_engine_destroy(nb->eng).
+ * after it with agg_engine_destroy(nb->eng).
  */
 struct nr_backend *nrz_backend_new(struct nrz_backend *nb);
 

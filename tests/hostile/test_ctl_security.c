@@ -49,7 +49,7 @@
 #define TOKEN "nrz-shared-token-0123456789"
 
 struct srv {
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	struct nr_ctl *ctl;
 	struct nr_ctl_server *s;
 	char dir[32], path[64];
@@ -61,17 +61,17 @@ struct srv {
 static int ch_add(struct nr_backend *b, uint32_t id, const struct nr_job_spec *spec, uint32_t *credits,
 		  char *err, size_t errlen)
 {
-	return nr_engine_job_add(b->priv, id, spec, 1, credits, err, errlen);
+	return agg_engine_job_add(b->priv, id, spec, 1, credits, err, errlen);
 }
 
 static int ch_del(struct nr_backend *b, uint32_t id)
 {
-	return nr_engine_job_del(b->priv, id);
+	return agg_engine_job_del(b->priv, id);
 }
 
 static int ch_stats(struct nr_backend *b, uint32_t id, struct nr_job_stats *st)
 {
-	return nr_engine_job_stats(b->priv, id, st);
+	return agg_engine_job_stats(b->priv, id, st);
 }
 
 static const struct nr_backend_ops engine_backend_ops = {
@@ -89,7 +89,7 @@ static void srv_start_cfg(struct srv *v, struct nr_ctl_server_cfg cfg, const cha
 	assert_non_null(mkdtemp(v->dir));
 	snprintf(v->path, sizeof(v->path), "%s/ctl.sock", v->dir);
 	cfg.unix_path = v->path;
-	v->eng = nr_engine_create(&(struct nr_engine_ops){ 0 });
+	v->eng = agg_engine_create(&(struct agg_engine_ops){ 0 });
 	assert_non_null(v->eng);
 	v->ctl = nr_ctl_create(nr_backend_new(&engine_backend_ops, v->eng));
 	assert_non_null(v->ctl);
@@ -129,7 +129,7 @@ static void srv_stop(struct srv *v)
 {
 	nr_ctl_server_stop(v->s);
 	nr_ctl_destroy(v->ctl);
-	nr_engine_destroy(v->eng);
+	agg_engine_destroy(v->eng);
 	unlink(v->path);
 	rmdir(v->dir);
 }

@@ -23,7 +23,7 @@
 #include "hz_cases.h"
 
 struct mbox {
-	struct nr_engine *eng;
+	struct agg_engine *eng;
 	struct hz_job *job;
 	struct hz_acct a;
 	uint64_t now;
@@ -48,7 +48,7 @@ static void fixup(uint8_t *frame, uint32_t len, bool ce)
 	nr_icrc_update(frame, &p);
 }
 
-static void mb_emit(void *ctx, const struct nr_emit *e)
+static void mb_emit(void *ctx, const struct agg_emit *e)
 {
 	struct mbox *b = ctx;
 	struct held *h = e->handle;
@@ -82,11 +82,11 @@ static uint16_t mb_origin(void *ctx, void *handle)
 static int mb_begin(void *ctx)
 {
 	struct mbox *b = ctx;
-	struct nr_engine_ops ops = { .emit = mb_emit, .free = mb_free, .origin = mb_origin, .ctx = b };
+	struct agg_engine_ops ops = { .emit = mb_emit, .free = mb_free, .origin = mb_origin, .ctx = b };
 
 	memset(b, 0, sizeof(*b));
 	b->now = 1000000000ull;
-	b->eng = nr_engine_create(&ops);
+	b->eng = agg_engine_create(&ops);
 	return b->eng ? 0 : -1;
 }
 
@@ -94,7 +94,7 @@ static void mb_end(void *ctx)
 {
 	struct mbox *b = ctx;
 
-	nr_engine_destroy(b->eng);
+	agg_engine_destroy(b->eng);
 	b->eng = NULL;
 	assert_int_equal(b->live, 0);    /* every held frame came back */
 	assert_int_equal(b->emitted + b->freed, b->a.held);
@@ -112,7 +112,7 @@ static int mb_job_add(void *ctx, struct hz_job *j)
 		j->spec->conns[r].src_ingress = (uint16_t)(r + 1);
 		j->spec->conns[r].dst_ingress = (uint16_t)((r + 1) % j->n + 1);
 	}
-	rc = nr_engine_job_add(b->eng, 1, j->spec, b->now, &credits, err, sizeof(err));
+	rc = agg_engine_job_add(b->eng, 1, j->spec, b->now, &credits, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "job_add: %s\n", err);
@@ -158,7 +158,7 @@ static void mb_inject(void *ctx, unsigned port, const uint8_t *f, uint32_t len)
 		goto out;
 	}
 	b->live++;
-	switch (nr_engine_input(b->eng, p, h->frame, h, b->now, &c)) {
+	switch (agg_engine_input(b->eng, p, h->frame, h, b->now, &c)) {
 	case NR_V_HELD:
 		b->a.held++;
 		return;
@@ -192,7 +192,7 @@ static void mb_settle(void *ctx, struct hz_job *j)
 {
 	struct mbox *b = ctx;
 
-	nr_engine_poll(b->eng, b->now);
+	agg_engine_poll(b->eng, b->now);
 }
 
 static void mb_acct(void *ctx, struct hz_acct *a)
@@ -200,7 +200,7 @@ static void mb_acct(void *ctx, struct hz_acct *a)
 	struct mbox *b = ctx;
 
 	*a = b->a;
-	nr_engine_counters(b->eng, a->ectr);
+	agg_engine_counters(b->eng, a->ectr);
 }
 
 static uint32_t ip_of(unsigned r)
@@ -221,7 +221,7 @@ static struct mbox g_box;
 static int mb_teardown(void **state)
 {
 	(void)state;
-	nr_engine_destroy(g_box.eng);
+	agg_engine_destroy(g_box.eng);
 	g_box.eng = NULL;
 	return 0;
 }

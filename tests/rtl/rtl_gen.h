@@ -37,7 +37,7 @@ struct gen_cfg {
 	struct gen_job jobs[2];
 	unsigned n_jobs;
 	bool chaos;
-	enum nr_sum_kernel kernel;
+	enum agg_sum_kernel kernel;
 };
 
 /* Run one trace through both boxes (rtl_pair.h), counters checked at the end. */

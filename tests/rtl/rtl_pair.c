@@ -41,7 +41,7 @@ struct out {
 
 struct rp {
 	/* software box */
-	struct nr_engine *e;
+	struct agg_engine *e;
 	uint64_t dctr[NR_FPGA_D_MAX];
 	struct out sw_out[MAX_OUT];
 	unsigned n_sw_out;
@@ -84,7 +84,7 @@ static void result_masked(struct rp *r, uint8_t *frame, const struct nr_pkt *p, 
 }
 
 /* dp_emit.c dp_engine_emit_slot: each result trimmed at its ICRC, new ICRC, masked fields. */
-static void sw_emit_slot(void *ctx, const struct nr_emit_slot *s)
+static void sw_emit_slot(void *ctx, const struct agg_emit_slot *s)
 {
 	struct rp *r = ctx;
 
@@ -111,7 +111,7 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 {
 	struct sw_pkt *k;
 	enum nr_engine_ctr ctr = NR_ECTR_MAX;
-	enum nr_verdict v;
+	enum agg_verdict v;
 
 	r->dctr[NR_FPGA_D_RX]++;
 	if (len < 14) {
@@ -142,7 +142,7 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 		free(k);
 		return;
 	}
-	v = nr_engine_input(r->e, &k->p, k->frame, k, r->now_ns, &ctr);
+	v = agg_engine_input(r->e, &k->p, k->frame, k, r->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
 		r->dctr[NR_FPGA_D_FORWARDED]++;
@@ -168,18 +168,18 @@ static void sw_frame(struct rp *r, uint8_t port, const uint8_t *frame, uint32_t 
 	}
 }
 
-struct rp *rp_create(enum nr_sum_kernel kernel)
+struct rp *rp_create(enum agg_sum_kernel kernel)
 {
 	struct rp *r = calloc(1, sizeof(*r));
-	struct nr_engine_ops ops = { .emit_slot = sw_emit_slot, .free = sw_free };
+	struct agg_engine_ops ops = { .emit_slot = sw_emit_slot, .free = sw_free };
 	char err[256] = "";
 
 	assert_non_null(r);
 	ops.ctx = r;
-	r->e = nr_engine_create(&ops);
+	r->e = agg_engine_create(&ops);
 	assert_non_null(r->e);
 	if (kernel != NR_KERNEL_AUTO)
-		assert_int_equal(nr_engine_set_kernel(r->e, kernel), 0);
+		assert_int_equal(agg_engine_set_kernel(r->e, kernel), 0);
 	r->rtl = nr_rtl_create(err, sizeof(err));
 	if (!r->rtl)
 		fail_msg("%s", err);
@@ -193,7 +193,7 @@ void rp_destroy(struct rp *r)
 {
 	uint64_t e[NR_ECTR_MAX];
 
-	nr_engine_counters(r->e, e);
+	agg_engine_counters(r->e, e);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		cov_e[i] += e[i];
 	for (unsigned i = 0; i < NR_FPGA_D_MAX; i++)
@@ -202,7 +202,7 @@ void rp_destroy(struct rp *r)
 		free(r->sw_out[i].bytes);
 	nr_backend_destroy(r->fpga);
 	nr_rtl_destroy(r->rtl);
-	nr_engine_destroy(r->e);
+	agg_engine_destroy(r->e);
 	free(r);
 }
 
@@ -212,7 +212,7 @@ void rp_job_add(struct rp *r, uint32_t id, const struct nr_job_spec *spec)
 	char err[256] = "";
 
 	assert_true(r->n_jobs < MAX_JOBS);
-	if (nr_engine_job_add(r->e, id, spec, r->now_ns, &c1, err, sizeof(err)))
+	if (agg_engine_job_add(r->e, id, spec, r->now_ns, &c1, err, sizeof(err)))
 		fail_msg("engine job_add: %s", err);
 	if (r->fpga->ops->job_create(r->fpga, id, spec, &c2, err, sizeof(err)))
 		fail_msg("rtl job_create: %s", err);
@@ -227,7 +227,7 @@ static void dump_counters(struct rp *r)
 {
 	uint64_t sw[NR_ECTR_MAX];
 
-	nr_engine_counters(r->e, sw);
+	agg_engine_counters(r->e, sw);
 	fprintf(stderr, "counters (software / RTL):");
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++)
 		fprintf(stderr, " %s %llu/%llu", nr_engine_ctr_names[i], (unsigned long long)sw[i],
@@ -317,7 +317,7 @@ void rp_check_counters(struct rp *r)
 	uint64_t sw[NR_ECTR_MAX];
 	bool bad = false;
 
-	nr_engine_counters(r->e, sw);
+	agg_engine_counters(r->e, sw);
 	for (unsigned i = 0; i < NR_ECTR_MAX; i++) {
 		uint64_t hw = rtl64(r, NR_FPGA_GCTR(i));
 
@@ -339,7 +339,7 @@ void rp_check_counters(struct rp *r)
 	for (unsigned j = 0; j < r->n_jobs; j++) {
 		struct nr_job_stats a, b;
 
-		assert_int_equal(nr_engine_job_stats(r->e, r->job_ids[j], &a), 0);
+		assert_int_equal(agg_engine_job_stats(r->e, r->job_ids[j], &a), 0);
 		assert_int_equal(r->fpga->ops->job_status(r->fpga, r->job_ids[j], &b), 0);
 		if (a.state != b.state || a.next_emit != b.next_emit ||
 		    a.next_release != b.next_release || a.completed != b.completed) {
@@ -374,7 +374,7 @@ void rp_stats(const struct rp *r, uint64_t *frames, uint64_t *outputs, uint64_t 
 void rp_advance_ms(struct rp *r, unsigned ms)
 {
 	r->now_ns += (uint64_t)ms * 1000000u;
-	nr_engine_poll(r->e, r->now_ns);
+	agg_engine_poll(r->e, r->now_ns);
 	nr_rtl_tick_ms(r->rtl, ms);
 }
 

@@ -22,7 +22,7 @@
 struct rp;
 
 /* kernel: NR_KERNEL_SCALAR or NR_KERNEL_AVX512 (the software sum), AUTO = best. */
-struct rp *rp_create(enum nr_sum_kernel kernel);
+struct rp *rp_create(enum agg_sum_kernel kernel);
 void rp_destroy(struct rp *r);
 
 /* The same job on both boxes (id chosen by the caller). */

@@ -37,7 +37,7 @@ static void run(const struct gen_cfg *c)
 
 	for (unsigned j = 0; j < k.n_jobs; j++)
 		k.jobs[j].nmsg *= scale;
-	if (k.kernel == NR_KERNEL_AVX512 && !nr_sum_avx512_supported())
+	if (k.kernel == NR_KERNEL_AVX512 && !agg_sum_avx512_supported())
 		k.kernel = NR_KERNEL_SCALAR;
 	gen_run(&k, seed ^ (uint64_t)(uintptr_t)c->name[0] << 32 ^ strlen(c->name));
 }
