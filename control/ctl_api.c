@@ -762,6 +762,10 @@ static json_t *op_job_status(struct nr_ctl *c, json_t *req, int who)
 				json_array_append_new(bc, json_integer((json_int_t)st->short_cls[i]));
 			json_object_set_new(o, "short_by_class", bc);
 		}
+		json_object_set_new(o, "drop_eligible",
+				    json_pack("{s:I,s:I,s:I}", "tolerant", (json_int_t)st->tol_pkts,
+					      "received", (json_int_t)st->de_pkts,
+					      "short", (json_int_t)st->short_de));
 	}
 	if (j->lease_ms) {
 		uint64_t held = nr_ctl_now_ms() - j->renewed_ms;

@@ -583,6 +583,16 @@ static void show_job(const json_t *job)
 			printf(" %" JSON_INTEGER_FORMAT, json_integer_value(json_array_get(bc, i)));
 		printf("\n");
 	}
+	if (json_is_object(json_object_get(job, "drop_eligible"))) {
+		const json_t *de = json_object_get(job, "drop_eligible");
+
+		printf("\ndrop-eligible: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+		       " tolerant contributions received, %" JSON_INTEGER_FORMAT
+		       " short_slots of them alone\n",
+		       json_integer_value(json_object_get(de, "received")),
+		       json_integer_value(json_object_get(de, "tolerant")),
+		       json_integer_value(json_object_get(de, "short")));
+	}
 }
 
 /* "healthy: ..." or "unhealthy: <reason>", then the checks. */

@@ -154,6 +154,12 @@ struct nr_config {
 				    with / or .) of a file whose bytes are it, 16 or more; the
 				    same on every rank.  NULL (default): a key derived from token,
 				    else none (the rendezvous admits anyone who reaches it) */
+	/* Drop-eligible packets (docs/short-slots.md, "Magnitude") */
+	double de_thresh;        /* soft, with short_ppm: a packet of a tolerant all-reduce whose
+				    every element's magnitude is below de_thresh x the RMS of the
+				    whole buffer leaves drop-eligible (its class's DSCP + 2), for the
+				    fabric to drop and the box to leave out first; 0..100, 0
+				    (default): none */
 };
 
 /* Fill the size bytes of cfg with the defaults (rank 0, world 1, soft transport, no box). */
@@ -171,7 +177,7 @@ NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,
  * NR_INTRA_GBPS, NR_INTER_GBPS, NR_SHM_PACE_GBPS, NR_RACKS, NR_REDUCE, NR_SHORT_PPM,
  * NR_SHORT_DSCP, NR_SHORT_SCALE, NR_SPRAY_PORTS, NR_SPRAY_REORDER, NR_PRIO_CLASSES,
- * NR_JOB_SECRET, NR_CHANNELS (a number, or "auto" for 0) from the
+ * NR_JOB_SECRET, NR_DE_THRESH, NR_CHANNELS (a number, or "auto" for 0) from the
  * environment.  Strings
  * point into the environment.  NR_ERR_CONFIG on a bad value; the message
  * (nr_comm_last_error(NULL)) names the variable.

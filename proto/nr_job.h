@@ -273,6 +273,10 @@ struct nr_job_stats {
 	uint64_t short_why[NR_SHORT_WHY_MAX];
 	/* short_slots by priority class (prio_classes; 0 the lowest), channels summed */
 	uint64_t short_cls[NR_MAX_CLASSES];
+	/* contributions whose DSCP marks them tolerant; of them drop-eligible (a
+	 * class's + 2: the host library's NR_DE_THRESH); short_slots whose every
+	 * contribution was drop-eligible.  Channels summed; the DPDK box's */
+	uint64_t tol_pkts, de_pkts, short_de;
 	uint32_t n_channels;
 	struct nr_chan_stats ch[NR_MAX_CHANNELS];
 };

@@ -402,6 +402,9 @@ int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st)
 			st->short_why[w] += cs->short_why[w];
 		for (unsigned cl = 0; cl < NR_MAX_CLASSES; cl++)
 			st->short_cls[cl] += cs->short_cls[cl];
+		st->tol_pkts += cs->tol_pkts;
+		st->de_pkts += cs->de_pkts;
+		st->short_de += cs->short_de;
 		/* the reason of a failed channel, else the first warning */
 		if (cs->reason[0] && (!st->reason[0] || (!failed && cs->state == NR_JOB_FAILED)))
 			chan_reason(st->reason, sizeof(st->reason), ch, k, cs->reason);

@@ -373,6 +373,7 @@ static enum agg_verdict contribute(struct agg_engine *e, struct agg_job *j, uint
 		s->count = 0;
 		s->ecn_ce = 0;
 		s->tolerant = 1;
+		s->de = 1;
 		s->cls = j->dscp_cls[frame[p->l3_off + 1] >> 2];
 		for (uint32_t w = 0; w < j->words; w++)
 			bits[w] = 0;
@@ -407,7 +408,15 @@ static enum agg_verdict contribute(struct agg_engine *e, struct agg_job *j, uint
 		frame_set_imm(frame, p, p->imm);
 	}
 	s->ecn_ce |= (p->ecn & NR_ECN_MASK) == NR_ECN_CE;
-	s->tolerant &= j->tol_mask >> (frame[p->l3_off + 1] >> 2) & 1;   /* IPv4 TOS: DSCP */
+	{
+		unsigned dscp = frame[p->l3_off + 1] >> 2;   /* IPv4 TOS: DSCP */
+		unsigned tol = j->tol_mask >> dscp & 1, de = j->de_mask >> dscp & 1;
+
+		s->tolerant &= tol;
+		s->de &= de;
+		j->tol_pkts += tol;
+		j->de_pkts += de;
+	}
 	if (j->mode == NR_SUM_STREAMING && j->dtype != NR_ELEM_FP32) {
 		const struct agg_half_ops *h = agg_sum_half(e->sum, j->dtype);
 

@@ -38,7 +38,8 @@ struct agg_slot {
 	uint16_t count;        /* contributions in */
 	uint32_t tag;          /* ImmDt of the first contribution */
 	uint16_t tag_conn;     /* connection that brought tag (its RETH: msg_track) */
-	uint8_t tolerant;      /* every contribution carried a tolerant DSCP (short_dscp, a class's) */
+	uint8_t tolerant : 1;  /* every contribution carried a tolerant DSCP (short_dscp, a class's) */
+	uint8_t de : 1;        /* every contribution carried a drop-eligible one (de_mask) */
 	uint8_t cls;           /* priority class of the first contribution's DSCP (dscp_cls) */
 };
 
@@ -91,6 +92,7 @@ struct agg_job {
 				    * burst's end, higher class first (agg_input.c) */
 	uint8_t ready;             /* on the engine's ready list */
 	uint64_t tol_mask;         /* bit d: DSCP d marks a tolerant message */
+	uint64_t de_mask;          /* bit d: DSCP d a tolerant packet's drop-eligible mark (+ 2) */
 	uint8_t dscp_cls[64];      /* DSCP -> class: tolerant ones 0..classes - 1, else classes */
 	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
 	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
@@ -127,6 +129,10 @@ struct agg_job {
 	struct agg_first_seen *first;    /* [n] (agg_short.c) */
 	uint64_t short_why[NR_SHORT_WHY_MAX];   /* short_denied by reason */
 	uint64_t short_cls[NR_MAX_CLASSES];     /* short_slots by priority class */
+	uint64_t tol_pkts, de_pkts;             /* contributions marked tolerant; of them
+						   drop-eligible */
+	uint64_t short_de;                      /* short_slots whose every contribution
+						   was drop-eligible */
 
 	uint64_t ctr[NR_ECTR_MAX];
 	char reason[256];

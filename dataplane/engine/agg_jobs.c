@@ -207,6 +207,7 @@ static struct agg_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint6
 		j->dscp_cls[s->short_dscp + 8 * c] = (uint8_t)c;
 		if (s->short_dscp + 8 * c + 2 <= 63) {
 			j->tol_mask |= 1ull << (s->short_dscp + 8 * c + 2);
+			j->de_mask |= 1ull << (s->short_dscp + 8 * c + 2);
 			j->dscp_cls[s->short_dscp + 8 * c + 2] = (uint8_t)c;
 		}
 	}
@@ -336,6 +337,9 @@ int agg_engine_job_stats(const struct agg_engine *e, uint32_t id, struct nr_job_
 	memcpy(st->left_out, j->left_out, j->n * sizeof(st->left_out[0]));
 	memcpy(st->short_why, j->short_why, sizeof(st->short_why));
 	memcpy(st->short_cls, j->short_cls, sizeof(st->short_cls));
+	st->tol_pkts = j->tol_pkts;
+	st->de_pkts = j->de_pkts;
+	st->short_de = j->short_de;
 	return 0;
 }
 

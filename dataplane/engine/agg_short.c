@@ -210,6 +210,7 @@ static void short_emit(struct agg_engine *e, struct agg_job *j, uint32_t si, uin
 	j->ctr[NR_ECTR_SHORT_SLOTS]++;
 	/* a shortened slot is tolerant: its class is one of the job's, below NR_MAX_CLASSES */
 	j->short_cls[j->slots[si].cls % NR_MAX_CLASSES]++;
+	j->short_de += j->slots[si].de;
 	j->left_out[k]++;
 	agg_slot_emit(e, j, si, k);      /* a first packet sets the message's bound */
 	if (j->msg_short_left)          /* (a last packet ended it) */

@@ -40,6 +40,7 @@
 #include "host/comm/nr_util.h"
 #include "nr_allreduce_box.h"
 #include "nr_collective.h"
+#include "nr_magnitude.h"
 
 /* What an op does on one channel. */
 struct box_chan {
@@ -58,6 +59,10 @@ struct box_op {
 	uint32_t window, slots, msg, k;  /* k: channels */
 	int tclass;                      /* of the op's packets: -1 the transport's; a
 					  * tolerant op's: the job's short DSCP */
+	enum nr_dtype dtype;
+	float de_level;                  /* a tolerant op's packets whose elements are all
+					  * smaller are drop-eligible (nr_magnitude.h); 0: none */
+	uint32_t de_words;               /* bitmap words of a message's packets */
 	int chan;                        /* priority classes: its one channel; -1: striped */
 	uint8_t seq;
 	struct box_chan ch[NR_MAX_CHANNELS];
@@ -100,11 +105,21 @@ static int box_post(struct nr_comm *c, void *op)
 		uint8_t *buf = (uint8_t *)r->mem + (o->slots + slot) * o->msg;
 		uint32_t len = msg_len(o, m);
 
+		struct nr_tp_mark mk = { .tclass = o->tclass };
+
 		if (bc->sent - bc->acked >= o->window || bc->sent >= bc->recvd + o->slots)
 			break;
 		memcpy(buf, o->src + m * o->msg, len);
+		if (o->de_level > 0) {   /* the bits live with the send slot, as its payload */
+			uint64_t *de = r->de + slot * o->de_words;
+
+			if (nr_de_mark(buf, len, c->cfg.mtu, o->dtype, o->de_level, de)) {
+				mk.de = de;
+				mk.de_tclass = o->tclass + (2 << 2);   /* AFx1 -> AFx2 */
+			}
+		}
 		rc = nr_post_message(c, o->ring + (int)ch, "nr_allreduce", o->seq, &o->cnt.sent, buf,
-				     len, slot * o->msg, o->tclass);
+				     len, slot * o->msg, o->tclass < 0 ? NULL : &mk);
 		bc->sent++;
 	}
 	return rc;
@@ -176,6 +191,27 @@ static unsigned class_chan(const struct nr_comm *c, unsigned flags)
 }
 
 /*
+ * A tolerant op's drop-eligible packets (cfg.de_thresh): the level under which
+ * a packet is, from the whole buffer, and the bitmaps of its channels' send
+ * slots (made at the first such op).  0, or NR_ERR_NOMEM.
+ */
+static int de_init(struct nr_comm *c, struct box_op *o)
+{
+	uint32_t es = o->dtype == NR_FLOAT32 ? 4 : 2;
+
+	o->de_words = (o->msg / c->cfg.mtu + 1 + 63) / 64;
+	for (unsigned ch = 0; ch < o->k; ch++) {
+		struct nr_ring *r = &c->ring[o->ring + (int)ch];
+
+		if (!r->de && !(r->de = calloc((size_t)o->slots * o->de_words, sizeof(*r->de))))
+			return nr_fail(c, NR_ERR_NOMEM, "nr_allreduce: no memory for the "
+				       "drop-eligible bits of %u slots", o->slots);
+	}
+	o->de_level = nr_de_level(o->src, o->bytes / es, o->dtype, c->cfg.de_thresh);
+	return 0;
+}
+
+/*
  * The op of an all-reduce of bytes from src to dst through the job of dtype
  * (open): striped over the channels (chan < 0), or on channel chan alone; it
  * takes the next sequence byte of its rings.  0, or NR_ERR_INVALID.
@@ -206,6 +242,14 @@ static int op_init(struct nr_comm *c, struct box_op *o, const void *src, void *d
 		o->g0 = b->ch_msgs[chan];
 		o->seq = b->ch_seq[chan]++;
 		o->tclass = c->class_tos[chan];
+	}
+	o->dtype = dtype;
+	if ((flags & NR_MSG_TOLERANT) && c->short_tos >= 0 && c->cfg.de_thresh > 0 &&
+	    (chan < 0 || (unsigned)chan < c->classes)) {
+		int rc = de_init(c, o);
+
+		if (rc)
+			return rc;
 	}
 	o->cnt.nsend = o->cnt.nrecv = o->nmsg;
 	for (unsigned ch = 0; ch < o->k; ch++) {

@@ -145,7 +145,7 @@ static int ring_post(struct nr_comm *c, void *op)
 		const uint8_t *src = (o->ss < o->n ? o->work : o->stage) + off;
 
 		rc = nr_post_message(c, NR_RING_PLAIN, "nr_ring_allreduce", o->seq, &o->cnt.sent, src,
-				     piece_len(o, ch, m), (o->stage - (uint8_t *)r->mem) + off, -1);
+				     piece_len(o, ch, m), (o->stage - (uint8_t *)r->mem) + off, NULL);
 	}
 	return rc;
 }

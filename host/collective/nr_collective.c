@@ -174,11 +174,11 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring
 }
 
 int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
-		    const void *laddr, uint32_t len, uint64_t remote_off, int tclass)
+		    const void *laddr, uint32_t len, uint64_t remote_off, const struct nr_tp_mark *mark)
 {
 	struct nr_ring *r = &c->ring[ring];
 	int rc = nr_tp_post_write_imm_tc(r->sqp, *sent, &r->mr, laddr, len, r->peer_va + remote_off,
-					 r->peer_rkey, nr_tag(seq, *sent), tclass);
+					 r->peer_rkey, nr_tag(seq, *sent), mark);
 
 	if (rc)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: %s: posting message %lu: %s", c->rank,

@@ -50,11 +50,13 @@ static inline uint32_t nr_tag(uint8_t seq, uint64_t m)
 /*
  * Post message *sent (immediate nr_tag(seq, *sent)) of the collective named
  * name: len bytes at laddr of the ring's region to offset remote_off of
- * rank+1's, its packets with traffic class tclass (-1: the transport's,
- * cfg.tclass).  0 and *sent counts it, or NR_ERR_TRANSPORT with the message set.
+ * rank+1's, its packets with the traffic classes of *mark (nr_tp_mark; NULL:
+ * the transport's, cfg.tclass).  0 and *sent counts it, or NR_ERR_TRANSPORT
+ * with the message set.
  */
 int nr_post_message(struct nr_comm *c, int ring, const char *name, uint8_t seq, uint64_t *sent,
-		    const void *laddr, uint32_t len, uint64_t remote_off, int tclass);
+		    const void *laddr, uint32_t len, uint64_t remote_off,
+		    const struct nr_tp_mark *mark);
 
 /*
  * The arguments every collective checks (fn names it in messages): a dtype

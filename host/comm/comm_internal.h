@@ -74,6 +74,8 @@ struct nr_ring {
 	uint64_t peer_va;            /* rank+1's region */
 	uint32_t peer_rkey;
 	uint32_t posted;             /* receives posted on rqp */
+	uint64_t *de;                /* box: each send slot's drop-eligible packets (the
+				      * collective's, made at its first marked op); NULL */
 };
 
 /*

@@ -350,6 +350,7 @@ static void rings_close(struct nr_comm *c)
 			nr_tp_dereg_mr(c->tp, &r->mr);
 			free(r->mem);
 		}
+		free(r->de);
 		memset(r, 0, sizeof(*r));
 	}
 }

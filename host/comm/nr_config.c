@@ -42,6 +42,8 @@ static void defaults(struct nr_config *cfg)
 
 /* The first version of struct nr_config ended with short_scale: no caller's is smaller. */
 #define NR_CONFIG_SIZE_MIN (offsetof(struct nr_config, short_scale) + sizeof(uint8_t))
+/* NR_DE_THRESH: a packet under 100 x the RMS is not small in any useful sense */
+#define NR_DE_THRESH_MAX 100
 
 /* Copy a full config's first size bytes to the caller's, size set to what it has. */
 static void give(struct nr_config *cfg, size_t size, const struct nr_config *full)
@@ -93,8 +95,8 @@ bad:
 	return -1;
 }
 
-/* A number >= 0 (Gbit/s): 1 set, 0 unset, -1 bad. */
-static int env_gbps(const char *name, double *out)
+/* A number in 0..max (what: its kind, for the message): 1 set, 0 unset, -1 bad. */
+static int env_double(const char *name, double max, const char *what, double *out)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -104,8 +106,8 @@ static int env_gbps(const char *name, double *out)
 		return 0;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || end == s || !(v >= 0 && v <= 1e6)) {
-		nr_set_tls_error("%s=\"%s\": not a bandwidth in Gbit/s (0..1e6)", name, s);
+	if (errno || *end || end == s || !(v >= 0 && v <= max)) {
+		nr_set_tls_error("%s=\"%s\": not %s (0..%g)", name, s, what, max);
 		return -1;
 	}
 	*out = v;
@@ -148,10 +150,13 @@ static int from_env(struct nr_config *cfg)
 		F("NR_PRIO_CLASSES", 255, prio_classes),
 #undef F
 	};
-	static const struct { const char *name; size_t off; } gbps[] = {
-		{ "NR_INTRA_GBPS", offsetof(struct nr_config, intra_gbps) },
-		{ "NR_INTER_GBPS", offsetof(struct nr_config, inter_gbps) },
-		{ "NR_SHM_PACE_GBPS", offsetof(struct nr_config, shm_pace_gbps) },
+	static const struct { const char *name; double max; const char *what; size_t off; } dbl[] = {
+		{ "NR_INTRA_GBPS", 1e6, "a bandwidth in Gbit/s", offsetof(struct nr_config, intra_gbps) },
+		{ "NR_INTER_GBPS", 1e6, "a bandwidth in Gbit/s", offsetof(struct nr_config, inter_gbps) },
+		{ "NR_SHM_PACE_GBPS", 1e6, "a bandwidth in Gbit/s",
+		  offsetof(struct nr_config, shm_pace_gbps) },
+		{ "NR_DE_THRESH", NR_DE_THRESH_MAX, "a multiple of the buffer's RMS",
+		  offsetof(struct nr_config, de_thresh) },
 	};
 	const char *ch = env_str("NR_CHANNELS", NULL);
 	unsigned long long v = 0;
@@ -172,8 +177,9 @@ static int from_env(struct nr_config *cfg)
 		else if (nums[i].size == 4)
 			*(uint32_t *)p = v;   /* int and uint32_t alike, range checked above */
 	}
-	for (size_t i = 0; i < sizeof(gbps) / sizeof(gbps[0]); i++)
-		if (env_gbps(gbps[i].name, (double *)((char *)cfg + gbps[i].off)) < 0)
+	for (size_t i = 0; i < sizeof(dbl) / sizeof(dbl[0]); i++)
+		if (env_double(dbl[i].name, dbl[i].max, dbl[i].what,
+			       (double *)((char *)cfg + dbl[i].off)) < 0)
 			return NR_ERR_CONFIG;
 	cfg->hier = env_str("NR_HIER", NULL);
 	cfg->racks = env_str("NR_RACKS", NULL);
@@ -311,6 +317,26 @@ static int check_short(const struct nr_config *cfg, bool env)
 	if (cfg->short_scale > 1) {
 		nr_set_tls_error("%s=%u: 1 (scale a short sum by N/(N-1)) or 0 (leave it)",
 				 NAME("NR_SHORT_SCALE", "short_scale"), cfg->short_scale);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->de_thresh != 0 && !(cfg->de_thresh > 0 && cfg->de_thresh <= NR_DE_THRESH_MAX)) {
+		nr_set_tls_error("%s=%g: a multiple of the buffer's RMS, 0..%g (0: no packet is "
+				 "drop-eligible)", NAME("NR_DE_THRESH", "de_thresh"), cfg->de_thresh,
+				 (double)NR_DE_THRESH_MAX);
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->de_thresh > 0 && !cfg->short_ppm) {
+		nr_set_tls_error("%s=%g without %s: drop-eligible packets are tolerant ones; set "
+				 "the bound (e.g. %s=10000)", NAME("NR_DE_THRESH", "de_thresh"),
+				 cfg->de_thresh, NAME("NR_SHORT_PPM", "short_ppm"),
+				 NAME("NR_SHORT_PPM", "short_ppm"));
+		return NR_ERR_CONFIG;
+	}
+	if (cfg->de_thresh > 0 &&
+	    cfg->short_dscp + 8u * (cfg->prio_classes > 1 ? cfg->prio_classes - 1u : 0) + 2 > 63) {
+		nr_set_tls_error("%s with %s=%u: the drop-eligible DSCP (the highest class's + 2) "
+				 "passes 63", NAME("NR_DE_THRESH", "de_thresh"),
+				 NAME("NR_SHORT_DSCP", "short_dscp"), cfg->short_dscp);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->short_scale && cfg->reduce && !strcmp(cfg->reduce, "max")) {

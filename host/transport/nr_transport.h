@@ -190,16 +190,30 @@ int nr_tp_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp
 			 const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
 			 uint32_t imm);
 /*
- * The same, the message's packets (retransmissions included) sent with IP
- * traffic class tclass (DSCP << 2 | ECN, 0..255) instead of the transport's:
- * a box tells messages apart by their DSCP (short slots, docs/short-slots.md).
- * tclass -1: the transport's.  Only where nr_tp_wr_tclass() says so: verbs
- * takes the traffic class from the QP's address vector (the GRH), one for
- * every message, and sends every message with the transport's.
+ * The traffic classes a message's packets leave with (nr_tp_post_write_imm_tc):
+ * tclass (DSCP << 2 | ECN, 0..255; -1: the transport's) for every packet but
+ * those whose bit is set in de (packet k: de[k / 64] >> k % 64 & 1), which
+ * leave with de_tclass: drop-eligible packets, a class the fabric drops first
+ * (docs/short-slots.md, "Magnitude").  de NULL: none.  de is the caller's and
+ * is read until the send completes, as the payload is.
+ */
+struct nr_tp_mark {
+	int tclass;
+	int de_tclass;
+	const uint64_t *de;
+};
+
+/*
+ * The same, the message's packets (retransmissions included) sent with the
+ * traffic classes of *mark instead of the transport's: a box tells messages
+ * apart by their DSCP (short slots, docs/short-slots.md).  mark NULL: the
+ * transport's.  Only where nr_tp_wr_tclass() says so: verbs takes the traffic
+ * class from the QP's address vector (the GRH), one for every message, and
+ * sends every message with the transport's.  -EINVAL: a class outside -1..255.
  */
 int nr_tp_post_write_imm_tc(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			    const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
-			    uint32_t imm, int tclass);
+			    uint32_t imm, const struct nr_tp_mark *mark);
 /* Whether tp sends a message with the traffic class nr_tp_post_write_imm_tc gives it. */
 bool nr_tp_wr_tclass(const struct nr_tp *tp);
 /* Post a receive for one incoming write with immediate. 0 or -errno. */

@@ -26,7 +26,7 @@ struct nr_tp_ops {
 	void (*qp_destroy)(struct nr_tp_qp *qp);
 	int (*post_write_imm)(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			      const void *laddr, uint32_t len, uint64_t remote_va,
-			      uint32_t rkey, uint32_t imm, int tclass);
+			      uint32_t rkey, uint32_t imm, const struct nr_tp_mark *mark);
 	int (*post_recv)(struct nr_tp_qp *qp, uint64_t wr_id);
 	int (*poll)(struct nr_tp *tp, struct nr_wc *wc, int max, int timeout_ms);
 	const char *(*qp_error)(const struct nr_tp_qp *qp);

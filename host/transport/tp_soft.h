@@ -22,6 +22,7 @@
 	_(tx_ackreq, "data packets sent with AckReq")                            \
 	_(tx_retrans, "data packets sent again (go-back-N, or after a full send buffer)")                     \
 	_(tx_tclass, "data packets sent with their message's own traffic class (nr_tp_post_write_imm_tc)") \
+	_(tx_de, "data packets sent drop-eligible (nr_tp_mark's de)")              \
 	_(tx_acks, "ACKs sent")                                                  \
 	_(tx_nak_seq, "NAK PSN sequence error sent")                             \
 	_(tx_nak_other, "NAK invalid request / remote access error sent")        \

@@ -398,10 +398,10 @@ static void soft_qp_destroy(struct nr_tp_qp *q)
 
 /* ---- posting ------------------------------------------------------------ */
 
-/* tclass >= 0: every packet of the write, resent ones too, leaves with that IP_TOS. */
+/* mark: every packet of the write, resent ones too, leaves with its IP_TOS (nr_tp_mark). */
 static int soft_post_write_imm(struct nr_tp_qp *q, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			       const void *laddr, uint32_t len, uint64_t remote_va,
-			       uint32_t rkey, uint32_t imm, int tclass)
+			       uint32_t rkey, uint32_t imm, const struct nr_tp_mark *mark)
 {
 	struct soft_qp *qp = soft_qp(q);
 	struct soft_tp *tp = qp->tp;
@@ -429,7 +429,9 @@ static int soft_post_write_imm(struct nr_tp_qp *q, uint64_t wr_id, const struct 
 	w = &qp->sq[qp->sq_tail & (qp->sq_cap - 1)];
 	*w = (struct soft_swr){ .wr_id = wr_id, .laddr = laddr, .rva = remote_va, .len = len,
 				.rkey = rkey, .imm = imm, .psn = qp->next_psn, .npkts = n,
-				.tos = (int16_t)tclass };
+				.tos = (int16_t)(mark ? mark->tclass : -1),
+				.de_tos = (int16_t)(mark && mark->de ? mark->de_tclass : -1),
+				.de = mark ? mark->de : NULL };
 	qp->next_psn = nr_psn_add(qp->next_psn, n);
 	qp->sq_tail++;
 	return 0;

@@ -88,11 +88,14 @@ static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, 
 		.psn = psn, .ackreq = ackreq || last, .migreq = true,
 		.va = w->rva, .rkey = w->rkey, .dma_len = w->len, .imm = w->imm,
 	};
+	bool de = w->de && (w->de[i / 64] >> (i % 64) & 1);
+	int tos = de ? w->de_tos : w->tos;
 
 	tp->st.tx_data++;
 	tp->st.tx_ackreq += a.ackreq;
-	tp->st.tx_tclass += w->tos >= 0;
-	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA, w->tos);
+	tp->st.tx_tclass += tos >= 0;
+	tp->st.tx_de += de;
+	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA, tos);
 }
 
 /* Send what the window allows. */

@@ -86,6 +86,8 @@ struct soft_swr {
 	uint32_t psn;                    /* first PSN */
 	uint32_t npkts;                  /* >= 1 */
 	int16_t tos;                     /* IP_TOS of its packets, -1: the socket's (tp->tclass) */
+	int16_t de_tos;                  /* IP_TOS of its drop-eligible packets (de) */
+	const uint64_t *de;              /* bit k: packet k is drop-eligible (nr_tp_mark); NULL */
 };
 
 /* A write with immediate that arrived before a receive was posted. */

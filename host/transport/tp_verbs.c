@@ -417,13 +417,13 @@ static void verbs_qp_destroy(struct nr_tp_qp *qp)
 }
 
 /*
- * tclass: ignored.  The traffic class is the QP's (its address vector's GRH,
+ * mark: ignored.  The traffic class is the QP's (its address vector's GRH,
  * set at RTR), not a work request's; moving a QP through SQD to change it
  * per message would stall its send queue (nr_tp_wr_tclass is false).
  */
 static int verbs_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 				const void *laddr, uint32_t len, uint64_t remote_va,
-				uint32_t rkey, uint32_t imm, int tclass)
+				uint32_t rkey, uint32_t imm, const struct nr_tp_mark *mark)
 {
 	struct verbs_qp *q = (struct verbs_qp *)qp;
 	struct ibv_sge sge = { .addr = (uintptr_t)laddr, .length = len, .lkey = lmr->lkey };

@@ -115,16 +115,17 @@ int nr_tp_post_write_imm(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp
 			 const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
 			 uint32_t imm)
 {
-	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, -1);
+	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, NULL);
 }
 
 int nr_tp_post_write_imm_tc(struct nr_tp_qp *qp, uint64_t wr_id, const struct nr_tp_mr *lmr,
 			    const void *laddr, uint32_t len, uint64_t remote_va, uint32_t rkey,
-			    uint32_t imm, int tclass)
+			    uint32_t imm, const struct nr_tp_mark *mark)
 {
-	if (tclass < -1 || tclass > 255)
+	if (mark && (mark->tclass < -1 || mark->tclass > 255 ||
+		     (mark->de && (mark->de_tclass < -1 || mark->de_tclass > 255))))
 		return -EINVAL;
-	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, tclass);
+	return qp->ops->post_write_imm(qp, wr_id, lmr, laddr, len, remote_va, rkey, imm, mark);
 }
 
 bool nr_tp_wr_tclass(const struct nr_tp *tp)

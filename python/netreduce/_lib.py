@@ -85,6 +85,7 @@ class NrConfig(ctypes.Structure):
         ("spray_reorder", ctypes.c_uint16),
         ("prio_classes", ctypes.c_uint8),
         ("job_secret", ctypes.c_char_p),
+        ("de_thresh", ctypes.c_double),
     ]
 
 
@@ -121,7 +122,8 @@ _DEFAULTS = {"size": ctypes.sizeof(NrConfig), "rank": 0, "world": 1, "transport"
              "racks": None, "rack_agents": 0,
              "tclass": 0, "soft_ackreq": 0, "soft_window": 0, "bootstrap_timeout_ms": 300000,
              "reduce": None, "short_ppm": 0, "short_dscp": 10, "short_scale": 0,
-             "spray_ports": 0, "spray_reorder": 0, "prio_classes": 0, "job_secret": None}
+             "spray_ports": 0, "spray_reorder": 0, "prio_classes": 0, "job_secret": None,
+             "de_thresh": 0.0}
 
 _lock = threading.Lock()
 _lib = None

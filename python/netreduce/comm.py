@@ -114,7 +114,7 @@ _FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
                "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
                "spray_ports": "NR_SPRAY_PORTS", "spray_reorder": "NR_SPRAY_REORDER",
                "prio_classes": "NR_PRIO_CLASSES",
-               "job_secret": "NR_JOB_SECRET"}
+               "job_secret": "NR_JOB_SECRET", "de_thresh": "NR_DE_THRESH"}
 
 # What the library calls a secret given in the struct when it came from the launcher's store.
 _STORE_SECRET = "the secret rank 0 made and shared through the launcher's store"
@@ -330,8 +330,10 @@ class Communicator:
         """The box's counters of this communicator's job (nr_comm_box_counters):
         completed, short_slots, short_denied, short_ppm, ranks, left_out (per
         rank, the contributions the box left out of short packets), short_why
-        (short_denied by reason) and, with priority classes, short_by_class
-        (short_slots by class, 0 the lowest).  None where
+        (short_denied by reason), drop_eligible (tolerant contributions
+        received, those of them drop-eligible, short slots of those alone) and,
+        with priority classes, short_by_class (short_slots by class, 0 the
+        lowest).  None where
         there is none to ask for: not rank 0, no box, closed.  Raises
         NetreduceError when the box does not answer.  Any thread."""
         if self._h is None or self.rank != 0 or self.algo != "box":
@@ -346,27 +348,30 @@ class Communicator:
             raise self.cfg.error("the box's counters (job_status)", rc, _lib.last_error())
         d = {name: getattr(out, name) for name, _ in out._fields_}
         d["left_out"] = list(left)
-        d["short_why"], by_class = self._short_detail()
+        d["short_why"], by_class, d["drop_eligible"] = self._short_detail()
         if by_class:
             d["short_by_class"] = by_class
         return d
 
     def _short_detail(self):
-        """short_denied by reason and short_slots by priority class (job_status
-        short_why and short_by_class, nr_comm_box_status), the jobs summed:
-        ({}, []) for a job without a bound."""
+        """short_denied by reason, short_slots by priority class and the
+        drop-eligible contributions (job_status short_why, short_by_class and
+        drop_eligible, nr_comm_box_status), the jobs summed: ({}, [], {}) for a
+        job without a bound."""
         buf = ctypes.create_string_buffer(1 << 16)
         rc = _lib.lib().nr_comm_box_status(self._h, buf, len(buf))
         if rc:
             raise self.cfg.error("the box's job_status", rc, _lib.last_error())
-        why, by_class = {}, []
+        why, by_class, de = {}, [], {}
         for job in json.loads(buf.value.decode()).get("jobs", []):
             for k, v in (job.get("short_why") or {}).items():
                 why[k] = why.get(k, 0) + v
+            for k, v in (job.get("drop_eligible") or {}).items():
+                de[k] = de.get(k, 0) + v
             for c, v in enumerate(job.get("short_by_class") or []):
                 by_class += [0] * (c + 1 - len(by_class))
                 by_class[c] += v
-        return why, by_class
+        return why, by_class, de
 
     def qp_errors(self):
         """(QPs of this communicator in error, the first one's error): (0, '')

@@ -7,6 +7,8 @@
  * Inside a burst the ready slots of jobs with classes leave at the burst's
  * end, the highest class first, across the engine's jobs (a job's channels);
  * a job without classes, and a single agg_engine_input, emit at once.
+ * The box counts tolerant and drop-eligible contributions, and the short
+ * slots whose every contribution was drop-eligible (short_de).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -183,7 +185,51 @@ static void test_class_dscps_tolerant(void **state)
 		assert_int_equal(st.short_cls[1], 2);
 		assert_int_equal(st.short_cls[2], 2);
 		assert_int_equal(st.short_cls[3], 0);
+		/* 6 tolerant messages of N x PKTS - 1 contributions, 3 of them drop-eligible
+		 * (12, 20, 28), each with a short slot of drop-eligible contributions alone */
+		assert_int_equal(st.tol_pkts, 6 * (N * PKTS - 1));
+		assert_int_equal(st.de_pkts, 3 * (N * PKTS - 1));
+		assert_int_equal(st.short_de, 3);
 	}
+	th_fini(&t);
+}
+
+/*
+ * A short slot counts as drop-eligible (short_de) only when every
+ * contribution in it was: message 0's lost middle packet's slot has rank 0's
+ * contribution marked AF11 among AF12 ones, message 1's all AF12.
+ */
+static void test_short_de_mixed(void **state)
+{
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	th_init(&t, spec_of(0, 1, 250000), 16);
+	for (uint32_t m = 0; m < 2; m++) {
+		for (uint32_t g = m * PKTS; g < (m + 1) * PKTS; g++) {
+			for (uint32_t i = 0; i < N; i++) {
+				struct th_pkt *k;
+
+				if (i == 2 && g == m * PKTS + 1)
+					continue;               /* a middle packet lost */
+				k = pkt(t.spec, i, g, m == 0 && i == 0 ? DSCP : DSCP + 2);
+				if (th_input(&t, k, 1 * MS, NULL) != NR_V_HELD)
+					th_pkt_free(k);
+			}
+		}
+		for (uint32_t i = 0; i < N; i++) {
+			struct th_pkt *a = th_ack(t.spec, i, (m + 1) * PKTS - 1, 0x1F);
+
+			th_input(&t, a, 2 * MS, NULL);
+			th_pkt_free(a);
+		}
+	}
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.ctr[NR_ECTR_SHORT_SLOTS], 2);
+	assert_int_equal(st.short_de, 1);
+	assert_int_equal(st.tol_pkts, 2 * (N * PKTS - 1));
+	assert_int_equal(st.de_pkts, 2 * (N * PKTS - 1) - PKTS);
 	th_fini(&t);
 }
 
@@ -192,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst_class_order),
 		cmocka_unit_test(test_class_dscps_tolerant),
+		cmocka_unit_test(test_short_de_mixed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

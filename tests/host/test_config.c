@@ -22,7 +22,7 @@ static const char *const vars[] = {
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
 	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE", "NR_SPRAY_PORTS",
-	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES",
+	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES", "NR_DE_THRESH",
 };
 
 static int clear_env(void **state)
@@ -155,6 +155,38 @@ static void test_prio_classes(void **state)
 	assert_non_null(strstr(nr_comm_last_error(NULL), "the classes take 5 channels"));
 	setenv("NR_CHANNELS", "5", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+}
+
+/* Drop-eligible packets: a multiple of the RMS, of tolerant messages, below DSCP 64. */
+static void test_de_thresh(void **state)
+{
+	struct nr_config cfg;
+
+	set_good();
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_true(cfg.de_thresh == 0);
+	setenv("NR_DE_THRESH", "0.25", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_DE_THRESH=0.25 without NR_SHORT_PPM"));
+	setenv("NR_SHORT_PPM", "10000", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_true(cfg.de_thresh == 0.25);
+	setenv("NR_DE_THRESH", "much", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL),
+			       "NR_DE_THRESH=\"much\": not a multiple of the buffer's RMS (0..100)"));
+	setenv("NR_DE_THRESH", "101", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	setenv("NR_DE_THRESH", "1", 1);
+	setenv("NR_SHORT_DSCP", "62", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "the drop-eligible DSCP"));
+	/* the struct's own check names the field */
+	unsetenv("NR_SHORT_DSCP");
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	cfg.de_thresh = -1;
+	assert_int_equal(nr_config_check(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "de_thresh=-1: a multiple"));
 }
 
 /* Spraying: the soft transport's, up to 64 ports, a reordering only with spraying. */
@@ -606,6 +638,7 @@ int main(void)
 		cmocka_unit_test_setup(test_short, clear_env),
 		cmocka_unit_test_setup(test_spray, clear_env),
 		cmocka_unit_test_setup(test_prio_classes, clear_env),
+		cmocka_unit_test_setup(test_de_thresh, clear_env),
 		cmocka_unit_test(test_config_size),
 		cmocka_unit_test(test_world_one),
 		cmocka_unit_test(test_soft_window),

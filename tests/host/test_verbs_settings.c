@@ -250,11 +250,13 @@ static void test_max_msg_sz(void **state)
 	/* a traffic class per message: not on verbs (the QP's address vector has one); the
 	 * write goes as any other, with the QP's */
 	assert_false(nr_tp_wr_tclass(tp));
-	assert_int_equal(nr_tp_post_write_imm_tc(qp, 3, &mr, buf, 64, 0x1000, 7, 6, 0x2a), 0);
+	assert_int_equal(nr_tp_post_write_imm_tc(qp, 3, &mr, buf, 64, 0x1000, 7, 6,
+						 &(struct nr_tp_mark){ .tclass = 0x2a }), 0);
 	assert_int_equal(standin_nsend(), 2);
 	assert_int_equal(standin_send_at(1)->imm_data, htonl(6));
 	assert_int_equal(nr_tp_poll(tp, wc, 2, 0), 1);
-	assert_int_equal(nr_tp_post_write_imm_tc(qp, 4, &mr, buf, 64, 0x1000, 7, 6, 256), -EINVAL);
+	assert_int_equal(nr_tp_post_write_imm_tc(qp, 4, &mr, buf, 64, 0x1000, 7, 6,
+						 &(struct nr_tp_mark){ .tclass = 256 }), -EINVAL);
 	nr_tp_dereg_mr(tp, &mr);
 	nr_tp_qp_destroy(qp);
 	nr_tp_close(tp);

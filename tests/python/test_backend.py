@@ -549,6 +549,11 @@ class Tolerant(unittest.TestCase):
         self.assertIn("40 gradient all-reduces tolerant, 40 of them sent so (40.0 MiB)", text)
         self.assertIn("the box completed 12 packets short (bound 150000 ppm), 3 waited "
                       "instead, left out per rank [3, 4, 5, 0] (waited: bound 2, naked 1)", text)
+        self.assertNotIn("drop-eligible", text)
+        snap["de_thresh"] = 0.5
+        snap["box"]["drop_eligible"] = {"tolerant": 800, "received": 200, "short": 9}
+        self.assertIn("drop-eligible (under 0.5 x a bucket's RMS): 200 of 800 tolerant packets "
+                      "(25.0%), 9 short slots of them alone", counters.tolerant_text(snap))
         self.assertEqual(counters.tolerant_text({"library": {}, "tolerant": {}}), "")
 
 

@@ -13,8 +13,8 @@ all-gather...) are Gloo's by design: counted under "gloo" by name, no warning.
 process's communicators: a test compares them with "netreduce".  With
 NR_SHORT_PPM, "tolerant" counts the requests asked to go tolerant (DDP's
 gradient buckets; the library's tolerant_calls those it sent so) and, on rank
-0, "box" holds the box's counters of the job: short_slots, short_denied and
-left_out per rank.
+0, "box" holds the box's counters of the job: short_slots, short_denied,
+left_out per rank and drop_eligible (with NR_DE_THRESH, "de_thresh").
 
 report() is the communication share: the time the communicators spent in
 all-reduce against the wall time since the first one, and what the box can
@@ -121,7 +121,7 @@ class Stats:
             for key, v in library.items():
                 self._retired[key] = self._retired.get(key, 0) + v
 
-    def snapshot(self, live_library, box=None):
+    def snapshot(self, live_library, box=None, de_thresh=0.0):
         with self._lock:
             lib = dict(self._retired)
             for counters in live_library:
@@ -134,6 +134,8 @@ class Stats:
                 "tolerant": {k: {"calls": c, "bytes": b} for k, (c, b) in self._tolerant.items()},
                 # rank 0 of a job with a bound: the box's counters (Communicator.box_counters)
                 "box": box,
+                # NR_DE_THRESH: a tolerant packet under this x its bucket's RMS is drop-eligible
+                "de_thresh": de_thresh,
                 "delegated": {k: {"calls": c, "bytes": b, "why": w}
                               for k, (c, b, w) in self._delegated.items()},
                 "gloo": dict(self._gloo),
@@ -212,8 +214,10 @@ def types_text(types):
 def tolerant_summary(snap):
     """The bound on tolerant messages at work: calls asked to go tolerant, those
     the library sent with the short DSCP and those it sent exact, and the box's
-    short_slots, short_denied (short_why: by reason), left_out and, with priority
-    classes, short_by_class (rank 0 of a job with a bound)."""
+    short_slots, short_denied (short_why: by reason), left_out, drop_eligible
+    (tolerant contributions the box received, those of them drop-eligible, short
+    slots of those alone; de_thresh: NR_DE_THRESH) and, with priority classes,
+    short_by_class (rank 0 of a job with a bound)."""
     lib = snap.get("library", {})
     box = snap.get("box") or {}
     asked = sum(v["calls"] for v in snap.get("tolerant", {}).values())
@@ -224,7 +228,8 @@ def tolerant_summary(snap):
             "short_ppm": box.get("short_ppm"), "short_slots": box.get("short_slots"),
             "short_denied": box.get("short_denied"), "left_out": box.get("left_out"),
             "short_why": box.get("short_why"), "short_by_class": box.get("short_by_class"),
-            "box_error": box.get("error")}
+            "drop_eligible": box.get("drop_eligible"),
+            "de_thresh": snap.get("de_thresh"), "box_error": box.get("error")}
 
 
 def tolerant_text(snap):
@@ -247,6 +252,12 @@ def tolerant_text(snap):
             text += " (waited: " + ", ".join(f"{k} {v}" for k, v in sorted(why.items())) + ")"
         if t["short_by_class"]:
             text += f", short by priority class (0 the lowest) {t['short_by_class']}"
+        de = t["drop_eligible"] or {}
+        if t["de_thresh"] and de.get("tolerant"):
+            text += (f"; drop-eligible (under {t['de_thresh']:g} x a bucket's RMS): "
+                     f"{de['received']} of {de['tolerant']} tolerant packets "
+                     f"({100 * de['received'] / de['tolerant']:.1f}%), {de['short']} short "
+                     "slots of them alone")
     return text
 
 

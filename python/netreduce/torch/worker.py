@@ -335,7 +335,8 @@ def stats():
     0 of a job with a bound the box's (short_slots, short_denied, left_out per
     rank): see counters.py."""
     workers = [e for e in list(_live) if not e.closed]
-    return STATS.snapshot([e.comm.stats() for e in workers], _box(workers))
+    return STATS.snapshot([e.comm.stats() for e in workers], _box(workers),
+                          max((e.comm.cfg.struct.de_thresh for e in workers), default=0.0))
 
 
 def health():

@@ -9,6 +9,8 @@
  *   - a message posted with a class of its own (a tolerant one's: DSCP 10
  *     with the transport's ECN bits) carries exactly that;
  *   - the messages around it carry the transport's class (cfg.tclass);
+ *   - a message's drop-eligible packets (nr_tp_mark's de) carry its
+ *     de_tclass, its other packets its tclass;
  *   - ACKs and other QPs keep the transport's class.
  */
 #include "soft_util.h"
@@ -25,6 +27,7 @@
 #define MTU 1024
 #define TCLASS 0x22                            /* DSCP 8, ECN ECT(0) */
 #define TOLERANT ((10 << 2) | (TCLASS & 3))    /* DSCP 10 (AF11), the ECN bits kept */
+#define DROPELIG ((12 << 2) | (TCLASS & 3))    /* DSCP 12 (AF12): its drop-eligible packets */
 #define IPSN 100
 
 /* The listening peer: UDP on ip:4791, the TOS of each datagram as ancillary data. */
@@ -90,14 +93,17 @@ static int peer_recv(int fd, uint8_t *op, uint32_t *psn, int *tos)
 
 static void test_tos_per_message(void **state)
 {
-	/* message m: its packets, and the class it was posted with (-1: the transport's) */
-	static const struct { uint32_t len; int tclass; } msgs[] = {
-		{ 2 * MTU, -1 }, { 3 * MTU - 100, TOLERANT }, { 100, -1 }, { MTU, TOLERANT },
+	/* message m: its packets, the class it was posted with (-1: the transport's) and
+	 * its drop-eligible packets (bit k: packet k) */
+	static const struct { uint32_t len; int tclass; uint64_t de; } msgs[] = {
+		{ 2 * MTU, -1, 0 }, { 3 * MTU - 100, TOLERANT, 0x2 }, { 100, -1, 0 },
+		{ MTU, TOLERANT, 0 }, { 3 * MTU, TOLERANT, 0x5 },
 	};
 	enum { NMSG = sizeof(msgs) / sizeof(msgs[0]) };
 	struct nr_tp_config c = tu_cfg("127.0.0.31", MTU);
 	struct nr_qp_info info, peer = { .qpn = 0x123, .psn = 0, .udp_port = NR_ROCEV2_PORT };
 	unsigned first[NMSG + 1], seen[NMSG] = { 0 }, wrong = 0, tolerant_pkts = 0, acks = 0;
+	unsigned de_pkts = 0;
 	static uint8_t buf[4 * MTU];
 	struct nr_tp_mr mr;
 	struct nr_tp_qp *qp;
@@ -117,12 +123,22 @@ static void test_tos_per_message(void **state)
 	inet_pton(AF_INET, "127.0.0.32", &peer.ip);
 	assert_int_equal(nr_tp_qp_connect(qp, &peer), 0);
 	/* a class outside 0..255, or below -1: refused before anything is queued */
-	assert_int_equal(nr_tp_post_write_imm_tc(qp, 99, &mr, buf, 8, 0, 1, 0, 256), -EINVAL);
-	assert_int_equal(nr_tp_post_write_imm_tc(qp, 99, &mr, buf, 8, 0, 1, 0, -2), -EINVAL);
+	assert_int_equal(nr_tp_post_write_imm_tc(qp, 99, &mr, buf, 8, 0, 1, 0,
+						 &(struct nr_tp_mark){ .tclass = 256 }), -EINVAL);
+	assert_int_equal(nr_tp_post_write_imm_tc(qp, 99, &mr, buf, 8, 0, 1, 0,
+						 &(struct nr_tp_mark){ .tclass = -2 }), -EINVAL);
+	assert_int_equal(nr_tp_post_write_imm_tc(qp, 99, &mr, buf, 8, 0, 1, 0,
+						 &(struct nr_tp_mark){ .tclass = TOLERANT,
+								       .de_tclass = 256,
+								       .de = &msgs[1].de }),
+			 -EINVAL);
 	first[0] = IPSN;
 	for (unsigned m = 0; m < NMSG; m++) {
+		struct nr_tp_mark mk = { .tclass = msgs[m].tclass, .de_tclass = DROPELIG,
+					 .de = msgs[m].de ? &msgs[m].de : NULL };
+
 		assert_int_equal(nr_tp_post_write_imm_tc(qp, m, &mr, buf, msgs[m].len, 0x1000, 7, m,
-							 msgs[m].tclass), 0);
+							 msgs[m].tclass < 0 ? NULL : &mk), 0);
 		first[m + 1] = first[m] + tu_npkts(msgs[m].len, MTU);
 	}
 	peer_write(fd, "127.0.0.32", "127.0.0.31", info.qpn, &mr);
@@ -149,10 +165,12 @@ static void test_tos_per_message(void **state)
 				m++;
 			assert_true(m < NMSG && psn >= IPSN);
 			seen[m]++;
-			tolerant_pkts += tos == TOLERANT;
-			if (tos != (msgs[m].tclass < 0 ? TCLASS : msgs[m].tclass)) {
-				printf("psn %u of message %u: TOS 0x%02x, posted with %d\n", psn, m, tos,
-				       msgs[m].tclass);
+			tolerant_pkts += tos == TOLERANT || tos == DROPELIG;
+			de_pkts += tos == DROPELIG;
+			if (tos != (msgs[m].de >> (psn - first[m]) & 1 ? DROPELIG :
+				    msgs[m].tclass < 0 ? TCLASS : msgs[m].tclass)) {
+				printf("psn %u of message %u: TOS 0x%02x, posted with %d (de 0x%lx)\n",
+				       psn, m, tos, msgs[m].tclass, (unsigned long)msgs[m].de);
 				wrong++;
 			}
 		}
@@ -170,6 +188,8 @@ static void test_tos_per_message(void **state)
 	assert_int_equal(wrong, 0);
 	assert_true(acks >= 1);
 	assert_int_equal(TU_STAT(tu_pair.a, tx_tclass), tolerant_pkts);
+	assert_int_equal(TU_STAT(tu_pair.a, tx_de), de_pkts);
+	assert_true(de_pkts >= 2 * 3);   /* 3 drop-eligible packets, each sent and resent */
 	assert_true(TU_STAT(tu_pair.a, tx_retrans) > 0);
 	nr_tp_qp_destroy(qp);
 	nr_tp_dereg_mr(tu_pair.a, &mr);
