@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The report of tests/testbed/bench-dlcp, from rank 0's summary lines
 (examples/train.py, with variant, rep, loss, ppm and run_s added): per loss rate
-and variant (spray, prio, bound, scaled, exact, gloo)
+and variant (de, spray, prio, bound, scaled, exact, gloo)
 
   median step        median over the rounds of each run's median step time
   throughput         steps per second relative to the same variant's loss-free
@@ -29,14 +29,27 @@ import os
 import statistics
 import sys
 
-ORDER = ("spray", "prio", "bound", "scaled", "exact", "gloo")
+ORDER = ("de", "spray", "prio", "bound", "scaled", "exact", "gloo")
 WHAT = {"bound": "netreduce, bound (NR_SHORT_PPM)", "scaled": "netreduce, bound, scaled sums",
-        "exact": "netreduce, no bound", "gloo": "Gloo"}
+        "exact": "netreduce, no bound", "gloo": "Gloo",
+        "prio": "bound, 3 priority classes by bucket (NR_PRIO_CLASSES=3)",
+        "spray": "prio, each QP sprayed over 2 UDP source ports (NR_SPRAY_PORTS=2)",
+        "de": "prio, small packets drop-eligible (NR_DE_THRESH)"}
 
 
 def load(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip().startswith("{")]
+
+
+def de_text(nr):
+    """'1200 of 5000 (24.0%), 3 short': the drop-eligible contributions the box
+    received of the tolerant ones, and short slots of those alone; '-' without."""
+    de = nr.get("drop_eligible") or {}
+    if not nr.get("de_thresh") or not de.get("tolerant"):
+        return "-"
+    return (f"{de['received']} of {de['tolerant']} ({100 * de['received'] / de['tolerant']:.1f}%)"
+            f", {de['short']} short")
 
 
 def median(xs):
@@ -121,14 +134,15 @@ def markdown(rows, runs):
             f"{r['left_out'] if r['left_out'] else '-'} | {r['healthy']} |")
     lines += ["", "Every run:", "",
               "| round | loss % | variant | median step (s) | time to acc (s) | final acc | "
-              "tolerant calls | short slots | short denied | left out | QPs in error | run (s) |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "tolerant calls | short slots | short denied | left out | drop-eligible | "
+              "QPs in error | run (s) |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(runs, key=lambda r: (r["rep"], r["loss"], ORDER.index(r["variant"])
                                          if r["variant"] in ORDER else 9)):
         nr = r.get("netreduce") or {}
         if r.get("failed"):
             lines.append(f"| {r['rep']} | {r['loss']:g} | {r['variant']} | failed (exit codes "
-                         f"{r.get('exit_codes', '?')}) | | | | | | | | {fmt(r.get('run_s'), '.0f')} |")
+                         f"{r.get('exit_codes', '?')}) | | | | | | | | | {fmt(r.get('run_s'), '.0f')} |")
             continue
         qp = "-" if not nr else str(nr.get("qp_errors", 0)) + \
             (f" ({nr['qp_error']})" if nr.get("qp_error") else "")
@@ -137,7 +151,7 @@ def markdown(rows, runs):
             f"{fmt(r.get('time_to_acc_s'), '.1f')} | {fmt(r.get('final_test_acc'), '.3f')} | "
             f"{nr.get('tolerant_calls', '-') if nr else '-'} | "
             f"{fmt(nr.get('short_slots'), 'd')} | {fmt(nr.get('short_denied'), 'd')} | "
-            f"{nr.get('left_out') or '-'} | {qp} | {fmt(r.get('run_s'), '.0f')} |")
+            f"{nr.get('left_out') or '-'} | {de_text(nr)} | {qp} | {fmt(r.get('run_s'), '.0f')} |")
     lines += ["", "Variants: " + "; ".join(f"{v}: {WHAT[v]}" for v in ORDER
                                           if any(r["variant"] == v for r in rows)) + ".",
               "Throughput: the variant's median step at 0% loss over its median step at this "
