@@ -19,7 +19,7 @@ way netreduce sums them:
         sums in order (netreduce.reference.group_sum)
 
     check_train.py --mode box|hook|ring|hook-bf16|box-tolerant --dir DIR --world N [--groups G]
-                   [--tolerant PPM] [train.py options]
+                   [--tolerant PPM [--de]] [train.py options]
 
 Every rank must hold bit-identical parameters, equal to the reference bit for
 bit; and its counters (netreduce.torch.stats()) must show every gradient byte
@@ -28,8 +28,10 @@ all-reduce delegated to Gloo.  --tolerant PPM (NR_SHORT_PPM): every
 all-reduce (DDP's buckets) asked to go tolerant and the library sent every one
 so (short DSCP), and rank 0's box holds the bound PPM for the job; when the box
 completed packets short, the sums are not the reference's: then the ranks must
-still agree bit for bit (the box sends every rank the same result).  Exit 0
-pass, 1 fail.
+still agree bit for bit (the box sends every rank the same result).  --de
+(NR_DE_THRESH set): rank 0's box received drop-eligible contributions, some
+of the tolerant ones, and the summary names the threshold.  Exit 0 pass, 1
+fail.
 """
 import argparse
 import os
@@ -120,6 +122,19 @@ def counted(r, want_bytes):
     return fail
 
 
+def drop_eligible(r):
+    """Rank 0 with NR_DE_THRESH: the library marked small packets drop-eligible and
+    the box received them among the tolerant ones.  The failures."""
+    st = r["stats"]
+    de = (st.get("box") or {}).get("drop_eligible") or {}
+    if not st.get("de_thresh"):
+        return [f"rank 0: stats()['de_thresh'] is {st.get('de_thresh')!r}: NR_DE_THRESH unseen"]
+    if not 0 < de.get("received", 0) < de.get("tolerant", 0):
+        return [f"rank 0: the box's drop_eligible {de}: expected some of the tolerant "
+                "contributions drop-eligible, not none and not all"]
+    return []
+
+
 def tolerant(r, ppm, world):
     """What rank r's stats must say with the bound: every all-reduce asked to go
     tolerant and sent so; rank 0: the box holds the bound for the job.  The
@@ -153,6 +168,7 @@ def main():
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--groups", type=int, default=1)
     p.add_argument("--tolerant", type=int, default=0, metavar="PPM")
+    p.add_argument("--de", action="store_true")
     a, rest = p.parse_known_args()
     args = train.parse_args(rest)
     ranks = [torch.load(os.path.join(a.dir, f"rank{r}.pt")) for r in range(a.world)]
@@ -174,11 +190,15 @@ def main():
             return 2
         order = "groups"
     short = None   # packets the box completed short (rank 0 asked it)
+    de = None      # --de: the box's drop_eligible
     if a.tolerant:
         for r in ranks:
             f, s = tolerant(r, a.tolerant, a.world)
             fail += f
             short = s if r["rank"] == 0 else short
+            if a.de and r["rank"] == 0:
+                fail += drop_eligible(r)
+                de = r["stats"]["box"]["drop_eligible"]
     ref = reference(order, scale_first, args, a.world, layouts, a.groups)
     for i, (x, y) in enumerate(zip(ranks[0]["params"], ref)):
         if short:   # sums without a lost contribution: not the reference's
@@ -206,6 +226,9 @@ def main():
         for f in fail:
             print("  " + f)
         return 1
+    if de:
+        summary += (f", drop-eligible: {de['received']} of {de['tolerant']} tolerant "
+                    f"contributions, {de['short']} short slots of them alone")
     if short:
         print(f"OK ({a.mode}): {summary}, tolerant (bound {a.tolerant} ppm): the box completed "
               f"{short} packets short, so the sums are not the reference's; every rank "

@@ -20,7 +20,8 @@
 #               of their frames each way: every bucket sent tolerant (with the short DSCP),
 #               the box holding the bound; bit-identical ranks, and equal to
 #               the reference while the box completed no packet short
-#               (check_train.py --tolerant)
+#               (check_train.py --tolerant); small packets drop-eligible
+#               (NR_DE_THRESH=1), some of them counted by the box (--de)
 #   train-hier  the backend on 2 hosts x 2 processes (NR_LOCAL_SIZE=2,
 #               NR_HIER=parallel): the hosts' sums through the box
 #   train-racks the backend across 2 racks of 2 hosts (NR_RACKS=2,2), rack 0
@@ -174,7 +175,7 @@ train-box|train-hook|train-ring|train-bf16|train-hier|train-racks|train-torchrun
 	bf16)
 		mode=hook-bf16 ;;
 	dlcp)
-		mode=box-tolerant envs=(NR_SHORT_PPM=150000) check=(--tolerant 150000) ;;
+		mode=box-tolerant envs=(NR_SHORT_PPM=150000 NR_DE_THRESH=1) check=(--tolerant 150000 --de) ;;
 	torchrun)
 		# one torchrun a host; its workers share this environment
 		mode=box groups=2 run=$TB_RUNDIR/torchrun.sh
