@@ -251,28 +251,27 @@ tb_setup_path_b() {
 # "Priority"): under the shaped link's class 1:1, band 1:10 (prio 0:
 # exact messages, ACKs, anything unmarked) above the TB_PRIO_CLASSES (default
 # 3) tolerant classes from DSCP TB_PRIO_DSCP (default 10; class k: + 8k, its
-# highest first), above their drop-eligible packets (+ 2) in the last band;
-# each band may take the whole rate, htb lends it by prio.  The last band's
-# queue holds TB_PRIO_DE_LIMIT packets (default 64; the others 10000), so a
-# bottleneck drops drop-eligible packets first (AF drop precedence).  u32
-# filters on the DSCP after the drop filter.
+# highest first), each class's drop-eligible packets (+ 2) in its own band:
+# a band of their own, served after the others, would reorder a QP's packets,
+# which the box takes for loss; this kernel has no drop-precedence queue
+# (GRED) to drop them first in the same one.  Each band may take the whole
+# rate, htb lends it by prio.  u32 filters on the DSCP after the drop filter.
 tb_prio_bands() {
 	local ns=$1 dev=$2 n=${TB_PRIO_CLASSES:-3} d0=${TB_PRIO_DSCP:-10} k b last
 	local c="tc -n $ns class" f="tc -n $ns filter"
-	last=$((11 + n))
+	last=$((10 + n))
 	for ((b = 10; b <= last; b++)); do
 		$c add dev "$dev" parent 1:1 classid "1:$b" htb rate 1mbit ceil "${TB_RATE}mbit" \
 			burst 64k cburst 64k prio $((b - 10)) quantum 30000 ||
 			tb_die "tc htb band 1:$b on $dev failed"
-		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" pfifo \
-			limit "$( ((b == last)) && echo "${TB_PRIO_DE_LIMIT:-64}" || echo 10000)" ||
+		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" pfifo limit 10000 ||
 			tb_die "tc pfifo of band 1:$b on $dev failed"
 	done
 	for ((k = 0; k < n; k++)); do
 		$f add dev "$dev" parent 1: protocol ip prio 2 u32 match ip dsfield \
 			$(((d0 + 8 * k) << 2)) 0xfc flowid "1:$((10 + n - k))" &&
 		$f add dev "$dev" parent 1: protocol ip prio 2 u32 match ip dsfield \
-			$(((d0 + 8 * k + 2) << 2)) 0xfc flowid "1:$last" ||
+			$(((d0 + 8 * k + 2) << 2)) 0xfc flowid "1:$((10 + n - k))" ||
 			tb_die "tc u32 DSCP filter on $dev failed"
 	done
 }
