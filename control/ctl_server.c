@@ -64,6 +64,7 @@
 #include "control/ctl_log.h"
 #include "control/ctl_tls.h"
 #include "control/nr_control.h"
+#include "proto/nr_tls.h"
 
 #define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
 
@@ -540,7 +541,7 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 		}
 		k->ssl = SSL_new(s->tls);
 		if (!k->ssl || SSL_set_fd(k->ssl, k->fd) != 1) {
-			nr_log(LOG_ERR, "netreduce control: TLS: %s", nr_ctl_tls_why(why, sizeof(why)));
+			nr_log(LOG_ERR, "netreduce control: TLS: %s", nr_tls_why(why, sizeof(why)));
 			k->closing = true;
 			return;
 		}
@@ -559,7 +560,7 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 	default: break;
 	}
 	nr_ctl_count(s->c, NR_CCTR_TLS_FAILED);
-	nr_ctl_tls_why(why, sizeof(why));
+	nr_tls_why(why, sizeof(why));
 	NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: TLS handshake failed: %s (tls_failed)",
 		  peer_str(&k->peer, ip), why[0] ? why : "the client closed the connection");
 	k->closing = true;

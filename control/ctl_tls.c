@@ -8,17 +8,7 @@
 #include <openssl/err.h>
 
 #include "control/ctl_tls.h"
-
-const char *nr_ctl_tls_why(char *buf, size_t len)
-{
-	unsigned long e = ERR_peek_last_error();
-
-	buf[0] = '\0';
-	if (e)
-		ERR_error_string_n(e, buf, len);
-	ERR_clear_error();
-	return buf;
-}
+#include "proto/nr_tls.h"
 
 SSL_CTX *nr_ctl_tls_server_ctx(const char *cert_file, const char *key_file, char *err,
 			       size_t errlen)
@@ -44,18 +34,18 @@ SSL_CTX *nr_ctl_tls_server_ctx(const char *cert_file, const char *key_file, char
 	}
 	ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)) {
-		snprintf(err, errlen, "TLS: cannot set up OpenSSL: %s", nr_ctl_tls_why(why, sizeof(why)));
+		snprintf(err, errlen, "TLS: cannot set up OpenSSL: %s", nr_tls_why(why, sizeof(why)));
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
 		snprintf(err, errlen, "TLS certificate %s: %s (a PEM certificate?)", cert_file,
-			 nr_ctl_tls_why(why, sizeof(why)));
+			 nr_tls_why(why, sizeof(why)));
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
 		snprintf(err, errlen, "TLS key %s: %s (a PEM private key without a passphrase?)",
-			 key_file, nr_ctl_tls_why(why, sizeof(why)));
+			 key_file, nr_tls_why(why, sizeof(why)));
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {

@@ -19,7 +19,5 @@
  */
 SSL_CTX *nr_ctl_tls_server_ctx(const char *cert_file, const char *key_file, char *err,
 			       size_t errlen);
-/* OpenSSL's last error as text (the queue cleared): buf, "" when none. */
-const char *nr_ctl_tls_why(char *buf, size_t len);
 
 #endif /* NR_CTL_TLS_H */

@@ -77,8 +77,7 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* OpenSSL's last error as text ("" when none), the queue cleared. */
-static const char *ossl_why(char *buf, size_t len)
+const char *nr_tls_why(char *buf, size_t len)
 {
 	unsigned long e = ERR_peek_last_error();
 
@@ -101,7 +100,7 @@ struct nr_tls_client *nr_tls_client_new(const char *ca_file, char *err, size_t e
 	snprintf(t->ca, sizeof(t->ca), "%s", ca_file);
 	t->ctx = SSL_CTX_new(TLS_client_method());
 	if (!t->ctx || !SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION)) {
-		snprintf(err, errlen, "TLS: cannot set up OpenSSL: %s", ossl_why(why, sizeof(why)));
+		snprintf(err, errlen, "TLS: cannot set up OpenSSL: %s", nr_tls_why(why, sizeof(why)));
 		goto fail;
 	}
 	if (access(ca_file, R_OK) != 0) {
@@ -110,7 +109,7 @@ struct nr_tls_client *nr_tls_client_new(const char *ca_file, char *err, size_t e
 	}
 	if (SSL_CTX_load_verify_locations(t->ctx, ca_file, NULL) != 1) {
 		snprintf(err, errlen, "TLS: cannot read the CA file %s (PEM certificates): %s",
-			 ca_file, ossl_why(why, sizeof(why)));
+			 ca_file, nr_tls_why(why, sizeof(why)));
 		goto fail;
 	}
 	SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
@@ -170,7 +169,7 @@ static void handshake_error(const struct nr_tls_client *t, SSL *ssl, const char 
 			 "does not speak TLS (netreduce-switch without --tls-cert?)");
 		ERR_clear_error();
 	} else {
-		ossl_why(why, sizeof(why));
+		nr_tls_why(why, sizeof(why));
 		snprintf(err, errlen, "TLS handshake with %s failed: %s", host,
 			 why[0] ? why : "the box closed the connection");
 	}
@@ -258,7 +257,7 @@ int nr_tls_send(struct nr_tls_conn *c, const void *buf, size_t len, uint32_t tim
 		if (w > 0)
 			continue;
 		snprintf(err, errlen, "send: %s", w == 0 ? "no progress within the timeout"
-			 : ossl_why(why, sizeof(why))[0] ? why : "connection closed");
+			 : nr_tls_why(why, sizeof(why))[0] ? why : "connection closed");
 		return -1;
 	}
 	return 0;
@@ -291,7 +290,7 @@ ssize_t nr_tls_recv(struct nr_tls_conn *c, void *buf, size_t len, uint32_t timeo
 		}
 		if (SSL_get_error(c->ssl, r) == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
 			return 0;       /* the box closed without close_notify */
-		snprintf(err, errlen, "TLS: %s", ossl_why(why, sizeof(why)));
+		snprintf(err, errlen, "TLS: %s", nr_tls_why(why, sizeof(why)));
 		return -1;
 	}
 }

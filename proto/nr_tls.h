@@ -38,6 +38,9 @@ ssize_t nr_tls_recv(struct nr_tls_conn *c, void *buf, size_t len, uint32_t timeo
 /* Sends close_notify (without waiting) and frees c; the caller closes fd. */
 void nr_tls_close(struct nr_tls_conn *c);
 
+/* OpenSSL's last error as text (the queue cleared): buf, "" when none. */
+const char *nr_tls_why(char *buf, size_t len);
+
 /* "IP:PORT", "[IPv6]:PORT" or "NAME:PORT": the host part into host. 0 or -1. */
 int nr_tls_host_of(const char *addr, char *host, size_t len);
 
