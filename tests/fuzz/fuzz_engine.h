@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shadow model of fuzz_engine (fuzz_engine.c: the script, the callbacks,
- * every slot's reference sum; fuzz_engine_short.c: short slots, the message
+ * the packets; fuzz_engine_model.c: every slot's record and reference sum,
+ * the jobs; fuzz_engine_short.c: short slots, the message
  * being emitted and its bound, the left-out connection's built result, the
  * counters).  Sequences are g (PSN - initial PSN, 24 bits), as on the wire.
  */
@@ -113,10 +114,19 @@ struct world {
 	} due;
 };
 
-/* fuzz_engine.c */
+/* fuzz_engine_model.c: records and jobs */
 struct rec *nrz_rec_find(struct sjob *j, uint32_t g, bool create);
-bool nrz_data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn);
+void nrz_recs_clear(struct sjob *j);
+void nrz_rec_compute(struct sjob *j, struct rec *r);
 void nrz_check_payload(const struct rec *r, const uint8_t *pay, const char *what, uint32_t conn);
+uint32_t nrz_ip4(unsigned a, unsigned b, unsigned c, unsigned d);
+void nrz_job_shape(struct sjob *j, unsigned idx, uint8_t b0, uint8_t b1, uint8_t b2, uint8_t sb);
+void nrz_job_add(struct world *w, struct sjob *j);
+struct nrz_in;
+void nrz_op_jobctl(struct world *w, struct nrz_in *in);
+
+/* fuzz_engine.c */
+bool nrz_data_owner(struct world *w, const struct nr_pkt *p, int *job, uint32_t *conn);
 
 /* fuzz_engine_short.c */
 /* Slot r of job j goes out with N - 1 contributions: whether the engine may. */
