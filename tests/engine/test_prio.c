@@ -131,6 +131,33 @@ static void test_burst_class_order(void **state)
 	free(sc);
 }
 
+/* Message m of the job, rank i's packets with DSCP dscp[i], rank 2's middle packet lost. */
+static void message_lost_middle(struct th *t, uint32_t m, const uint8_t dscp[N])
+{
+	for (uint32_t g = m * PKTS; g < (m + 1) * PKTS; g++) {
+		for (uint32_t i = 0; i < N; i++) {
+			struct th_pkt *k;
+
+			if (i == 2 && g == m * PKTS + 1)
+				continue;               /* a middle packet lost */
+			k = pkt(t->spec, i, g, dscp[i]);
+			if (th_input(t, k, 1 * MS, NULL) != NR_V_HELD)
+				th_pkt_free(k);
+		}
+	}
+}
+
+/* Every receiver ACKs message m whole. */
+static void ack_message(struct th *t, uint32_t m)
+{
+	for (uint32_t i = 0; i < N; i++) {
+		struct th_pkt *a = th_ack(t->spec, i, (m + 1) * PKTS - 1, 0x1F);
+
+		th_input(t, a, 2 * MS, NULL);
+		th_pkt_free(a);
+	}
+}
+
 /*
  * Every class's DSCP and its drop-eligible one mark a tolerant message: a
  * middle packet lost in each goes short, counted under its class; the class
@@ -145,17 +172,9 @@ static void test_class_dscps_tolerant(void **state)
 	(void)state;
 	th_init(&t, spec_of(0, CLASSES, 250000), 16);
 	for (uint32_t m = 0; m < sizeof(dscps); m++) {
-		for (uint32_t g = m * PKTS; g < (m + 1) * PKTS; g++) {
-			for (uint32_t i = 0; i < N; i++) {
-				struct th_pkt *k;
+		const uint8_t d[N] = { dscps[m], dscps[m], dscps[m], dscps[m] };
 
-				if (i == 2 && g == m * PKTS + 1)
-					continue;               /* a middle packet lost */
-				k = pkt(t.spec, i, g, dscps[m]);
-				if (th_input(&t, k, 1 * MS, NULL) != NR_V_HELD)
-					th_pkt_free(k);
-			}
-		}
+		message_lost_middle(&t, m, d);
 		assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), m < 6 ? m + 1 : 6);
 		if (m == 6) {
 			struct th_pkt *k;
@@ -167,12 +186,7 @@ static void test_class_dscps_tolerant(void **state)
 					th_pkt_free(k);
 			}
 		}
-		for (uint32_t i = 0; i < N; i++) {
-			struct th_pkt *a = th_ack(t.spec, i, (m + 1) * PKTS - 1, 0x1F);
-
-			th_input(&t, a, 2 * MS, NULL);
-			th_pkt_free(a);
-		}
+		ack_message(&t, m);
 	}
 	{
 		struct nr_job_stats st;
@@ -207,23 +221,10 @@ static void test_short_de_mixed(void **state)
 	(void)state;
 	th_init(&t, spec_of(0, 1, 250000), 16);
 	for (uint32_t m = 0; m < 2; m++) {
-		for (uint32_t g = m * PKTS; g < (m + 1) * PKTS; g++) {
-			for (uint32_t i = 0; i < N; i++) {
-				struct th_pkt *k;
+		const uint8_t d[N] = { m == 0 ? DSCP : DSCP + 2, DSCP + 2, DSCP + 2, DSCP + 2 };
 
-				if (i == 2 && g == m * PKTS + 1)
-					continue;               /* a middle packet lost */
-				k = pkt(t.spec, i, g, m == 0 && i == 0 ? DSCP : DSCP + 2);
-				if (th_input(&t, k, 1 * MS, NULL) != NR_V_HELD)
-					th_pkt_free(k);
-			}
-		}
-		for (uint32_t i = 0; i < N; i++) {
-			struct th_pkt *a = th_ack(t.spec, i, (m + 1) * PKTS - 1, 0x1F);
-
-			th_input(&t, a, 2 * MS, NULL);
-			th_pkt_free(a);
-		}
+		message_lost_middle(&t, m, d);
+		ack_message(&t, m);
 	}
 	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
 	assert_int_equal(st.ctr[NR_ECTR_SHORT_SLOTS], 2);
