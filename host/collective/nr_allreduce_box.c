@@ -104,7 +104,6 @@ static int box_post(struct nr_comm *c, void *op)
 		struct nr_ring *r = &c->ring[o->ring + (int)ch];
 		uint8_t *buf = (uint8_t *)r->mem + (o->slots + slot) * o->msg;
 		uint32_t len = msg_len(o, m);
-
 		struct nr_tp_mark mk = { .tclass = o->tclass };
 
 		if (bc->sent - bc->acked >= o->window || bc->sent >= bc->recvd + o->slots)
