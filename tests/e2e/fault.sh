@@ -119,7 +119,10 @@ boxrestart)
 	pass "all hosts failed with an error within ${elapsed} s of the box's death; a new job on the restarted box is exact"
 	;;
 twojobs)
-	args=(--algo netreduce -b 4100 -e 16M -f 4 --iters 3 --warmup 1 --check --json)
+	# --iters 40: each job runs a few seconds, so that the box's job list, read
+	# every 0.1 s, surely sees the two at once (at 3 a job took 0.1 s and one
+	# fresh clone's run saw them one after the other)
+	args=(--algo netreduce -b 4100 -e 16M -f 4 --iters 40 --warmup 1 --check --json)
 	tb_launch jobA 0 3 "$perf" "${args[@]}"
 	pids=("${TB_LAUNCH_PIDS[@]}")
 	tb_launch jobB 3 4 "$perf" "${args[@]}"
