@@ -146,6 +146,7 @@ struct nr_comm {
 	     addr[32];
 	int rank, world;
 	struct nr_tp *tp;
+	uint32_t tp_window;          /* the transport's window per QP and path (0: its own) */
 	struct nr_peer *peers;       /* world rows */
 	unsigned n_channels;         /* box channels of every job, 1..NR_MAX_CHANNELS */
 	struct nr_ring ring[NR_RINGS_MAX];   /* unused ones all zero */

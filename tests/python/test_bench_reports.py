@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The opt-in benchmarks' reports on made-up results: tests/testbed/bench_dlcp_report.py
 takes every variant bench-dlcp runs (de, spray, prio, bound, scaled, exact, gloo) and a
-failed run, computes each variant's throughput against its own loss-free runs and shows
+failed run, on two paths with switch-sized queues, computes each variant's throughput against its own loss-free runs and shows
 the drop-eligible share of the runs that marked packets."""
 import json
 import os
@@ -27,7 +27,8 @@ def run(v, loss, rep, step):
     return {"summary": True, "variant": v, "rep": rep, "loss": loss, "ppm": 150000,
             "run_s": 60, "median_step_s": step, "time_to_acc_s": 20 + loss,
             "final_test_acc": 0.92, "ranks": 4, "torch": "1.13", "rate_mbit": 100,
-            "steps": 70, "target_acc": 0.9, "prio_bands": True, "paths": 1, "netreduce": nr}
+            "steps": 70, "target_acc": 0.9, "prio_bands": True, "paths": 2, "path_b_mbit": 40,
+            "queue_kb": 64, "queue_drops": 7 * loss + rep, "netreduce": nr}
 
 
 class DlcpReport(unittest.TestCase):
@@ -58,6 +59,10 @@ class DlcpReport(unittest.TestCase):
         self.assertIn("| 1 | spray | 3 (1 failed) |", md)
         self.assertIn("250 of 1000 (25.0%), 3 short", md)
         self.assertIn("de: prio, small packets drop-eligible (NR_DE_THRESH)", md)
+        self.assertIn("two paths, B at 40 Mbit/s", md)
+        self.assertIn("every queue 64 KiB (tail drop)", md)
+        # a run's queue drops, the column before its run time
+        self.assertRegex(md, r"\| 2 \| 1 \| gloo \|.*\| - \| 9 \| 60 \|")
 
 
 if __name__ == "__main__":

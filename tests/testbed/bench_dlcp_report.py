@@ -116,7 +116,8 @@ def markdown(rows, runs):
         f"{r0.get('steps', '?')} steps a run, target test accuracy {target}; bound "
         f"{max((r['ppm'] for r in rows), default=0)} ppm"
         + (f"; two paths, B at {r0['path_b_mbit']} Mbit/s" if r0.get("paths") == 2 else "")
-        + ("; links serving the DSCP classes by priority" if r0.get("prio_bands") else ""),
+        + ("; links serving the DSCP classes by priority" if r0.get("prio_bands") else "")
+        + (f"; every queue {r0['queue_kb']} KiB (tail drop)" if r0.get("queue_kb") else ""),
         "",
         "| loss % | variant | runs | median step (s) | throughput vs loss-free | "
         "time to acc (s) | final acc | short slots | short ppm | left out (per rank) | "
@@ -135,14 +136,14 @@ def markdown(rows, runs):
     lines += ["", "Every run:", "",
               "| round | loss % | variant | median step (s) | time to acc (s) | final acc | "
               "tolerant calls | short slots | short denied | left out | drop-eligible | "
-              "QPs in error | run (s) |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "QPs in error | queue drops | run (s) |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(runs, key=lambda r: (r["rep"], r["loss"], ORDER.index(r["variant"])
                                          if r["variant"] in ORDER else 9)):
         nr = r.get("netreduce") or {}
         if r.get("failed"):
             lines.append(f"| {r['rep']} | {r['loss']:g} | {r['variant']} | failed (exit codes "
-                         f"{r.get('exit_codes', '?')}) | | | | | | | | | {fmt(r.get('run_s'), '.0f')} |")
+                         f"{r.get('exit_codes', '?')}) | | | | | | | | | | {fmt(r.get('run_s'), '.0f')} |")
             continue
         qp = "-" if not nr else str(nr.get("qp_errors", 0)) + \
             (f" ({nr['qp_error']})" if nr.get("qp_error") else "")
@@ -151,7 +152,8 @@ def markdown(rows, runs):
             f"{fmt(r.get('time_to_acc_s'), '.1f')} | {fmt(r.get('final_test_acc'), '.3f')} | "
             f"{nr.get('tolerant_calls', '-') if nr else '-'} | "
             f"{fmt(nr.get('short_slots'), 'd')} | {fmt(nr.get('short_denied'), 'd')} | "
-            f"{nr.get('left_out') or '-'} | {de_text(nr)} | {qp} | {fmt(r.get('run_s'), '.0f')} |")
+            f"{nr.get('left_out') or '-'} | {de_text(nr)} | {qp} | {fmt(r.get('queue_drops'), 'd')} | "
+            f"{fmt(r.get('run_s'), '.0f')} |")
     lines += ["", "Variants: " + "; ".join(f"{v}: {WHAT[v]}" for v in ORDER
                                           if any(r["variant"] == v for r in rows)) + ".",
               "Throughput: the variant's median step at 0% loss over its median step at this "

@@ -264,7 +264,8 @@ tb_prio_bands() {
 		$c add dev "$dev" parent 1:1 classid "1:$b" htb rate 1mbit ceil "${TB_RATE}mbit" \
 			burst 64k cburst 64k prio $((b - 10)) quantum 30000 ||
 			tb_die "tc htb band 1:$b on $dev failed"
-		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" pfifo limit 10000 ||
+		# shellcheck disable=SC2046
+		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" $(tb_leaf_queue) ||
 			tb_die "tc pfifo of band 1:$b on $dev failed"
 	done
 	for ((k = 0; k < n; k++)); do
@@ -274,6 +275,34 @@ tb_prio_bands() {
 			$(((d0 + 8 * k + 2) << 2)) 0xfc flowid "1:$((10 + n - k))" ||
 			tb_die "tc u32 DSCP filter on $dev failed"
 	done
+}
+
+# The queue under each shaped class (and each priority band): 10,000 frames,
+# seconds of a 100 Mbit/s link, unless TB_QUEUE_KB sizes it in KiB as a
+# switch's port buffer is (a tail-drop byte FIFO: bfifo).  A frame that finds
+# the queue full is dropped, counted by tc (tb_queue_drops), as a switch
+# drops it; the transports take it for a loss.
+tb_leaf_queue() {
+	if [ -n "${TB_QUEUE_KB:-}" ]; then
+		echo "bfifo limit $((TB_QUEUE_KB * 1024))"
+	else
+		echo "pfifo limit 10000"
+	fi
+}
+
+# Frames the queues of the shaped links dropped (tb_leaf_queue), all links,
+# both ends: the sum of tc's "dropped" of every leaf qdisc (drop filters not
+# included: their drops are the impairment's).
+tb_queue_drops() {
+	local ns total=0 d
+	for ns in $(ip netns list | awk -v p="$TB_P" 'index($1, p) == 1 { print $1 }'); do
+		d=$(tc -n "$ns" -s qdisc show 2>/dev/null |
+			awk '/^qdisc [bp]fifo/ { f = 1; next } /^qdisc/ { f = 0 }
+			     f && /dropped/ { for (i = 1; i <= NF; i++) if ($i == "(dropped") { sub(",", "", $(i + 1)); s += $(i + 1) } }
+			     END { print s + 0 }')
+		total=$((total + d))
+	done
+	echo "$total"
 }
 
 # Shape (and, with netem or the drop filter, impair) the egress of one link end.
@@ -299,11 +328,15 @@ tb_shape() {
 			[ -z "$netem" ] || tb_die "TB_PRIO=1 with netem: the drop filter's loss only"
 			tb_prio_bands "$ns" "$dev"
 		elif [ -n "$netem" ]; then
+			[ -z "${TB_QUEUE_KB:-}" ] ||
+				tb_die "TB_QUEUE_KB with netem: netem is the queue (10,000 frames); use the drop filter's loss (TB_IMPAIR_KIND=drop)"
 			# shellcheck disable=SC2086
 			$q add dev "$dev" parent 1:1 handle 10: netem $netem limit 10000 ||
 				tb_die "netem under htb on $dev failed"
 		else
-			$q add dev "$dev" parent 1:1 handle 10: pfifo limit 10000
+			# shellcheck disable=SC2046
+			$q add dev "$dev" parent 1:1 handle 10: $(tb_leaf_queue) ||
+				tb_die "tc $(tb_leaf_queue) on $dev failed"
 		fi
 	elif [ -n "$netem" ]; then
 		# shellcheck disable=SC2086
@@ -530,6 +563,8 @@ tb_setup() {
 	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
 	[ $((n % TB_RACKS)) = 0 ] || tb_die "$n hosts do not split into $TB_RACKS equal racks"
 	TB_RACK_HOSTS=$((n / TB_RACKS))
+	[ -z "${TB_QUEUE_KB:-}" ] || { [[ $TB_QUEUE_KB =~ ^[0-9]+$ ]] && [ "$TB_QUEUE_KB" -ge 8 ]; } ||
+		tb_die "TB_QUEUE_KB=$TB_QUEUE_KB: a queue's depth in KiB, at least 8 (two 4 KiB frames)"
 	for ((k = 0; k < TB_RACKS; k++)); do
 		tb_setup_rack "$k"
 	done

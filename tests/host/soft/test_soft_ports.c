@@ -11,7 +11,7 @@
  * Spraying (nr_tp_qp_spray): a QP's packets leave from its ports in turn, a
  * send each, every packet's ICRC made for the port it leaves from; the range
  * is bound whole (a taken port moves it); bad counts and a connected QP are
- * refused.
+ * refused; a sprayed QP's window is the transport's, over all its ports.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -226,6 +226,59 @@ static void test_spray_ports_in_turn(void **state)
 	nr_tp_close(tp);
 }
 
+/* Packets the peer socket fd receives while tp is polled for ms. */
+static unsigned spray_count(struct nr_tp *tp, int fd, unsigned ms)
+{
+	uint64_t t0 = tu_now_ms();
+	unsigned got = 0;
+	struct nr_wc wc[4];
+
+	while (tu_now_ms() - t0 < ms) {
+		uint8_t pkt[SPRAY_MTU + 64];
+
+		nr_tp_poll(tp, wc, 4, 1);
+		while (recv(fd, pkt, sizeof(pkt), 0) > 0)
+			got++;
+	}
+	return got;
+}
+
+/*
+ * A sprayed QP's window is the transport's, over all its ports (the
+ * library's default reorder_pkts): with max_inflight 3 and nobody
+ * acknowledging, a 12-packet message puts 3 packets on the wire, sprayed over
+ * 2 ports or not, and nothing more before the ACK timeout (4.3 s).
+ */
+static void test_spray_window_whole(void **state)
+{
+	static uint8_t buf[12 * SPRAY_MTU];
+
+	(void)state;
+	for (unsigned ports = 1; ports <= 2; ports++) {
+		struct nr_tp_config c = tu_cfg("127.0.0.46", SPRAY_MTU);
+		struct nr_qp_info info, peer = { .qpn = 0x322, .psn = 0, .udp_port = NR_ROCEV2_PORT };
+		int fd = spray_peer("127.0.0.47");
+		struct nr_tp_mr mr;
+		struct nr_tp_qp *qp;
+		struct nr_tp *tp;
+
+		c.offload = NR_TP_OFFLOAD_OFF;
+		c.timeout = 20;
+		c.profile = NR_TP_PROFILE_RXE;  /* the fixed timeout: no resend in the test */
+		c.max_inflight = 3;
+		tp = tu_open(&c);
+		assert_int_equal(nr_tp_reg_mr(tp, buf, sizeof(buf), &mr), 0);
+		assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);
+		assert_int_equal(nr_tp_qp_spray(qp, ports, &info), 0);
+		inet_pton(AF_INET, "127.0.0.47", &peer.ip);
+		assert_int_equal(nr_tp_qp_connect(qp, &peer), 0);
+		assert_int_equal(nr_tp_post_write_imm(qp, 1, &mr, buf, sizeof(buf), 0x1000, 7, 9), 0);
+		assert_int_equal(spray_count(tp, fd, 300), 3);
+		close(fd);
+		nr_tp_close(tp);
+	}
+}
+
 /*
  * The range is bound whole: with the QP's own port + 1 taken, it sprays from
  * another range whose every port it holds; a count beyond 64 and 0 are
@@ -273,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_sport_exhausted_names_port),
 		cmocka_unit_test(test_spray_ports_in_turn),
 		cmocka_unit_test(test_spray_range_whole),
+		cmocka_unit_test(test_spray_window_whole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
