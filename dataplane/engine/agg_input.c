@@ -16,7 +16,8 @@
  *     one (where registered), or another box port than the bound one
  *                                           -> DROP SPOOFED_SRC
  *     (a sprayed connection's packet is given its registered source port:
- *     its result leaves from that one, spray_home)
+ *     its result leaves from that one, spray_home; the monitor keeps which
+ *     port it came from, agg_mon_lost)
  *     P_Key not the job's (where the job has one) -> DROP SPOOFED_PKEY
  *     a response (ACK, NAK, atomic ACK, READ response) from the sender
  *                                           -> FORWARD, untouched: an RC QP is a
@@ -572,8 +573,12 @@ static inline enum agg_verdict input_routed(struct agg_engine *e, const struct n
 		return count(j, NR_ECTR_JOB_FAILED_DROP, ctr, NR_V_DROP);
 	if (unlikely(!op_is_rc_write(p->opcode)))
 		return count(j, NR_ECTR_NOT_WRITE, ctr, NR_V_DROP);
-	if (unlikely(j->spray > 1))
+	if (unlikely(j->spray > 1)) {
+		/* which of its ports (an unregistered sport: all are port 0) */
+		j->mon[i].port = j->conns[i].src_sport ?
+				 (uint16_t)(p->udp_sport - j->conns[i].src_sport) : 0;
 		spray_home(&j->conns[i], p, frame);
+	}
 	v = data_input(e, j, i, p, frame, handle, now_ns, ctr);
 	if (j->short_ppm)
 		agg_short_input(e, j, now_ns);

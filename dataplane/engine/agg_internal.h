@@ -95,6 +95,8 @@ struct agg_job {
 	uint64_t de_mask;          /* bit d: DSCP d a tolerant packet's drop-eligible mark (+ 2) */
 	uint8_t dscp_cls[64];      /* DSCP -> class: tolerant ones 0..classes - 1, else classes */
 	uint16_t reorder;          /* a gap is a loss past this many packets (spec reorder_pkts) */
+	uint64_t *port_hi;         /* [n * spray] spray > 1: one past the highest sequence
+				    * each of a sender's ports brought (agg_mon_lost) */
 	uint32_t msg_short_left;   /* short slots the message being emitted may still have */
 	uint8_t msg_tolerant;      /* it is marked (short_dscp) and its first packet was emitted */
 	uint64_t denied_x;         /* the last slot counted in short_denied */
@@ -172,6 +174,7 @@ struct agg_conn_mon {
 	uint8_t have_dtpl;
 	uint8_t tail_due;      /* the receiver's ACK of all emitted: repeat it if the sender stays quiet */
 	uint8_t held_back;     /* hole's NAK not sent: a short slot may fill it (agg_short.c) */
+	uint16_t port;         /* spray > 1: the port (0..spray - 1) of its packet being input */
 };
 
 /* Lookup entry: (daddr, qpn) -> job slot index and connection. */

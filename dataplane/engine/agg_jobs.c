@@ -65,6 +65,8 @@ static void job_free_pool(struct agg_job *j)
 	free(j->outs);
 	free(j->spare);
 	free(j->first);
+	free(j->port_hi);
+	j->port_hi = NULL;
 	j->spare = NULL;
 	j->first = NULL;
 	j->slots = NULL;
@@ -232,7 +234,9 @@ static struct agg_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint6
 	j->spare = calloc(j->n, sizeof(*j->spare));
 	j->left_out = calloc(j->n, sizeof(*j->left_out));
 	j->first = calloc(j->n, sizeof(*j->first));
-	if (!j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
+	if (j->spray > 1)
+		j->port_hi = calloc((size_t)j->n * j->spray, sizeof(*j->port_hi));
+	if ((j->spray > 1 && !j->port_hi) || !j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
 	    !j->reth || !j->acked || !j->mon ||
 	    !j->srcs || !j->outs || !j->spare || !j->left_out || !j->first) {
 		job_free(j);

@@ -360,6 +360,21 @@ static bool hole_due(const struct agg_job *j, const struct agg_conn_mon *m, uint
 	       s->count + 2u <= j->n;
 }
 
+bool agg_mon_lost(const struct agg_job *j, uint32_t i, uint64_t c)
+{
+	const uint64_t *h;
+
+	if (j->mon[i].hi > c + j->reorder + 1)
+		return true;
+	if (!j->port_hi)
+		return false;
+	h = &j->port_hi[(size_t)i * j->spray];
+	for (uint32_t k = 0; k < j->spray; k++)
+		if (h[k] <= c + 1)
+			return false;
+	return true;
+}
+
 /* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
 static void open_gap(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
@@ -381,6 +396,8 @@ void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t 
 
 	if (x >= m->hi)
 		m->hi = x + 1;
+	if (j->port_hi && j->port_hi[(size_t)i * j->spray + m->port] <= x)
+		j->port_hi[(size_t)i * j->spray + m->port] = x + 1;
 	if (m->contig < j->next_release)
 		m->contig = j->next_release;
 	while (m->contig < m->hi && has(j, i, m->contig))
@@ -393,7 +410,7 @@ void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t 
 		m->hole = NR_MON_NONE;
 		m->held_back = 0;
 	}
-	if (x <= m->contig + j->reorder)
+	if (x <= m->contig + j->reorder && !(j->port_hi && agg_mon_lost(j, i, m->contig)))
 		return;                 /* nothing missing below x, or not yet a loss (spraying) */
 	if (m->hole != m->contig) {
 		open_gap(e, j, i, now_ns);
@@ -532,7 +549,7 @@ void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, u
 		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
 		m->held_back = 0;
 	}
-	if (m->hole == NR_MON_NONE && m->contig + j->reorder + 1 < m->hi)      /* the next gap */
+	if (m->hole == NR_MON_NONE && agg_mon_lost(j, i, m->contig))      /* the next gap */
 		open_gap(e, j, i, now_ns);
 }
 

@@ -18,6 +18,14 @@
 void agg_mon_init(struct agg_job *j, uint64_t now_ns);
 
 /*
+ * Whether sender i's packet of sequence c, missing, is evidently lost: a
+ * packet more than the job's reorder_pkts beyond it is in, or (spraying)
+ * every one of the sender's ports brought a later one: each port's path
+ * delivers in order, so c, sent on one of them, would have come first.
+ */
+bool agg_mon_lost(const struct agg_job *j, uint32_t i, uint64_t c);
+
+/*
  * A data packet of sender i arrived (p/frame/handle): until the receiver's
  * first ACK, the NAKs' template is taken from it.  Called before the packet
  * is contributed, since its emission may reuse or free the frame.

@@ -255,7 +255,7 @@ void agg_short_input(struct agg_engine *e, struct agg_job *j, uint64_t now_ns)
 	uint32_t si, k;
 
 	while (j->state == NR_JOB_ACTIVE && waits_for_one(j, &si, &k) &&
-	       j->mon[k].hi > j->next_emit + j->reorder + 1) {      /* later packets of k are in */
+	       agg_mon_lost(j, k, j->next_emit)) {      /* later packets of k are in */
 		w = why_not(e, j, si, k, &r);
 		if (w != NR_SHORT_WHY_MAX) {
 			deny(e, j, k, j->next_emit, w, now_ns);

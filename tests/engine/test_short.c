@@ -467,6 +467,64 @@ static void test_spray_reorder(void **state)
 }
 
 /*
+ * Spraying over paths of unequal delay, reorder_pkts 12 (below half the pool):
+ * a gap is a loss once every one of the sender's ports brought a later
+ * packet, each port's path delivering in order.  Conn 1 sprays over 2 ports
+ * (even g port 0, odd port 1).  Message 0: its g=2 (port 0) comes after 3, 5
+ * and 7 (port 1, the faster path): only port 1 moved past it, no gap.
+ * Message 1: its g=10 (port 0) lost; 11 (port 1) is in, then 12 (port 0):
+ * both ports past 10, it goes short, no NAK, long before 12 packets more.
+ */
+static void test_spray_paths(void **state)
+{
+	static const uint32_t order[PKTS] = { 0, 1, 3, 5, 7, 2, 4, 6 };
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	s->short_ppm = 250000;
+	s->short_dscp = DSCP;
+	s->spray_ports = 2;
+	s->reorder_pkts = 12;
+	for (uint32_t i = 0; i < N; i++)
+		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
+	th_init(&t, s, 16);
+	for (uint32_t k = 0; k < PKTS; k++)
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, k, DSCP, 1 * MS);
+	for (uint32_t k = 0; k < PKTS; k++)
+		assert_int_equal(data_sp(&t, 1, order[k], DSCP, (uint16_t)(order[k] % 2), 1 * MS, NULL),
+				 NR_V_HELD);
+	assert_int_equal(t.nsent, 0);                           /* no NAK, nothing built */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		check_stream(&t, i, PKTS, NULL, 0, false);
+		ack(&t, i, PKTS - 1, 1 * MS);
+	}
+	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(&t, i, g, DSCP, 2 * MS);
+	data_sp(&t, 1, PKTS, DSCP, 0, 2 * MS, NULL);
+	data_sp(&t, 1, PKTS + 1, DSCP, 1, 2 * MS, NULL);
+	data_sp(&t, 1, PKTS + 3, DSCP, 1, 2 * MS, NULL);         /* port 1 past 10 */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
+	data_sp(&t, 1, PKTS + 4, DSCP, 0, 2 * MS, NULL);         /* and port 0 */
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 0);
+	check_built(&t, 0, 1, PKTS + 2, sum_of(PKTS + 2, 1));
+	for (uint32_t g = PKTS + 5; g < 2 * PKTS; g++)
+		data_sp(&t, 1, g, DSCP, (uint16_t)(g % 2), 2 * MS, NULL);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 2 * PKTS);
+	assert_int_equal(st.left_out[1], 1);
+	check_accounting(&t, 1);
+	th_fini(&t);
+}
+
+/*
  * A gap in a later tolerant message, while emission waits in an exact one:
  * message 0 (unmarked) waits for conn 0's lost g=2 (NAKed at once, exact),
  * message 1 arrives with conn 1's g=10 lost.  Its slot has the others'
@@ -800,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_tail_not_short),
 		cmocka_unit_test(test_spray_reorder),
 		cmocka_unit_test(test_held_not_short),
+		cmocka_unit_test(test_spray_paths),
 		cmocka_unit_test(test_later_message_held),
 		cmocka_unit_test(test_first_short),
 		cmocka_unit_test(test_first_refused),

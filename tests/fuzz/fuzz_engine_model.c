@@ -13,6 +13,7 @@
 
 #include "dataplane/engine/agg_engine.h"
 #include "proto/roce_pkt.h"
+#include "tests/engine/eng_bits.h"
 
 #include "nrz_fuzz.h"
 #include "fuzz_engine.h"
@@ -48,17 +49,6 @@ void nrz_recs_clear(struct sjob *j)
 	free(j->recs);
 	j->recs = NULL;
 	j->nrecs = j->caprecs = 0;
-}
-
-static bool same_float(float a, float b)
-{
-	uint32_t x, y;
-
-	if (isnan(a) && isnan(b))
-		return true;
-	memcpy(&x, &a, 4);
-	memcpy(&y, &b, 4);
-	return x == y;
 }
 
 /*
@@ -102,7 +92,7 @@ void nrz_check_payload(const struct rec *r, const uint8_t *pay, const char *what
 		float got;
 
 		memcpy(&got, pay + 4 * e, 4);
-		NRZ_CHECK(same_float(got, r->want[e]),
+		NRZ_CHECK(eng_same_float(got, r->want[e]),
 			  "%s g=%u conn %u element %u: got %a, rank/arrival-order sum %a",
 			  what, r->g, conn, e, got, r->want[e]);
 	}

@@ -9,6 +9,7 @@
 
 #include "proto/roce_icrc.h"
 #include "proto/roce_opcode.h"
+#include "tests/engine/eng_bits.h"
 
 #include "hz_traffic.h"
 
@@ -198,17 +199,6 @@ static bool job_nak(const struct hz_job *j, const struct nr_pkt *p)
 	return false;
 }
 
-static bool same(float a, float b)
-{
-	uint32_t x, y;
-
-	if (isnan(a) && isnan(b))
-		return true;
-	memcpy(&x, &a, 4);
-	memcpy(&y, &b, 4);
-	return x == y;
-}
-
 int hz_result(struct hz_job *j, const uint8_t *frame, uint32_t len, bool check_icrc)
 {
 	struct nr_pkt p;
@@ -242,7 +232,7 @@ int hz_result(struct hz_job *j, const uint8_t *frame, uint32_t len, bool check_i
 		for (unsigned k = 1; k < j->n; k++)
 			acc = acc + j->val[vidx(j, g, k) + e];
 		memcpy(&got, frame + p.pay_off + 4 * e, 4);
-		if (!same(got, acc)) {
+		if (!eng_same_float(got, acc)) {
 			fprintf(stderr, "result conn %u g=%u element %u: %a, rank-ordered sum %a\n",
 				r, g, e, got, (float)acc);
 			j->wrong++;
