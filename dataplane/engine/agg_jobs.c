@@ -236,8 +236,8 @@ static struct agg_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint6
 	j->first = calloc(j->n, sizeof(*j->first));
 	if (j->spray > 1)
 		j->port_hi = calloc((size_t)j->n * j->spray, sizeof(*j->port_hi));
-	if ((j->spray > 1 && !j->port_hi) || !j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
-	    !j->reth || !j->acked || !j->mon ||
+	if (!j->slots || !j->bits || !j->held || !j->results || (nr_job_acc_packets(s) && !j->acc) ||
+	    (j->spray > 1 && !j->port_hi) || !j->reth || !j->acked || !j->mon ||
 	    !j->srcs || !j->outs || !j->spare || !j->left_out || !j->first) {
 		job_free(j);
 		return NULL;
