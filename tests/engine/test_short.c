@@ -403,6 +403,42 @@ static void test_tail_not_short(void **state)
 	th_fini(&t);
 }
 
+/* A tolerant job (a 25% bound) whose connections spray over ports from th_flow_data's. */
+static void init_spray(struct th *t, uint32_t job, uint8_t ports, uint16_t reorder)
+{
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
+
+	s->short_ppm = 250000;
+	s->short_dscp = DSCP;
+	s->spray_ports = ports;
+	s->reorder_pkts = reorder;
+	for (uint32_t i = 0; i < N; i++)
+		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
+	th_init(t, s, job);
+}
+
+/*
+ * Message 0, conn 1's packets in the order given, packet g from port g mod
+ * ports, the others' in order: only reordered, so no NAK, nothing built, every
+ * stream whole; then every receiver ACKs it.
+ */
+static void spray_message0(struct th *t, const uint32_t order[PKTS], uint16_t ports)
+{
+	for (uint32_t k = 0; k < PKTS; k++) {
+		for (uint32_t i = 0; i < N; i++)
+			if (i != 1)
+				data(t, i, k, DSCP, 1 * MS);
+		assert_int_equal(data_sp(t, 1, order[k], DSCP, (uint16_t)(order[k] % ports), 1 * MS,
+					 NULL), NR_V_HELD);
+	}
+	assert_int_equal(t->nsent, 0);
+	assert_int_equal(th_ctr(t, NR_ECTR_SHORT_SLOTS), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		check_stream(t, i, PKTS, NULL, 0, false);
+		ack(t, i, PKTS - 1, 1 * MS);
+	}
+}
+
 /*
  * Spraying: conn 1's packets leave from 4 UDP source ports and arrive up to
  * 3 packets out of order.  Reordering within that is neither a gap (no NAK)
@@ -413,32 +449,13 @@ static void test_tail_not_short(void **state)
 static void test_spray_reorder(void **state)
 {
 	static const uint32_t order[PKTS] = { 0, 1, 2, 4, 5, 3, 6, 7 };
-	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
 	enum nr_engine_ctr c = NR_ECTR_MAX;
 	struct nr_job_stats st;
 	struct th t;
 
 	(void)state;
-	s->short_ppm = 250000;
-	s->short_dscp = DSCP;
-	s->spray_ports = 4;
-	s->reorder_pkts = 3;
-	for (uint32_t i = 0; i < N; i++)
-		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
-	th_init(&t, s, 15);
-	for (uint32_t k = 0; k < PKTS; k++) {
-		for (uint32_t i = 0; i < N; i++)
-			if (i != 1)
-				data(&t, i, k, DSCP, 1 * MS);
-		assert_int_equal(data_sp(&t, 1, order[k], DSCP, (uint16_t)(order[k] % 4), 1 * MS, NULL),
-				 NR_V_HELD);
-	}
-	assert_int_equal(t.nsent, 0);                           /* no NAK, nothing built */
-	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
-	for (uint32_t i = 0; i < N; i++) {
-		check_stream(&t, i, PKTS, NULL, 0, false);
-		ack(&t, i, PKTS - 1, 1 * MS);
-	}
+	init_spray(&t, 15, 4, 3);
+	spray_message0(&t, order, 4);
 	/* every result leaves from its connection's registered port: one path back */
 	for (uint32_t k = 0; k < t.log_len; k++) {
 		const struct th_pkt *r = t.log[k].pkt;
@@ -478,31 +495,12 @@ static void test_spray_reorder(void **state)
 static void test_spray_paths(void **state)
 {
 	static const uint32_t order[PKTS] = { 0, 1, 3, 5, 7, 2, 4, 6 };
-	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
 	struct nr_job_stats st;
 	struct th t;
 
 	(void)state;
-	s->short_ppm = 250000;
-	s->short_dscp = DSCP;
-	s->spray_ports = 2;
-	s->reorder_pkts = 12;
-	for (uint32_t i = 0; i < N; i++)
-		s->conns[i].src_sport = (uint16_t)(49152 + i);      /* th_flow_data's */
-	th_init(&t, s, 16);
-	for (uint32_t k = 0; k < PKTS; k++)
-		for (uint32_t i = 0; i < N; i++)
-			if (i != 1)
-				data(&t, i, k, DSCP, 1 * MS);
-	for (uint32_t k = 0; k < PKTS; k++)
-		assert_int_equal(data_sp(&t, 1, order[k], DSCP, (uint16_t)(order[k] % 2), 1 * MS, NULL),
-				 NR_V_HELD);
-	assert_int_equal(t.nsent, 0);                           /* no NAK, nothing built */
-	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 0);
-	for (uint32_t i = 0; i < N; i++) {
-		check_stream(&t, i, PKTS, NULL, 0, false);
-		ack(&t, i, PKTS - 1, 1 * MS);
-	}
+	init_spray(&t, 16, 2, 12);
+	spray_message0(&t, order, 2);
 	for (uint32_t g = PKTS; g < 2 * PKTS; g++)
 		for (uint32_t i = 0; i < N; i++)
 			if (i != 1)
