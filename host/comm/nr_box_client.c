@@ -384,9 +384,9 @@ static const char *job_name(const char *env, unsigned t, char out[64])
  * The job's reorder_pkts for sprayed QPs: NR_SPRAY_REORDER, else the
  * transport's window.  A sprayed packet is overtaken by at most the packets
  * in flight after it, so no reordering is taken for a loss, whatever the
- * paths' delays; a loss then waits for the probe as on one path.  A smaller
- * allowance lets a loss go short sooner, on paths of like delay only: over a
- * 100 and a 40 Mbit/s path half the window took 2,427 reorderings for losses
+ * paths' delays; the box finds the losses by port instead (a gap every port
+ * moved past: agg_mon_lost).  A smaller allowance, over a 100 and a 40 Mbit/s
+ * path half the window, took 2,427 reorderings for losses
  * (docs/short-slots.md, "Spraying").  At least 2 x (ports - 1), at most
  * NR_MAX_REORDER.
  */

@@ -266,7 +266,7 @@ tb_prio_bands() {
 			tb_die "tc htb band 1:$b on $dev failed"
 		# shellcheck disable=SC2046
 		tc -n "$ns" qdisc add dev "$dev" parent "1:$b" handle "$b:" $(tb_leaf_queue) ||
-			tb_die "tc pfifo of band 1:$b on $dev failed"
+			tb_die "tc $(tb_leaf_queue) of band 1:$b on $dev failed"
 	done
 	for ((k = 0; k < n; k++)); do
 		$f add dev "$dev" parent 1: protocol ip prio 2 u32 match ip dsfield \
