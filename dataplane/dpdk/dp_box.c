@@ -151,6 +151,21 @@ static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lco
 		snprintf(err, errlen, "worker %u: cannot create its rings: %s", idx, rte_strerror(rte_errno));
 		goto fail;
 	}
+	/* where a frame's record index rides in its mbuf: a dynamic field, not
+	 * hash.usr, which a PMD may write (flow director, RSS) */
+	{
+		static const struct rte_mbuf_dynfield rec_field = {
+			.name = DP_REC_DYNFIELD, .size = sizeof(uint32_t),
+			.align = __alignof__(uint32_t),
+		};
+
+		w->rec_off = rte_mbuf_dynfield_register(&rec_field);
+		if (w->rec_off < 0) {
+			snprintf(err, errlen, "worker %u: cannot register the mbuf field %s: %s", idx,
+				 DP_REC_DYNFIELD, rte_strerror(rte_errno));
+			goto fail;
+		}
+	}
 	/* a record for every mbuf of the pool that could be held here, and a burst */
 	w->rec_cap = (b->pool ? b->pool->size : b->cfg.pool_mbufs) + DP_MAX_BURST;
 	if (w->rec_cap < DP_MIN_RECORDS)

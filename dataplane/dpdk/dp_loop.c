@@ -159,7 +159,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 		if (m == NULL)
 			continue;
 		/* the record index first: the frame may be gone after its action */
-		r = m->hash.usr;
+		r = *dp_rec_idx(w, m);
 		p = dp_rec(w, m);
 		switch (p->kind) {
 		case NR_PKT_ROCE:
@@ -225,7 +225,7 @@ static bool parse_one(struct dp_worker *w, struct rte_mbuf *m, bool learn)
 		drop(w, m);
 		return false;
 	}
-	m->hash.usr = w->rec_free[--w->rec_top];
+	*dp_rec_idx(w, m) = w->rec_free[--w->rec_top];
 
 	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
 		/* too long for one buffer: a chain that is surely not

@@ -22,6 +22,7 @@
 #include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_ctr.h"
@@ -111,10 +112,12 @@ struct dp_worker {
 	/*
 	 * Parse records.  The engine keeps a pointer to the record of a frame
 	 * it holds (NR_V_HELD), so a record is taken from this stack for each
-	 * received frame (its index in mbuf->hash.usr) and goes back when the
+	 * received frame (its index in the mbuf's dynamic field DP_REC_DYNFIELD,
+	 * at rec_off: a field of the mbuf no PMD writes) and goes back when the
 	 * frame leaves the lcore: forwarded, dropped, handed off, emitted or
 	 * freed by the engine.  LIFO: the few records of a burst stay in L1.
 	 */
+	int rec_off;               /* the dynamic field's offset in an mbuf */
 	struct nr_pkt *recs;       /* [rec_cap] */
 	uint32_t *rec_free;        /* [rec_cap] free indices into recs */
 	uint32_t rec_top, rec_cap;
@@ -129,10 +132,20 @@ struct dp_worker {
 	uint64_t dev_tick_ns;      /* the device's clock: time of its last tick */
 } __rte_cache_aligned;
 
-/* The parse record of a frame this lcore received. */
-static inline struct nr_pkt *dp_rec(const struct dp_worker *w, const struct rte_mbuf *m)
+/* The mbuf dynamic field that holds a frame's parse record index (dp_box.c
+ * registers it; rte_mbuf_dynfield_register gives every box the same one). */
+#define DP_REC_DYNFIELD "netreduce_dp_rec_idx"
+
+/* Where frame m's record index lives. */
+static inline uint32_t *dp_rec_idx(const struct dp_worker *w, struct rte_mbuf *m)
 {
-	return &w->recs[m->hash.usr];
+	return RTE_MBUF_DYNFIELD(m, w->rec_off, uint32_t *);
+}
+
+/* The parse record of a frame this lcore received. */
+static inline struct nr_pkt *dp_rec(const struct dp_worker *w, struct rte_mbuf *m)
+{
+	return &w->recs[*dp_rec_idx(w, m)];
 }
 
 /* Record r is free again. */
@@ -142,9 +155,9 @@ static inline void dp_rec_put_idx(struct dp_worker *w, uint32_t r)
 }
 
 /* The frame left the lcore (or the engine gave it back): its record is free. */
-static inline void dp_rec_put(struct dp_worker *w, const struct rte_mbuf *m)
+static inline void dp_rec_put(struct dp_worker *w, struct rte_mbuf *m)
 {
-	dp_rec_put_idx(w, m->hash.usr);
+	dp_rec_put_idx(w, *dp_rec_idx(w, m));
 }
 
 /* An rte_flow rule of a channel on one port (dp_steer.c). */
