@@ -26,7 +26,10 @@
  *                                  so forwarding it would only waste the link
  *   RoCEv2 of a job another lcore
  *   owns (several workers)         handed to that lcore's handoff ring
- *   RoCEv2                         offered to the engine; its verdict decides:
+ *   RoCEv2                         offered to the engine, the burst's RoCEv2
+ *                                  frames in one agg_engine_input_burst call
+ *                                  (DLCP's class order: act_burst); its verdict
+ *                                  decides:
  *                                  forward unchanged, drop (counted by reason),
  *                                  held (comes back as a result or is freed),
  *                                  resend (a stored result, re-ICRC'd, sent)
@@ -113,17 +116,15 @@ static bool handoff(struct dp_worker *w, struct rte_mbuf *m, const struct nr_pkt
 	return true;
 }
 
-/* True when the frame's record is not to be put back here: the engine holds
- * the frame (the record goes back at emit or free), or it left as a result. */
-static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, bool handed_in)
+/*
+ * Act on the engine's verdict for frame m; true when its record is not to be
+ * put back here: the engine holds the frame (the record goes back at emit
+ * or free), or it left as a resent result.  A held frame may already be
+ * gone (its slot emitted within the burst): only frame and p are read.
+ */
+static bool act_verdict(struct dp_worker *w, struct rte_mbuf *m, const uint8_t *frame,
+			const struct nr_pkt *p, enum agg_verdict v, enum nr_engine_ctr ctr)
 {
-	enum nr_engine_ctr ctr = NR_ECTR_MAX;
-	enum agg_verdict v;
-	uint8_t *frame = rte_pktmbuf_mtod(m, uint8_t *);
-
-	if (!handed_in && handoff(w, m, p))
-		return false;
-	v = agg_engine_input(w->eng, p, frame, m, w->now_ns, &ctr);
 	switch (v) {
 	case NR_V_FORWARD:
 		dp_forward(w, m);
@@ -149,8 +150,29 @@ static bool act_roce(struct dp_worker *w, struct rte_mbuf *m, struct nr_pkt *p, 
 	return false;
 }
 
+/*
+ * A parsed burst, in two passes around one agg_engine_input_burst call.
+ * First: the RoCEv2 frames of jobs other lcores own leave by hand-off, the
+ * rest are gathered for the engine.  The engine then takes them all (the
+ * lookups of up to NR_ENGINE_BURST before their slot work; a job with
+ * priority classes emits the slots that became ready in the burst at its
+ * end, the highest class first).  Second: each frame's verdict acted on,
+ * frames in arrival order, the frames the engine never saw (not RoCEv2,
+ * malformed) among them.  Results the engine emitted are in the TX buffers
+ * already, ahead of the burst's forwarded frames: those belong to other
+ * flows (ACKs, responses, unregistered traffic), whose own order holds.
+ */
 static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
 {
+	struct nr_pkt *rp[DP_MAX_BURST];
+	uint8_t *fr[DP_MAX_BURST];
+	void *hd[DP_MAX_BURST];
+	enum agg_verdict v[DP_MAX_BURST];
+	enum nr_engine_ctr ctr[DP_MAX_BURST];
+	uint32_t ri[DP_MAX_BURST];      /* record index of engine frame k */
+	uint16_t at[DP_MAX_BURST];      /* its place in pkts */
+	unsigned k = 0, ne;
+
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct nr_pkt *p;
@@ -158,21 +180,49 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 
 		if (m == NULL)
 			continue;
-		/* the record index first: the frame may be gone after its action */
+		/* the record index first: a frame handed off is parsed again
+		 * by its owner, into a record of its own */
 		r = *dp_rec_idx(w, m);
-		p = dp_rec(w, m);
-		switch (p->kind) {
-		case NR_PKT_ROCE:
-			if (act_roce(w, m, p, handed_in))
-				continue;   /* held, or its record went with the result */
-			break;
-		case NR_PKT_MALFORMED:
-			act_malformed(w, m, p);
-			break;
-		default:
-			dp_forward(w, m);
-			break;
+		p = &w->recs[r];
+		if (p->kind != NR_PKT_ROCE)
+			continue;
+		if (!handed_in && handoff(w, m, p)) {
+			dp_rec_put_idx(w, r);
+			pkts[i] = NULL;
+			continue;
 		}
+		rp[k] = p;
+		ri[k] = r;
+		at[k] = i;
+		fr[k] = rte_pktmbuf_mtod(m, uint8_t *);
+		hd[k] = m;
+		ctr[k] = NR_ECTR_MAX;
+		k++;
+	}
+	ne = k;
+	if (ne)
+		agg_engine_input_burst(w->eng, rp, fr, hd, ne, w->now_ns, v, ctr);
+	k = 0;
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct nr_pkt *p;
+		uint32_t r;
+
+		if (m == NULL)
+			continue;
+		if (k < ne && at[k] == i) {
+			/* an engine's frame: a held one may be gone already */
+			if (!act_verdict(w, m, fr[k], rp[k], v[k], ctr[k]))
+				dp_rec_put_idx(w, ri[k]);
+			k++;
+			continue;
+		}
+		r = *dp_rec_idx(w, m);
+		p = &w->recs[r];
+		if (p->kind == NR_PKT_MALFORMED)
+			act_malformed(w, m, p);
+		else
+			dp_forward(w, m);
 		dp_rec_put_idx(w, r);
 	}
 }

@@ -148,7 +148,11 @@ int agg_engine_job_del(struct agg_engine *e, uint32_t id);
 int agg_engine_job_stats(const struct agg_engine *e, uint32_t id, struct nr_job_stats *st);
 
 /*
- * Offer one parsed NR_PKT_ROCE packet.  frame is writable (the engine writes
+ * Offer one parsed NR_PKT_ROCE packet.  The box's loop offers bursts
+ * (agg_engine_input_burst below); this one-packet entry is for what takes
+ * frames one at a time: the RTL co-simulation (tests/rtl/rtl_pair.c, whose
+ * RTL model sees one frame at a time), the control tests' stand-in box and
+ * the engine's own tests and fuzzers.  frame is writable (the engine writes
  * results into payloads); so is p, which the engine keeps with a HELD packet
  * (see "Ownership" above) and whose imm it sets to the result's ImmDt.  now_ns is a monotonic clock.  May call ops.emit and
  * ops.free before returning.  *ctr (may be NULL) gets the counter that moved
@@ -167,7 +171,9 @@ enum agg_verdict agg_engine_input(struct agg_engine *e, struct nr_pkt *p, uint8_
 				void *handle, uint64_t now_ns, enum nr_engine_ctr *ctr);
 
 /*
- * n packets, with the same effect as n calls of agg_engine_input() in order
+ * The box's entry (dp_loop.c act_burst: every rx burst and every burst
+ * handed over by another lcore): n packets, with the same effect as n calls
+ * of agg_engine_input() in order
  * (verdicts[k], and ctrs[k] when ctrs is not NULL, as *ctr there; ctrs[k] is
  * left untouched when no counter moved).  Faster: the lookups of up to
  * NR_ENGINE_BURST packets run before their slot work.  One difference: a

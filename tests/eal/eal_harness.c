@@ -277,6 +277,30 @@ void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len)
 	h->injected++;
 }
 
+void h_inject_burst(struct harness *h, unsigned i, uint8_t *const frames[], const unsigned lens[],
+		    unsigned n)
+{
+	struct rte_mbuf *m[H_MAX_BURST];
+
+	if (n > H_MAX_BURST || rte_pktmbuf_alloc_bulk(h->pool, m, n) != 0) {
+		fprintf(stderr, "h_inject_burst: %u frames: pool empty or over %d\n", n, H_MAX_BURST);
+		abort();
+	}
+	for (unsigned k = 0; k < n; k++) {
+		char *d = rte_pktmbuf_append(m[k], (uint16_t)lens[k]);
+
+		if (d == NULL)
+			abort();
+		memcpy(d, frames[k], lens[k]);
+	}
+	/* all or none: the loop's next rx burst on the port takes them together */
+	while (rte_ring_enqueue_bulk(h->rx[i], (void **)m, n, NULL) != n) {
+		h_collect(h);
+		usleep(10);
+	}
+	h->injected += n;
+}
+
 void h_inject_chain(struct harness *h, unsigned i, const uint8_t *frame, unsigned len, unsigned cut)
 {
 	struct rte_mbuf *head = NULL;

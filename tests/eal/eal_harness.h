@@ -20,6 +20,7 @@
 
 #define H_MAX_HOSTS 8
 #define H_MAX_OUT   8192
+#define H_MAX_BURST 32
 
 struct h_out {
 	uint16_t port;        /* index of the host port it left on */
@@ -68,6 +69,10 @@ int h_setup_tuned(struct harness *h, unsigned n_ports, enum dp_mode mode, unsign
 void h_teardown(struct harness *h);
 /* Inject one frame on host port i. */
 void h_inject(struct harness *h, unsigned i, const uint8_t *frame, unsigned len);
+/* Inject n frames on host port i at once: the box's next rx burst there
+ * takes them all, in this order. */
+void h_inject_burst(struct harness *h, unsigned i, uint8_t *const frames[], const unsigned lens[],
+		    unsigned n);
 /* Inject as an mbuf chain of segments of cut bytes (the last one shorter). */
 void h_inject_chain(struct harness *h, unsigned i, const uint8_t *frame, unsigned len, unsigned cut);
 /* Wait until the box received everything injected and TX went quiet. */

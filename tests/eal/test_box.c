@@ -647,6 +647,96 @@ static void test_job_channels(void **state)
 }
 
 /*
+ * DLCP's class order in the box's own loop (docs/short-slots.md, "Priority"):
+ * a job of two channels with prio_classes 2, channel a's contributions marked
+ * class 0 (DSCP 10), channel b's class 1 (DSCP 18).  Ranks 0-2 contribute
+ * slot g of both channels; then rank 3's two contributions arrive in one rx
+ * burst, class 0's first, and complete both slots in it.  On every receiver's
+ * port the class-1 result leaves before the class-0 one.  A loop that hands
+ * the engine one frame at a time emits them in arrival order, class 0 first.
+ */
+static void test_prio_order(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct nr_job_spec *sa, *sb, *sp;
+	static uint8_t fa[8192], fb[8192];
+	uint8_t *frames[2] = { fa, fb };
+	unsigned lens[2], baseline, rounds = 4, first[H_MAX_HOSTS] = { 0 };
+	uint32_t credits;
+	char err[256];
+
+	test_seed("prio_order");
+	assert_int_equal(h_setup(h, 4, DP_MODE_SWITCH), 0);
+	baseline = rte_mempool_in_use_count(h_pool);
+	two_sims(h, a, b);
+	for (unsigned r = 0; r < 4; r++) {
+		a->data[r].tos = (uint8_t)(10 << 2 | NR_ECN_ECT0);     /* class 0 */
+		b->data[r].tos = (uint8_t)(18 << 2 | NR_ECN_ECT0);     /* class 1 */
+	}
+	sa = sim_spec(a);
+	sb = sim_spec(b);
+	sp = calloc(1, nr_job_spec_size(8));
+	memcpy(sp, sa, nr_job_spec_size(4));
+	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
+	sp->n_channels = 2;
+	sp->prio_classes = 2;
+	sp->short_dscp = 10;
+	assert_int_equal(dp_job_add(h->box, 31, sp, &credits, err, sizeof(err)), 0);
+	a->job_id = b->job_id = 31;
+	a->w = b->w = credits;
+	for (unsigned g = 0; g < rounds; g++) {
+		unsigned from = h->n_out;
+
+		for (unsigned r = 0; r < 3; r++) {
+			send_data(a, r, g);
+			send_data(b, r, g);
+		}
+		h_settle(h);
+		lens[0] = (unsigned)build_data(a, 3, g, NULL, false, fa, sizeof(fa));
+		lens[1] = (unsigned)build_data(b, 3, g, NULL, false, fb, sizeof(fb));
+		a->sent[3][g]++;
+		b->sent[3][g]++;
+		h_inject_burst(h, 3, frames, lens, 2);
+		h_settle(h);
+		/* on each receiver's port: b's result of g, then a's */
+		for (unsigned q = 0; q < 4; q++)
+			first[q] = 0;
+		assert_int_equal(h->n_out - from, 2 * 4);      /* a result a receiver a channel */
+		for (unsigned i = from; i < h->n_out; i++) {
+			const struct h_out *o = &h->out[i];
+			struct nr_pkt p;
+			unsigned r = (o->port + 3) % 4;    /* the connection it receives */
+
+			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE || first[o->port])
+				continue;
+			if (p.qpn == b->data[r].dqpn)
+				first[o->port] = 'b';
+			else if (p.qpn == a->data[r].dqpn)
+				first[o->port] = 'a';
+		}
+		for (unsigned q = 0; q < 4; q++) {
+			if (first[q] != 'b')
+				fprintf(stderr, "g %u port %u: the class-0 result left first\n", g, q);
+			assert_int_equal(first[q], 'b');
+		}
+	}
+	h_settle(h);
+	check_outputs(a);
+	check_outputs(b);
+	assert_int_equal(dp_job_del(h->box, 31), 0);
+	h_settle(h);
+	assert_int_equal(rte_mempool_in_use_count(h_pool), baseline);
+	h_teardown(h);
+	free(sa);
+	free(sb);
+	free(sp);
+	free(a);
+	free(b);
+	free(h);
+}
+
+/*
  * One channel of a job stalls (a rank's contribution, then nothing): the job
  * is failed as a whole, which is what the control API's failed-job reaper
  * goes by, the stalled channel says so and the other does not; destroying
@@ -1089,6 +1179,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_two_workers, test_teardown),
 		cmocka_unit_test_teardown(test_job_channels, test_teardown),
 		cmocka_unit_test_teardown(test_job_channel_fails, test_teardown),
+		cmocka_unit_test_teardown(test_prio_order, test_teardown),
 		cmocka_unit_test_teardown(test_telemetry, test_teardown),
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
