@@ -21,7 +21,10 @@
  *           mode on one port),
  *           bit 4 the ICRC check off (--no-icrc-check), bit 5 a burst (TX
  *           flush threshold) of 4 instead of 32
- *   h1      jobs: 1 + (h1 & 1)
+ *   h1      jobs: 1 + (h1 & 1); bit 1: the jobs in priority classes
+ *           (prio_classes 2, short_dscp 10: channel 0's data marked class 0,
+ *           DSCP 10, channel 1's class 1, DSCP 18; the ready slots of a
+ *           burst leave the highest class first, dp_loop.c act_burst)
  *   3 bytes per job: b0 ranks 1..4 | MTU 256/512 bit 2 | pool 2/4 messages
  *           bit 3 | streaming bit 4 | two channels bit 5 | MACs, UDP source
  *           ports and P_Key registered bit 6 | result key bit 7; b1 packets
@@ -212,6 +215,7 @@ struct bjob {
 	uint32_t n, nch, ppm, last_len;
 	bool strict;               /* MACs, UDP source ports and P_Key registered */
 	bool via_box;              /* hosts send to the box's MAC */
+	uint8_t dscp[NRZ_CHANS];   /* each channel's data DSCP (its class; 0: none) */
 	uint32_t cursor[NRZ_CHANS][NRZ_MAXN];   /* next g each connection sends */
 };
 
@@ -249,7 +253,7 @@ static struct nr_conn_spec *conn_of(struct bjob *j, unsigned c, unsigned i)
 	return &j->spec->conns[c * j->n + i];
 }
 
-static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_t b2)
+static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_t b2, bool prio)
 {
 	uint32_t n = 1 + (b0 & 3), nch = 1 + ((b0 >> 5) & 1);
 	uint32_t mtu = 256u << ((b0 >> 2) & 1);
@@ -274,6 +278,10 @@ static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_
 	s->reduce = (b1 >> 7) & 1 ? NR_REDUCE_MAX : NR_REDUCE_SUM;
 	s->result_key = (b0 >> 7) & 1 ? 0x5A5A0000u | k : 0;
 	s->pkey = j->strict ? (uint16_t)(0x8010 + k) : 0;
+	if (prio) {
+		s->prio_classes = 2;
+		s->short_dscp = 10;
+	}
 	j->spec = s;
 	for (uint32_t c = 0; c < nch; c++) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -281,6 +289,7 @@ static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_
 			unsigned src = rank_host(k, i), dst = rank_host(k, (i + 1) % n);
 			uint32_t tag = k << 8 | c << 4 | i;
 
+			j->dscp[c] = prio ? (uint8_t)(10 + 8 * c) : 0;
 			cs->src_ip = host_ip(src);
 			cs->dst_ip = host_ip(dst);
 			cs->src_qpn = 0x3000 | tag;
@@ -533,7 +542,7 @@ static void flow_of(struct world *w, struct bjob *j, unsigned c, unsigned i, boo
 	f->daddr = ack ? cs->src_ip : cs->dst_ip;
 	f->sport = (uint16_t)((ack ? 0xD000 : 0xC000) | tag);
 	f->frag_off = NR_IPV4_DF;
-	f->tos = NR_ECN_ECT0;
+	f->tos = (uint8_t)((ack ? 0 : j->dscp[c]) << 2 | NR_ECN_ECT0);
 	f->dqpn = ack ? cs->src_qpn : cs->dst_qpn;
 	f->pkey = j->spec->pkey;
 }
@@ -597,9 +606,9 @@ static void build_data(struct world *w, struct bjob *j, unsigned c, unsigned i, 
 	}
 	flow_of(w, j, c, i, false, &f);
 	if (d->flags & F_CE)
-		f.tos = NR_ECN_CE;
+		f.tos = (uint8_t)((f.tos & ~NR_ECN_MASK) | NR_ECN_CE);
 	else if (lencls & 0x10)
-		f.tos = NR_ECN_NOT_ECT;
+		f.tos = (uint8_t)((f.tos & ~NR_ECN_MASK) | NR_ECN_NOT_ECT);
 	f.vlan = d->flags & F_VLAN;
 	f.vlan_tci = 100;
 	fill_payload(pay, len, d->pat);
@@ -960,7 +969,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dp_cfg cfg;
 	unsigned lcores[2];
 	char err[256];
-	uint8_t h0;
+	uint8_t h0, h1;
 	unsigned nops = 0;
 
 	eal_up();
@@ -980,11 +989,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	NRZ_CHECK(w.box != NULL, "box: %s", err);
 	memcpy(w.box_mac, w.box->ports[0].mac.addr_bytes, 6);
 
-	w.njobs = 1 + (nrz_u8(&in) & 1);
+	h1 = nrz_u8(&in);
+	w.njobs = 1 + (h1 & 1);
 	for (unsigned k = 0; k < w.njobs; k++) {
 		uint8_t b0 = nrz_u8(&in), b1 = nrz_u8(&in), b2 = nrz_u8(&in);
 
-		job_shape(&w.jobs[k], k, b0, b1, b2);
+		job_shape(&w.jobs[k], k, b0, b1, b2, h1 & 2);
 		job_add(&w, &w.jobs[k]);
 	}
 	check_accounting(&w);

@@ -359,7 +359,7 @@ static int gen_engine(nrz_seed_cb cb, void *ctx)
 
 /*
  * fuzz_burst.c's format.  Header: h0 (box shape | ICRC check off bit 4 |
- * burst 4 bit 5), h1 (jobs - 1), per job b0 (ranks - 1 | MTU 512 bit 2 | pool
+ * burst 4 bit 5), h1 (jobs - 1 | priority classes bit 1), per job b0 (ranks - 1 | MTU 512 bit 2 | pool
  * 4 bit 3 | streaming bit 4 | two channels bit 5 | MACs, ports and P_Key
  * registered bit 6 | result key bit 7), b1 (packets per message - 1 | last
  * length << 2 | hosts send to the box's MAC bit 6 | max bit 7), b2 (PSNs).
@@ -447,6 +447,39 @@ static int gen_burst(nrz_seed_cb cb, void *ctx)
 	}
 	cb(ctx, "two-workers-channels", s.b, s.n);
 	n++;
+	/* priority classes (h1 bit 1): a job of two channels, class 0 and class 1;
+	 * each slot's last contributions, class 0's first, in one burst of the
+	 * last rank's port, the ACKs after them */
+	for (unsigned shape = 0; shape < 4; shape += 3) {
+		s.n = 0;
+		put(&s, (uint8_t)shape);
+		put(&s, 2);
+		put(&s, (uint8_t)(3 | 1 << 5));
+		put(&s, (uint8_t)(1 | 6 << 2));
+		put(&s, 7);
+		for (unsigned m = 0; m < 3; m++) {
+			for (unsigned p = 0; p < 2; p++) {
+				for (unsigned i = 0; i < 3; i++)
+					for (unsigned ch = 0; ch < 2; ch++)
+						bu_frame(&s, bu_host(0, i, 4), 0, (uint8_t)(ch << 6 | i), 0,
+							 (uint8_t)m);
+				put(&s, 0);
+				put(&s, (uint8_t)(bu_host(0, 3, 4) | 1 << 3));
+				for (unsigned ch = 0; ch < 2; ch++) {
+					put(&s, 0);
+					put(&s, (uint8_t)(ch << 6 | 3));
+					put(&s, 0);
+					put(&s, (uint8_t)m);
+				}
+			}
+			for (unsigned ch = 0; ch < 2; ch++)
+				for (unsigned i = 0; i < 4; i++)
+					bu_frame(&s, bu_host(0, i + 1, 4), 6, (uint8_t)(ch << 6 | i), 0, 0);
+		}
+		snprintf(name, sizeof(name), "prio-classes-shape%u", shape);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
 	/* a job deleted with contributions held, re-added with new PSNs, run again;
 	 * the other job times out half way */
 	s.n = 0;
