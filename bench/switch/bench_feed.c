@@ -33,6 +33,10 @@ static void feed_window(struct feed *f, struct dp_worker *w, struct rte_mbuf **p
 
 	for (unsigned off = 0; off < per_port; off += FEED_BURST)
 		for (unsigned r = 0; r < B->n; r++) {
+			/* the burst's clock, as the loop sets it (its L2 table's
+			 * ageing reads it: left at 0, every entry learned by the
+			 * clock looked aged and its host's frames were flooded) */
+			w->now_ns = dp_now_ns(B->box, rte_get_tsc_cycles());
 			dp_burst(w, B->port[r], &pk[r * per_port + off],
 				 (uint16_t)RTE_MIN((unsigned)FEED_BURST, per_port - off));
 			if (f->serve_cmds)
@@ -56,6 +60,7 @@ static void feed_acks(struct feed *f, struct dp_worker *w, unsigned c, uint64_t 
 		a[r] = bench_frame(B, &ch->ack[r], B->ipsn[r] + g_last, false, 0);
 	c0 = nr_bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 	w0 = nr_bench_seconds(CLOCK_MONOTONIC);
+	w->now_ns = dp_now_ns(B->box, rte_get_tsc_cycles());
 	for (unsigned r = 0; r < B->n; r++)
 		if (a[r]) {
 			dp_burst(w, B->port[(r + 1) % B->n], &a[r], 1);
