@@ -232,7 +232,8 @@ static void test_refuses_reduce_max(void **state)
 	free(s);
 }
 
-/* No short slots in the aggregator: a job that allows them is refused, naming why. */
+/* No short slots and no class order in the aggregator: a job that asks for either is
+ * refused, naming why. */
 static void test_refuses_short_slots(void **state)
 {
 	struct fx *f = *state;
@@ -248,6 +249,12 @@ static void test_refuses_short_slots(void **state)
 	assert_non_null(strstr(err, "short_ppm 10000: the aggregator (FPGA.md, the RTL) has no short slots"));
 	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
 	s->short_ppm = 0;
+	s->prio_classes = 3;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "prio_classes 3: the aggregator (FPGA.md, the RTL) emits"));
+	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+	s->prio_classes = 0;
 	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
 	free(s);
 }
