@@ -365,6 +365,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 void dp_burst(struct dp_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
 	w->ctr.c[DP_CTR_RX] += n;
+	w->l2_memo_port = DP_L2_NONE;   /* each burst looks at the L2 table afresh */
 	for (uint16_t i = 0; i < n; i++)
 		pkts[i]->port = port;   /* not every PMD sets it (net_ring does not) */
 	if (w->box->dev) {      /* a device aggregates instead of the engine */

@@ -96,6 +96,12 @@ struct dp_worker {
 	unsigned n_rxq;
 	struct { uint16_t port, queue; } rxq[DP_MAX_PORTS];
 	uint64_t now_ns;           /* of the current burst */
+	/* the source MAC (as 6 bytes in a word) and port the current burst's last
+	 * frame was learned from, when the table said OK: the burst's next
+	 * frames of that source skip the table (dp_learn.c); l2_memo_port
+	 * DP_L2_NONE at each burst's start (dp_burst) */
+	uint64_t l2_memo_mac;
+	uint16_t l2_memo_port;
 	/*
 	 * The loop's heartbeat: its TSC, stored every DP_HOUSEKEEP_ITERS
 	 * iterations and before each idle sleep (relaxed, single writer).  A
