@@ -151,7 +151,8 @@ static bool act_verdict(struct dp_worker *w, struct rte_mbuf *m, const uint8_t *
 }
 
 /*
- * A parsed burst, in two passes around one agg_engine_input_burst call.
+ * Up to NR_ENGINE_BURST frames of a parsed burst, in two passes around one
+ * agg_engine_input_burst call.
  * First: the RoCEv2 frames of jobs other lcores own leave by hand-off, the
  * rest are gathered for the engine.  The engine then takes them all (the
  * lookups of up to NR_ENGINE_BURST before their slot work; a job with
@@ -162,18 +163,18 @@ static bool act_verdict(struct dp_worker *w, struct rte_mbuf *m, const uint8_t *
  * already, ahead of the burst's forwarded frames: those belong to other
  * flows (ACKs, responses, unregistered traffic), whose own order holds.
  */
-static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
+static void act_chunk(struct dp_worker *w, struct rte_mbuf **pkts, unsigned n, bool handed_in)
 {
-	struct nr_pkt *rp[DP_MAX_BURST];
-	uint8_t *fr[DP_MAX_BURST];
-	void *hd[DP_MAX_BURST];
-	enum agg_verdict v[DP_MAX_BURST];
-	enum nr_engine_ctr ctr[DP_MAX_BURST];
-	uint32_t ri[DP_MAX_BURST];      /* record index of engine frame k */
-	uint16_t at[DP_MAX_BURST];      /* its place in pkts */
+	struct nr_pkt *rp[NR_ENGINE_BURST];
+	uint8_t *fr[NR_ENGINE_BURST];
+	void *hd[NR_ENGINE_BURST];
+	enum agg_verdict v[NR_ENGINE_BURST];
+	enum nr_engine_ctr ctr[NR_ENGINE_BURST];
+	uint32_t ri[NR_ENGINE_BURST];   /* record index of engine frame k */
+	uint8_t at[NR_ENGINE_BURST];    /* its place in pkts */
 	unsigned k = 0, ne;
 
-	for (uint16_t i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct nr_pkt *p;
 		uint32_t r;
@@ -193,7 +194,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 		}
 		rp[k] = p;
 		ri[k] = r;
-		at[k] = i;
+		at[k] = (uint8_t)i;
 		fr[k] = rte_pktmbuf_mtod(m, uint8_t *);
 		hd[k] = m;
 		ctr[k] = NR_ECTR_MAX;
@@ -203,7 +204,7 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 	if (ne)
 		agg_engine_input_burst(w->eng, rp, fr, hd, ne, w->now_ns, v, ctr);
 	k = 0;
-	for (uint16_t i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct nr_pkt *p;
 		uint32_t r;
@@ -225,6 +226,16 @@ static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, b
 			dp_forward(w, m);
 		dp_rec_put_idx(w, r);
 	}
+}
+
+/*
+ * A parsed burst, NR_ENGINE_BURST frames at a time (the rx burst's default
+ * size: DLCP's class order holds within each such chunk of a larger one).
+ */
+static void act_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n, bool handed_in)
+{
+	for (unsigned base = 0; base < n; base += NR_ENGINE_BURST)
+		act_chunk(w, pkts + base, RTE_MIN((unsigned)NR_ENGINE_BURST, n - base), handed_in);
 }
 
 /* Every line of RoCE frame k from byte `from` on: its ICRC check reads them all. */
