@@ -44,6 +44,7 @@ struct nr_http {
 	bool running;
 	struct hclient cl[NR_HTTP_MAX_CONNS];
 	unsigned ncl;
+	uint64_t unauthorized;     /* requests refused for want of the token (the thread's) */
 };
 
 static uint64_t now_ms(void)
@@ -59,6 +60,7 @@ static const char *status_text(int st)
 	switch (st) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -97,16 +99,52 @@ static void answer_text(struct hclient *c, int status, const char *msg, bool hea
 	answer(c, status, "text/plain; charset=utf-8", extra, msg, strlen(msg), head);
 }
 
+/* a and b of n bytes alike, in a time that does not depend on where they differ */
+static bool same_secret(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Whether the headers (after the request line) carry "Authorization: Bearer <token>". */
+static bool authorized(const struct nr_http *h, const char *hdrs)
+{
+	size_t tlen = strlen(h->cfg.bearer);
+
+	for (const char *l = hdrs; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *v, *e;
+
+		if (strncasecmp(l, "Authorization:", 14) != 0)
+			continue;
+		v = l + 14;
+		v += strspn(v, " \t");
+		if (strncasecmp(v, "Bearer ", 7) != 0)
+			return false;
+		v += 7;
+		v += strspn(v, " ");
+		e = v + strcspn(v, "\r\n");
+		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		return (size_t)(e - v) == tlen && same_secret(v, h->cfg.bearer, tlen);
+	}
+	return false;
+}
+
 /* A complete request head in c->in: parse the request line, let the handler answer. */
 static void serve(struct nr_http *h, struct hclient *c)
 {
-	char *line = c->in, *sp1, *sp2, *eol, *q;
+	char *line = c->in, *sp1, *sp2, *eol, *q, *hdrs = NULL;
 	struct nr_http_reply r = { .status = 200, .ctype = NULL };
 	bool head;
 
 	eol = strpbrk(line, "\r\n");
-	if (eol)
+	if (eol) {
+		hdrs = eol + (eol[0] == '\r' && eol[1] == '\n' ? 2 : 1);
 		*eol = '\0';
+	}
 	sp1 = strchr(line, ' ');
 	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
 	if (!sp1 || !sp2 || sp2 == sp1 + 1 || sp1[1] != '/') {
@@ -121,6 +159,12 @@ static void serve(struct nr_http *h, struct hclient *c)
 	head = strcmp(line, "HEAD") == 0;
 	if (!head && strcmp(line, "GET") != 0) {
 		answer_text(c, 405, "read-only: GET and HEAD only\n", false, "Allow: GET, HEAD\r\n");
+		return;
+	}
+	if (h->cfg.bearer && !authorized(h, hdrs)) {
+		__atomic_store_n(&h->unauthorized, h->unauthorized + 1, __ATOMIC_RELAXED);
+		answer_text(c, 401, "this listener needs its bearer token (Authorization: Bearer ...)\n",
+			    head, "WWW-Authenticate: Bearer realm=\"netreduce\"\r\n");
 		return;
 	}
 	q = strchr(sp1 + 1, '?');
@@ -243,6 +287,25 @@ static void *http_main(void *arg)
 	return NULL;
 }
 
+/* Whether the listening socket is bound to a loopback address (127/8, ::1). */
+static bool bound_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return false;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 static int spawn_pthread(pthread_t *th, const char *name, void *(*fn)(void *), void *arg)
 {
 	int rc = pthread_create(th, NULL, fn, arg);
@@ -269,9 +332,23 @@ struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t e
 	h->cfg = *cfg;
 	h->wake[0] = h->wake[1] = -1;
 	h->lfd = nr_ctl_listen_tcp(cfg->addr, "metrics", "192.0.2.10:9470", &h->port, err, errlen);
-	if (h->lfd < 0 || pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-		if (h->lfd >= 0)
-			snprintf(err, errlen, "metrics listener: pipe: %s", strerror(errno));
+	if (h->lfd < 0)
+		goto fail;
+	if (!cfg->bearer && !bound_loopback(h->lfd)) {
+		snprintf(err, errlen, "metrics listener %s answers beyond loopback, where job names, "
+			 "tenants and counters are not for everyone: give it a bearer token "
+			 "(--metrics-token-file FILE, mode 600; Prometheus: authorization: "
+			 "credentials_file), or bind 127.0.0.1", cfg->addr);
+		goto fail;
+	}
+	if (cfg->bearer && strlen(cfg->bearer) < NR_HTTP_BEARER_MIN) {
+		snprintf(err, errlen, "metrics listener %s: a bearer token of %zu characters: at "
+			 "least %d are needed (a random one: openssl rand -hex 16)", cfg->addr,
+			 strlen(cfg->bearer), NR_HTTP_BEARER_MIN);
+		goto fail;
+	}
+	if (pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		snprintf(err, errlen, "metrics listener: pipe: %s", strerror(errno));
 		goto fail;
 	}
 	rc = (cfg->spawn ? cfg->spawn : spawn_pthread)(&h->th, "nr-metrics", http_main, h);
@@ -295,6 +372,11 @@ fail:
 int nr_http_port(const struct nr_http *h)
 {
 	return h ? h->port : -1;
+}
+
+uint64_t nr_http_unauthorized(const struct nr_http *h)
+{
+	return h ? __atomic_load_n(&h->unauthorized, __ATOMIC_RELAXED) : 0;
 }
 
 void nr_http_stop(struct nr_http *h)

@@ -6,16 +6,21 @@
  * Limits: a request head of at most 8 KiB, 5 s to send it and to read the
  * answer, NR_HTTP_MAX_CONNS clients at once (more are closed at accept).
  * It serves what the handler renders and nothing else: no files, no
- * methods that change anything.
+ * methods that change anything.  Bound beyond loopback it needs a bearer
+ * token (cfg.bearer), which every request must then carry ("Authorization:
+ * Bearer <token>", compared in constant time; 401 otherwise); bound to
+ * loopback the token is optional.
  */
 #ifndef NR_CTL_HTTP_H
 #define NR_CTL_HTTP_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "control/ctl_metrics.h"
 
 #define NR_HTTP_MAX_CONNS 16
+#define NR_HTTP_BEARER_MIN 16      /* characters of a bearer token, at least */
 
 /* The handler's answer: status (200, 404, 503 ...), content type, body. */
 struct nr_http_reply {
@@ -35,6 +40,8 @@ struct nr_http_cfg {
 	nr_http_handler handler;
 	void *ctx;
 	nr_http_spawn spawn;       /* NULL: pthread_create */
+	const char *bearer;        /* the token every request must carry; NULL: none (loopback
+				    * only), else at least NR_HTTP_BEARER_MIN characters */
 };
 
 struct nr_http;
@@ -43,6 +50,8 @@ struct nr_http;
 struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t errlen);
 /* The bound TCP port. */
 int nr_http_port(const struct nr_http *h);
+/* Requests refused for want of the bearer token, so far. */
+uint64_t nr_http_unauthorized(const struct nr_http *h);
 /* Stop the thread (an answer being rendered finishes first), close everything. */
 void nr_http_stop(struct nr_http *h);
 

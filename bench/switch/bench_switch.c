@@ -469,7 +469,7 @@ static int run_scrape(struct bench *B, unsigned ms)
 	w = B->box->workers[0];
 	B->box->cfg.stall_ms = 3600000;     /* the fed worker has no loop to beat */
 	ctl = nr_ctl_create(dp_backend_create(B->box));
-	srv = ctl ? dp_metrics_start(B->box, ctl, "127.0.0.1:0", err, sizeof(err)) : NULL;
+	srv = ctl ? dp_metrics_start(B->box, ctl, "127.0.0.1:0", NULL, err, sizeof(err)) : NULL;
 	if (srv == NULL) {
 		fprintf(stderr, "metrics listener: %s\n", ctl ? err : "out of memory");
 		return -1;

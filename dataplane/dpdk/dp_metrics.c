@@ -333,10 +333,11 @@ static int spawn_ctrl(pthread_t *th, const char *name, void *(*fn)(void *), void
 }
 
 struct dp_metrics_server *dp_metrics_start(struct dp_box *b, struct nr_ctl *ctl, const char *addr,
-					   char *err, size_t errlen)
+					   const char *bearer, char *err, size_t errlen)
 {
 	struct dp_metrics_server *s = calloc(1, sizeof(*s));
-	struct nr_http_cfg hc = { .addr = addr, .handler = handle, .spawn = spawn_ctrl };
+	struct nr_http_cfg hc = { .addr = addr, .handler = handle, .spawn = spawn_ctrl,
+				  .bearer = bearer };
 	struct timespec ts;
 
 	if (s == NULL) {

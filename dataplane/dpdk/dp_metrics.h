@@ -27,9 +27,11 @@ int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t);
 
 struct dp_metrics_server;
 
-/* Serve /metrics and /healthz on addr ("IP:PORT"); NULL and err on failure. */
+/* Serve /metrics and /healthz on addr ("IP:PORT"), to requests that carry
+ * bearer where it is not NULL (ctl_http.h: needed beyond loopback); NULL and
+ * err on failure. */
 struct dp_metrics_server *dp_metrics_start(struct dp_box *b, struct nr_ctl *ctl, const char *addr,
-					   char *err, size_t errlen);
+					   const char *bearer, char *err, size_t errlen);
 /* The bound TCP port (addr's, or the one port 0 got). */
 int dp_metrics_port(const struct dp_metrics_server *s);
 /* Stop serving (before the box and the control API go). */

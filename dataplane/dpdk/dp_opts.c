@@ -102,9 +102,12 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --stats-interval S       print a one-line counter summary every S s (0 = off)\n"
 "  --metrics-listen IP:PORT serve Prometheus metrics (GET /metrics) and a health\n"
 "                           check (GET /healthz: 200 or 503 with the reason) over\n"
-"                           plain HTTP, read-only (off by default; keep it on a\n"
-"                           management network: anyone who reaches it reads the\n"
-"                           counters, job names and tenants' names)\n"
+"                           HTTP, read-only (off by default); bound beyond\n"
+"                           loopback it needs --metrics-token-file\n"
+"  --metrics-token-file F   a bearer token (first line of F, mode 600, 16+\n"
+"                           characters) every GET of the metrics listener must\n"
+"                           carry (Authorization: Bearer; Prometheus:\n"
+"                           authorization: credentials_file)\n"
 "  --stall-ms N             a worker whose loop has not gone round for N ms (plus\n"
 "                           --idle-sleep-us) is stuck: health fails, the systemd\n"
 "                           watchdog is no longer fed (default %d)\n"
@@ -176,7 +179,7 @@ enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_METRICS_TOKEN, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
 	OPT_TLS_KEY,
 };
 
@@ -208,6 +211,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "job-lease", required_argument, NULL, OPT_JOB_LEASE },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
+		{ "metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN },
 		{ "stall-ms", required_argument, NULL, OPT_STALL },
 		{ "l2-port-cap", required_argument, NULL, OPT_L2_CAP },
 		{ "l2-age", required_argument, NULL, OPT_L2_AGE },
@@ -251,6 +255,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_L2_AGE: rc = parse_uint("l2-age", optarg, 1, 86400, &cfg->l2_age_s, err, errlen); break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
+		case OPT_METRICS_TOKEN: cfg->metrics_token_file = optarg; break;
 		case OPT_TENANTS: cfg->tenants_file = optarg; break;
 		case OPT_TLS_CERT: cfg->tls_cert = optarg; break;
 		case OPT_TLS_KEY: cfg->tls_key = optarg; break;
@@ -316,6 +321,11 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 	}
 	if (!cfg->tls_cert != !cfg->tls_key) {
 		snprintf(err, errlen, "--tls-cert and --tls-key go together: give both");
+		return -EINVAL;
+	}
+	if (cfg->metrics_token_file && !cfg->metrics_listen) {
+		snprintf(err, errlen, "--metrics-token-file is for the metrics listener: give "
+			 "--metrics-listen too");
 		return -EINVAL;
 	}
 	if (cfg->tls_cert && !cfg->ctl_listen) {

@@ -37,6 +37,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include "control/ctl_http.h"
 #include "control/ctl_log.h"
 #include "control/nr_control.h"
 #include "dataplane/dpdk/dp_box.h"
@@ -82,26 +83,37 @@ static int our_args(int argc, char **argv, char ***out)
 	return n;
 }
 
-static int read_token(const char *path, char *buf, size_t len)
+/*
+ * The secret on the first line of the file of option opt: a file others can
+ * read is refused (the secret is the box's), as is one of fewer than min
+ * characters.  0, or -errno, said in the log.
+ */
+static int read_secret(const char *opt, const char *path, char *buf, size_t len, size_t min)
 {
-	FILE *f = fopen(path, "r");
+	struct stat st;
+	FILE *f = fopen(path, "re");
 
 	if (f == NULL) {
-		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: %s", path, strerror(errno));
+		nr_log(LOG_ERR, "netreduce-switch: %s %s: %s", opt, path, strerror(errno));
 		return -errno;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		nr_log(LOG_ERR, "netreduce-switch: %s %s holds a secret and is open to group or "
+		       "others (mode %03o): chmod 600 it", opt, path, (unsigned)(st.st_mode & 0777));
+		fclose(f);
+		return -EPERM;
 	}
 	if (fgets(buf, (int)len, f) == NULL)
 		buf[0] = '\0';
 	fclose(f);
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (buf[0] == '\0') {
-		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: the first line is empty", path);
+		nr_log(LOG_ERR, "netreduce-switch: %s %s: the first line is empty", opt, path);
 		return -EINVAL;
 	}
-	if (strlen(buf) < NR_CTL_TOKEN_MIN) {
-		nr_log(LOG_ERR, "netreduce-switch: --token-file %s: a token of %zu characters: at "
-		       "least %d are needed (a random one: openssl rand -hex 16)", path, strlen(buf),
-		       NR_CTL_TOKEN_MIN);
+	if (strlen(buf) < min) {
+		nr_log(LOG_ERR, "netreduce-switch: %s %s: a secret of %zu characters: at least %zu "
+		       "are needed (a random one: openssl rand -hex 16)", opt, path, strlen(buf), min);
 		return -EINVAL;
 	}
 	return 0;
@@ -301,7 +313,7 @@ int main(int argc, char **argv)
 	struct switch_rtl *rtl = NULL;
 	uint16_t ports[DP_MAX_PORTS];
 	unsigned lcores[DP_MAX_WORKERS], n_ports = 0, n_lcores = 0, lc;
-	char err[512] = "", token[512] = "";
+	char err[512] = "", token[512] = "", metrics_token[512] = "";
 	char **ov;
 	int on, rc, pid;
 	uint16_t pid16;
@@ -329,7 +341,14 @@ int main(int argc, char **argv)
 		free(ov);
 		return 2;
 	}
-	if (cfg.token_file && read_token(cfg.token_file, token, sizeof(token)) != 0) {
+	if (cfg.token_file && read_secret("--token-file", cfg.token_file, token, sizeof(token),
+					  NR_CTL_TOKEN_MIN) != 0) {
+		free(ov);
+		return 2;
+	}
+	if (cfg.metrics_token_file &&
+	    read_secret("--metrics-token-file", cfg.metrics_token_file, metrics_token,
+			sizeof(metrics_token), NR_HTTP_BEARER_MIN) != 0) {
 		free(ov);
 		return 2;
 	}
@@ -409,7 +428,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (cfg.metrics_listen) {
-		ms = dp_metrics_start(b, ctl, cfg.metrics_listen, err, sizeof(err));
+		ms = dp_metrics_start(b, ctl, cfg.metrics_listen,
+				      cfg.metrics_token_file ? metrics_token : NULL, err, sizeof(err));
 		if (ms == NULL) {
 			nr_log(LOG_ERR, "netreduce-switch: --metrics-listen: %s", err);
 			if (srv)

@@ -293,6 +293,61 @@ static void test_http(void **state)
 	expect_in(err, "expected IP:PORT");
 }
 
+/*
+ * Bound beyond loopback the listener needs a bearer token, and then every
+ * request must carry it: none, another scheme, a wrong or a longer token get
+ * 401 with a challenge and never reach the handler; the right one is served.
+ */
+static void test_http_bearer(void **state)
+{
+	static const char tok[] = "0123456789abcdef0123";
+	struct nr_http_cfg cfg = { .addr = "0.0.0.0:0", .handler = handler };
+	struct nr_http *h;
+	char err[512], *a;
+	int port;
+
+	(void)state;
+	/* every address of the machine, no token: refused, saying what to do */
+	assert_null(nr_http_start(&cfg, err, sizeof(err)));
+	expect_in(err, "answers beyond loopback");
+	expect_in(err, "--metrics-token-file");
+	cfg.bearer = "short";
+	assert_null(nr_http_start(&cfg, err, sizeof(err)));
+	expect_in(err, "at least 16 are needed");
+	/* with a token (asked here over loopback) */
+	cfg.addr = "127.0.0.1:0";
+	cfg.bearer = tok;
+	h = nr_http_start(&cfg, err, sizeof(err));
+	assert_non_null(h);
+	port = nr_http_port(h);
+	a = ask_s(port, "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n");
+	expect_in(a, "HTTP/1.1 401 Unauthorized\r\n");
+	expect_in(a, "WWW-Authenticate: Bearer realm=\"netreduce\"\r\n");
+	assert_null(strstr(a, "x 1"));
+	free(a);
+	a = ask_s(port, "GET /metrics HTTP/1.1\r\nAuthorization: Basic MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\r\n\r\n");
+	expect_in(a, "HTTP/1.1 401 ");
+	free(a);
+	a = ask_s(port, "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef0124\r\n\r\n");
+	expect_in(a, "HTTP/1.1 401 ");
+	free(a);
+	a = ask_s(port, "GET /healthz HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef01234\r\n\r\n");
+	expect_in(a, "HTTP/1.1 401 ");
+	free(a);
+	assert_int_equal(nr_http_unauthorized(h), 4);
+	a = ask_s(port, "GET /metrics HTTP/1.1\r\nhost: a\r\nauthorization: Bearer 0123456789abcdef0123\r\n\r\n");
+	expect_in(a, "HTTP/1.1 200 OK\r\n");
+	expect_in(a, "x 1\n");
+	free(a);
+	assert_int_equal(nr_http_unauthorized(h), 4);
+	nr_http_stop(h);
+	/* every address with a token: starts */
+	cfg.addr = "0.0.0.0:0";
+	h = nr_http_start(&cfg, err, sizeof(err));
+	assert_non_null(h);
+	nr_http_stop(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_labels_escaped),
 		cmocka_unit_test(test_ctl_families),
 		cmocka_unit_test(test_http),
+		cmocka_unit_test(test_http_bearer),
 	};
 
 	return cmocka_run_group_tests_name("ctl_ops", tests, NULL, NULL);

@@ -183,6 +183,18 @@ def run(build, src, switch, ctl, tmp):
             {'src_ip': '10.79.0.2', 'dst_ip': '10.79.0.1', 'src_qpn': 19, 'dst_qpn': 20, 'ipsn': 0,
              'src_mac': '02:00:00:4f:00:02', 'dst_mac': '02:00:00:4f:00:01'}]}, f)
     mport, cport = free_port(), free_port()
+    # a secret's file that others can read is refused before anything starts
+    for opt, extra in (('--token-file', ['--ctl-listen', '127.0.0.1:%d' % cport]),
+                       ('--metrics-token-file', ['--metrics-listen', '127.0.0.1:%d' % mport])):
+        loose = os.path.join(tmp, 'loose-token')
+        with open(loose, 'w') as f:
+            f.write(TOKEN + '\n')
+        os.chmod(loose, 0o644)
+        r = subprocess.run([switch, '--no-huge', '--', opt, loose] + extra, capture_output=True,
+                           text=True, timeout=30)
+        if r.returncode != 2 or 'chmod 600' not in r.stderr:
+            fail('%s of mode 644: exit %d, %s' % (opt, r.returncode, r.stderr[-300:]))
+        print('%s of mode 644: refused (%s)' % (opt, r.stderr.strip().splitlines()[-1][:110]))
     sock = os.path.join(tmp, 'ctl.sock')
     errpath = os.path.join(tmp, 'stderr')
     err = open(errpath, 'w')

@@ -38,21 +38,39 @@ ops=$((iters + warmup + 1))            # --check runs one more
 mport=9470 pport=9090
 perf=$build/bench/host/nr-allreduce-perf
 export TB_RATE=200
-TB_BOX_EXTRA="--metrics-listen 10.76.0.254:$mport"
-
 tb_init "$build"
 trap 'tb_teardown' EXIT
 trap 'exit 130' INT TERM
 tb_setup "$hosts"
+# the listener is beyond loopback: its bearer token, a file of mode 600, as
+# deploy/README.md says; Prometheus reads it from credentials_file
+mtok=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+(umask 077 && printf '%s\n' "$mtok" > "$TB_RUNDIR/metrics-token")
+TB_BOX_EXTRA="--metrics-listen 10.76.0.254:$mport --metrics-token-file $TB_RUNDIR/metrics-token"
 tb_box_start
 inbox() { ip netns exec "$TB_NS_BOX" "$@"; }
+auth=(-H "Authorization: Bearer $mtok")
+# from a host's namespace (another machine on the fabric), without the token
+# or with another: 401, no counter, no job, no tenant in the answer
+h0() { ip netns exec "$(tb_ns_host 0)" "$@"; }
+for hdr in "" "Authorization: Bearer $(printf '%s' "$mtok" | tr 0-9a-f 1-9a-f0)" "Authorization: Basic $mtok"; do
+	for path in metrics healthz; do
+		out=$(h0 curl -s -w '\n%{http_code}' ${hdr:+-H "$hdr"} "http://10.76.0.254:$mport/$path")
+		[ "${out##*$'\n'}" = 401 ] || fail "GET /$path from host 0 ${hdr:+with a wrong token }answered ${out##*$'\n'}"
+		! grep -q netreduce_ <<< "$out" || fail "GET /$path without the token gave counters away"
+	done
+done
+echo "GET /metrics and /healthz from another namespace without the bearer token: 401, nothing served"
 
 # Prometheus in the box's namespace, deploy/prometheus.yml's job aimed at
 # the box, every 100 ms
 sed -e "s|'192.0.2.10:9470'|'10.76.0.254:$mport'|" -e 's/scrape_interval: 5s/scrape_interval: 100ms/' \
+	-e "s|/etc/netreduce/metrics-token|$TB_RUNDIR/metrics-token|" \
 	-e 's/scrape_timeout: 5s/scrape_timeout: 100ms/' "$TB_TOPDIR/deploy/prometheus.yml" \
 	> "$TB_RUNDIR/prometheus.yml"
 grep -q "10.76.0.254:$mport" "$TB_RUNDIR/prometheus.yml" || fail "deploy/prometheus.yml has no target to aim"
+grep -q "credentials_file: $TB_RUNDIR/metrics-token" "$TB_RUNDIR/prometheus.yml" ||
+	fail "deploy/prometheus.yml gives Prometheus no bearer token file"
 promtool check config "$TB_RUNDIR/prometheus.yml" > /dev/null ||
 	fail "promtool check config deploy/prometheus.yml (as the test sets it) failed"
 inbox prometheus --config.file="$TB_RUNDIR/prometheus.yml" --storage.tsdb.path="$TB_RUNDIR/tsdb" \
@@ -85,14 +103,14 @@ tb_launch prom 0 "$hosts" "$perf" --algo netreduce -b "${mb}M" -e "${mb}M" --ite
 # a scrape while the job lives, through promtool
 scrape=$TB_RUNDIR/scrape.txt
 deadline=$((SECONDS + 60))
-until inbox curl -sf "http://10.76.0.254:$mport/metrics" > "$scrape" && grep -q 'name="e2e-prom"' "$scrape"; do
+until inbox curl -sf "${auth[@]}" "http://10.76.0.254:$mport/metrics" > "$scrape" && grep -q 'name="e2e-prom"' "$scrape"; do
 	[ $SECONDS -lt $deadline ] || fail "the job e2e-prom never showed in GET /metrics"
 	sleep 0.2
 done
 lint=$(promtool check metrics < "$scrape" 2>&1) || fail "promtool check metrics: $lint"
 [ -z "$lint" ] || fail "promtool check metrics: $lint"
 echo "promtool check metrics: clean ($(grep -c '^# TYPE' "$scrape") families, $(wc -l < "$scrape") lines)"
-health=$(inbox curl -s -w ' %{http_code}' "http://10.76.0.254:$mport/healthz")
+health=$(inbox curl -s -w ' %{http_code}' "${auth[@]}" "http://10.76.0.254:$mport/healthz")
 [[ $health == "ok: "*" 200" ]] || fail "GET /healthz during the run: $health"
 tb_ctl health > /dev/null || fail "netreducectl health: exit $? during the run"
 

@@ -898,6 +898,18 @@ static void test_tls_opts(void **state)
 	dp_cfg_defaults(&cfg);
 	assert_int_equal(dp_opts_parse(5, no_listen, &cfg, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "give --ctl-listen too"));
+	{
+		char *mt[] = { "x", "--metrics-listen", "192.0.2.10:9470", "--metrics-token-file",
+			       "/etc/netreduce/metrics-token", NULL };
+		char *mt_alone[] = { "x", "--metrics-token-file", "/etc/netreduce/metrics-token", NULL };
+
+		dp_cfg_defaults(&cfg);
+		assert_int_equal(dp_opts_parse(5, mt, &cfg, err, sizeof(err)), 0);
+		assert_string_equal(cfg.metrics_token_file, "/etc/netreduce/metrics-token");
+		dp_cfg_defaults(&cfg);
+		assert_int_equal(dp_opts_parse(3, mt_alone, &cfg, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "give --metrics-listen too"));
+	}
 }
 
 /* ---- tenants and the admission budget ----------------------------------------- */

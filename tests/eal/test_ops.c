@@ -251,7 +251,7 @@ static void test_metrics(void **state)
 	free(text);
 
 	/* the same over HTTP, and nothing but reading */
-	ms = dp_metrics_start(h->box, c, "127.0.0.1:0", err, sizeof(err));
+	ms = dp_metrics_start(h->box, c, "127.0.0.1:0", NULL, err, sizeof(err));
 	assert_non_null(ms);
 	ans = http(dp_metrics_port(ms), "GET", "/metrics");
 	expect_in(ans, "HTTP/1.1 200 OK\r\n");
