@@ -259,9 +259,11 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 		return -EINVAL;
 	}
 	if (s->prio_classes > 1) {
-		snprintf(err, errlen, "fpga: prio_classes %u: the aggregator (FPGA.md, the RTL) emits "
+		snprintf(err, errlen,
+			 "fpga: prio_classes %u: the aggregator (FPGA.md, the RTL) emits "
 			 "each job's slots as they complete, with no order between classes; run the "
-			 "job on the box (backend sw) or without NR_PRIO_CLASSES", s->prio_classes);
+			 "job on the box (backend sw) or without NR_PRIO_CLASSES",
+			 s->prio_classes);
 		return -EINVAL;
 	}
 	if (!(f->cap_flags & (s->mode == NR_SUM_STREAMING ? NR_FPGA_CAPF_STREAMING : NR_FPGA_CAPF_ORDERED))) {

@@ -44,7 +44,7 @@ struct nr_http {
 	bool running;
 	struct hclient cl[NR_HTTP_MAX_CONNS];
 	unsigned ncl;
-	uint64_t unauthorized;     /* requests refused for want of the token (the thread's) */
+	uint64_t unauthorized; /* requests refused for want of the token (the thread's) */
 };
 
 static uint64_t now_ms(void)
@@ -163,7 +163,8 @@ static void serve(struct nr_http *h, struct hclient *c)
 	}
 	if (h->cfg.bearer && !authorized(h, hdrs)) {
 		__atomic_store_n(&h->unauthorized, h->unauthorized + 1, __ATOMIC_RELAXED);
-		answer_text(c, 401, "this listener needs its bearer token (Authorization: Bearer ...)\n",
+		answer_text(c, 401,
+			    "this listener needs its bearer token (Authorization: Bearer ...)\n",
 			    head, "WWW-Authenticate: Bearer realm=\"netreduce\"\r\n");
 		return;
 	}
@@ -300,8 +301,7 @@ static bool bound_loopback(int fd)
 	if (ss.ss_family == AF_INET6) {
 		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
 
-		return IN6_IS_ADDR_LOOPBACK(a) ||
-		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 	}
 	return false;
 }
@@ -335,16 +335,19 @@ struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t e
 	if (h->lfd < 0)
 		goto fail;
 	if (!cfg->bearer && !bound_loopback(h->lfd)) {
-		snprintf(err, errlen, "metrics listener %s answers beyond loopback, where job names, "
+		snprintf(err, errlen,
+			 "metrics listener %s answers beyond loopback, where job names, "
 			 "tenants and counters are not for everyone: give it a bearer token "
 			 "(--metrics-token-file FILE, mode 600; Prometheus: authorization: "
-			 "credentials_file), or bind 127.0.0.1", cfg->addr);
+			 "credentials_file), or bind 127.0.0.1",
+			 cfg->addr);
 		goto fail;
 	}
 	if (cfg->bearer && strlen(cfg->bearer) < NR_HTTP_BEARER_MIN) {
-		snprintf(err, errlen, "metrics listener %s: a bearer token of %zu characters: at "
-			 "least %d are needed (a random one: openssl rand -hex 16)", cfg->addr,
-			 strlen(cfg->bearer), NR_HTTP_BEARER_MIN);
+		snprintf(err, errlen,
+			 "metrics listener %s: a bearer token of %zu characters: at "
+			 "least %d are needed (a random one: openssl rand -hex 16)",
+			 cfg->addr, strlen(cfg->bearer), NR_HTTP_BEARER_MIN);
 		goto fail;
 	}
 	if (pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {

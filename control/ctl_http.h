@@ -20,7 +20,7 @@
 #include "control/ctl_metrics.h"
 
 #define NR_HTTP_MAX_CONNS 16
-#define NR_HTTP_BEARER_MIN 16      /* characters of a bearer token, at least */
+#define NR_HTTP_BEARER_MIN 16 /* characters of a bearer token, at least */
 
 /* The handler's answer: status (200, 404, 503 ...), content type, body. */
 struct nr_http_reply {

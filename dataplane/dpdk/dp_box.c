@@ -155,14 +155,15 @@ static struct dp_worker *worker_new(struct dp_box *b, unsigned idx, unsigned lco
 	 * hash.usr, which a PMD may write (flow director, RSS) */
 	{
 		static const struct rte_mbuf_dynfield rec_field = {
-			.name = DP_REC_DYNFIELD, .size = sizeof(uint32_t),
+			.name = DP_REC_DYNFIELD,
+			.size = sizeof(uint32_t),
 			.align = __alignof__(uint32_t),
 		};
 
 		w->rec_off = rte_mbuf_dynfield_register(&rec_field);
 		if (w->rec_off < 0) {
-			snprintf(err, errlen, "worker %u: cannot register the mbuf field %s: %s", idx,
-				 DP_REC_DYNFIELD, rte_strerror(rte_errno));
+			snprintf(err, errlen, "worker %u: cannot register the mbuf field %s: %s",
+				 idx, DP_REC_DYNFIELD, rte_strerror(rte_errno));
 			goto fail;
 		}
 	}

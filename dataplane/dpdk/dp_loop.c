@@ -170,8 +170,8 @@ static void act_chunk(struct dp_worker *w, struct rte_mbuf **pkts, unsigned n, b
 	void *hd[NR_ENGINE_BURST];
 	enum agg_verdict v[NR_ENGINE_BURST];
 	enum nr_engine_ctr ctr[NR_ENGINE_BURST];
-	uint32_t ri[NR_ENGINE_BURST];   /* record index of engine frame k */
-	uint8_t at[NR_ENGINE_BURST];    /* its place in pkts */
+	uint32_t ri[NR_ENGINE_BURST]; /* record index of engine frame k */
+	uint8_t at[NR_ENGINE_BURST];  /* its place in pkts */
 	unsigned k = 0, ne;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -376,7 +376,7 @@ static void parse_burst(struct dp_worker *w, struct rte_mbuf **pkts, uint16_t n,
 void dp_burst(struct dp_worker *w, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
 	w->ctr.c[DP_CTR_RX] += n;
-	w->l2_memo_port = DP_L2_NONE;   /* each burst looks at the L2 table afresh */
+	w->l2_memo_port = DP_L2_NONE; /* each burst looks at the L2 table afresh */
 	for (uint16_t i = 0; i < n; i++)
 		pkts[i]->port = port;   /* not every PMD sets it (net_ring does not) */
 	if (w->box->dev) {      /* a device aggregates instead of the engine */

@@ -336,8 +336,9 @@ struct dp_metrics_server *dp_metrics_start(struct dp_box *b, struct nr_ctl *ctl,
 					   const char *bearer, char *err, size_t errlen)
 {
 	struct dp_metrics_server *s = calloc(1, sizeof(*s));
-	struct nr_http_cfg hc = { .addr = addr, .handler = handle, .spawn = spawn_ctrl,
-				  .bearer = bearer };
+	struct nr_http_cfg hc = {
+		.addr = addr, .handler = handle, .spawn = spawn_ctrl, .bearer = bearer
+	};
 	struct timespec ts;
 
 	if (s == NULL) {

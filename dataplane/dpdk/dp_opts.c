@@ -36,6 +36,8 @@ void dp_cfg_defaults(struct dp_cfg *cfg)
 	cfg->l2_age_s = DP_L2_AGE_S;
 }
 
+/* the help text in columns, as it prints */
+/* clang-format off */
 void dp_opts_usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -121,6 +123,7 @@ void dp_opts_usage(FILE *f, const char *prog)
 		prog, NR_CTL_TOKEN_MIN, DP_MAX_BURST, DP_DEFAULT_BURST, DP_DEFAULT_POOL_MBUFS, DP_MBUF_DATAROOM,
 		DP_MBUF_DATAROOM, DP_L2_PORT_CAP, DP_L2_ENTRIES, DP_L2_AGE_S, DP_DEFAULT_STALL_MS);
 }
+/* clang-format on */
 
 static int parse_uint(const char *name, const char *s, unsigned long min, unsigned long max,
 		      unsigned *out, char *err, size_t errlen)
@@ -175,13 +178,15 @@ static int parse_name(const char *opt, const char *s, const struct name_val *t, 
 	return -EINVAL;
 }
 
+/* clang-format off */
 enum {
 	OPT_MODE = 256, OPT_CTL_SOCKET, OPT_CTL_LISTEN, OPT_TOKEN, OPT_TOKEN_FILE, OPT_IDLE_US,
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
-	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_METRICS_TOKEN, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
-	OPT_TLS_KEY,
+	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
+	OPT_TLS_KEY, OPT_METRICS_TOKEN,
 };
+/* clang-format on */
 
 /* 0: run; 1: help printed wanted; -EINVAL: err says why. */
 int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t errlen)
@@ -324,8 +329,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		return -EINVAL;
 	}
 	if (cfg->metrics_token_file && !cfg->metrics_listen) {
-		snprintf(err, errlen, "--metrics-token-file is for the metrics listener: give "
-			 "--metrics-listen too");
+		snprintf(err, errlen,
+			 "--metrics-token-file is for the metrics listener: give --metrics-listen too");
 		return -EINVAL;
 	}
 	if (cfg->tls_cert && !cfg->ctl_listen) {

@@ -98,8 +98,10 @@ static int read_secret(const char *opt, const char *path, char *buf, size_t len,
 		return -errno;
 	}
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
-		nr_log(LOG_ERR, "netreduce-switch: %s %s holds a secret and is open to group or "
-		       "others (mode %03o): chmod 600 it", opt, path, (unsigned)(st.st_mode & 0777));
+		nr_log(LOG_ERR,
+		       "netreduce-switch: %s %s holds a secret and is open to group or "
+		       "others (mode %03o): chmod 600 it",
+		       opt, path, (unsigned)(st.st_mode & 0777));
 		fclose(f);
 		return -EPERM;
 	}
@@ -112,8 +114,10 @@ static int read_secret(const char *opt, const char *path, char *buf, size_t len,
 		return -EINVAL;
 	}
 	if (strlen(buf) < min) {
-		nr_log(LOG_ERR, "netreduce-switch: %s %s: a secret of %zu characters: at least %zu "
-		       "are needed (a random one: openssl rand -hex 16)", opt, path, strlen(buf), min);
+		nr_log(LOG_ERR,
+		       "netreduce-switch: %s %s: a secret of %zu characters: at least %zu "
+		       "are needed (a random one: openssl rand -hex 16)",
+		       opt, path, strlen(buf), min);
 		return -EINVAL;
 	}
 	return 0;
@@ -429,7 +433,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.metrics_listen) {
 		ms = dp_metrics_start(b, ctl, cfg.metrics_listen,
-				      cfg.metrics_token_file ? metrics_token : NULL, err, sizeof(err));
+				      cfg.metrics_token_file ? metrics_token : NULL, err,
+				      sizeof(err));
 		if (ms == NULL) {
 			nr_log(LOG_ERR, "netreduce-switch: --metrics-listen: %s", err);
 			if (srv)

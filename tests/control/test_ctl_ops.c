@@ -325,17 +325,21 @@ static void test_http_bearer(void **state)
 	expect_in(a, "WWW-Authenticate: Bearer realm=\"netreduce\"\r\n");
 	assert_null(strstr(a, "x 1"));
 	free(a);
-	a = ask_s(port, "GET /metrics HTTP/1.1\r\nAuthorization: Basic MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\r\n\r\n");
+	a = ask_s(port,
+		  "GET /metrics HTTP/1.1\r\nAuthorization: Basic MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\r\n\r\n");
 	expect_in(a, "HTTP/1.1 401 ");
 	free(a);
-	a = ask_s(port, "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef0124\r\n\r\n");
+	a = ask_s(port,
+		  "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef0124\r\n\r\n");
 	expect_in(a, "HTTP/1.1 401 ");
 	free(a);
-	a = ask_s(port, "GET /healthz HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef01234\r\n\r\n");
+	a = ask_s(port,
+		  "GET /healthz HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef01234\r\n\r\n");
 	expect_in(a, "HTTP/1.1 401 ");
 	free(a);
 	assert_int_equal(nr_http_unauthorized(h), 4);
-	a = ask_s(port, "GET /metrics HTTP/1.1\r\nhost: a\r\nauthorization: Bearer 0123456789abcdef0123\r\n\r\n");
+	a = ask_s(port,
+		  "GET /metrics HTTP/1.1\r\nhost: a\r\nauthorization: Bearer 0123456789abcdef0123\r\n\r\n");
 	expect_in(a, "HTTP/1.1 200 OK\r\n");
 	expect_in(a, "x 1\n");
 	free(a);
@@ -351,12 +355,9 @@ static void test_http_bearer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_log_priorities),
-		cmocka_unit_test(test_log_rate_limit),
-		cmocka_unit_test(test_labels_escaped),
-		cmocka_unit_test(test_ctl_families),
-		cmocka_unit_test(test_http),
-		cmocka_unit_test(test_http_bearer),
+		cmocka_unit_test(test_log_priorities), cmocka_unit_test(test_log_rate_limit),
+		cmocka_unit_test(test_labels_escaped), cmocka_unit_test(test_ctl_families),
+		cmocka_unit_test(test_http),           cmocka_unit_test(test_http_bearer),
 	};
 
 	return cmocka_run_group_tests_name("ctl_ops", tests, NULL, NULL);

@@ -671,8 +671,8 @@ static void test_prio_order(void **state)
 	baseline = rte_mempool_in_use_count(h_pool);
 	two_sims(h, a, b);
 	for (unsigned r = 0; r < 4; r++) {
-		a->data[r].tos = (uint8_t)(10 << 2 | NR_ECN_ECT0);     /* class 0 */
-		b->data[r].tos = (uint8_t)(18 << 2 | NR_ECN_ECT0);     /* class 1 */
+		a->data[r].tos = (uint8_t)(10 << 2 | NR_ECN_ECT0); /* class 0 */
+		b->data[r].tos = (uint8_t)(18 << 2 | NR_ECN_ECT0); /* class 1 */
 	}
 	sa = sim_spec(a);
 	sb = sim_spec(b);
@@ -702,11 +702,11 @@ static void test_prio_order(void **state)
 		/* on each receiver's port: b's result of g, then a's */
 		for (unsigned q = 0; q < 4; q++)
 			first[q] = 0;
-		assert_int_equal(h->n_out - from, 2 * 4);      /* a result a receiver a channel */
+		assert_int_equal(h->n_out - from, 2 * 4); /* a result a receiver a channel */
 		for (unsigned i = from; i < h->n_out; i++) {
 			const struct h_out *o = &h->out[i];
 			struct nr_pkt p;
-			unsigned r = (o->port + 3) % 4;    /* the connection it receives */
+			unsigned r = (o->port + 3) % 4; /* the connection it receives */
 
 			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE || first[o->port])
 				continue;
@@ -717,7 +717,8 @@ static void test_prio_order(void **state)
 		}
 		for (unsigned q = 0; q < 4; q++) {
 			if (first[q] != 'b')
-				fprintf(stderr, "g %u port %u: the class-0 result left first\n", g, q);
+				fprintf(stderr, "g %u port %u: the class-0 result left first\n", g,
+					q);
 			assert_int_equal(first[q], 'b');
 		}
 	}
@@ -899,9 +900,14 @@ static void test_tls_opts(void **state)
 	assert_int_equal(dp_opts_parse(5, no_listen, &cfg, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "give --ctl-listen too"));
 	{
-		char *mt[] = { "x", "--metrics-listen", "192.0.2.10:9470", "--metrics-token-file",
-			       "/etc/netreduce/metrics-token", NULL };
-		char *mt_alone[] = { "x", "--metrics-token-file", "/etc/netreduce/metrics-token", NULL };
+		char *mt[] = { "x",
+			       "--metrics-listen",
+			       "192.0.2.10:9470",
+			       "--metrics-token-file",
+			       "/etc/netreduce/metrics-token",
+			       NULL };
+		char *mt_alone[] = { "x", "--metrics-token-file", "/etc/netreduce/metrics-token",
+				     NULL };
 
 		dp_cfg_defaults(&cfg);
 		assert_int_equal(dp_opts_parse(5, mt, &cfg, err, sizeof(err)), 0);

@@ -461,8 +461,8 @@ static int gen_burst(nrz_seed_cb cb, void *ctx)
 			for (unsigned p = 0; p < 2; p++) {
 				for (unsigned i = 0; i < 3; i++)
 					for (unsigned ch = 0; ch < 2; ch++)
-						bu_frame(&s, bu_host(0, i, 4), 0, (uint8_t)(ch << 6 | i), 0,
-							 (uint8_t)m);
+						bu_frame(&s, bu_host(0, i, 4), 0,
+							 (uint8_t)(ch << 6 | i), 0, (uint8_t)m);
 				put(&s, 0);
 				put(&s, (uint8_t)(bu_host(0, 3, 4) | 1 << 3));
 				for (unsigned ch = 0; ch < 2; ch++) {
@@ -474,7 +474,8 @@ static int gen_burst(nrz_seed_cb cb, void *ctx)
 			}
 			for (unsigned ch = 0; ch < 2; ch++)
 				for (unsigned i = 0; i < 4; i++)
-					bu_frame(&s, bu_host(0, i + 1, 4), 6, (uint8_t)(ch << 6 | i), 0, 0);
+					bu_frame(&s, bu_host(0, i + 1, 4), 6,
+						 (uint8_t)(ch << 6 | i), 0, 0);
 		}
 		snprintf(name, sizeof(name), "prio-classes-shape%u", shape);
 		cb(ctx, name, s.b, s.n);
