@@ -35,7 +35,7 @@ DEB_PKGS := $(DEMO_PKGS) clang llvm libclang-rt-14-dev dpdk-dev ibverbs-provider
 	tshark openmpi-bin libopenmpi-dev docker.io mmdebstrap \
 	python3-torch python3-sklearn python3-matplotlib python3-numpy \
 	python3-venv python3-setuptools python3-wheel \
-	verilator iverilog yosys valgrind abigail-tools xz-utils $(SIM_PKGS) \
+	verilator iverilog yosys valgrind abigail-tools xz-utils clang-format $(SIM_PKGS) \
 	prometheus python3-jsonschema curl systemd-container
 # the packages of $(1) that are not installed
 missing_pkgs = $(shell for p in $(1); do \

@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""tools/check-git-log on a repository it makes: clean commits pass, each kind of
-bad message fails and is named, the base commit itself is never checked."""
+"""tools/check-git-log and tools/check-format on repositories they make.
+
+check-git-log: clean commits pass, each kind of bad message fails and is named,
+the base commit itself is never checked.  check-format (with the project's
+.clang-format): a change whose new lines are formatted passes, one with a badly
+formatted line fails, and a badly formatted line the change did not touch is
+left alone.  Usage: test_check_habits.py CHECK_GIT_LOG CHECK_FORMAT CLANG_FORMAT_FILE"""
 import os
 import subprocess
 import sys
@@ -21,6 +26,7 @@ def commit(repo, msg):
 
 
 def check(tool, repo, base, head):
+    """check-git-log's exit status and output."""
     r = subprocess.run([sys.executable, tool, '--repo', repo, base, head],
                        capture_output=True, text=True)
     return r.returncode, r.stdout
@@ -56,8 +62,45 @@ def main():
         if rc != 2:
             print('FAIL: an unknown ref: exit %d' % rc)
             fails += 1
-    print('%d passed, %d failed' % (6 - fails, fails))
+    fails += check_format(os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]))
+    print('%d passed, %d failed' % (9 - fails, fails))
     return 1 if fails else 0
+
+
+def check_format(tool, style):
+    """3 cases; the failures."""
+    import shutil
+    fails = 0
+    if not shutil.which('git-clang-format') and not shutil.which('git-clang-format-14'):
+        print('FAIL: git-clang-format missing (Debian package clang-format: make deps)')
+        return 3
+    with tempfile.TemporaryDirectory() as repo:
+        git(repo, 'init', '-q')
+        shutil.copy(style, os.path.join(repo, '.clang-format'))
+        src = os.path.join(repo, 'a.c')
+        with open(src, 'w') as f:
+            f.write('int  old_badly(int x){return x;}\n\nint f(int x)\n{\n\treturn x;\n}\n')
+        git(repo, 'add', '-A')
+        base = commit(repo, 'base')
+        with open(src, 'a') as f:
+            f.write('\nint g(int x)\n{\n\treturn x + 1;\n}\n')
+        git(repo, 'commit', '-q', '-am', 'formatted')
+        r = subprocess.run([tool, base, 'HEAD'], cwd=repo, capture_output=True, text=True)
+        if r.returncode != 0:
+            print('FAIL: a formatted change: exit %d\n%s%s' % (r.returncode, r.stdout, r.stderr))
+            fails += 1
+        good = git(repo, 'rev-parse', 'HEAD')
+        with open(src, 'a') as f:
+            f.write('\nint h(int x){ if(x) return 1; return 0; }\n')
+        git(repo, 'commit', '-q', '-am', 'badly formatted')
+        r = subprocess.run([tool, good, 'HEAD'], cwd=repo, capture_output=True, text=True)
+        if r.returncode != 1 or 'int h(int x)' not in r.stdout:
+            print('FAIL: a badly formatted line: exit %d\n%s%s' % (r.returncode, r.stdout, r.stderr))
+            fails += 1
+        if 'old_badly' in r.stdout:
+            print('FAIL: a line the change did not touch was checked')
+            fails += 1
+    return fails
 
 
 if __name__ == '__main__':
