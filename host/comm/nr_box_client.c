@@ -192,14 +192,44 @@ static int box_call(struct nr_comm *c, struct nr_box_conn *k, json_t *req, json_
 	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
 }
 
-/* NR_TLS_CA's context, once (before any thread of the client runs). */
+/* Whether addr ("ip:port", "localhost:port", "[::1]:port") is this machine's loopback. */
+static bool addr_loopback(const char *addr)
+{
+	return !strncmp(addr, "127.", 4) || !strncmp(addr, "localhost:", 10) ||
+	       !strncmp(addr, "[::1]:", 6);
+}
+
+/*
+ * NR_TLS_CA's context, once (before any thread of the client runs).  Without
+ * it the box would read the token (NR_TOKEN, also the rendezvous' key) in
+ * clear: refused but for a box on loopback or with NR_TLS=off, the user's
+ * word that the control network is trusted.
+ */
 static int box_tls_init(struct nr_comm *c)
 {
-	const char *ca = getenv("NR_TLS_CA");
+	const char *ca = getenv("NR_TLS_CA"), *tls = getenv("NR_TLS");
+	bool off = tls && !strcmp(tls, "off");
 	char err[320];
 
-	if (c->box_tls || !ca || !ca[0])
+	if (c->box_tls)
 		return 0;
+	if (tls && tls[0] && !off && strcmp(tls, "on"))
+		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS=%s: on (the default: TLS to the box, "
+			       "NR_TLS_CA) or off (plain text, a trusted control network)", tls);
+	if (off && ca && ca[0])
+		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS=off with NR_TLS_CA=%s: give one of them",
+			       ca);
+	if (off)
+		return 0;
+	if (!ca || !ca[0]) {
+		if (addr_loopback(c->switch_addr))
+			return 0;
+		return nr_fail(c, NR_ERR_CONFIG, "the box at %s (NR_SWITCH) in plain text would read "
+			       "the token in clear, and whoever reads the control network with it: "
+			       "set NR_TLS_CA to the CA certificate of the box's --tls-cert "
+			       "(deploy/README.md), or NR_TLS=off where that network is trusted",
+			       c->switch_addr);
+	}
 	c->box_tls = nr_tls_client_new(ca, err, sizeof(err));
 	if (!c->box_tls)
 		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS_CA=%s: %s", ca, err);

@@ -94,7 +94,19 @@ tls)
 	# then every size through the box exact
 	run_check "2 hosts, control over TLS" 3 --tls --hosts 2 --algo netreduce --iters 1 \
 		--warmup 1 --bytes 4,65540,4M
-	pass "2 hosts, the job registered over TLS (the box refuses plain text), 3 sizes exact"
+	# a plain-text box and hosts that set neither NR_TLS_CA nor NR_TLS=off:
+	# the library refuses before the token leaves, naming both
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	if TB_PLAIN_UNSAID=1 "$run" --build "$build" --json --timeout 60 --hosts 2 --algo netreduce \
+		--iters 1 --warmup 0 --bytes 4 > /dev/null 2> "$log"; then
+		rm -f "$log"
+		fail "hosts registered a job with a plain-text box without NR_TLS=off"
+	fi
+	grep -q "in plain text would read the token in clear" "$log" ||
+		{ tail -n 20 "$log"; rm -f "$log"; fail "no host said why it refused the plain-text box"; }
+	grep -o "set NR_TLS_CA .* NR_TLS=off[^;]*" "$log" | head -n 1
+	rm -f "$log"
+	pass "2 hosts, the job registered over TLS (the box refuses plain text), 3 sizes exact; a plain-text box refused by the library without NR_TLS=off"
 	;;
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \

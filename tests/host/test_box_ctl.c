@@ -692,7 +692,9 @@ static void test_bad_token(void **state)
 /*
  * The library over TLS: with NR_TLS_CA the job is registered (and destroyed)
  * and the ranks run as over plain TCP; with a CA that did not sign the box's
- * certificate, or without NR_TLS_CA, job_create fails and says why.
+ * certificate, or without NR_TLS_CA, job_create fails and says why (the box is
+ * on loopback, where the library may try plain text); NR_TLS other than on or
+ * off, or off beside a CA, is refused before anything is sent.
  */
 static void test_tls(void **state)
 {
@@ -726,6 +728,21 @@ static void test_tls(void **state)
 			assert_non_null(strstr(t->msg[r], "this box wants TLS"));
 	}
 	munmap(t, sizeof(*t));
+	/* NR_TLS: off or on only, and off is not said beside a CA: refused
+	 * before anything is sent (the box counts no second job) */
+	setenv("NR_TLS", "maybe", 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 43, 1);
+	assert_int_equal(t->rc_init[0], NR_ERR_CONFIG);
+	assert_non_null(strstr(t->msg[0], "NR_TLS=maybe: on (the default"));
+	munmap(t, sizeof(*t));
+	setenv("NR_TLS", "off", 1);
+	setenv("NR_TLS_CA", certs.ca, 1);
+	t = run(&s, "box-ctl-token-0123456789", 2, 44, 1);
+	assert_int_equal(t->rc_init[0], NR_ERR_CONFIG);
+	assert_non_null(strstr(t->msg[0], "NR_TLS=off with NR_TLS_CA="));
+	munmap(t, sizeof(*t));
+	unsetenv("NR_TLS");
+	unsetenv("NR_TLS_CA");
 	stop_server(&s);
 	assert_int_equal(s.shm->created, 1);
 	assert_int_equal(s.shm->destroyed, 1);

@@ -764,7 +764,14 @@ tb_host_env() {
 	k=$(tb_rack_of "$i")
 	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
 		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
-		[ -n "${TB_TLS:-}" ] && box="$box NR_TLS_CA=$TB_RUNDIR/tls/ca.pem"
+		# the control network is the testbed's own: plain text said so
+		# (NR_TLS=off), but with --tls; TB_PLAIN_UNSAID=1 leaves both
+		# out, as a user who forgot would (e2e tls: the library refuses)
+		if [ -n "${TB_TLS:-}" ]; then
+			box="$box NR_TLS_CA=$TB_RUNDIR/tls/ca.pem"
+		elif [ -z "${TB_PLAIN_UNSAID:-}" ]; then
+			box="$box NR_TLS=off"
+		fi
 	fi
 	[ -n "${TB_CHANNELS:-}" ] && box="$box NR_CHANNELS=$TB_CHANNELS"
 	# shaped host links: the library sizes its soft window and picks its
