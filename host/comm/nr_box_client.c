@@ -214,8 +214,10 @@ static int box_tls_init(struct nr_comm *c)
 	if (c->box_tls)
 		return 0;
 	if (tls && tls[0] && !off && strcmp(tls, "on"))
-		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS=%s: on (the default: TLS to the box, "
-			       "NR_TLS_CA) or off (plain text, a trusted control network)", tls);
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "NR_TLS=%s: on (the default: TLS to the box, "
+			       "NR_TLS_CA) or off (plain text, a trusted control network)",
+			       tls);
 	if (off && ca && ca[0])
 		return nr_fail(c, NR_ERR_CONFIG, "NR_TLS=off with NR_TLS_CA=%s: give one of them",
 			       ca);
@@ -224,7 +226,8 @@ static int box_tls_init(struct nr_comm *c)
 	if (!ca || !ca[0]) {
 		if (addr_loopback(c->switch_addr))
 			return 0;
-		return nr_fail(c, NR_ERR_CONFIG, "the box at %s (NR_SWITCH) in plain text would read "
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "the box at %s (NR_SWITCH) in plain text would read "
 			       "the token in clear, and whoever reads the control network with it: "
 			       "set NR_TLS_CA to the CA certificate of the box's --tls-cert "
 			       "(deploy/README.md), or NR_TLS=off where that network is trusted",
