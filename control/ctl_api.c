@@ -970,17 +970,77 @@ int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_c
 
 /* ---- requests ----------------------------------------------------------- */
 
-static const char *const ops_names = "job_create, job_renew, job_destroy, job_status, job_list, stats, "
-				     "backend_info, health";
+static json_t *op_job_list_req(struct nr_ctl *c, json_t *req, int who)
+{
+	(void)req;
+	return op_job_list(c, who == NR_CTL_ADMIN);
+}
+
+static json_t *op_stats_req(struct nr_ctl *c, json_t *req, int who)
+{
+	(void)req;
+	return op_stats(c, who);
+}
+
+static json_t *op_backend_info_req(struct nr_ctl *c, json_t *req, int who)
+{
+	(void)req;
+	(void)who;
+	return op_backend_info(c);
+}
+
+static json_t *op_health_req(struct nr_ctl *c, json_t *req, int who)
+{
+	(void)req;
+	(void)who;
+	return op_health(c);
+}
+
+static const char *const f_create[] = { "op", "token", "spec", "lease_ms", "name", NULL };
+static const char *const f_job[] = { "op", "token", "job", "key", NULL };
+static const char *const f_none[] = { "op", "token", NULL };
+
+/*
+ * The operations (PROTOCOL.md, "Operations"; tests/layers/test_ctl_ops_docs.py
+ * holds the documents to this table): the fields a request may carry, the
+ * handler, and whether it runs under the API's lock.  health reads no job:
+ * it does not queue behind a request waiting on a stuck dataplane (the
+ * backend's health callback takes no lock of ours).
+ */
+static const struct ctl_op {
+	const char *name;
+	const char *const *fields;
+	json_t *(*fn)(struct nr_ctl *c, json_t *req, int who);
+	bool locked;
+} ctl_ops[] = {
+	{ "job_create", f_create, op_job_create, true },
+	{ "job_renew", f_job, op_job_renew, true },
+	{ "job_destroy", f_job, op_job_destroy, true },
+	{ "job_status", f_job, op_job_status, true },
+	{ "job_list", f_none, op_job_list_req, true },
+	{ "stats", f_none, op_stats_req, true },
+	{ "backend_info", f_none, op_backend_info_req, true },
+	{ "health", f_none, op_health_req, false },
+};
+
+#define CTL_N_OPS (sizeof(ctl_ops) / sizeof(ctl_ops[0]))
+
+/* "job_create, job_renew, ...": every operation's name, for an error. */
+static const char *ops_names(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < CTL_N_OPS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", ctl_ops[i].name);
+	return buf;
+}
 
 json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 {
-	static const char *const f_create[] = { "op", "token", "spec", "lease_ms", "name", NULL };
-	static const char *const f_job[] = { "op", "token", "job", "key", NULL };
-	static const char *const f_none[] = { "op", "token", NULL };
-	const char *const *known;
+	const struct ctl_op *o = NULL;
 	json_t *opv, *reply;
-	char err[256], where[48];
+	char err[256], where[48], names[160];
 	const char *op;
 
 	nr_ctl_count(c, NR_CCTR_REQUESTS);
@@ -988,45 +1048,26 @@ json_t *nr_ctl_handle_json(struct nr_ctl *c, json_t *req, int who)
 		return reply_err(c, "request: expected a JSON object");
 	opv = json_object_get(req, "op");
 	if (!opv)
-		return reply_err(c, "op: missing (one of %s)", ops_names);
+		return reply_err(c, "op: missing (one of %s)", ops_names(names, sizeof(names)));
 	if (!json_is_string(opv))
 		return reply_err(c, "op: expected a string, got %s", nr_ctl_json_type(opv));
 	op = json_string_value(opv);
-	if (!strcmp(op, "job_create"))
-		known = f_create;
-	else if (!strcmp(op, "job_destroy") || !strcmp(op, "job_status") || !strcmp(op, "job_renew"))
-		known = f_job;
-	else if (!strcmp(op, "job_list") || !strcmp(op, "stats") || !strcmp(op, "backend_info") ||
-		 !strcmp(op, "health"))
-		known = f_none;
-	else
-		return reply_err(c, "op: \"%.32s\" is not an operation (one of %s)", op, ops_names);
-	snprintf(where, sizeof(where), "%s: ", op ? op : "?");
-	if (nr_ctl_unknown_fields(req, known, where, err, sizeof(err)))
+	for (size_t i = 0; i < CTL_N_OPS && !o; i++)
+		if (!strcmp(op, ctl_ops[i].name))
+			o = &ctl_ops[i];
+	if (!o)
+		return reply_err(c, "op: \"%.32s\" is not an operation (one of %s)", op,
+				 ops_names(names, sizeof(names)));
+	snprintf(where, sizeof(where), "%s: ", o->name);
+	if (nr_ctl_unknown_fields(req, o->fields, where, err, sizeof(err)))
 		return reply_err(c, "%s", err);
-
-	/* health reads no job: it does not queue behind a request waiting on a
-	 * stuck dataplane (the backend's health callback takes no lock of ours) */
-	if (!strcmp(op, "health"))
-		return op_health(c);
-	pthread_mutex_lock(&c->lock);
-	if (!strcmp(op, "job_create"))
-		reply = op_job_create(c, req, who);
-	else if (!strcmp(op, "job_renew"))
-		reply = op_job_renew(c, req, who);
-	else if (!strcmp(op, "job_destroy"))
-		reply = op_job_destroy(c, req, who);
-	else if (!strcmp(op, "job_status"))
-		reply = op_job_status(c, req, who);
-	else if (!strcmp(op, "job_list"))
-		reply = op_job_list(c, who == NR_CTL_ADMIN);
-	else if (!strcmp(op, "stats"))
-		reply = op_stats(c, who);
-	else
-		reply = op_backend_info(c);
-	pthread_mutex_unlock(&c->lock);
+	if (o->locked)
+		pthread_mutex_lock(&c->lock);
+	reply = o->fn(c, req, who);
+	if (o->locked)
+		pthread_mutex_unlock(&c->lock);
 	if (!reply)     /* a backend string that does not encode, or no memory */
-		reply = reply_err(c, "%s: could not build the reply", op);
+		reply = reply_err(c, "%s: could not build the reply", o->name);
 	return reply;
 }
 
