@@ -604,6 +604,7 @@ void run_window(struct sim *s, unsigned g0, unsigned g1, const struct impair *im
 				if (lost[r] == UINT32_MAX)
 					lost[r] = next[r];
 			} else {
+				s->gaps += lost[r] != UINT32_MAX;
 				send_data(s, r, next[r]);
 				if (frand() < im->dup)
 					send_data(s, r, next[r]);

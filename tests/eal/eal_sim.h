@@ -40,6 +40,8 @@ struct sim {
 	unsigned acked_g[H_MAX_HOSTS];      /* conn r's receiver acknowledged every g below */
 	unsigned naks_seen;                 /* NAKs the box sent senders on their receivers' behalf */
 	unsigned dup_data;                  /* duplicate data packets injected */
+	unsigned gaps;                      /* data packets sent behind a lost one of their
+					     * connection (the box sees a gap in its stream) */
 	unsigned spoofed, malformed, runts, unknown_conn, bad_icrc, garbage_roce;
 	/* frames expected to leave unchanged: (port, bytes) */
 	unsigned n_expect;

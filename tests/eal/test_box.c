@@ -87,12 +87,15 @@ static void run_agg(unsigned n, const char *name)
 		 * receiver's ACKs), and the results it resent itself (checked as
 		 * results); nothing else was made */
 		assert_int_equal(dp_box_engine_counters(h->box, ec), 0);
-		printf("  generated %lu (naks seen %u, results %lu)\n", c.c[DP_CTR_GENERATED],
-		       s->naks_seen, nr_ectr_mon_results(ec));
+		printf("  generated %lu (naks seen %u, results %lu; %u packets sent behind a loss)\n",
+		       c.c[DP_CTR_GENERATED], s->naks_seen, nr_ectr_mon_results(ec), s->gaps);
 		assert_int_equal(c.c[DP_CTR_GENERATED],
 				 s->naks_seen + nr_ectr_mon_results(ec));
 		assert_int_equal(c.c[DP_CTR_GENERATED_NOMBUF], 0);
-		assert_true(s->naks_seen > 0);     /* 5% loss: gaps happen */
+		/* a gap the box saw (a packet behind a lost one) is NAKed; with
+		 * 5% loss a run may have none (a seed whose losses all ended
+		 * their connections' rounds) */
+		assert_true(s->gaps == 0 || s->naks_seen > 0);
 	}
 	assert_int_equal(dp_job_stats(h->box, 7, &st), 0);
 	assert_int_equal(st.state, NR_JOB_ACTIVE);
@@ -662,7 +665,8 @@ static void test_prio_order(void **state)
 	struct nr_job_spec *sa, *sb, *sp;
 	static uint8_t fa[8192], fb[8192];
 	uint8_t *frames[2] = { fa, fb };
-	unsigned lens[2], baseline, rounds = 4, first[H_MAX_HOSTS] = { 0 };
+	unsigned lens[2], baseline, rounds = 4, first[H_MAX_HOSTS] = { 0 }, results;
+	bool seen_a[H_MAX_HOSTS], seen_b[H_MAX_HOSTS];
 	uint32_t credits;
 	char err[256];
 
@@ -699,22 +703,31 @@ static void test_prio_order(void **state)
 		b->sent[3][g]++;
 		h_inject_burst(h, 3, frames, lens, 2);
 		h_settle(h);
-		/* on each receiver's port: b's result of g, then a's */
+		/* on each receiver's port: b's result of g, then a's (the status
+		 * monitor's probes of receivers that never ACK may come too) */
 		for (unsigned q = 0; q < 4; q++)
-			first[q] = 0;
-		assert_int_equal(h->n_out - from, 2 * 4); /* a result a receiver a channel */
+			first[q] = seen_a[q] = seen_b[q] = 0;
+		results = 0;
 		for (unsigned i = from; i < h->n_out; i++) {
 			const struct h_out *o = &h->out[i];
 			struct nr_pkt p;
-			unsigned r = (o->port + 3) % 4; /* the connection it receives */
+			unsigned r = (o->port + 3) % 4;    /* the connection it receives */
+			bool is_a, is_b;
 
-			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE || first[o->port])
+			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE || !(p.mask & NR_OPF_PAYLOAD))
 				continue;
-			if (p.qpn == b->data[r].dqpn)
-				first[o->port] = 'b';
-			else if (p.qpn == a->data[r].dqpn)
-				first[o->port] = 'a';
+			/* g's own results: a resend the monitor made to solicit an
+			 * ACK (no receiver ACKs here) repeats an earlier one */
+			is_a = p.qpn == a->data[r].dqpn && ((p.psn - a->ipsn[r]) & NR_PSN_MASK) == g;
+			is_b = p.qpn == b->data[r].dqpn && ((p.psn - b->ipsn[r]) & NR_PSN_MASK) == g;
+			if (!first[o->port] && (is_a || is_b))
+				first[o->port] = is_b ? 'b' : 'a';
+			seen_a[o->port] |= is_a;
+			seen_b[o->port] |= is_b;
 		}
+		for (unsigned q = 0; q < 4; q++)
+			results += seen_a[q] + seen_b[q];
+		assert_int_equal(results, 2 * 4);      /* a result a receiver a channel */
 		for (unsigned q = 0; q < 4; q++) {
 			if (first[q] != 'b')
 				fprintf(stderr, "g %u port %u: the class-0 result left first\n", g,
