@@ -121,9 +121,9 @@ struct nr_config {
 				     (host/transport/README.md, "The soft transport's RNIC profile") */
 	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
 				    the GRH traffic class; soft: IP_TOS); default 0 */
-	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: a quarter of the window */
-	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the transport's, sized to
-				    the link: about 1.3 ms of it, 16 KiB..128 packets */
+	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: window / 4 */
+	uint32_t soft_window;    /* soft: packets in flight per QP at most; 0: the link's
+				    1.3 ms, at least 16 KiB, at most 128 packets */
 	uint32_t bootstrap_timeout_ms; /* rendezvous: how long ranks wait for each other to join
 				    (a rank may start late); default 300000 */
 	const char *reduce;      /* what the box job computes, so what nr_allreduce's op must be:

@@ -711,10 +711,11 @@ static void test_prio_order(void **state)
 		for (unsigned i = from; i < h->n_out; i++) {
 			const struct h_out *o = &h->out[i];
 			struct nr_pkt p;
-			unsigned r = (o->port + 3) % 4;    /* the connection it receives */
+			unsigned r = (o->port + 3) % 4; /* the connection it receives */
 			bool is_a, is_b;
 
-			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE || !(p.mask & NR_OPF_PAYLOAD))
+			if (nr_parse(o->data, o->len, &p) != NR_PKT_ROCE ||
+			    !(p.mask & NR_OPF_PAYLOAD))
 				continue;
 			/* g's own results: a resend the monitor made to solicit an
 			 * ACK (no receiver ACKs here) repeats an earlier one */
@@ -727,7 +728,7 @@ static void test_prio_order(void **state)
 		}
 		for (unsigned q = 0; q < 4; q++)
 			results += seen_a[q] + seen_b[q];
-		assert_int_equal(results, 2 * 4);      /* a result a receiver a channel */
+		assert_int_equal(results, 2 * 4); /* a result a receiver a channel */
 		for (unsigned q = 0; q < 4; q++) {
 			if (first[q] != 'b')
 				fprintf(stderr, "g %u port %u: the class-0 result left first\n", g,
