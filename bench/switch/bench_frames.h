@@ -51,6 +51,8 @@ struct bench {
 	bool only_agg;         /* --only-aggregate: stage 1's aggregate path alone */
 	bool unbound;          /* the job without source MACs and P_Key (and, on one
 				* channel, source ports): the box's path before binding */
+	char job_kind;         /* --job: 'b' the bound job alone, 'u' the unbound alone,
+				* 0 both, in turn (the binding's cost) */
 	unsigned workers[MAXW], n_runs;          /* --workers: box workers of each run */
 	struct rte_mempool *pool;
 	uint16_t port[MAXN];                     /* rank r's port: a queue pair per worker */

@@ -295,11 +295,13 @@ static int run_stages(struct bench *B, struct figures *F)
 	for (unsigned i = 0; i < B->reps; i++) {
 		struct feed a, f;
 
+		B->unbound = B->job_kind == 'u';
 		if (add_job(B, 1) != 0)
 			return -1;
 		feed_init(&a, B, 0, true, true);
 		bench_feed(&a);
 		dp_job_del(B->box, BENCH_JOB);
+		B->unbound = false;
 		if (a.rc)
 			return -1;
 		if (!B->only_agg) {
@@ -311,18 +313,22 @@ static int run_stages(struct bench *B, struct figures *F)
 		}
 		F->agg_g[i] = (double)a.bytes * 8 / a.box_cpu_s / 1e9;
 		F->agg_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
-		/* the same job unbound (IP and QPN checked only), right after */
-		B->unbound = true;
-		if (add_job(B, 1) != 0)
-			return -1;
-		feed_init(&a, B, 0, true, true);    /* the same cold frames as the bound run */
-		bench_feed(&a);
-		dp_job_del(B->box, BENCH_JOB);
-		B->unbound = false;
-		if (a.rc)
-			return -1;
-		F->ub_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
-		F->bind_ns[i] = 1e3 / F->agg_m[i] - 1e3 / F->ub_m[i];
+		F->ub_m[i] = F->agg_m[i];
+		F->bind_ns[i] = 0;
+		if (!B->job_kind) {
+			/* the same job unbound (IP and QPN checked only), right after */
+			B->unbound = true;
+			if (add_job(B, 1) != 0)
+				return -1;
+			feed_init(&a, B, 0, true, true); /* the same cold frames as the bound run */
+			bench_feed(&a);
+			dp_job_del(B->box, BENCH_JOB);
+			B->unbound = false;
+			if (a.rc)
+				return -1;
+			F->ub_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
+			F->bind_ns[i] = 1e3 / F->agg_m[i] - 1e3 / F->ub_m[i];
+		}
 		F->ct_g[i] = (double)a.bytes * 8 / a.touch_s / 1e9;
 		F->kn_g[i] = (double)a.bytes * 8 / a.kern_s / 1e9;
 		F->ck_g[i] = a.check_s > 0 ? (double)a.bytes * 8 / a.check_s / 1e9 : 0;
@@ -591,8 +597,13 @@ static void report_json(struct bench *B, struct figures *F)
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"dtype\":\"%s\",\"workers\":1,"
 	       "\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,"
-	       "\"unbound_mpps\":%.3f,\"bind_ns\":%.1f", nr_elem_name(B->dtype), B->n, B->payload,
-	       med(F->agg_g, B->reps), am, 1e3 / am, med(F->ub_m, B->reps), med(F->bind_ns, B->reps));
+	       "\"unbound_mpps\":%.3f",
+	       nr_elem_name(B->dtype), B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am,
+	       med(F->ub_m, B->reps));
+	if (B->job_kind) /* one kind of job alone: no binding cost to tell */
+		printf(",\"job\":\"%s\"", B->job_kind == 'b' ? "bound" : "unbound");
+	else
+		printf(",\"bind_ns\":%.1f", med(F->bind_ns, B->reps));
 	if (!B->only_agg)   /* the threaded run's wall figure */
 		printf(",\"wall_gbps\":%.2f", med(F->thr_w, B->reps));
 	printf("}\n");
@@ -651,10 +662,14 @@ static void report_text(struct bench *B, struct figures *F)
 	printf("kernels / cold touch = %.2f", kn / ct);
 	if (ck > 0)
 		printf(" (the ICRC checks alone %.2f)", ck / ct);
-	printf(": the most this box reaches with its kernels;\n"
-	       "binding (source port, MAC, box port and P_Key checked, docs/trust.md) costs %+.1f ns a packet: "
-	       "median of each run's aggregate minus the unbound job's right after it\n",
-	       med(F->bind_ns, B->reps));
+	printf(": the most this box reaches with its kernels;\n");
+	if (B->job_kind)
+		printf("the job %s alone (--job): no binding cost measured\n",
+		       B->job_kind == 'b' ? "bound" : "unbound");
+	else
+		printf("binding (source port, MAC, box port and P_Key checked, docs/trust.md) costs %+.1f ns "
+		       "a packet: median of each run's aggregate minus the unbound job's right after it\n",
+		       med(F->bind_ns, B->reps));
 	printf(
 	       "aggregate - kernels = %.1f ns a packet: the box's parse, lookup, slots, monitor, rx/tx\n",
 	       1e3 / am - 1e3 / knm);
@@ -734,7 +749,8 @@ static int parse_dtypes(const char *s, uint8_t *dt, unsigned *nd)
 static void usage(const char *p)
 {
 	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--dtype LIST] [--window W]\n"
-	       "          [--workers LIST] [--no-icrc-check] [--only-aggregate] [--reps R] [--seconds S]\n"
+	       "          [--workers LIST] [--no-icrc-check] [--only-aggregate] [--job bound|unbound]\n"
+	       "          [--reps R] [--seconds S]\n"
 	       "          [--quick] [--json] [--scrape-ms N]\n"
 	       "  defaults: N=8, payloads 1024,4096 (each a RoCE path MTU: 256..4096, a power of two;\n"
 	       "  every run for each in turn, then side by side), element types fp32,bf16 (fp16 too:\n"
@@ -742,6 +758,9 @@ static void usage(const char *p)
 	       "  flight, 5 repetitions of 2 s\n"
 	       "  (--quick: 3 of 0.5 s); --workers 1,2 (as many as the EAL has lcores, at most %d; 0: no\n"
 	       "  workers runs); EAL default -l 0,1 --no-huge -m 1024 --no-pci when no EAL options are given\n"
+	       "  --job bound|unbound: the aggregate path's job bound alone or unbound alone (default: each\n"
+	       "  in turn, the binding's cost their difference); with tools/instr-count, the binding's\n"
+	       "  instructions\n"
 	       "  --only-aggregate: the aggregate path on one core alone, with its cold touch (no forward,\n"
 	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n"
 	       "  --scrape-ms N: only the aggregate path on the next lcore, its metrics (--metrics-listen)\n"
@@ -822,14 +841,17 @@ int main(int argc, char **argv)
 	unsigned pay[MAXPAY] = { 1024, 4096 }, np = 2, max_pay = 0, nd = 2;
 	uint8_t dt[NR_ELEM_TYPES] = { NR_ELEM_FP32, NR_ELEM_BF16 };
 	const char *payloads = NULL, *dtypes = NULL;
+	/* clang-format off */
 	static const struct option lo[] = {
 		{ "conns", 1, NULL, 'n' }, { "payload", 1, NULL, 'b' }, { "reps", 1, NULL, 'r' },
 		{ "seconds", 1, NULL, 's' }, { "quick", 0, NULL, 'q' }, { "json", 0, NULL, 'j' },
 		{ "window", 1, NULL, 'w' }, { "no-icrc-check", 0, NULL, 'i' },
 		{ "workers", 1, NULL, 'W' }, { "only-aggregate", 0, NULL, 'A' },
+		{ "job", 1, NULL, 'J' },
 		{ "dtype", 1, NULL, 'd' }, { "scrape-ms", 1, NULL, 'S' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	/* clang-format on */
 	const char *workers = NULL;
 	unsigned max_workers = 2, scrape_ms = 0;
 	int c;
@@ -854,6 +876,13 @@ int main(int argc, char **argv)
 		case 'j': B->json = true; break;
 		case 'W': workers = optarg; break;
 		case 'A': B->only_agg = true; break;
+		case 'J':
+			if (strcmp(optarg, "bound") && strcmp(optarg, "unbound")) {
+				fprintf(stderr, "--job %s: bound or unbound\n", optarg);
+				return 2;
+			}
+			B->job_kind = optarg[0];
+			break;
 		case 'S': scrape_ms = (unsigned)atoi(optarg); if (scrape_ms < 1) scrape_ms = 1; break;
 		default: usage(argv[0]); return c == 'h' ? 0 : 2;
 		}
