@@ -519,6 +519,19 @@ static void two_sims(struct harness *h, struct sim *a, struct sim *b)
 	learn_all(a, 4);
 }
 
+/* One job of two channels: sa's four connections, then sb's (malloc'd). */
+static struct nr_job_spec *two_channel_spec(const struct nr_job_spec *sa,
+					    const struct nr_job_spec *sb)
+{
+	struct nr_job_spec *sp = calloc(1, nr_job_spec_size(8));
+
+	assert_non_null(sp);
+	memcpy(sp, sa, nr_job_spec_size(4));
+	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
+	sp->n_channels = 2;
+	return sp;
+}
+
 /*
  * Two workers (lcores 1 and 2), four ports (0, 2 polled by worker 0; 1, 3 by
  * worker 1), two jobs over the same hosts: each job lives on one worker, so
@@ -595,10 +608,7 @@ static void test_job_channels(void **state)
 	two_sims(h, a, b);
 	sa = sim_spec(a);
 	sb = sim_spec(b);
-	sp = calloc(1, nr_job_spec_size(8));
-	memcpy(sp, sa, nr_job_spec_size(4));
-	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
-	sp->n_channels = 2;
+	sp = two_channel_spec(sa, sb);
 	assert_int_equal(dp_job_add(h->box, 23, sp, &credits, err, sizeof(err)), 0);
 	a->job_id = b->job_id = 23;
 	a->w = b->w = credits;
@@ -680,10 +690,7 @@ static void test_prio_order(void **state)
 	}
 	sa = sim_spec(a);
 	sb = sim_spec(b);
-	sp = calloc(1, nr_job_spec_size(8));
-	memcpy(sp, sa, nr_job_spec_size(4));
-	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
-	sp->n_channels = 2;
+	sp = two_channel_spec(sa, sb);
 	sp->prio_classes = 2;
 	sp->short_dscp = 10;
 	assert_int_equal(dp_job_add(h->box, 31, sp, &credits, err, sizeof(err)), 0);
@@ -773,10 +780,7 @@ static void test_job_channel_fails(void **state)
 	two_sims(h, a, b);
 	sa = sim_spec(a);
 	sb = sim_spec(b);
-	sp = calloc(1, nr_job_spec_size(8));
-	memcpy(sp, sa, nr_job_spec_size(4));
-	memcpy(&sp->conns[4], sb->conns, 4 * sizeof(sp->conns[0]));
-	sp->n_channels = 2;
+	sp = two_channel_spec(sa, sb);
 	sp->timeout_ms = 200;
 	assert_int_equal(dp_job_add(h->box, 25, sp, &credits, err, sizeof(err)), 0);
 	a->job_id = b->job_id = 25;
