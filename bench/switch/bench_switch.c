@@ -313,8 +313,6 @@ static int run_stages(struct bench *B, struct figures *F)
 		}
 		F->agg_g[i] = (double)a.bytes * 8 / a.box_cpu_s / 1e9;
 		F->agg_m[i] = (double)a.pkts / a.box_cpu_s / 1e6;
-		F->ub_m[i] = F->agg_m[i];
-		F->bind_ns[i] = 0;
 		if (!B->job_kind) {
 			/* the same job unbound (IP and QPN checked only), right after */
 			B->unbound = true;
@@ -596,14 +594,13 @@ static void report_json(struct bench *B, struct figures *F)
 	double ck = med(F->ck_g, B->reps), ckm = ck * 1e9 / 8 / B->payload / 1e6;
 
 	printf("{\"bench\":\"switch\",\"path\":\"aggregate\",\"dtype\":\"%s\",\"workers\":1,"
-	       "\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f,"
-	       "\"unbound_mpps\":%.3f",
-	       nr_elem_name(B->dtype), B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am,
-	       med(F->ub_m, B->reps));
+	       "\"conns\":%u,\"payload\":%u,\"gbps\":%.2f,\"mpps\":%.3f,\"ns_per_pkt\":%.1f",
+	       nr_elem_name(B->dtype), B->n, B->payload, med(F->agg_g, B->reps), am, 1e3 / am);
 	if (B->job_kind) /* one kind of job alone: no binding cost to tell */
 		printf(",\"job\":\"%s\"", B->job_kind == 'b' ? "bound" : "unbound");
 	else
-		printf(",\"bind_ns\":%.1f", med(F->bind_ns, B->reps));
+		printf(",\"unbound_mpps\":%.3f,\"bind_ns\":%.1f", med(F->ub_m, B->reps),
+		       med(F->bind_ns, B->reps));
 	if (!B->only_agg)   /* the threaded run's wall figure */
 		printf(",\"wall_gbps\":%.2f", med(F->thr_w, B->reps));
 	printf("}\n");
@@ -648,8 +645,10 @@ static void report_text(struct bench *B, struct figures *F)
 	       B->no_icrc_check ? ", no ICRC check on input" : "", B->reps, B->seconds);
 	printf("%-12s %10s %10s %10s\n", "path", "Gbit/s", "Mpps", "ns/pkt");
 	printf("%-12s %10.2f %10.3f %10.1f\n", "aggregate", ag, am, 1e3 / am);
-	printf("%-12s %10.2f %10.3f %10.1f\n", "  unbound", med(F->ub_m, B->reps) * 8 * B->payload / 1e3,
-	       med(F->ub_m, B->reps), 1e3 / med(F->ub_m, B->reps));
+	if (!B->job_kind) /* --job: one kind alone, no unbound run beside it */
+		printf("%-12s %10.2f %10.3f %10.1f\n", "  unbound",
+		       med(F->ub_m, B->reps) * 8 * B->payload / 1e3, med(F->ub_m, B->reps),
+		       1e3 / med(F->ub_m, B->reps));
 	if (!B->only_agg)
 		printf("%-12s %10.2f %10.3f %10.1f\n", "forward", fg, fm, 1e3 / fm);
 	printf("%-12s %10.2f %10.3f %10.1f\n", "cold touch", ct, ctm, 1e3 / ctm);

@@ -520,8 +520,7 @@ static void two_sims(struct harness *h, struct sim *a, struct sim *b)
 }
 
 /* One job of two channels: sa's four connections, then sb's (malloc'd). */
-static struct nr_job_spec *two_channel_spec(const struct nr_job_spec *sa,
-					    const struct nr_job_spec *sb)
+static struct nr_job_spec *two_channel_spec(const struct nr_job_spec *sa, const struct nr_job_spec *sb)
 {
 	struct nr_job_spec *sp = calloc(1, nr_job_spec_size(8));
 
