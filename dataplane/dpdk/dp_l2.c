@@ -9,8 +9,6 @@
 
 #define E_PIN     0x8000u          /* entry pinned by a job */
 #define E_PORT    0x00FFu          /* port + 1 */
-#define ETH_VLAN  0x8100u
-#define VID_MASK  0x0FFFu
 
 /* The MAC as a 48-bit number, first byte most significant: two loads. */
 static inline uint64_t mac_key(const uint8_t mac[6])
@@ -99,8 +97,7 @@ enum dp_l2_verdict dp_l2_learn(struct dp_l2 *t, const uint8_t *frame, uint32_t l
 	uint64_t key, want, v[DP_L2_WAYS];
 	struct dp_l2_bucket *b;
 
-	if (len >= 16 && (frame[12] << 8 | frame[13]) == ETH_VLAN &&
-	    ((frame[14] << 8 | frame[15]) & VID_MASK) != 0)
+	if (dp_l2_vlan_other(frame, len))
 		return DP_L2_VLAN;
 	key = mac_key(mac);
 	if (key == 0 || dp_mac_is_group(mac) || port >= DP_L2_PORTS)

@@ -75,6 +75,14 @@ enum dp_l2_verdict {
 /* A fresh table; secret seeds the hash (the box draws it at random); cap and
  * age 0 take the defaults. */
 void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s);
+/* Whether frame (len bytes) is tagged with a VLAN id other than 0: the box
+ * switches one VLAN, and dp_l2_learn refuses such a frame (DP_L2_VLAN). */
+static inline bool dp_l2_vlan_other(const uint8_t *frame, uint32_t len)
+{
+	return len >= 16 && (frame[12] << 8 | frame[13]) == 0x8100 &&
+	       ((frame[14] << 8 | frame[15]) & 0x0FFF) != 0;
+}
+
 /*
  * Learn the source of frame (len bytes, at least an Ethernet header) that
  * arrived on port at tick now.  Group and zero source addresses are not

@@ -27,13 +27,6 @@ static inline uint64_t src_mac(const uint8_t *frame)
 	return v;
 }
 
-/* Untagged, or priority-tagged (VLAN id 0): what dp_l2_learn lets through. */
-static inline bool vlan_ok(const uint8_t *frame, uint32_t len)
-{
-	return len < 16 || (frame[12] << 8 | frame[13]) != 0x8100 ||
-	       ((frame[14] << 8 | frame[15]) & 0x0FFF) == 0;
-}
-
 bool dp_learn(struct dp_worker *w, const uint8_t *frame, uint32_t len, uint16_t port)
 {
 	uint64_t mac = src_mac(frame);
@@ -42,7 +35,7 @@ bool dp_learn(struct dp_worker *w, const uint8_t *frame, uint32_t len, uint16_t 
 	 * a burst for a source it said OK to (its verdict, a tick's refresh,
 	 * cannot differ within the burst but for a control-side pin racing
 	 * it, which a frame a moment earlier would have raced as well) */
-	if (mac == w->l2_memo_mac && port == w->l2_memo_port && vlan_ok(frame, len))
+	if (mac == w->l2_memo_mac && port == w->l2_memo_port && !dp_l2_vlan_other(frame, len))
 		return true;
 	switch (dp_l2_learn(&w->box->l2, frame, len, port, dp_l2_tick(w->now_ns))) {
 	case DP_L2_OK:
