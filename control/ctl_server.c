@@ -104,6 +104,7 @@ struct client {
 	uint64_t close_by;
 	char *in;
 	size_t in_len, in_cap;
+	bool rx_any;           /* a byte came: a TLS ClientHello is looked for at the first */
 	char *out;
 	size_t out_len, out_off;
 	uint64_t last_ms;      /* last authenticated request (or accept) */
@@ -476,8 +477,10 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 	}
 	if (r < 0)
 		return;
-	if (!k->admin && !k->authed && k->in_len == 0 && k->tls == TLS_NONE &&
+	/* the connection's first byte, not a read's: what follows blank lines is a line */
+	if (!k->admin && !k->rx_any && k->tls == TLS_NONE &&
 	    (unsigned char)k->in[0] == TLS_HANDSHAKE_BYTE) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		client_error(k, "this box's control listener does not speak TLS: connect without "
@@ -485,6 +488,7 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 		k->closing = true;
 		return;
 	}
+	k->rx_any = true;
 	i = k->in_len;
 	k->in_len += (size_t)r;
 	start = 0;

@@ -30,6 +30,8 @@
  *   - a line refused by the rate limit gets that error and changes nothing;
  *   - a line that is not a JSON object gets an error; on TCP before any
  *     authenticated request it closes the connection;
+ *   - a TCP connection whose first byte is a TLS record's (0x16) is told the
+ *     box speaks no TLS and closed, whatever follows (a bad-JSON request);
  *   - a TCP request without exactly the token gets an error and closes the
  *     connection, authenticated or not;
  *   - the server's counters of bad JSON, bad tokens, oversize lines, rate
@@ -347,6 +349,17 @@ static void check_conn(struct world *w, unsigned ki)
 
 	/* the lines, matched to the replies in order */
 	size_t r = 0;
+
+	/* a TLS ClientHello's first byte opening a TCP connection: one answer, closed */
+	if (!k->admin && k->sent.n && (uint8_t)s[0] == 0x16) {
+		NRZ_CHECK(nrep >= 1 && is_error(rep[0], "this box's control listener does not "
+						 "speak TLS"),
+			  "conn %u: a connection opening with 0x16 not told the box speaks no TLS", ki);
+		r = 1;
+		w->handled++;
+		w->bad_json++;
+		closes = true;
+	}
 
 	while (!closes) {
 		const char *nl = si < k->sent.n ? memchr(s + si, '\n', k->sent.n - si) : NULL;
