@@ -213,7 +213,7 @@ extern const char *const nr_engine_ctr_help[NR_ECTR_MAX];
  * Why a slot that waited for one lost contribution was not completed short
  * (docs/short-slots.md): each short_denied counts once, under its first
  * reason.  A set of its own: the engine's counters fill the FPGA's job
- * counter block (control/fpga_regs.h), which has no short slots.
+ * counter block (control/fpga/fpga_regs.h), which has no short slots.
  */
 #define NR_FOREACH_SHORT_WHY(_)                                                                 \
 	_(NR_SHORT_WHY_EXACT, "exact", "the message is not marked tolerant (must-be-exact)")    \

@@ -63,7 +63,7 @@
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
 #include "bench/switch/bench_scrape.h"
-#include "control/ctl_spec.h"
+#include "control/api/ctl_spec.h"
 #include "bench/switch/bench_frames.h"
 #include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"

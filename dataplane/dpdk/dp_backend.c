@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The box as the control API's backend "sw" (struct nr_backend_ops of
- * control/nr_control.h): each operation goes to the box's jobs (dp_jobs.c),
+ * control/api/nr_control.h): each operation goes to the box's jobs (dp_jobs.c),
  * which reach the owning lcore through its command ring, or to its stats
  * (dp_stats.c).  Nothing is decided here: the control API has validated the
  * spec and chosen the id; the engine on the lcore has the last word.

@@ -3,7 +3,7 @@
 #ifndef NR_DP_BACKEND_H
 #define NR_DP_BACKEND_H
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_state.h"
 
 /* Register the box with the control API: hand the result to nr_ctl_create()

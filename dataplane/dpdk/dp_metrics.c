@@ -21,7 +21,7 @@
  *   the control API's (ctl_metrics.c): netreduce_job_*{job,name,tenant},
  *   netreduce_tenant_*{tenant}, netreduce_control_*
  *
- * Served by control/ctl_http.c on an EAL control thread (the cores outside
+ * Served by control/http/ctl_http.c on an EAL control thread (the cores outside
  * the workers' lcores: the main lcore's with -l 0,1).  Each scrape renders
  * anew; nothing is cached, nothing on the data path changes for it.
  */
@@ -38,7 +38,7 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
-#include "control/ctl_http.h"
+#include "control/http/ctl_http.h"
 #include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_metrics.h"

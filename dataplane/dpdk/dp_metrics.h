@@ -12,8 +12,8 @@
 #ifndef NR_DP_METRICS_H
 #define NR_DP_METRICS_H
 
-#include "control/ctl_metrics.h"
-#include "control/nr_control.h"
+#include "control/api/ctl_metrics.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_state.h"
 
 /*

@@ -10,7 +10,7 @@
 
 #include <rte_log.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_opts.h"
 
 void dp_cfg_defaults(struct dp_cfg *cfg)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// nr_agg_top: the netreduce aggregator (control/FPGA.md).  One clock; rst is
+// nr_agg_top: the netreduce aggregator (control/fpga/FPGA.md).  One clock; rst is
 // synchronous, active high.  Ports:
 //   s_axil_*   the register file (nr_regs), 128 KiB of AXI4-Lite
 //   rx_*       frames in: AXI4-Stream, 32-bit beats, byte 0 in bits 7:0,

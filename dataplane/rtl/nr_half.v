@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// The 16-bit element types (jobs of DTYPE bf16 or fp16, control/FPGA.md):
+// The 16-bit element types (jobs of DTYPE bf16 or fp16, control/fpga/FPGA.md):
 // conversions to and from FP32, combinational, bit-identical to the software
 // engine's scalar rule (dataplane/engine/agg_sum.h, agg_half_scalar.c):
 //   nr_half_widen  h -> FP32 exactly: bf16 by a shift (its bits are FP32's top

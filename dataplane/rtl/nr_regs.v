@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //
-// nr_regs: the register file of control/FPGA.md (control/fpga_regs.h) on
+// nr_regs: the register file of control/fpga/FPGA.md (control/fpga/fpga_regs.h) on
 // AXI4-Lite, with the command engine (JOB_LOAD / JOB_UNLOAD: every check of
 // FPGA.md in its order, pool allocation, the load handshake with nr_core)
 // and the counters.

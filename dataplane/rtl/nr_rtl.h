@@ -5,7 +5,7 @@
  *
  *   registers   nr_rtl_read32/nr_rtl_write32 are AXI4-Lite transactions;
  *               nr_rtl_io_read32/nr_rtl_io_write32 have the shape of
- *               struct nr_fpga_io's accessors (control/nr_control.h), so the
+ *               struct nr_fpga_io's accessors (control/api/nr_control.h), so the
  *               fpga driver runs on the model:
  *                 struct nr_fpga_io io = { nr_rtl_io_read32, nr_rtl_io_write32, r };
  *   frames      nr_rtl_send streams one frame in and runs the model until it
@@ -14,7 +14,7 @@
  *   time        nr_rtl_tick_ms: the device's millisecond tick (progress
  *               timeouts)
  * Capacities are the model's build parameters; read them from the
- * capability registers (control/FPGA.md).
+ * capability registers (control/fpga/FPGA.md).
  */
 #ifndef NR_RTL_H
 #define NR_RTL_H

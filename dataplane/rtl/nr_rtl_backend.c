@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "control/fpga_regs.h"
+#include "control/fpga/fpga_regs.h"
 #include "dataplane/rtl/nr_rtl_backend.h"
 
 struct rtl_be {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The aggregator's RTL model (nr_rtl.h) as the control API's backend "rtl"
- * (struct nr_backend_ops of control/nr_control.h): jobs go to the model
- * through the fpga driver (control/backend_fpga.c) on the model's registers,
+ * (struct nr_backend_ops of control/api/nr_control.h): jobs go to the model
+ * through the fpga driver (control/fpga/backend_fpga.c) on the model's registers,
  * so what the control plane does to the RTL is exactly what it would do to
  * the FPGA.  stats and info add the model's clock, and what the caller says
  * about the ports that feed the model (netreduce-switch --backend rtl: the
@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/rtl/nr_rtl.h"
 
 struct nr_rtl_backend_opts {

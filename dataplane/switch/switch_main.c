@@ -14,7 +14,7 @@
  * from the main loop while every worker polls; STATUS= the health; STOPPING=1
  * at a signal (switch_sd.c).  --metrics-listen serves /metrics and /healthz
  * (dataplane/dpdk/dp_metrics.c).  Errors and events go to stderr with their
- * priority for the journal (control/ctl_log.h).
+ * priority for the journal (control/api/ctl_log.h).
  *
  * The control API's backend: "sw" (the box's engines, dataplane/dpdk/
  * dp_backend.c) or, with --backend rtl, "rtl": the aggregator's RTL model,
@@ -37,9 +37,9 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
-#include "control/ctl_http.h"
-#include "control/ctl_log.h"
-#include "control/nr_control.h"
+#include "control/http/ctl_http.h"
+#include "control/api/ctl_log.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_box.h"
 #include "dataplane/switch/switch_rtl.h"
 #include "dataplane/switch/switch_sd.h"

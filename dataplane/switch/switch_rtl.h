@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_box.h"
 
 struct switch_rtl;

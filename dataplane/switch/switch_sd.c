@@ -16,7 +16,7 @@
 
 #include <rte_log.h>
 
-#include "control/ctl_log.h"
+#include "control/api/ctl_log.h"
 #include "dataplane/switch/switch_sd.h"
 
 int switch_sd_notify(const char *state)

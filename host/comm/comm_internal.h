@@ -83,7 +83,7 @@ struct nr_ring {
  * thread renews its lease while the communicator lives; every rank keeps
  * what its messages need (credits, result key, sequence).
  */
-struct nr_tls_conn;   /* proto/nr_tls.h */
+struct nr_tls_conn; /* control/tls/nr_tls.h */
 
 /* A connection to the box's control listener: TCP (fd -1: none), TLS over it with NR_TLS_CA. */
 struct nr_box_conn {
@@ -116,7 +116,7 @@ struct nr_box_job {
 };
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
-struct nr_tls_client;   /* proto/nr_tls.h */
+struct nr_tls_client; /* control/tls/nr_tls.h */
 
 /* The rendezvous' key, and its sizes (the proofs: nr_auth.h). */
 #define NR_AUTH_KEY_BYTES 32

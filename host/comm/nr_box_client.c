@@ -8,7 +8,7 @@
  * nr_comm_destroy; and the box's worker count, which every rank asks for with
  * NR_CHANNELS=auto.  With NR_TLS_CA every connection is TLS, the box's
  * certificate checked against that CA and the IP of NR_SWITCH
- * (proto/nr_tls.c): the token never crosses in clear.
+ * (control/tls/nr_tls.c): the token never crosses in clear.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -25,7 +25,7 @@
 #include "nr_tcp.h"
 #include "nr_util.h"
 #include "proto/nr_text.h"
-#include "proto/nr_tls.h"
+#include "control/tls/nr_tls.h"
 
 #define REPLY_MAX (1u << 20)
 

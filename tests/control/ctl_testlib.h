@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/engine/agg_engine.h"
 #include "tests/control/fpga_model.h"
 

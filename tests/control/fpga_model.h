@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A register-level model of the netreduce aggregator FPGA (control/FPGA.md).
+ * A register-level model of the netreduce aggregator FPGA (control/fpga/FPGA.md).
  * It owns nothing but a register file (a mapping of NR_FPGA_REGS_SIZE bytes)
  * and services it the way the hardware would: CTRL reset/enable, and the
  * command doorbell (JOB_LOAD / JOB_UNLOAD), checking what the driver wrote
@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "control/fpga_regs.h"
-#include "control/nr_control.h"
+#include "control/fpga/fpga_regs.h"
+#include "control/api/nr_control.h"
 
 struct fpga_model_caps {
 	uint32_t jobs, conns, pool_bytes, ranks, mtu, flags;

@@ -28,9 +28,9 @@
 
 #include <cmocka.h>
 
-#include "control/ctl_http.h"
-#include "control/ctl_log.h"
-#include "control/ctl_metrics.h"
+#include "control/http/ctl_http.h"
+#include "control/api/ctl_log.h"
+#include "control/api/ctl_metrics.h"
 #include "tests/control/ctl_testlib.h"
 
 #define TOKEN "speech-token-0123456789abcdef"

@@ -2,7 +2,7 @@
 /*
  * TLS on the control server's TCP listener and what guards the tokens
  * (docs/trust.md): certificates made by the openssl CLI at test time
- * (tb_tls_make), the client of proto/nr_tls.h as the host library and
+ * (tb_tls_make), the client of control/tls/nr_tls.h as the host library and
  * netreducectl use it.  A good client is served; a wrong CA, an expired
  * certificate, a wrong IP and a plain-text client are each refused with
  * a message that says so, on both sides (the server's counters); a stalled
@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "proto/nr_tls.h"
+#include "control/tls/nr_tls.h"
 #include "tests/control/ctl_testlib.h"
 
 #define TOKEN "tls-test-token-0123456789"

@@ -39,8 +39,8 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
-#include "control/ctl_spec.h"
-#include "control/nr_control.h"
+#include "control/api/ctl_spec.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_opts.h"
 #include "dataplane/dpdk/dp_state.h"

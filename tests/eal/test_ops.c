@@ -31,8 +31,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
-#include "control/ctl_metrics.h"
-#include "control/nr_control.h"
+#include "control/api/ctl_metrics.h"
+#include "control/api/nr_control.h"
 #include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_metrics.h"

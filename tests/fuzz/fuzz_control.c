@@ -22,7 +22,7 @@
 
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 
 #include "nrz_backend.h"
 #include "nrz_fuzz.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_ctlserver: the control server's framing, authentication and limits
- * (control/ctl_server.c) over real sockets: byte streams on a few admin
+ * (control/server/ctl_server.c) over real sockets: byte streams on a few admin
  * (UNIX) and host (TCP, token) connections, cut into chunks.
  *
  * Per input: a server on a UNIX socket in a temp dir and on 127.0.0.1 (a
@@ -55,7 +55,7 @@
 
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 
 #include "nrz_backend.h"
 #include "nrz_fuzz.h"

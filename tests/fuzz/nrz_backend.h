@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/engine/agg_engine.h"
 
 struct nrz_backend {

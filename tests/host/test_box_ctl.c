@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "host/comm/comm_internal.h"
 #include "host/transport/tp_soft.h"
 #include "tests/control/ctl_testlib.h"

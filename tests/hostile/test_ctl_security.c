@@ -43,7 +43,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 #include "dataplane/engine/agg_engine.h"
 
 #define TOKEN "nrz-shared-token-0123456789"

@@ -149,6 +149,11 @@ expect('a document naming a missing file fails', DOCS_BAD, 1,
        'docs/map.md names host/gone.c', 'docs/map.md names ../proto/nope.md',
        checker=DOC_CHECKER, args=['docs/map.md'])
 
+MOVED = dict(DOCS)
+MOVED['docs/map.md'] = 'The map: [FPGA.md](../proto/FPGA.md), `BUILD/x.c` a placeholder.\n'
+expect('a link to a moved upper-case document fails', MOVED, 1,
+       'docs/map.md names ../proto/FPGA.md', checker=DOC_CHECKER, args=['docs/map.md'])
+
 MAKEDOCS = dict(DOCS)
 MAKEDOCS['Makefile'] = 'all: build\nbuild:\n\ttrue\ndemo: build\n\ttrue\n'
 MAKEDOCS['docs/map.md'] = 'Run `make build`, then `sudo make demo`; make sense of it.\n'

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "control/fpga_regs.h"
-#include "control/nr_control.h"
+#include "control/fpga/fpga_regs.h"
+#include "control/api/nr_control.h"
 #include "dataplane/engine/agg_sum.h"
 #include "dataplane/rtl/nr_rtl_backend.h"
 #include "tests/rtl/rtl_pair.h"

@@ -4,7 +4,7 @@
  * dataplane/dpdk/dp_loop.c and dp_emit.c do around it: runt, malformed and ICRC
  * drops, the result rewrite) and the RTL model (dataplane/rtl/nr_rtl.h, jobs
  * loaded through its control backend "rtl", the fpga driver of
- * control/backend_fpga.c on the model).  Every frame
+ * control/fpga/backend_fpga.c on the model).  Every frame
  * goes through both; their output frames must be identical, byte for byte,
  * in the same order, with the same kind and port, and at the end every
  * counter must agree: engine counters box-wide and per job, job state and
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "control/fpga_regs.h"
+#include "control/fpga/fpga_regs.h"
 #include "dataplane/engine/agg_engine.h"
 
 struct rp;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fpga driver (control/backend_fpga.c) on the aggregator's RTL, at the
+ * The fpga driver (control/fpga/backend_fpga.c) on the aggregator's RTL, at the
  * register level: what JOB_LOAD leaves in the job and connection tables, read
  * back over AXI-Lite, equals the spec; JOB_UNLOAD clears it; the device's own
  * refusals (a dangling entry, a clash, no pool, disabled) come back as the
@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "control/fpga_regs.h"
-#include "control/nr_control.h"
+#include "control/fpga/fpga_regs.h"
+#include "control/api/nr_control.h"
 #include "nr_rtl.h"
 
 struct fx {

@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/ctl_http.h"
-#include "control/ctl_listen.h"
+#include "control/http/ctl_http.h"
+#include "control/http/ctl_listen.h"
 
 #define HEAD_MAX   8192
 #define CLIENT_MS  5000

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/ctl_log.h"
+#include "control/api/ctl_log.h"
 
 #define LOG_LINE_MAX 2048
 

@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "proto/nr_tls.h"
+#include "control/tls/nr_tls.h"
 
 #define DEFAULT_SOCKET "/run/netreduce/netreduce.sock"
 #define REPLY_MAX (16u << 20)

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 
 /* "an object", "a string", ... for messages. */
 const char *nr_ctl_json_type(const json_t *v);

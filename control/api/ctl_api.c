@@ -18,9 +18,9 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "control/ctl_log.h"
-#include "control/ctl_spec.h"
-#include "control/ctl_tenant.h"
+#include "control/api/ctl_log.h"
+#include "control/api/ctl_spec.h"
+#include "control/api/ctl_tenant.h"
 #include "proto/nr_text.h"
 
 #define CTL_KEY_BYTES 16

@@ -7,8 +7,8 @@
 
 #include <openssl/err.h>
 
-#include "control/ctl_tls.h"
-#include "proto/nr_tls.h"
+#include "control/tls/ctl_tls.h"
+#include "control/tls/nr_tls.h"
 
 SSL_CTX *nr_ctl_tls_server_ctx(const char *cert_file, const char *key_file, char *err,
 			       size_t errlen)

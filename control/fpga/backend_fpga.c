@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control/fpga_regs.h"
-#include "control/nr_control.h"
+#include "control/fpga/fpga_regs.h"
+#include "control/api/nr_control.h"
 
 struct fpga_job {
 	bool used;

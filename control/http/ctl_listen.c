@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "control/ctl_listen.h"
+#include "control/http/ctl_listen.h"
 
 int nr_ctl_listen_tcp(const char *addr, const char *what, const char *example, int *port,
 		      char *err, size_t errlen)

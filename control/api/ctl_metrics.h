@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 
 /* A text that grows as needed; oom set (and text kept short) when it could not. */
 struct nr_mtext {

@@ -23,7 +23,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "proto/nr_tls.h"
+#include "control/tls/nr_tls.h"
 
 struct nr_tls_client {
 	SSL_CTX *ctx;

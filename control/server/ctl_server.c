@@ -60,11 +60,11 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "control/ctl_listen.h"
-#include "control/ctl_log.h"
-#include "control/ctl_tls.h"
-#include "control/nr_control.h"
-#include "proto/nr_tls.h"
+#include "control/http/ctl_listen.h"
+#include "control/api/ctl_log.h"
+#include "control/tls/ctl_tls.h"
+#include "control/api/nr_control.h"
+#include "control/tls/nr_tls.h"
 
 #define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/ctl_metrics.h"
+#include "control/api/ctl_metrics.h"
 
 /* ---- the text ------------------------------------------------------------ */
 

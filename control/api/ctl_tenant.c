@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "control/ctl_spec.h"
-#include "control/ctl_tenant.h"
+#include "control/api/ctl_spec.h"
+#include "control/api/ctl_tenant.h"
 #include "proto/nr_text.h"
 
 #define TOKEN_MAX 255

@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "control/ctl_metrics.h"
+#include "control/api/ctl_metrics.h"
 
 #define NR_HTTP_MAX_CONNS 16
 #define NR_HTTP_BEARER_MIN 16 /* characters of a bearer token, at least */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/ctl_spec.h"
+#include "control/api/ctl_spec.h"
 #include "proto/nr_text.h"
 
 static const char *type_name(json_type t)

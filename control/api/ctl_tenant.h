@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/nr_control.h"
+#include "control/api/nr_control.h"
 
 #define CTL_TENANT_IPS_MAX  256     /* ranges of one tenant */
 #define CTL_TENANT_MACS_MAX 4096    /* MACs of one tenant */
