@@ -68,12 +68,12 @@ def main():
 
 
 def check_format(tool, style):
-    """3 cases; the failures."""
+    """4 cases; the failures."""
     import shutil
     fails = 0
-    if not shutil.which('git-clang-format') and not shutil.which('git-clang-format-14'):
-        print('FAIL: git-clang-format missing (Debian package clang-format: make deps)')
-        return 3
+    if not shutil.which('clang-format') and not shutil.which('clang-format-14'):
+        print('FAIL: clang-format missing (Debian package clang-format: make deps)')
+        return 4
     with tempfile.TemporaryDirectory() as repo:
         git(repo, 'init', '-q')
         shutil.copy(style, os.path.join(repo, '.clang-format'))
@@ -99,6 +99,18 @@ def check_format(tool, style):
             fails += 1
         if 'old_badly' in r.stdout:
             print('FAIL: a line the change did not touch was checked')
+            fails += 1
+        # a move with one formatted line changed: the moved lines are not the change's
+        git(repo, 'reset', '-q', '--hard', good)
+        os.makedirs(os.path.join(repo, 'room'))
+        git(repo, 'mv', 'a.c', 'room/a.c')
+        with open(os.path.join(repo, 'room', 'a.c'), 'a') as f:
+            f.write('\nint k(void)\n{\n\treturn 2;\n}\n')
+        git(repo, 'commit', '-q', '-am', 'moved')
+        r = subprocess.run([tool, good, 'HEAD'], cwd=repo, capture_output=True, text=True)
+        if r.returncode != 0 or 'old_badly' in r.stdout:
+            print('FAIL: a moved file was checked whole: exit %d\n%s%s'
+                  % (r.returncode, r.stdout, r.stderr))
             fails += 1
     return fails
 
