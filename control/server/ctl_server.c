@@ -104,7 +104,7 @@ struct client {
 	uint64_t close_by;
 	char *in;
 	size_t in_len, in_cap;
-	bool rx_any;           /* a byte came: a TLS ClientHello is looked for at the first */
+	bool rx_any; /* a byte came: a TLS ClientHello is looked for at the first */
 	char *out;
 	size_t out_len, out_off;
 	uint64_t last_ms;      /* last authenticated request (or accept) */

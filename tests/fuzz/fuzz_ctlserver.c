@@ -353,8 +353,9 @@ static void check_conn(struct world *w, unsigned ki)
 	/* a TLS ClientHello's first byte opening a TCP connection: one answer, closed */
 	if (!k->admin && k->sent.n && (uint8_t)s[0] == 0x16) {
 		NRZ_CHECK(nrep >= 1 && is_error(rep[0], "this box's control listener does not "
-						 "speak TLS"),
-			  "conn %u: a connection opening with 0x16 not told the box speaks no TLS", ki);
+							"speak TLS"),
+			  "conn %u: a connection opening with 0x16 not told the box speaks no TLS",
+			  ki);
 		r = 1;
 		w->handled++;
 		w->bad_json++;
