@@ -30,7 +30,7 @@ struct ctl_tenant {
 	uint32_t max_jobs;         /* 0: no limit of its own */
 	uint64_t max_pool_bytes;   /* 0: no limit of its own */
 	uint32_t max_conns;        /* TCP control connections; 0: the server's default */
-	uint64_t quota_refused;    /* its job_creates refused over a limit (ctl_api.c) */
+	uint64_t quota_refused;    /* its job_creates refused over a limit (ctl_request.c) */
 	/* The addresses its jobs may register (ctl_tenant_addr_check): any IPv4
 	 * address with any_ip, else one of ips[]; MACs unchecked without macs[]. */
 	bool any_ip;

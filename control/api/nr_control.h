@@ -3,8 +3,8 @@
  * The control API: one API over any backend that runs jobs (PROTOCOL.md;
  * the control path in docs/architecture.md).
  *
- *   nr_ctl          validation, job ids and keys, tenancy, the JSON request
- *                   handler (ctl_api.c); speaks to one backend.
+ *   nr_ctl          validation, job ids and keys, tenancy (ctl_api.c), the JSON
+ *                   request handler (ctl_request.c); speaks to one backend.
  *   nr_backend      what runs the jobs, behind struct nr_backend_ops.  The
  *                   control API depends on no backend: each implements the
  *                   ops and registers with nr_backend_new() + nr_ctl_create().

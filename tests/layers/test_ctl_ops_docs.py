@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """The control operations as the documents tell them, against the command table
-they are dispatched from (control/api/ctl_api.c, ctl_ops[]): PROTOCOL.md's table has
+they are dispatched from (control/api/ctl_request.c, ctl_ops[]): PROTOCOL.md's table has
 a row for each and no other; a document that counts them ("the eight
 operations") counts right; docs/architecture.md's list names every one.
 Usage: test_ctl_ops_docs.py SOURCE_ROOT"""
@@ -14,12 +14,12 @@ WORDS = {'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven'
 
 def main():
     root = sys.argv[1]
-    api = open(root + '/control/api/ctl_api.c').read()
+    api = open(root + '/control/api/ctl_request.c').read()
     table = re.search(r'ctl_ops\[\] = \{(.*?)\n\};', api, re.S)
     ops = re.findall(r'\{ "([a-z_]+)", f_', table.group(1)) if table else []
     fails = []
     if len(ops) < 2:
-        fails.append('no command table ctl_ops[] in control/api/ctl_api.c')
+        fails.append('no command table ctl_ops[] in control/api/ctl_request.c')
     proto = open(root + '/control/PROTOCOL.md').read()
     sec = proto.split('## Operations', 1)[-1].split('\n## ', 1)[0]
     rows = re.findall(r'^\| `([a-z_]+)` \|', sec, re.M)
@@ -32,7 +32,7 @@ def main():
             if n != len(ops):
                 fails.append('%s: "%s", the table has %d' % (doc, m.group(0), len(ops)))
     arch = open(root + '/docs/architecture.md').read()
-    step = re.search(r'\*\*API\*\* \(`control/api/ctl_api.c`\):(.*?)\n\d\. ', arch, re.S)
+    step = re.search(r'\*\*API\*\* \(`control/api/ctl_request.c`\):(.*?)\n\d\. ', arch, re.S)
     for op in ops:
         if not step or '`%s`' % op not in step.group(1):
             fails.append('docs/architecture.md, the API step: `%s` not named' % op)
