@@ -34,6 +34,9 @@
  * or missing tokens within auth_fail_window_ms block the source for
  * auth_block_ms; its connections are refused meanwhile (auth_throttled).
  *
+ * This file is the loop, the framing, the TLS handshakes and the listeners;
+ * admission is ctl_admit.c's, a client's bytes ctl_conn.c's (ctl_srv.h).
+ *
  * Thread contract: everything here runs on the server thread, except
  * nr_ctl_server_start/stop (caller's thread).  Requests reach nr_ctl through
  * nr_ctl_handle_json, which takes nr_ctl's own mutex.
@@ -60,325 +63,14 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "control/http/ctl_listen.h"
 #include "control/api/ctl_log.h"
-#include "control/tls/ctl_tls.h"
 #include "control/api/nr_control.h"
+#include "control/http/ctl_listen.h"
+#include "control/server/ctl_srv.h"
+#include "control/tls/ctl_tls.h"
 #include "control/tls/nr_tls.h"
 
-#define OUT_MAX (4u << 20)     /* reply backlog of a client that does not read */
-
-/* Connections kept for the admin socket beyond max_conns. */
-#define NR_ADMIN_RESERVED 4
-
-/* Sources whose failed authentications are remembered (the oldest go first). */
-#define NR_AUTH_SOURCES 256
-
-/* The first byte of a TLS record carrying a handshake (a ClientHello). */
-#define TLS_HANDSHAKE_BYTE 0x16
-
-enum tls_state {
-	TLS_NONE,      /* plain: the UNIX socket, or TCP without TLS */
-	TLS_SNIFF,     /* TLS listener: the first byte decides */
-	TLS_ACCEPT,    /* handshake under way */
-	TLS_UP,        /* requests flow */
-};
-
-/* A source's failed authentications in its current window. */
-struct auth_src {
-	struct in6_addr peer;  /* the source (peer_key); fails + blocked_until 0: a free entry */
-	unsigned fails;
-	uint64_t window_ms;    /* start of the window */
-	uint64_t blocked_until;
-};
-
-struct client {
-	int fd;
-	bool admin;
-	bool authed;           /* a request with the right token came (admin: always) */
-	int tenant;            /* TCP: the tenant it authenticated as, -1 before */
-	struct in6_addr peer;  /* TCP: the source address (IPv4 as ::ffff:a.b.c.d) */
-	uint64_t accepted_ms;
-	bool closing;          /* flush out, then close */
-	bool shut;             /* write side shut: drain input until EOF or close_by */
-	uint64_t close_by;
-	char *in;
-	size_t in_len, in_cap;
-	bool rx_any; /* a byte came: a TLS ClientHello is looked for at the first */
-	char *out;
-	size_t out_len, out_off;
-	uint64_t last_ms;      /* last authenticated request (or accept) */
-	double tokens;
-	uint64_t tok_ms;
-	SSL *ssl;              /* TLS_ACCEPT, TLS_UP */
-	enum tls_state tls;
-	short tls_want;        /* POLLIN or POLLOUT: what OpenSSL waits for */
-};
-
-struct nr_ctl_server {
-	struct nr_ctl *c;
-	char *unix_path;
-	unsigned max_conns, per_source, per_tenant, idle_ms, rate, burst;
-	unsigned tenant_conns[NR_CTL_MAX_TENANTS];   /* TCP connections by tenant */
-	size_t max_line;
-	int ufd, tfd, wake[2];
-	int tcp_port;
-	uint64_t reaped_ms;    /* last nr_ctl_reap */
-	bool stop;
-	pthread_t th;
-	struct client *cl;     /* [max_conns + NR_ADMIN_RESERVED] */
-	unsigned ncl;          /* clients, admin or not */
-	unsigned ntcp;         /* of which TCP (at most max_conns) */
-	struct pollfd *pfd;
-	SSL_CTX *tls;          /* NULL: plain TCP */
-	unsigned auth_max, auth_window_ms, auth_block_ms;
-	struct auth_src auth[NR_AUTH_SOURCES];
-};
-
-/* ---- output ------------------------------------------------------------- */
-
-/*
- * send() or, on a TLS connection, SSL_write(), with send()'s contract: a
- * retry is -1 with errno EAGAIN (k->tls_want says for what), a dead
- * connection -1 with another errno.
- */
-static ssize_t client_send(struct client *k, const void *buf, size_t len)
-{
-	int r;
-
-	if (!k->ssl)
-		return send(k->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-	ERR_clear_error();
-	r = SSL_write(k->ssl, buf, len > (1u << 30) ? 1 << 30 : (int)len);
-	if (r > 0)
-		return r;
-	switch (SSL_get_error(k->ssl, r)) {
-	case SSL_ERROR_WANT_WRITE: k->tls_want = POLLOUT; errno = EAGAIN; break;
-	case SSL_ERROR_WANT_READ: k->tls_want = POLLIN; errno = EAGAIN; break;
-	default: errno = EPIPE; ERR_clear_error(); break;
-	}
-	return -1;
-}
-
-/* recv() or SSL_read() with recv()'s contract (0: the end of the stream). */
-static ssize_t client_recv(struct client *k, void *buf, size_t len)
-{
-	int r;
-
-	if (!k->ssl)
-		return recv(k->fd, buf, len, MSG_DONTWAIT);
-	ERR_clear_error();
-	r = SSL_read(k->ssl, buf, len > (1u << 30) ? 1 << 30 : (int)len);
-	if (r > 0)
-		return r;
-	switch (SSL_get_error(k->ssl, r)) {
-	case SSL_ERROR_WANT_READ: k->tls_want = POLLIN; errno = EAGAIN; return -1;
-	case SSL_ERROR_WANT_WRITE: k->tls_want = POLLOUT; errno = EAGAIN; return -1;
-	case SSL_ERROR_ZERO_RETURN: return 0;
-	default: errno = ECONNRESET; ERR_clear_error(); return -1;
-	}
-}
-
-static void client_flush(struct client *k)
-{
-	while (k->out_off < k->out_len) {
-		ssize_t r = client_send(k, k->out + k->out_off, k->out_len - k->out_off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				k->closing = true;
-				k->out_off = k->out_len;  /* peer gone: drop the backlog */
-			}
-			break;
-		}
-		k->out_off += (size_t)r;
-	}
-	if (k->out_off == k->out_len)
-		k->out_off = k->out_len = 0;
-}
-
-static void client_reply(struct client *k, const char *line)
-{
-	size_t n = line ? strlen(line) : 0;
-	char *p;
-
-	if (!line || k->out_len - k->out_off + n + 1 > OUT_MAX) {
-		k->closing = true;    /* allocation failure or a client that never reads */
-		return;
-	}
-	if (k->out_off) {
-		memmove(k->out, k->out + k->out_off, k->out_len - k->out_off);
-		k->out_len -= k->out_off;
-		k->out_off = 0;
-	}
-	p = realloc(k->out, k->out_len + n + 1);
-	if (!p) {
-		k->closing = true;
-		return;
-	}
-	k->out = p;
-	memcpy(k->out + k->out_len, line, n);
-	k->out[k->out_len + n] = '\n';
-	k->out_len += n + 1;
-	client_flush(k);
-}
-
-static void client_error(struct client *k, const char *msg)
-{
-	char *line;
-
-	if (k->tls == TLS_SNIFF || k->tls == TLS_ACCEPT) {
-		k->closing = true;    /* nothing can be said before the handshake */
-		k->out_off = k->out_len = 0;
-		return;
-	}
-	line = nr_ctl_error_line(msg);
-
-	client_reply(k, line);
-	free(line);
-}
-
 /* ---- requests ----------------------------------------------------------- */
-
-/* The tenant a request's token names, or -1. */
-static int tenant_of(const struct nr_ctl_server *s, const json_t *tok)
-{
-	if (!json_is_string(tok))
-		return -1;
-	return nr_ctl_authenticate(s->c, json_string_value(tok), json_string_length(tok));
-}
-
-/* ---- failed authentication, per source ------------------------------------ */
-
-/* A source key (peer_key) in words: IPv4 dotted, IPv6 as it is. */
-static const char *peer_str(const struct in6_addr *peer, char buf[INET6_ADDRSTRLEN])
-{
-	if (IN6_IS_ADDR_V4MAPPED(peer))
-		return inet_ntop(AF_INET, &peer->s6_addr[12], buf, INET6_ADDRSTRLEN) ? buf : "?";
-	return inet_ntop(AF_INET6, peer, buf, INET6_ADDRSTRLEN) ? buf : "?";
-}
-
-/* The source's entry, or NULL when it has none. */
-static struct auth_src *auth_find(struct nr_ctl_server *s, const struct in6_addr *peer)
-{
-	for (unsigned i = 0; i < NR_AUTH_SOURCES; i++)
-		if (s->auth[i].fails + s->auth[i].blocked_until &&
-		    !memcmp(&s->auth[i].peer, peer, sizeof(*peer)))
-			return &s->auth[i];
-	return NULL;
-}
-
-/* How long the source stays blocked (ms), 0 when it is not. */
-static uint64_t auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
-{
-	const struct auth_src *a = auth_find(s, peer);
-
-	return a && a->blocked_until > now ? a->blocked_until - now : 0;
-}
-
-/* A failed authentication from peer: after auth_max in a window, it is blocked. */
-static void auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
-{
-	struct auth_src *a = auth_find(s, peer);
-	char ip[INET6_ADDRSTRLEN];
-
-	if (!a) {       /* a free entry, else the one whose last news is oldest */
-		a = &s->auth[0];
-		for (unsigned i = 0; i < NR_AUTH_SOURCES; i++) {
-			struct auth_src *b = &s->auth[i];
-			uint64_t ta = a->window_ms > a->blocked_until ? a->window_ms : a->blocked_until;
-			uint64_t tb = b->window_ms > b->blocked_until ? b->window_ms : b->blocked_until;
-
-			if (b->fails + b->blocked_until == 0) {
-				a = b;
-				break;
-			}
-			if (tb < ta)
-				a = b;
-		}
-		*a = (struct auth_src){ .peer = *peer, .window_ms = now };
-	}
-	if (now - a->window_ms > s->auth_window_ms) {
-		a->window_ms = now;
-		a->fails = 0;
-	}
-	if (++a->fails < s->auth_max)
-		return;
-	a->blocked_until = now + s->auth_block_ms;
-	a->fails = 0;
-	a->window_ms = now;
-	NR_LOG_RL(LOG_WARNING, "netreduce control: source %s: %u failed authentications within "
-		  "%.1f s: its connections are refused for %.1f s (auth_throttled)", peer_str(peer, ip),
-		  s->auth_max, s->auth_window_ms / 1000.0, s->auth_block_ms / 1000.0);
-}
-
-static bool rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
-{
-	k->tokens += (double)(now - k->tok_ms) * s->rate / 1000.0;
-	k->tok_ms = now;
-	if (k->tokens > s->burst)
-		k->tokens = s->burst;
-	if (k->tokens < 1.0)
-		return false;
-	k->tokens -= 1.0;
-	return true;
-}
-
-/* A source blocked for failed authentications: k is told, closed, counted. */
-static bool throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
-{
-	uint64_t left = auth_blocked(s, &k->peer, now);
-	char msg[128];
-
-	if (!left)
-		return false;
-	nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
-	snprintf(msg, sizeof(msg), "too many failed authentications from this address: refused "
-		 "for %llu s more", (unsigned long long)(left + 999) / 1000);
-	client_error(k, msg);
-	k->closing = true;
-	return true;
-}
-
-/*
- * A TCP connection belongs to the tenant of its first authenticated request,
- * which holds at most its max_conns of them: true when k may go on as
- * tenant who; else k was answered why and must close.
- */
-static bool tenant_admit(struct nr_ctl_server *s, struct client *k, int who)
-{
-	char name[NR_CTL_TENANT_NAME_MAX + 1] = "", msg[320];
-	uint32_t own = 0, cap;
-
-	if (k->tenant == who)
-		return true;
-	if (k->tenant >= 0 || who >= NR_CTL_MAX_TENANTS) {
-		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
-		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
-		nr_ctl_count(s->c, NR_CCTR_ERRORS);
-		client_error(k, "the token names another tenant than this connection's first request "
-			     "did: a connection serves one tenant; connection closed");
-		return false;
-	}
-	nr_ctl_tenant_conn_limit(s->c, who, name, sizeof(name), &own);
-	cap = own ? own : s->per_tenant;
-	if (s->tenant_conns[who] >= cap) {
-		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
-		nr_ctl_count(s->c, NR_CCTR_ERRORS);
-		nr_ctl_tenant_conn_refused(s->c, who);
-		snprintf(msg, sizeof(msg), "tenant %s holds %u control connections, its max_conns%s: "
-			 "connection closed; close one (the library keeps one a job), or raise "
-			 "max_conns in the tenants file", name, s->tenant_conns[who],
-			 own ? "" : " (the box's default)");
-		client_error(k, msg);
-		return false;
-	}
-	s->tenant_conns[who]++;
-	k->tenant = who;
-	return true;
-}
 
 static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, size_t len)
 {
@@ -394,10 +86,10 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 	now = nr_ctl_now_ms();
 	if (k->authed)        /* an unauthenticated line never resets it */
 		k->last_ms = now;
-	if (!rate_ok(s, k, now)) {
+	if (!srv_rate_ok(s, k, now)) {
 		nr_ctl_count(s->c, NR_CCTR_RATE_LIMITED);
 		snprintf(msg, sizeof(msg), "rate limit: at most %u requests per second", s->rate);
-		client_error(k, msg);
+		srv_client_error(k, msg);
 		return;
 	}
 	req = nr_ctl_parse_line(line, len, err, sizeof(err));
@@ -405,25 +97,25 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
-		client_error(k, err);
+		srv_client_error(k, err);
 		k->closing |= !k->authed;
 		return;
 	}
-	if (!k->admin && !k->authed && throttled(s, k, now)) {
+	if (!k->admin && !k->authed && srv_throttled(s, k, now)) {
 		json_decref(req);
 		return;
 	}
-	if (!k->admin && (who = tenant_of(s, json_object_get(req, "token"))) < 0) {
+	if (!k->admin && (who = srv_tenant_of(s, json_object_get(req, "token"))) < 0) {
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
-		auth_failed(s, &k->peer, now);
-		client_error(k, "bad or missing token: connection closed");
+		srv_auth_failed(s, &k->peer, now);
+		srv_client_error(k, "bad or missing token: connection closed");
 		k->closing = true;
 		return;
 	}
-	if (!k->admin && !tenant_admit(s, k, who)) {
+	if (!k->admin && !srv_tenant_admit(s, k, who)) {
 		json_decref(req);
 		k->closing = true;
 		return;
@@ -434,7 +126,7 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 	json_decref(req);
 	out = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
 	json_decref(reply);
-	client_reply(k, out);
+	srv_client_reply(k, out);
 	free(out);
 }
 
@@ -445,7 +137,7 @@ static void oversize(struct nr_ctl_server *s, struct client *k)
 	nr_ctl_count(s->c, NR_CCTR_OVERSIZE);
 	nr_ctl_count(s->c, NR_CCTR_ERRORS);
 	snprintf(msg, sizeof(msg), "request longer than %zu bytes", s->max_line);
-	client_error(k, msg);
+	srv_client_error(k, msg);
 	k->closing = true;
 	k->in_len = 0;
 }
@@ -469,7 +161,7 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 		k->in = p;
 		k->in_cap = cap;
 	}
-	r = client_recv(k, k->in + k->in_len, k->in_cap - k->in_len);
+	r = srv_client_recv(k, k->in + k->in_len, k->in_cap - k->in_len);
 	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 		k->closing = true;
 		k->out_off = k->out_len = 0;
@@ -483,8 +175,9 @@ static void client_read(struct nr_ctl_server *s, struct client *k)
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_JSON);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
-		client_error(k, "this box's control listener does not speak TLS: connect without "
-			     "(no NR_TLS_CA, no --tls-ca), or start the box with --tls-cert and --tls-key");
+		srv_client_error(k,
+				 "this box's control listener does not speak TLS: connect without "
+				 "(no NR_TLS_CA, no --tls-ca), or start the box with --tls-cert and --tls-key");
 		k->closing = true;
 		return;
 	}
@@ -534,12 +227,15 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 		}
 		if (b != TLS_HANDSHAKE_BYTE) {
 			nr_ctl_count(s->c, NR_CCTR_TLS_PLAINTEXT);
-			NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: a plain-text client on the TLS "
-				  "control listener: refused (tls_plaintext)", peer_str(&k->peer, ip));
+			NR_LOG_RL(LOG_NOTICE,
+				  "netreduce control: %s: a plain-text client on the TLS "
+				  "control listener: refused (tls_plaintext)",
+				  srv_peer_str(&k->peer, ip));
 			k->tls = TLS_NONE;    /* the refusal goes in plain text */
-			client_error(k, "this box wants TLS on its control listener: connect with TLS "
-				     "and the box's CA (NR_TLS_CA for the library, netreducectl "
-				     "--tls-ca): connection closed");
+			srv_client_error(k,
+					 "this box wants TLS on its control listener: connect with TLS "
+					 "and the box's CA (NR_TLS_CA for the library, netreducectl "
+					 "--tls-ca): connection closed");
 			k->closing = true;
 			return;
 		}
@@ -566,100 +262,19 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 	nr_ctl_count(s->c, NR_CCTR_TLS_FAILED);
 	nr_tls_why(why, sizeof(why));
 	NR_LOG_RL(LOG_NOTICE, "netreduce control: %s: TLS handshake failed: %s (tls_failed)",
-		  peer_str(&k->peer, ip), why[0] ? why : "the client closed the connection");
+		  srv_peer_str(&k->peer, ip), why[0] ? why : "the client closed the connection");
 	k->closing = true;
 	k->out_off = k->out_len = 0;
 }
 
 /* ---- connections -------------------------------------------------------- */
 
-/* Discard input of a closing client; true at EOF or error. */
-static bool client_drain(struct client *k)
-{
-	char junk[4096];
-	unsigned i;
-
-	for (i = 0; i < 64; i++) {      /* bounded: a flood cannot hold the thread */
-		ssize_t r = recv(k->fd, junk, sizeof(junk), MSG_DONTWAIT);
-
-		if (r > 0)
-			continue;
-		return r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-	}
-	return false;
-}
-
-static void client_close(struct nr_ctl_server *s, unsigned i)
-{
-	struct client *k = &s->cl[i];
-
-	if (!k->admin)
-		s->ntcp--;
-	SSL_free(k->ssl);
-	if (k->tenant >= 0 && k->tenant < NR_CTL_MAX_TENANTS)
-		s->tenant_conns[k->tenant]--;
-	close(k->fd);
-	free(k->in);
-	free(k->out);
-	s->cl[i] = s->cl[--s->ncl];
-}
-
-static void refuse(struct nr_ctl_server *s, int fd, const char *line)
-{
-	nr_ctl_count(s->c, NR_CCTR_CONNS_REFUSED);
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-		/* nothing more to do: the peer is told by the close */
-	}
-	close(fd);
-}
-
-/* The TCP table is full: close the oldest connection that has not
- * authenticated, if there is one.  True when a place was made. */
-static bool evict_unauthenticated(struct nr_ctl_server *s)
-{
-	unsigned oldest = s->ncl;
-
-	for (unsigned i = 0; i < s->ncl; i++) {
-		const struct client *k = &s->cl[i];
-
-		if (!k->admin && !k->authed &&
-		    (oldest == s->ncl || k->accepted_ms < s->cl[oldest].accepted_ms))
-			oldest = i;
-	}
-	if (oldest == s->ncl)
-		return false;
-	nr_ctl_count(s->c, NR_CCTR_CONNS_EVICTED);
-	client_close(s, oldest);
-	return true;
-}
-
-/* A peer's source address as one key: IPv4 as ::ffff:a.b.c.d, as a dual-stack
- * listener sees its IPv4 peers, IPv6 as it is. */
-static struct in6_addr peer_key(const struct sockaddr_storage *ss)
-{
-	struct in6_addr a = { 0 };
-
-	if (ss->ss_family == AF_INET6) {
-		a = ((const struct sockaddr_in6 *)ss)->sin6_addr;
-	} else if (ss->ss_family == AF_INET) {
-		a.s6_addr[10] = a.s6_addr[11] = 0xff;
-		memcpy(&a.s6_addr[12], &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	}
-	return a;
-}
-
 static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 {
-	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
-	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
-				   "try again later\"}\n";
-	static const char throttle[] = "{\"ok\":false,\"error\":\"too many failed authentications "
-				       "from this address; try again later\"}\n";
 	struct sockaddr_storage peer = { 0 };
 	socklen_t plen = sizeof(peer);
 	struct in6_addr src = { 0 };
 	struct client *k;
-	unsigned same = 0;
 	int fd;
 
 	fd = accept4(lfd, admin ? NULL : (struct sockaddr *)&peer, admin ? NULL : &plen,
@@ -668,40 +283,10 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 		return;
 	if (!admin) {
 		nr_ctl_count(s->c, NR_CCTR_CONNS_ACCEPTED);
-		src = peer_key(&peer);
+		src = srv_peer_key(&peer);
 	}
-	/*
-	 * TCP clients may hold max_conns connections; the admin socket has
-	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
-	 * operator out.
-	 */
-	if (admin) {
-		if (s->ncl >= s->max_conns + NR_ADMIN_RESERVED) {
-			refuse(s, fd, full);
-			return;
-		}
-	} else {
-		for (unsigned i = 0; i < s->ncl; i++)
-			same += !s->cl[i].admin && !memcmp(&s->cl[i].peer, &src, sizeof(src));
-		if (same >= s->per_source) {
-			refuse(s, fd, mine);
-			return;
-		}
-		/* a plain listener refuses a blocked source at once; a TLS one after
-		 * the handshake, in words its client can read (throttled) */
-		if (!s->tls && auth_blocked(s, &src, nr_ctl_now_ms())) {
-			nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
-			if (send(fd, throttle, strlen(throttle), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-				/* the close tells the peer */
-			}
-			close(fd);
-			return;
-		}
-		if (s->ntcp >= s->max_conns && !evict_unauthenticated(s)) {
-			refuse(s, fd, full);
-			return;
-		}
-	}
+	if (!srv_admit_accept(s, fd, admin, &src))
+		return;
 	if (!admin && s->tls) {
 		int one = 1;
 
@@ -792,9 +377,9 @@ static void *server_main(void *arg)
 			short re = rc > 0 ? s->pfd[base + i].revents : 0;
 
 			if (k->shut) {
-				if ((re & (POLLIN | POLLHUP | POLLERR) && client_drain(k)) ||
+				if ((re & (POLLIN | POLLHUP | POLLERR) && srv_client_drain(k)) ||
 				    now >= k->close_by)
-					client_close(s, i);
+					srv_client_close(s, i);
 				continue;
 			}
 			if (k->tls == TLS_SNIFF || k->tls == TLS_ACCEPT) {
@@ -809,13 +394,13 @@ static void *server_main(void *arg)
 					k->tls_want = 0;
 				}
 				if (re & POLLOUT && k->out_len)
-					client_flush(k);
+					srv_client_flush(k);
 				if (re & (POLLIN | POLLHUP | POLLERR) && !k->closing && !k->out_len)
 					client_read(s, k);
 			}
 			if (!k->closing && now >= k->last_ms + s->idle_ms) {
 				nr_ctl_count(s->c, NR_CCTR_IDLE_CLOSED);
-				client_error(k, "idle timeout: connection closed");
+				srv_client_error(k, "idle timeout: connection closed");
 				k->closing = true;
 			}
 			if (!k->closing)
@@ -832,7 +417,7 @@ static void *server_main(void *arg)
 				k->close_by = now + 1000;
 			} else if (k->out_len == 0 || re & (POLLHUP | POLLERR) ||
 				   now >= k->last_ms + s->idle_ms + 1000) {
-				client_close(s, i);
+				srv_client_close(s, i);
 			}
 		}
 		if (now - s->reaped_ms >= 1000) {   /* failed jobs past their TTL */

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control server's admission (ctl_srv.h, docs/trust.md): the admin
+ * socket's places beyond max_conns, connections per source address and per
+ * tenant, failed authentication throttled per source, each connection's
+ * request rate, and the eviction of the oldest unauthenticated connection
+ * when the TCP table is full.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "control/api/ctl_log.h"
+#include "control/server/ctl_srv.h"
+
+/* The tenant a request's token names, or -1. */
+int srv_tenant_of(const struct nr_ctl_server *s, const json_t *tok)
+{
+	if (!json_is_string(tok))
+		return -1;
+	return nr_ctl_authenticate(s->c, json_string_value(tok), json_string_length(tok));
+}
+
+/* The source's entry, or NULL when it has none. */
+static struct auth_src *auth_find(struct nr_ctl_server *s, const struct in6_addr *peer)
+{
+	for (unsigned i = 0; i < NR_AUTH_SOURCES; i++)
+		if (s->auth[i].fails + s->auth[i].blocked_until &&
+		    !memcmp(&s->auth[i].peer, peer, sizeof(*peer)))
+			return &s->auth[i];
+	return NULL;
+}
+
+/* How long the source stays blocked (ms), 0 when it is not. */
+uint64_t srv_auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
+{
+	const struct auth_src *a = auth_find(s, peer);
+
+	return a && a->blocked_until > now ? a->blocked_until - now : 0;
+}
+
+/* A failed authentication from peer: after auth_max in a window, it is blocked. */
+void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
+{
+	struct auth_src *a = auth_find(s, peer);
+	char ip[INET6_ADDRSTRLEN];
+
+	if (!a) { /* a free entry, else the one whose last news is oldest */
+		a = &s->auth[0];
+		for (unsigned i = 0; i < NR_AUTH_SOURCES; i++) {
+			struct auth_src *b = &s->auth[i];
+			uint64_t ta = a->window_ms > a->blocked_until ? a->window_ms
+								      : a->blocked_until;
+			uint64_t tb = b->window_ms > b->blocked_until ? b->window_ms
+								      : b->blocked_until;
+
+			if (b->fails + b->blocked_until == 0) {
+				a = b;
+				break;
+			}
+			if (tb < ta)
+				a = b;
+		}
+		*a = (struct auth_src){ .peer = *peer, .window_ms = now };
+	}
+	if (now - a->window_ms > s->auth_window_ms) {
+		a->window_ms = now;
+		a->fails = 0;
+	}
+	if (++a->fails < s->auth_max)
+		return;
+	a->blocked_until = now + s->auth_block_ms;
+	a->fails = 0;
+	a->window_ms = now;
+	NR_LOG_RL(LOG_WARNING,
+		  "netreduce control: source %s: %u failed authentications within "
+		  "%.1f s: its connections are refused for %.1f s (auth_throttled)",
+		  srv_peer_str(peer, ip), s->auth_max, s->auth_window_ms / 1000.0,
+		  s->auth_block_ms / 1000.0);
+}
+
+bool srv_rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
+{
+	k->tokens += (double)(now - k->tok_ms) * s->rate / 1000.0;
+	k->tok_ms = now;
+	if (k->tokens > s->burst)
+		k->tokens = s->burst;
+	if (k->tokens < 1.0)
+		return false;
+	k->tokens -= 1.0;
+	return true;
+}
+
+/* A source blocked for failed authentications: k is told, closed, counted. */
+bool srv_throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
+{
+	uint64_t left = srv_auth_blocked(s, &k->peer, now);
+	char msg[128];
+
+	if (!left)
+		return false;
+	nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
+	snprintf(msg, sizeof(msg),
+		 "too many failed authentications from this address: refused "
+		 "for %llu s more",
+		 (unsigned long long)(left + 999) / 1000);
+	srv_client_error(k, msg);
+	k->closing = true;
+	return true;
+}
+
+/*
+ * A TCP connection belongs to the tenant of its first authenticated request,
+ * which holds at most its max_conns of them: true when k may go on as
+ * tenant who; else k was answered why and must close.
+ */
+bool srv_tenant_admit(struct nr_ctl_server *s, struct client *k, int who)
+{
+	char name[NR_CTL_TENANT_NAME_MAX + 1] = "", msg[320];
+	uint32_t own = 0, cap;
+
+	if (k->tenant == who)
+		return true;
+	if (k->tenant >= 0 || who >= NR_CTL_MAX_TENANTS) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		srv_client_error(k, "the token names another tenant than this connection's first request "
+				    "did: a connection serves one tenant; connection closed");
+		return false;
+	}
+	nr_ctl_tenant_conn_limit(s->c, who, name, sizeof(name), &own);
+	cap = own ? own : s->per_tenant;
+	if (s->tenant_conns[who] >= cap) {
+		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
+		nr_ctl_count(s->c, NR_CCTR_ERRORS);
+		nr_ctl_tenant_conn_refused(s->c, who);
+		snprintf(msg, sizeof(msg),
+			 "tenant %s holds %u control connections, its max_conns%s: "
+			 "connection closed; close one (the library keeps one a job), or raise "
+			 "max_conns in the tenants file",
+			 name, s->tenant_conns[who], own ? "" : " (the box's default)");
+		srv_client_error(k, msg);
+		return false;
+	}
+	s->tenant_conns[who]++;
+	k->tenant = who;
+	return true;
+}
+
+/* The TCP table is full: close the oldest connection that has not
+ * authenticated, if there is one.  True when a place was made. */
+bool srv_evict_unauthenticated(struct nr_ctl_server *s)
+{
+	unsigned oldest = s->ncl;
+
+	for (unsigned i = 0; i < s->ncl; i++) {
+		const struct client *k = &s->cl[i];
+
+		if (!k->admin && !k->authed &&
+		    (oldest == s->ncl || k->accepted_ms < s->cl[oldest].accepted_ms))
+			oldest = i;
+	}
+	if (oldest == s->ncl)
+		return false;
+	nr_ctl_count(s->c, NR_CCTR_CONNS_EVICTED);
+	srv_client_close(s, oldest);
+	return true;
+}
+
+bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct in6_addr *src)
+{
+	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
+	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
+				   "try again later\"}\n";
+	static const char throttle[] = "{\"ok\":false,\"error\":\"too many failed authentications "
+				       "from this address; try again later\"}\n";
+	unsigned same = 0;
+
+	/*
+	 * TCP clients may hold max_conns connections; the admin socket has
+	 * NR_ADMIN_RESERVED more of its own, so the network cannot lock the
+	 * operator out.
+	 */
+	if (admin) {
+		if (s->ncl >= s->max_conns + NR_ADMIN_RESERVED) {
+			srv_refuse(s, fd, full);
+			return false;
+		}
+	} else {
+		for (unsigned i = 0; i < s->ncl; i++)
+			same += !s->cl[i].admin && !memcmp(&s->cl[i].peer, src, sizeof(*src));
+		if (same >= s->per_source) {
+			srv_refuse(s, fd, mine);
+			return false;
+		}
+		/* a plain listener refuses a blocked source at once; a TLS one after
+		 * the handshake, in words its client can read (throttled) */
+		if (!s->tls && srv_auth_blocked(s, src, nr_ctl_now_ms())) {
+			nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
+			if (send(fd, throttle, strlen(throttle), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+				/* the close tells the peer */
+			}
+			close(fd);
+			return false;
+		}
+		if (s->ntcp >= s->max_conns && !srv_evict_unauthenticated(s)) {
+			srv_refuse(s, fd, full);
+			return false;
+		}
+	}
+	return true;
+}
