@@ -154,6 +154,22 @@ MOVED['docs/map.md'] = 'The map: [FPGA.md](../proto/FPGA.md), `BUILD/x.c` a plac
 expect('a link to a moved upper-case document fails', MOVED, 1,
        'docs/map.md names ../proto/FPGA.md', checker=DOC_CHECKER, args=['docs/map.md'])
 
+HOUSE = dict(DOCS)
+HOUSE['docs/map.md'] = 'Measured at main 3ec9574: 40 Gbit/s.\n'
+HOUSE['docs/log.md'] = 'At main 3ec9574 the box summed 40 Gbit/s.\n'
+expect('a commit cited outside the history fails (--house)', HOUSE, 1,
+       'docs/map.md cites commit 3ec9574: history goes to docs/log.md',
+       checker=DOC_CHECKER, args=['--house', 'docs/map.md', 'docs/log.md'])
+HOUSE['docs/map.md'] = 'Measured on 2026-12-06: 40 Gbit/s.\n'
+HOUSE['proto/README.md'] = '# proto\n' + 'A line.\n' * 250
+expect('a README past 250 lines fails (--house)', HOUSE, 1,
+       'proto/README.md has 251 lines', checker=DOC_CHECKER,
+       args=['--house', 'docs/map.md', 'docs/log.md', 'proto/README.md'])
+HOUSE['proto/README.md'] = '# proto\n' + 'A line.\n' * 249
+expect('the history citing commits, a README of 250 lines pass (--house)', HOUSE, 0,
+       '0 missing', checker=DOC_CHECKER, args=['--house', 'docs/map.md', 'docs/log.md',
+                                              'proto/README.md'])
+
 MAKEDOCS = dict(DOCS)
 MAKEDOCS['Makefile'] = 'all: build\nbuild:\n\ttrue\ndemo: build\n\ttrue\n'
 MAKEDOCS['docs/map.md'] = 'Run `make build`, then `sudo make demo`; make sense of it.\n'
