@@ -60,6 +60,13 @@ BASE = {
 
 expect('clean tree passes', BASE, 0, '0 problems')
 
+LONG = dict(BASE)
+LONG['host/b.c'] = BASE['host/b.c'] + '/* more */\n' * 799
+expect('a source file past 800 lines fails', LONG, 1, 'host/b.c: 801 lines, past 800')
+LONG['host/b.c'] = BASE['host/b.c'] + '/* more */\n' * 798
+LONG['tests/t.c'] = '/* a test */\n' * 900
+expect('800 lines, and a long test, pass', LONG, 0, '0 problems')
+
 circle = dict(BASE)
 circle['host/a.c'] = 'int b_fn(void);\nint a_fn(void) { return b_fn(); }\n'
 expect('a circle fails', circle, 1, 'circle of 2 files: host/a.c, host/b.c',
