@@ -133,6 +133,13 @@ struct nr_job_spec {
 	 * DSCP) above every class.  0 or 1: one class, short_dscp (and + 2).
 	 */
 	uint8_t prio_classes;
+	/*
+	 * Who registered the job, filled by the control API and never read
+	 * from a spec's JSON: 0 the admin, t + 1 tenant t.  A switch-mode box
+	 * pins a job's MACs for its owner: another owner's job cannot pin them
+	 * (dataplane/dpdk/dp_l2.h, docs/trust.md).
+	 */
+	uint16_t owner;
 	/* nr_job_conns() entries: connection i of channel c at c * n_conns + i */
 	struct nr_conn_spec conns[];
 };

@@ -162,7 +162,8 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 		return reply_err(c, "%s", err);
 	/* the addresses first: a tenant naming another's learns nothing of its jobs */
 	if (who >= 0 && (unsigned)who < c->tenants.n &&
-	    ctl_tenant_addr_check(&c->tenants.t[who], s, err, sizeof(err))) {
+	    ctl_tenant_addr_check(&c->tenants.t[who], c->mac_pinning ? c->tenants.n : 1, s, err,
+				  sizeof(err))) {
 		free(s);
 		nr_ctl_count(c, NR_CCTR_ADDR_REFUSED);
 		c->tenants.t[who].addr_refused++;
@@ -198,6 +199,8 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 			return reply_err(c, "job_create: getrandom failed: %s", strerror(errno));
 		}
 	} while (s->result_key == 0);
+	/* the owner of its L2 pins: the admin (0) or the tenant (never the spec's word) */
+	s->owner = who >= 0 && who < NR_CTL_MAX_TENANTS ? (uint16_t)(who + 1) : 0;
 	id = ctl_alloc_id(c);
 	rc = c->b->ops->job_create(c->b, id, s, &credits, err, sizeof(err));
 	if (rc) {

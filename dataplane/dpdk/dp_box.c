@@ -21,6 +21,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_box.h"
+#include "dataplane/dpdk/dp_l2_static.h"
 #include "dataplane/dpdk/dp_steer.h"
 
 /*
@@ -236,6 +237,17 @@ static int admission_budget(struct dp_box *b, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether port is one of the box's (dp_l2_static_load's check). */
+static int box_has_port(void *arg, uint16_t port)
+{
+	const struct dp_box *b = arg;
+
+	for (unsigned i = 0; i < b->n_ports; i++)
+		if (b->ports[i].id == port)
+			return 1;
+	return 0;
+}
+
 struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, unsigned n_ports,
 			     const unsigned *lcores, unsigned n_lcores, struct rte_mempool *pool,
 			     char *err, size_t errlen)
@@ -269,7 +281,7 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	b->tsc_hz = rte_get_tsc_hz();
 	b->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
 	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
-	dp_l2_init(&b->l2, box_secret(), cfg->l2_port_cap, cfg->l2_age_s);
+	dp_l2_init(&b->l2, box_secret(), cfg->l2_port_cap, cfg->l2_age_s, cfg->l2_pin_cap);
 	{
 		/* every connection (two keys) of every channel the workers can hold */
 		uint32_t keys = n_lcores * NR_MAX_JOBS * NR_MAX_CONNS * 2;
@@ -320,6 +332,15 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	}
 	if (admission_budget(b, err, errlen) != 0)
 		goto fail;
+	if (cfg->l2_static_file) {
+		int n = dp_l2_static_load(&b->l2, cfg->l2_static_file, 0, box_has_port, b, err,
+					  errlen);
+
+		if (n < 0)
+			goto fail;
+		DP_LOG(INFO, "--l2-static %s: %d MACs on their ports for good", cfg->l2_static_file,
+		       n);
+	}
 	return b;
 fail:
 	dp_box_destroy(b, false);

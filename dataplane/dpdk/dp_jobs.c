@@ -22,6 +22,7 @@
 #include "dataplane/dpdk/dp_log.h"
 #include "dataplane/dpdk/dp_steer.h"
 #include "proto/nr_text.h"
+#include "proto/nr_text.h"
 
 static bool job_exists(const struct dp_box *b, uint32_t id)
 {
@@ -187,21 +188,38 @@ static void unbind_ingress(struct dp_box *b, const struct nr_job_spec *s)
 	}
 }
 
-/* Pin one MAC of a connection: its ingress (port + 1), 0 when not learned. */
-static int pin_one(struct dp_box *b, const uint8_t mac[6], uint32_t now, uint16_t *ingress,
-		   unsigned i, const char *side, char *err, size_t errlen)
+/*
+ * Pin one MAC of a connection for the job's owner: its ingress (port + 1), 0
+ * when not learned yet (that side stays unbound); a MAC that cannot be pinned
+ * refuses the job, naming why (dp_l2_pin).
+ */
+static int pin_one(struct dp_box *b, const uint8_t mac[6], uint32_t now, uint16_t owner,
+		   uint16_t *ingress, unsigned i, const char *side, char *err, size_t errlen)
 {
+	char m[NR_MAC_STRLEN];
 	uint16_t port;
-	int rc = dp_l2_pin(&b->l2, mac, now, &port);
+	int rc = dp_l2_pin(&b->l2, mac, now, owner, &port);
 
 	*ingress = 0;
 	if (rc == 0)
 		*ingress = (uint16_t)(port + 1);
 	else if (rc == -ENOSPC)
-		snprintf(err, errlen, "conns[%u]: the %s's MAC %02x:%02x:%02x:%02x:%02x:%02x cannot be "
-			 "pinned: its bucket of the box's L2 table holds %d MACs other jobs pinned",
-			 i, side, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], DP_L2_WAYS);
-	return rc == -ENOSPC ? rc : 0;
+		snprintf(err, errlen,
+			 "conns[%u]: the %s's MAC %s cannot be pinned: its bucket of the "
+			 "box's L2 table holds %d MACs other jobs pinned (its results would be "
+			 "flooded); destroy a job, or map it in --l2-static",
+			 i, side, nr_mac_str(mac, m), DP_L2_WAYS);
+	else if (rc == -EACCES)
+		snprintf(err, errlen,
+			 "conns[%u]: the %s's MAC %s is pinned by another tenant's job: "
+			 "a MAC serves one tenant's jobs (the tenants file's macs, --l2-static)",
+			 i, side, nr_mac_str(mac, m));
+	else if (rc == -EDQUOT)
+		snprintf(err, errlen,
+			 "conns[%u]: the %s's MAC %s cannot be pinned: its port holds "
+			 "%u pinned MACs, the box's --l2-pin-cap",
+			 i, side, nr_mac_str(mac, m), b->l2.pin_cap);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 /*
@@ -225,9 +243,11 @@ static int bind_ingress(struct dp_box *b, struct nr_job_spec *s, char *err, size
 	for (unsigned i = 0; i < s->n_conns && rc == 0; i++) {
 		struct nr_conn_spec *cs = &s->conns[i];
 
-		rc = pin_one(b, cs->src_mac, now, &cs->src_ingress, i, "sender", err, errlen);
+		rc = pin_one(b, cs->src_mac, now, s->owner, &cs->src_ingress, i, "sender", err,
+			     errlen);
 		if (rc == 0)
-			rc = pin_one(b, cs->dst_mac, now, &cs->dst_ingress, i, "receiver", err, errlen);
+			rc = pin_one(b, cs->dst_mac, now, s->owner, &cs->dst_ingress, i, "receiver",
+				     err, errlen);
 	}
 	if (rc)
 		unbind_ingress(b, s);

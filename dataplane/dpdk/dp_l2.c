@@ -39,11 +39,12 @@ static inline bool aged(const struct dp_l2 *t, uint32_t seen, uint32_t now)
 	return now - seen > t->age_ticks;
 }
 
-void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s)
+void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s, uint32_t pin_cap)
 {
 	memset(t, 0, sizeof(*t));
 	t->secret = secret;
 	t->port_cap = port_cap ? port_cap : DP_L2_PORT_CAP;
+	t->pin_cap = pin_cap ? pin_cap : t->port_cap;
 	/* seconds to ticks of 2^30 ns, rounded up */
 	t->age_ticks = (uint32_t)((((uint64_t)(age_s ? age_s : DP_L2_AGE_S)) * 1000000000ull +
 				   (1ull << 30) - 1) >> 30);
@@ -151,50 +152,130 @@ uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 	return out;
 }
 
-int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t *port)
+/* The way of b holding key pinned, or -1. */
+static int pinned_way(const struct dp_l2_bucket *b, uint64_t key)
+{
+	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+		uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+		if (v != 0 && e_key(v) == key && e_pinned(v))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Whether every way of b is pinned (by a job or the operator). */
+static bool all_pinned(const struct dp_l2_bucket *b)
+{
+	for (unsigned i = 0; i < DP_L2_WAYS; i++)
+		if (!e_pinned(__atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE)))
+			return false;
+	return true;
+}
+
+/* Way w of b (key, learned) pinned; its learned twins a race left are gone. */
+static bool pin_way(struct dp_l2 *t, struct dp_l2_bucket *b, int w, uint64_t key, uint64_t v,
+		    uint32_t now)
+{
+	if (!put(t, b, (unsigned)w, v, v | E_PIN, now))
+		return false; /* a learner moved it meanwhile: look again */
+	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+		uint64_t o = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+		if ((int)i != w && o != 0 && e_key(o) == key && !e_pinned(o))
+			put(t, b, i, o, 0, now);
+	}
+	return true;
+}
+
+int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t owner, uint16_t *port)
 {
 	uint64_t key = mac_key(mac);
 	unsigned bi = bucket_idx(t, key);
 	struct dp_l2_bucket *b = &t->b[bi];
+	int w;
 
 	if (key == 0 || dp_mac_is_group(mac))
 		return -ENOENT;
+	if ((w = pinned_way(b, key)) >= 0) {
+		uint16_t o = t->owner[bi][w];
+
+		if (o != DP_L2_STATIC && o != owner) {
+			t->refused_owner++;
+			return -EACCES;
+		}
+		t->pins[bi][w]++;
+		*port = e_port(__atomic_load_n(&b->e[w], __ATOMIC_ACQUIRE));
+		return 0;
+	}
 	for (unsigned tries = 0; tries < 16; tries++) {
-		int w = -1;
+		uint64_t v = 0;
 
-		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
-			uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
-
-			if (v == 0 || e_key(v) != key)
-				continue;
-			if (e_pinned(v)) {
-				t->pins[bi][i]++;
-				*port = e_port(v);
-				return 0;
-			}
-			if (w < 0 && !aged(t, __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED), now))
+		w = -1;
+		for (unsigned i = 0; i < DP_L2_WAYS && w < 0; i++) {
+			v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+			if (v != 0 && e_key(v) == key && !e_pinned(v) &&
+			    !aged(t, __atomic_load_n(&b->seen[i], __ATOMIC_RELAXED), now))
 				w = (int)i;
 		}
-		if (w < 0)
-			return -ENOENT;
-		{
-			uint64_t v = __atomic_load_n(&b->e[w], __ATOMIC_ACQUIRE);
-
-			if (e_key(v) != key)
-				continue;
-			if (!put(t, b, (unsigned)w, v, v | E_PIN, now))
-				continue;   /* a learner moved it meanwhile: look again */
-			t->pins[bi][w] = 1;
-			*port = e_port(v);
-			/* learned twins of the key a race left: gone, the pin alone speaks */
-			for (unsigned i = 0; i < DP_L2_WAYS; i++) {
-				uint64_t o = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
-
-				if ((int)i != w && o != 0 && e_key(o) == key && !e_pinned(o))
-					put(t, b, i, o, 0, now);
+		if (w < 0) {
+			/* not learned: in a bucket all pinned it never will be, and the
+			 * job's results would be flooded; refused, not left unbound */
+			if (all_pinned(b)) {
+				t->refused_full++;
+				return -ENOSPC;
 			}
-			return 0;
+			return -ENOENT;
 		}
+		if (e_port(v) < DP_L2_PORTS && t->pinned_on[e_port(v)] >= t->pin_cap) {
+			t->refused_cap++;
+			return -EDQUOT;
+		}
+		if (!pin_way(t, b, w, key, v, now))
+			continue;
+		t->pins[bi][w] = 1;
+		t->owner[bi][w] = owner;
+		t->pinned_on[e_port(v)]++;
+		*port = e_port(v);
+		return 0;
+	}
+	t->refused_full++;
+	return -ENOSPC;
+}
+
+int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t now)
+{
+	uint64_t key = mac_key(mac), want = e_make(key, port, true);
+	unsigned bi = bucket_idx(t, key);
+	struct dp_l2_bucket *b = &t->b[bi];
+	int w;
+
+	if (key == 0 || dp_mac_is_group(mac) || port >= DP_L2_PORTS)
+		return -EINVAL;
+	if ((w = pinned_way(b, key)) >= 0)
+		return e_port(__atomic_load_n(&b->e[w], __ATOMIC_ACQUIRE)) == port &&
+				       t->owner[bi][w] == DP_L2_STATIC
+			       ? 0
+			       : -EEXIST;
+	for (unsigned tries = 0; tries < 16; tries++) {
+		uint64_t v[DP_L2_WAYS];
+
+		w = -1;
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+			v[i] = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+			if (v[i] != 0 && e_key(v[i]) == key && w < 0)
+				w = (int)i;
+		}
+		if (w < 0 && (w = victim(b, v, now)) < 0)
+			return -ENOSPC;
+		if (!put(t, b, (unsigned)w, v[w], want, now))
+			continue;
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) /* its learned twins: gone */
+			if ((int)i != w && v[i] != 0 && e_key(v[i]) == key)
+				put(t, b, i, v[i], 0, now);
+		t->pins[bi][w] = 1;
+		t->owner[bi][w] = DP_L2_STATIC;
+		return 0;
 	}
 	return -ENOSPC;
 }
@@ -204,21 +285,24 @@ void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 	uint64_t key = mac_key(mac);
 	unsigned bi = bucket_idx(t, key);
 	struct dp_l2_bucket *b = &t->b[bi];
+	int i = pinned_way(b, key);
+	uint64_t v;
 
-	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
-		uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
-
-		if (v == 0 || e_key(v) != key || !e_pinned(v))
-			continue;
-		if (t->pins[bi][i] > 1) {
+	if (i < 0)
+		return;
+	if (t->pins[bi][i] > 1 || t->owner[bi][i] == DP_L2_STATIC) {
+		/* a static entry keeps its own pin for good */
+		if (t->pins[bi][i] > 1)
 			t->pins[bi][i]--;
-			return;
-		}
-		t->pins[bi][i] = 0;
-		/* learners never change a pinned entry: this exchange cannot fail */
-		put(t, b, i, v, v & ~(uint64_t)E_PIN, now);
 		return;
 	}
+	v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+	t->pins[bi][i] = 0;
+	t->owner[bi][i] = 0;
+	if (e_port(v) < DP_L2_PORTS)
+		t->pinned_on[e_port(v)]--;
+	/* learners never change a pinned entry: this exchange cannot fail */
+	put(t, b, (unsigned)i, v, v & ~(uint64_t)E_PIN, now);
 }
 
 unsigned dp_l2_sweep(struct dp_l2 *t, uint32_t now, unsigned n)

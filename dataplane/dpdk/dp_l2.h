@@ -14,6 +14,16 @@
  * holds it, and a frame that claims a pinned MAC as its source from another
  * port is refused (DP_L2_PINNED: the caller drops and counts it, nothing is
  * learned).  Results go to the pinned port whatever frames others send.
+ * A pin has an owner (the job spec's owner: its tenant): a MAC pinned by one
+ * owner's jobs is refused to every other owner's (-EACCES), so no tenant
+ * takes over, or lends its port to, another's host; a port holds at most
+ * pin_cap pinned entries (-EDQUOT), so no port's jobs pin the table full.
+ *
+ * Static entries (port security, as a switch's static MAC table): the
+ * operator's MAC -> port map (--l2-static FILE, dp_l2_static), pinned for
+ * the box's life before any frame: no frame moves them, any job binds to
+ * them (the port is the operator's word), and a flood of a host's MAC
+ * before its job registers teaches the box nothing.
  *
  * VLANs: the table is one VLAN.  Untagged and priority-tagged frames (VLAN
  * id 0: 802.1p, as PFC uses) are learned; a frame with another VLAN id is
@@ -42,6 +52,8 @@
 /* defaults: a port holds an eighth of the table; entries live 300 s (as OVS's) */
 #define DP_L2_PORT_CAP  (DP_L2_ENTRIES / 8)
 #define DP_L2_AGE_S     300u
+/* the owner of a static entry (pins' owners are job spec owners, below it) */
+#define DP_L2_STATIC 0xFFFF
 
 /* A tick of the table's clock: 2^30 ns, about a second. */
 static inline uint32_t dp_l2_tick(uint64_t now_ns) { return (uint32_t)(now_ns >> 30); }
@@ -58,8 +70,12 @@ struct dp_l2 {
 	uint32_t age_ticks;           /* a learned entry unseen this long is gone */
 	uint32_t sweep_next;          /* next bucket dp_l2_sweep looks at (one lcore) */
 	uint32_t learned[DP_L2_PORTS];/* learned (not pinned) entries of each port */
-	/* control side only (box->ctl_lock): the jobs' pins of each entry */
+	uint32_t pin_cap;             /* pinned entries a port may hold (statics aside) */
+	/* control side only (box->ctl_lock): the jobs' pins of each entry, their owner */
 	uint16_t pins[DP_L2_BUCKETS][DP_L2_WAYS];
+	uint16_t owner[DP_L2_BUCKETS][DP_L2_WAYS];
+	uint32_t pinned_on[DP_L2_PORTS];                   /* entries jobs pinned on each port */
+	uint64_t refused_owner, refused_cap, refused_full; /* pins refused, by why */
 };
 
 /* What dp_l2_learn made of a frame's source. */
@@ -73,8 +89,9 @@ enum dp_l2_verdict {
 };
 
 /* A fresh table; secret seeds the hash (the box draws it at random); cap and
- * age 0 take the defaults. */
-void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s);
+ * age 0 take the defaults; pin_cap, pinned entries a port may hold, 0: port_cap. */
+void dp_l2_init(struct dp_l2 *t, uint32_t secret, uint32_t port_cap, uint32_t age_s,
+		uint32_t pin_cap);
 /* Whether frame (len bytes) is tagged with a VLAN id other than 0: the box
  * switches one VLAN, and dp_l2_learn refuses such a frame (DP_L2_VLAN). */
 static inline bool dp_l2_vlan_other(const uint8_t *frame, uint32_t len)
@@ -93,11 +110,21 @@ enum dp_l2_verdict dp_l2_learn(struct dp_l2 *t, const uint8_t *frame, uint32_t l
 /* The port behind mac at tick now (pinned, or learned and not aged), or DP_L2_NONE. */
 uint16_t dp_l2_lookup(const struct dp_l2 *t, const uint8_t mac[6], uint32_t now);
 /*
- * Pin mac where it was learned (control side, one caller at a time): 0 with
- * *port, -ENOENT when it is not learned (or aged), -ENOSPC when its bucket
- * holds DP_L2_WAYS other pinned MACs.  Pins are counted: each needs its unpin.
+ * Pin mac where it was learned, for owner (control side, one caller at a
+ * time): 0 with *port; -ENOENT when it is not learned (or aged) and could
+ * be; -ENOSPC when its bucket holds DP_L2_WAYS other pinned MACs (learned or
+ * not: it could never be pinned, nor learned); -EACCES when another owner's
+ * jobs pin it; -EDQUOT when its port holds pin_cap pinned entries.  A static
+ * entry takes every owner's pin.  Pins are counted: each needs its unpin.
  */
-int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t *port);
+int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t owner, uint16_t *port);
+/*
+ * The operator's entry: mac on port for good (control side, before the
+ * workers run or under the control lock): 0, -EINVAL for a group or zero
+ * MAC or a port out of range, -EEXIST when mac is static on another port,
+ * -ENOSPC when its bucket holds DP_L2_WAYS static or pinned MACs.
+ */
+int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t now);
 /* Drop one pin of mac; the last makes it a learned entry again, seen now. */
 void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now);
 /* Free the aged entries of the next n buckets (one lcore calls it); how many. */

@@ -98,6 +98,11 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           (default %d of %d; docs/trust.md, \"L2\")\n"
 "  --l2-age S               switch mode: a learned MAC unseen for S s is forgotten\n"
 "                           (default %u; MACs a job pinned stay while it lives)\n"
+"  --l2-pin-cap N           switch mode: MACs the jobs may pin on one port\n"
+"                           (default: --l2-port-cap; a job past it is refused)\n"
+"  --l2-static F            switch mode: the operator's MAC -> port map, one\n"
+"                           \"MAC PORT\" a line (PORT: a DPDK port id): pinned for\n"
+"                           good before any frame, moved by none (docs/trust.md)\n"
 "  --no-promisc             do not put ports in promiscuous mode\n"
 "  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
 "                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
@@ -184,7 +189,7 @@ enum {
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
 	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_METRICS_TOKEN,
+	OPT_TLS_KEY, OPT_METRICS_TOKEN, OPT_L2_PIN_CAP, OPT_L2_STATIC,
 };
 /* clang-format on */
 
@@ -220,6 +225,8 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "stall-ms", required_argument, NULL, OPT_STALL },
 		{ "l2-port-cap", required_argument, NULL, OPT_L2_CAP },
 		{ "l2-age", required_argument, NULL, OPT_L2_AGE },
+		{ "l2-pin-cap", required_argument, NULL, OPT_L2_PIN_CAP },
+		{ "l2-static", required_argument, NULL, OPT_L2_STATIC },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -258,6 +265,11 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_STALL: rc = parse_uint("stall-ms", optarg, 10, 3600000, &cfg->stall_ms, err, errlen); break;
 		case OPT_L2_CAP: rc = parse_uint("l2-port-cap", optarg, 1, DP_L2_ENTRIES, &cfg->l2_port_cap, err, errlen); break;
 		case OPT_L2_AGE: rc = parse_uint("l2-age", optarg, 1, 86400, &cfg->l2_age_s, err, errlen); break;
+		case OPT_L2_PIN_CAP:
+			rc = parse_uint("l2-pin-cap", optarg, 1, DP_L2_ENTRIES, &cfg->l2_pin_cap,
+					err, errlen);
+			break;
+		case OPT_L2_STATIC: cfg->l2_static_file = optarg; break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_METRICS_TOKEN: cfg->metrics_token_file = optarg; break;
@@ -312,6 +324,13 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 	if (cfg->ctl_listen && !cfg->token && !cfg->token_file && !cfg->tenants_file) {
 		snprintf(err, errlen, "--ctl-listen %s needs --token T, --token-file F, NETREDUCE_TOKEN "
 			 "in the environment or --tenants F", cfg->ctl_listen);
+		return -EINVAL;
+	}
+	if (cfg->mode != DP_MODE_SWITCH && (cfg->l2_static_file || cfg->l2_pin_cap)) {
+		snprintf(err, errlen,
+			 "--%s: the L2 table is switch mode's; a one-armed box learns "
+			 "no MACs (give --mode switch, or leave it out)",
+			 cfg->l2_static_file ? "l2-static" : "l2-pin-cap");
 		return -EINVAL;
 	}
 	if (cfg->token && cfg->token_file) {

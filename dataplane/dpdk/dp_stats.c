@@ -82,6 +82,20 @@ static json_t *memory_json(const struct dp_box *b, const struct dp_ctr *sum)
 	return o;
 }
 
+/* The L2 table: its pins (jobs' and static) and the pins it refused, by why (dp_l2.h). */
+static json_t *l2_json(struct dp_box *b)
+{
+	json_t *o;
+
+	pthread_mutex_lock(&b->ctl_lock);
+	o = json_pack("{s:i,s:i,s:I,s:I,s:I}", "pinned", (int)dp_l2_pinned(&b->l2), "pin_cap",
+		      (int)b->l2.pin_cap, "pins_refused_owner", (json_int_t)b->l2.refused_owner,
+		      "pins_refused_cap", (json_int_t)b->l2.refused_cap, "pins_refused_full",
+		      (json_int_t)b->l2.refused_full);
+	pthread_mutex_unlock(&b->ctl_lock);
+	return o;
+}
+
 json_t *dp_stats_json(struct dp_box *b)
 {
 	json_t *o = json_object(), *ports = json_array(), *lcores = json_array(), *eng = json_object();
@@ -109,6 +123,7 @@ json_t *dp_stats_json(struct dp_box *b)
 	json_object_set_new(o, "totals", ctr_json(&sum));
 	json_object_set_new(o, "engine", eng);
 	json_object_set_new(o, "memory", memory_json(b, &sum));
+	json_object_set_new(o, "l2", l2_json(b));
 	return o;
 }
 

@@ -894,6 +894,32 @@ static void test_token_sources(void **state)
 	unsetenv("NETREDUCE_TOKEN");
 }
 
+/* The L2 table's options: switch mode's, a pin cap of 1 or more. */
+static void test_l2_opts(void **state)
+{
+	char *ok[] = { "x", "--l2-pin-cap", "8", "--l2-static", "/etc/netreduce/l2-static", NULL };
+	char *zero[] = { "x", "--l2-pin-cap", "0", NULL };
+	char *armed[] = { "x", "--mode", "one-armed", "--l2-static", "/etc/netreduce/l2-static",
+			  NULL };
+	struct dp_cfg cfg;
+	char err[256];
+
+	(void)state;
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(5, ok, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.l2_pin_cap, 8);
+	assert_string_equal(cfg.l2_static_file, "/etc/netreduce/l2-static");
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(3, zero, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "l2-pin-cap"));
+	dp_cfg_defaults(&cfg);
+	optind = 1;
+	assert_int_equal(dp_opts_parse(5, armed, &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "--l2-static: the L2 table is switch mode's"));
+}
+
 /* --tls-cert and --tls-key go together, and with a TCP listener. */
 static void test_tls_opts(void **state)
 {
@@ -1113,7 +1139,9 @@ static void test_tenant_quota(void **state)
 }
 
 /* s's spec as job_create of tenant who, its hosts' IPs moved to 10.78.0.(first + r). */
-static json_t *ctl_create_at(struct nr_ctl *c, int who, const struct sim *s, unsigned first)
+/* s's job on hosts 10.78.0.first..; own_macs: theirs (02:4e:53:..), else s's hosts'. */
+static json_t *ctl_create_at(struct nr_ctl *c, int who, const struct sim *s, unsigned first,
+			     bool own_macs)
 {
 	struct nr_job_spec *sp = sim_spec(s);
 	json_t *r;
@@ -1121,6 +1149,12 @@ static json_t *ctl_create_at(struct nr_ctl *c, int who, const struct sim *s, uns
 	for (unsigned i = 0; i < sp->n_conns; i++) {
 		sp->conns[i].src_ip = htonl(0x0A4E0000u | (first + i));
 		sp->conns[i].dst_ip = htonl(0x0A4E0000u | (first + (i + 1) % sp->n_conns));
+		if (own_macs) {
+			memcpy(sp->conns[i].src_mac, (uint8_t[6]){ 2, 0x4e, 0x53, 0, 0, first + i },
+			       6);
+			memcpy(sp->conns[i].dst_mac,
+			       (uint8_t[6]){ 2, 0x4e, 0x53, 0, 0, first + (i + 1) % sp->n_conns }, 6);
+		}
 	}
 	r = ctl_req(c, who, json_pack("{s:s,s:o}", "op", "job_create", "spec", nr_ctl_spec_to_json(sp)));
 	free(sp);
@@ -1131,9 +1165,10 @@ static json_t *ctl_create_at(struct nr_ctl *c, int who, const struct sim *s, uns
  * Addresses belong to tenants: vision holds 10.78.0.0/29 (the harness's hosts
  * 10.78.0.1-4) and speech 10.78.0.8/29.  speech registering vision's job's
  * very connections, or vision's hosts with QPNs of its own, is refused by
- * name and counted, and no error names vision's job; speech's job on its own
- * addresses is created; vision's all-reduce through the box, after and
- * beside it all, is exact.
+ * name and counted, and no error names vision's job; so is speech's job on
+ * its own IPs but vision's hosts' MACs (the box pinned them for vision);
+ * speech's job on its own addresses is created; vision's all-reduce through
+ * the box, after and beside it all, is exact.
  */
 static void test_tenant_addresses(void **state)
 {
@@ -1167,7 +1202,8 @@ static void test_tenant_addresses(void **state)
 	sim_init(v, h, 4, 1024, 4096, 4);
 	learn_all(v, 4);
 	r = ctl_create(c, 0, v);
-	assert_true(json_is_true(json_object_get(r, "ok")));
+	if (!json_is_true(json_object_get(r, "ok")))
+		fail_msg("vision's job: %s", json_string_value(json_object_get(r, "error")));
 	v->job_id = (uint32_t)json_integer_value(json_object_get(r, "job"));
 	v->w = (unsigned)json_integer_value(json_object_get(r, "credits"));
 	v->result_key = (uint32_t)json_integer_value(json_object_get(r, "result_key"));
@@ -1183,9 +1219,13 @@ static void test_tenant_addresses(void **state)
 	r = ctl_create(c, 1, sq);
 	expect_refused(r, "is not tenant speech's address (its ips: 10.78.0.8/29)");
 	assert_int_equal(nr_ctl_counter(c, NR_CCTR_ADDR_REFUSED), 2);
+	/* its own IP addresses on vision's hosts' MACs: the box pins those for vision */
+	r = ctl_create_at(c, 1, sq, 9, false);
+	expect_refused(r, "the sender's MAC 02:4e:52:00:00:01 is pinned by another tenant's job");
 	/* its own addresses: created */
-	r = ctl_create_at(c, 1, sq, 9);
-	assert_true(json_is_true(json_object_get(r, "ok")));
+	r = ctl_create_at(c, 1, sq, 9, true);
+	if (!json_is_true(json_object_get(r, "ok")))
+		fail_msg("speech's job: %s", json_string_value(json_object_get(r, "error")));
 	json_decref(r);
 
 	/* vision's traffic through the box: exact */
@@ -1219,6 +1259,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_multiseg, test_teardown),
 		cmocka_unit_test_teardown(test_dup_garbage_payload, test_teardown),
 		cmocka_unit_test(test_token_sources),
+		cmocka_unit_test(test_l2_opts),
 		cmocka_unit_test(test_tls_opts),
 		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
 		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),

@@ -1062,7 +1062,8 @@ static int gen_soft(nrz_seed_cb cb, void *ctx)
  * owner: a small map filled past its cap, cleared in another order, refilled
  * (runs that wrap the end of the map, moves on every deletion); l2: each
  * port's cap reached, pins taken over and given back, time passing the ageing
- * time, sweeps, the VLAN cases.
+ * time, sweeps, the VLAN cases; two owners' pins past a port's pin cap, static
+ * entries against thieves and pins, a bucket of statics.
  */
 static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
 {
@@ -1089,7 +1090,8 @@ static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
 		return n;
 	}
 	/* l2 */
-	put(&s, 2); put(&s, 0);
+	/* clang-format off */
+	put(&s, 2); put(&s, 0); put(&s, 7);
 	for (unsigned m = 0; m < 16; m++) {               /* port 1 past its cap (3) */
 		put(&s, 0); put(&s, (uint8_t)m); put(&s, 1);
 	}
@@ -1105,7 +1107,7 @@ static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
 	cb(ctx, "cap-pin-age", s.b, s.n);
 	n++;
 	s.n = 0;
-	put(&s, 15); put(&s, 3);
+	put(&s, 15); put(&s, 3); put(&s, 7);
 	for (unsigned m = 0; m < 12; m++) {               /* one bucket: ways, pins, FULL */
 		put(&s, 0); put(&s, (uint8_t)m); put(&s, (uint8_t)m);
 		put(&s, 2); put(&s, (uint8_t)m); put(&s, 0);
@@ -1115,6 +1117,26 @@ static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
 		put(&s, 0); put(&s, (uint8_t)m); put(&s, 5);
 	}
 	cb(ctx, "one-bucket", s.b, s.n);
+	n++;
+	s.n = 0;
+	put(&s, 15); put(&s, 3); put(&s, 1);               /* pin cap 2 a port */
+	for (unsigned m = 12; m < 16; m++) {              /* owner 1 pins, owner 2 refused */
+		put(&s, 0); put(&s, (uint8_t)m); put(&s, 4);
+		put(&s, 2); put(&s, (uint8_t)m); put(&s, 0);
+		put(&s, 10); put(&s, (uint8_t)m); put(&s, 0);
+	}
+	put(&s, 1); put(&s, 20); put(&s, 6);              /* static, then a thief, a pin */
+	put(&s, 0); put(&s, 20); put(&s, 4);
+	put(&s, 10); put(&s, 20); put(&s, 0);
+	put(&s, 3); put(&s, 20); put(&s, 0);
+	put(&s, 1); put(&s, 12); put(&s, 6);
+	put(&s, 1); put(&s, 31); put(&s, 6);
+	for (unsigned m = 0; m < 12; m++) {               /* one bucket of statics */
+		put(&s, 1); put(&s, (uint8_t)m); put(&s, (uint8_t)m);
+		put(&s, 2); put(&s, (uint8_t)m); put(&s, 0);
+	}
+	/* clang-format on */
+	cb(ctx, "owners-static", s.b, s.n);
 	return n + 1;
 }
 

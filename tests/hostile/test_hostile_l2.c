@@ -15,6 +15,21 @@
  * port, none by port 4; the counters must name each attack frame: l2_pinned,
  * vlan_refused, l2_capped (the port's cap), the table's per-port counts.
  * A second case ages the attacker's entries out once it stops.
+ *
+ * Tenants (docs/trust.md, "L2"): the attacker is tenant 2 ("mallory", its
+ * jobs' spec owner 2), the victim tenant 1.  Three more cases, each the
+ * victim's job exact beside the attack and no victim frame to port 4:
+ *   - the re-pin: mallory teaches the box host 1's MAC from port 4 before
+ *     host 1 speaks and pins it with a job; the victim's job is refused,
+ *     naming it (a re-pin took the first pin's port: the victim's results
+ *     went to port 4), and runs once mallory's job is gone;
+ *   - the pre-registration flood against the operator's static map
+ *     (--l2-static): host MACs flooded from port 4 before any host speaks
+ *     move nothing, mallory's job pinning one binds to the host's port;
+ *   - pin exhaustion: mallory pins made-up MACs past --l2-pin-cap (refused,
+ *     counted) and fills the bucket of host 2's MAC with pins before host 2
+ *     speaks; the victim's job is refused at job_create naming the bucket
+ *     (it registered unbound, its results flooded to port 4).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +41,10 @@
 
 #include <cmocka.h>
 
+#include <rte_jhash.h>
+
+#include "dataplane/dpdk/dp_l2_static.h"
+#include "proto/nr_text.h"
 #include "tests/eal/eal_harness.h"
 
 #include "hz_traffic.h"
@@ -37,6 +56,9 @@
 #define MSG      600
 #define MSGS     6
 #define FLOOD    3000      /* made-up source MACs, over the port's cap */
+#define VICTIM   1         /* the victim's owner (tenant 0 + 1) */
+#define MALLORY  2         /* the attacker's (tenant 1 + 1) */
+#define PIN_CAP  8
 
 static struct harness g_h;
 
@@ -261,11 +283,294 @@ static void test_ageing(void **state)
 	hz_job_fini(&R.j);
 }
 
+/* ---- tenants' pins ------------------------------------------------------------ */
+
+/* The L2 table's clock now (what the workers pass it). */
+static uint32_t box_tick(void)
+{
+	return dp_l2_tick(dp_now_ns(g_h.box, rte_get_tsc_cycles()));
+}
+
+static void bcast_from(unsigned port, const uint8_t mac[6])
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t b[64];
+
+	h_inject(&g_h, port, b, frame(b, bcast, mac, false, 0));
+}
+
+/* The box and the victim's job (owner VICTIM, not added); hosts in speak[] announce. */
+static void tenants_setup(struct l2_run *R, void (*tune)(struct dp_cfg *), const bool *speak)
+{
+	uint32_t ips[RANKS];
+	uint8_t macs[RANKS][6];
+
+	memset(R, 0, sizeof(*R));
+	R->h = &g_h;
+	R->rng = 0x5EED1u;
+	for (unsigned r = 0; r < RANKS; r++) {
+		ips[r] = h_host_ip(r);
+		h_host_mac(r, macs[r]);
+	}
+	assert_int_equal(h_setup_tuned(&g_h, PORTS, DP_MODE_SWITCH, 1, tune), 0);
+	assert_int_equal(hz_job_init(&R->j, RANKS, ips, (const uint8_t(*)[6])macs, MTU, MSG, MSGS,
+				     HZ_VAL_PLAIN, 0x1A2Bu),
+			 0);
+	R->j.spec->owner = VICTIM;
+	bcast_from(ATTACKER, attacker_mac);
+	for (unsigned r = 0; r < RANKS; r++)
+		if (speak[r])
+			bcast_from(r, macs[r]);
+	drain(R);
+}
+
+/* Mallory's two-rank job naming MACs a and b (her addresses, her QPs): dp_job_add's rc. */
+static int mallory_job(struct hz_job *m, uint32_t id, const uint8_t a[6], const uint8_t b[6],
+		       char *err, size_t errlen)
+{
+	uint32_t ips[2] = { h_host_ip(40 + 2 * id), h_host_ip(41 + 2 * id) }, credits;
+	uint8_t macs[2][6];
+
+	memcpy(macs[0], a, 6);
+	memcpy(macs[1], b, 6);
+	assert_int_equal(hz_job_init(m, 2, ips, (const uint8_t(*)[6])macs, MTU, MSG, 1,
+				     HZ_VAL_PLAIN, 0x77u + id),
+			 0);
+	m->spec->owner = MALLORY;
+	return dp_job_add(g_h.box, id, m->spec, &credits, err, errlen);
+}
+
+/* The victim's job added, run, checked: exact, every result by its receiver's port. */
+static void victim_runs(struct l2_run *R, bool hostile)
+{
+	uint32_t credits;
+	char err[256] = "";
+
+	if (dp_job_add(g_h.box, 1, R->j.spec, &credits, err, sizeof(err)))
+		fail_msg("victim's job_add: %s", err);
+	workload(R, hostile);
+	assert_int_equal(R->j.wrong, 0);
+	assert_true(hz_all_results(&R->j));
+	assert_int_equal(R->results_off_port, 0);
+	assert_int_equal(R->results_to_attacker, 0);
+	assert_int_equal(dp_job_del(g_h.box, 1), 0);
+}
+
+static void test_repin(void **state)
+{
+	static const bool speak[RANKS] = { true, false, true, true };
+	struct hz_job m;
+	struct l2_run R;
+	uint32_t credits;
+	char err[256] = "";
+	int rc;
+
+	(void)state;
+	if (!h_eal_ok)
+		skip();
+	tenants_setup(&R, NULL, speak);
+	/* host 1's MAC, taught from port 4 before host 1 speaks, pinned by mallory */
+	bcast_from(ATTACKER, R.j.mac[1]);
+	drain(&R);
+	assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[1], box_tick()), g_h.port_id[ATTACKER]);
+	if (mallory_job(&m, 2, R.j.mac[1], attacker_mac, err, sizeof(err)))
+		fail_msg("mallory's job: %s", err);
+	rc = dp_job_add(g_h.box, 1, R.j.spec, &credits, err, sizeof(err));
+	printf("# re-pin: the victim's job_add: %d (%s); pins refused to another owner %llu\n", rc,
+	       err, (unsigned long long)g_h.box->l2.refused_owner);
+	assert_int_equal(rc, -EACCES);
+	assert_non_null(strstr(err, "is pinned by another tenant's job"));
+	assert_int_equal(g_h.box->l2.refused_owner, 1);
+	/* mallory's job gone, host 1 speaks from its port: the victim runs exact */
+	assert_int_equal(dp_job_del(g_h.box, 2), 0);
+	bcast_from(1, R.j.mac[1]);
+	drain(&R);
+	victim_runs(&R, true);
+	h_teardown(&g_h);
+	hz_job_fini(&R.j);
+	hz_job_fini(&m);
+}
+
+/* dp_l2_static_load's check: a port of the harness' box. */
+static int harness_port(void *arg, uint16_t port)
+{
+	(void)arg;
+	for (unsigned i = 0; i < PORTS; i++)
+		if (g_h.port_id[i] == port)
+			return 1;
+	return 0;
+}
+
+static void test_static_map(void **state)
+{
+	static const bool none[RANKS] = { false, false, false, false };
+	char path[] = "/tmp/nr-l2-static-XXXXXX", err[256] = "", mac_s[NR_MAC_STRLEN];
+	struct l2_run R;
+	struct hz_job m;
+	struct dp_ctr c;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	if (!h_eal_ok)
+		skip();
+	tenants_setup(&R, NULL, none);
+	/* the operator's map, as --l2-static reads it; its mistakes named by line */
+	fd = mkstemp(path);
+	assert_true(fd >= 0 && (f = fdopen(fd, "w")) != NULL);
+	fprintf(f, "# the victims' hosts\n");
+	for (unsigned r = 0; r < RANKS; r++)
+		fprintf(f, "%s %u   # host %u\n", nr_mac_str(R.j.mac[r], mac_s), g_h.port_id[r], r);
+	fclose(f);
+	assert_int_equal(dp_l2_static_load(&g_h.box->l2, path, 0, harness_port, NULL, err,
+					   sizeof(err)),
+			 RANKS);
+	f = fopen(path, "a");
+	fprintf(f, "%s %u\n", nr_mac_str(R.j.mac[1], mac_s), g_h.port_id[ATTACKER]);
+	fclose(f);
+	assert_int_equal(dp_l2_static_load(&g_h.box->l2, path, 0, harness_port, NULL, err,
+					   sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, ":6: 02:4e:52:00:00:02 is already on another port"));
+	f = fopen(path, "w");
+	fprintf(f, "02:00:00:00:00:09 99\n");
+	fclose(f);
+	assert_int_equal(dp_l2_static_load(&g_h.box->l2, path, 0, harness_port, NULL, err,
+					   sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, ":1: port \"99\" is not a port of the box"));
+	unlink(path);
+	/* the flood before anyone registers: every host's MAC from port 4 */
+	for (unsigned k = 0; k < 16; k++)
+		bcast_from(ATTACKER, R.j.mac[k % RANKS]);
+	drain(&R);
+	for (unsigned r = 0; r < RANKS; r++)
+		assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[r], 0), g_h.port_id[r]);
+	/* mallory's job naming host 1's MAC binds to host 1's port, not hers */
+	if (mallory_job(&m, 2, R.j.mac[1], attacker_mac, err, sizeof(err)))
+		fail_msg("mallory's job: %s", err);
+	assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[1], 0), g_h.port_id[1]);
+	victim_runs(&R, true);
+	dp_box_counters(g_h.box, &c);
+	printf("# static map: %llu theft frames before and during the job, l2_pinned %llu, "
+	       "l2_moved %llu\n",
+	       (unsigned long long)(R.theft + 16), (unsigned long long)c.c[DP_CTR_L2_PINNED],
+	       (unsigned long long)c.c[DP_CTR_L2_MOVED]);
+	assert_int_equal(c.c[DP_CTR_L2_PINNED], R.theft + 16);
+	assert_int_equal(c.c[DP_CTR_L2_MOVED], 0);
+	assert_int_equal(dp_job_del(g_h.box, 2), 0);
+	/* the static entries stay when every job is gone */
+	assert_int_equal(dp_l2_pinned(&g_h.box->l2), RANKS);
+	h_teardown(&g_h);
+	hz_job_fini(&R.j);
+	hz_job_fini(&m);
+}
+
+static void pin_cap(struct dp_cfg *cfg)
+{
+	cfg->l2_pin_cap = PIN_CAP;
+}
+
+/* Whether two MACs share a bucket of t (dp_l2.c's hash, the box's secret). */
+static bool same_bucket(const struct dp_l2 *t, const uint8_t a[6], const uint8_t b[6])
+{
+	uint64_t ka = 0, kb = 0;
+
+	for (unsigned i = 0; i < 6; i++) {
+		ka = ka << 8 | a[i];
+		kb = kb << 8 | b[i];
+	}
+	return ((rte_jhash_2words((uint32_t)ka, (uint32_t)(ka >> 32), t->secret) ^
+		 rte_jhash_2words((uint32_t)kb, (uint32_t)(kb >> 32), t->secret)) &
+		(DP_L2_BUCKETS - 1)) == 0;
+}
+
+static void test_pin_exhaustion(void **state)
+{
+	static const bool speak[RANKS] = { true, true, false, true };
+	struct hz_job mp[(PIN_CAP + 4) / 2], mb[DP_L2_WAYS / 2];
+	uint8_t made[PIN_CAP + 4][6], twin[DP_L2_WAYS][6];
+	unsigned refused = 0, ok = 0, nt = 0;
+	struct l2_run R;
+	uint32_t credits;
+	char err[256] = "";
+	int rc;
+
+	(void)state;
+	if (!h_eal_ok)
+		skip();
+	tenants_setup(&R, pin_cap, speak);
+	/* past the pin cap: made-up MACs taught from port 4, pinned in pairs */
+	for (unsigned i = 0; i < PIN_CAP + 4; i++) {
+		uint8_t mac[6] = { 0x06, 0x11, 0x22, 0x33, 0x44, (uint8_t)i };
+
+		memcpy(made[i], mac, 6);
+		bcast_from(ATTACKER, mac);
+	}
+	drain(&R);
+	for (unsigned i = 0; i < (PIN_CAP + 4) / 2; i++) {
+		rc = mallory_job(&mp[i], 10 + i, made[2 * i], made[2 * i + 1], err, sizeof(err));
+		if (rc == 0) {
+			ok++;
+		} else {
+			assert_int_equal(rc, -EDQUOT);
+			assert_non_null(strstr(err, "the box's --l2-pin-cap"));
+			refused++;
+		}
+	}
+	assert_int_equal(ok, PIN_CAP / 2);
+	assert_int_equal(refused, (PIN_CAP + 4) / 2 - PIN_CAP / 2);
+	for (unsigned i = 0; i < ok; i++)
+		assert_int_equal(dp_job_del(g_h.box, 10 + i), 0);
+	/* the bucket of host 2's MAC, which has not spoken, filled with mallory's pins */
+	for (uint32_t k = 1; nt < DP_L2_WAYS && k < (1u << 22); k++) {
+		uint8_t mac[6] = { 0x06,       0x55, (uint8_t)(k >> 16), (uint8_t)(k >> 8),
+				   (uint8_t)k, 0x01 };
+
+		if (same_bucket(&g_h.box->l2, mac, R.j.mac[2]))
+			memcpy(twin[nt++], mac, 6);
+	}
+	assert_int_equal(nt, DP_L2_WAYS);
+	for (unsigned i = 0; i < DP_L2_WAYS; i++)
+		bcast_from(ATTACKER, twin[i]);
+	drain(&R);
+	for (unsigned i = 0; i < DP_L2_WAYS / 2; i++)
+		if (mallory_job(&mb[i], 30 + i, twin[2 * i], twin[2 * i + 1], err, sizeof(err)))
+			fail_msg("mallory's bucket pins: %s", err);
+	bcast_from(2, R.j.mac[2]); /* host 2 speaks: its bucket takes nothing */
+	drain(&R);
+	assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[2], box_tick()), DP_L2_NONE);
+	rc = dp_job_add(g_h.box, 1, R.j.spec, &credits, err, sizeof(err));
+	printf("# pin exhaustion: %u of mallory's pair jobs pinned, %u refused (--l2-pin-cap %u); "
+	       "the victim's job_add with host 2's bucket pinned full: %d (%s); refused cap %llu, "
+	       "full %llu\n",
+	       ok, refused, PIN_CAP, rc, err, (unsigned long long)g_h.box->l2.refused_cap,
+	       (unsigned long long)g_h.box->l2.refused_full);
+	assert_int_equal(rc, -ENOSPC);
+	assert_non_null(strstr(err, "cannot be pinned: its bucket of the box's L2 table"));
+	assert_true(g_h.box->l2.refused_cap >= refused && g_h.box->l2.refused_full >= 1);
+	/* mallory's bucket pins gone, host 2 speaks again: the victim runs exact */
+	for (unsigned i = 0; i < DP_L2_WAYS / 2; i++)
+		assert_int_equal(dp_job_del(g_h.box, 30 + i), 0);
+	bcast_from(2, R.j.mac[2]);
+	drain(&R);
+	victim_runs(&R, true);
+	h_teardown(&g_h);
+	hz_job_fini(&R.j);
+	for (unsigned i = 0; i < (PIN_CAP + 4) / 2; i++)
+		hz_job_fini(&mp[i]);
+	for (unsigned i = 0; i < DP_L2_WAYS / 2; i++)
+		hz_job_fini(&mb[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_theft_and_flood, h_case_teardown),
 		cmocka_unit_test_teardown(test_ageing, h_case_teardown),
+		cmocka_unit_test_teardown(test_repin, h_case_teardown),
+		cmocka_unit_test_teardown(test_static_map, h_case_teardown),
+		cmocka_unit_test_teardown(test_pin_exhaustion, h_case_teardown),
 	};
 	return h_run_box_group("hostile L2, box", tests, sizeof(tests) / sizeof(tests[0]));
 }
