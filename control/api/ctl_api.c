@@ -79,6 +79,13 @@ void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void nr_ctl_set_mac_pinning(struct nr_ctl *c, bool on)
+{
+	pthread_mutex_lock(&c->lock);
+	c->mac_pinning = on;
+	pthread_mutex_unlock(&c->lock);
+}
+
 uint64_t nr_ctl_now_ms(void)
 {
 	struct timespec ts;

@@ -41,6 +41,7 @@ struct nr_ctl {
 	uint32_t next_id;
 	uint32_t failed_ttl_ms;
 	uint32_t default_lease_ms; /* of TCP jobs that ask for none */
+	bool mac_pinning;          /* the backend pins MACs for tenants (nr_ctl_set_mac_pinning) */
 	struct ctl_job jobs[NR_MAX_JOBS];
 	struct ctl_tenants tenants;
 	uint64_t ctr[NR_CCTR_MAX];

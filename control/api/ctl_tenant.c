@@ -158,12 +158,14 @@ static bool ip_is_mine(const struct ctl_tenant *t, uint32_t ip)
 	return false;
 }
 
-static bool mac_is_mine(const struct ctl_tenant *t, const uint8_t mac[6])
+static bool mac_is_mine(const struct ctl_tenant *t, unsigned tenants, const uint8_t mac[6])
 {
 	static const uint8_t zero[6];
 
-	if (!t->macs || !memcmp(mac, zero, 6))    /* unchecked, or none named */
+	if (!memcmp(mac, zero, 6)) /* none named: nothing pinned */
 		return true;
+	if (!t->macs) /* unchecked on a box of one tenant */
+		return tenants < 2;
 	for (unsigned i = 0; i < t->n_macs; i++)
 		if (!memcmp(mac, t->macs[i], 6))
 			return true;
@@ -192,8 +194,8 @@ static const char *ranges_str(const struct ctl_tenant *t, char *buf, size_t len)
 	return buf;
 }
 
-int ctl_tenant_addr_check(const struct ctl_tenant *t, const struct nr_job_spec *s, char *err,
-			  size_t errlen)
+int ctl_tenant_addr_check(const struct ctl_tenant *t, unsigned tenants, const struct nr_job_spec *s,
+			  char *err, size_t errlen)
 {
 	for (uint32_t k = 0; k < nr_job_conns(s); k++) {
 		const struct nr_conn_spec *x = &s->conns[k];
@@ -212,10 +214,20 @@ int ctl_tenant_addr_check(const struct ctl_tenant *t, const struct nr_job_spec *
 				 ranges_str(t, r, sizeof(r)));
 			return -EACCES;
 		}
-		if (!mac_is_mine(t, x->src_mac))
+		if (!mac_is_mine(t, tenants, x->src_mac))
 			field = "src_mac";
-		else if (!mac_is_mine(t, x->dst_mac))
+		else if (!mac_is_mine(t, tenants, x->dst_mac))
 			field = "dst_mac";
+		if (field && !t->macs) {
+			snprintf(err, errlen,
+				 "spec.%s.%s: %s: tenant %s has no macs in the tenants file, "
+				 "and a box shared by %u tenants pins only the MACs the file gives each "
+				 "(add \"macs\" to tenant %s)",
+				 nr_job_conn_name(s, k, where, sizeof(where)), field,
+				 nr_mac_str(field[0] == 's' ? x->src_mac : x->dst_mac, m), t->name,
+				 tenants, t->name);
+			return -EACCES;
+		}
 		if (field) {
 			snprintf(err, errlen, "spec.%s.%s: %s is not tenant %s's MAC (not among the %u "
 				 "macs the tenants file gives it)",

@@ -32,7 +32,8 @@ struct ctl_tenant {
 	uint32_t max_conns;        /* TCP control connections; 0: the server's default */
 	uint64_t quota_refused;    /* its job_creates refused over a limit (ctl_request.c) */
 	/* The addresses its jobs may register (ctl_tenant_addr_check): any IPv4
-	 * address with any_ip, else one of ips[]; MACs unchecked without macs[]. */
+	 * address with any_ip, else one of ips[]; MACs one of macs[], unchecked
+	 * without it on a box of one tenant, none on a box shared by several. */
 	bool any_ip;
 	struct ctl_cidr *ips;
 	unsigned n_ips;
@@ -57,9 +58,13 @@ int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len);
 void ctl_tenants_clear(struct ctl_tenants *ts);
 /*
  * Whether every address connection k of s names is t's: 0, or -EACCES with
- * err naming the connection, the address and the tenant.
+ * err naming the connection, the address and the tenant.  With tenants of
+ * two or more (on a box that pins MACs: nr_ctl_set_mac_pinning; else 1), a
+ * MAC is t's only when its macs[] names it: the box pins a job's MACs for
+ * its tenant, and a MAC taken from where it was last seen would let a
+ * tenant pin another's host (docs/trust.md, "L2").
  */
-int ctl_tenant_addr_check(const struct ctl_tenant *t, const struct nr_job_spec *s, char *err,
-			  size_t errlen);
+int ctl_tenant_addr_check(const struct ctl_tenant *t, unsigned tenants, const struct nr_job_spec *s,
+			  char *err, size_t errlen);
 
 #endif /* NR_CTL_TENANT_H */

@@ -131,6 +131,13 @@ unsigned nr_ctl_reap(struct nr_ctl *c, uint64_t now_ms);
  */
 #define NR_CTL_DEFAULT_LEASE_MS 60000u
 void nr_ctl_set_default_lease(struct nr_ctl *c, uint32_t default_ms);
+/*
+ * The backend pins a job's MACs for its tenant (the DPDK box in switch
+ * mode; dataplane/dpdk/dp_l2.h): then, on a box of two or more tenants, a
+ * tenant's job names only MACs its "macs" in the tenants file gives it, and
+ * a tenant without "macs" names none (docs/trust.md, "L2").  Off by default.
+ */
+void nr_ctl_set_mac_pinning(struct nr_ctl *c, bool on);
 /* The control clock: CLOCK_MONOTONIC in ms (leases, the server's timers). */
 uint64_t nr_ctl_now_ms(void);
 

@@ -284,6 +284,7 @@ static struct nr_ctl_server *start_control(struct nr_backend *be, const struct d
 	}
 	nr_ctl_set_failed_ttl(*ctlp, cfg->failed_job_ttl * 1000u);
 	nr_ctl_set_default_lease(*ctlp, cfg->job_lease * 1000u);
+	nr_ctl_set_mac_pinning(*ctlp, cfg->mode == DP_MODE_SWITCH);
 	if (cfg->tenants_file) {
 		int n = nr_ctl_tenants_load(*ctlp, cfg->tenants_file, err, sizeof(err));
 

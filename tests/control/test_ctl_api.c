@@ -728,6 +728,22 @@ static void test_tenants(void **state)
 							      "tenant")), "b");
 	json_decref(r);
 	assert_int_equal(nr_ctl_counter(f->c, NR_CCTR_QUOTA_REFUSED), 1);
+
+	/* a box that pins MACs for tenants (switch mode), shared by three: a
+	 * tenant names only the MACs the file gives it, one without macs none */
+	nr_ctl_set_mac_pinning(f->c, true);
+	r = call_as(f, 1, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(2, 5, 0x100)));
+	assert_err(r,
+		   "spec.conns[0].src_mac: 02:00:00:05:00:01: tenant b has no macs in the "
+		   "tenants file, and a box shared by 3 tenants pins only the MACs the file gives each");
+	json_decref(r);
+	r = call_as(f, 2, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(2, 0, 0x200)));
+	assert_err(r, "02:00:00:00:00:02 is not tenant c's MAC");
+	json_decref(r);
+	nr_ctl_set_mac_pinning(f->c, false);
+	r = call_as(f, 1, json_pack("{s:s,s:o}", "op", "job_create", "spec", tb_spec(2, 5, 0x100)));
+	assert_ok(r);
+	json_decref(r);
 }
 
 static void test_job_list_admin_only(void **state)
