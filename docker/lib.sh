@@ -346,7 +346,7 @@ dk_up() {
 			--ip "$(dk_data_net "$i").2" --cap-add NET_ADMIN -e "NR_DATA_MAC=$(dk_host_mac "$i")" \
 			-e "NR_RANK=$i" -e "NR_WORLD=$n" -e "NR_ROOT=$(dk_data_ip 0):$DK_ROOT_PORT" \
 			-e "NR_ADDR=$(dk_data_ip "$i")" -e NR_DATA_PREFIXLEN=24 -e NR_DATA_PREFIX=10.79. \
-			-e "NR_SWITCH=$(dk_box_ip):$DK_CTL_PORT" -e "NR_TOKEN=$DK_TOKEN" -e NR_TLS=off \
+			-e "NR_BOX=$(dk_box_ip):$DK_CTL_PORT" -e "NR_TOKEN=$DK_TOKEN" -e NR_TLS=off \
 			-e NR_TRANSPORT=soft -e "NR_NEIGH=$neigh" -e "NR_MTU=${DK_MTU:-4096}" \
 			"netreduce-host:$DK_TAG" > /dev/null || dk_die "docker create ${DK_P}h$i failed"
 		docker network connect --ip "$(dk_ctl_ip $((100 + i)))" "${DK_P}ctl" "${DK_P}h$i" ||

@@ -103,7 +103,7 @@ dk_rxe_up() {
 		docker create --name "${DK_P}h$i" "${DK_COMMON[@]}" --network "${DK_P}ctl" \
 			--ip "$(dk_ctl_ip $((100 + i)))" --cap-add IPC_LOCK --device "/dev/infiniband/$uv" \
 			-e "NR_RANK=$i" -e "NR_WORLD=$n" -e "NR_ROOT=$(dk_ctl_ip 100):$DK_ROOT_PORT" \
-			-e "NR_ADDR=$(dk_data_ip "$i")" -e "NR_SWITCH=$(dk_box_ip):$DK_CTL_PORT" \
+			-e "NR_ADDR=$(dk_data_ip "$i")" -e "NR_BOX=$(dk_box_ip):$DK_CTL_PORT" \
 			-e "NR_TOKEN=$DK_TOKEN" -e NR_TLS=off -e NR_TRANSPORT=verbs -e "NR_DEVICE=$dev" \
 			"netreduce-host:$DK_TAG" > /dev/null || dk_die "docker create ${DK_P}h$i failed"
 		docker start "${DK_P}h$i" > /dev/null || dk_die "docker start ${DK_P}h$i failed"

@@ -6,7 +6,7 @@
  *   NR_RANK=0 NR_WORLD=2 NR_ROOT=127.0.0.10:29500 NR_ADDR=127.0.0.10 ./nr-example-allreduce &
  *   NR_RANK=1 NR_WORLD=2 NR_ROOT=127.0.0.10:29500 NR_ADDR=127.0.0.11 ./nr-example-allreduce
  *
- * With NR_SWITCH (and NR_TOKEN) the all-reduces go through the box; without,
+ * With NR_BOX (and NR_TOKEN) the all-reduces go through the box; without,
  * over the library's ring.  Each rank sums a float32 buffer whose element i is
  * rank + i, then a bfloat16 one, and checks the result against what every
  * rank can compute alone.  Build: cc allreduce.c $(pkg-config --cflags --libs
@@ -63,8 +63,8 @@ static int run(struct nr_comm *comm)
 	for (int i = 0; i < COUNT; i++)
 		x[i] = (float)(rank + i % 64);
 	/* through the box when the communicator has one, else the ring */
-	rc = getenv("NR_SWITCH") ? nr_allreduce(comm, x, x, COUNT, NR_FLOAT32, NR_SUM)
-				 : nr_ring_allreduce(comm, x, x, COUNT, NR_FLOAT32, NR_SUM);
+	rc = getenv("NR_BOX") ? nr_allreduce(comm, x, x, COUNT, NR_FLOAT32, NR_SUM)
+			      : nr_ring_allreduce(comm, x, x, COUNT, NR_FLOAT32, NR_SUM);
 	if (check(comm, rc, "float32 all-reduce"))
 		goto out;
 	for (int i = 0; i < COUNT; i++)
@@ -72,8 +72,8 @@ static int run(struct nr_comm *comm)
 	/* 16 bits a gradient: summed in FP32, rounded once through the box */
 	for (int i = 0; i < COUNT; i++)
 		h[i] = to_bf16((float)(rank + i % 8));
-	rc = getenv("NR_SWITCH") ? nr_allreduce(comm, h, h, COUNT, NR_BF16, NR_SUM)
-				 : nr_ring_allreduce(comm, h, h, COUNT, NR_BF16, NR_SUM);
+	rc = getenv("NR_BOX") ? nr_allreduce(comm, h, h, COUNT, NR_BF16, NR_SUM)
+			      : nr_ring_allreduce(comm, h, h, COUNT, NR_BF16, NR_SUM);
 	if (check(comm, rc, "bfloat16 all-reduce"))
 		goto out;
 	for (int i = 0; i < COUNT; i++)

@@ -5,7 +5,7 @@ images, 10 classes; shipped with python3-sklearn, no download), one process
 per rank, one thread per process, through Gloo or netreduce:
 
     torchrun-style env (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) plus, for
-    netreduce, NR_SWITCH and NR_TOKEN (the box), then:
+    netreduce, NR_BOX and NR_TOKEN (the box), then:
 
     train.py --backend gloo             # the baseline
     train.py --backend netreduce        # dist.init_process_group("netreduce"): through the box

@@ -172,7 +172,7 @@ NR_API int nr_config_init_env(struct nr_config *cfg, size_t size);
 #define nr_config_default(cfg) nr_config_init((cfg), sizeof(*(cfg)))
 
 /*
- * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN, NR_TRANSPORT,
+ * Defaults, then NR_RANK, NR_WORLD, NR_ROOT, NR_BOX, NR_TOKEN, NR_TRANSPORT,
  * NR_SOFT_PROFILE, NR_SOFT_WINDOW, NR_SOFT_ACKREQ, NR_TCLASS, NR_DEVICE, NR_ADDR, NR_MTU,
  * NR_MSG_SIZE, NR_TIMEOUT_MS, NR_BOOTSTRAP_TIMEOUT_MS, NR_POOL_MSGS, NR_RING_WINDOW,
  * NR_UDP_PORT, NR_GID_INDEX, NR_ACK_TIMEOUT, NR_LOCAL_SIZE, NR_LOCAL_RANK, NR_HIER,

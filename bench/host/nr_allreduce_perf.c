@@ -47,6 +47,7 @@ struct opts {
 
 static void usage(FILE *f)
 {
+	/* clang-format off */
 	fprintf(f,
 "usage: nr-allreduce-perf [options]\n"
 "  -b, --minbytes SIZE   smallest size in bytes (K, M, G suffixes; default 4)\n"
@@ -54,8 +55,8 @@ static void usage(FILE *f)
 "  -f, --stepfactor F    multiply the size by F each step (default 2)\n"
 "  -n, --iters N         timed iterations per size (default 20)\n"
 "  -w, --warmup N        untimed iterations per size (default 5)\n"
-"  -a, --algo A          netreduce (through the box, needs NR_SWITCH) or ring\n"
-"                        (default: netreduce when NR_SWITCH is set, else ring)\n"
+"  -a, --algo A          netreduce (through the box, needs NR_BOX) or ring\n"
+"                        (default: netreduce when NR_BOX is set, else ring)\n"
 "      --op OP           sum (default) or max; max registers the box job for max\n"
 "                        (NR_REDUCE=max) unless NR_REDUCE says otherwise\n"
 "      --dtype T         fp32 (default), bf16 or fp16: the elements (sizes stay in\n"
@@ -89,11 +90,12 @@ static void usage(FILE *f)
 "                        it has a box (default: every rack as this rank's)\n"
 "      --rank R --world N --root IP:PORT --switch IP:PORT --token T\n"
 "      --transport soft|verbs --device DEV --addr IP --msg-size B --timeout-ms T\n"
-"                        override NR_RANK, NR_WORLD, NR_ROOT, NR_SWITCH, NR_TOKEN,\n"
+"                        override NR_RANK, NR_WORLD, NR_ROOT, NR_BOX, NR_TOKEN,\n"
 "                        NR_TRANSPORT, NR_DEVICE, NR_ADDR, NR_MSG_SIZE, NR_TIMEOUT_MS\n"
 "  -h, --help\n"
 "time: median over the iterations of one call, on rank 0; algbw = bytes / time;\n"
 "busbw = algbw * 2(N-1)/N.  Exit status 0: fine, 1: wrong elements, 2: error.\n");
+	/* clang-format on */
 }
 
 static int parse_uint(const char *s, long max, long *out)
@@ -595,8 +597,8 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o, &cfg))
 		return 2;
 	if (!o.ring && !cfg.switch_addr && !cfg.racks) {   /* a rack may have no box */
-		fprintf(stderr, "nr-allreduce-perf: --algo netreduce needs the box: set NR_SWITCH "
-			"(and NR_TOKEN) or use --algo ring\n");
+		fprintf(stderr, "nr-allreduce-perf: --algo netreduce needs the box: set NR_BOX "
+				"(and NR_TOKEN) or use --algo ring\n");
 		return 2;
 	}
 	rc = nr_comm_init(&cfg, &c);

@@ -280,7 +280,8 @@ static int box_check(struct nr_comm *c, const void *sendbuf, void *recvbuf, size
 		     enum nr_dtype dtype, enum nr_op op, int *rc)
 {
 	if (c && !c->broken && !c->has_box) {
-		*rc = nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
+		*rc = nr_fail(c, NR_ERR_CONFIG,
+			      "nr_allreduce: no box configured (NR_BOX); "
 			      "use nr_ring_allreduce without a box");
 		return 1;
 	}

@@ -58,7 +58,8 @@ static int topo_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 
 	/* across racks a rack without a box takes part on its ring */
 	if (!ring && !c->broken && !c->topo->racks && !c->topo->has_box)
-		return nr_fail(c, NR_ERR_CONFIG, "nr_allreduce: no box configured (NR_SWITCH); "
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "nr_allreduce: no box configured (NR_BOX); "
 			       "use nr_ring_allreduce without a box");
 	if (nr_check_args(c, sendbuf, recvbuf, count, dtype, op, fn, &rc))
 		return rc;
@@ -238,7 +239,7 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 	}
 	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
 		nr_set_tls_error("nr_comm_box_counters: rank %d holds no box job: rank 0 registered "
-				 "it (and a communicator without NR_SWITCH has none)",
+				 "it (and a communicator without NR_BOX has none)",
 				 comm ? comm->rank : -1);
 		return NR_ERR_INVALID;
 	}
@@ -264,7 +265,7 @@ int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len)
 	}
 	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
 		nr_set_tls_error("nr_comm_box_status: rank %d holds no box job: rank 0 registered "
-				 "it (and a communicator without NR_SWITCH has none)",
+				 "it (and a communicator without NR_BOX has none)",
 				 comm ? comm->rank : -1);
 		return NR_ERR_INVALID;
 	}

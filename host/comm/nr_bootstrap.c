@@ -156,7 +156,7 @@ static int check_hello(struct nr_comm *c, json_t *msg, const struct pending *pc,
 			       "smaller interface's MTU)", *rank, a, mtu, c->cfg.mtu,
 			       mtu < (int)c->cfg.mtu ? mtu : (int)c->cfg.mtu);
 	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
-	SAME("box setting (NR_SWITCH set)", box, c->has_box);
+	SAME("box setting (NR_BOX set)", box, c->has_box);
 	SAME("box channels (NR_CHANNELS)", channels, (int)c->n_channels);
 #undef SAME
 	if (strcmp(tp, c->transport))

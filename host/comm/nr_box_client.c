@@ -7,7 +7,7 @@
  * open: one connection a job, however long it lives), job_destroy at
  * nr_comm_destroy; and the box's worker count, which every rank asks for with
  * NR_CHANNELS=auto.  With NR_TLS_CA every connection is TLS, the box's
- * certificate checked against that CA and the IP of NR_SWITCH
+ * certificate checked against that CA and the IP of NR_BOX
  * (control/tls/nr_tls.c): the token never crosses in clear.
  */
 #include <arpa/inet.h>
@@ -227,7 +227,7 @@ static int box_tls_init(struct nr_comm *c)
 		if (addr_loopback(c->switch_addr))
 			return 0;
 		return nr_fail(c, NR_ERR_CONFIG,
-			       "the box at %s (NR_SWITCH) in plain text would read "
+			       "the box at %s (NR_BOX) in plain text would read "
 			       "the token in clear, and whoever reads the control network with it: "
 			       "set NR_TLS_CA to the CA certificate of the box's --tls-cert "
 			       "(deploy/README.md), or NR_TLS=off where that network is trusted",
@@ -247,9 +247,11 @@ static int box_connect(struct nr_comm *c, struct nr_box_conn *k, const char *wha
 	if (rc)
 		return rc;
 	if (conn_open(c, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000, k, err, sizeof(err)))
-		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_SWITCH): %s%s",
-			       what, c->switch_addr, err, strncmp(err, "TLS", 3) ? "; is netreduce-switch "
-			       "running with its TCP control listener there?" : "");
+		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_BOX): %s%s", what,
+			       c->switch_addr, err,
+			       strncmp(err, "TLS", 3) ? "; is netreduce-switch "
+							"running with its TCP control listener there?"
+						      : "");
 	return 0;
 }
 
@@ -549,7 +551,7 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 	int rc;
 
 	if (conn_open(c, timeout, &k, why, sizeof(why))) {
-		snprintf(err, errlen, "cannot ask the box at %s (NR_SWITCH) for job %u's counters: %s",
+		snprintf(err, errlen, "cannot ask the box at %s (NR_BOX) for job %u's counters: %s",
 			 c->switch_addr, b->job, why);
 		return NULL;
 	}

@@ -194,7 +194,20 @@ static int from_env(struct nr_config *cfg)
 		cfg->channels = (uint32_t)v;
 	}
 	cfg->root = env_str("NR_ROOT", NULL);
-	cfg->switch_addr = env_str("NR_SWITCH", NULL);
+	cfg->switch_addr = env_str("NR_BOX", NULL);
+	{
+		/* NR_SWITCH: NR_BOX's old name, still read (NEWS.md); never two boxes */
+		const char *old = env_str("NR_SWITCH", NULL);
+
+		if (old && cfg->switch_addr && strcmp(old, cfg->switch_addr)) {
+			nr_set_tls_error("NR_BOX=\"%s\" and NR_SWITCH=\"%s\": NR_SWITCH is the old "
+					 "name of NR_BOX; set NR_BOX alone",
+					 cfg->switch_addr, old);
+			return NR_ERR_CONFIG;
+		}
+		if (!cfg->switch_addr)
+			cfg->switch_addr = old;
+	}
 	cfg->token = env_str("NR_TOKEN", NULL);
 	cfg->job_secret = env_str("NR_JOB_SECRET", NULL);
 	cfg->transport = env_str("NR_TRANSPORT", NR_TP_KIND_DEFAULT);
@@ -519,12 +532,12 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 	}
 	if (cfg->switch_addr && !good_hostport(cfg->switch_addr)) {
 		nr_set_tls_error("%s=\"%s\": need the box's control address ip:port",
-				 NAME("NR_SWITCH", "switch_addr"), cfg->switch_addr);
+				 NAME("NR_BOX", "switch_addr"), cfg->switch_addr);
 		return NR_ERR_CONFIG;
 	}
 	if (cfg->switch_addr && cfg->world > 1 && (!cfg->token || !*cfg->token)) {
 		nr_set_tls_error("%s: the box's control API needs the shared token (%s is set)",
-				 NAME("NR_TOKEN", "token"), NAME("NR_SWITCH", "switch_addr"));
+				 NAME("NR_TOKEN", "token"), NAME("NR_BOX", "switch_addr"));
 		return NR_ERR_CONFIG;
 	}
 	if (nr_auth_check_secret(cfg->job_secret, why, sizeof(why))) {

@@ -29,7 +29,7 @@ enum nr_hier_variant {
 
 struct nr_topo {
 	bool racks;                  /* jobs across racks (else: hosts with several ranks) */
-	bool has_box;                /* this rank was given a box (NR_SWITCH) */
+	bool has_box;                /* this rank was given a box (NR_BOX) */
 	/* hosts with several ranks */
 	int hosts, local_size, host, local;
 	int variant;                 /* enum nr_hier_variant, the same on every rank */

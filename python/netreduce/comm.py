@@ -6,9 +6,9 @@ nr_config_from_env); the caller supplies what a framework already knows: rank,
 world size, and (when NR_ROOT / NR_ADDR are unset) the rendezvous address and
 this host's data address.  Two variables are Python's own:
 
-  NR_ALGO  box (nr_allreduce: through the box at NR_SWITCH, or across racks
+  NR_ALGO  box (nr_allreduce: through the box at NR_BOX, or across racks
            with NR_RACKS, where a rack without a box sums on its ring) or
-           ring (nr_ring_allreduce, no box); default: box when NR_SWITCH or
+           ring (nr_ring_allreduce, no box); default: box when NR_BOX or
            NR_RACKS is set, else ring
   NR_JOB   a name for the job, in every error message (default: chosen by
            the caller, e.g. one that rank 0 makes up and shares)
@@ -51,17 +51,23 @@ class NetreduceError(RuntimeError):
         return NetreduceError(self.rank, self.job, self.what, self.code, self.detail, diagnosis)
 
 
+def _box_env():
+    """The box's control address: NR_BOX, or NR_SWITCH, its old name (the library reads
+    both)."""
+    return os.environ.get("NR_BOX") or os.environ.get("NR_SWITCH")
+
+
 def algo_from_env():
-    """NR_ALGO, checked; default box when NR_SWITCH or NR_RACKS is set, else ring.
+    """NR_ALGO, checked; default box when NR_BOX or NR_RACKS is set, else ring.
     Across racks every rank must make the same call (nr_allreduce), box or not:
-    a rack without a box (NR_SWITCH unset there) takes part on its ring."""
+    a rack without a box (NR_BOX unset there) takes part on its ring."""
     racks = bool(os.environ.get("NR_RACKS"))
     algo = os.environ.get("NR_ALGO") or \
-        ("box" if os.environ.get("NR_SWITCH") or racks else "ring")
+        ("box" if _box_env() or racks else "ring")
     if algo not in ALGOS:
-        raise ValueError(f"NR_ALGO={algo!r}: use box (through the box at NR_SWITCH) or ring")
-    if algo == "box" and not os.environ.get("NR_SWITCH") and not racks:
-        raise ValueError("NR_ALGO=box needs NR_SWITCH (the box's control address ip:port) "
+        raise ValueError(f"NR_ALGO={algo!r}: use box (through the box at NR_BOX) or ring")
+    if algo == "box" and not _box_env() and not racks:
+        raise ValueError("NR_ALGO=box needs NR_BOX (the box's control address ip:port) "
                          "and NR_TOKEN; or use NR_ALGO=ring")
     return algo
 
@@ -108,7 +114,7 @@ def free_port(addr):
 # nr_config_check names struct fields ("addr=...: ..."); nr_config_from_env names the
 # variables but, seeing world 1 in the environment, skips the checks that only
 # apply to several ranks.  Those fields' messages get their variables' names.
-_FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_SWITCH",
+_FIELD_VARS = {"root": "NR_ROOT", "addr": "NR_ADDR", "switch_addr": "NR_BOX",
                "token": "NR_TOKEN", "local_size": "NR_LOCAL_SIZE", "local_rank": "NR_LOCAL_RANK",
                "racks": "NR_RACKS", "rack_agents": "NR_RACK_AGENTS", "short_ppm": "NR_SHORT_PPM",
                "short_dscp": "NR_SHORT_DSCP", "short_scale": "NR_SHORT_SCALE",
@@ -175,7 +181,7 @@ class Config:
             cfg.job_secret = secret.encode()
         if algo == "box" and not cfg.switch_addr and not cfg.racks:
             raise self.error("configuration", _lib.ERR_CONFIG,
-                             "algorithm box needs NR_SWITCH (the box's control address) and "
+                             "algorithm box needs NR_BOX (the box's control address) and "
                              "NR_TOKEN; or use NR_ALGO=ring")
         if lib.nr_config_check(ctypes.byref(cfg)):
             msg = _env_names(_lib.last_error())

@@ -152,7 +152,7 @@ ring4)
 	;;
 bridge-ring)
 	# The baseline a user runs first: no box anywhere, hosts on a Linux bridge,
-	# and no NR_SWITCH in their environment.
+	# and no NR_BOX in their environment.
 	run_check "ring over a plain bridge, 4 hosts" 4 --bridge --hosts 4 --algo ring \
 		--iters 1 --warmup 1 --bytes 4,4100,1048580,16M
 	pass "ring all-reduce over a Linux bridge with no box, 4 hosts, 4 B..16 MiB: exact"

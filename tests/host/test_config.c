@@ -15,8 +15,9 @@
 #include "host/comm/nr_util.h"
 #include "host/transport/nr_transport.h"
 
+/* clang-format off */
 static const char *const vars[] = {
-	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
+	"NR_RANK", "NR_WORLD", "NR_ROOT", "NR_BOX", "NR_SWITCH", "NR_TOKEN", "NR_TRANSPORT", "NR_DEVICE",
 	"NR_ADDR", "NR_MTU", "NR_MSG_SIZE", "NR_TIMEOUT_MS", "NR_POOL_MSGS", "NR_RING_WINDOW",
 	"NR_UDP_PORT", "NR_GID_INDEX", "NR_LOCAL_SIZE", "NR_LOCAL_RANK", "NR_HIER", "NR_INTRA_GBPS",
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
@@ -24,6 +25,7 @@ static const char *const vars[] = {
 	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE", "NR_SPRAY_PORTS",
 	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES", "NR_DE_THRESH",
 };
+/* clang-format on */
 
 static int clear_env(void **state)
 {
@@ -40,12 +42,33 @@ static void set_good(void)
 	setenv("NR_ADDR", "10.0.0.3", 1);
 }
 
+/* NR_SWITCH, NR_BOX's old name, is still read; two different boxes are an error. */
+static void test_box_alias(void **state)
+{
+	struct nr_config cfg;
+
+	(void)state;
+	set_good();
+	setenv("NR_TOKEN", "s3cret", 1);
+	setenv("NR_SWITCH", "10.0.0.254:7000", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_string_equal(cfg.switch_addr, "10.0.0.254:7000");
+	setenv("NR_BOX", "10.0.0.254:7000", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	setenv("NR_BOX", "10.0.0.253:7000", 1);
+	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_SWITCH is the old name of NR_BOX"));
+	unsetenv("NR_SWITCH");
+	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
+	assert_string_equal(cfg.switch_addr, "10.0.0.253:7000");
+}
+
 static void test_env_good(void **state)
 {
 	struct nr_config cfg;
 
 	set_good();
-	setenv("NR_SWITCH", "10.0.0.254:7000", 1);
+	setenv("NR_BOX", "10.0.0.254:7000", 1);
 	setenv("NR_TOKEN", "s3cret", 1);
 	setenv("NR_TRANSPORT", "verbs", 1);
 	setenv("NR_DEVICE", "rxe0", 1);
@@ -268,7 +291,9 @@ static void test_short(void **state)
 /* Each bad value fails with NR_ERR_CONFIG and a message naming the variable. */
 static void test_env_bad(void **state)
 {
-	static const struct { const char *var, *val, *named; } bad[] = {
+	static const struct {
+		const char *var, *val, *named;
+	} bad[] = {
 		{ "NR_RANK", "-1", "NR_RANK" },
 		{ "NR_RANK", "4", "NR_RANK" },
 		{ "NR_RANK", "two", "NR_RANK" },
@@ -278,7 +303,7 @@ static void test_env_bad(void **state)
 		{ "NR_ROOT", "host:1", "NR_ROOT" },
 		{ "NR_ROOT", "10.0.0.1:70000", "NR_ROOT" },
 		{ "NR_ADDR", "10.0.0", "NR_ADDR" },
-		{ "NR_SWITCH", "10.0.0.9", "NR_SWITCH" },
+		{ "NR_BOX", "10.0.0.9", "NR_BOX" },
 		{ "NR_TRANSPORT", "tcp", "NR_TRANSPORT" },
 		{ "NR_SOFT_PROFILE", "cx7", "NR_SOFT_PROFILE" },
 		{ "NR_TCLASS", "256", "NR_TCLASS" },
@@ -288,23 +313,23 @@ static void test_env_bad(void **state)
 		{ "NR_MTU", "1500", "NR_MTU" },
 		{ "NR_MTU", "99999", "NR_MTU" },
 		{ "NR_MSG_SIZE", "1000", "NR_MSG_SIZE" },
-		{ "NR_MSG_SIZE", "", NULL },   /* empty = unset: default */
+		{ "NR_MSG_SIZE", "", NULL }, /* empty = unset: default */
 		{ "NR_TIMEOUT_MS", "5", "NR_TIMEOUT_MS" },
 		{ "NR_POOL_MSGS", "7", "NR_POOL_MSGS" },
-		{ "NR_RING_WINDOW", "65", "NR_RING_WINDOW" },  /* past the receives posted */
+		{ "NR_RING_WINDOW", "65", "NR_RING_WINDOW" }, /* past the receives posted */
 		{ "NR_RING_WINDOW", "64", NULL },
 		{ "NR_UDP_PORT", "65536", "NR_UDP_PORT" },
-		{ "NR_LOCAL_SIZE", "3", "NR_LOCAL_SIZE" },    /* does not divide NR_WORLD=4 */
+		{ "NR_LOCAL_SIZE", "3", "NR_LOCAL_SIZE" }, /* does not divide NR_WORLD=4 */
 		{ "NR_LOCAL_SIZE", "0", "NR_LOCAL_SIZE" },
 		{ "NR_LOCAL_SIZE", "2", NULL },
-		{ "NR_LOCAL_RANK", "1", "NR_LOCAL_RANK" },    /* rank 2 of 1 per host is local 0 */
+		{ "NR_LOCAL_RANK", "1", "NR_LOCAL_RANK" }, /* rank 2 of 1 per host is local 0 */
 		{ "NR_HIER", "ring", "NR_HIER" },
 		{ "NR_HIER", "hierarchical", NULL },
 		{ "NR_INTRA_GBPS", "-1", "NR_INTRA_GBPS" },
 		{ "NR_INTER_GBPS", "fast", "NR_INTER_GBPS" },
 		{ "NR_SHM_PACE_GBPS", "1e9", "NR_SHM_PACE_GBPS" },
 		{ "NR_INTER_GBPS", "2.5", NULL },
-		{ "NR_RACKS", "2,1", "NR_RACKS" },            /* 3 hosts, NR_WORLD=4 */
+		{ "NR_RACKS", "2,1", "NR_RACKS" }, /* 3 hosts, NR_WORLD=4 */
 		{ "NR_RACKS", "2,", "NR_RACKS" },
 		{ "NR_RACKS", "x", "NR_RACKS" },
 		{ "NR_RACKS", "1,3", NULL },
@@ -350,7 +375,7 @@ static void test_env_bad(void **state)
 	/* the box needs the token */
 	clear_env(NULL);
 	set_good();
-	setenv("NR_SWITCH", "10.0.0.9:7000", 1);
+	setenv("NR_BOX", "10.0.0.9:7000", 1);
 	assert_int_equal(nr_config_from_env(&cfg), NR_ERR_CONFIG);
 	assert_non_null(strstr(nr_comm_last_error(NULL), "NR_TOKEN"));
 	/* NR_WORLD unset (a framework gives the world later): the layout waits for the world */
@@ -455,7 +480,7 @@ static void test_world_one(void **state)
 	assert_int_equal(((const uint8_t *)out)[6], 0);
 	assert_int_equal(nr_ring_allreduce(c, NULL, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
 	assert_int_equal(nr_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_CONFIG);
-	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_SWITCH)"));
+	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_BOX)"));
 	/* a refused call does not break the communicator */
 	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
 	nr_comm_destroy(c);
@@ -632,6 +657,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_env_good, clear_env),
+		cmocka_unit_test_setup(test_box_alias, clear_env),
 		cmocka_unit_test_setup(test_env_defaults, clear_env),
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),

@@ -44,7 +44,7 @@ static void run_perf(int world, const char *const *args, char *out, size_t outle
 			snprintf(v, sizeof(v), "%u", env.udp_port);
 			setenv("NR_UDP_PORT", v, 1);
 			setenv("NR_TIMEOUT_MS", "5000", 1);
-			unsetenv("NR_SWITCH");
+			unsetenv("NR_BOX");
 			if (local_size)
 				setenv("NR_LOCAL_SIZE", local_size, 1);
 			else

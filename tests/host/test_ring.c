@@ -480,7 +480,7 @@ static void test_kill_one_rank(void **state)
 	munmap(t.out, sizeof(*t.out));
 }
 
-/* ---- box path with nothing listening at NR_SWITCH ---- */
+/* ---- box path with nothing listening at NR_BOX ---- */
 
 static int nobox_child(int rank, int world, void *arg)
 {

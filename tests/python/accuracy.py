@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """How exact a 16-bit all-reduce is, measured side by side on the same data:
-netreduce (through the box with NR_SWITCH: FP32 sums in rank order rounded
+netreduce (through the box with NR_BOX: FP32 sums in rank order rounded
 once; without: our ring, rounded at every hop) and Gloo's all-reduce of the
 same tensor (its ring, rounded at every hop; torch 1.13's Gloo has fp16, not
 bf16), against the exact sum (float64).

@@ -38,7 +38,7 @@
 #               serving the DSCP classes by priority, with and without
 #               NR_PRIO_CLASSES=3: the input side's bucket's median latency
 #               must be lower with the classes (rank 0, per bucket)
-#   fail-nobox  NR_SWITCH points at a closed port: every rank raises at
+#   fail-nobox  NR_BOX points at a closed port: every rank raises at
 #               init_process_group, naming its rank, the job and the box
 #   fail-kill   SIGKILL rank 2 mid-training: the others raise within the
 #               progress timeout (+ slack), naming the job and rank 2 as the
@@ -225,7 +225,7 @@ train-box|train-hook|train-ring|train-bf16|train-hier|train-racks|train-torchrun
 	pass "$out"
 	;;
 fail-nobox)
-	launch nobox box NR_SWITCH="$TB_BOX_ADDR:1" -- --steps 20 --quiet
+	launch nobox box NR_BOX="$TB_BOX_ADDR:1" -- --steps 20 --quiet
 	tb_wait 180 "${TB_LAUNCH_PIDS[@]}"
 	for ((r = 0; r < hosts; r++)); do
 		[ "${TB_RCS[$r]}" = 3 ] || { show_logs nobox; fail "rank $r exited ${TB_RCS[$r]}, expected 3 (an error)"; }

@@ -73,7 +73,7 @@ class Backend(unittest.TestCase):
     def test_registered(self):
         self.assertIsInstance(self.pg, ProcessGroupNetreduce)
         self.assertEqual(dist.get_backend(), "netreduce")
-        self.assertEqual(self.pg.worker.algo, "ring")   # no NR_SWITCH: our ring
+        self.assertEqual(self.pg.worker.algo, "ring")   # no NR_BOX: our ring
 
     def test_float32_sum_and_avg_through_netreduce(self):
         kinds = ["all_reduce SUM float32 cpu contiguous", "all_reduce AVG float32 cpu contiguous"]
@@ -516,7 +516,7 @@ class Tolerant(unittest.TestCase):
     def test_binding(self):
         # the flags and the counters through ctypes, on one rank with a box configured
         saved = dict(os.environ)
-        os.environ.update(NR_SWITCH="127.0.0.1:9", NR_TOKEN="t", NR_SHORT_PPM="1000",
+        os.environ.update(NR_BOX="127.0.0.1:9", NR_TOKEN="t", NR_SHORT_PPM="1000",
                           NR_SHORT_DSCP="12")
         try:
             cfg = netreduce.Config(0, 1, "job-t", "box")
@@ -635,12 +635,12 @@ class Config(unittest.TestCase):
     def test_algo(self):
         with self.assertRaisesRegex(ValueError, "NR_ALGO='bogus': use box"):
             self.config(NR_ALGO="bogus")
-        with self.assertRaisesRegex(ValueError, "NR_ALGO=box needs NR_SWITCH"):
+        with self.assertRaisesRegex(ValueError, "NR_ALGO=box needs NR_BOX"):
             self.config(NR_ALGO="box")
-        self.assertEqual(self.config(NR_SWITCH="127.0.0.1:7100", NR_TOKEN="t").algo, "box")
+        self.assertEqual(self.config(NR_BOX="127.0.0.1:7100", NR_TOKEN="t").algo, "box")
 
     def test_racks(self):
-        # across racks every rank calls nr_allreduce, a rack without a box (no NR_SWITCH) too
+        # across racks every rank calls nr_allreduce, a rack without a box (no NR_BOX) too
         cfg = self.config(NR_RACKS="2,2")
         self.assertEqual(cfg.algo, "box")
         self.assertEqual(cfg.racks, "2,2")
@@ -651,8 +651,8 @@ class Config(unittest.TestCase):
     def test_box_needs_token(self):
         # the environment alone says world 1, where no token is needed; torch says 4
         with self.assertRaisesRegex(netreduce.NetreduceError,
-                                    r"NR_TOKEN: .*needs the shared token \(NR_SWITCH is set\)"):
-            self.config(NR_SWITCH="127.0.0.1:7100")
+                                    r"NR_TOKEN: .*needs the shared token \(NR_BOX is set\)"):
+            self.config(NR_BOX="127.0.0.1:7100")
 
     def test_bad_addr(self):
         with self.assertRaisesRegex(netreduce.NetreduceError,

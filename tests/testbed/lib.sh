@@ -755,7 +755,7 @@ tb_ctl() {
 # through the box; RANK, WORLD_SIZE) with Gloo bound to the host's data
 # interface (GLOO_SOCKET_IFNAME), NR_INTER_GBPS when the links are shaped
 # (TB_RATE), plus TB_HOST_ENV (extra NAME=VALUE words).
-# Over a plain bridge there is no box: NR_SWITCH stays unset, so the library
+# Over a plain bridge there is no box: NR_BOX stays unset, so the library
 # runs without one (ring only) instead of trying to register a job.  NR_TOKEN
 # goes to every host, a rack without a box too: the rendezvous' key comes from
 # it, and every rank needs the same (host/README.md, NR_JOB_SECRET).
@@ -763,7 +763,7 @@ tb_host_env() {
 	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box="NR_TOKEN=$TB_TOKEN" k
 	k=$(tb_rack_of "$i")
 	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
-		box="NR_SWITCH=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
+		box="NR_BOX=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
 		# the control network is the testbed's own: plain text said so
 		# (NR_TLS=off), but with --tls; TB_PLAIN_UNSAID=1 leaves both
 		# out, as a user who forgot would (e2e tls: the library refuses)

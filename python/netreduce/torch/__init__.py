@@ -17,7 +17,7 @@ what went where, with libnetreduce's own counters; report() gives the job's
 communication share and what the box can bring at that share (rank 0 prints
 it at exit; NR_REPORT=0: not).
 
-Settings from the environment: NR_SWITCH, NR_TOKEN (the box), NR_ALGO (box or
+Settings from the environment: NR_BOX, NR_TOKEN (the box), NR_ALGO (box or
 ring), NR_JOB (a name in error messages), NR_TIMEOUT_MS, NR_ADDR, NR_ROOT,
 NR_STRICT, NR_REPORT, NR_STAGE_CHUNK_KB (GPU staging) and the other NR_* of
 libnetreduce (host/README.md), which reach the library unchanged:
