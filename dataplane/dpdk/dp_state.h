@@ -28,7 +28,7 @@
 #include "dataplane/dpdk/dp_ctr.h"
 #include "dataplane/dpdk/dp_l2.h"
 #include "dataplane/dpdk/dp_opts.h"
-#include "dataplane/dpdk/dp_owner.h"
+#include "dataplane/dpdk/dp_qp_owner.h"
 #include "dataplane/engine/agg_engine.h"
 #include "proto/roce_icrc.h"
 #include "proto/roce_pkt.h"

@@ -48,7 +48,7 @@
  * ACKs (AETH on the sender's QPN) acknowledge g and everything before; a NAK
  * sequence error at PSN p acknowledges up to p - 1; RNR and other NAKs
  * acknowledge nothing; an ACK beyond what was emitted or before the
- * connection's mark is ACK_IGNORED.  The status monitor (agg_monitor.h)
+ * connection's mark is ACK_IGNORED.  The status monitor (agg_nak.h)
  * watches each sender's stream and the receivers' ACKs and NAKs, and sends a
  * sender a NAK on its receiver's behalf when its stream shows a gap
  * (ops.send).  A slot is released once every
@@ -117,7 +117,7 @@ struct agg_engine_ops {
 	void (*free)(void *ctx, void *handle);
 	/*
 	 * optional: a frame the engine made (a NAK to a sender on its receiver's
-	 * behalf: the status monitor, agg_monitor.c), whole and ICRC'd, in a
+	 * behalf: the status monitor, agg_nak.c), whole and ICRC'd, in a
 	 * buffer valid during the call; the caller copies and transmits it.
 	 * origin: where the receiver's frames the NAK stands in for came from
 	 * (ops.origin of its last ACK).  Without send the monitor only counts.

@@ -6,7 +6,7 @@
  * slot (bitmap, length, opcode and tag checks), sum (ordered or streaming),
  * emit completed slots in sequence order, snoop ACKs/NAKs and release slots;
  * each data packet and ACK of a registered connection is shown to the status
- * monitor (agg_monitor.c), which NAKs a sender on its receiver's behalf.
+ * monitor (agg_nak.c), which NAKs a sender on its receiver's behalf.
  *
  * Verdicts for packets that reach a registered connection:
  *   data side (daddr, qpn) = (conns[i].dst_ip, conns[i].dst_qpn), any frame:
@@ -43,7 +43,7 @@
  *     the only peer of that QP (docs/trust.md).  The others: packets with an
  *     AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then FORWARD, except a
  *     receiver's sequence NAK the status monitor answered with the stored
- *     results itself (NAK_REPAIRED, DROP: agg_monitor.c, repair); everything
+ *     results itself (NAK_REPAIRED, DROP: agg_nak.c, repair); everything
  *     else FORWARD untouched.
  *   Ordered mode: a duplicate of a contribution the box still holds (slot
  *   filling or complete) that differs from it (payload, length, opcode or
@@ -60,7 +60,7 @@
 #include <arpa/inet.h>
 
 #include "dataplane/engine/agg_internal.h"
-#include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_nak.h"
 #include "dataplane/engine/agg_short.h"
 
 #define likely(x)   __builtin_expect(!!(x), 1)

@@ -44,7 +44,7 @@ struct agg_slot {
 };
 
 /* The RETH of connection i's packet of a slot (first packets of a message):
- * what a repair (agg_monitor.c) rebuilds that packet's result with. */
+ * what a repair (agg_nak.c) rebuilds that packet's result with. */
 struct agg_slot_reth {
 	uint64_t va;
 	uint32_t rkey;
@@ -121,7 +121,7 @@ struct agg_job {
 				    * NULL for FP32 (nr_job_acc_packets) */
 	struct agg_slot_reth *reth;      /* [pool * n]: set for slots whose opcode carries one */
 	uint64_t *acked;           /* [n] per connection: every x below is ACKed */
-	struct agg_conn_mon *mon;   /* [n] the status monitor's view (agg_monitor.c) */
+	struct agg_conn_mon *mon;  /* [n] the status monitor's view (agg_nak.c) */
 	uint64_t nak_rtt_ns;       /* smoothed: NAK sent -> what it asked for arrived */
 	uint64_t emit_ns;          /* results last went out (the monitor's probes wait) */
 	const void **srcs;         /* [n] scratch for the sum */
@@ -144,7 +144,7 @@ struct agg_job {
 #define NR_MON_NONE UINT64_MAX
 
 /*
- * What the status monitor (agg_monitor.c) knows of one connection: the
+ * What the status monitor (agg_nak.c) knows of one connection: the
  * sender's stream as the box received it, the receiver's last ACK (the
  * template of the box's NAKs), and the NAKs it sent.  Sequences are
  * extended (x), as the job's.

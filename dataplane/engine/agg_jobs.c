@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dataplane/engine/agg_internal.h"
-#include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_nak.h"
 #include "proto/nr_text.h"
 
 struct agg_engine *agg_engine_create(const struct agg_engine_ops *ops)

@@ -11,7 +11,7 @@
  * make bench-dlcp before this rule).  A tail loss is the monitor's probe's.
  * The N-1 contributions are summed (times N/(N-1) with short_scale) and
  * emitted as any slot's; the missing connection's result is built from its
- * sender's data template, as a repair's (agg_monitor.c), and sent.  Its
+ * sender's data template, as a repair's (agg_nak.c), and sent.  Its
  * receiver sees an in-order stream and ACKs it, so its sender never goes
  * back: RC holds, no QP sees an error.  A late copy of the packet meets
  * the emitted slot and is answered with the stored result (agg_input.c,
@@ -40,7 +40,7 @@
  */
 #include "dataplane/engine/agg_short.h"
 
-#include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_nak.h"
 
 /* The one connection whose contribution slot si lacks (count n - 1). */
 static uint32_t missing_conn(const struct agg_job *j, uint32_t si)

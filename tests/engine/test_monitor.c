@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The status monitor (dataplane/engine/agg_monitor.c): the NAKs the box sends
+ * The status monitor (dataplane/engine/agg_nak.c): the NAKs the box sends
  * a sender on its receiver's behalf, and the results it resends itself.
  * Losses before the box (a gap in a sender's stream), after it (the
  * receiver's NAK answered by a repair from the stored results; the last

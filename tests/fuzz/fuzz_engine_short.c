@@ -17,7 +17,7 @@
 #include "fuzz_engine.h"
 
 /* The monitor's probe time is 4 NAK round trips, never under 4 ms
- * (agg_monitor.c MON_PROBE_MIN_NS): no stream stands still for less. */
+ * (agg_nak.c MON_PROBE_MIN_NS): no stream stands still for less. */
 #define NRZ_PROBE_MIN_NS 4000000ull
 
 static bool op_shortable(uint8_t op)

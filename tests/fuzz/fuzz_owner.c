@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fuzz_owner: the box's QPN owner map (dataplane/dpdk/dp_owner.c) against a
+ * fuzz_owner: the box's QPN owner map (dataplane/dpdk/dp_qp_owner.c) against a
  * shadow model.  Input: byte 0 the map's size (keys 1..64 it is made for),
  * then operations of 3 bytes [op][key][worker]: op % 3 = 0 set, 1 clear,
  * 2 get; the key one of 256 (two daddrs x 128 QPNs, so runs collide and
@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "dataplane/dpdk/dp_owner.h"
+#include "dataplane/dpdk/dp_qp_owner.h"
 #include "nrz_fuzz.h"
 
 #define KEYS 256

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The QPN owner map (dataplane/dpdk/dp_owner.h), no EAL:
+ * The QPN owner map (dataplane/dpdk/dp_qp_owner.h), no EAL:
  *   - churn: thousands of jobs' keys set and cleared in random order against a
  *     shadow model; the map must answer every live key with its worker, miss
  *     every other, keep its count exact, and end empty: deletions reclaim
@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "dataplane/dpdk/dp_owner.h"
+#include "dataplane/dpdk/dp_qp_owner.h"
 
 static uint32_t xs(uint32_t *s)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The QPN owner map (see dp_owner.h). */
+/* The QPN owner map (see dp_qp_owner.h). */
 /* rte_seqcount is experimental in DPDK 22.11 (stable from 23.11 on). */
 #define ALLOW_EXPERIMENTAL_API 1
 
@@ -9,7 +9,7 @@
 
 #include <rte_jhash.h>
 
-#include "dataplane/dpdk/dp_owner.h"
+#include "dataplane/dpdk/dp_qp_owner.h"
 #include "proto/roce_hdr.h"
 
 static inline uint64_t own_key(uint32_t daddr, uint32_t qpn)

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The status monitor of the aggregation engine (agg_monitor.c): per
+ * The status monitor of the aggregation engine (agg_nak.c): per
  * connection it follows the sender's stream as the box receives it and the
  * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error)
  * on its receiver's behalf when a loss would otherwise wait for the sender's
  * ACK timeout.  Called by agg_input.c (every data packet and ACK of a
  * registered connection) and agg_jobs.c (housekeeping).
  */
-#ifndef NR_AGG_MONITOR_H
-#define NR_AGG_MONITOR_H
+#ifndef NR_AGG_NAK_H
+#define NR_AGG_NAK_H
 
 #include <stdint.h>
 
@@ -71,4 +71,4 @@ void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, u
 /* Re-arms of gaps not repaired, probes of connections stalled without a gap. */
 void agg_mon_poll(struct agg_engine *e, struct agg_job *j, uint64_t now_ns);
 
-#endif /* NR_AGG_MONITOR_H */
+#endif /* NR_AGG_NAK_H */

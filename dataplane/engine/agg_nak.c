@@ -112,7 +112,7 @@
  */
 #include <string.h>
 
-#include "dataplane/engine/agg_monitor.h"
+#include "dataplane/engine/agg_nak.h"
 #include "proto/roce_build.h"
 
 /* Re-arm after this many smoothed NAK round trips, and never sooner than MIN. */

@@ -19,8 +19,8 @@
  * connection the box's workers can hold); a set beyond that is -ENOSPC, which
  * job_create returns, never a silent miss.
  */
-#ifndef NR_DP_OWNER_H
-#define NR_DP_OWNER_H
+#ifndef NR_DP_QP_OWNER_H
+#define NR_DP_QP_OWNER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,4 +49,4 @@ void dp_owner_clear(struct dp_owner_map *m, uint32_t daddr, uint32_t qpn);
 /* Worker index or -1 when no job claims it.  Any lcore, beside the writer. */
 int dp_owner_get(const struct dp_owner_map *m, uint32_t daddr, uint32_t qpn);
 
-#endif /* NR_DP_OWNER_H */
+#endif /* NR_DP_QP_OWNER_H */
