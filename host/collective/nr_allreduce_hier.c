@@ -144,7 +144,7 @@ int nr_hier_allreduce(struct nr_comm *w, const float *src, float *dst, size_t co
 		return nr_fail(w, rc, "rank %d: %s", w->rank, nr_shm_error(t->shm));
 	if (owner) {
 		nr_shm_busy(t->shm, true);
-		rc = ring ? nr_plain_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM)
+		rc = ring ? nr_ring_allreduce_flat(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM)
 			  : nr_box_allreduce(t->col, t->buf, t->buf, len, NR_FLOAT32, NR_SUM, 0);
 		nr_shm_busy(t->shm, false);
 		if (rc) {

@@ -106,7 +106,7 @@ static int in_rack(struct nr_comm *w, bool box, const float *src, float *dst, si
 {
 	struct nr_topo *t = w->topo;
 	int rc = box ? nr_box_allreduce(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM, 0)
-		     : nr_plain_allreduce(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM);
+		     : nr_ring_allreduce_flat(t->rack_comm, src, dst, count, NR_FLOAT32, NR_SUM);
 
 	return nr_topo_sub_fail(w, t->rack_name, t->rack_comm, rc);
 }
@@ -123,7 +123,7 @@ int nr_rack_allreduce(struct nr_comm *w, const float *src, float *dst, size_t co
 		return rc;
 	if (t->agent) {
 		nr_local_share(count, t->agents, t->rack_rank, &off, &len);
-		rc = nr_plain_allreduce(t->agent, dst + off, dst + off, len, NR_FLOAT32, NR_SUM);
+		rc = nr_ring_allreduce_flat(t->agent, dst + off, dst + off, len, NR_FLOAT32, NR_SUM);
 		if (rc)
 			return nr_topo_sub_fail(w, t->agent_name, t->agent, rc);
 	}

@@ -269,8 +269,8 @@ out:
 	return rc;
 }
 
-int nr_plain_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		       enum nr_dtype dtype, enum nr_op op)
+int nr_ring_allreduce_flat(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			   enum nr_dtype dtype, enum nr_op op)
 {
 	return nr_collective_call(ring_allreduce, c, sendbuf, recvbuf, count, dtype, op, 0);
 }

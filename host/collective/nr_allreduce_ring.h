@@ -6,7 +6,7 @@
 #include "host/comm/comm_internal.h"
 
 /* nr_ring_allreduce's contract (netreduce.h) on a communicator of one ring. */
-int nr_plain_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		       enum nr_dtype dtype, enum nr_op op);
+int nr_ring_allreduce_flat(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			   enum nr_dtype dtype, enum nr_op op);
 
 #endif /* NR_ALLREDUCE_RING_H */

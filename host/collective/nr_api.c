@@ -134,7 +134,7 @@ static int counted_allreduce(struct nr_comm *c, const void *sendbuf, void *recvb
 	if (!rc && c && c->topo)
 		rc = topo_allreduce(c, sendbuf, recvbuf, count, dtype, op, ring);
 	else if (!rc)
-		rc = ring ? nr_plain_allreduce(c, sendbuf, recvbuf, count, dtype, op)
+		rc = ring ? nr_ring_allreduce_flat(c, sendbuf, recvbuf, count, dtype, op)
 			  : nr_box_allreduce(c, sendbuf, recvbuf, count, dtype, op, flags);
 	if (c)
 		count_call(c, dtype, count, ring, flags, nr_now_ns() - t0, rc);
