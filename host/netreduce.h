@@ -297,6 +297,15 @@ struct nr_comm_stats {
 	uint64_t bf16_calls, fp16_calls;   /* of box_calls and ring_calls: NR_BF16, NR_FP16 ones */
 };
 NR_API void nr_comm_stats(const struct nr_comm *comm, struct nr_comm_stats *out);
+/*
+ * The same into the first size bytes of out (sizeof(struct nr_comm_stats) as
+ * the caller was built): a program built against an older header gets the
+ * fields it knows and no byte past them, one built against a newer library's
+ * header gets zeros in the fields this one lacks.  New code calls this one
+ * (as rdma-core's _ex calls): the struct may grow.  0, or NR_ERR_INVALID for
+ * a NULL comm or out or a size of 0.
+ */
+NR_API int nr_comm_stats_ex(const struct nr_comm *comm, struct nr_comm_stats *out, size_t size);
 /* Credits W granted by the box, per channel (0 without a box). */
 NR_API uint32_t nr_comm_credits(const struct nr_comm *comm);
 /*
@@ -328,6 +337,10 @@ struct nr_box_counters {
 };
 NR_API int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out,
 			 uint64_t *left_out, size_t n);
+/* The same into the first size bytes of out (sizeof(struct nr_box_counters) as the
+ * caller was built), as nr_comm_stats_ex: the struct may grow. */
+NR_API int nr_comm_box_counters_ex(const struct nr_comm *comm, struct nr_box_counters *out,
+				   size_t size, uint64_t *left_out, size_t n);
 /*
  * Everything the box says of comm's jobs: their job_status replies' "job"
  * objects (control/PROTOCOL.md: counters, left_out, short_why, ...) as

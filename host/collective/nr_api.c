@@ -203,6 +203,24 @@ void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
 	out->fp16_calls = __atomic_load_n(&c->stats.fp16_calls, __ATOMIC_RELAXED);
 }
 
+int nr_comm_stats_ex(const struct nr_comm *comm, struct nr_comm_stats *out, size_t size)
+{
+	struct nr_comm_stats all;
+
+	if (!comm || !out || size == 0) {
+		nr_set_tls_error("nr_comm_stats_ex: %s",
+				 !comm  ? "NULL comm"
+				 : !out ? "NULL out"
+					: "size 0 (give sizeof(struct nr_comm_stats))");
+		return NR_ERR_INVALID;
+	}
+	nr_comm_stats(comm, &all);
+	memcpy(out, &all, size < sizeof(all) ? size : sizeof(all));
+	if (size > sizeof(all)) /* a newer caller's fields this library lacks: zero */
+		memset((char *)out + sizeof(all), 0, size - sizeof(all));
+	return NR_OK;
+}
+
 int nr_comm_rank(const struct nr_comm *comm) { return comm->rank; }
 int nr_comm_world(const struct nr_comm *comm) { return comm->world; }
 
@@ -251,6 +269,26 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 	if (rc)
 		nr_set_tls_error("rank %d: nr_comm_box_counters: %s", comm->rank, err);
 	return rc;
+}
+
+int nr_comm_box_counters_ex(const struct nr_comm *comm, struct nr_box_counters *out, size_t size,
+			    uint64_t *left_out, size_t n)
+{
+	struct nr_box_counters all = { 0 };
+	int rc;
+
+	if (!out || size == 0) {
+		nr_set_tls_error("nr_comm_box_counters_ex: %s",
+				 !out ? "NULL out" : "size 0 (give sizeof(struct nr_box_counters))");
+		return NR_ERR_INVALID;
+	}
+	rc = nr_comm_box_counters(comm, &all, left_out, n);
+	if (rc)
+		return rc;
+	memcpy(out, &all, size < sizeof(all) ? size : sizeof(all));
+	if (size > sizeof(all))
+		memset((char *)out + sizeof(all), 0, size - sizeof(all));
+	return NR_OK;
 }
 
 int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len)

@@ -48,6 +48,8 @@ struct box_case {
 	uint64_t tx_data[RANKS_MAX], tx_tclass[RANKS_MAX];
 	/* nr_comm_box_counters after init */
 	int rc_counters[RANKS_MAX];
+	int rc_counters_ex; /* rank 0's nr_comm_box_counters_ex: the same counters */
+	struct nr_box_counters counters_ex;
 	struct nr_box_counters counters;
 	uint64_t left_out[RANKS_MAX + 1];
 	/* nr_comm_box_status after init: into a buffer of 4096 bytes, and of 16 */
@@ -182,6 +184,13 @@ static int box_child(int rank, int world, void *arg)
 	t->credits[rank] = nr_comm_credits(c);
 	t->got_channels[rank] = nr_comm_channels(c);
 	t->rc_counters[rank] = nr_comm_box_counters(c, &t->counters, t->left_out, RANKS_MAX + 1);
+	if (rank == 0) {
+		uint64_t lo[RANKS_MAX + 1];
+
+		t->rc_counters_ex = nr_comm_box_counters_ex(c, &t->counters_ex,
+							    sizeof(t->counters_ex), lo,
+							    RANKS_MAX + 1);
+	}
 	if (rank == 0) {
 		char small[16];
 
@@ -819,6 +828,9 @@ static void test_short_bound(void **state)
 		assert_int_equal(t->counters.short_ppm, 150000);
 		assert_int_equal(t->counters.ranks, world);
 		assert_int_equal(t->counters.short_slots, 0);
+		assert_int_equal(t->rc_counters_ex, NR_OK);
+		assert_int_equal(t->counters_ex.short_ppm, 150000);
+		assert_int_equal(t->counters_ex.ranks, world);
 		for (int r = 0; r <= RANKS_MAX; r++)
 			assert_int_equal(t->left_out[r], 0);
 		/* everything the box says: the spec the library registered (it

@@ -538,12 +538,41 @@ static void test_world_one(void **state)
 	assert_int_equal(st.tolerant_calls, 0);
 	assert_int_equal(st.tolerant_bytes, 0);
 	assert_int_equal(st.tolerant_exact_calls, 3);
+	/* _ex: a caller built with the first six fields gets those and not a byte more;
+	 * one built with a longer struct gets zeros past this library's */
+	{
+		unsigned char old[offsetof(struct nr_comm_stats, tolerant_calls) + 8];
+		unsigned char newer[sizeof(struct nr_comm_stats) + 16];
+		struct nr_comm_stats ex;
+
+		memset(old, 0xAB, sizeof(old));
+		assert_int_equal(nr_comm_stats_ex(c, (struct nr_comm_stats *)(void *)old,
+						  offsetof(struct nr_comm_stats, tolerant_calls)),
+				 NR_OK);
+		memcpy(&ex, old, offsetof(struct nr_comm_stats, tolerant_calls));
+		assert_int_equal(ex.box_calls, 7);
+		assert_int_equal(ex.failed_calls, 2);
+		for (size_t i = offsetof(struct nr_comm_stats, tolerant_calls); i < sizeof(old); i++)
+			assert_int_equal(old[i], 0xAB);
+		memset(newer, 0xAB, sizeof(newer));
+		assert_int_equal(nr_comm_stats_ex(c, (struct nr_comm_stats *)(void *)newer,
+						  sizeof(newer)),
+				 NR_OK);
+		assert_memory_equal(newer, &st, sizeof(st));
+		for (size_t i = sizeof(st); i < sizeof(newer); i++)
+			assert_int_equal(newer[i], 0);
+		assert_int_equal(nr_comm_stats_ex(c, &ex, 0), NR_ERR_INVALID);
+		assert_non_null(strstr(nr_comm_last_error(NULL), "give sizeof(struct nr_comm_stats)"));
+	}
 	/* a single rank registers no job: no counters to ask for; no QPs to fail */
 	struct nr_box_counters bc;
 	uint64_t lo[2];
 
 	assert_int_equal(nr_comm_box_counters(c, &bc, lo, 2), NR_ERR_INVALID);
 	assert_non_null(strstr(nr_comm_last_error(NULL), "holds no box job"));
+	assert_int_equal(nr_comm_box_counters_ex(c, &bc, sizeof(bc), lo, 2), NR_ERR_INVALID);
+	assert_int_equal(nr_comm_box_counters_ex(c, &bc, 0, lo, 2), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(NULL), "give sizeof(struct nr_box_counters)"));
 	assert_int_equal(nr_comm_qp_errors(c, NULL, 0), 0);
 	nr_comm_destroy(c);
 }
