@@ -323,17 +323,17 @@ class Communicator:
             raise self.cfg.error(self.describe(count, dtype=dtype), rc, _lib.last_error(self._h))
 
     def stats(self):
-        """libnetreduce's counters of this communicator (nr_comm_stats) as a dict:
+        """libnetreduce's counters of this communicator (nr_comm_stats_ex) as a dict:
         box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns,
         tolerant_calls, tolerant_bytes, tolerant_exact_calls, bf16_calls, fp16_calls."""
         if self._h is None:
             return {}
         st = _lib.NrCommStats()
-        _lib.lib().nr_comm_stats(self._h, ctypes.byref(st))
+        _lib.lib().nr_comm_stats_ex(self._h, ctypes.byref(st), ctypes.sizeof(st))
         return {name: getattr(st, name) for name, _ in st._fields_}
 
     def box_counters(self):
-        """The box's counters of this communicator's job (nr_comm_box_counters):
+        """The box's counters of this communicator's job (nr_comm_box_counters_ex):
         completed, short_slots, short_denied, short_ppm, ranks, left_out (per
         rank, the contributions the box left out of short packets), short_why
         (short_denied by reason), drop_eligible (tolerant contributions
@@ -347,7 +347,8 @@ class Communicator:
         out = _lib.NrBoxCounters()
         left = (ctypes.c_uint64 * self.world)()
         lib = _lib.lib()
-        rc = lib.nr_comm_box_counters(self._h, ctypes.byref(out), left, self.world)
+        rc = lib.nr_comm_box_counters_ex(self._h, ctypes.byref(out), ctypes.sizeof(out), left,
+                                         self.world)
         if rc == _lib.ERR_INVALID:
             return None
         if rc:

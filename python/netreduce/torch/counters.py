@@ -9,7 +9,7 @@ when it went to Gloo instead, with the reason.  A delegation warns once per
 kind (NetreduceFallbackWarning); with NR_STRICT=1 it raises
 NetreduceUnsupported instead.  The other collectives (broadcast, barrier,
 all-gather...) are Gloo's by design: counted under "gloo" by name, no warning.
-"library" holds libnetreduce's own counters (nr_comm_stats) summed over the
+"library" holds libnetreduce's own counters (nr_comm_stats_ex) summed over the
 process's communicators: a test compares them with "netreduce".  With
 NR_SHORT_PPM, "tolerant" counts the requests asked to go tolerant (DDP's
 gradient buckets; the library's tolerant_calls those it sent so) and, on rank
