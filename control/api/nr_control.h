@@ -223,6 +223,7 @@ char *nr_ctl_error_line(const char *msg);
 
 /* Control-plane counters, shown under "control" in the stats reply and in the
  * metrics (X-macro: _(ENUM, "name", "help")). */
+/* clang-format off */
 #define NR_FOREACH_CTL_CTR(_)                                                                   \
 	_(NR_CCTR_REQUESTS, "requests", "requests handled")                                     \
 	_(NR_CCTR_ERRORS, "errors", "requests answered with an error")                          \
@@ -251,11 +252,14 @@ char *nr_ctl_error_line(const char *msg);
 	_(NR_CCTR_TLS_PLAINTEXT, "tls_plaintext",                                               \
 	  "plain-text clients refused by the TLS listener")                                    \
 	_(NR_CCTR_TLS_FAILED, "tls_failed", "TLS handshakes that failed")                        \
+	_(NR_CCTR_TLS_THROTTLED, "tls_throttled",                                               \
+	  "TLS handshakes not started: their source started tls_handshakes_per_sec that second")  \
 	_(NR_CCTR_ADDR_REFUSED, "addr_refused",                                                 \
 	  "job_create refused: an address (IP or MAC) not the tenant's")                        \
 	_(NR_CCTR_CONNS_ACCEPTED, "conns_accepted", "TCP connections accepted")                 \
 	_(NR_CCTR_TENANT_CONNS_REFUSED, "tenant_conns_refused",                                 \
 	  "TCP connections closed at their first request: the tenant held its max_conns")
+/* clang-format on */
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };
 
@@ -332,6 +336,8 @@ struct nr_ctl_server_cfg {
 				    * auth_fail_window_ms that block it; 0: 10 */
 	unsigned auth_fail_window_ms; /* 0: 60000 */
 	unsigned auth_block_ms;    /* how long a source stays blocked; 0: 60000 */
+	unsigned tls_handshakes_per_sec; /* TLS handshakes one source address may start in a
+					  * second, more closed unread (tls_throttled); 0: 32 */
 };
 
 struct nr_ctl_server;

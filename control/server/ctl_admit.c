@@ -214,3 +214,36 @@ bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct 
 	}
 	return true;
 }
+
+bool srv_tls_handshake_ok(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
+{
+	struct hs_src *h = NULL, *oldest = &s->hs[0];
+	char ip[INET6_ADDRSTRLEN];
+
+	for (unsigned i = 0; i < NR_AUTH_SOURCES && !h; i++) {
+		struct hs_src *x = &s->hs[i];
+
+		if (x->window_ms && !memcmp(&x->peer, peer, sizeof(*peer)))
+			h = x;
+		else if (x->window_ms < oldest->window_ms)
+			oldest = x; /* a free entry (0) first, else the stalest */
+	}
+	if (!h) {
+		h = oldest;
+		*h = (struct hs_src){ .peer = *peer, .window_ms = now ? now : 1 };
+	}
+	if (now - h->window_ms >= 1000) {
+		h->window_ms = now ? now : 1;
+		h->n = 0;
+	}
+	if (h->n < s->hs_max) {
+		h->n++;
+		return true;
+	}
+	nr_ctl_count(s->c, NR_CCTR_TLS_THROTTLED);
+	NR_LOG_RL(LOG_WARNING,
+		  "netreduce control: source %s: more than %u TLS handshakes in a "
+		  "second: closed before the handshake (tls_throttled)",
+		  srv_peer_str(peer, ip), s->hs_max);
+	return false;
+}

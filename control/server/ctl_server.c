@@ -33,6 +33,8 @@
  * Failed authentication is throttled per source address: auth_fail_max bad
  * or missing tokens within auth_fail_window_ms block the source for
  * auth_block_ms; its connections are refused meanwhile (auth_throttled).
+ * A source starts at most tls_handshakes_per_sec TLS handshakes a second;
+ * the connections past it are closed before OpenSSL reads them (tls_throttled).
  *
  * This file is the loop, the framing, the TLS handshakes and the listeners;
  * admission is ctl_admit.c's, a client's bytes ctl_conn.c's (ctl_srv.h).
@@ -237,6 +239,11 @@ static void tls_step(struct nr_ctl_server *s, struct client *k)
 					 "and the box's CA (NR_TLS_CA for the library, netreducectl "
 					 "--tls-ca): connection closed");
 			k->closing = true;
+			return;
+		}
+		if (!srv_tls_handshake_ok(s, &k->peer, nr_ctl_now_ms())) {
+			k->closing = true;
+			k->in_len = 0;
 			return;
 		}
 		k->ssl = SSL_new(s->tls);
@@ -551,6 +558,7 @@ struct nr_ctl_server *nr_ctl_server_start(struct nr_ctl *c, const struct nr_ctl_
 	s->auth_max = cfg->auth_fail_max ? cfg->auth_fail_max : 10;
 	s->auth_window_ms = cfg->auth_fail_window_ms ? cfg->auth_fail_window_ms : 60000;
 	s->auth_block_ms = cfg->auth_block_ms ? cfg->auth_block_ms : 60000;
+	s->hs_max = cfg->tls_handshakes_per_sec ? cfg->tls_handshakes_per_sec : 32;
 	s->cl = calloc(s->max_conns + NR_ADMIN_RESERVED, sizeof(*s->cl));
 	s->pfd = calloc(s->max_conns + NR_ADMIN_RESERVED + 3, sizeof(*s->pfd));
 	s->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;

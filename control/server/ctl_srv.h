@@ -53,6 +53,13 @@ struct auth_src {
 	uint64_t blocked_until;
 };
 
+/* A source's TLS handshakes started in its current second. */
+struct hs_src {
+	struct in6_addr peer;
+	uint64_t window_ms; /* start of the second; 0: a free entry */
+	unsigned n;
+};
+
 struct client {
 	int fd;
 	bool admin;
@@ -94,6 +101,8 @@ struct nr_ctl_server {
 	SSL_CTX *tls; /* NULL: plain TCP */
 	unsigned auth_max, auth_window_ms, auth_block_ms;
 	struct auth_src auth[NR_AUTH_SOURCES];
+	unsigned hs_max; /* TLS handshakes a source may start a second */
+	struct hs_src hs[NR_AUTH_SOURCES];
 };
 
 /* ---- ctl_conn.c: a client's bytes -------------------------------------------- */
@@ -169,5 +178,13 @@ bool srv_evict_unauthenticated(struct nr_ctl_server *s);
  * place; else it was answered, closed and counted.
  */
 bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct in6_addr *src);
+
+/*
+ * A TLS handshake from peer may start now: true, counted in its second;
+ * false past hs_max that second (tls_throttled counted, the caller closes
+ * the connection before OpenSSL reads a byte of it): a handshake costs the
+ * server's one thread a key exchange, so no source spends it all.
+ */
+bool srv_tls_handshake_ok(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now);
 
 #endif /* NR_CTL_SRV_H */

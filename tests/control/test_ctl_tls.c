@@ -488,6 +488,63 @@ static void test_auth_throttled_tls(void **state)
 	throttle_case(*state, true);
 }
 
+/*
+ * TLS handshakes a second from one source, past tls_handshakes_per_sec, are
+ * closed before the handshake and counted (tls_throttled); another source is
+ * served meanwhile, and the same one the next second.
+ */
+static void test_tls_handshake_throttled(void **state)
+{
+	struct fx *f = *state;
+	struct nr_tls_client *t;
+	uint32_t other = htonl(0x7f000002); /* 127.0.0.2 */
+	unsigned ok = 0, closed = 0;
+	char err[256];
+	int fd;
+
+	start(f, (struct nr_ctl_server_cfg){ .tls_handshakes_per_sec = 3,
+					     .tls_cert = f->tls.cert,
+					     .tls_key = f->tls.key });
+	t = nr_tls_client_new(f->tls.ca, err, sizeof(err));
+	assert_non_null(t);
+	for (int i = 0; i < 10; i++) {
+		struct nr_tls_conn *k;
+
+		fd = dial_from(f, 0);
+		k = nr_tls_connect(t, fd, "127.0.0.1", 5000, err, sizeof(err));
+		if (k)
+			ok++;
+		else
+			closed++;
+		nr_tls_close(k);
+		close(fd);
+	}
+	printf("# 10 handshakes from one source at once: %u served, %u closed (3 a second)\n", ok,
+	       closed);
+	assert_true(closed >= 1 && ok >= 3);
+	await_counter(f, "tls_throttled", closed);
+	fd = dial_from(f, other); /* another source: served */
+	{
+		struct nr_tls_conn *k = nr_tls_connect(t, fd, "127.0.0.1", 5000, err, sizeof(err));
+
+		assert_non_null(k);
+		nr_tls_close(k);
+	}
+	close(fd);
+	usleep(1100000); /* the next second: served again */
+	fd = dial_from(f, 0);
+	{
+		struct nr_tls_conn *k = nr_tls_connect(t, fd, "127.0.0.1", 5000, err, sizeof(err));
+
+		if (!k)
+			fail_msg("a handshake the next second: %s", err);
+		nr_tls_close(k);
+	}
+	close(fd);
+	assert_int_equal(ctl_counter(f, "tls_failed"), 0);
+	nr_tls_client_free(t);
+}
+
 /* CPU time of this process (client and server threads), us. */
 static uint64_t cpu_us(void)
 {
@@ -555,7 +612,10 @@ static void test_tls_latency(void **state)
 	int tls_port;
 
 	assert_non_null(t);
-	start_tls(f, f->tls.cert);
+	/* a handshake per call, as fast as they go: past the default per-source rate */
+	start(f, (struct nr_ctl_server_cfg){ .tls_cert = f->tls.cert,
+					     .tls_key = f->tls.key,
+					     .tls_handshakes_per_sec = 100000 });
 	tls_port = f->port;
 	ps = nr_ctl_server_start(f->c, &cfg, err, sizeof(err));
 	assert_non_null(ps);
@@ -601,6 +661,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_short_token, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth_throttled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auth_throttled_tls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tls_handshake_throttled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tls_latency, setup, teardown),
 	};
 
