@@ -177,6 +177,7 @@ void nr_ctl_destroy(struct nr_ctl *c)
 		c->b->ops->job_destroy(c->b, c->jobs[i].id);
 		free(c->jobs[i].spec);
 	}
+	ctl_epidx_free(&c->eps);
 	nr_backend_destroy(c->b);
 	ctl_tenants_clear(&c->tenants);
 	pthread_mutex_destroy(&c->lock);
@@ -214,11 +215,6 @@ struct ctl_job *ctl_job_find(struct nr_ctl *c, uint32_t id)
 	return NULL;
 }
 
-static bool ep_eq(uint32_t ip1, uint32_t q1, uint32_t ip2, uint32_t q2)
-{
-	return ip1 == ip2 && q1 == q2;
-}
-
 /*
  * A QP (IP, QPN) belongs to at most one job, in whatever role.  Only the
  * admin is told which job holds it: a tenant learns nothing of another's jobs.
@@ -226,39 +222,27 @@ static bool ep_eq(uint32_t ip1, uint32_t q1, uint32_t ip2, uint32_t q2)
 int ctl_check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, int who, char *err, size_t errlen)
 {
 	char a[INET_ADDRSTRLEN];
-	unsigned j;
-	uint32_t i, k;
 
-	for (j = 0; j < NR_MAX_JOBS; j++) {
-		const struct ctl_job *o = &c->jobs[j];
+	for (uint32_t i = 0; i < nr_job_conns(s); i++) {
+		const struct nr_conn_spec *x = &s->conns[i];
+		const char *role = "receiver";
+		uint32_t ip = x->dst_ip, qpn = x->dst_qpn;
+		int slot = ctl_epidx_find(&c->eps, ip, qpn);
 
-		if (!o->used)
-			continue;
-		for (i = 0; i < nr_job_conns(s); i++) {
-			const struct nr_conn_spec *x = &s->conns[i];
+		if (slot < 0) {
+			role = "sender", ip = x->src_ip, qpn = x->src_qpn;
+			slot = ctl_epidx_find(&c->eps, ip, qpn);
+		}
+		if (slot >= 0) {
+			char where[48], owner[24] = "another job";
 
-			for (k = 0; k < nr_job_conns(o->spec); k++) {
-				const struct nr_conn_spec *y = &o->spec->conns[k];
-				const char *role = NULL;
-				uint32_t ip = 0, qpn = 0;
-
-				if (ep_eq(x->dst_ip, x->dst_qpn, y->dst_ip, y->dst_qpn) ||
-				    ep_eq(x->dst_ip, x->dst_qpn, y->src_ip, y->src_qpn))
-					role = "receiver", ip = x->dst_ip, qpn = x->dst_qpn;
-				else if (ep_eq(x->src_ip, x->src_qpn, y->src_ip, y->src_qpn) ||
-					 ep_eq(x->src_ip, x->src_qpn, y->dst_ip, y->dst_qpn))
-					role = "sender", ip = x->src_ip, qpn = x->src_qpn;
-				if (role) {
-					char where[48], owner[24] = "another job";
-
-					if (who == NR_CTL_ADMIN)
-						snprintf(owner, sizeof(owner), "job %u", o->id);
-					snprintf(err, errlen, "spec.%s: %s %s qpn %u belongs to %s; a QP serves one job",
-						 nr_job_conn_name(s, i, where, sizeof(where)), role,
-						 nr_ip4_str(ip, a), qpn, owner);
-					return -EEXIST;
-				}
-			}
+			if (who == NR_CTL_ADMIN)
+				snprintf(owner, sizeof(owner), "job %u", c->jobs[slot].id);
+			snprintf(err, errlen,
+				 "spec.%s: %s %s qpn %u belongs to %s; a QP serves one job",
+				 nr_job_conn_name(s, i, where, sizeof(where)), role,
+				 nr_ip4_str(ip, a), qpn, owner);
+			return -EEXIST;
 		}
 	}
 	return 0;
@@ -321,6 +305,7 @@ int ctl_job_remove(struct nr_ctl *c, struct ctl_job *j, int prio, const char *wh
 	}
 	NR_LOG_RL(prio, "netreduce control: %s: destroyed: %s",
 		  ctl_job_label(c, j, lbl, sizeof(lbl)), why);
+	ctl_epidx_del(&c->eps, j->spec, (unsigned)(j - c->jobs));
 	free(j->spec);
 	memset(j, 0, sizeof(*j));
 	nr_ctl_count(c, NR_CCTR_JOBS_DESTROYED);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "control/api/ctl_epidx.h"
 #include "control/api/ctl_tenant.h"
 #include "control/api/nr_control.h"
 
@@ -41,6 +42,7 @@ struct nr_ctl {
 	uint32_t next_id;
 	uint32_t failed_ttl_ms;
 	uint32_t default_lease_ms; /* of TCP jobs that ask for none */
+	struct ctl_epidx eps;      /* the QPs the jobs hold (ctl_check_tenancy) */
 	bool mac_pinning;          /* the backend pins MACs for tenants (nr_ctl_set_mac_pinning) */
 	struct ctl_job jobs[NR_MAX_JOBS];
 	struct ctl_tenants tenants;
@@ -52,7 +54,8 @@ const char *ctl_who_name(const struct nr_ctl *c, int who);
 /* "job=7 name=resnet tenant=vision": how every log line names a job. */
 const char *ctl_job_label(const struct nr_ctl *c, const struct ctl_job *j, char *buf, size_t len);
 struct ctl_job *ctl_job_find(struct nr_ctl *c, uint32_t id);
-/* A QP (IP, QPN) of s held by another job: -EEXIST with err (the job named to the admin only). */
+/* A QP (IP, QPN) of s held by another job: -EEXIST with err (the job named to the admin
+ * only); O(connections of s) through c->eps. */
 int ctl_check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, int who, char *err,
 		      size_t errlen);
 /* A job id no job holds. */

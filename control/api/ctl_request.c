@@ -192,6 +192,10 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 		free(s);
 		return reply_err(c, "%s", err);
 	}
+	if (ctl_epidx_reserve(&c->eps, 2 * nr_job_conns(s))) {
+		free(s);
+		return reply_err(c, "job_create: out of memory for the index of the jobs' QPs");
+	}
 	do {
 		if (random_bytes(&s->result_key, sizeof(s->result_key)) ||
 		    random_bytes(slot->key, sizeof(slot->key))) {
@@ -213,6 +217,7 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 		return reply_err(c, "job_create: %s", err[0] ? err : strerror(-rc));
 	}
 	slot->used = true;
+	ctl_epidx_add(&c->eps, s, (unsigned)(slot - c->jobs));
 	slot->id = id;
 	slot->credits = credits;
 	slot->spec = s;
