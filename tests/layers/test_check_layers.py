@@ -161,6 +161,15 @@ MOVED['docs/map.md'] = 'The map: [FPGA.md](../proto/FPGA.md), `BUILD/x.c` a plac
 expect('a link to a moved upper-case document fails', MOVED, 1,
        'docs/map.md names ../proto/FPGA.md', checker=DOC_CHECKER, args=['docs/map.md'])
 
+PAIRS = dict(DOCS)
+PAIRS['docs/map.md'] = 'The sum: `eng_sum` (proto/wire.c), the length: `wire_len` (proto/wire.c).\n'
+expect('a symbol said to be in a file it is not in fails', PAIRS, 1,
+       'docs/map.md says `eng_sum` is in proto/wire.c: it is not', checker=DOC_CHECKER,
+       args=['docs/map.md'])
+PAIRS['docs/map.md'] = 'The sum: `eng_sum` (dataplane/engine/eng.c), `wire_len()` in `wire.h`.\n'
+expect('a symbol in its file (or its header) passes', PAIRS, 0, '0 missing',
+       checker=DOC_CHECKER, args=['docs/map.md'])
+
 HOUSE = dict(DOCS)
 HOUSE['docs/map.md'] = 'Measured at main 3ec9574: 40 Gbit/s.\n'
 HOUSE['docs/log.md'] = 'At main 3ec9574 the box summed 40 Gbit/s.\n'
