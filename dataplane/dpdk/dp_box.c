@@ -282,6 +282,7 @@ struct dp_box *dp_box_create(const struct dp_cfg *cfg, const uint16_t *ports, un
 	b->cmd_timeout_ms = DP_CMD_TIMEOUT_MS;
 	b->ns_mult = (uint64_t)(((unsigned __int128)1000000000ull << 32) / b->tsc_hz);
 	dp_l2_init(&b->l2, box_secret(), cfg->l2_port_cap, cfg->l2_age_s, cfg->l2_pin_cap);
+	b->l2.sticky = cfg->l2_sticky;
 	{
 		/* every connection (two keys) of every channel the workers can hold */
 		uint32_t keys = n_lcores * NR_MAX_JOBS * NR_MAX_CONNS * 2;

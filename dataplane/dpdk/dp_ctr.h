@@ -50,6 +50,7 @@
 #include "proto/nr_job.h"
 #include "proto/roce_pkt.h"
 
+/* clang-format off */
 #define DP_FOREACH_CTR(_)                                                                           \
 	_(DP_CTR_RX, "rx", "frames", "frames received from ports")                                  \
 	_(DP_CTR_HANDOFF_IN, "handoff_in", "frames",                                                \
@@ -76,7 +77,7 @@
 	_(DP_CTR_NO_ROUTE, "no_route", "frames",                                                    \
 	  "one-armed: frame for the box's MAC to an IP no job knows (dropped)")                     \
 	_(DP_CTR_L2_PINNED, "l2_pinned", "frames",                                                  \
-	  "switch mode: frames whose source MAC a job pinned to another port (dropped)")            \
+	  "switch mode: frames whose source MAC is pinned (or sticky) to another port (dropped)")   \
 	_(DP_CTR_VLAN_REFUSED, "vlan_refused", "frames",                                            \
 	  "switch mode: frames tagged with a VLAN id other than 0 (dropped)")                       \
 	_(DP_CTR_ENGINE_DROP, "engine_drop", "frames",                                              \
@@ -112,6 +113,7 @@
 	_(DP_CTR_DEV_OUT, "device_out", "frames", "--backend rtl: frames the device sent")          \
 	_(DP_CTR_DEV_NO_MBUF, "device_no_mbuf", "frames",                                           \
 	  "--backend rtl: frames of the device lost for want of an mbuf")
+/* clang-format on */
 
 /* Short names for the malformed reasons ("trunc_l3"), for counter names. */
 extern const char *const dp_malformed_names[NR_BAD_MAX];

@@ -115,6 +115,9 @@ enum dp_l2_verdict dp_l2_learn(struct dp_l2 *t, const uint8_t *frame, uint32_t l
 		}
 		if (w >= 0 && e_pinned(v[w]))
 			return e_port(v[w]) == port ? DP_L2_OK : DP_L2_PINNED;
+		if (w >= 0 && t->sticky && e_port(v[w]) != port &&
+		    !aged(t, __atomic_load_n(&b->seen[w], __ATOMIC_RELAXED), now))
+			return DP_L2_PINNED; /* sticky: it stays where it was learned */
 		if (w >= 0 && v[w] == want) {
 			/* seen again: one store a tick, not one a frame */
 			if (__atomic_load_n(&b->seen[w], __ATOMIC_RELAXED) != now)

@@ -19,6 +19,12 @@
  * takes over, or lends its port to, another's host; a port holds at most
  * pin_cap pinned entries (-EDQUOT), so no port's jobs pin the table full.
  *
+ * Sticky learning (--l2-sticky, port security's sticky MACs): a learned MAC
+ * does not move to another port until it ages out where it was learned; a
+ * frame claiming it from another port meanwhile is refused as a pinned one's
+ * (DP_L2_PINNED), so a flood of a host's MAC after the host spoke, before its
+ * job registers, moves nothing.  A host that really moved waits --l2-age.
+ *
  * Static entries (port security, as a switch's static MAC table): the
  * operator's MAC -> port map (--l2-static FILE, dp_l2_static), pinned for
  * the box's life before any frame: no frame moves them, any job binds to
@@ -71,6 +77,7 @@ struct dp_l2 {
 	uint32_t sweep_next;          /* next bucket dp_l2_sweep looks at (one lcore) */
 	uint32_t learned[DP_L2_PORTS];/* learned (not pinned) entries of each port */
 	uint32_t pin_cap;             /* pinned entries a port may hold (statics aside) */
+	bool sticky;                  /* a learned MAC moves only once aged (--l2-sticky) */
 	/* control side only (box->ctl_lock): the jobs' pins of each entry, their owner */
 	uint16_t pins[DP_L2_BUCKETS][DP_L2_WAYS];
 	uint16_t owner[DP_L2_BUCKETS][DP_L2_WAYS];
@@ -79,14 +86,16 @@ struct dp_l2 {
 };
 
 /* What dp_l2_learn made of a frame's source. */
+/* clang-format off */
 enum dp_l2_verdict {
 	DP_L2_OK = 0,       /* learned, refreshed, or nothing to learn */
 	DP_L2_MOVED,        /* a learned MAC moved to this port (counted, not a drop) */
 	DP_L2_CAPPED,       /* not learned: the port holds port_cap entries (not a drop) */
 	DP_L2_FULL,         /* not learned: its bucket is all pinned (not a drop) */
-	DP_L2_PINNED,       /* the source MAC is pinned to another port: drop */
+	DP_L2_PINNED,       /* the source MAC is pinned (or sticky) to another port: drop */
 	DP_L2_VLAN,         /* tagged with a VLAN id other than 0: drop */
 };
+/* clang-format on */
 
 /* A fresh table; secret seeds the hash (the box draws it at random); cap and
  * age 0 take the defaults; pin_cap, pinned entries a port may hold, 0: port_cap. */

@@ -103,6 +103,8 @@ void dp_opts_usage(FILE *f, const char *prog)
 "  --l2-static F            switch mode: the operator's MAC -> port map, one\n"
 "                           \"MAC PORT\" a line (PORT: a DPDK port id): pinned for\n"
 "                           good before any frame, moved by none (docs/trust.md)\n"
+"  --l2-sticky              switch mode: a learned MAC moves to another port only\n"
+"                           once it aged out (--l2-age) where it was learned\n"
 "  --no-promisc             do not put ports in promiscuous mode\n"
 "  --no-icrc-check          do not verify the ICRC of received RoCEv2 frames\n"
 "                           (default: verify; a wrong ICRC is dropped, bad_icrc)\n"
@@ -189,7 +191,7 @@ enum {
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
 	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_METRICS_TOKEN, OPT_L2_PIN_CAP, OPT_L2_STATIC,
+	OPT_TLS_KEY, OPT_METRICS_TOKEN, OPT_L2_PIN_CAP, OPT_L2_STATIC, OPT_L2_STICKY,
 };
 /* clang-format on */
 
@@ -227,6 +229,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "l2-age", required_argument, NULL, OPT_L2_AGE },
 		{ "l2-pin-cap", required_argument, NULL, OPT_L2_PIN_CAP },
 		{ "l2-static", required_argument, NULL, OPT_L2_STATIC },
+		{ "l2-sticky", no_argument, NULL, OPT_L2_STICKY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -270,6 +273,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 					err, errlen);
 			break;
 		case OPT_L2_STATIC: cfg->l2_static_file = optarg; break;
+		case OPT_L2_STICKY: cfg->l2_sticky = true; break;
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_METRICS_TOKEN: cfg->metrics_token_file = optarg; break;

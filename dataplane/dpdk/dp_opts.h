@@ -51,6 +51,7 @@ struct dp_cfg {
 	unsigned l2_port_cap;      /* switch mode: learned MACs a port may hold (dp_l2.h) */
 	unsigned l2_age_s;         /* switch mode: a learned MAC unseen this long is forgotten */
 	unsigned l2_pin_cap;       /* switch mode: MACs jobs may pin on one port (0: l2_port_cap) */
+	bool l2_sticky;            /* switch mode: a learned MAC moves only once aged */
 	const char *l2_static_file; /* switch mode: the operator's MAC -> port map (dp_l2_static.c) */
 	/* control plane (the program) */
 	const char *ctl_socket;

@@ -918,6 +918,15 @@ static void test_l2_opts(void **state)
 	optind = 1;
 	assert_int_equal(dp_opts_parse(5, armed, &cfg, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "--l2-static: the L2 table is switch mode's"));
+	{
+		char *st[] = { "x", "--l2-sticky", NULL };
+
+		dp_cfg_defaults(&cfg);
+		optind = 1;
+		assert_false(cfg.l2_sticky);
+		assert_int_equal(dp_opts_parse(2, st, &cfg, err, sizeof(err)), 0);
+		assert_true(cfg.l2_sticky);
+	}
 }
 
 /* --tls-cert and --tls-key go together, and with a TCP listener. */

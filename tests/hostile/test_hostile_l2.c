@@ -26,6 +26,7 @@
  *   - the pre-registration flood against the operator's static map
  *     (--l2-static): host MACs flooded from port 4 before any host speaks
  *     move nothing, mallory's job pinning one binds to the host's port;
+ *     and against sticky learning (--l2-sticky): after the hosts spoke;
  *   - pin exhaustion: mallory pins made-up MACs past --l2-pin-cap (refused,
  *     counted) and fills the bucket of host 2's MAC with pins before host 2
  *     speaks; the victim's job is refused at job_create naming the bucket
@@ -466,6 +467,50 @@ static void test_static_map(void **state)
 	hz_job_fini(&m);
 }
 
+static void sticky(struct dp_cfg *cfg)
+{
+	cfg->l2_sticky = true;
+}
+
+/* --l2-sticky: hosts that spoke stay put under a flood of their MACs before the job. */
+static void test_sticky(void **state)
+{
+	static const bool all[RANKS] = { true, true, true, true };
+	struct l2_run R;
+	struct dp_ctr c;
+
+	(void)state;
+	if (!h_eal_ok)
+		skip();
+	tenants_setup(&R, sticky, all);
+	for (unsigned k = 0; k < 16; k++)
+		bcast_from(ATTACKER, R.j.mac[k % RANKS]);
+	drain(&R);
+	for (unsigned r = 0; r < RANKS; r++)
+		assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[r], box_tick()), g_h.port_id[r]);
+	dp_box_counters(g_h.box, &c);
+	assert_int_equal(c.c[DP_CTR_L2_PINNED], 16);
+	assert_int_equal(c.c[DP_CTR_L2_MOVED], 0);
+	/* what it stops: without it one frame moves host 1 to port 4 */
+	g_h.box->l2.sticky = false;
+	bcast_from(ATTACKER, R.j.mac[1]);
+	drain(&R);
+	assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[1], box_tick()), g_h.port_id[ATTACKER]);
+	bcast_from(1, R.j.mac[1]);
+	drain(&R);
+	g_h.box->l2.sticky = true;
+	victim_runs(&R, true);
+	dp_box_counters(g_h.box, &c);
+	printf("# sticky: 16 flood frames before the job and %llu theft frames during it refused "
+	       "(l2_pinned %llu); l2_moved %llu (the two moves shown with it off)\n",
+	       (unsigned long long)R.theft, (unsigned long long)c.c[DP_CTR_L2_PINNED],
+	       (unsigned long long)c.c[DP_CTR_L2_MOVED]);
+	assert_int_equal(c.c[DP_CTR_L2_PINNED], 16 + R.theft);
+	assert_int_equal(c.c[DP_CTR_L2_MOVED], 2);
+	h_teardown(&g_h);
+	hz_job_fini(&R.j);
+}
+
 static void pin_cap(struct dp_cfg *cfg)
 {
 	cfg->l2_pin_cap = PIN_CAP;
@@ -570,6 +615,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ageing, h_case_teardown),
 		cmocka_unit_test_teardown(test_repin, h_case_teardown),
 		cmocka_unit_test_teardown(test_static_map, h_case_teardown),
+		cmocka_unit_test_teardown(test_sticky, h_case_teardown),
 		cmocka_unit_test_teardown(test_pin_exhaustion, h_case_teardown),
 	};
 	return h_run_box_group("hostile L2, box", tests, sizeof(tests) / sizeof(tests[0]));
