@@ -618,18 +618,8 @@ static int member_bootstrap(struct nr_comm *c)
 		return ok;
 	}
 	c->links[0].rx = 1;
-	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
-		const char *e = json_string_value(json_object_get(msg, "error"));
-		json_int_t code = json_integer_value(json_object_get(msg, "code"));
-
-		/* rank 0's own error code (NR_ERR_BOX, NR_ERR_CONFIG, ...) */
-		if (code >= 0 || code < NR_ERR_BROKEN)
-			code = NR_ERR_BOOTSTRAP;
-		nr_fail(c, (int)code, "rank %d: rank 0 reports: %s", c->rank,
-			e ? e : "malformed reply");
-		json_decref(msg);
-		return (int)code;
-	}
+	if ((ok = nr_rdv_reply_ok(c, msg)))
+		return ok;
 	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "peers",
 			&peers) ||
 	    !nr_json_in_range(credits, UINT32_MAX) || !nr_json_in_range(key, UINT32_MAX) ||

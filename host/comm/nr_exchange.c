@@ -249,17 +249,8 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 			       "nr_allreduce with %s?)",
 			       c->rank, nr_elem_name(t), c->root, err,
 			       nr_dtype_name((enum nr_dtype)t));
-	if (json_unpack(msg, "{s:b}", "ok", &ok) || !ok) {
-		const char *e = json_string_value(json_object_get(msg, "error"));
-		json_int_t code = json_integer_value(json_object_get(msg, "code"));
-
-		if (code >= 0 || code < NR_ERR_BROKEN)
-			code = NR_ERR_BOOTSTRAP;
-		nr_fail(c, (int)code, "rank %d: rank 0 reports: %s", c->rank,
-			e ? e : "malformed reply");
-		json_decref(msg);
-		return (int)code;
-	}
+	if ((ok = nr_rdv_reply_ok(c, msg)))
+		return ok;
 	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "rows", &rows) ||
 	    !nr_json_in_range(credits, UINT32_MAX) || !nr_json_in_range(key, UINT32_MAX) ||
 	    json_array_size(rows) != (size_t)c->world) {

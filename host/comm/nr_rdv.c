@@ -123,3 +123,21 @@ void nr_rdv_idle(void *c)
 {
 	nr_idle_progress(c);
 }
+
+int nr_rdv_reply_ok(struct nr_comm *c, json_t *msg)
+{
+	const char *e;
+	json_int_t code;
+	int ok = 0;
+
+	if (!json_unpack(msg, "{s:b}", "ok", &ok) && ok)
+		return 0;
+	e = json_string_value(json_object_get(msg, "error"));
+	code = json_integer_value(json_object_get(msg, "code"));
+	/* rank 0's own error code (NR_ERR_BOX, NR_ERR_CONFIG, ...) */
+	if (code >= 0 || code < NR_ERR_BROKEN)
+		code = NR_ERR_BOOTSTRAP;
+	nr_fail(c, (int)code, "rank %d: rank 0 reports: %s", c->rank, e ? e : "malformed reply");
+	json_decref(msg);
+	return (int)code;
+}

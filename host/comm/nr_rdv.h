@@ -26,4 +26,11 @@ void nr_rdv_broadcast(struct nr_comm *c, json_t *msg);
 /* The progress a wait on the rendezvous' sockets keeps up (nr_idle_progress). */
 void nr_rdv_idle(void *c);
 
+/*
+ * Rank 0's reply msg to this member: 0 when {"ok":true}; else this rank fails
+ * with rank 0's error code (NR_ERR_BOOTSTRAP when it gives none) and message,
+ * msg is freed and the code returned.
+ */
+int nr_rdv_reply_ok(struct nr_comm *c, json_t *msg);
+
 #endif /* NR_RDV_H */
