@@ -318,9 +318,11 @@ struct nr_ctl_server_cfg {
 	const char *token;         /* the tenant "default" (no limits of its own); the TCP
 				    * listener needs it or a tenant added before */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
-	unsigned max_conns_per_source; /* TCP connections of one source address, 0: max_conns / 4,
-				       * at least 16 (at most max_conns); an IPv4-mapped IPv6
-				       * peer is its IPv4 address, an IPv6 peer its own */
+	unsigned max_conns_per_source; /* unauthenticated TCP connections of one source address
+				       * (an authenticated one counts against its tenant), 0:
+				       * max_conns / 4, at least 16 (at most max_conns); an
+				       * IPv4-mapped IPv6 peer is its IPv4 address, an IPv6 peer
+				       * its own */
 	unsigned max_conns_per_tenant; /* TCP connections of a tenant without max_conns of its
 				       * own, counted from its first authenticated request;
 				       * 0: as max_conns_per_source.  The tenant "default" of

@@ -192,7 +192,8 @@ bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct 
 		}
 	} else {
 		for (unsigned i = 0; i < s->ncl; i++)
-			same += !s->cl[i].admin && !memcmp(&s->cl[i].peer, src, sizeof(*src));
+			same += !s->cl[i].admin && !s->cl[i].authed &&
+				!memcmp(&s->cl[i].peer, src, sizeof(*src));
 		if (same >= s->per_source) {
 			srv_refuse(s, fd, mine);
 			return false;

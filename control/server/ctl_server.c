@@ -16,8 +16,10 @@
  * JSON or brings a wrong token is answered and the connection closed.  When
  * the TCP table is full, a new connection takes the place of the oldest one
  * that has not authenticated (conns_evicted); one source address holds at
- * most max_conns_per_source of them (an IPv4-mapped IPv6 peer counts as its
- * IPv4 address, an IPv6 peer as its own).  So idle or trickling clients
+ * most max_conns_per_source unauthenticated ones (an IPv4-mapped IPv6 peer
+ * counts as its IPv4 address, an IPv6 peer as its own; an authenticated one
+ * counts against its tenant, so tenants behind one address do not crowd
+ * each other out).  So idle or trickling clients
  * cannot keep a host library out.  A connection belongs to the tenant of its
  * first authenticated request, and a tenant holds at most its max_conns
  * (tenant_conns_refused beyond): no tenant fills the table for the others.
