@@ -174,28 +174,48 @@ static void workload(struct l2_run *R, bool hostile)
 	}
 }
 
-/* The box, every host's ARP (learned on its port), the attacker's, the victim job. */
-static void setup(struct l2_run *R, void (*tune)(struct dp_cfg *))
+static void bcast_from(unsigned port, const uint8_t mac[6])
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint32_t ips[RANKS], credits;
-	uint8_t macs[RANKS][6], b[64];
-	char err[256] = "";
+	uint8_t b[64];
+
+	h_inject(&g_h, port, b, frame(b, bcast, mac, false, 0));
+}
+
+/* The box and the victim's job (owner VICTIM, not added); hosts in speak[] announce. */
+static void tenants_setup(struct l2_run *R, void (*tune)(struct dp_cfg *), const bool *speak)
+{
+	uint32_t ips[RANKS];
+	uint8_t macs[RANKS][6];
 
 	memset(R, 0, sizeof(*R));
 	R->h = &g_h;
-	R->rng = 0x12AB34u;
+	R->rng = 0x5EED1u;
 	for (unsigned r = 0; r < RANKS; r++) {
 		ips[r] = h_host_ip(r);
 		h_host_mac(r, macs[r]);
 	}
 	assert_int_equal(h_setup_tuned(&g_h, PORTS, DP_MODE_SWITCH, 1, tune), 0);
-	assert_int_equal(hz_job_init(&R->j, RANKS, ips, (const uint8_t (*)[6])macs, MTU, MSG, MSGS,
-				     HZ_VAL_PLAIN, 0x1A2Bu), 0);
+	assert_int_equal(hz_job_init(&R->j, RANKS, ips, (const uint8_t(*)[6])macs, MTU, MSG, MSGS,
+				     HZ_VAL_PLAIN, 0x1A2Bu),
+			 0);
+	R->j.spec->owner = VICTIM;
+	bcast_from(ATTACKER, attacker_mac);
 	for (unsigned r = 0; r < RANKS; r++)
-		h_inject(&g_h, r, b, frame(b, bcast, macs[r], false, 0));
-	h_inject(&g_h, ATTACKER, b, frame(b, bcast, attacker_mac, false, 0));
+		if (speak[r])
+			bcast_from(r, macs[r]);
 	drain(R);
+}
+
+/* The box, every host's ARP (learned on its port), the attacker's, the victim job. */
+static void setup(struct l2_run *R, void (*tune)(struct dp_cfg *))
+{
+	static const bool all[RANKS] = { true, true, true, true };
+	uint32_t credits;
+	char err[256] = "";
+
+	tenants_setup(R, tune, all);
+	R->rng = 0x12AB34u;
 	if (dp_job_add(g_h.box, 1, R->j.spec, &credits, err, sizeof(err)))
 		fail_msg("job_add: %s", err);
 	/* the four hosts' MACs, pinned where they were learned */
@@ -290,39 +310,6 @@ static void test_ageing(void **state)
 static uint32_t box_tick(void)
 {
 	return dp_l2_tick(dp_now_ns(g_h.box, rte_get_tsc_cycles()));
-}
-
-static void bcast_from(unsigned port, const uint8_t mac[6])
-{
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t b[64];
-
-	h_inject(&g_h, port, b, frame(b, bcast, mac, false, 0));
-}
-
-/* The box and the victim's job (owner VICTIM, not added); hosts in speak[] announce. */
-static void tenants_setup(struct l2_run *R, void (*tune)(struct dp_cfg *), const bool *speak)
-{
-	uint32_t ips[RANKS];
-	uint8_t macs[RANKS][6];
-
-	memset(R, 0, sizeof(*R));
-	R->h = &g_h;
-	R->rng = 0x5EED1u;
-	for (unsigned r = 0; r < RANKS; r++) {
-		ips[r] = h_host_ip(r);
-		h_host_mac(r, macs[r]);
-	}
-	assert_int_equal(h_setup_tuned(&g_h, PORTS, DP_MODE_SWITCH, 1, tune), 0);
-	assert_int_equal(hz_job_init(&R->j, RANKS, ips, (const uint8_t(*)[6])macs, MTU, MSG, MSGS,
-				     HZ_VAL_PLAIN, 0x1A2Bu),
-			 0);
-	R->j.spec->owner = VICTIM;
-	bcast_from(ATTACKER, attacker_mac);
-	for (unsigned r = 0; r < RANKS; r++)
-		if (speak[r])
-			bcast_from(r, macs[r]);
-	drain(R);
 }
 
 /* Mallory's two-rank job naming MACs a and b (her addresses, her QPs): dp_job_add's rc. */
