@@ -176,12 +176,13 @@ static bool all_pinned(const struct dp_l2_bucket *b)
 	return true;
 }
 
-/* Way w of b (key, learned) pinned; its learned twins a race left are gone. */
-static bool pin_way(struct dp_l2 *t, struct dp_l2_bucket *b, int w, uint64_t key, uint64_t v,
-		    uint32_t now)
+/* Way w of b from old to pinned (key's entry); the learned twins of key a race
+ * left are gone.  False when a learner changed the way meanwhile: look again. */
+static bool pin_way(struct dp_l2 *t, struct dp_l2_bucket *b, int w, uint64_t key, uint64_t old,
+		    uint64_t pinned, uint32_t now)
 {
-	if (!put(t, b, (unsigned)w, v, v | E_PIN, now))
-		return false; /* a learner moved it meanwhile: look again */
+	if (!put(t, b, (unsigned)w, old, pinned, now))
+		return false;
 	for (unsigned i = 0; i < DP_L2_WAYS; i++) {
 		uint64_t o = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
 
@@ -234,7 +235,7 @@ int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t owne
 			t->refused_cap++;
 			return -EDQUOT;
 		}
-		if (!pin_way(t, b, w, key, v, now))
+		if (!pin_way(t, b, w, key, v, v | E_PIN, now))
 			continue;
 		t->pins[bi][w] = 1;
 		t->owner[bi][w] = owner;
@@ -271,11 +272,8 @@ int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t 
 		}
 		if (w < 0 && (w = victim(b, v, now)) < 0)
 			return -ENOSPC;
-		if (!put(t, b, (unsigned)w, v[w], want, now))
+		if (!pin_way(t, b, w, key, v[w], want, now))
 			continue;
-		for (unsigned i = 0; i < DP_L2_WAYS; i++) /* its learned twins: gone */
-			if ((int)i != w && v[i] != 0 && e_key(v[i]) == key)
-				put(t, b, i, v[i], 0, now);
 		t->pins[bi][w] = 1;
 		t->owner[bi][w] = DP_L2_STATIC;
 		return 0;
