@@ -203,6 +203,15 @@ void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
 	out->fp16_calls = __atomic_load_n(&c->stats.fp16_calls, __ATOMIC_RELAXED);
 }
 
+/* The _ex calls' copy: the first size bytes of the library's struct (all, n bytes)
+ * into out, zeros past n for a newer caller's fields this library lacks. */
+static void copy_sized(void *out, size_t size, const void *all, size_t n)
+{
+	memcpy(out, all, size < n ? size : n);
+	if (size > n)
+		memset((char *)out + n, 0, size - n);
+}
+
 int nr_comm_stats_ex(const struct nr_comm *comm, struct nr_comm_stats *out, size_t size)
 {
 	struct nr_comm_stats all;
@@ -215,9 +224,7 @@ int nr_comm_stats_ex(const struct nr_comm *comm, struct nr_comm_stats *out, size
 		return NR_ERR_INVALID;
 	}
 	nr_comm_stats(comm, &all);
-	memcpy(out, &all, size < sizeof(all) ? size : sizeof(all));
-	if (size > sizeof(all)) /* a newer caller's fields this library lacks: zero */
-		memset((char *)out + sizeof(all), 0, size - sizeof(all));
+	copy_sized(out, size, &all, sizeof(all));
 	return NR_OK;
 }
 
@@ -285,9 +292,7 @@ int nr_comm_box_counters_ex(const struct nr_comm *comm, struct nr_box_counters *
 	rc = nr_comm_box_counters(comm, &all, left_out, n);
 	if (rc)
 		return rc;
-	memcpy(out, &all, size < sizeof(all) ? size : sizeof(all));
-	if (size > sizeof(all))
-		memset((char *)out + sizeof(all), 0, size - sizeof(all));
+	copy_sized(out, size, &all, sizeof(all));
 	return NR_OK;
 }
 
