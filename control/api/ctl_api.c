@@ -131,14 +131,19 @@ unsigned nr_ctl_tenants(struct nr_ctl *c)
 	return n;
 }
 
-int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len)
+int nr_ctl_authenticate_as(struct nr_ctl *c, const char *tenant, const char *token, size_t len)
 {
 	int t;
 
 	pthread_mutex_lock(&c->lock);
-	t = ctl_tenants_find(&c->tenants, token, len);
+	t = ctl_tenants_find(&c->tenants, tenant, token, len);
 	pthread_mutex_unlock(&c->lock);
 	return t;
+}
+
+int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len)
+{
+	return nr_ctl_authenticate_as(c, NULL, token, len);
 }
 
 int nr_ctl_tenant_conn_limit(struct nr_ctl *c, int who, char *name, size_t len,

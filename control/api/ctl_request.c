@@ -566,9 +566,9 @@ static json_t *op_health_req(struct nr_ctl *c, json_t *req, int who)
 	return op_health(c);
 }
 
-static const char *const f_create[] = { "op", "token", "spec", "lease_ms", "name", NULL };
-static const char *const f_job[] = { "op", "token", "job", "key", NULL };
-static const char *const f_none[] = { "op", "token", NULL };
+static const char *const f_create[] = { "op", "token", "tenant", "spec", "lease_ms", "name", NULL };
+static const char *const f_job[] = { "op", "token", "tenant", "job", "key", NULL };
+static const char *const f_none[] = { "op", "token", "tenant", NULL };
 
 /*
  * The operations (PROTOCOL.md, "Operations"; tests/layers/test_ctl_ops_docs.py

@@ -45,13 +45,14 @@ static bool token_eq(const struct ctl_tenant *t, const char *tok, size_t len)
 	return d == 0;
 }
 
-int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len)
+int ctl_tenants_find(const struct ctl_tenants *ts, const char *name, const char *tok, size_t len)
 {
 	int found = -1;
 	unsigned i;
 
 	for (i = 0; i < ts->n; i++)     /* no early exit: every token is compared */
-		if (token_eq(&ts->t[i], tok, len) && found < 0)
+		if (token_eq(&ts->t[i], tok, len) && found < 0 &&
+		    (name == NULL || strcmp(name, ts->t[i].name) == 0))
 			found = (int)i;
 	return found;
 }

@@ -53,8 +53,9 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 		    size_t errlen);
 /* Every tenant of a tenants file (PROTOCOL.md, "Tenants"): count or -errno with err. */
 int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t errlen);
-/* The tenant whose token is tok[0..len), or -1; time independent of where it matches. */
-int ctl_tenants_find(const struct ctl_tenants *ts, const char *tok, size_t len);
+/* The tenant whose token is tok[0..len), or -1; time independent of where it
+ * matches.  With name, only the tenant of that name may match (its claim). */
+int ctl_tenants_find(const struct ctl_tenants *ts, const char *name, const char *tok, size_t len);
 void ctl_tenants_clear(struct ctl_tenants *ts);
 /*
  * Whether every address connection k of s names is t's: 0, or -EACCES with

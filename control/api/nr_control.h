@@ -187,6 +187,9 @@ int nr_ctl_tenants_load(struct nr_ctl *c, const char *path, char *err, size_t er
 unsigned nr_ctl_tenants(struct nr_ctl *c);
 /* The tenant a request's token names (constant time in each token), or -1. */
 int nr_ctl_authenticate(struct nr_ctl *c, const char *token, size_t len);
+/* The same for a request that names its tenant (its "tenant"): -1 unless the
+ * token is that tenant's. */
+int nr_ctl_authenticate_as(struct nr_ctl *c, const char *tenant, const char *token, size_t len);
 /* Tenant who's name (into name[len]) and max_conns (0: none of its own): 0, or -ENOENT. */
 int nr_ctl_tenant_conn_limit(struct nr_ctl *c, int who, char *name, size_t len,
 			     uint32_t *max_conns);
@@ -319,7 +322,8 @@ struct nr_ctl_server_cfg {
 				    * listener needs it or a tenant added before */
 	unsigned max_conns;        /* TCP connections, 0: 64 (the UNIX socket has 4 more) */
 	unsigned max_conns_per_source; /* unauthenticated TCP connections of one source address
-				       * (an authenticated one counts against its tenant), 0:
+				       * (an authenticated one counts against its tenant;
+				       * past it the newest takes the oldest's place), 0:
 				       * max_conns / 4, at least 16 (at most max_conns); an
 				       * IPv4-mapped IPv6 peer is its IPv4 address, an IPv6 peer
 				       * its own */
@@ -334,10 +338,11 @@ struct nr_ctl_server_cfg {
 	const char *tls_cert;      /* PEM certificate (chain) of the box: TLS on the TCP
 				    * listener, plain-text clients refused; NULL: plain TCP */
 	const char *tls_key;       /* its PEM key, readable by its owner only */
-	unsigned auth_fail_max;    /* failed authentications of one source address within
-				    * auth_fail_window_ms that block it; 0: 10 */
+	unsigned auth_fail_max;    /* failed authentications of one source address and
+				    * claimed tenant (a request's "tenant", or none)
+				    * within auth_fail_window_ms that block the pair; 0: 10 */
 	unsigned auth_fail_window_ms; /* 0: 60000 */
-	unsigned auth_block_ms;    /* how long a source stays blocked; 0: 60000 */
+	unsigned auth_block_ms;       /* how long the pair stays blocked; 0: 60000 */
 	unsigned tls_handshakes_per_sec; /* TLS handshakes one source address may start in a
 					  * second, more closed unread (tls_throttled); 0: 32 */
 };

@@ -16,36 +16,55 @@
 #include "control/api/ctl_log.h"
 #include "control/server/ctl_srv.h"
 
-/* The tenant a request's token names, or -1. */
-int srv_tenant_of(const struct nr_ctl_server *s, const json_t *tok)
+bool srv_claim(const json_t *req, char claim[NR_CTL_TENANT_NAME_MAX + 1])
 {
-	if (!json_is_string(tok))
-		return -1;
-	return nr_ctl_authenticate(s->c, json_string_value(tok), json_string_length(tok));
+	const json_t *t = json_object_get(req, "tenant");
+	size_t n;
+
+	claim[0] = '\0';
+	if (t == NULL)
+		return true;
+	if (!json_is_string(t) || (n = json_string_length(t)) == 0 || n > NR_CTL_TENANT_NAME_MAX ||
+	    strlen(json_string_value(t)) != n)
+		return false;
+	memcpy(claim, json_string_value(t), n + 1);
+	return true;
 }
 
-/* The source's entry, or NULL when it has none. */
-static struct auth_src *auth_find(struct nr_ctl_server *s, const struct in6_addr *peer)
+int srv_tenant_of(const struct nr_ctl_server *s, const json_t *req, const char *claim)
+{
+	const json_t *tok = json_object_get(req, "token");
+
+	if (!json_is_string(tok))
+		return -1;
+	return nr_ctl_authenticate_as(s->c, claim[0] ? claim : NULL, json_string_value(tok),
+				      json_string_length(tok));
+}
+
+/* The entry of (peer, claim), or NULL when it has none. */
+static struct auth_src *auth_find(struct nr_ctl_server *s, const struct in6_addr *peer,
+				  const char *claim)
 {
 	for (unsigned i = 0; i < NR_AUTH_SOURCES; i++)
 		if (s->auth[i].fails + s->auth[i].blocked_until &&
-		    !memcmp(&s->auth[i].peer, peer, sizeof(*peer)))
+		    !memcmp(&s->auth[i].peer, peer, sizeof(*peer)) &&
+		    !strcmp(s->auth[i].claim, claim))
 			return &s->auth[i];
 	return NULL;
 }
 
-/* How long the source stays blocked (ms), 0 when it is not. */
-uint64_t srv_auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
+uint64_t srv_auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, const char *claim,
+			  uint64_t now)
 {
-	const struct auth_src *a = auth_find(s, peer);
+	const struct auth_src *a = auth_find(s, peer, claim);
 
 	return a && a->blocked_until > now ? a->blocked_until - now : 0;
 }
 
-/* A failed authentication from peer: after auth_max in a window, it is blocked. */
-void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now)
+void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, const char *claim,
+		     uint64_t now)
 {
-	struct auth_src *a = auth_find(s, peer);
+	struct auth_src *a = auth_find(s, peer, claim);
 	char ip[INET6_ADDRSTRLEN];
 
 	if (!a) { /* a free entry, else the one whose last news is oldest */
@@ -65,6 +84,7 @@ void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint6
 				a = b;
 		}
 		*a = (struct auth_src){ .peer = *peer, .window_ms = now };
+		snprintf(a->claim, sizeof(a->claim), "%s", claim);
 	}
 	if (now - a->window_ms > s->auth_window_ms) {
 		a->window_ms = now;
@@ -76,10 +96,10 @@ void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint6
 	a->fails = 0;
 	a->window_ms = now;
 	NR_LOG_RL(LOG_WARNING,
-		  "netreduce control: source %s: %u failed authentications within "
+		  "netreduce control: source %s%s%s: %u failed authentications within "
 		  "%.1f s: its connections are refused for %.1f s (auth_throttled)",
-		  srv_peer_str(peer, ip), s->auth_max, s->auth_window_ms / 1000.0,
-		  s->auth_block_ms / 1000.0);
+		  srv_peer_str(peer, ip), claim[0] ? ", claiming tenant " : "", claim, s->auth_max,
+		  s->auth_window_ms / 1000.0, s->auth_block_ms / 1000.0);
 }
 
 bool srv_rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
@@ -94,19 +114,19 @@ bool srv_rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now)
 	return true;
 }
 
-/* A source blocked for failed authentications: k is told, closed, counted. */
-bool srv_throttled(struct nr_ctl_server *s, struct client *k, uint64_t now)
+/* (k's source, claim) blocked for failed authentications: k is told, closed, counted. */
+bool srv_throttled(struct nr_ctl_server *s, struct client *k, const char *claim, uint64_t now)
 {
-	uint64_t left = srv_auth_blocked(s, &k->peer, now);
-	char msg[128];
+	uint64_t left = srv_auth_blocked(s, &k->peer, claim, now);
+	char msg[192];
 
 	if (!left)
 		return false;
 	nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
 	snprintf(msg, sizeof(msg),
-		 "too many failed authentications from this address: refused "
+		 "too many failed authentications from this address%s%s: refused "
 		 "for %llu s more",
-		 (unsigned long long)(left + 999) / 1000);
+		 claim[0] ? " for tenant " : "", claim, (unsigned long long)(left + 999) / 1000);
 	srv_client_error(k, msg);
 	k->closing = true;
 	return true;
@@ -151,17 +171,15 @@ bool srv_tenant_admit(struct nr_ctl_server *s, struct client *k, int who)
 	return true;
 }
 
-/* The TCP table is full: close the oldest connection that has not
- * authenticated, if there is one.  True when a place was made. */
-bool srv_evict_unauthenticated(struct nr_ctl_server *s)
+bool srv_evict_unauthenticated(struct nr_ctl_server *s, const struct in6_addr *src)
 {
 	unsigned oldest = s->ncl;
 
 	for (unsigned i = 0; i < s->ncl; i++) {
 		const struct client *k = &s->cl[i];
 
-		if (!k->admin && !k->authed &&
-		    (oldest == s->ncl || k->accepted_ms < s->cl[oldest].accepted_ms))
+		if (!k->admin && !k->authed && (!src || !memcmp(&k->peer, src, sizeof(*src))) &&
+		    (oldest == s->ncl || k->seq < s->cl[oldest].seq))
 			oldest = i;
 	}
 	if (oldest == s->ncl)
@@ -174,10 +192,6 @@ bool srv_evict_unauthenticated(struct nr_ctl_server *s)
 bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct in6_addr *src)
 {
 	static const char full[] = "{\"ok\":false,\"error\":\"too many connections; try again later\"}\n";
-	static const char mine[] = "{\"ok\":false,\"error\":\"too many connections from this address; "
-				   "try again later\"}\n";
-	static const char throttle[] = "{\"ok\":false,\"error\":\"too many failed authentications "
-				       "from this address; try again later\"}\n";
 	unsigned same = 0;
 
 	/*
@@ -190,28 +204,27 @@ bool srv_admit_accept(struct nr_ctl_server *s, int fd, bool admin, const struct 
 			srv_refuse(s, fd, full);
 			return false;
 		}
-	} else {
-		for (unsigned i = 0; i < s->ncl; i++)
-			same += !s->cl[i].admin && !s->cl[i].authed &&
-				!memcmp(&s->cl[i].peer, src, sizeof(*src));
-		if (same >= s->per_source) {
-			srv_refuse(s, fd, mine);
-			return false;
-		}
-		/* a plain listener refuses a blocked source at once; a TLS one after
-		 * the handshake, in words its client can read (throttled) */
-		if (!s->tls && srv_auth_blocked(s, src, nr_ctl_now_ms())) {
-			nr_ctl_count(s->c, NR_CCTR_AUTH_THROTTLED);
-			if (send(fd, throttle, strlen(throttle), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-				/* the close tells the peer */
-			}
-			close(fd);
-			return false;
-		}
-		if (s->ntcp >= s->max_conns && !srv_evict_unauthenticated(s)) {
-			srv_refuse(s, fd, full);
-			return false;
-		}
+		return true;
+	}
+	/*
+	 * A source holds per_source connections that have not authenticated (an
+	 * authenticated one counts against its tenant): past it, the newest
+	 * takes the place of the source's oldest.  Tenants behind one address
+	 * (SNAT) send their first request at once; a neighbour's idle
+	 * connections cannot keep them out, as a refusal of the newest would.
+	 * Failed authentication is throttled when a request names who it is
+	 * (srv_throttled), not here: the connection has not said yet.
+	 */
+	for (unsigned i = 0; i < s->ncl; i++)
+		same += !s->cl[i].admin && !s->cl[i].authed &&
+			!memcmp(&s->cl[i].peer, src, sizeof(*src));
+	if (same >= s->per_source && !srv_evict_unauthenticated(s, src)) {
+		srv_refuse(s, fd, full);
+		return false;
+	}
+	if (s->ntcp >= s->max_conns && !srv_evict_unauthenticated(s, NULL)) {
+		srv_refuse(s, fd, full);
+		return false;
 	}
 	return true;
 }

@@ -16,7 +16,8 @@
  * JSON or brings a wrong token is answered and the connection closed.  When
  * the TCP table is full, a new connection takes the place of the oldest one
  * that has not authenticated (conns_evicted); one source address holds at
- * most max_conns_per_source unauthenticated ones (an IPv4-mapped IPv6 peer
+ * most max_conns_per_source unauthenticated ones, its newest taking its
+ * oldest's place past it (an IPv4-mapped IPv6 peer
  * counts as its IPv4 address, an IPv6 peer as its own; an authenticated one
  * counts against its tenant, so tenants behind one address do not crowd
  * each other out).  So idle or trickling clients
@@ -32,9 +33,11 @@
  * (tls_plaintext) and closed.  Without TLS, a client that opens with a TLS
  * record is told in plain text that the listener does not speak it.
  *
- * Failed authentication is throttled per source address: auth_fail_max bad
- * or missing tokens within auth_fail_window_ms block the source for
- * auth_block_ms; its connections are refused meanwhile (auth_throttled).
+ * Failed authentication is throttled per source address and the tenant a
+ * request claims (its "tenant", or none): auth_fail_max bad or missing
+ * tokens within auth_fail_window_ms block that pair for auth_block_ms; its
+ * requests are refused meanwhile (auth_throttled), while another tenant's,
+ * claimed, from the same address (SNAT) still authenticate.
  * A source starts at most tls_handshakes_per_sec TLS handshakes a second;
  * the connections past it are closed before OpenSSL reads them (tls_throttled).
  *
@@ -78,10 +81,11 @@
 
 static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, size_t len)
 {
-	char err[256], msg[64], *out;
+	char err[256], msg[64], claim[NR_CTL_TENANT_NAME_MAX + 1] = "", *out;
 	json_t *req, *reply;
 	uint64_t now;
 	int who = NR_CTL_ADMIN;
+	bool claimed;
 
 	if (len && line[len - 1] == '\r')
 		len--;
@@ -105,16 +109,17 @@ static void handle_line(struct nr_ctl_server *s, struct client *k, char *line, s
 		k->closing |= !k->authed;
 		return;
 	}
-	if (!k->admin && !k->authed && srv_throttled(s, k, now)) {
+	claimed = k->admin || srv_claim(req, claim);
+	if (!k->admin && !k->authed && srv_throttled(s, k, claim, now)) {
 		json_decref(req);
 		return;
 	}
-	if (!k->admin && (who = srv_tenant_of(s, json_object_get(req, "token"))) < 0) {
+	if (!k->admin && (!claimed || (who = srv_tenant_of(s, req, claim)) < 0)) {
 		nr_ctl_count(s->c, NR_CCTR_REQUESTS);
 		nr_ctl_count(s->c, NR_CCTR_BAD_TOKEN);
 		nr_ctl_count(s->c, NR_CCTR_ERRORS);
 		json_decref(req);
-		srv_auth_failed(s, &k->peer, now);
+		srv_auth_failed(s, &k->peer, claim, now);
 		srv_client_error(k, "bad or missing token: connection closed");
 		k->closing = true;
 		return;
@@ -315,7 +320,8 @@ static void do_accept(struct nr_ctl_server *s, int lfd, bool admin)
 	k->tls = !admin && s->tls ? TLS_SNIFF : TLS_NONE;
 	if (!admin)
 		s->ntcp++;
-	k->last_ms = k->tok_ms = k->accepted_ms = nr_ctl_now_ms();
+	k->last_ms = k->tok_ms = nr_ctl_now_ms();
+	k->seq = s->accepts++;
 	k->tokens = s->burst;
 }
 

@@ -48,6 +48,7 @@ enum tls_state {
 /* A source's failed authentications in its current window. */
 struct auth_src {
 	struct in6_addr peer; /* the source (peer_key); fails + blocked_until 0: a free entry */
+	char claim[NR_CTL_TENANT_NAME_MAX + 1]; /* the tenant its requests named, "" none */
 	unsigned fails;
 	uint64_t window_ms; /* start of the window */
 	uint64_t blocked_until;
@@ -66,7 +67,7 @@ struct client {
 	bool authed;          /* a request with the right token came (admin: always) */
 	int tenant;           /* TCP: the tenant it authenticated as, -1 before */
 	struct in6_addr peer; /* TCP: the source address (IPv4 as ::ffff:a.b.c.d) */
-	uint64_t accepted_ms;
+	uint64_t seq;         /* the server's accepts before it: the oldest has the least */
 	bool closing; /* flush out, then close */
 	bool shut;    /* write side shut: drain input until EOF or close_by */
 	uint64_t close_by;
@@ -97,6 +98,7 @@ struct nr_ctl_server {
 	struct client *cl; /* [max_conns + NR_ADMIN_RESERVED] */
 	unsigned ncl;      /* clients, admin or not */
 	unsigned ntcp;     /* of which TCP (at most max_conns) */
+	uint64_t accepts;  /* connections accepted so far */
 	struct pollfd *pfd;
 	SSL_CTX *tls; /* NULL: plain TCP */
 	unsigned auth_max, auth_window_ms, auth_block_ms;
@@ -144,20 +146,31 @@ struct in6_addr srv_peer_key(const struct sockaddr_storage *ss);
 
 /* ---- ctl_admit.c: who may connect and go on --------------------------------- */
 
-/* The tenant a request's token names, or -1. */
-int srv_tenant_of(const struct nr_ctl_server *s, const json_t *tok);
+/*
+ * The tenant a request claims, its "tenant" (PROTOCOL.md), into claim: ""
+ * when it names none; false when "tenant" is there but is no tenant's name
+ * (not a string, empty, too long): such a request fails authentication.
+ * Failed authentication is throttled per (source, claim).
+ */
+bool srv_claim(const json_t *req, char claim[NR_CTL_TENANT_NAME_MAX + 1]);
 
-/* How long the source stays blocked (ms), 0 when it is not. */
-uint64_t srv_auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now);
+/* The tenant a request's token names (the claimed one's token only, with a
+ * claim), or -1. */
+int srv_tenant_of(const struct nr_ctl_server *s, const json_t *req, const char *claim);
 
-/* A failed authentication from peer: after auth_max in a window, it is blocked. */
-void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, uint64_t now);
+/* How long (source, claim) stays blocked (ms), 0 when it is not. */
+uint64_t srv_auth_blocked(struct nr_ctl_server *s, const struct in6_addr *peer, const char *claim,
+			  uint64_t now);
+
+/* A failed authentication from (peer, claim): after auth_max in a window, it is blocked. */
+void srv_auth_failed(struct nr_ctl_server *s, const struct in6_addr *peer, const char *claim,
+		     uint64_t now);
 
 /* k's token bucket (rate a second, burst): true when this request may run. */
 bool srv_rate_ok(struct nr_ctl_server *s, struct client *k, uint64_t now);
 
-/* A source blocked for failed authentications: k is told, closed, counted. */
-bool srv_throttled(struct nr_ctl_server *s, struct client *k, uint64_t now);
+/* (k's source, claim) blocked for failed authentications: k is told, closed, counted. */
+bool srv_throttled(struct nr_ctl_server *s, struct client *k, const char *claim, uint64_t now);
 
 /*
  * A TCP connection belongs to the tenant of its first authenticated request,
@@ -166,9 +179,10 @@ bool srv_throttled(struct nr_ctl_server *s, struct client *k, uint64_t now);
  */
 bool srv_tenant_admit(struct nr_ctl_server *s, struct client *k, int who);
 
-/* The TCP table is full: close the oldest connection that has not
- * authenticated, if there is one.  True when a place was made. */
-bool srv_evict_unauthenticated(struct nr_ctl_server *s);
+/* Close the oldest connection that has not authenticated (from src; NULL:
+ * from any source), if there is one: the TCP table, or src's share of it, is
+ * full.  Counted (conns_evicted); true when a place was made. */
+bool srv_evict_unauthenticated(struct nr_ctl_server *s, const struct in6_addr *src);
 
 /*
  * A new connection fd from src (admin: the UNIX socket) against the limits:

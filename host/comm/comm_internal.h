@@ -144,6 +144,7 @@ struct nr_comm {
 	struct nr_config cfg;
 	char root[64], switch_addr[64], token[128], transport[16], tp_profile[16], device[64],
 	     addr[32];
+	char tenant[32]; /* NR_TENANT: the tenant the box's requests name, "" none */
 	int rank, world;
 	struct nr_tp *tp;
 	uint32_t tp_window;          /* the transport's window per QP and path (0: its own) */

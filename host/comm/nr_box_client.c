@@ -239,10 +239,44 @@ static int box_tls_init(struct nr_comm *c)
 	return 0;
 }
 
+/*
+ * NR_TENANT, once: the tenant every request names beside its token
+ * (control/PROTOCOL.md, "tenant"), so the box checks the token against that
+ * tenant's alone and counts a failure against (this address, that tenant):
+ * another's bad tokens from this address (SNAT) do not lock it out.
+ */
+static int box_tenant_init(struct nr_comm *c)
+{
+	const char *t = getenv("NR_TENANT");
+	size_t n = t ? strlen(t) : 0;
+
+	if (n == 0 || c->tenant[0])
+		return 0;
+	if (n >= sizeof(c->tenant) ||
+	    strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n)
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "NR_TENANT=%s: a tenant's name, as the box's tenants file gives it: "
+			       "1 to %zu of A-Z a-z 0-9 - _ .",
+			       t, sizeof(c->tenant) - 1);
+	memcpy(c->tenant, t, n + 1);
+	return 0;
+}
+
+/* req (NULL: out of memory) with the token, and NR_TENANT's name when set. */
+static json_t *with_auth(const struct nr_comm *c, json_t *req)
+{
+	if (req && (json_object_set_new(req, "token", json_string(c->token)) ||
+		    (c->tenant[0] && json_object_set_new(req, "tenant", json_string(c->tenant))))) {
+		json_decref(req);
+		return NULL;
+	}
+	return req;
+}
+
 static int box_connect(struct nr_comm *c, struct nr_box_conn *k, const char *what)
 {
 	char err[320];
-	int rc = box_tls_init(c);
+	int rc = box_tenant_init(c) ?: box_tls_init(c);
 
 	if (rc)
 		return rc;
@@ -302,8 +336,8 @@ static int renew_once(struct nr_box_job *b, uint32_t timeout_ms, char *err, size
 	bool refused;
 	int rc;
 
-	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_renew", "token", c->token, "job",
-			(json_int_t)b->job, "key", b->key);
+	req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_renew", "job", (json_int_t)b->job,
+				     "key", b->key));
 	rc = job_call(b, req, timeout_ms, &reply, &refused, err, errlen);
 	json_decref(req);
 	json_decref(reply);
@@ -441,7 +475,7 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	struct nr_box_job *b = &c->box[t];
 	json_t *chans = json_array(), *spec, *req, *reply;
 	char name[64];
-	json_int_t job, credits, rkey, lease;
+	json_int_t job, credits, rkey, lease, lease_ms;
 	const char *key;
 	int rc;
 
@@ -496,8 +530,9 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	/* a lease of three progress timeouts (at least 1 s), renewed every third of
 	 * it while the communicator lives (renew_main): a job whose ranks all died
 	 * is gone from the box within it (docs/trust.md) */
-	req = json_pack("{s:s,s:s,s:o,s:I}", "op", "job_create", "token", c->token, "spec", spec,
-			"lease_ms", (json_int_t)(c->cfg.timeout_ms < 334 ? 1000 : 3ull * c->cfg.timeout_ms));
+	lease_ms = c->cfg.timeout_ms < 334 ? 1000 : 3ull * c->cfg.timeout_ms;
+	req = with_auth(c, json_pack("{s:s,s:o,s:I}", "op", "job_create", "spec", spec, "lease_ms",
+				     lease_ms));
 	/* NR_JOB names the job in the box's metrics and logs; without it, the form
 	 * every box version takes */
 	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
@@ -555,8 +590,8 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 			 c->switch_addr, b->job, why);
 		return NULL;
 	}
-	req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_status", "token", c->token, "job",
-			(json_int_t)b->job, "key", b->key);
+	req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_status", "job", (json_int_t)b->job,
+				     "key", b->key));
 	rc = exchange(&k, req, nr_now_ms() + c->cfg.timeout_ms, &reply, &refused, why, sizeof(why));
 	json_decref(req);
 	conn_close(&k);
@@ -656,7 +691,7 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 
 	if (rc)
 		return rc;
-	req = json_pack("{s:s,s:s}", "op", "backend_info", "token", c->token);
+	req = with_auth(c, json_pack("{s:s}", "op", "backend_info"));
 	rc = box_call(c, &k, req, &reply, "backend_info");
 	json_decref(req);
 	conn_close(&k);
@@ -679,8 +714,8 @@ void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 	renew_stop(b);
 	if (b->key[0]) {
 		/* on the job's connection, or a new one if the box closed it (or restarted) */
-		req = json_pack("{s:s,s:s,s:I,s:s}", "op", "job_destroy", "token", c->token, "job",
-				(json_int_t)b->job, "key", b->key);
+		req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_destroy", "job",
+					     (json_int_t)b->job, "key", b->key));
 		if (job_call(b, req, 1000, &reply, &refused, err, sizeof(err)) == 0)
 			json_decref(reply);
 		json_decref(req);

@@ -318,13 +318,16 @@ static bool is_error(json_t *r, const char *prefix)
 	return !json_is_true(json_object_get(r, "ok")) && e && !strncmp(e, prefix, strlen(prefix));
 }
 
-/* The token check of PROTOCOL.md: "token" is a string equal to the token. */
+/* The token check of PROTOCOL.md: "token" is a string equal to the token,
+ * and "tenant", if there, names its tenant ("default", the --token's). */
 static bool has_token(json_t *req)
 {
-	json_t *t = json_object_get(req, "token");
+	json_t *t = json_object_get(req, "token"), *who = json_object_get(req, "tenant");
 
 	return json_is_string(t) && json_string_length(t) == strlen(NRZ_TOKEN) &&
-	       !memcmp(json_string_value(t), NRZ_TOKEN, strlen(NRZ_TOKEN));
+	       !memcmp(json_string_value(t), NRZ_TOKEN, strlen(NRZ_TOKEN)) &&
+	       (!who || (json_is_string(who) && json_string_length(who) == 7 &&
+			 !memcmp(json_string_value(who), "default", 7)));
 }
 
 static void check_conn(struct world *w, unsigned ki)

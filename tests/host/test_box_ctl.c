@@ -502,40 +502,49 @@ static const char tenants_two[] =
 	"  \"max_conns\": 3},\n"
 	" {\"name\": \"victim\", \"token\": \"" TOK_VICTIM "\", \"ips\": [\"127.0.0.0/24\"]}]}\n";
 
-/* A connection from 127.0.1.host that sends one stats request as tenant tok: the
- * connection (held) when the box answered ok, else -1 (the reply checked to say why). */
-static int attacker_conn(int port, unsigned host, const char *want_err)
+/* A connection from src (host order) to the box at port that sends line: its
+ * reply (the connection in *fd, open). */
+static json_t *request_from(int port, uint32_t src, const char *line, int *fd)
 {
-	struct sockaddr_in me = { .sin_family = AF_INET,
-				  .sin_addr.s_addr = htonl(0x7f000100u + host) };
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(src) };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	static const char req[] = "{\"op\":\"stats\",\"token\":\"" TOK_ATTACK "\"}\n";
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	char buf[4096];
 	size_t n = 0;
 	ssize_t r;
 	json_t *j;
-	bool ok;
 
-	assert_true(fd >= 0);
-	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_true(write(fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1);
-	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(*fd >= 0);
+	assert_int_equal(bind(*fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	assert_int_equal(connect(*fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_true(write(*fd, line, strlen(line)) == (ssize_t)strlen(line));
+	while (n < sizeof(buf) - 1 && (r = read(*fd, buf + n, sizeof(buf) - 1 - n)) > 0) {
 		n += (size_t)r;
 		if (memchr(buf, '\n', n))
 			break;
 	}
 	buf[n] = '\0';
 	j = json_loads(buf, JSON_DISABLE_EOF_CHECK, NULL);
-	assert_non_null(j);
-	ok = json_is_true(json_object_get(j, "ok"));
+	if (!j)
+		fail_msg("no JSON reply to %s: %s", line, buf);
+	return j;
+}
+
+/* A connection from 127.0.1.host that sends one stats request as tenant tok: the
+ * connection (held) when the box answered ok, else -1 (the reply checked to say why). */
+static int attacker_conn(int port, unsigned host, const char *want_err)
+{
+	static const char req[] = "{\"op\":\"stats\",\"token\":\"" TOK_ATTACK "\"}\n";
+	int fd;
+	json_t *j = request_from(port, 0x7f000100u + host, req, &fd);
+	bool ok = json_is_true(json_object_get(j, "ok"));
+
 	if (!ok) {
 		const char *e = json_string_value(json_object_get(j, "error"));
 
 		if (!want_err || !e || !strstr(e, want_err))
-			fail_msg("attacker connection %u: %s", host, e ? e : buf);
+			fail_msg("attacker connection %u: %s", host, e ? e : "no error text");
 		close(fd);
 		fd = -1;
 	} else if (want_err) {
@@ -614,6 +623,50 @@ static void test_tenant_conn_cap_library(void **state)
 		close(held[k]);
 	munmap(t, sizeof(*t));
 	stop_server(&s);
+	munmap(s.shm, sizeof(*s.shm));
+}
+
+/*
+ * A neighbour behind the ranks' own address (127.0.0.1: SNAT) guesses tokens,
+ * ten, the box's throttle: requests from that address naming no tenant are
+ * refused for a minute.  The victim's library with NR_TENANT=victim names
+ * its tenant, and its job registers all the same; without NR_TENANT it is
+ * refused, saying why; a name no tenant file can hold is refused before
+ * anything is sent.
+ */
+static void test_tenant_claim(void **state)
+{
+	static const char guess[] = "{\"op\":\"stats\",\"token\":\"guess-0123456789abcdef\"}\n";
+	struct server s = { .tenants = tenants_two };
+	struct box_case *t;
+
+	(void)state;
+	assert_int_equal(start_server(&s), 0);
+	for (unsigned k = 0; k < 10; k++) {
+		int fd;
+		json_t *j = request_from(s.shm->port, 0x7f000001u, guess, &fd);
+
+		assert_false(json_is_true(json_object_get(j, "ok")));
+		json_decref(j);
+		close(fd);
+	}
+	setenv("NR_TENANT", "victim", 1);
+	t = run(&s, TOK_VICTIM, 2, 24, 1);
+	expect_unaggregated(t, 2); /* registered: no dataplane here */
+	munmap(t, sizeof(*t));
+	unsetenv("NR_TENANT");
+	t = run(&s, TOK_VICTIM, 2, 25, 1);
+	assert_int_equal(t->rc_init[0], NR_ERR_BOX);
+	assert_non_null(strstr(t->msg[0], "too many failed authentications from this address"));
+	munmap(t, sizeof(*t));
+	setenv("NR_TENANT", "victim tenant", 1);
+	t = run(&s, TOK_VICTIM, 2, 26, 1);
+	assert_int_equal(t->rc_init[0], NR_ERR_CONFIG);
+	assert_non_null(strstr(t->msg[0], "NR_TENANT=victim tenant: a tenant's name"));
+	munmap(t, sizeof(*t));
+	unsetenv("NR_TENANT");
+	stop_server(&s);
+	assert_int_equal(s.shm->created, 1);
 	munmap(s.shm, sizeof(*s.shm));
 }
 
@@ -867,6 +920,7 @@ int main(void)
 		cmocka_unit_test(test_short_bound),
 		cmocka_unit_test(test_lease_after_sigkill),
 		cmocka_unit_test(test_tenant_conn_cap_library),
+		cmocka_unit_test(test_tenant_claim),
 		cmocka_unit_test(test_lease_renewal_failure_logged),
 	};
 

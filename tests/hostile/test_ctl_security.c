@@ -199,6 +199,15 @@ static json_t *call(int fd, const char *line)
 	return recv_reply(fd, 3000);
 }
 
+/* One request on fd with token tok: the reply (NULL: none). */
+static json_t *stats_as(int fd, const char *tok)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "{\"op\":\"stats\",\"token\":\"%s\"}", tok);
+	return call(fd, line);
+}
+
 static void expect_ok(json_t *r)
 {
 	assert_non_null(r);
@@ -503,10 +512,22 @@ static void test_idle_clients_no_lockout(void **state)
 	/* the first library took an unauthenticated client's place; later ones the place
 	 * the library before them left */
 	assert_true(ctl_counter(adm, "conns_evicted") >= 1);
-	/* one address: 16 of 64 (the library's own address now holds none) */
-	for (unsigned k = 0; k < 17; k++)
-		extra[k] = conn_tcp_from(&v, 200);
-	expect_err(recv_reply(extra[16], 2000), "from this address");
+	/* one address: 16 of 64 (the library's own address now holds none); the
+	 * 17th takes the place of its address's oldest, which the box closes */
+	{
+		uint64_t evicted = ctl_counter(adm, "conns_evicted");
+
+		for (unsigned k = 0; k < 17; k++)
+			extra[k] = conn_tcp_from(&v, 200);
+		assert_null(recv_reply(extra[16], 150));       /* kept: nothing comes */
+		assert_int_equal(recv(extra[0], &c, 1, 0), 0); /* closed */
+		/* the 17th took its own address's oldest place (before it, some
+		 * took one of the 64 others': the table is full) */
+		assert_true(ctl_counter(adm, "conns_evicted") >= evicted + 1);
+		r = stats_as(extra[16], TOKEN);
+		expect_ok(r);
+		json_decref(r);
+	}
 	for (unsigned k = 0; k < 17; k++)
 		close(extra[k]);
 	for (unsigned k = 0; k < 64; k++)
@@ -661,15 +682,6 @@ static void test_tenant_addresses(void **state)
 	srv_stop(&v);
 }
 
-/* One request on fd with token tok: the reply (NULL: none). */
-static json_t *stats_as(int fd, const char *tok)
-{
-	char line[128];
-
-	snprintf(line, sizeof(line), "{\"op\":\"stats\",\"token\":\"%s\"}", tok);
-	return call(fd, line);
-}
-
 /*
  * Tenant a (max_conns 3) opens connections from 8 addresses: the 4th and later
  * are refused at their first request, naming the tenant and its max_conns,
@@ -818,9 +830,15 @@ static void test_dual_stack(void **state)
 					 "ones refused: %s",
 					 src[k], json_string_value(json_object_get(no, "error")));
 		}
-		for (unsigned k = 0; k < 6; k += 2) {
+		for (unsigned k = 0; k < 6; k += 2) { /* a third: its source's oldest goes */
+			char c;
+
 			more = conn_any(v.port, src[k], strchr(src[k], ':') ? "::1" : "127.0.0.1");
-			expect_err(recv_reply(more, 2000), "too many connections from this address");
+			if (recv(idle[k], &c, 1, 0) != 0)
+				fail_msg("the oldest unauthenticated connection from %s kept "
+					 "beside a third",
+					 src[k]);
+			assert_null(recv_reply(more, 150));
 			close(more);
 		}
 		for (unsigned k = 0; k < 6; k++)
@@ -828,6 +846,84 @@ static void test_dual_stack(void **state)
 	}
 	for (unsigned k = 0; k < 6; k++)
 		close(fd[k]);
+	srv_stop(&v);
+}
+
+/*
+ * Two tenants behind one address (SNAT, 127.0.0.9) and a third party there
+ * guessing tokens: three bad ones naming no tenant block (address, none),
+ * three naming tenant a block (address, a).  Then a request naming no
+ * tenant, or a, is refused from that address, while tenant b, naming
+ * itself, still gets in, and a from another address too; a's own token
+ * naming b is refused (a claim is checked against the claimed tenant's
+ * token alone, and counts as a failure of that claim).  Keyed on the
+ * address alone, as the throttle was, b was locked out with the rest.
+ */
+static void test_shared_address(void **state)
+{
+	/* clang-format off */
+	static const char tenants[] =
+		"{\"tenants\": [\n"
+		" {\"name\": \"a\", \"token\": \"" TOK_A "\", \"ips\": [\"10.1.0.0/16\"]},\n"
+		" {\"name\": \"b\", \"token\": \"" TOK_B "\", \"ips\": [\"10.2.0.0/16\"]}]}\n";
+	/* clang-format on */
+	struct nr_ctl_server_cfg cfg = { .tcp_addr = "127.0.0.1:0",
+					 .max_conns = 32,
+					 .rate_per_sec = 1000,
+					 .rate_burst = 1000,
+					 .auth_fail_max = 3,
+					 .auth_block_ms = 60000 };
+	static const char *const guess[] = {
+		"{\"op\":\"stats\",\"token\":\"guess-0123456789abcdef\"}",
+		"{\"op\":\"stats\",\"token\":\"guess-0123456789abcdef\",\"tenant\":\"a\"}",
+	};
+	struct srv v;
+	int adm, fd;
+	json_t *r;
+
+	(void)state;
+	srv_start_cfg(&v, cfg, tenants);
+	adm = conn_unix(&v);
+	for (unsigned g = 0; g < 2; g++)
+		for (unsigned k = 0; k < 3; k++) {
+			fd = conn_tcp_from(&v, 9);
+			expect_err(call(fd, guess[g]), "bad or missing token");
+			close(fd);
+		}
+	assert_int_equal(ctl_counter(adm, "bad_token"), 6);
+	/* blocked: the address naming nobody, and naming a */
+	fd = conn_tcp_from(&v, 9);
+	expect_err(stats_as(fd, TOK_A), "too many failed authentications from this address: ");
+	close(fd);
+	fd = conn_tcp_from(&v, 9);
+	expect_err(call(fd, "{\"op\":\"stats\",\"token\":\"" TOK_A "\",\"tenant\":\"a\"}"),
+		   "too many failed authentications from this address for tenant a");
+	close(fd);
+	assert_int_equal(ctl_counter(adm, "auth_throttled"), 2);
+	/* b, naming itself, from the same address: in */
+	fd = conn_tcp_from(&v, 9);
+	r = call(fd, "{\"op\":\"stats\",\"token\":\"" TOK_B "\",\"tenant\":\"b\"}");
+	expect_ok(r);
+	json_decref(r);
+	close(fd);
+	/* a from its own address: in */
+	fd = conn_tcp_from(&v, 10);
+	r = call(fd, "{\"op\":\"stats\",\"token\":\"" TOK_A "\",\"tenant\":\"a\"}");
+	expect_ok(r);
+	json_decref(r);
+	close(fd);
+	/* a's token naming b, or a name no tenant can have: refused */
+	fd = conn_tcp_from(&v, 11);
+	expect_err(call(fd, "{\"op\":\"stats\",\"token\":\"" TOK_A "\",\"tenant\":\"b\"}"),
+		   "bad or missing token");
+	close(fd);
+	fd = conn_tcp_from(&v, 11);
+	expect_err(call(fd, "{\"op\":\"stats\",\"token\":\"" TOK_A "\",\"tenant\":7}"),
+		   "bad or missing token");
+	close(fd);
+	assert_int_equal(ctl_counter(adm, "bad_token"), 8);
+	assert_int_equal(ctl_counter(adm, "auth_throttled"), 2);
+	close(adm);
 	srv_stop(&v);
 }
 
@@ -864,6 +960,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_idle_clients_no_lockout),
 		cmocka_unit_test(test_tenant_addresses),
 		cmocka_unit_test(test_tenant_conn_cap),
+		cmocka_unit_test(test_shared_address),
 	};
 	const struct CMUnitTest lockout[] = {
 		cmocka_unit_test(test_admin_lockout),
