@@ -66,6 +66,16 @@ struct nr_ctl *nr_ctl_create(struct nr_backend *b)
 		return NULL;
 	}
 	c->b = b;
+	c->tenants.cap = (struct nr_backend_cap){ .jobs = NR_MAX_JOBS };
+	if (b->ops->capacity) {
+		struct nr_backend_cap cap = { 0 };
+
+		b->ops->capacity(b, &cap);
+		c->tenants.cap.channels = cap.channels;
+		c->tenants.cap.mbufs = cap.mbufs;
+		if (cap.jobs && cap.jobs < NR_MAX_JOBS)
+			c->tenants.cap.jobs = cap.jobs;
+	}
 	c->next_id = 1;
 	c->failed_ttl_ms = NR_CTL_FAILED_TTL_MS;
 	c->default_lease_ms = NR_CTL_DEFAULT_LEASE_MS;
@@ -293,6 +303,66 @@ int ctl_quota_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char
 			 "NR_POOL_MSGS or NR_MSG_SIZE, or destroy a job", t->name, need,
 			 used < t->max_pool_bytes ? t->max_pool_bytes - used : 0, t->max_pool_bytes);
 		return -EDQUOT;
+	}
+	return 0;
+}
+
+int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err, size_t errlen)
+{
+	static const char *const unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
+	static const char *const field[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
+	const struct ctl_tenants *ts = &c->tenants;
+	const uint64_t cap[3] = { ts->cap.jobs, ts->cap.channels, ts->cap.mbufs };
+	const uint64_t need[3] = { 1, nr_job_channels(s), nr_job_held_frames(s) };
+	uint64_t used[NR_CTL_MAX_TENANTS][3] = { { 0 } }, all[3] = { 0 };
+	bool any = false;
+
+	for (unsigned t = 0; t < ts->n; t++)
+		any |= ts->t[t].reserve_jobs + ts->t[t].reserve_channels + ts->t[t].reserve_mbufs > 0;
+	if (!any)
+		return 0;
+	for (unsigned i = 0; i < NR_MAX_JOBS; i++) {
+		const struct ctl_job *j = &c->jobs[i];
+
+		if (!j->used)
+			continue;
+		const uint64_t u[3] = { 1, nr_job_channels(j->spec), nr_job_held_frames(j->spec) };
+
+		for (unsigned r = 0; r < 3; r++) {
+			all[r] += u[r];
+			if (j->tenant >= 0 && (unsigned)j->tenant < ts->n)
+				used[j->tenant][r] += u[r];
+		}
+	}
+	for (unsigned r = 0; r < 3; r++) {
+		uint64_t held_back = 0;
+		char who_holds[160] = "";
+		size_t n = 0;
+
+		if (!cap[r])
+			continue;
+		for (unsigned t = 0; t < ts->n; t++) {
+			const uint64_t res[3] = { ts->t[t].reserve_jobs, ts->t[t].reserve_channels,
+						  ts->t[t].reserve_mbufs };
+
+			if ((int)t == who || res[r] <= used[t][r])
+				continue;
+			held_back += res[r] - used[t][r];
+			if (n < sizeof(who_holds))
+				n += (size_t)snprintf(who_holds + n, sizeof(who_holds) - n,
+						      "%s%s %" PRIu64, n ? ", " : "", ts->t[t].name,
+						      res[r] - used[t][r]);
+		}
+		if (all[r] + held_back + need[r] <= cap[r] || held_back == 0)
+			continue; /* it fits, or only the box's own limit refuses it: the backend says */
+		snprintf(err, errlen,
+			 "the box's %" PRIu64 " %s: %" PRIu64 " held, %" PRIu64 " more "
+			 "reserved for other tenants (%s, the tenants file's %s), the job needs %" PRIu64
+			 "; destroy a job%s",
+			 cap[r], unit[r], all[r], held_back, who_holds, field[r], need[r],
+			 who >= 0 ? ", or ask the operator for a reservation of this tenant's own"
+				  : "");
+		return -ENOSPC;
 	}
 	return 0;
 }

@@ -62,6 +62,14 @@ int ctl_check_tenancy(struct nr_ctl *c, const struct nr_job_spec *s, int who, ch
 uint32_t ctl_alloc_id(struct nr_ctl *c);
 /* The tenant's limits against its jobs plus s: 0, or -EDQUOT with err. */
 int ctl_quota_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err, size_t errlen);
+/*
+ * Whether job s of who (a tenant, or the admin) fits beside the other
+ * tenants' reservations: what the box holds less what every job holds less
+ * what each other tenant reserved and does not use.  0, or -ENOSPC with err
+ * naming the resource and the reservations in the way.
+ */
+int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err,
+		      size_t errlen);
 /* Destroy j on the backend and forget it, logged at prio with why: 0 or the backend's -errno. */
 int ctl_job_remove(struct nr_ctl *c, struct ctl_job *j, int prio, const char *why);
 

@@ -179,6 +179,15 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 			  ctl_who_name(c, who), name[0] ? " name=" : "", name, err);
 		return reply_err(c, "job_create: %s", err);
 	}
+	if (ctl_reserve_check(c, who, s, err, sizeof(err))) {
+		free(s);
+		nr_ctl_count(c, NR_CCTR_RESERVE_REFUSED);
+		if (who >= 0 && (unsigned)who < c->tenants.n)
+			c->tenants.t[who].reserve_refused++;
+		NR_LOG_RL(LOG_WARNING, "netreduce control: tenant=%s%s%s: job_create refused: %s",
+			  ctl_who_name(c, who), name[0] ? " name=" : "", name, err);
+		return reply_err(c, "job_create: %s", err);
+	}
 	for (i = 0; i < NR_MAX_JOBS && !slot; i++)
 		if (!c->jobs[i].used)
 			slot = &c->jobs[i];
@@ -471,15 +480,22 @@ static json_t *tenants_json(struct nr_ctl *c)
 				jobs++;
 				bytes += nr_job_pool_bytes(c->jobs[k].spec);
 			}
-		json_array_append_new(arr, json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-						     "name", t->name, "jobs", (json_int_t)jobs,
-						     "pool_bytes", (json_int_t)bytes, "max_jobs",
-						     (json_int_t)t->max_jobs, "max_pool_bytes",
-						     (json_int_t)t->max_pool_bytes, "quota_refused",
-						     (json_int_t)t->quota_refused, "addr_refused",
-						     (json_int_t)t->addr_refused, "max_conns",
-						     (json_int_t)t->max_conns, "conns_refused",
-						     (json_int_t)t->conns_refused));
+		json_t *row = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", t->name,
+					"jobs", (json_int_t)jobs, "pool_bytes", (json_int_t)bytes,
+					"max_jobs", (json_int_t)t->max_jobs, "max_pool_bytes",
+					(json_int_t)t->max_pool_bytes, "quota_refused",
+					(json_int_t)t->quota_refused, "addr_refused",
+					(json_int_t)t->addr_refused, "max_conns",
+					(json_int_t)t->max_conns, "conns_refused",
+					(json_int_t)t->conns_refused);
+
+		json_object_update_new(row,
+				       json_pack("{s:I,s:I,s:I,s:I}", "reserve_jobs",
+						 (json_int_t)t->reserve_jobs, "reserve_channels",
+						 (json_int_t)t->reserve_channels, "reserve_mbufs",
+						 (json_int_t)t->reserve_mbufs, "reserve_refused",
+						 (json_int_t)t->reserve_refused));
+		json_array_append_new(arr, row);
 	}
 	return arr;
 }

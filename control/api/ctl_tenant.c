@@ -241,6 +241,41 @@ int ctl_tenant_addr_check(const struct ctl_tenant *t, unsigned tenants, const st
 	return 0;
 }
 
+/*
+ * cfg's reservations beside those the table holds: within its own max_jobs,
+ * and the sums within what the box holds (ts->cap), else -ENOSPC naming the
+ * resource; a reservation the box cannot honour is refused at start, never
+ * found out at a job_create.
+ */
+static int reserve_fits(const struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
+			char *err, size_t errlen)
+{
+	uint64_t sum[3] = { cfg->reserve_jobs, cfg->reserve_channels, cfg->reserve_mbufs };
+	const uint64_t cap[3] = { ts->cap.jobs, ts->cap.channels, ts->cap.mbufs };
+	static const char *const what[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
+	static const char *const unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
+
+	if (cfg->max_jobs && cfg->reserve_jobs > cfg->max_jobs) {
+		snprintf(err, errlen, "tenant %s: reserve_jobs %u over its max_jobs %u", cfg->name,
+			 cfg->reserve_jobs, cfg->max_jobs);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < ts->n; i++) {
+		sum[0] += ts->t[i].reserve_jobs;
+		sum[1] += ts->t[i].reserve_channels;
+		sum[2] += ts->t[i].reserve_mbufs;
+	}
+	for (unsigned r = 0; r < 3; r++)
+		if (cap[r] && sum[r] > cap[r]) {
+			snprintf(err, errlen,
+				 "tenant %s: the tenants' %s come to %" PRIu64 ", past the "
+				 "%" PRIu64 " %s this box holds",
+				 cfg->name, what[r], sum[r], cap[r], unit[r]);
+			return -ENOSPC;
+		}
+	return 0;
+}
+
 int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg, char *err,
 		    size_t errlen)
 {
@@ -278,6 +313,9 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 			 NR_CTL_MAX_TENANTS);
 		return -ENOSPC;
 	}
+	rc = reserve_fits(ts, cfg, err, errlen);
+	if (rc)
+		return rc;
 	t = &ts->t[ts->n];
 	memset(t, 0, sizeof(*t));
 	rc = tenant_addrs(t, cfg, err, errlen);
@@ -296,6 +334,9 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 	t->max_jobs = cfg->max_jobs;
 	t->max_pool_bytes = cfg->max_pool_bytes;
 	t->max_conns = cfg->max_conns;
+	t->reserve_jobs = cfg->reserve_jobs;
+	t->reserve_channels = cfg->reserve_channels;
+	t->reserve_mbufs = cfg->reserve_mbufs;
 	return (int)ts->n++;
 }
 
@@ -318,8 +359,8 @@ static int limit(const json_t *o, const char *key, uint64_t max, uint64_t *out, 
 	if (!v)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || (uint64_t)json_integer_value(v) > max) {
-		snprintf(err, errlen, "%s.%s: an integer 1..%" PRIu64 " (leave it out for no limit)",
-			 where, key, max);
+		snprintf(err, errlen, "%s.%s: an integer 1..%" PRIu64 " (leave it out for %s)", where,
+			 key, max, strncmp(key, "reserve_", 8) ? "no limit" : "no reservation");
 		return -EINVAL;
 	}
 	*out = (uint64_t)json_integer_value(v);
@@ -364,13 +405,15 @@ static int str_list(const json_t *o, const char *key, unsigned max, const char *
 
 static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err, size_t errlen)
 {
-	static const char *const known[] = { "name", "token", "max_jobs", "max_pool_bytes",
-					     "max_conns", "ips", "macs", NULL };
+	static const char *const known[] = {
+		"name", "token",        "max_jobs",         "max_pool_bytes", "max_conns", "ips",
+		"macs", "reserve_jobs", "reserve_channels", "reserve_mbufs",  NULL
+	};
 	struct nr_ctl_tenant_cfg cfg = { 0 };
 	const json_t *name = json_object_get(o, "name"), *tok = json_object_get(o, "token");
 	const char **ips = NULL, **macs = NULL;
 	char where[32];
-	uint64_t jobs, bytes, conns;
+	uint64_t jobs, bytes, conns, rjobs, rchans, rmbufs;
 	int rc;
 
 	snprintf(where, sizeof(where), "tenants[%zu]", i);
@@ -393,7 +436,10 @@ static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err
 	}
 	if (limit(o, "max_jobs", NR_MAX_JOBS, &jobs, where, err, errlen) ||
 	    limit(o, "max_pool_bytes", UINT64_C(1) << 50, &bytes, where, err, errlen) ||
-	    limit(o, "max_conns", 4096, &conns, where, err, errlen))
+	    limit(o, "max_conns", 4096, &conns, where, err, errlen) ||
+	    limit(o, "reserve_jobs", NR_MAX_JOBS, &rjobs, where, err, errlen) ||
+	    limit(o, "reserve_channels", UINT32_MAX, &rchans, where, err, errlen) ||
+	    limit(o, "reserve_mbufs", UINT64_C(1) << 40, &rmbufs, where, err, errlen))
 		return -EINVAL;
 	/* no default that lets a tenant register any address: the file says which */
 	if (!json_object_get(o, "ips")) {
@@ -413,6 +459,9 @@ static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err
 		cfg.max_jobs = (uint32_t)jobs;
 		cfg.max_pool_bytes = bytes;
 		cfg.max_conns = (uint32_t)conns;
+		cfg.reserve_jobs = (uint32_t)rjobs;
+		cfg.reserve_channels = (uint32_t)rchans;
+		cfg.reserve_mbufs = rmbufs;
 		cfg.ips = ips;
 		cfg.macs = macs;
 		rc = ctl_tenants_add(ts, &cfg, err, errlen);
@@ -451,8 +500,11 @@ int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t
 	}
 	arr = json_object_get(root, "tenants");
 	if (!json_is_object(root) || json_object_size(root) != 1 || !json_is_array(arr)) {
-		snprintf(err, errlen, "tenants file %s: expected {\"tenants\": [{\"name\", \"token\", \"ips\", "
-			 "\"macs\", \"max_jobs\", \"max_pool_bytes\", \"max_conns\"}, ...]}", path);
+		snprintf(err, errlen,
+			 "tenants file %s: expected {\"tenants\": [{\"name\", \"token\", \"ips\", "
+			 "\"macs\", \"max_jobs\", \"max_pool_bytes\", \"max_conns\", \"reserve_jobs\", "
+			 "\"reserve_channels\", \"reserve_mbufs\"}, ...]}",
+			 path);
 		json_decref(root);
 		return -EINVAL;
 	}

@@ -41,11 +41,15 @@ struct ctl_tenant {
 	unsigned n_macs;
 	uint64_t addr_refused;     /* its job_creates naming an address not its own */
 	uint64_t conns_refused;    /* its connections over max_conns (the server's count) */
+	uint32_t reserve_jobs, reserve_channels; /* nr_ctl_tenant_cfg's */
+	uint64_t reserve_mbufs;
+	uint64_t reserve_refused; /* job_creates refused: the room left was others' reservations */
 };
 
 struct ctl_tenants {
 	struct ctl_tenant t[NR_CTL_MAX_TENANTS];
 	unsigned n;
+	struct nr_backend_cap cap; /* what the reservations share out (nr_ctl sets it) */
 };
 
 /* Its id (>= 0), or -EEXIST / -EINVAL / -ENOSPC / -ENOMEM with err. */

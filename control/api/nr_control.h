@@ -31,6 +31,14 @@
 
 struct nr_backend;
 
+/* What a box holds in all, for the tenants' reservations; 0: no limit. */
+struct nr_backend_cap {
+	uint32_t jobs;     /* jobs (the control API's NR_MAX_JOBS at most) */
+	uint32_t channels; /* channels of jobs over all workers */
+	uint64_t mbufs;    /* the admission budget: frames every job may hold
+			    * (ranks x channels x pool packets, nr_job_held_frames) */
+};
+
 /*
  * A backend's operations.  nr_ctl calls them under its lock, one at a time,
  * each synchronous from its point of view.  Errors are 0 or -errno; err (when
@@ -57,6 +65,10 @@ struct nr_backend_ops {
 	 * safe to read while they run.
 	 */
 	json_t *(*health)(struct nr_backend *b);
+	/* optional: what the backend holds in all (nr_backend_cap), which the
+	 * tenants' reservations share out; without it, only the control API's
+	 * NR_MAX_JOBS jobs are counted */
+	void (*capacity)(struct nr_backend *b, struct nr_backend_cap *cap);
 };
 
 struct nr_backend {
@@ -177,6 +189,12 @@ struct nr_ctl_tenant_cfg {
 	 * not checked. */
 	const char *const *macs;
 	unsigned n_macs;
+	/* Held for it whatever other tenants hold (nr_backend_cap's units): the
+	 * others' jobs may take only what the box holds less every other
+	 * tenant's reservation it does not use.  The sums over all tenants
+	 * must fit the box; 0: none. */
+	uint32_t reserve_jobs, reserve_channels;
+	uint64_t reserve_mbufs;
 };
 /* The tenant's id (>= 0), or -errno with err (a name or token twice, ...). */
 int nr_ctl_tenant_add(struct nr_ctl *c, const struct nr_ctl_tenant_cfg *t, char *err, size_t errlen);
@@ -261,7 +279,9 @@ char *nr_ctl_error_line(const char *msg);
 	  "job_create refused: an address (IP or MAC) not the tenant's")                        \
 	_(NR_CCTR_CONNS_ACCEPTED, "conns_accepted", "TCP connections accepted")                 \
 	_(NR_CCTR_TENANT_CONNS_REFUSED, "tenant_conns_refused",                                 \
-	  "TCP connections closed at their first request: the tenant held its max_conns")
+	  "TCP connections closed at their first request: the tenant held its max_conns")       \
+	_(NR_CCTR_RESERVE_REFUSED, "reserve_refused",                                           \
+	  "job_create refused: the room left was other tenants' reservations")
 /* clang-format on */
 
 enum nr_ctl_ctr { NR_FOREACH_CTL_CTR(NR_CTR_ENUM) NR_CCTR_MAX };

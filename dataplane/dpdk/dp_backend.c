@@ -45,9 +45,27 @@ static json_t *be_health(struct nr_backend *be)
 	return dp_health_json(be->priv, &h);
 }
 
+/* What the tenants' reservations share out: NR_MAX_JOBS channels a worker
+ * (dp_jobs.c place) and the admission budget in mbufs (admit). */
+static void be_capacity(struct nr_backend *be, struct nr_backend_cap *cap)
+{
+	const struct dp_box *b = be->priv;
+
+	cap->channels = NR_MAX_JOBS * b->n_workers;
+	if (cap->channels > DP_MAX_CHANS)
+		cap->channels = DP_MAX_CHANS;
+	cap->mbufs = b->mbuf_budget;
+}
+
 static const struct nr_backend_ops dp_backend_ops = {
-	.name = "sw", .job_create = be_job_create, .job_destroy = be_job_destroy,
-	.job_status = be_job_status, .stats = be_stats, .info = be_info, .health = be_health,
+	.name = "sw",
+	.job_create = be_job_create,
+	.job_destroy = be_job_destroy,
+	.job_status = be_job_status,
+	.stats = be_stats,
+	.info = be_info,
+	.health = be_health,
+	.capacity = be_capacity,
 };
 
 struct nr_backend *dp_backend_create(struct dp_box *b)

@@ -1021,6 +1021,91 @@ static json_int_t info_mbufs(struct nr_ctl *c, const char *key)
 }
 
 /*
+ * One tenant's many jobs against another's first, on the real box's
+ * admission budget: "beta" reserves half of the budget's mbufs (the tenants
+ * file's reserve_mbufs, checked against the box's budget at load).  "alpha"
+ * creates up to 8 jobs of an eighth of the budget: it gets what fits beside
+ * beta's reservation (4 of 736 frames in a budget of 6,143 less 3,040), then
+ * is refused naming it; beta's first job, of its whole reservation, is
+ * created and its all-reduce exact.  Without the reservation alpha took all
+ * 8 and beta's job was refused by the budget.
+ */
+static void test_tenant_reserve(void **state)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct sim *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct nr_ctl *c;
+	char dir[] = "/tmp/nr-reserve-XXXXXX", path[64], err[256];
+	const struct impair im = { 0 };
+	json_int_t budget;
+	unsigned pool_a, pool_b, ok = 0;
+	json_t *r;
+	FILE *f;
+
+	(void)state;
+	test_seed("tenant_reserve");
+	assert_int_equal(h_setup(h, 4, DP_MODE_SWITCH), 0);
+	c = nr_ctl_create(dp_backend_create(h->box));
+	assert_non_null(c);
+	budget = info_mbufs(c, "budget");
+	/* a job of 4 ranks x P messages of 4 packets holds 16 P frames */
+	pool_a = (unsigned)(budget / 8 / 16) & ~1u; /* pool_msgs even: credits W = pool_msgs / 2 */
+	pool_b = (unsigned)(budget / 2 / 16) & ~1u;
+	printf("  mbuf budget %lld: alpha's jobs of %u frames, beta reserves %u\n",
+	       (long long)budget, 16 * pool_a, 16 * pool_b);
+	assert_true(pool_a >= 1);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tenants.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"{\"tenants\": [\n"
+		" {\"name\": \"alpha\", \"token\": \"alpha-0123456789abcdef\", \"ips\": [\"10.78.0.0/24\"]},\n"
+		" {\"name\": \"beta\", \"token\": \"beta-0123456789abcdef\", \"ips\": [\"10.78.0.0/24\"],\n"
+		"  \"reserve_mbufs\": %u}]}\n",
+		16 * pool_b);
+	fclose(f);
+	chmod(path, 0600);
+	assert_int_equal(nr_ctl_tenants_load(c, path, err, sizeof(err)), 2);
+	unlink(path);
+	rmdir(dir);
+	for (unsigned k = 0; k < 8; k++) {
+		sim_init(a, h, 4, 1024, 4096, pool_a);
+		sim_set_qpn_base(a, 0x10000 + 0x1000 * k);
+		r = ctl_create(c, 0, a);
+		if (!json_is_true(json_object_get(r, "ok"))) {
+			expect_refused(r, "more reserved for other tenants (beta ");
+			break;
+		}
+		ok++;
+		json_decref(r);
+	}
+	printf("  alpha: %u jobs, then refused\n", ok);
+	assert_int_equal(ok, (unsigned)((budget - 16 * pool_b) / (16 * pool_a)));
+	assert_int_equal(nr_ctl_counter(c, NR_CCTR_RESERVE_REFUSED), 1);
+
+	sim_init(b, h, 4, 1024, 4096, pool_b);
+	sim_set_qpn_base(b, 0x20000);
+	learn_all(b, 4);
+	r = ctl_create(c, 1, b);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	b->job_id = (uint32_t)json_integer_value(json_object_get(r, "job"));
+	b->w = (unsigned)json_integer_value(json_object_get(r, "credits"));
+	b->result_key = (uint32_t)json_integer_value(json_object_get(r, "result_key"));
+	json_decref(r);
+	for (unsigned m = 0; m < 16; m += b->w) /* 16 messages, in windows of its credits */
+		run_window(b, m * b->pkts_per_msg,
+			   (m + b->w < 16 ? m + b->w : 16) * b->pkts_per_msg, &im, true);
+	check_accounting(b, 16 * b->pkts_per_msg);
+	nr_ctl_destroy(c);
+	h_settle(h);
+	h_teardown(h);
+	free(a);
+	free(b);
+	free(h);
+}
+
+/*
  * Two tenants from a tenants file on the real box, through the control API
  * over its sw backend.  "vision" fills its max_jobs and asks for more pool
  * than its max_pool_bytes: refused, counted, named.  A job that could hold
@@ -1272,6 +1357,7 @@ int main(void)
 		cmocka_unit_test(test_tls_opts),
 		cmocka_unit_test_teardown(test_add_timeout_no_ghost, test_teardown),
 		cmocka_unit_test_teardown(test_tenant_quota, test_teardown),
+		cmocka_unit_test_teardown(test_tenant_reserve, test_teardown),
 		cmocka_unit_test_teardown(test_tenant_addresses, test_teardown),
 	};
 

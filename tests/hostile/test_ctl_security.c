@@ -927,6 +927,87 @@ static void test_shared_address(void **state)
 	srv_stop(&v);
 }
 
+/*
+ * One tenant's many jobs against another's first: tenant b reserves 2 of the
+ * box's 64 jobs.  Tenant a, with no limit of its own, gets 62 and is refused
+ * the 63rd, naming b's reservation (reserve_refused); b then gets its two,
+ * and the box is full for everyone.  Without the reservation a took all 64
+ * and b's first was refused.  Reservations the box cannot honour (the sum
+ * past its jobs, one past the tenant's own max_jobs) are refused when the
+ * tenants are loaded.
+ */
+static void test_reservations(void **state)
+{
+	/* clang-format off */
+	static const char tenants[] =
+		"{\"tenants\": [\n"
+		" {\"name\": \"a\", \"token\": \"" TOK_A "\", \"ips\": [\"10.1.0.0/16\"]},\n"
+		" {\"name\": \"b\", \"token\": \"" TOK_B "\", \"ips\": [\"10.2.0.0/16\"],"
+		"  \"reserve_jobs\": 2}]}\n";
+	/* clang-format on */
+	struct nr_ctl_server_cfg cfg = {
+		.tcp_addr = "127.0.0.1:0", .max_conns = 32, .rate_per_sec = 1000, .rate_burst = 1000
+	};
+	struct nr_ctl_tenant_cfg big = { .name = "c",
+					 .token = "tenant-c-token-0123456789",
+					 .reserve_jobs = 63 };
+	struct srv v;
+	int adm, fa, fb;
+	unsigned ok = 0;
+	char err[256], *line;
+	json_t *r, *row;
+
+	(void)state;
+	srv_start_cfg(&v, cfg, tenants);
+	adm = conn_unix(&v);
+	fa = conn_tcp_from(&v, 10);
+	fb = conn_tcp_from(&v, 11);
+	for (unsigned k = 0; k < NR_MAX_JOBS; k++) {
+		line = create_line(TOK_A, "10.1.0", "10.1.1", 100 + 4 * k, 0, 0);
+		r = call(fa, line);
+		free(line);
+		if (json_is_true(json_object_get(r, "ok"))) {
+			ok++;
+			json_decref(r);
+			continue;
+		}
+		expect_err(r, "job_create: the box's 64 jobs: 62 held, 2 more reserved for other "
+			      "tenants (b 2, the tenants file's reserve_jobs)");
+		break;
+	}
+	printf("# tenant a: %u jobs, then refused\n", ok);
+	assert_int_equal(ok, NR_MAX_JOBS - 2);
+	for (unsigned k = 0; k < 2; k++) {
+		line = create_line(TOK_B, "10.2.0", "10.2.1", 100 + 4 * k, 0, 0);
+		r = call(fb, line);
+		free(line);
+		expect_ok(r);
+		json_decref(r);
+	}
+	line = create_line(TOK_B, "10.2.0", "10.2.1", 200, 0, 0);
+	expect_err(call(fb, line), "64 jobs exist, the most this box holds");
+	free(line);
+	assert_int_equal(ctl_counter(adm, "reserve_refused"), 1);
+	row = tenant_row(adm, "a");
+	assert_int_equal(json_integer_value(json_object_get(row, "reserve_refused")), 1);
+	json_decref(row);
+	row = tenant_row(adm, "b");
+	assert_int_equal(json_integer_value(json_object_get(row, "reserve_jobs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(row, "jobs")), 2);
+	json_decref(row);
+	/* what the box cannot honour is refused at load */
+	assert_int_equal(nr_ctl_tenant_add(v.ctl, &big, err, sizeof(err)), -ENOSPC);
+	assert_non_null(strstr(err, "the tenants' reserve_jobs come to 65, past the 64 jobs"));
+	big.reserve_jobs = 4;
+	big.max_jobs = 3;
+	assert_int_equal(nr_ctl_tenant_add(v.ctl, &big, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "reserve_jobs 4 over its max_jobs 3"));
+	close(fa);
+	close(fb);
+	close(adm);
+	srv_stop(&v);
+}
+
 /* This process into a network namespace of its own with lo up: 0, or -1 (not root). */
 static int own_netns(void)
 {
@@ -961,6 +1042,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tenant_addresses),
 		cmocka_unit_test(test_tenant_conn_cap),
 		cmocka_unit_test(test_shared_address),
+		cmocka_unit_test(test_reservations),
 	};
 	const struct CMUnitTest lockout[] = {
 		cmocka_unit_test(test_admin_lockout),
