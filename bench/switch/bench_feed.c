@@ -9,18 +9,26 @@
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
 #include "dataplane/dpdk/dp_cmd.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "bench/switch/bench_kernels.h"
 #include "bench/switch/bench_touch.h"
 
-/* The worker's command ring, as its loop serves it (f->serve_cmds): counted and timed. */
+/* The worker's command ring and its metrics' snapshot, as its loop serves
+ * them (f->serve_cmds): counted and timed. */
 static inline void feed_cmds(struct feed *f, struct dp_worker *w)
 {
-	uint64_t t = rte_get_tsc_cycles();
+	uint64_t t = rte_get_tsc_cycles(), t1, snap_ns = w->snap_ns;
 	unsigned n = dp_cmd_service(w);
 
+	t1 = rte_get_tsc_cycles();
 	if (n) {
-		f->cmd_cycles += rte_get_tsc_cycles() - t;
+		f->cmd_cycles += t1 - t;
 		f->cmds += n;
+	}
+	dp_snap_tick(w);
+	if (w->snap_ns != snap_ns) {
+		f->snap_cycles += rte_get_tsc_cycles() - t1;
+		f->snaps++;
 	}
 }
 

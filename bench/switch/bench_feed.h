@@ -21,9 +21,9 @@ struct feed {
 	bool touch;                      /* the cold touch and the box's kernels alone over
 					  * every window, each timed apart */
 	uint64_t end_tsc;                /* run until then */
-	bool serve_cmds;                 /* serve the worker's command ring after each burst, as
-					  * its loop does once an iteration (--scrape-ms: the
-					  * metrics' reads reach the worker through it) */
+	bool serve_cmds;                 /* serve the worker's command ring and publish its
+					  * snapshot when due after each burst, as its loop does
+					  * (--scrape-ms: what the metrics read) */
 	/* results */
 	double box_cpu_s;                /* this thread's CPU time in the box's stages */
 	double box_wall_s;               /* wall time of the same */
@@ -33,6 +33,7 @@ struct feed {
 	uint64_t msgs[MAXCH];            /* messages sent per channel (of chans[]) */
 	uint64_t pkts, bytes;            /* contributions into the box, their payload bytes */
 	uint64_t cmds, cmd_cycles;       /* serve_cmds: commands served, TSC cycles serving them */
+	uint64_t snaps, snap_cycles; /* serve_cmds: snapshots published (dp_snap.h), their cycles */
 	uint64_t out, expect;            /* frames out of the box, frames it should have sent */
 	int rc;                          /* 0, or -ENOBUFS / -ENOMEM */
 };

@@ -41,6 +41,7 @@ static long scrape(int port)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char buf[65536];
 	long total = 0;
+	bool ok = false;
 	ssize_t r;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -51,10 +52,15 @@ static long scrape(int port)
 		close(fd);
 		return -1;
 	}
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		/* the status line is in the first chunk (an answer past 64 KiB
+		 * comes in several) */
+		if (total == 0)
+			ok = r >= 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0;
 		total += r;
+	}
 	close(fd);
-	return r == 0 && total > 0 && strncmp(buf, "HTTP/1.1 200", 12) == 0 ? total : -1;
+	return r == 0 && ok ? total : -1;
 }
 
 static void *scraper_main(void *arg)

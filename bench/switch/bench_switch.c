@@ -63,6 +63,7 @@
 #include "bench/bench_util.h"
 #include "bench/switch/bench_feed.h"
 #include "bench/switch/bench_scrape.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "control/api/ctl_spec.h"
 #include "bench/switch/bench_frames.h"
 #include "bench/switch/bench_kernels.h"
@@ -444,6 +445,43 @@ static uint32_t ctl_add_job(struct bench *B, struct nr_ctl *ctl)
 }
 
 /*
+ * k idle jobs beside the fed one (--scrape-jobs), through the control API: its
+ * spec with QPNs of their own, so the metrics read as many jobs as the box
+ * holds.  0, or -1 said on stderr.
+ */
+static int ctl_add_idle_jobs(struct bench *B, struct nr_ctl *ctl, unsigned k)
+{
+	for (unsigned j = 1; j <= k; j++) {
+		struct nr_job_spec *sp = bench_job_spec(B, 1);
+		char name[32];
+		json_t *req, *r;
+		bool ok;
+
+		if (sp == NULL)
+			return -1;
+		sp->pool_msgs = 2; /* the least room: the admission budget holds 63 of them */
+		for (uint32_t i = 0; i < nr_job_conns(sp); i++) {
+			sp->conns[i].src_qpn = (sp->conns[i].src_qpn + 0x1000 * j) & 0xffffff;
+			sp->conns[i].dst_qpn = (sp->conns[i].dst_qpn + 0x1000 * j) & 0xffffff;
+		}
+		snprintf(name, sizeof(name), "idle-%u", j);
+		req = json_pack("{s:s,s:o,s:s}", "op", "job_create", "spec",
+				nr_ctl_spec_to_json(sp), "name", name);
+		r = nr_ctl_handle_json(ctl, req, NR_CTL_ADMIN);
+		ok = json_is_true(json_object_get(r, "ok"));
+		if (!ok)
+			fprintf(stderr, "idle job %u: %s\n", j,
+				json_string_value(json_object_get(r, "error")));
+		json_decref(r);
+		json_decref(req);
+		free(sp);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * 4 (--scrape-ms ms): the box's worker on the next lcore fed as in 1
  * (bench_feed, timed by its thread's CPU time: what the worker spends a
  * packet, whatever else the machine runs), serving its command ring after
@@ -453,14 +491,14 @@ static uint32_t ctl_add_job(struct bench *B, struct nr_ctl *ctl)
  * that ring.  Each repetition runs unscraped (A), scraped, and unscraped
  * again (B), the order rotating; B against A is the machine's noise floor.
  */
-static int run_scrape(struct bench *B, unsigned ms)
+static int run_scrape(struct bench *B, unsigned ms, unsigned idle_jobs)
 {
 	unsigned lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0), n, failed;
 	double g[3][MAXREPS], ratio[MAXREPS], noise[MAXREPS], dev[MAXREPS], mean, worst;
 	double sum_ms = 0, max_ms = 0;
 	unsigned scrapes = 0, fails = 0;
 	size_t bytes, all_bytes = 0;
-	uint64_t cmds = 0, cmd_cycles = 0;
+	uint64_t cmds = 0, cmd_cycles = 0, snaps = 0, snap_cycles = 0;
 	double scraped_cpu = 0;
 	struct dp_metrics_server *srv;
 	struct dp_worker *w;
@@ -473,11 +511,13 @@ static int run_scrape(struct bench *B, unsigned ms)
 	w = B->box->workers[0];
 	B->box->cfg.stall_ms = 3600000;     /* the fed worker has no loop to beat */
 	ctl = nr_ctl_create(dp_backend_create(B->box));
-	srv = ctl ? dp_metrics_start(B->box, ctl, "127.0.0.1:0", NULL, err, sizeof(err)) : NULL;
+	srv = ctl ? dp_metrics_start(B->box, ctl, "127.0.0.1:0", NULL, NULL, err, sizeof(err)) : NULL;
 	if (srv == NULL) {
 		fprintf(stderr, "metrics listener: %s\n", ctl ? err : "out of memory");
 		return -1;
 	}
+	if (ctl_add_idle_jobs(B, ctl, idle_jobs) != 0)
+		return -1;
 	for (unsigned i = 0; i < B->reps; i++) {
 		for (unsigned k = 0; k < 3; k++) {
 			const unsigned kind = (i + k) % 3;       /* 0: A, 1: scraped, 2: B */
@@ -527,6 +567,8 @@ static int run_scrape(struct bench *B, unsigned ms)
 				cmd_cycles += f.cmd_cycles;
 				scraped_cpu += f.box_cpu_s;
 			}
+			snaps += f.snaps;
+			snap_cycles += f.snap_cycles;
 		}
 		/* scraped against the mean of the two unscraped runs beside it; the
 		 * unscraped ones against each other: how much runs differ anyway */
@@ -550,6 +592,15 @@ static int run_scrape(struct bench *B, unsigned ms)
 		       "a scrape every %u ms (%.4f%% of its timed work in the scraped runs)\n", cmds, us,
 		       us / (ms * 1e3) * 100, ms,
 		       scraped_cpu > 0 ? (double)cmd_cycles / (double)rte_get_tsc_hz() / scraped_cpu * 100 : 0);
+	}
+	/* what it costs whether anyone scrapes or not: the snapshots it publishes */
+	{
+		double us = snaps ? (double)snap_cycles / snaps / (double)rte_get_tsc_hz() * 1e6 : 0;
+
+		printf("the box held %u jobs; the worker published %lu snapshots of them, %.2f us "
+		       "each: %.4f%% of its core at one every %.0f ms\n",
+		       idle_jobs + 1, snaps, us, us / ((double)DP_SNAP_NS / 1e3) * 100,
+		       (double)DP_SNAP_NS / 1e6);
 	}
 	printf("payload %u, N=%u, %u reps of %.1f s: the worker %.2f Gbit/s unscraped, %.2f scraped "
 	       "(medians); scraped/unscraped %.4f (median of scraped/mean(A,B)); two unscraped runs "
@@ -750,7 +801,7 @@ static void usage(const char *p)
 	printf("Usage: %s [EAL options] -- [--conns N] [--payload LIST] [--dtype LIST] [--window W]\n"
 	       "          [--workers LIST] [--no-icrc-check] [--only-aggregate] [--job bound|unbound]\n"
 	       "          [--reps R] [--seconds S]\n"
-	       "          [--quick] [--json] [--scrape-ms N]\n"
+	       "          [--quick] [--json] [--scrape-ms N [--scrape-jobs K]]\n"
 	       "  defaults: N=8, payloads 1024,4096 (each a RoCE path MTU: 256..4096, a power of two;\n"
 	       "  every run for each in turn, then side by side), element types fp32,bf16 (fp16 too:\n"
 	       "  each payload's runs for a job of each), W=32 messages of 16 packets in\n"
@@ -764,7 +815,7 @@ static void usage(const char *p)
 	       "  threaded or --workers runs): what a profiler should see (perf, valgrind --tool=callgrind)\n"
 	       "  --scrape-ms N: only the aggregate path on the next lcore, its metrics (--metrics-listen)\n"
 	       "  scraped every N ms from the control cores, against the same unscraped, in turn (first\n"
-	       "  payload)\n",
+	       "  payload); --scrape-jobs K: K idle jobs beside it (63: the most one worker holds)\n",
 	       p, MAXW);
 }
 
@@ -848,11 +899,12 @@ int main(int argc, char **argv)
 		{ "workers", 1, NULL, 'W' }, { "only-aggregate", 0, NULL, 'A' },
 		{ "job", 1, NULL, 'J' },
 		{ "dtype", 1, NULL, 'd' }, { "scrape-ms", 1, NULL, 'S' },
+		{ "scrape-jobs", 1, NULL, 'K' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	/* clang-format on */
 	const char *workers = NULL;
-	unsigned max_workers = 2, scrape_ms = 0;
+	unsigned max_workers = 2, scrape_ms = 0, scrape_jobs = 0;
 	int c;
 
 	B->n = 8;
@@ -883,6 +935,7 @@ int main(int argc, char **argv)
 			B->job_kind = optarg[0];
 			break;
 		case 'S': scrape_ms = (unsigned)atoi(optarg); if (scrape_ms < 1) scrape_ms = 1; break;
+		case 'K': scrape_jobs = (unsigned)atoi(optarg); break;
 		default: usage(argv[0]); return c == 'h' ? 0 : 2;
 		}
 	}
@@ -930,10 +983,16 @@ int main(int argc, char **argv)
 		return 1;
 	if (B->only_agg)
 		B->n_runs = 0;
+	if (scrape_jobs >= NR_MAX_JOBS) {
+		fprintf(stderr,
+			"--scrape-jobs %u: at most %d (one worker's jobs, the fed one beside them)\n",
+			scrape_jobs, NR_MAX_JOBS - 1);
+		return 2;
+	}
 	if (scrape_ms) {
 		B->dtype = dt[0];
 		use_payload(B, pay[0]);
-		return run_scrape(B, scrape_ms) == 0 ? 0 : 1;
+		return run_scrape(B, scrape_ms, scrape_jobs) == 0 ? 0 : 1;
 	}
 	for (unsigned k = 0; k < np * nd; k++) {
 		B->dtype = dt[k % nd];

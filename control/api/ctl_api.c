@@ -490,8 +490,23 @@ int nr_ctl_snapshot(struct nr_ctl *c, bool status, unsigned wait_ms, struct nr_c
 		o->lease_ms = j->lease_ms;
 		o->lease_left_ms = j->lease_ms && t - j->renewed_ms < j->lease_ms ?
 				   j->lease_ms - (t - j->renewed_ms) : 0;
-		o->status_rc = status ? c->b->ops->job_status(c->b, j->id, &o->st) : -EAGAIN;
+		o->status_rc = status && !c->b->ops->job_published
+				       ? c->b->ops->job_status(c->b, j->id, &o->st)
+				       : -EAGAIN;
 		n++;
+	}
+	if (status && c->b->ops->job_published && n) {
+		uint32_t ids[NR_MAX_JOBS];
+		struct nr_job_stats *st[NR_MAX_JOBS];
+		int rc[NR_MAX_JOBS];
+
+		for (i = 0; i < n; i++) {
+			ids[i] = js[i].id;
+			st[i] = &js[i].st;
+		}
+		c->b->ops->job_published(c->b, ids, n, st, rc);
+		for (i = 0; i < n; i++)
+			js[i].status_rc = rc[i];
 	}
 	for (i = 0; i < c->tenants.n; i++) {
 		const struct ctl_tenant *x = &c->tenants.t[i];

@@ -267,19 +267,23 @@ static void job_families(struct nr_mtext *t, const struct nr_ctl_job_info *js, u
 	free(lb);
 }
 
-int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, bool status)
+int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, unsigned what)
 {
 	struct nr_ctl_job_info *js;
 	struct nr_ctl_tenant_info *ts;
 	unsigned nj, nt;
+	const bool admin = what & NR_MX_ADMIN;
 
-	int rc = nr_ctl_snapshot(c, status, NR_CTL_METRICS_WAIT_MS, &js, &nj, &ts, &nt);
+	int rc = nr_ctl_snapshot(c, admin && (what & NR_MX_STATUS), NR_CTL_METRICS_WAIT_MS, &js,
+				 &nj, &ts, &nt);
 
 	if (rc != 0)
 		return rc;
 	control_families(c, t, nj);
-	tenant_families(t, ts, nt);
-	job_families(t, js, nj);
+	if (admin) {
+		tenant_families(t, ts, nt);
+		job_families(t, js, nj);
+	}
 	free(js);
 	free(ts);
 	return t->oom ? -ENOMEM : 0;

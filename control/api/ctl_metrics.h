@@ -46,12 +46,22 @@ void nr_mx_f64(struct nr_mtext *t, const char *name, const char *labels, double 
 char *nr_mx_labels(char *buf, size_t len, ...) __attribute__((sentinel));
 
 /*
- * The control API's families into t.  status: each job's state and counters
- * from the backend too (false: jobs, names and tenants only, for a scrape
- * that must not wait on a stuck dataplane).  0, -ENOMEM, or -EBUSY (nothing
- * written) when a request held nr_ctl's lock for NR_CTL_METRICS_WAIT_MS.
+ * The control API's families into t, what says which:
+ *   0                    the control counters and how many jobs (the box's
+ *                        scope: no job's name, no tenant's limits)
+ *   NR_MX_ADMIN          and each job by id, name and tenant, each tenant's
+ *                        limits and reservations (the admin's scope)
+ *   NR_MX_STATUS         with NR_MX_ADMIN: each job's state and counters from
+ *                        the backend too, as the dataplane last published
+ *                        them where it does (nr_backend_ops.job_published),
+ *                        else asked (left out for a scrape that must not wait
+ *                        on a stuck dataplane)
+ * 0, -ENOMEM, or -EBUSY (nothing written) when a request held nr_ctl's lock
+ * for NR_CTL_METRICS_WAIT_MS.
  */
 #define NR_CTL_METRICS_WAIT_MS 250
-int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, bool status);
+#define NR_MX_ADMIN            1u
+#define NR_MX_STATUS           2u
+int nr_ctl_metrics(struct nr_ctl *c, struct nr_mtext *t, unsigned what);
 
 #endif /* NR_CTL_METRICS_H */

@@ -69,6 +69,14 @@ struct nr_backend_ops {
 	 * tenants' reservations share out; without it, only the control API's
 	 * NR_MAX_JOBS jobs are counted */
 	void (*capacity)(struct nr_backend *b, struct nr_backend_cap *cap);
+	/*
+	 * optional: jobs ids[0..n) as the dataplane last published them, for
+	 * the metrics: into *st[i] state, slots, slots_busy, completed and ctr
+	 * (nothing else), rc[i] job_status's 0 or -errno (-EAGAIN: not
+	 * published yet); answered without a command to the dataplane
+	 */
+	void (*job_published)(struct nr_backend *b, const uint32_t *ids, unsigned n,
+			      struct nr_job_stats *const *st, int *rc);
 };
 
 struct nr_backend {

@@ -109,10 +109,10 @@ static bool same_secret(const char *a, const char *b, size_t n)
 	return d == 0;
 }
 
-/* Whether the headers (after the request line) carry "Authorization: Bearer <token>". */
-static bool authorized(const struct nr_http *h, const char *hdrs)
+/* Whether the headers (after the request line) carry "Authorization: Bearer <tok>". */
+static bool carries(const char *tok, const char *hdrs)
 {
-	size_t tlen = strlen(h->cfg.bearer);
+	size_t tlen = strlen(tok);
 
 	for (const char *l = hdrs; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		const char *v, *e;
@@ -128,9 +128,21 @@ static bool authorized(const struct nr_http *h, const char *hdrs)
 		e = v + strcspn(v, "\r\n");
 		while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
 			e--;
-		return (size_t)(e - v) == tlen && same_secret(v, h->cfg.bearer, tlen);
+		return (size_t)(e - v) == tlen && same_secret(v, tok, tlen);
 	}
 	return false;
+}
+
+/* The request's scope: 2 the admin's, 1 the box's, 0 none (401). */
+static int scope(const struct nr_http *h, const char *hdrs)
+{
+	bool admin, box;
+
+	if (!h->cfg.bearer && !h->cfg.bearer_box)
+		return 2;
+	admin = h->cfg.bearer && carries(h->cfg.bearer, hdrs);
+	box = h->cfg.bearer_box && carries(h->cfg.bearer_box, hdrs);
+	return admin ? 2 : box ? 1 : 0;
 }
 
 /* A complete request head in c->in: parse the request line, let the handler answer. */
@@ -139,6 +151,7 @@ static void serve(struct nr_http *h, struct hclient *c)
 	char *line = c->in, *sp1, *sp2, *eol, *q, *hdrs = NULL;
 	struct nr_http_reply r = { .status = 200, .ctype = NULL };
 	bool head;
+	int sc;
 
 	eol = strpbrk(line, "\r\n");
 	if (eol) {
@@ -161,7 +174,8 @@ static void serve(struct nr_http *h, struct hclient *c)
 		answer_text(c, 405, "read-only: GET and HEAD only\n", false, "Allow: GET, HEAD\r\n");
 		return;
 	}
-	if (h->cfg.bearer && !authorized(h, hdrs)) {
+	sc = scope(h, hdrs);
+	if (sc == 0) {
 		__atomic_store_n(&h->unauthorized, h->unauthorized + 1, __ATOMIC_RELAXED);
 		answer_text(c, 401,
 			    "this listener needs its bearer token (Authorization: Bearer ...)\n",
@@ -171,7 +185,7 @@ static void serve(struct nr_http *h, struct hclient *c)
 	q = strchr(sp1 + 1, '?');
 	if (q)
 		*q++ = '\0';
-	h->cfg.handler(h->cfg.ctx, sp1 + 1, q ? q : "", &r);
+	h->cfg.handler(h->cfg.ctx, sp1 + 1, q ? q : "", sc == 2, &r);
 	if (r.body.oom) {
 		nr_mtext_free(&r.body);
 		answer_text(c, 500, "out of memory rendering the answer\n", head, NULL);
@@ -334,7 +348,7 @@ struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t e
 	h->lfd = nr_ctl_listen_tcp(cfg->addr, "metrics", "192.0.2.10:9470", &h->port, err, errlen);
 	if (h->lfd < 0)
 		goto fail;
-	if (!cfg->bearer && !bound_loopback(h->lfd)) {
+	if (!cfg->bearer && !cfg->bearer_box && !bound_loopback(h->lfd)) {
 		snprintf(err, errlen,
 			 "metrics listener %s answers beyond loopback, where job names, "
 			 "tenants and counters are not for everyone: give it a bearer token "
@@ -343,11 +357,22 @@ struct nr_http *nr_http_start(const struct nr_http_cfg *cfg, char *err, size_t e
 			 cfg->addr);
 		goto fail;
 	}
-	if (cfg->bearer && strlen(cfg->bearer) < NR_HTTP_BEARER_MIN) {
+	for (unsigned k = 0; k < 2; k++) {
+		const char *t = k ? cfg->bearer_box : cfg->bearer;
+
+		if (t && strlen(t) < NR_HTTP_BEARER_MIN) {
+			snprintf(err, errlen,
+				 "metrics listener %s: a bearer token of %zu characters: at "
+				 "least %d are needed (a random one: openssl rand -hex 16)",
+				 cfg->addr, strlen(t), NR_HTTP_BEARER_MIN);
+			goto fail;
+		}
+	}
+	if (cfg->bearer && cfg->bearer_box && !strcmp(cfg->bearer, cfg->bearer_box)) {
 		snprintf(err, errlen,
-			 "metrics listener %s: a bearer token of %zu characters: at "
-			 "least %d are needed (a random one: openssl rand -hex 16)",
-			 cfg->addr, strlen(cfg->bearer), NR_HTTP_BEARER_MIN);
+			 "metrics listener %s: the admin's token and the box scope's are the "
+			 "same: give each its own",
+			 cfg->addr);
 		goto fail;
 	}
 	if (pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) != 0) {

@@ -7,14 +7,18 @@
  * answer, NR_HTTP_MAX_CONNS clients at once (more are closed at accept).
  * It serves what the handler renders and nothing else: no files, no
  * methods that change anything.  Bound beyond loopback it needs a bearer
- * token (cfg.bearer), which every request must then carry ("Authorization:
- * Bearer <token>", compared in constant time; 401 otherwise); bound to
- * loopback the token is optional.
+ * token (cfg.bearer, the admin's, or cfg.bearer_box), which every request
+ * must then carry ("Authorization: Bearer <token>", compared in constant
+ * time; 401 otherwise); bound to loopback the tokens are optional.  A
+ * request is in the admin's scope when it carries cfg.bearer, or when the
+ * listener has no token at all (loopback); cfg.bearer_box's is in the box's
+ * scope, where the handler leaves out what the admin alone may read.
  */
 #ifndef NR_CTL_HTTP_H
 #define NR_CTL_HTTP_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "control/api/ctl_metrics.h"
@@ -29,8 +33,9 @@ struct nr_http_reply {
 	struct nr_mtext body;
 };
 
-/* path: the request target without its query ("/metrics"); query: after '?' or "". */
-typedef void (*nr_http_handler)(void *ctx, const char *path, const char *query,
+/* path: the request target without its query ("/metrics"); query: after '?' or "";
+ * admin: the request is in the admin's scope (above). */
+typedef void (*nr_http_handler)(void *ctx, const char *path, const char *query, bool admin,
 				struct nr_http_reply *r);
 /* Starts the listener's thread (e.g. on the box's control cores); 0 or an errno. */
 typedef int (*nr_http_spawn)(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
@@ -40,8 +45,9 @@ struct nr_http_cfg {
 	nr_http_handler handler;
 	void *ctx;
 	nr_http_spawn spawn;       /* NULL: pthread_create */
-	const char *bearer;        /* the token every request must carry; NULL: none (loopback
-				    * only), else at least NR_HTTP_BEARER_MIN characters */
+	const char *bearer;        /* the admin's token; NULL: none (loopback only, or with
+				    * bearer_box), else at least NR_HTTP_BEARER_MIN characters */
+	const char *bearer_box;    /* a token of the box's scope alone; NULL: none */
 };
 
 struct nr_http;

@@ -9,6 +9,7 @@
 #include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_jobs.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "dataplane/dpdk/dp_stats.h"
 
 static int be_job_create(struct nr_backend *be, uint32_t id, const struct nr_job_spec *spec,
@@ -57,6 +58,12 @@ static void be_capacity(struct nr_backend *be, struct nr_backend_cap *cap)
 	cap->mbufs = b->mbuf_budget;
 }
 
+static void be_job_published(struct nr_backend *be, const uint32_t *ids, unsigned n,
+			     struct nr_job_stats *const *st, int *rc)
+{
+	dp_snap_jobs(be->priv, ids, n, st, rc);
+}
+
 static const struct nr_backend_ops dp_backend_ops = {
 	.name = "sw",
 	.job_create = be_job_create,
@@ -66,6 +73,7 @@ static const struct nr_backend_ops dp_backend_ops = {
 	.info = be_info,
 	.health = be_health,
 	.capacity = be_capacity,
+	.job_published = be_job_published,
 };
 
 struct nr_backend *dp_backend_create(struct dp_box *b)

@@ -189,6 +189,7 @@ fail:
 		agg_engine_destroy(w->eng);
 	rte_ring_free(w->cmd);
 	rte_ring_free(w->handoff);
+	rte_free(w->snap);
 	rte_free(w);
 	return NULL;
 }

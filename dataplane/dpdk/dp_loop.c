@@ -5,8 +5,8 @@
  *   parse the burst (each frame into a record from the lcore's LIFO stack,
  *   which the engine may keep while it holds the frame), act on the burst,
  *   take the frames other lcores handed over, serve the command ring,
- *   housekeeping (the heartbeat dp_health.c reads, progress timeouts) every
- *   DP_HOUSEKEEP_ITERS iterations, back off to short sleeps after a stretch
+ *   housekeeping (the heartbeat dp_health.c reads, progress timeouts, the
+ *   metrics' snapshot: dp_snap.h) every DP_HOUSEKEEP_ITERS iterations, back off to short sleeps after a stretch
  *   of empty polls if asked to.
  *
  * What happens to a frame:
@@ -49,6 +49,7 @@
 #include <rte_ring.h>
 
 #include "dataplane/dpdk/dp_cmd.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "dataplane/dpdk/dp_dev.h"
 #include "dataplane/dpdk/dp_emit.h"
 #include "dataplane/dpdk/dp_learn.h"
@@ -443,6 +444,7 @@ int dp_worker_main(void *arg)
 			agg_engine_poll(w->eng, w->now_ns);
 			dp_dev_tick(w);
 			dp_learn_sweep(w);
+			dp_snap_tick(w);
 		}
 		was_busy = got != 0;
 		if (got) {

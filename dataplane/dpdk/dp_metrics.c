@@ -23,7 +23,9 @@
  *
  * Served by control/http/ctl_http.c on an EAL control thread (the cores outside
  * the workers' lcores: the main lcore's with -l 0,1).  Each scrape renders
- * anew; nothing is cached, nothing on the data path changes for it.
+ * anew from the workers' counter blocks and what they published (dp_snap.h);
+ * nothing on the data path changes for it.  The job and tenant families are
+ * the admin scope's alone (dp_metrics.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +44,7 @@
 #include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_metrics.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "dataplane/dpdk/dp_stats.h"
 #include "dataplane/dpdk/dp_steer.h"
 
@@ -192,7 +195,7 @@ static void engine_families(struct dp_box *b, struct nr_mtext *t)
 	uint64_t e[NR_ECTR_MAX];
 	char name[96];
 
-	if (dp_box_engine_counters(b, e) != 0)
+	if (dp_snap_engine(b, e) != 0)
 		return;
 	for (unsigned k = 0; k < NR_ECTR_MAX; k++) {
 		snprintf(name, sizeof(name), "netreduce_engine_%s_total", nr_engine_ctr_names[k]);
@@ -259,9 +262,10 @@ static bool pool_families(struct dp_box *b, struct nr_mtext *t)
 	return true;
 }
 
-int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t)
+int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t, bool admin)
 {
 	struct dp_health *h = malloc(sizeof(*h));
+	unsigned what;
 	bool whole;
 	char l[256];
 
@@ -278,13 +282,15 @@ int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t)
 	nr_mx_u64(t, "netreduce_healthy", "", h->healthy);
 	port_families(b, t, h);
 	worker_families(b, t, h);
-	/* the command rings wait on the workers: only while they all answer;
-	 * the locks a request waiting on a stuck worker holds: a bounded wait */
+	/* what the workers published: only while they all poll (a stuck one's
+	 * is stale); the locks a request waiting on a stuck worker holds: a
+	 * bounded wait */
 	whole = h->workers_ok;
 	if (h->workers_ok)
 		engine_families(b, t);
 	whole &= pool_families(b, t);
-	if (ctl && nr_ctl_metrics(ctl, t, h->workers_ok) == -EBUSY)
+	what = (admin ? NR_MX_ADMIN : 0) | (h->workers_ok ? NR_MX_STATUS : 0);
+	if (ctl && nr_ctl_metrics(ctl, t, what) == -EBUSY)
 		whole = false;
 	nr_mx_family(t, "netreduce_metrics_partial", "gauge",
 		     "1 when a stuck worker, or a request waiting on one, kept the engine, job and "
@@ -296,7 +302,8 @@ int dp_metrics_render(struct dp_box *b, struct nr_ctl *ctl, struct nr_mtext *t)
 
 /* ---- the listener ------------------------------------------------------------ */
 
-static void handle(void *ctx, const char *path, const char *query, struct nr_http_reply *r)
+static void handle(void *ctx, const char *path, const char *query, bool admin,
+		   struct nr_http_reply *r)
 {
 	struct dp_metrics_server *s = ctx;
 
@@ -305,7 +312,7 @@ static void handle(void *ctx, const char *path, const char *query, struct nr_htt
 		nr_mx_family(&r->body, "netreduce_start_time_seconds", "gauge",
 			     "Unix time the box's metrics listener started");
 		nr_mx_f64(&r->body, "netreduce_start_time_seconds", "", s->start_s);
-		dp_metrics_render(s->b, s->ctl, &r->body);
+		dp_metrics_render(s->b, s->ctl, &r->body, admin);
 	} else if (strcmp(path, "/healthz") == 0) {
 		struct dp_health h;
 
@@ -333,12 +340,15 @@ static int spawn_ctrl(pthread_t *th, const char *name, void *(*fn)(void *), void
 }
 
 struct dp_metrics_server *dp_metrics_start(struct dp_box *b, struct nr_ctl *ctl, const char *addr,
-					   const char *bearer, char *err, size_t errlen)
+					   const char *bearer, const char *bearer_box, char *err,
+					   size_t errlen)
 {
 	struct dp_metrics_server *s = calloc(1, sizeof(*s));
-	struct nr_http_cfg hc = {
-		.addr = addr, .handler = handle, .spawn = spawn_ctrl, .bearer = bearer
-	};
+	struct nr_http_cfg hc = { .addr = addr,
+				  .handler = handle,
+				  .spawn = spawn_ctrl,
+				  .bearer = bearer,
+				  .bearer_box = bearer_box };
 	struct timespec ts;
 
 	if (s == NULL) {
@@ -355,6 +365,7 @@ struct dp_metrics_server *dp_metrics_start(struct dp_box *b, struct nr_ctl *ctl,
 		free(s);
 		return NULL;
 	}
+	dp_snap_enable(b, true);
 	return s;
 }
 
@@ -368,5 +379,6 @@ void dp_metrics_stop(struct dp_metrics_server *s)
 	if (s == NULL)
 		return;
 	nr_http_stop(s->http);
+	dp_snap_enable(s->b, false);
 	free(s);
 }

@@ -113,10 +113,13 @@ void dp_opts_usage(FILE *f, const char *prog)
 "                           check (GET /healthz: 200 or 503 with the reason) over\n"
 "                           HTTP, read-only (off by default); bound beyond\n"
 "                           loopback it needs --metrics-token-file\n"
-"  --metrics-token-file F   a bearer token (first line of F, mode 600, 16+\n"
-"                           characters) every GET of the metrics listener must\n"
+"  --metrics-token-file F   the admin's bearer token (first line of F, mode 600,\n"
+"                           16+ characters) a GET of the metrics listener must\n"
 "                           carry (Authorization: Bearer; Prometheus:\n"
-"                           authorization: credentials_file)\n"
+"                           authorization: credentials_file): every family\n"
+"  --metrics-box-token-file F  another token, of the box's scope: every family\n"
+"                           but those naming jobs and tenants (a shared\n"
+"                           monitoring system's)\n"
 "  --stall-ms N             a worker whose loop has not gone round for N ms (plus\n"
 "                           --idle-sleep-us) is stuck: health fails, the systemd\n"
 "                           watchdog is no longer fed (default %d)\n"
@@ -191,7 +194,7 @@ enum {
 	OPT_IDLE_POLLS, OPT_BURST, OPT_POOL, OPT_MTU, OPT_KERNEL, OPT_NO_PROMISC, OPT_STATS,
 	OPT_LOG_LEVEL, OPT_NO_ICRC, OPT_FAILED_TTL, OPT_JOB_LEASE, OPT_BACKEND, OPT_TENANTS,
 	OPT_ADMIT, OPT_MBUF_SIZE, OPT_METRICS, OPT_STALL, OPT_L2_CAP, OPT_L2_AGE, OPT_TLS_CERT,
-	OPT_TLS_KEY, OPT_METRICS_TOKEN, OPT_L2_PIN_CAP, OPT_L2_STATIC, OPT_L2_STICKY,
+	OPT_TLS_KEY, OPT_METRICS_TOKEN, OPT_METRICS_BOX_TOKEN, OPT_L2_PIN_CAP, OPT_L2_STATIC, OPT_L2_STICKY,
 };
 /* clang-format on */
 
@@ -224,6 +227,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS },
 		{ "metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN },
+		{ "metrics-box-token-file", required_argument, NULL, OPT_METRICS_BOX_TOKEN },
 		{ "stall-ms", required_argument, NULL, OPT_STALL },
 		{ "l2-port-cap", required_argument, NULL, OPT_L2_CAP },
 		{ "l2-age", required_argument, NULL, OPT_L2_AGE },
@@ -277,6 +281,7 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		case OPT_TOKEN: cfg->token = optarg; break;
 		case OPT_TOKEN_FILE: cfg->token_file = optarg; break;
 		case OPT_METRICS_TOKEN: cfg->metrics_token_file = optarg; break;
+		case OPT_METRICS_BOX_TOKEN: cfg->metrics_box_token_file = optarg; break;
 		case OPT_TENANTS: cfg->tenants_file = optarg; break;
 		case OPT_TLS_CERT: cfg->tls_cert = optarg; break;
 		case OPT_TLS_KEY: cfg->tls_key = optarg; break;
@@ -351,9 +356,11 @@ int dp_opts_parse(int argc, char **argv, struct dp_cfg *cfg, char *err, size_t e
 		snprintf(err, errlen, "--tls-cert and --tls-key go together: give both");
 		return -EINVAL;
 	}
-	if (cfg->metrics_token_file && !cfg->metrics_listen) {
+	if ((cfg->metrics_token_file || cfg->metrics_box_token_file) && !cfg->metrics_listen) {
 		snprintf(err, errlen,
-			 "--metrics-token-file is for the metrics listener: give --metrics-listen too");
+			 "--metrics-%stoken-file is for the metrics listener: give "
+			 "--metrics-listen too",
+			 cfg->metrics_token_file ? "" : "box-");
 		return -EINVAL;
 	}
 	if (cfg->tls_cert && !cfg->ctl_listen) {

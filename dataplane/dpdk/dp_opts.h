@@ -63,6 +63,7 @@ struct dp_cfg {
 	const char *tls_key;       /* and its key (PEM, mode 0600 or stricter) */
 	const char *metrics_listen;   /* IP:PORT of the metrics and /healthz listener; NULL off */
 	const char *metrics_token_file; /* its bearer token's file (needed beyond loopback) */
+	const char *metrics_box_token_file; /* the box scope's token (dp_metrics.h) */
 	unsigned stall_ms;         /* a worker whose heartbeat is older is stuck (dp_health.c) */
 	int log_level;             /* RTE_LOG_*; 0: leave */
 };

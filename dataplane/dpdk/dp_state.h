@@ -42,6 +42,8 @@
 #define DP_MIN_RECORDS   16384  /* parse records per lcore, at least */
 #define DP_CRC_SHIFTS    8      /* MTUs per lcore with a shared-payload ICRC */
 
+struct dp_snap;
+
 /* A TX buffer per (worker, port). */
 struct dp_txbuf {
 	uint16_t n;
@@ -108,6 +110,8 @@ struct dp_worker {
 	 * worker whose heartbeat stops moving is stuck (dp_health.c).
 	 */
 	uint64_t beat_tsc;
+	struct dp_snap *snap; /* what it publishes for the metrics (dp_snap.c), or NULL */
+	uint64_t snap_ns;     /* its clock at its last copy */
 	unsigned n_jobs;
 	struct dp_job_ep jobs[NR_MAX_JOBS];
 	volatile int running;      /* set by the lcore itself */
@@ -232,6 +236,7 @@ struct dp_box {
 	const struct dp_dev_ops *dev;  /* NULL: the engines aggregate */
 	void *dev_ctx;
 	bool started;
+	bool snap_on; /* atomic: the workers publish snapshots (dp_snap.h) */
 	/* control side only (never taken in the loop) */
 	pthread_mutex_t ctl_lock;
 	struct dp_chan chans[DP_MAX_CHANS];   /* every channel of every job */

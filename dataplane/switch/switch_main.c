@@ -318,7 +318,7 @@ int main(int argc, char **argv)
 	struct switch_rtl *rtl = NULL;
 	uint16_t ports[DP_MAX_PORTS];
 	unsigned lcores[DP_MAX_WORKERS], n_ports = 0, n_lcores = 0, lc;
-	char err[512] = "", token[512] = "", metrics_token[512] = "";
+	char err[512] = "", token[512] = "", metrics_token[512] = "", metrics_box_token[512] = "";
 	char **ov;
 	int on, rc, pid;
 	uint16_t pid16;
@@ -351,9 +351,12 @@ int main(int argc, char **argv)
 		free(ov);
 		return 2;
 	}
-	if (cfg.metrics_token_file &&
-	    read_secret("--metrics-token-file", cfg.metrics_token_file, metrics_token,
-			sizeof(metrics_token), NR_HTTP_BEARER_MIN) != 0) {
+	if ((cfg.metrics_token_file &&
+	     read_secret("--metrics-token-file", cfg.metrics_token_file, metrics_token,
+			 sizeof(metrics_token), NR_HTTP_BEARER_MIN) != 0) ||
+	    (cfg.metrics_box_token_file &&
+	     read_secret("--metrics-box-token-file", cfg.metrics_box_token_file, metrics_box_token,
+			 sizeof(metrics_box_token), NR_HTTP_BEARER_MIN) != 0)) {
 		free(ov);
 		return 2;
 	}
@@ -434,7 +437,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.metrics_listen) {
 		ms = dp_metrics_start(b, ctl, cfg.metrics_listen,
-				      cfg.metrics_token_file ? metrics_token : NULL, err,
+				      cfg.metrics_token_file ? metrics_token : NULL,
+				      cfg.metrics_box_token_file ? metrics_box_token : NULL, err,
 				      sizeof(err));
 		if (ms == NULL) {
 			nr_log(LOG_ERR, "netreduce-switch: --metrics-listen: %s", err);

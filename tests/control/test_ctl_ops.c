@@ -164,7 +164,7 @@ static void test_ctl_families(void **state)
 	expect_in(json_string_value(json_object_get(r, "error")), "name: \"bad name\" is not a job name");
 	json_decref(r);
 
-	assert_int_equal(nr_ctl_metrics(c, &t, true), 0);
+	assert_int_equal(nr_ctl_metrics(c, &t, NR_MX_ADMIN | NR_MX_STATUS), 0);
 	expect_in(t.buf, "# TYPE netreduce_job_ranks gauge\n"
 		  "netreduce_job_ranks{job=\"1\",name=\"asr:bf16\",tenant=\"speech\"} 3\n");
 	expect_in(t.buf, "# TYPE netreduce_job_aggregated_total counter\n"
@@ -178,7 +178,7 @@ static void test_ctl_families(void **state)
 	assert_null(strstr(t.buf, key));
 	nr_mtext_free(&t);
 	/* without the backend's status: who, not what */
-	assert_int_equal(nr_ctl_metrics(c, &t, false), 0);
+	assert_int_equal(nr_ctl_metrics(c, &t, NR_MX_ADMIN), 0);
 	expect_in(t.buf, "netreduce_job_ranks{job=\"1\",name=\"asr:bf16\",tenant=\"speech\"} 3\n");
 	assert_null(strstr(t.buf, "netreduce_job_aggregated_total"));
 	nr_mtext_free(&t);
@@ -188,10 +188,12 @@ static void test_ctl_families(void **state)
 
 /* ---- nr_http --------------------------------------------------------------- */
 
-static void handler(void *ctx, const char *path, const char *query, struct nr_http_reply *r)
+static void handler(void *ctx, const char *path, const char *query, bool admin,
+		    struct nr_http_reply *r)
 {
 	if (strcmp(path, "/metrics") == 0)
-		nr_mtext_printf(&r->body, "x 1\nquery %s\n", query);
+		nr_mtext_printf(&r->body, "x 1\nquery %s\nscope %s\n", query,
+				admin ? "admin" : "box");
 	else {
 		r->status = 404;
 		nr_mtext_printf(&r->body, "no\n");
@@ -246,9 +248,9 @@ static void test_http(void **state)
 	port = nr_http_port(h);
 	a = ask_s(port, "GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n");
 	expect_in(a, "HTTP/1.1 200 OK\r\n");
-	expect_in(a, "Content-Length: 14\r\n");
+	expect_in(a, "Content-Length: 26\r\n");
 	expect_in(a, "Connection: close\r\n");
-	expect_in(a, "\r\n\r\nx 1\nquery x=1\n");
+	expect_in(a, "\r\n\r\nx 1\nquery x=1\nscope admin\n"); /* no token: the admin's */
 	free(a);
 	a = ask_s(port, "HEAD /metrics HTTP/1.0\n\n");
 	expect_in(a, "HTTP/1.1 200 OK\r\n");
@@ -346,6 +348,34 @@ static void test_http_bearer(void **state)
 	assert_int_equal(nr_http_unauthorized(h), 4);
 	nr_http_stop(h);
 	/* every address with a token: starts */
+	cfg.addr = "0.0.0.0:0";
+	h = nr_http_start(&cfg, err, sizeof(err));
+	assert_non_null(h);
+	nr_http_stop(h);
+	/* two scopes: the admin's token, the box scope's; each its own */
+	cfg.bearer_box = tok;
+	assert_null(nr_http_start(&cfg, err, sizeof(err)));
+	expect_in(err, "the admin's token and the box scope's are the same");
+	cfg.bearer_box = "box-scope-token-0123";
+	cfg.addr = "127.0.0.1:0";
+	h = nr_http_start(&cfg, err, sizeof(err));
+	assert_non_null(h);
+	port = nr_http_port(h);
+	a = ask_s(port,
+		  "GET /metrics HTTP/1.1\r\nAuthorization: Bearer box-scope-token-0123\r\n\r\n");
+	expect_in(a, "HTTP/1.1 200 OK\r\n");
+	expect_in(a, "scope box\n");
+	free(a);
+	a = ask_s(port,
+		  "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef0123\r\n\r\n");
+	expect_in(a, "scope admin\n");
+	free(a);
+	a = ask_s(port, "GET /metrics HTTP/1.1\r\n\r\n");
+	expect_in(a, "HTTP/1.1 401 ");
+	free(a);
+	nr_http_stop(h);
+	/* the box scope's token alone beyond loopback: starts (no admin scope there) */
+	cfg.bearer = NULL;
 	cfg.addr = "0.0.0.0:0";
 	h = nr_http_start(&cfg, err, sizeof(err));
 	assert_non_null(h);

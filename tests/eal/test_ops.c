@@ -36,6 +36,7 @@
 #include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_health.h"
 #include "dataplane/dpdk/dp_metrics.h"
+#include "dataplane/dpdk/dp_snap.h"
 #include "eal_harness.h"
 
 #define TOKEN "vision-token-0123456789abcdef"
@@ -150,12 +151,13 @@ static char *render(struct dp_box *b, struct nr_ctl *c)
 	struct nr_mtext t = { 0 };
 
 	nr_mtext_printf(&t, "\n");    /* sample() finds the first line too */
-	assert_int_equal(dp_metrics_render(b, c, &t), 0);
+	assert_int_equal(dp_metrics_render(b, c, &t, true), 0);
 	return t.buf;
 }
 
-/* GET (or another method) of path on 127.0.0.1:port: the whole answer, malloc'd. */
-static char *http(int port, const char *method, const char *path)
+/* GET (or another method) of path on 127.0.0.1:port with bearer tok (NULL:
+ * none): the whole answer, malloc'd. */
+static char *http_as(int port, const char *method, const char *path, const char *tok)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	char req[256], *buf = calloc(1, 1 << 20);
@@ -166,12 +168,18 @@ static char *http(int port, const char *method, const char *path)
 	assert_non_null(buf);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: x\r\n\r\n", method, path);
+	snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: x\r\n%s%s%s\r\n", method, path,
+		 tok ? "Authorization: Bearer " : "", tok ? tok : "", tok ? "\r\n" : "");
 	assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
 	while ((r = recv(fd, buf + len, (1 << 20) - 1 - len, 0)) > 0)
 		len += (size_t)r;
 	close(fd);
 	return buf;
+}
+
+static char *http(int port, const char *method, const char *path)
+{
+	return http_as(port, method, path, NULL);
 }
 
 static void test_metrics(void **state)
@@ -203,6 +211,17 @@ static void test_metrics(void **state)
 	h_settle(h);
 	h_collect(h);
 	h_clear_out(h);
+	/* the job's and the engines' families are what the worker publishes
+	 * (dp_snap.h), which the metrics listener turns on: without it, none */
+	text = render(h->box, c);
+	assert_true(sample(text, "netreduce_job_ranks",
+			   "job=\"1\",name=\"resnet-50\",tenant=\"vision\"") == 3);
+	assert_true(sample(text, "netreduce_job_slots",
+			   "job=\"1\",name=\"resnet-50\",tenant=\"vision\"") < 0);
+	assert_true(sample(text, "netreduce_engine_aggregated_total", "") < 0);
+	free(text);
+	dp_snap_enable(h->box, true);
+	usleep(3 * DP_SNAP_NS / 1000);
 
 	text = render(h->box, c);
 	printf("  %u families, %zu bytes\n", check_format(text + 1), strlen(text));
@@ -251,7 +270,7 @@ static void test_metrics(void **state)
 	free(text);
 
 	/* the same over HTTP, and nothing but reading */
-	ms = dp_metrics_start(h->box, c, "127.0.0.1:0", NULL, err, sizeof(err));
+	ms = dp_metrics_start(h->box, c, "127.0.0.1:0", NULL, NULL, err, sizeof(err));
 	assert_non_null(ms);
 	ans = http(dp_metrics_port(ms), "GET", "/metrics");
 	expect_in(ans, "HTTP/1.1 200 OK\r\n");
@@ -273,6 +292,32 @@ static void test_metrics(void **state)
 	ans = http(dp_metrics_port(ms), "HEAD", "/metrics");
 	expect_in(ans, "HTTP/1.1 200 OK\r\n");
 	assert_null(strstr(ans, "# HELP"));
+	free(ans);
+	dp_metrics_stop(ms);
+
+	/* two scopes: the admin's token reads every family, the box scope's
+	 * none that names a job or a tenant; no token, or another, gets 401 */
+	ms = dp_metrics_start(h->box, c, "127.0.0.1:0", "admin-token-0123456789",
+			      "box-scope-token-0123456789", err, sizeof(err));
+	assert_non_null(ms);
+	usleep(3 * DP_SNAP_NS / 1000);
+	ans = http_as(dp_metrics_port(ms), "GET", "/metrics", "admin-token-0123456789");
+	expect_in(ans, "HTTP/1.1 200 OK\r\n");
+	expect_in(ans, "\nnetreduce_job_slots{job=\"1\",name=\"resnet-50\",tenant=\"vision\"} 16\n");
+	expect_in(ans, "\nnetreduce_tenant_max_jobs{tenant=\"vision\"} 1\n");
+	free(ans);
+	ans = http_as(dp_metrics_port(ms), "GET", "/metrics", "box-scope-token-0123456789");
+	expect_in(ans, "HTTP/1.1 200 OK\r\n");
+	expect_in(ans, "\nnetreduce_control_jobs 1\n");
+	expect_in(ans, "\nnetreduce_engine_aggregated_total ");
+	assert_null(strstr(ans, "netreduce_job_"));
+	assert_null(strstr(ans, "netreduce_tenant_"));
+	assert_null(strstr(ans, "resnet-50"));
+	assert_null(strstr(ans, "vision"));
+	check_format(strstr(ans, "\r\n\r\n") + 4);
+	free(ans);
+	ans = http(dp_metrics_port(ms), "GET", "/metrics");
+	expect_in(ans, "HTTP/1.1 401 ");
 	free(ans);
 	dp_metrics_stop(ms);
 	nr_ctl_destroy(c);      /* its jobs and the backend with it */
