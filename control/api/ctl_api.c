@@ -355,13 +355,27 @@ int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, ch
 		}
 		if (all[r] + held_back + need[r] <= cap[r] || held_back == 0)
 			continue; /* it fits, or only the box's own limit refuses it: the backend says */
-		snprintf(err, errlen,
-			 "the box's %" PRIu64 " %s: %" PRIu64 " held, %" PRIu64 " more "
-			 "reserved for other tenants (%s, the tenants file's %s), the job needs %" PRIu64
-			 "; destroy a job%s",
-			 cap[r], unit[r], all[r], held_back, who_holds, field[r], need[r],
-			 who >= 0 ? ", or ask the operator for a reservation of this tenant's own"
-				  : "");
+		/* the whole of it for the operator's log; a tenant learns nothing of the
+		 * others' names or holdings (as a tenant's stats show none) */
+		NR_LOG_RL(LOG_WARNING,
+			  "netreduce control: tenant=%s: job_create refused: the box's %" PRIu64
+			  " %s: %" PRIu64 " held, %" PRIu64 " more reserved for other tenants (%s, "
+			  "the tenants file's %s), the job needs %" PRIu64,
+			  ctl_who_name(c, who), cap[r], unit[r], all[r], held_back, who_holds,
+			  field[r], need[r]);
+		if (who >= 0 && (unsigned)who < ts->n)
+			snprintf(err, errlen,
+				 "the box has no room for the job's %" PRIu64 " %s beside what other "
+				 "tenants reserved (the tenants file's %s): destroy a job, or ask the "
+				 "operator for a reservation of this tenant's own",
+				 need[r], unit[r], field[r]);
+		else
+			snprintf(err, errlen,
+				 "the box's %" PRIu64 " %s: %" PRIu64 " held, %" PRIu64
+				 " more reserved "
+				 "for tenants (%s, the tenants file's %s), the job needs %" PRIu64
+				 "; destroy a job",
+				 cap[r], unit[r], all[r], held_back, who_holds, field[r], need[r]);
 		return -ENOSPC;
 	}
 	return 0;

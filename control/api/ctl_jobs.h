@@ -66,7 +66,8 @@ int ctl_quota_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char
  * Whether job s of who (a tenant, or the admin) fits beside the other
  * tenants' reservations: what the box holds less what every job holds less
  * what each other tenant reserved and does not use.  0, or -ENOSPC with err
- * naming the resource and the reservations in the way.
+ * naming the resource (to a tenant nothing of the others; the log, and the
+ * admin, the reservations in the way), logged.
  */
 int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err,
 		      size_t errlen);

@@ -179,13 +179,11 @@ static json_t *op_job_create(struct nr_ctl *c, json_t *req, int who)
 			  ctl_who_name(c, who), name[0] ? " name=" : "", name, err);
 		return reply_err(c, "job_create: %s", err);
 	}
-	if (ctl_reserve_check(c, who, s, err, sizeof(err))) {
+	if (ctl_reserve_check(c, who, s, err, sizeof(err))) { /* it logs why */
 		free(s);
 		nr_ctl_count(c, NR_CCTR_RESERVE_REFUSED);
 		if (who >= 0 && (unsigned)who < c->tenants.n)
 			c->tenants.t[who].reserve_refused++;
-		NR_LOG_RL(LOG_WARNING, "netreduce control: tenant=%s%s%s: job_create refused: %s",
-			  ctl_who_name(c, who), name[0] ? " name=" : "", name, err);
 		return reply_err(c, "job_create: %s", err);
 	}
 	for (i = 0; i < NR_MAX_JOBS && !slot; i++)

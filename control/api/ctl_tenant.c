@@ -20,6 +20,7 @@
 #include "proto/nr_text.h"
 
 #define TOKEN_MAX 255
+#define CTL_MIN_MTU 256 /* the least path MTU a job may have (nr_job_spec_validate) */
 
 static bool name_ok(const char *s)
 {
@@ -70,7 +71,7 @@ static int cidr_parse(const char *s, struct ctl_cidr *out)
 	slash = strchr(buf, '/');
 	if (slash) {
 		*slash = '\0';
-		if (!slash[1] || slash[1] == '+' || slash[1] == '-')
+		if (slash[1] < '0' || slash[1] > '9') /* strtoul would skip blanks, take signs */
 			return -EINVAL;
 		len = strtoul(slash + 1, &end, 10);
 		if (*end || len > 32)
@@ -255,9 +256,24 @@ static int reserve_fits(const struct ctl_tenants *ts, const struct nr_ctl_tenant
 	static const char *const what[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
 	static const char *const unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
 
+	/* a reservation its own limits keep it from using holds room from all */
 	if (cfg->max_jobs && cfg->reserve_jobs > cfg->max_jobs) {
 		snprintf(err, errlen, "tenant %s: reserve_jobs %u over its max_jobs %u", cfg->name,
 			 cfg->reserve_jobs, cfg->max_jobs);
+		return -EINVAL;
+	}
+	if (cfg->max_jobs && cfg->reserve_channels > (uint64_t)cfg->max_jobs * NR_MAX_CHANNELS) {
+		snprintf(err, errlen,
+			 "tenant %s: reserve_channels %u over what its max_jobs %u can open (%d "
+			 "channels a job)",
+			 cfg->name, cfg->reserve_channels, cfg->max_jobs, NR_MAX_CHANNELS);
+		return -EINVAL;
+	}
+	if (cfg->max_pool_bytes && cfg->reserve_mbufs > cfg->max_pool_bytes / CTL_MIN_MTU) {
+		snprintf(err, errlen,
+			 "tenant %s: reserve_mbufs %" PRIu64 " over what its max_pool_bytes %" PRIu64
+			 " can hold (a frame of pool is %d bytes or more)",
+			 cfg->name, cfg->reserve_mbufs, cfg->max_pool_bytes, CTL_MIN_MTU);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < ts->n; i++) {
