@@ -580,9 +580,50 @@ static json_t *op_health_req(struct nr_ctl *c, json_t *req, int who)
 	return op_health(c);
 }
 
+/*
+ * The operator's static MAC map (admin only): "mac" and "port" add an entry,
+ * "mac" and "remove" take one back, neither lists them.
+ */
+static json_t *op_l2_static(struct nr_ctl *c, json_t *req, int who)
+{
+	const json_t *mv = json_object_get(req, "mac"), *pv = json_object_get(req, "port");
+	const json_t *rv = json_object_get(req, "remove");
+	json_t *list = NULL;
+	uint8_t mac[6];
+	char err[256] = "";
+	int port = -1, rc;
+
+	if (who != NR_CTL_ADMIN)
+		return reply_err(c, "l2_static: the operator's (the admin socket), not a tenant's");
+	if (!c->b->ops->l2_static)
+		return reply_err(c, "l2_static: backend %s has no L2 table (a switch-mode sw box's)",
+				 c->b->ops->name);
+	if (rv && !json_is_boolean(rv))
+		return reply_err(c, "l2_static: remove: true or false");
+	if (mv) {
+		if (!json_is_string(mv) || nr_mac_parse(json_string_value(mv), mac))
+			return reply_err(c, "l2_static: mac: xx:xx:xx:xx:xx:xx");
+		if (json_is_true(rv) == (pv != NULL))
+			return reply_err(c, "l2_static: with mac, give port (add) or remove: true");
+		if (pv && (!json_is_integer(pv) || json_integer_value(pv) < 0 ||
+			   json_integer_value(pv) > 65535))
+			return reply_err(c, "l2_static: port: a DPDK port id of the box, 0..65535");
+		port = pv ? (int)json_integer_value(pv) : -1;
+	} else if (pv || json_is_true(rv)) {
+		return reply_err(c, "l2_static: port and remove go with mac");
+	}
+	rc = c->b->ops->l2_static(c->b, mv ? mac : NULL, port, &list, err, sizeof(err));
+	if (rc)
+		return reply_err(c, "%s", err[0] ? err : strerror(-rc));
+	if (!mv)
+		return json_pack("{s:b,s:o}", "ok", 1, "l2_static", list);
+	return json_pack("{s:b}", "ok", 1);
+}
+
 static const char *const f_create[] = { "op", "token", "tenant", "spec", "lease_ms", "name", NULL };
 static const char *const f_job[] = { "op", "token", "tenant", "job", "key", NULL };
 static const char *const f_none[] = { "op", "token", "tenant", NULL };
+static const char *const f_l2[] = { "op", "token", "tenant", "mac", "port", "remove", NULL };
 
 /*
  * The operations (PROTOCOL.md, "Operations"; tests/layers/test_ctl_ops_docs.py
@@ -605,6 +646,7 @@ static const struct ctl_op {
 	{ "stats", f_none, op_stats_req, true },
 	{ "backend_info", f_none, op_backend_info_req, true },
 	{ "health", f_none, op_health_req, false },
+	{ "l2_static", f_l2, op_l2_static, true },
 };
 
 #define CTL_N_OPS (sizeof(ctl_ops) / sizeof(ctl_ops[0]))

@@ -77,6 +77,13 @@ struct nr_backend_ops {
 	 */
 	void (*job_published)(struct nr_backend *b, const uint32_t *ids, unsigned n,
 			      struct nr_job_stats *const *st, int *rc);
+	/*
+	 * optional: the operator's static MAC map (a switch-mode box's): mac
+	 * NULL: every entry into *list, [{"mac","port","job_pins"}]; else mac
+	 * on port (port >= 0) or taken back (port < 0).  0 or -errno with err.
+	 */
+	int (*l2_static)(struct nr_backend *b, const uint8_t *mac, int port, json_t **list,
+			 char *err, size_t errlen);
 };
 
 struct nr_backend {

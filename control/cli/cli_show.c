@@ -272,6 +272,31 @@ void cli_print_json(const json_t *reply)
 	free(s);
 }
 
+/* The static MAC map, or what an add or remove did. */
+static void show_l2_static(const json_t *req, const json_t *reply)
+{
+	const json_t *list = json_object_get(reply, "l2_static");
+	const char *mac = json_string_value(json_object_get(req, "mac"));
+
+	if (mac) {
+		if (json_object_get(req, "remove"))
+			printf("%s taken back: learned again\n", mac);
+		else
+			printf("%s static on port %lld\n", mac,
+			       (long long)json_integer_value(json_object_get(req, "port")));
+		return;
+	}
+	printf("%zu static MAC%s\n", json_array_size(list), json_array_size(list) == 1 ? "" : "s");
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *e = json_array_get(list, i);
+
+		printf("  %s  port %lld  jobs' pins %lld\n",
+		       json_string_value(json_object_get(e, "mac")) ?: "?",
+		       (long long)json_integer_value(json_object_get(e, "port")),
+		       (long long)json_integer_value(json_object_get(e, "job_pins")));
+	}
+}
+
 void cli_show_reply(const struct opts *o, const json_t *req, const json_t *reply)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
@@ -299,6 +324,8 @@ void cli_show_reply(const struct opts *o, const json_t *req, const json_t *reply
 		print_flat(json_object_get(reply, "stats"), "");
 	} else if (!strcmp(op, "health")) {
 		show_health(json_object_get(reply, "health"));
+	} else if (!strcmp(op, "l2_static")) {
+		show_l2_static(req, reply);
 	} else {
 		print_flat(json_object_get(reply, "backend"), "");
 	}

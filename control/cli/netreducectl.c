@@ -40,6 +40,9 @@ static void usage(FILE *f)
 		"  backend                       backend name, capacity, device\n"
 		"  health                        healthy or not and why: ports linked, workers\n"
 		"                                polling (exit 0 healthy, 1 unhealthy, 3 no answer)\n"
+		"  static                        the static MAC map of a switch-mode box (UNIX socket)\n"
+		"  static add MAC PORT           MAC on port PORT (a DPDK port id) for good\n"
+		"  static remove MAC             take MAC back (refused while jobs pin it)\n"
 		"\n"
 		"options:\n"
 		"  --socket PATH     admin socket (default %s, or $NETREDUCE_SOCKET)\n"
@@ -168,6 +171,35 @@ static long parse_id(const char *s)
 	return (errno || *end || v < 1 || v > 1000000) ? -1 : v;
 }
 
+/* static [add MAC PORT | remove MAC]: the l2_static request, or NULL and *ex. */
+static json_t *static_request(const struct opts *o, int *ex)
+{
+	const bool add = o->npos == 4 && !strcmp(o->pos[1], "add");
+	const bool rm = o->npos == 3 && !strcmp(o->pos[1], "remove");
+	char *end;
+	long port = 0;
+
+	if (o->npos == 1) {
+		*ex = EX_OK;
+		return json_pack("{s:s}", "op", "l2_static");
+	}
+	if (!add && !rm) {
+		usage_err("static takes nothing, add MAC PORT, or remove MAC", o->pos[1]);
+		return NULL;
+	}
+	if (add) {
+		port = strtol(o->pos[3], &end, 10);
+		if (*end || end == o->pos[3] || port < 0 || port > 65535) {
+			usage_err("not a port id (0..65535)", o->pos[3]);
+			return NULL;
+		}
+	}
+	*ex = EX_OK;
+	return add ? json_pack("{s:s,s:s,s:I}", "op", "l2_static", "mac", o->pos[2], "port",
+			       (json_int_t)port)
+		   : json_pack("{s:s,s:s,s:b}", "op", "l2_static", "mac", o->pos[2], "remove", 1);
+}
+
 /* Build the request of the command line; NULL and *ex on a usage error. */
 static json_t *build_request(const struct opts *o, int *ex)
 {
@@ -197,6 +229,8 @@ static json_t *build_request(const struct opts *o, int *ex)
 				 !strcmp(cmd, "stats") ? "stats" : !strcmp(cmd, "health") ? "health" :
 				 "backend_info");
 	}
+	if (!strcmp(cmd, "static"))
+		return static_request(o, ex);
 	if (strcmp(cmd, "job")) {
 		usage_err("unknown command", cmd);
 		return NULL;

@@ -11,6 +11,7 @@
 #include "dataplane/dpdk/dp_jobs.h"
 #include "dataplane/dpdk/dp_snap.h"
 #include "dataplane/dpdk/dp_stats.h"
+#include "proto/nr_text.h"
 
 static int be_job_create(struct nr_backend *be, uint32_t id, const struct nr_job_spec *spec,
 			 uint32_t *credits, char *err, size_t errlen)
@@ -64,6 +65,28 @@ static void be_job_published(struct nr_backend *be, const uint32_t *ids, unsigne
 	dp_snap_jobs(be->priv, ids, n, st, rc);
 }
 
+static void static_row(void *arg, const uint8_t mac[6], uint16_t port, unsigned job_pins)
+{
+	char m[NR_MAC_STRLEN];
+
+	json_array_append_new(arg, json_pack("{s:s,s:i,s:i}", "mac", nr_mac_str(mac, m), "port",
+					     (int)port, "job_pins", (int)job_pins));
+}
+
+static int be_l2_static(struct nr_backend *be, const uint8_t *mac, int port, json_t **list,
+			char *err, size_t errlen)
+{
+	struct dp_box *b = be->priv;
+
+	if (mac)
+		return dp_box_l2_static(b, mac, port, err, errlen);
+	*list = json_array();
+	pthread_mutex_lock(&b->ctl_lock);
+	dp_l2_static_each(&b->l2, static_row, *list);
+	pthread_mutex_unlock(&b->ctl_lock);
+	return 0;
+}
+
 static const struct nr_backend_ops dp_backend_ops = {
 	.name = "sw",
 	.job_create = be_job_create,
@@ -74,6 +97,7 @@ static const struct nr_backend_ops dp_backend_ops = {
 	.health = be_health,
 	.capacity = be_capacity,
 	.job_published = be_job_published,
+	.l2_static = be_l2_static,
 };
 
 struct nr_backend *dp_backend_create(struct dp_box *b)

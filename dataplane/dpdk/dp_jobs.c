@@ -254,6 +254,55 @@ static int bind_ingress(struct dp_box *b, struct nr_job_spec *s, char *err, size
 	return rc;
 }
 
+int dp_box_l2_static(struct dp_box *b, const uint8_t mac[6], int port, char *err, size_t errlen)
+{
+	char m[NR_MAC_STRLEN];
+	unsigned pins = 0;
+	bool ours = false;
+	int rc;
+
+	nr_mac_str(mac, m);
+	if (b->cfg.mode != DP_MODE_SWITCH) {
+		snprintf(err, errlen,
+			 "l2_static: a switch-mode box's (a one-armed box learns no ports)");
+		return -ENOTSUP;
+	}
+	for (unsigned i = 0; i < b->n_ports; i++)
+		ours |= port >= 0 && b->ports[i].id == port;
+	if (port >= 0 && !ours) {
+		snprintf(err, errlen, "l2_static: port %d is not one of the box's", port);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&b->ctl_lock); /* as the jobs' pins are taken */
+	rc = port >= 0 ? dp_l2_static(&b->l2, mac, (uint16_t)port, l2_now(b))
+		       : dp_l2_unstatic(&b->l2, mac, l2_now(b), &pins);
+	pthread_mutex_unlock(&b->ctl_lock);
+	if (rc == -EINVAL)
+		snprintf(err, errlen, "l2_static: %s: a host's MAC, not a group's or zero", m);
+	else if (rc == -EEXIST)
+		snprintf(err, errlen,
+			 "l2_static: %s is static on another port, or pinned by a job "
+			 "there: take the entry back, or destroy the job, first",
+			 m);
+	else if (rc == -ENOSPC)
+		snprintf(err, errlen,
+			 "l2_static: %s: its bucket of the L2 table holds %d static or "
+			 "pinned MACs",
+			 m, DP_L2_WAYS);
+	else if (rc == -ENOENT)
+		snprintf(err, errlen, "l2_static: %s is not static", m);
+	else if (rc == -EBUSY)
+		snprintf(err, errlen,
+			 "l2_static: %s is pinned by %u of the jobs' connections too: "
+			 "destroy those jobs first",
+			 m, pins);
+	else if (port >= 0)
+		DP_LOG(NOTICE, "l2 static: %s on port %d, by the operator", m, port);
+	else
+		DP_LOG(NOTICE, "l2 static: %s taken back by the operator: learned again", m);
+	return rc;
+}
+
 /* Forget channel i of the table (its engine job is gone). */
 static void chan_forget(struct dp_box *b, unsigned i)
 {

@@ -21,6 +21,12 @@ int dp_job_add(struct dp_box *b, uint32_t id, const struct nr_job_spec *spec,
 	       uint32_t *credits, char *err, size_t errlen);
 /* Remove a job, every channel (held frames freed): 0 or -ENOENT. */
 int dp_job_del(struct dp_box *b, uint32_t id);
+/*
+ * The operator's static MAC map at run time (switch mode; dp_l2.h): mac on
+ * port for good (port >= 0), or taken back (port < 0, refused while jobs pin
+ * it).  0 or -errno with err.
+ */
+int dp_box_l2_static(struct dp_box *b, const uint8_t mac[6], int port, char *err, size_t errlen);
 /* A job's state and counters, its channels summed and listed: 0 or -ENOENT. */
 int dp_job_stats(struct dp_box *b, uint32_t id, struct nr_job_stats *st);
 /* Engine counters summed over workers (through the command rings). */

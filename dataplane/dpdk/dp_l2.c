@@ -281,6 +281,48 @@ int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t 
 	return -ENOSPC;
 }
 
+int dp_l2_unstatic(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, unsigned *job_pins)
+{
+	uint64_t key = mac_key(mac), v;
+	unsigned bi = bucket_idx(t, key);
+	struct dp_l2_bucket *b = &t->b[bi];
+	int i = pinned_way(b, key);
+
+	if (job_pins)
+		*job_pins = 0;
+	if (i < 0 || t->owner[bi][i] != DP_L2_STATIC)
+		return -ENOENT;
+	if (t->pins[bi][i] > 1) {
+		if (job_pins)
+			*job_pins = t->pins[bi][i] - 1u;
+		return -EBUSY;
+	}
+	v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+	t->pins[bi][i] = 0;
+	t->owner[bi][i] = 0;
+	/* learners never change a pinned entry: this exchange cannot fail */
+	put(t, b, (unsigned)i, v, v & ~(uint64_t)E_PIN, now);
+	return 0;
+}
+
+void dp_l2_static_each(const struct dp_l2 *t,
+		       void (*fn)(void *arg, const uint8_t mac[6], uint16_t port, unsigned job_pins),
+		       void *arg)
+{
+	for (unsigned bi = 0; bi < DP_L2_BUCKETS; bi++)
+		for (unsigned i = 0; i < DP_L2_WAYS; i++) {
+			uint64_t v = __atomic_load_n(&t->b[bi].e[i], __ATOMIC_ACQUIRE), k;
+			uint8_t mac[6];
+
+			if (v == 0 || !e_pinned(v) || t->owner[bi][i] != DP_L2_STATIC)
+				continue;
+			k = e_key(v);
+			for (unsigned j = 0; j < 6; j++)
+				mac[j] = (uint8_t)(k >> (40 - 8 * j));
+			fn(arg, mac, e_port(v), t->pins[bi][i] - 1u);
+		}
+}
+
 void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 {
 	uint64_t key = mac_key(mac);

@@ -134,6 +134,16 @@ int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t owne
  * -ENOSPC when its bucket holds DP_L2_WAYS static or pinned MACs.
  */
 int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t now);
+/*
+ * The operator takes back a static entry (control side, under the control
+ * lock): a learned entry again, seen now.  0, -ENOENT when mac is not
+ * static, -EBUSY when jobs pin it too (*jobs_pins of them, when not NULL).
+ */
+int dp_l2_unstatic(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, unsigned *job_pins);
+/* fn(arg, mac, port, the jobs' pins on it) for every static entry. */
+void dp_l2_static_each(const struct dp_l2 *t,
+		       void (*fn)(void *arg, const uint8_t mac[6], uint16_t port, unsigned job_pins),
+		       void *arg);
 /* Drop one pin of mac; the last makes it a learned entry again, seen now. */
 void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now);
 /* Free the aged entries of the next n buckets (one lcore calls it); how many. */

@@ -357,9 +357,23 @@ static void test_usage_errors(void **state)
 	assert_int_equal(r->code, 2);
 	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "backend", "--watch", NULL);
 	assert_int_equal(r->code, 2);
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "static", "add", "02:00:00:00:00:01", NULL);
+	assert_int_equal(r->code, 2);
+	expect_in(r->err, "static takes nothing, add MAC PORT, or remove MAC");
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "static", "add", "02:00:00:00:00:01", "x",
+		NULL);
+	assert_int_equal(r->code, 2);
+	expect_in(r->err, "not a port id (0..65535): x");
+	/* a box without an L2 table (this backend: no ports) says so */
+	run_ctl(r, NULL, NULL, NULL, "--socket", f->sock, "static", "remove", "02:00:00:00:00:01",
+		NULL);
+	assert_int_equal(r->code, 1);
+	expect_in(r->err, "l2_static: backend ");
+	expect_in(r->err, "has no L2 table");
 	run_ctl(r, NULL, NULL, NULL, "--help", NULL);
 	assert_int_equal(r->code, 0);
 	expect_in(r->out, "usage: netreducectl");
+	expect_in(r->out, "static add MAC PORT");
 	expect_in(r->out, "exit codes");
 	free(r);
 }

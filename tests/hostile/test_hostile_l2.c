@@ -44,6 +44,8 @@
 
 #include <rte_jhash.h>
 
+#include "control/api/nr_control.h"
+#include "dataplane/dpdk/dp_backend.h"
 #include "dataplane/dpdk/dp_l2_static.h"
 #include "proto/nr_text.h"
 #include "tests/eal/eal_harness.h"
@@ -454,6 +456,111 @@ static void test_static_map(void **state)
 	hz_job_fini(&m);
 }
 
+/* An l2_static request (PROTOCOL.md) of who through the control API: its reply. */
+static json_t *l2_req(struct nr_ctl *c, int who, json_t *req)
+{
+	json_t *r = nr_ctl_handle_json(c, req, who);
+
+	json_decref(req);
+	assert_non_null(r);
+	return r;
+}
+
+static void expect_l2_err(json_t *r, const char *needle)
+{
+	const char *e = json_string_value(json_object_get(r, "error"));
+
+	if (json_is_true(json_object_get(r, "ok")) || !e || !strstr(e, needle))
+		fail_msg("expected an error with \"%s\", got %s", needle, e ? e : "ok");
+	json_decref(r);
+}
+
+/*
+ * The static map from netreducectl (l2_static, the admin's) while the box
+ * runs: the operator pins the four hosts' MACs to their ports before any of
+ * them speaks; a flood of their MACs from port 4 moves nothing; the victim's
+ * job binds to them and runs exact; an entry a job pins is not taken back
+ * until the job is gone, then it is a learned entry again; a tenant cannot
+ * touch the map, nor anyone put a MAC on a port the box lacks.
+ */
+static void test_static_runtime(void **state)
+{
+	static const bool none[RANKS] = { false, false, false, false };
+	char mac_s[NR_MAC_STRLEN];
+	struct l2_run R;
+	struct nr_ctl *c;
+	struct dp_ctr ctr;
+	uint32_t credits;
+	char err[256] = "";
+	json_t *r;
+
+	(void)state;
+	if (!h_eal_ok)
+		skip();
+	tenants_setup(&R, NULL, none);
+	c = nr_ctl_create(dp_backend_create(g_h.box));
+	assert_non_null(c);
+	for (unsigned h = 0; h < RANKS; h++) {
+		r = l2_req(c, NR_CTL_ADMIN,
+			   json_pack("{s:s,s:s,s:i}", "op", "l2_static", "mac",
+				     nr_mac_str(R.j.mac[h], mac_s), "port", (int)g_h.port_id[h]));
+		assert_true(json_is_true(json_object_get(r, "ok")));
+		json_decref(r);
+	}
+	expect_l2_err(l2_req(c, 0, json_pack("{s:s}", "op", "l2_static")), "not a tenant's");
+	expect_l2_err(l2_req(c, NR_CTL_ADMIN,
+			     json_pack("{s:s,s:s,s:i}", "op", "l2_static", "mac",
+				       "02:00:00:00:00:09", "port", 99)),
+		      "port 99 is not one of the box's");
+	expect_l2_err(l2_req(c, NR_CTL_ADMIN,
+			     json_pack("{s:s,s:s,s:i}", "op", "l2_static", "mac",
+				       nr_mac_str(R.j.mac[1], mac_s), "port",
+				       (int)g_h.port_id[ATTACKER])),
+		      "is static on another port");
+	r = l2_req(c, NR_CTL_ADMIN, json_pack("{s:s}", "op", "l2_static"));
+	assert_int_equal(json_array_size(json_object_get(r, "l2_static")), RANKS);
+	json_decref(r);
+	/* the flood before anyone registers */
+	for (unsigned k = 0; k < 16; k++)
+		bcast_from(ATTACKER, R.j.mac[k % RANKS]);
+	drain(&R);
+	for (unsigned h = 0; h < RANKS; h++)
+		assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[h], box_tick()), g_h.port_id[h]);
+	/* the victim's job binds to them: host 0's entry cannot go while it lives */
+	if (dp_job_add(g_h.box, 1, R.j.spec, &credits, err, sizeof(err)))
+		fail_msg("victim's job_add: %s", err);
+	expect_l2_err(l2_req(c, NR_CTL_ADMIN,
+			     json_pack("{s:s,s:s,s:b}", "op", "l2_static", "mac",
+				       nr_mac_str(R.j.mac[0], mac_s), "remove", 1)),
+		      "is pinned by 2 of the jobs' connections too");
+	workload(&R, true);
+	assert_int_equal(R.j.wrong, 0);
+	assert_true(hz_all_results(&R.j));
+	assert_int_equal(R.results_off_port, 0);
+	assert_int_equal(R.results_to_attacker, 0);
+	dp_box_counters(g_h.box, &ctr);
+	assert_int_equal(ctr.c[DP_CTR_L2_MOVED], 0);
+	assert_int_equal(dp_job_del(g_h.box, 1), 0);
+	/* the job gone: taken back, a learned entry on its port again */
+	r = l2_req(c, NR_CTL_ADMIN,
+		   json_pack("{s:s,s:s,s:b}", "op", "l2_static", "mac",
+			     nr_mac_str(R.j.mac[0], mac_s), "remove", 1));
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	expect_l2_err(l2_req(c, NR_CTL_ADMIN,
+			     json_pack("{s:s,s:s,s:b}", "op", "l2_static", "mac",
+				       nr_mac_str(R.j.mac[0], mac_s), "remove", 1)),
+		      "is not static");
+	r = l2_req(c, NR_CTL_ADMIN, json_pack("{s:s}", "op", "l2_static"));
+	assert_int_equal(json_array_size(json_object_get(r, "l2_static")), RANKS - 1);
+	json_decref(r);
+	assert_int_equal(dp_l2_pinned(&g_h.box->l2), RANKS - 1);
+	assert_int_equal(dp_l2_lookup(&g_h.box->l2, R.j.mac[0], box_tick()), g_h.port_id[0]);
+	nr_ctl_destroy(c); /* the backend, not the box */
+	h_teardown(&g_h);
+	hz_job_fini(&R.j);
+}
+
 static void sticky(struct dp_cfg *cfg)
 {
 	cfg->l2_sticky = true;
@@ -602,6 +709,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ageing, h_case_teardown),
 		cmocka_unit_test_teardown(test_repin, h_case_teardown),
 		cmocka_unit_test_teardown(test_static_map, h_case_teardown),
+		cmocka_unit_test_teardown(test_static_runtime, h_case_teardown),
 		cmocka_unit_test_teardown(test_sticky, h_case_teardown),
 		cmocka_unit_test_teardown(test_pin_exhaustion, h_case_teardown),
 	};

@@ -16,13 +16,13 @@ def main():
     root = sys.argv[1]
     api = open(root + '/control/api/ctl_request.c').read()
     table = re.search(r'ctl_ops\[\] = \{(.*?)\n\};', api, re.S)
-    ops = re.findall(r'\{ "([a-z_]+)", f_', table.group(1)) if table else []
+    ops = re.findall(r'\{ "([a-z0-9_]+)", f_', table.group(1)) if table else []
     fails = []
     if len(ops) < 2:
         fails.append('no command table ctl_ops[] in control/api/ctl_request.c')
     proto = open(root + '/control/PROTOCOL.md').read()
     sec = proto.split('## Operations', 1)[-1].split('\n## ', 1)[0]
-    rows = re.findall(r'^\| `([a-z_]+)` \|', sec, re.M)
+    rows = re.findall(r'^\| `([a-z0-9_]+)` \|', sec, re.M)
     if sorted(rows) != sorted(ops):
         fails.append('control/PROTOCOL.md "Operations": rows %s, the table %s' % (rows, ops))
     for doc in ('control/README.md', 'docs/architecture.md', 'README.md', 'control/PROTOCOL.md'):
