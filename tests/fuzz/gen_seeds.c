@@ -26,7 +26,15 @@
  *   rendezvous  rank 0 with the genuine ranks alone, with strays, with a rank
  *            left out, with hellos claiming their own address (a rank taken,
  *            another world, no such rank); members given a good table, one
- *            without the barrier's go, a short one, rank 0's error.
+ *            without the barrier's go, a short one, rank 0's error;
+ *   tenant   scripts in fuzz_tenant.c's format: tenants by the API and by a
+ *            tenants file (one refused), each fault of a tenant, raw tenants
+ *            files good and bad; jobs inside and outside a tenant's ranges
+ *            and MACs, on taken endpoints, past max_jobs and max_pool_bytes,
+ *            reached with every kind of key by their tenant, another and the
+ *            admin, tokens cut and extended, MAC pinning switched; a box of
+ *            12 jobs, 16 channels and 512 mbufs shared by reservations, and
+ *            reservations it cannot honour.
  */
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -1140,6 +1148,241 @@ static int gen_tables(const char *target, nrz_seed_cb cb, void *ctx)
 	return n + 1;
 }
 
+/* ---- tenant ------------------------------------------------------------------- */
+
+/* A tenant of fuzz_tenant.c: flags, ranges, MACs, limits, pool limit, fault, reservations. */
+static void ten_cfg(struct seedbuf *s, uint8_t fl, uint8_t rng, uint8_t macs, uint8_t lim,
+		    uint8_t pool, uint8_t fault, uint8_t res)
+{
+	put(s, fl);
+	put(s, rng);
+	put(s, macs);
+	put(s, lim);
+	put(s, pool);
+	put(s, fault);
+	put(s, res);
+}
+
+/* job_create by who: ranks 1..4, mtu, msg_size and pool_msgs of the target's tables. */
+static void ten_create(struct seedbuf *s, uint8_t who, unsigned ranks, unsigned mtu, unsigned size,
+		       unsigned pool, uint8_t fl)
+{
+	put(s, 0);
+	put(s, who);
+	put(s, (uint8_t)((ranks - 1) | mtu << 2 | size << 4 | pool << 6));
+	put(s, fl);
+}
+
+/* One connection: IPs of the pool, QPNs 1..8, MACs (0 none, 1-8 the pool, 10 nobody's). */
+static void ten_conn(struct seedbuf *s, unsigned sip, unsigned dip, unsigned sq, unsigned dq,
+		     unsigned sm, unsigned dm)
+{
+	put(s, (uint8_t)(sip | dip << 4));
+	put(s, (uint8_t)((sq - 1) | (dq - 1) << 4));
+	put(s, (uint8_t)(sm | dm << 4));
+}
+
+/* job_destroy (1), job_status (2), job_renew (3) by who of job jb with key variant kv. */
+static void ten_access(struct seedbuf *s, uint8_t op, uint8_t who, uint8_t jb, uint8_t kv)
+{
+	put(s, op);
+	put(s, who);
+	put(s, jb);
+	put(s, kv);
+}
+
+static const char *const ten_files[] = {
+	"{\"tenants\": [{\"name\": \"vision\", \"token\": \"vision-token-0123456789\", "
+	"\"ips\": [\"10.0.0.0/24\", \"10.2.0.0/31\"], \"macs\": [\"02:ab:00:00:00:01\"], "
+	"\"max_jobs\": 2, \"max_pool_bytes\": 65536, \"max_conns\": 3}, "
+	"{\"name\": \"speech\", \"token\": \"speech-token-0123456789\", \"ips\": [\"0.0.0.0/0\"]}]}",
+	"{\"tenants\": []}",
+	"{\"tenants\": [{\"name\": \"c\", \"token\": \"short\", \"ips\": [\"10.0.0.0/8\"]}]}",
+	"{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\", \"ips\": "
+	"[\"10.0.0.0/8\", \"10.1.2.3/16\"]}]}",
+	"{\"tenants\": [{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\", \"ips\": "
+	"[\"10.0.0.0/8\"], \"macs\": [\"01:00:5e:00:00:01\"]}]}",
+	"{\"tenants\": [{\"name\": \"c\", \"token\": \"token-of-tenant-a-0123456789\", "
+	"\"ips\": [\"10.0.0.0/8\"]}]}",
+	"{\"tenants\": [{\"name\": \"d\", \"token\": \"dddddddddddddddddddd\", \"ips\": [\"10.9.0.0/16\"], "
+	"\"max_jobs\": 0}], \"x\": 1}",
+	"{\"tenants\": [{\"name\": \"e\", \"token\": \"eeeeeeeeeeeeeeee\\u0000eeee\", \"ips\": [\"10.9.0.0/16\"]}]}",
+	"{\"tenants\": [",
+};
+
+/*
+ * The tenants of most seeds: t0 10.0.0.0/24 and 10.1.0.5 with MACs 1-2 and
+ * max_jobs 2; t1 10.0.1.0/24 and 10.2.0.0/31, MACs 3-4, 64 KiB of pool;
+ * t2 any address, no MACs, its token t1's and an x.
+ */
+static void ten_three(struct seedbuf *s)
+{
+	ten_cfg(s, 0x07, 0x21, 0x03, 1, 0, 0, 0);
+	ten_cfg(s, 0x0b, 0x42, 0x0c, 0, 2, 0, 0);
+	ten_cfg(s, 0x20, 0, 0, 0, 0, 0, 0);
+}
+
+/* Jobs of the three tenants: in and out of their addresses, taken, past quotas, keys. */
+static void ten_script(struct seedbuf *s)
+{
+	/* clang-format off */
+	ten_create(s, 0, 2, 1, 1, 1, 0);                  /* t0: job 0 */
+	ten_conn(s, 0, 1, 1, 2, 1, 2); ten_conn(s, 1, 0, 3, 4, 2, 1);
+	ten_create(s, 1, 2, 2, 2, 0, 0);                  /* t1: job 1 */
+	ten_conn(s, 2, 3, 1, 2, 3, 4); ten_conn(s, 3, 2, 3, 4, 4, 3);
+	ten_create(s, 1, 1, 0, 0, 0, 0);                  /* t1 on t0's address */
+	ten_conn(s, 0, 2, 5, 6, 0, 0);
+	ten_create(s, 2, 1, 0, 0, 0, 0);                  /* t2 on job 0's QP */
+	ten_conn(s, 0, 12, 1, 7, 0, 0);
+	ten_create(s, 3, 1, 0, 0, 0, 0);                  /* the admin on it */
+	ten_conn(s, 14, 1, 5, 2, 0, 0);
+	ten_create(s, 2, 1, 0, 0, 0, 0);                  /* t2 names a MAC: pinned */
+	ten_conn(s, 14, 15, 5, 6, 3, 0);
+	ten_create(s, 0, 1, 0, 0, 0, 0);                  /* t0: job 2, its second */
+	ten_conn(s, 9, 15, 5, 6, 0, 1);
+	ten_create(s, 0, 1, 0, 0, 0, 0);                  /* t0: at its max_jobs */
+	ten_conn(s, 15, 9, 7, 8, 0, 0);
+	ten_create(s, 0, 1, 0, 0, 0, 0);                  /* t0: nobody's MAC */
+	ten_conn(s, 15, 9, 7, 8, 0, 10);
+	ten_create(s, 1, 4, 3, 3, 3, 0);                  /* t1: past its pool */
+	ten_conn(s, 2, 3, 5, 6, 0, 0); ten_conn(s, 3, 2, 7, 8, 0, 0);
+	ten_conn(s, 11, 12, 5, 6, 0, 0); ten_conn(s, 12, 11, 7, 8, 0, 0);
+	ten_create(s, 4, 2, 0, 0, 0, 8);                  /* no tenant's id, two channels */
+	ten_conn(s, 5, 6, 1, 2, 0, 0); ten_conn(s, 6, 5, 3, 4, 0, 0);
+	ten_conn(s, 5, 6, 5, 6, 0, 0); ten_conn(s, 6, 5, 7, 8, 0, 0);
+	ten_create(s, 3, 1, 0, 0, 0, 1);                  /* a bad spec */
+	ten_conn(s, 7, 8, 1, 1, 0, 0);
+	ten_create(s, 3, 1, 0, 0, 0, 0);                  /* a QP both ways */
+	ten_conn(s, 7, 7, 1, 1, 0, 0);
+	ten_create(s, 3, 1, 0, 0, 0, 4);                  /* the backend refuses */
+	ten_conn(s, 7, 8, 1, 1, 0, 0);
+	for (uint8_t kv = 0; kv < 8; kv++) {              /* every key, by t0, t1, admin */
+		ten_access(s, 2, 0, 0, kv);
+		ten_access(s, 2, 1, 0, kv);
+		ten_access(s, 3, 3, 0, kv);
+	}
+	ten_access(s, 2, 4, 3, 0);                        /* the id without a tenant */
+	ten_access(s, 2, 0, 4, 0);                        /* no such job */
+	for (uint8_t v = 0; v < 64; v++) {                /* tokens cut, extended, off; */
+		put(s, 5); put(s, v % 3); put(s, v);      /* claiming a tenant or none */
+	}
+	put(s, 4); put(s, 3); put(s, 4); put(s, 0);       /* job_list: admin, t0 */
+	put(s, 6); put(s, 3); put(s, 6); put(s, 1);       /* stats: admin, t1 */
+	put(s, 7);                                        /* pinning off: t2's MAC */
+	ten_create(s, 2, 1, 0, 0, 0, 0);
+	ten_conn(s, 14, 15, 5, 6, 3, 0);
+	put(s, 8); put(s, 1); put(s, 8); put(s, 3);       /* connections refused */
+	put(s, 9);                                        /* a destroy refused */
+	ten_access(s, 1, 0, 0, 0);
+	ten_access(s, 1, 1, 0, 0);                        /* t1 destroys t0's job */
+	ten_access(s, 1, 0, 0, 4);
+	ten_access(s, 1, 3, 1, 1);                        /* the admin, no key */
+	ten_access(s, 1, 0, 0, 0);                        /* gone */
+	put(s, 6); put(s, 3);
+	/* clang-format on */
+}
+
+static int gen_tenant(nrz_seed_cb cb, void *ctx)
+{
+	struct seedbuf s = { .n = 0 };
+	char name[32];
+	int n = 0;
+
+	/* three tenants by the API, MACs pinned */
+	put(&s, 0x05);
+	ten_three(&s);
+	ten_script(&s);
+	cb(ctx, "api-pinned", s.b, s.n);
+	n++;
+	/* the same from a tenants file */
+	s.n = 0;
+	put(&s, 0x0d);
+	ten_three(&s);
+	ten_script(&s);
+	cb(ctx, "file-pinned", s.b, s.n);
+	n++;
+	/* a file open to others: refused, then the API */
+	s.n = 0;
+	put(&s, 0x19);
+	ten_three(&s);
+	ten_script(&s);
+	cb(ctx, "file-mode-open", s.b, s.n);
+	n++;
+	/* clang-format off */
+	/* four tenants, each refused for a fault, by a file then the API */
+	for (uint8_t fault = 1; fault < 8; fault++) {
+		s.n = 0;
+		put(&s, fault & 1 ? 0x0a : 0x02);
+		ten_cfg(&s, 0x07, 0x01, 0x01, 0, 0, 0, 0);
+		ten_cfg(&s, (uint8_t)(0x03 | (fault == 4 ? 0x80 : 0)), 0x02, 0x02, 0, 0, fault, 0);
+		ten_cfg(&s, 0x41, 0x04, 0, 0, 0, 0, 0);   /* 255 characters */
+		ten_cfg(&s, 0x21, 0x08, 0, 0, 0, 0, 0);   /* and one more: refused */
+		ten_create(&s, 1, 1, 0, 0, 0, 0);
+		ten_conn(&s, 2, 3, 1, 2, 0, 0);
+		put(&s, 5); put(&s, 1); put(&s, 0);
+		put(&s, 6); put(&s, 4);
+		snprintf(name, sizeof(name), "fault%u", fault);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	/* a box of 12 jobs, 16 channels, 512 mbufs: t0 reserves 2, 2, 64, t1 4, 4,
+	 * 128; the admin's jobs fill what is left, then each tenant its own; by a
+	 * file and by the API, then reservations the box cannot honour */
+	for (unsigned v = 0; v < 3; v++) {
+		s.n = 0;
+		put(&s, v == 1 ? 0x4d : 0x45);
+		put(&s, 0x2a);
+		ten_cfg(&s, 0x00, 0, 0, 0, 0, 0, v == 2 ? 0x7a : 0x3a);
+		ten_cfg(&s, 0x04, 0, 0, v == 2 ? 0 : 3, 0, 0, 0x4f);
+		ten_cfg(&s, 0x00, 0, 0, 0, 0, 0, 0);
+		for (unsigned k = 0; k < 9; k++) {         /* the admin: 6 fit */
+			ten_create(&s, 3, 1, 0, 0, 0, 0);
+			ten_conn(&s, k, k, 1, 2, 0, 0);
+		}
+		for (unsigned k = 0; k < 4; k++) {         /* t0, t1, t2 */
+			ten_create(&s, (uint8_t)(k % 3), 1, 0, 0, 0, 0);
+			ten_conn(&s, k, k, 3 + k % 3, 6, 0, 0);
+		}
+		ten_create(&s, 1, 2, 0, 0, 3, 8);          /* two channels of 64 frames */
+		ten_conn(&s, 9, 10, 1, 2, 0, 0);
+		ten_conn(&s, 10, 9, 3, 4, 0, 0);
+		ten_conn(&s, 9, 10, 5, 6, 0, 0);
+		ten_conn(&s, 10, 9, 7, 8, 0, 0);
+		put(&s, 6);
+		put(&s, 3);
+		ten_access(&s, 1, 3, 0, 1);
+		ten_create(&s, 2, 1, 0, 0, 0, 0);
+		ten_conn(&s, 11, 12, 1, 2, 0, 0);
+		snprintf(name, sizeof(name), "reserve%u", v);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	/* raw tenants files, good and bad, beside the three */
+	for (unsigned k = 0; k < sizeof(ten_files) / sizeof(ten_files[0]); k++) {
+		size_t len = strlen(ten_files[k]);
+
+		s.n = 0;
+		put(&s, 0x25);
+		put(&s, (uint8_t)len);
+		put(&s, (uint8_t)(len >> 8));
+		for (size_t i = 0; i < len; i++)
+			put(&s, (uint8_t)ten_files[k][i]);
+		ten_three(&s);
+		for (uint8_t v = 0; v < 8; v++) {
+			put(&s, 5); put(&s, 3); put(&s, v);
+			put(&s, 5); put(&s, 4); put(&s, v);
+		}
+		ten_create(&s, 3, 1, 0, 0, 0, 0);
+		ten_conn(&s, 0, 1, 1, 2, 1, 0);
+		put(&s, 6); put(&s, 3);
+		snprintf(name, sizeof(name), "raw-file%u", k);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	/* clang-format on */
+	return n;
+}
+
 int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 {
 	if (!strcmp(target, "owner") || !strcmp(target, "l2"))
@@ -1158,7 +1401,11 @@ int nrz_gen_seeds(const char *target, nrz_seed_cb cb, void *ctx)
 		return gen_ctlserver(cb, ctx);
 	if (!strcmp(target, "rendezvous"))
 		return gen_rendezvous(cb, ctx);
-	fprintf(stderr, "no seeds for target '%s' (parse, engine, control, burst, soft, ctlserver, "
-		"rendezvous, owner, l2)\n", target);
+	if (!strcmp(target, "tenant"))
+		return gen_tenant(cb, ctx);
+	fprintf(stderr,
+		"no seeds for target '%s' (parse, engine, control, burst, soft, ctlserver, "
+		"rendezvous, owner, l2, tenant)\n",
+		target);
 	return -1;
 }
