@@ -23,26 +23,82 @@
 
 #include "control/cli/cli.h"
 
+/*
+ * The commands: what usage() lists, --complete offers and build_request
+ * sends, each with the control operation it asks for.  Every operation of
+ * the API's table (control/api/ctl_request.c, ctl_ops) is one of them but
+ * job_renew, the library's lease (tests/layers/test_ctl_ops_docs.py holds the
+ * two tables together).
+ */
+static const struct cli_cmd {
+	const char *words; /* the command, "job create" */
+	const char *args;
+	const char *op;
+	const char *help;
+} cmds[] = {
+	{ "jobs", "", "job_list", "list jobs (UNIX socket only)" },
+	{ "job create", "FILE.json [--name N]", "job_create",
+	  "create a job from a spec file (\"-\": stdin), named N (letters, digits, . _ : -)" },
+	{ "job show", "ID [--key K]", "job_status", "state, progress, counters, connections" },
+	{ "job destroy", "ID [--key K]", "job_destroy", "destroy a job" },
+	{ "stats", "[--watch [SECONDS]] [--count N]", "stats",
+	  "box counters (repeat every SECONDS, default 1)" },
+	{ "backend", "", "backend_info", "backend name, capacity, device" },
+	{ "health", "", "health",
+	  "healthy or not and why: ports linked, workers polling (exit 0 healthy, 1 unhealthy, 3 "
+	  "no answer)" },
+	{ "static", "", "l2_static", "the static MAC map of a switch-mode box (UNIX socket)" },
+	{ "static add", "MAC PORT", "l2_static", "MAC on port PORT (a DPDK port id) for good" },
+	{ "static remove", "MAC", "l2_static", "take MAC back (refused while jobs pin it)" },
+};
+
+#define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const char *const options[] = { "--socket", "--connect", "--token", "--tls-ca", "--json",
+				       "--key",    "--name",    "--watch", "--count",  "--help" };
+
+/* text, wrapped at 50 columns, each line after the first indented to 34. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	size_t col = 0;
+
+	while (*text) {
+		size_t w = strcspn(text, " ");
+
+		if (col && col + 1 + w > 50) {
+			fprintf(f, "\n%34s", "");
+			col = 0;
+		} else if (col) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)w, text);
+		col += w;
+		text += w;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
+	fprintf(f, "usage: netreducectl [--socket PATH | --connect IP:PORT --token T [--tls-ca F]] "
+		   "[--json]\n"
+		   "                    COMMAND\n"
+		   "\n"
+		   "commands:\n");
+	for (size_t i = 0; i < N_CMDS; i++) {
+		char lhs[64];
+
+		snprintf(lhs, sizeof(lhs), "%s%s%s", cmds[i].words, cmds[i].args[0] ? " " : "",
+			 cmds[i].args);
+		if (strlen(lhs) > 31)
+			fprintf(f, "  %s\n%34s", lhs, "");
+		else
+			fprintf(f, "  %-31s ", lhs);
+		print_wrapped(f, cmds[i].help);
+	}
 	fprintf(f,
-		"usage: netreducectl [--socket PATH | --connect IP:PORT --token T [--tls-ca F]] [--json]\n"
-		"                    COMMAND\n"
-		"\n"
-		"commands:\n"
-		"  jobs                          list jobs (UNIX socket only)\n"
-		"  job create FILE.json [--name N]  create a job from a spec file (\"-\": stdin),\n"
-		"                                named N (letters, digits, . _ : -)\n"
-		"  job show ID [--key K]         state, progress, counters, connections\n"
-		"  job destroy ID [--key K]      destroy a job\n"
-		"  stats [--watch [SECONDS]] [--count N]\n"
-		"                                box counters (repeat every SECONDS, default 1)\n"
-		"  backend                       backend name, capacity, device\n"
-		"  health                        healthy or not and why: ports linked, workers\n"
-		"                                polling (exit 0 healthy, 1 unhealthy, 3 no answer)\n"
-		"  static                        the static MAC map of a switch-mode box (UNIX socket)\n"
-		"  static add MAC PORT           MAC on port PORT (a DPDK port id) for good\n"
-		"  static remove MAC             take MAC back (refused while jobs pin it)\n"
 		"\n"
 		"options:\n"
 		"  --socket PATH     admin socket (default %s, or $NETREDUCE_SOCKET)\n"
@@ -51,11 +107,53 @@ static void usage(FILE *f)
 		"                    the CA certificate(s) in FILE and the IP of --connect (or\n"
 		"                    $NETREDUCE_TLS_CA); a box started with --tls-cert wants it\n"
 		"  --json            print the raw JSON reply\n"
+		"  --complete WORD.. the words that may come next (the shell's completion,\n"
+		"                    control/cli/netreducectl.bash): after WORD.., the last one\n"
+		"                    being typed\n"
 		"  -h, --help        this text\n"
 		"\n"
 		"exit codes: 0 ok, 1 error reply from the box (health: unhealthy), 2 usage error,\n"
 		"3 cannot connect\n",
 		DEFAULT_SOCKET);
+}
+
+/*
+ * --complete W1 .. Wn: the words that may take Wn's place (one a line),
+ * after W1 .. Wn-1 typed (the options and their values left out): an
+ * option when Wn starts with '-', else the next word of a command.
+ */
+static int complete(int n, char **w)
+{
+	const char *cur = n ? w[n - 1] : "";
+	char typed[64] = "";
+	size_t len = 0;
+
+	if (cur[0] == '-') {
+		for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+			if (!strncmp(options[i], cur, strlen(cur)))
+				printf("%s\n", options[i]);
+		return EX_OK;
+	}
+	for (int i = 0; i + 1 < n && len + strlen(w[i]) + 2 < sizeof(typed); i++) {
+		if (w[i][0] == '-')
+			continue;
+		len += (size_t)snprintf(typed + len, sizeof(typed) - len, "%s ", w[i]);
+	}
+	for (size_t i = 0; i < N_CMDS; i++) {
+		const char *next = cmds[i].words + len, *end;
+
+		/* the commands that go on from what was typed, their next word once */
+		if (strncmp(cmds[i].words, typed, len) || (len && cmds[i].words[len - 1] != ' ') ||
+		    !*next || strncmp(next, cur, strlen(cur)))
+			continue;
+		end = next + strcspn(next, " ");
+		if (i && !strncmp(cmds[i - 1].words, cmds[i].words, len + (size_t)(end - next)) &&
+		    (cmds[i - 1].words[len + (size_t)(end - next)] == ' ' ||
+		     !cmds[i - 1].words[len + (size_t)(end - next)]))
+			continue;
+		printf("%.*s\n", (int)(end - next), next);
+	}
+	return EX_OK;
 }
 
 static int usage_err(const char *msg, const char *arg)
@@ -79,11 +177,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(EX_OK);
+		} else if (!strcmp(a, "--complete")) {
+			exit(complete(argc - i - 1, argv + i + 1));
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
-		} else if (!strcmp(a, "--socket") || !strcmp(a, "--connect") || !strcmp(a, "--token") ||
-			   !strcmp(a, "--key") || !strcmp(a, "--count") || !strcmp(a, "--name") ||
-			   !strcmp(a, "--tls-ca")) {
+		} else if (!strcmp(a, "--socket") || !strcmp(a, "--connect") ||
+			   !strcmp(a, "--token") || !strcmp(a, "--key") || !strcmp(a, "--count") ||
+			   !strcmp(a, "--name") || !strcmp(a, "--tls-ca")) {
 			if (i + 1 >= argc)
 				return usage_err("option needs a value", a);
 			if (!strcmp(a, "--socket"))

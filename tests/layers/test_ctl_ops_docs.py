@@ -31,6 +31,14 @@ def main():
             n = WORDS.get(m.group(1)) or int(m.group(1))
             if n != len(ops):
                 fails.append('%s: "%s", the table has %d' % (doc, m.group(0), len(ops)))
+    # netreducectl's commands (control/cli/netreducectl.c, cmds[]): every operation
+    # but job_renew (the library's lease), and no other
+    cli = open(root + '/control/cli/netreducectl.c').read()
+    ctable = re.search(r'cmds\[\] = \{(.*?)\n\};', cli, re.S)
+    cli_ops = set(re.findall(r'\{ "[a-z ]+", "[^"]*", "([a-z0-9_]+)",', ctable.group(1))) if ctable else set()
+    if cli_ops != set(ops) - {'job_renew'}:
+        fails.append('control/cli/netreducectl.c cmds[]: operations %s, the table less job_renew %s'
+                     % (sorted(cli_ops), sorted(set(ops) - {'job_renew'})))
     arch = open(root + '/docs/architecture.md').read()
     step = re.search(r'\*\*API\*\* \(`control/api/ctl_request.c`\):(.*?)\n\d\. ', arch, re.S)
     for op in ops:
