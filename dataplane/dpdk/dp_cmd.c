@@ -75,10 +75,12 @@ static void cmd_exec(struct dp_worker *w, struct dp_cmd *c)
 			snprintf(c->err, sizeof(c->err), "worker %u: out of memory for job %u's endpoints",
 				 w->idx, c->id);
 		}
+		w->snap_due = true; /* the metrics see a new job at the loop's next turn */
 		break;
 	case DP_CMD_JOB_DEL:
 		c->rc = agg_engine_job_del(w->eng, c->id);
 		ep_del(w, c->id);
+		w->snap_due = true;
 		break;
 	case DP_CMD_JOB_STATS:
 		c->rc = agg_engine_job_stats(w->eng, c->id, &c->st);

@@ -49,6 +49,7 @@ void dp_snap_publish(struct dp_worker *w)
 	struct dp_snap *s = w->snap;
 
 	w->snap_ns = w->now_ns;
+	w->snap_due = false;
 	if (s == NULL)
 		return;
 	rte_seqcount_write_begin(&s->sc);

@@ -28,11 +28,12 @@ void dp_snap_enable(struct dp_box *b, bool on);
 /* Worker side: copy now (its loop calls it through dp_snap_tick). */
 void dp_snap_publish(struct dp_worker *w);
 
-/* Worker side, from its housekeeping: publish when a period has passed. */
+/* Worker side, from its housekeeping: publish when a period has passed, or
+ * a job came or went (snap_due). */
 static inline void dp_snap_tick(struct dp_worker *w)
 {
 	if (unlikely(__atomic_load_n(&w->box->snap_on, __ATOMIC_RELAXED) &&
-		     w->now_ns - w->snap_ns >= DP_SNAP_NS))
+		     (w->snap_due || w->now_ns - w->snap_ns >= DP_SNAP_NS)))
 		dp_snap_publish(w);
 }
 

@@ -112,6 +112,7 @@ struct dp_worker {
 	uint64_t beat_tsc;
 	struct dp_snap *snap; /* what it publishes for the metrics (dp_snap.c), or NULL */
 	uint64_t snap_ns;     /* its clock at its last copy */
+	bool snap_due;        /* a job came or went: copy at the next turn */
 	unsigned n_jobs;
 	struct dp_job_ep jobs[NR_MAX_JOBS];
 	volatile int running;      /* set by the lcore itself */

@@ -257,9 +257,18 @@ def checks(proc, notify, base, ctl, sock, cport, spec, src, tmp, errpath, ca):
     if rc != 0 or 'job 1 created' not in out:
         fail('job create as tenant vision: exit %d: %s' % (rc, out))
     key = re.search(r'key\s+([0-9a-f]{32})', out).group(1)
-    code, text = get(base + '/metrics')
-    if code != 200:
-        fail('GET /metrics: %d' % code)
+    # the job's counters are what its worker last published (every 100 ms,
+    # and at the first turn of its loop after the job came): a scrape right
+    # after job create may come first; within a second it has them
+    t0 = time.monotonic()
+    while True:
+        code, text = get(base + '/metrics')
+        if code != 200:
+            fail('GET /metrics: %d' % code)
+        if 'netreduce_job_slots{job="1"' in text or time.monotonic() - t0 > 1.0:
+            break
+        time.sleep(0.02)
+    print('the job\'s published counters in the scrape after %.3f s' % (time.monotonic() - t0))
     scrape = os.path.join(tmp, 'metrics.txt')
     with open(scrape, 'w') as f:
         f.write(text)
