@@ -275,7 +275,7 @@ bench-dlcp: build $(if $(filter 2.6,$(TORCH)),torch2-root)
 FUZZ_TARGETS := tests/fuzz/nrz-fuzz-parse tests/fuzz/nrz-fuzz-engine \
 	tests/fuzz/nrz-fuzz-control tests/fuzz/nrz-fuzz-burst tests/fuzz/nrz-fuzz-soft \
 	tests/fuzz/nrz-fuzz-ctlserver tests/fuzz/nrz-fuzz-rendezvous tests/fuzz/nrz-fuzz-owner \
-	tests/fuzz/nrz-fuzz-l2 tests/fuzz/nrz-gen-corpus
+	tests/fuzz/nrz-fuzz-l2 tests/fuzz/nrz-fuzz-tenant tests/fuzz/nrz-gen-corpus
 
 # (a fuzz build set up before the burst target had DPDK disabled: turned on)
 ## every libFuzzer target for FUZZ_SECONDS (default 60) each
