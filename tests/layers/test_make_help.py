@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """make help against the Makefile itself: every target a user may name (each rule
 whose name is a word, not a file) is in .PHONY and has its "## " help lines, so
-that `make help` lists it; and `make help` lists exactly those targets.
+that `make help` lists it; and `make help` lists exactly those targets.  And
+FUZZ_TARGETS builds every target tests/fuzz/run fuzzes.
 Usage: test_make_help.py SOURCE_ROOT"""
 import re
 import subprocess
@@ -28,6 +29,15 @@ def main():
             fails.append('target %s has no "## " help line above its rule' % t)
     for t in phony - set(rules):
         fails.append('.PHONY names %s, which has no rule' % t)
+    # make fuzz builds every target tests/fuzz/run fuzzes (make test runs it)
+    fuzz = re.search(r'^FUZZ_TARGETS := ((?:.*\\\n)*.*)$', text, re.M)
+    built = set(re.findall(r'nrz-fuzz-([a-z0-9]+)', fuzz.group(1))) if fuzz else set()
+    run = open(root + '/tests/fuzz/run').read()
+    targets = re.search(r'^TARGETS = \[(.*?)\]', run, re.M | re.S)
+    wanted = set(re.findall(r"'([a-z0-9]+)'", targets.group(1))) if targets else set()
+    if not wanted or wanted - built:
+        fails.append('FUZZ_TARGETS builds %s, tests/fuzz/run fuzzes %s'
+                     % (sorted(built), sorted(wanted)))
     for t in listed:
         if t not in rules:
             fails.append('make help lists %s, which has no rule' % t)
