@@ -117,6 +117,9 @@ def worker(a):
     dist.destroy_process_group()
 
 
+PHASE_S = 120  # a phase's bound (it takes seconds; the suite allows 300)
+
+
 def free_port(addr):
     with socket.socket() as s:
         s.bind((addr, 0))
@@ -129,23 +132,37 @@ def run_phase(a, phase, out):
                WORLD_SIZE=str(a.ranks), GLOO_SOCKET_IFNAME="lo", NR_ALGO="ring",
                NR_UDP_PORT=str(random.randint(20000, 30000)), NR_TIMEOUT_MS="60000",
                NR_REPORT="0")
-    procs = []
+    procs, logs = [], []
     for r in range(a.ranks):
         cmd = [sys.executable, os.path.abspath(__file__), "--phase", phase, "--rank", str(r),
                "--out", out, "--ranks", str(a.ranks), "--steps", str(a.steps),
                "--size-mb", str(a.size_mb), "--reps", str(a.reps), "--device", a.device]
+        # each rank's output to a file: a pipe nobody reads until its rank is
+        # waited for would stop a talkative rank, and the collective with it
+        logs.append(open(os.path.join(out, f"{phase}{r}.log"), "w+"))
         procs.append(subprocess.Popen(cmd, env=dict(env, RANK=str(r), NR_ADDR=f"127.0.1.{r + 1}"),
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+                                      stdout=logs[-1], stderr=subprocess.STDOUT, text=True))
+    # every rank ends, or one fails (the others are stopped at once), or the
+    # phase's bound passes: well inside the suite's timeout, so what each rank
+    # said is printed rather than the suite killing the test in silence
+    deadline = time.monotonic() + PHASE_S
+    while any(p.poll() is None for p in procs):
+        if any(p.returncode not in (None, 0) for p in procs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    late = [r for r, p in enumerate(procs) if p.poll() is None]
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
     failed = []
     for r, p in enumerate(procs):
-        try:
-            text, _ = p.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            text, _ = p.communicate()
+        logs[r].seek(0)
+        text = logs[r].read()
+        logs[r].close()
         if p.returncode != 0:
-            failed.append(f"rank {r} exited {p.returncode}:\n{text.strip()[-3000:]}")
+            why = f"still running after {PHASE_S} s, stopped" if r in late else f"exited {p.returncode}"
+            failed.append(f"{phase} rank {r} {why}:\n{text.strip()[-3000:]}")
     if failed:
         return None, failed
     return [json.load(open(os.path.join(out, f"{phase}{r}.json"))) for r in range(a.ranks)], []
