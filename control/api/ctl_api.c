@@ -309,8 +309,6 @@ int ctl_quota_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char
 
 int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, char *err, size_t errlen)
 {
-	static const char *const unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
-	static const char *const field[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
 	const struct ctl_tenants *ts = &c->tenants;
 	const uint64_t cap[3] = { ts->cap.jobs, ts->cap.channels, ts->cap.mbufs };
 	const uint64_t need[3] = { 1, nr_job_channels(s), nr_job_held_frames(s) };
@@ -361,21 +359,22 @@ int ctl_reserve_check(struct nr_ctl *c, int who, const struct nr_job_spec *s, ch
 			  "netreduce control: tenant=%s: job_create refused: the box's %" PRIu64
 			  " %s: %" PRIu64 " held, %" PRIu64 " more reserved for other tenants (%s, "
 			  "the tenants file's %s), the job needs %" PRIu64,
-			  ctl_who_name(c, who), cap[r], unit[r], all[r], held_back, who_holds,
-			  field[r], need[r]);
+			  ctl_who_name(c, who), cap[r], ctl_reserve_unit[r], all[r], held_back,
+			  who_holds, ctl_reserve_field[r], need[r]);
 		if (who >= 0 && (unsigned)who < ts->n)
 			snprintf(err, errlen,
 				 "the box has no room for the job's %" PRIu64 " %s beside what other "
 				 "tenants reserved (the tenants file's %s): destroy a job, or ask the "
 				 "operator for a reservation of this tenant's own",
-				 need[r], unit[r], field[r]);
+				 need[r], ctl_reserve_unit[r], ctl_reserve_field[r]);
 		else
 			snprintf(err, errlen,
 				 "the box's %" PRIu64 " %s: %" PRIu64 " held, %" PRIu64
 				 " more reserved "
 				 "for tenants (%s, the tenants file's %s), the job needs %" PRIu64
 				 "; destroy a job",
-				 cap[r], unit[r], all[r], held_back, who_holds, field[r], need[r]);
+				 cap[r], ctl_reserve_unit[r], all[r], held_back, who_holds,
+				 ctl_reserve_field[r], need[r]);
 		return -ENOSPC;
 	}
 	return 0;

@@ -242,6 +242,9 @@ int ctl_tenant_addr_check(const struct ctl_tenant *t, unsigned tenants, const st
 	return 0;
 }
 
+const char *const ctl_reserve_field[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
+const char *const ctl_reserve_unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
+
 /*
  * cfg's reservations beside those the table holds: within its own max_jobs,
  * and the sums within what the box holds (ts->cap), else -ENOSPC naming the
@@ -253,8 +256,6 @@ static int reserve_fits(const struct ctl_tenants *ts, const struct nr_ctl_tenant
 {
 	uint64_t sum[3] = { cfg->reserve_jobs, cfg->reserve_channels, cfg->reserve_mbufs };
 	const uint64_t cap[3] = { ts->cap.jobs, ts->cap.channels, ts->cap.mbufs };
-	static const char *const what[3] = { "reserve_jobs", "reserve_channels", "reserve_mbufs" };
-	static const char *const unit[3] = { "jobs", "channels of jobs", "mbufs of admission budget" };
 
 	/* a reservation its own limits keep it from using holds room from all */
 	if (cfg->max_jobs && cfg->reserve_jobs > cfg->max_jobs) {
@@ -286,7 +287,8 @@ static int reserve_fits(const struct ctl_tenants *ts, const struct nr_ctl_tenant
 			snprintf(err, errlen,
 				 "tenant %s: the tenants' %s come to %" PRIu64 ", past the "
 				 "%" PRIu64 " %s this box holds",
-				 cfg->name, what[r], sum[r], cap[r], unit[r]);
+				 cfg->name, ctl_reserve_field[r], sum[r], cap[r],
+				 ctl_reserve_unit[r]);
 			return -ENOSPC;
 		}
 	return 0;

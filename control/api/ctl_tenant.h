@@ -46,6 +46,10 @@ struct ctl_tenant {
 	uint64_t reserve_refused; /* job_creates refused: the room left was others' reservations */
 };
 
+/* The three reservations (nr_ctl_tenant_cfg) by index, as the tenants file
+ * names them and in the units of nr_backend_cap, for messages. */
+extern const char *const ctl_reserve_field[3], *const ctl_reserve_unit[3];
+
 struct ctl_tenants {
 	struct ctl_tenant t[NR_CTL_MAX_TENANTS];
 	unsigned n;
