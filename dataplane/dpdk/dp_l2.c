@@ -247,6 +247,24 @@ int dp_l2_pin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, uint16_t owne
 	return -ENOSPC;
 }
 
+/*
+ * Way i of bucket bi pinned no more (its last pin, or the operator's static
+ * entry taken back): a learned entry again, seen now.  A job's pin counted
+ * on its port (pin_cap); a static entry never was.
+ */
+static void unpin_way(struct dp_l2 *t, unsigned bi, unsigned i, uint32_t now)
+{
+	struct dp_l2_bucket *b = &t->b[bi];
+	uint64_t v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
+
+	if (t->owner[bi][i] != DP_L2_STATIC && e_port(v) < DP_L2_PORTS)
+		t->pinned_on[e_port(v)]--;
+	t->pins[bi][i] = 0;
+	t->owner[bi][i] = 0;
+	/* learners never change a pinned entry: this exchange cannot fail */
+	put(t, b, i, v, v & ~(uint64_t)E_PIN, now);
+}
+
 int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t now)
 {
 	uint64_t key = mac_key(mac), want = e_make(key, port, true);
@@ -283,7 +301,7 @@ int dp_l2_static(struct dp_l2 *t, const uint8_t mac[6], uint16_t port, uint32_t 
 
 int dp_l2_unstatic(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, unsigned *job_pins)
 {
-	uint64_t key = mac_key(mac), v;
+	uint64_t key = mac_key(mac);
 	unsigned bi = bucket_idx(t, key);
 	struct dp_l2_bucket *b = &t->b[bi];
 	int i = pinned_way(b, key);
@@ -297,11 +315,7 @@ int dp_l2_unstatic(struct dp_l2 *t, const uint8_t mac[6], uint32_t now, unsigned
 			*job_pins = t->pins[bi][i] - 1u;
 		return -EBUSY;
 	}
-	v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
-	t->pins[bi][i] = 0;
-	t->owner[bi][i] = 0;
-	/* learners never change a pinned entry: this exchange cannot fail */
-	put(t, b, (unsigned)i, v, v & ~(uint64_t)E_PIN, now);
+	unpin_way(t, bi, (unsigned)i, now);
 	return 0;
 }
 
@@ -329,7 +343,6 @@ void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 	unsigned bi = bucket_idx(t, key);
 	struct dp_l2_bucket *b = &t->b[bi];
 	int i = pinned_way(b, key);
-	uint64_t v;
 
 	if (i < 0)
 		return;
@@ -339,13 +352,7 @@ void dp_l2_unpin(struct dp_l2 *t, const uint8_t mac[6], uint32_t now)
 			t->pins[bi][i]--;
 		return;
 	}
-	v = __atomic_load_n(&b->e[i], __ATOMIC_ACQUIRE);
-	t->pins[bi][i] = 0;
-	t->owner[bi][i] = 0;
-	if (e_port(v) < DP_L2_PORTS)
-		t->pinned_on[e_port(v)]--;
-	/* learners never change a pinned entry: this exchange cannot fail */
-	put(t, b, (unsigned)i, v, v & ~(uint64_t)E_PIN, now);
+	unpin_way(t, bi, (unsigned)i, now);
 }
 
 unsigned dp_l2_sweep(struct dp_l2 *t, uint32_t now, unsigned n)
