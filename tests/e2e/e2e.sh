@@ -290,6 +290,10 @@ hostkill|boxrestart|twojobs)
 prometheus)
 	exec "$here/ops.sh" "$scenario" "$build"
 	;;
+hostile)
+	/usr/bin/python3 -c "import json" 2>/dev/null || skip "no /usr/bin/python3 for the attacker's tools"
+	exec "$here/hostile.sh" "$scenario" "$build"
+	;;
 *)
 	echo "e2e.sh: unknown scenario '$scenario'" >&2
 	exit 2
