@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "control/api/ctl_log.h"
 #include "control/api/ctl_spec.h"
 #include "control/api/ctl_tenant.h"
 #include "proto/nr_text.h"
@@ -489,6 +490,33 @@ static int load_one(struct ctl_tenants *ts, const json_t *o, size_t i, char *err
 	return rc < 0 ? rc : 0;
 }
 
+int ctl_tenant_overlap(const struct ctl_tenant *a, const struct ctl_tenant *b, char *what, size_t len)
+{
+	char x[INET_ADDRSTRLEN], y[INET_ADDRSTRLEN], m[NR_MAC_STRLEN];
+
+	/* a tenant of every address was given them all on purpose (PROTOCOL.md) */
+	for (unsigned i = 0; !a->any_ip && !b->any_ip && i < a->n_ips; i++)
+		for (unsigned j = 0; j < b->n_ips; j++) {
+			uint32_t mask = a->ips[i].mask & b->ips[j].mask; /* the wider range's */
+
+			if (a->ips[i].len == 0 || b->ips[j].len == 0) /* 0.0.0.0/0: as any_ip */
+				continue;
+			if ((a->ips[i].net & mask) == (b->ips[j].net & mask)) {
+				snprintf(what, len, "addresses (%s/%u and %s/%u)",
+					 nr_ip4_str(a->ips[i].net, x), a->ips[i].len,
+					 nr_ip4_str(b->ips[j].net, y), b->ips[j].len);
+				return 1;
+			}
+		}
+	for (unsigned i = 0; a->macs && b->macs && i < a->n_macs; i++)
+		for (unsigned j = 0; j < b->n_macs; j++)
+			if (!memcmp(a->macs[i], b->macs[j], 6)) {
+				snprintf(what, len, "a MAC (%s)", nr_mac_str(a->macs[i], m));
+				return 1;
+			}
+	return 0;
+}
+
 int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t errlen)
 {
 	char msg[256];
@@ -538,5 +566,13 @@ int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t
 			tenant_free(&ts->t[--ts->n]);
 		return rc;
 	}
+	for (unsigned a = n0; a < ts->n; a++)
+		for (unsigned b = 0; b < a; b++)
+			if (ctl_tenant_overlap(&ts->t[b], &ts->t[a], msg, sizeof(msg)))
+				nr_log(LOG_WARNING,
+				       "netreduce control: tenants file %s: tenants %s and %s share %s: "
+				       "either may register connections on the other's hosts, or pin "
+				       "its MACs first; give each its own, or merge them",
+				       path, ts->t[b].name, ts->t[a].name, msg);
 	return (int)i;
 }

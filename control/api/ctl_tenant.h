@@ -61,6 +61,11 @@ int ctl_tenants_add(struct ctl_tenants *ts, const struct nr_ctl_tenant_cfg *cfg,
 		    size_t errlen);
 /* Every tenant of a tenants file (PROTOCOL.md, "Tenants"): count or -errno with err. */
 int ctl_tenants_load(struct ctl_tenants *ts, const char *path, char *err, size_t errlen);
+/* Whether a and b share an address range (neither of every address) or a MAC:
+ * 1 with what names the first such, else 0.  ctl_tenants_load warns of each
+ * pair (docs/trust.md: a shared range lets either register on the other's hosts). */
+int ctl_tenant_overlap(const struct ctl_tenant *a, const struct ctl_tenant *b, char *what,
+		       size_t len);
 /* The tenant whose token is tok[0..len), or -1; time independent of where it
  * matches.  With name, only the tenant of that name may match (its claim). */
 int ctl_tenants_find(const struct ctl_tenants *ts, const char *name, const char *tok, size_t len);

@@ -631,6 +631,57 @@ static void write_file(const char *path, const char *text, mode_t mode)
  * every error naming the entry; each tenant's max_jobs holds for it alone,
  * and a job is reached by its own tenant (with its key) and the admin only.
  */
+/* nr_ctl_tenants_load of path into c, which must load n tenants: what it logged. */
+static char *stderr_of_load(struct nr_ctl *c, const char *path, int n)
+{
+	char tmp[] = "/tmp/nr-log-XXXXXX", err[256] = "", *text = calloc(1, 1 << 14);
+	int fd = mkstemp(tmp), saved = dup(STDERR_FILENO);
+	ssize_t got;
+
+	assert_true(fd >= 0 && saved >= 0 && text);
+	fflush(stderr);
+	dup2(fd, STDERR_FILENO);
+	assert_int_equal(nr_ctl_tenants_load(c, path, err, sizeof(err)), n);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	got = pread(fd, text, (1 << 14) - 1, 0);
+	assert_true(got > 0);
+	close(fd);
+	unlink(tmp);
+	return text;
+}
+
+/* Tenants sharing a range or a MAC load, and the log names each pair. */
+static void test_tenant_overlap(void **state)
+{
+	struct fx *f = *state;
+	char dir[64], path[96], *log;
+
+	assert_int_equal(tb_tmpdir(dir, sizeof(dir)), 0);
+	snprintf(path, sizeof(path), "%s/tenants.json", dir);
+	write_file(path,
+		   "{\"tenants\": ["
+		   "{\"name\": \"c\", \"token\": \"cccccccccccccccccccc\", \"ips\": [\"10.0.0.0/8\"],"
+		   " \"macs\": [\"02:00:00:00:00:01\"]},"
+		   "{\"name\": \"d\", \"token\": \"dddddddddddddddddddd\", \"ips\": [\"10.1.0.0/16\"]},"
+		   "{\"name\": \"e\", \"token\": \"eeeeeeeeeeeeeeeeeeee\", \"ips\": [\"10.1.2.3\"]},"
+		   "{\"name\": \"g\", \"token\": \"gggggggggggggggggggg\", \"ips\": [\"20.0.0.0/8\"],"
+		   " \"macs\": [\"02:00:00:00:00:01\"]},"
+		   "{\"name\": \"h\", \"token\": \"hhhhhhhhhhhhhhhhhhhh\", \"ips\": [\"0.0.0.0/0\"]},"
+		   "{\"name\": \"k\", \"token\": \"kkkkkkkkkkkkkkkkkkkk\", \"ips\": [\"30.0.0.0/8\"]}]}",
+		   0600);
+	log = stderr_of_load(f->c, path, 6);
+	assert_non_null(strstr(log, "tenants c and d share addresses (10.0.0.0/8 and 10.1.0.0/16)"));
+	assert_non_null(strstr(log, "tenants d and e share addresses (10.1.0.0/16 and 10.1.2.3/32)"));
+	assert_non_null(strstr(log, "tenants c and g share a MAC (02:00:00:00:00:01)"));
+	assert_null(strstr(log, "and h share")); /* every address, on purpose */
+	assert_null(strstr(log, "and k share"));
+	free(log);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_tenants(void **state)
 {
 	static const struct { const char *text; const char *want; } bad[] = {
@@ -920,6 +971,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_two_jobs_isolated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_list_admin_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenant_overlap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_jobs_reaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
