@@ -19,6 +19,8 @@ the netreduce requests queued before it have run: an all-reduce netreduce
 cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
 Works are work.Work: wait() raises netreduce's error, DDP reads the future.
+The group keeps the name c10d gives it (DeviceMesh, DTensor and the functional
+collectives look it up by name).
 
 Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
@@ -80,6 +82,30 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def getBackendName(self):   # called by C++ (DDP's logger, ProcessGroup.name())
         return BACKEND
+
+    # c10d names every group it makes (_new_process_group_helper: _set_group_name)
+    # and DeviceMesh, DTensor and the functional collectives find it by that name;
+    # ProcessGroup keeps the name in its backends, which a Python process group
+    # has none of ("ProcessGroup name not set"), so the group keeps its own.
+    def _set_group_name(self, name):
+        self._group_name = name
+
+    @property
+    def group_name(self):
+        if getattr(self, "_group_name", None) is None:
+            raise RuntimeError("netreduce: the process group has no name yet (c10d names "
+                               "it when it makes it: dist.init_process_group, dist.new_group)")
+        return self._group_name
+
+    def _get_group_name(self):
+        return self.group_name
+
+    def _set_group_desc(self, desc):
+        self._group_desc = desc
+
+    @property
+    def group_desc(self):
+        return getattr(self, "_group_desc", "undefined")
 
     def _get_backend_name(self):
         return BACKEND

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The backend's groups as c10d names them, on torch 2.x: 2 ranks over loopback
+(127.0.1.1-2, the library's ring, no root, no box) make a DeviceMesh, a DTensor and
+functional collectives on backend="netreduce"; each sum is
+exact and every all-reduce and reduce-scatter they issue reaches libnetreduce (its
+call count grows by each), the all-gathers go to Gloo, counted; a new_group beside
+it is Gloo's (one communicator a process: a netreduce subgroup is refused, naming
+why).  Before the groups
+kept their name, init_device_mesh failed with "ProcessGroup name not set".
+Usage: test_mesh.py            (spawns the ranks; skips on torch 1.13: no DeviceMesh)"""
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+
+try:
+    import torch
+    import torch.distributed as dist
+except ImportError:
+    print("SKIP: torch is not installed (apt-get install python3-torch)")
+    sys.exit(77)
+
+WORLD = 2
+
+
+def library_calls():
+    import netreduce.torch
+    lib = netreduce.torch.stats()["library"]
+    return lib.get("ring_calls", 0) + lib.get("box_calls", 0)
+
+
+def rank_main():
+    import netreduce.torch  # registers the backend
+    from torch.distributed.device_mesh import init_device_mesh
+    import torch.distributed._functional_collectives as funcol
+    from torch.distributed.tensor import DTensor, Partial, Replicate
+
+    dist.init_process_group("netreduce")
+    rank, out = dist.get_rank(), {}
+    pg = dist.group.WORLD
+    out["name"] = pg.group_name == dist.distributed_c10d._get_process_group_name(pg)
+    ones = torch.arange(8, dtype=torch.float32) * (rank + 1)
+    want = torch.arange(8, dtype=torch.float32) * 3          # ranks 1 and 2 times the same
+    calls0 = library_calls()
+
+    # a subgroup is Gloo's: the library holds one communicator a process (the
+    # soft transport binds NR_UDP_PORT once), and says so to backend="netreduce"
+    sub = dist.new_group([0, 1], backend="gloo")
+    t = ones.clone()
+    dist.all_reduce(t, group=sub)
+    out["new_group"] = torch.equal(t, want) and bool(sub.group_name)
+
+    mesh = init_device_mesh("cpu", (WORLD,))
+    out["mesh_group"] = type(mesh.get_group()).__name__
+    dt = DTensor.from_local(ones.clone(), mesh, [Partial()])
+    out["dtensor"] = torch.equal(dt.redistribute(mesh, [Replicate()]).to_local(), want)
+    ar = funcol.all_reduce(ones.clone(), "sum", mesh)
+    out["funcol_all_reduce"] = torch.equal(ar.wait() if hasattr(ar, "wait") else ar, want)
+    rs = funcol.reduce_scatter_tensor(ones.clone(), "sum", 0, mesh)
+    rs = rs.wait() if hasattr(rs, "wait") else rs
+    out["funcol_reduce_scatter"] = torch.equal(rs, want[rank * 4:(rank + 1) * 4])
+    ag = funcol.all_gather_tensor(ones[:4].clone(), 0, mesh)
+    ag = ag.wait() if hasattr(ag, "wait") else ag
+    out["funcol_all_gather"] = torch.equal(ag, torch.cat([torch.arange(4.0), torch.arange(4.0) * 2]))
+    out["library_calls"] = library_calls() - calls0
+    out["stats"] = netreduce.torch.stats()["netreduce"]
+    out["gloo"] = netreduce.torch.stats().get("gloo", {})
+    dist.barrier()
+    dist.destroy_process_group()
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def main():
+    if int(torch.__version__.split(".")[0]) < 2:
+        print(f"SKIP: torch {torch.__version__} has no DeviceMesh (the torch2 suite runs this)")
+        return 77
+    with socket.socket() as s:
+        s.bind(("127.0.1.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NR_")}
+    env.update(MASTER_ADDR="127.0.1.1", MASTER_PORT=str(port), WORLD_SIZE=str(WORLD),
+               GLOO_SOCKET_IFNAME="lo", NR_UDP_PORT=str(random.randint(20000, 30000)),
+               NR_TIMEOUT_MS="20000", USE_LIBUV="0")
+    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--rank"],
+                              env=dict(env, RANK=str(r), NR_ADDR=f"127.0.1.{r + 1}"),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(WORLD)]
+    fails, results = [], []
+    for r, p in enumerate(procs):
+        try:
+            text, _ = p.communicate(timeout=150)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            text, _ = p.communicate()
+            fails.append(f"rank {r}: still running after 150 s")
+        print(f"---- rank {r} (exit {p.returncode})\n{text.strip()}")
+        lines = [ln for ln in text.splitlines() if ln.startswith("RESULT ")]
+        if p.returncode != 0 or not lines:
+            fails.append(f"rank {r} exited {p.returncode}")
+            continue
+        results.append(json.loads(lines[-1][7:]))
+    for r, out in enumerate(results):
+        for k in ("name", "new_group", "dtensor", "funcol_all_reduce", "funcol_reduce_scatter",
+                  "funcol_all_gather"):
+            if out.get(k) is not True:
+                fails.append(f"rank {r}: {k}: {out.get(k)}")
+        if out["mesh_group"] != "ProcessGroupNetreduce":
+            fails.append(f"rank {r}: the mesh's group is a {out['mesh_group']}")
+        # the DTensor's all-reduce, funcol's and its reduce-scatter: each one call of
+        # the library (the all-gather and the subgroup are Gloo's)
+        if out["library_calls"] != 3:
+            fails.append(f"rank {r}: {out['library_calls']} library calls, expected 3 "
+                         f"(netreduce: {out['stats']})")
+    for f in fails:
+        print("FAIL: " + f)
+    if not fails:
+        print(f"PASS: DeviceMesh, DTensor and functional collectives on netreduce, "
+              f"exact; library calls a rank {[o['library_calls'] for o in results]}")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    if "--rank" in sys.argv:
+        rank_main()
+    else:
+        sys.exit(main())
