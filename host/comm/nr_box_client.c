@@ -513,8 +513,11 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		 * first packet's RETH (docs/short-slots.md) */
 		json_object_set_new(spec, "short_first", json_true());
 	}
-	/* priority classes: a channel each, the box emits a higher one's first */
-	if (c->classes)
+	/* priority classes: a channel each, the box emits a higher one's first;
+	 * NR_PRIO_BOX=0 keeps the hosts' class channels and traffic classes but
+	 * registers plain channels, the box's emission in arrival order (what the
+	 * box's order adds, measured apart: e2e torch-train-prio) */
+	if (c->classes && !(getenv("NR_PRIO_BOX") && !strcmp(getenv("NR_PRIO_BOX"), "0")))
 		json_object_set_new(spec, "prio_classes", json_integer(c->classes));
 	/* spraying: the ports of each connection and how far out of order they arrive */
 	if (c->cfg.spray_ports > 1) {
