@@ -273,6 +273,21 @@ NR_API int nr_allreduce_multi(struct nr_comm *comm, const struct nr_allreduce_re
  */
 NR_API int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t count,
 		      enum nr_dtype dtype, enum nr_op op);
+/*
+ * Reduce-scatter: sendbuf holds recvcount x world elements on every rank;
+ * rank r gets elements [r x recvcount, (r + 1) x recvcount) of their
+ * reduction in recvbuf (recvcount elements, not overlapping sendbuf), the
+ * same values nr_allreduce gives there.  A box is transparent to a
+ * connection: every rank still sends and receives the whole, so through the
+ * box this is nr_allreduce of sendbuf of which only this rank's share is
+ * read out of the library's receive slots, with no buffer of the whole
+ * result; with priority classes, several ranks a host or racks, and without
+ * a box (over the ring), the all-reduce runs into a buffer of the whole and
+ * the share is copied.  Counted as one all-reduce of recvcount x world
+ * elements (nr_comm_stats).  NETREDUCE_1.3.
+ */
+NR_API int nr_reduce_scatter(struct nr_comm *comm, const void *sendbuf, void *recvbuf,
+			     size_t recvcount, enum nr_dtype dtype, enum nr_op op);
 
 NR_API int nr_comm_rank(const struct nr_comm *comm);
 NR_API int nr_comm_world(const struct nr_comm *comm);

@@ -32,6 +32,7 @@ struct opts {
 	unsigned hold_ms;        /* --hold: the communicator (its box job) lives on this long */
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
+	bool rs;                 /* --reduce-scatter: nr_reduce_scatter of each size */
 	int classes;             /* --classes K: each call K tolerant pieces of classes 0..K-1
 				  * and an exact one, through nr_allreduce_multi */
 	int rank;
@@ -77,6 +78,8 @@ static void usage(FILE *f)
 "                        nr_allreduce_multi whole on even ranks and a piece a call on\n"
 "                        odd ones (at once with NR_PRIO_CLASSES=K; --check holds every\n"
 "                        piece to the reference)\n"
+"      --reduce-scatter  netreduce: nr_reduce_scatter instead (each size cut to a\n"
+"                        multiple of the ranks, each rank's share of it checked)\n"
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
 "      --hold MS         keep the communicator, and its job on the box, MS ms after\n"
@@ -324,6 +327,8 @@ static int run_op(struct nr_comm *c, const struct opts *o, const void *s, void *
 {
 	if (o->ring)
 		return nr_ring_allreduce(c, s, r, count, o->dtype, o->op);
+	if (o->rs)
+		return nr_reduce_scatter(c, s, r, count / (size_t)nr_comm_world(c), o->dtype, o->op);
 	if (o->classes)
 		return run_classes(c, o, s, r, count);
 	return nr_allreduce_flags(c, s, r, count, o->dtype, o->op,
@@ -358,8 +363,20 @@ static int check_size(struct nr_comm *c, const struct opts *o, void *send, void 
 	rc = run_op(c, o, send, recv, count);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < count; i++)
-		wrong += memcmp((uint8_t *)recv + i * o->es, (uint8_t *)ref + i * o->es, o->es) != 0;
+	if (o->rs) { /* this rank's share of the reference, the rest of recv untouched */
+		size_t share = count / (size_t)world;
+
+		for (size_t i = 0; i < share; i++)
+			wrong += memcmp((uint8_t *)recv + i * o->es,
+					(uint8_t *)ref + ((size_t)rank * share + i) * o->es,
+					o->es) != 0;
+		for (size_t i = share * o->es; i < count * o->es; i++)
+			wrong += ((uint8_t *)recv)[i] != 0xff;
+	} else {
+		for (size_t i = 0; i < count; i++)
+			wrong += memcmp((uint8_t *)recv + i * o->es, (uint8_t *)ref + i * o->es,
+					o->es) != 0;
+	}
 	rc = nr_ring_allreduce(c, &wrong, &total, 1, NR_FLOAT32, NR_SUM);
 	*wrong_all = total;
 	return rc;
@@ -367,7 +384,9 @@ static int check_size(struct nr_comm *c, const struct opts *o, void *send, void 
 
 static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 {
-	size_t maxcount = o->max / o->es ? o->max / o->es : 1;
+	/* a reduce-scatter: an element a rank at least */
+	size_t maxcount = o->max / o->es > (o->rs ? (size_t)world : 1) ? o->max / o->es
+								       : (o->rs ? (size_t)world : 1);
 	uint8_t *send = malloc(maxcount * o->es), *recv = malloc(maxcount * o->es);
 	uint8_t *ref = o->check ? malloc(maxcount * o->es) : NULL;
 	const char *dt = o->dtype == NR_BF16 ? "bf16" : o->dtype == NR_FP16 ? "fp16" : "fp32";
@@ -395,6 +414,10 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		size_t count = bytes / o->es;
 		double wrong = 0, med, algbw, busbw;
 
+		if (o->rs) /* a whole share a rank, at least one element */
+			count = count / (size_t)world ? count / (size_t)world * (size_t)world
+						      : (size_t)world;
+
 		for (int i = 0; i < o->warmup && !rc; i++)
 			rc = run_op(c, o, send, recv, count);
 		for (int i = 0; i < o->iters && !rc; i++) {
@@ -413,15 +436,16 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		med = o->iters ? (o->iters % 2 ? t[o->iters / 2]
 				  : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2) : 0;
 		algbw = med > 0 ? count * o->es / med / 1e3 : 0;
-		busbw = algbw * 2 * (world - 1) / world;
+		busbw = algbw * (o->rs ? 1 : 2) * (world - 1) / world;
 		if (wrong > 0)
 			status = 1;
 		if (rank == 0 && o->json)
 			printf("{\"algo\":\"%s\",\"variant\":\"%s\",\"dtype\":\"%s\",\"ranks\":%d,"
 			       "\"local\":%d,\"channels\":%u,\"bytes\":%zu,\"time_us\":%.2f,"
-			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%.0f}\n", algo,
-			       nr_comm_algo(c), dt, world, o->local, o->ring ? 0 : nr_comm_channels(c),
-			       count * o->es, med, algbw, busbw, wrong);
+			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%.0f%s}\n",
+			       algo, nr_comm_algo(c), dt, world, o->local,
+			       o->ring ? 0 : nr_comm_channels(c), count * o->es, med, algbw, busbw,
+			       wrong, o->rs ? ",\"coll\":\"reduce_scatter\"" : "");
 		else if (rank == 0)
 			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * o->es, count, med,
 			       algbw, busbw, wrong);
@@ -472,8 +496,10 @@ static int parse_racks(struct opts *o, const struct nr_config *cfg)
 
 static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *cfg)
 {
+	/* clang-format off */
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
-	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD, O_CLASSES };
+	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD, O_CLASSES,
+	       O_RS };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -484,9 +510,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "addr", 1, 0, O_ADDR }, { "msg-size", 1, 0, O_MSG }, { "timeout-ms", 1, 0, O_TIMEOUT },
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
 		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE }, { "hold", 1, 0, O_HOLD },
-		{ "classes", 1, 0, O_CLASSES },
+		{ "classes", 1, 0, O_CLASSES }, { "reduce-scatter", 0, 0, O_RS },
 		{ 0, 0, 0, 0 },
 	};
+	/* clang-format on */
 	int ch;
 	long v;
 
@@ -518,6 +545,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_TIMEOUT: if (parse_uint(optarg, 3600000, &v)) goto bad; cfg->timeout_ms = v; break;
 		case O_BOXES: o->boxes_arg = optarg; break;
 		case O_TOLERANT: o->tolerant = true; break;
+		case O_RS: o->rs = true; break;
 		case O_HOLD: if (parse_uint(optarg, 3600000, &v)) goto bad; o->hold_ms = (unsigned)v; break;
 		case O_CLASSES:
 			if (parse_uint(optarg, NR_PERF_CLASSES, &v) || v < 1)
@@ -567,6 +595,11 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	}
 	if (!o->algo_set)
 		o->ring = cfg->switch_addr == NULL;
+	if (o->rs && (o->ring || o->tolerant || o->classes)) {
+		fprintf(stderr, "nr-allreduce-perf: --reduce-scatter runs nr_reduce_scatter: not "
+				"with --algo ring, --tolerant or --classes\n");
+		return -1;
+	}
 	o->local = cfg->local_size > 0 ? cfg->local_size : 1;
 	if (o->dtype != NR_FLOAT32 && o->check && (o->local > 1 || cfg->racks)) {
 		fprintf(stderr, "nr-allreduce-perf: --dtype %s with --check: one rank a host, no "

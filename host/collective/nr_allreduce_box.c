@@ -52,8 +52,8 @@ struct box_op {
 	struct nr_box_job *job;          /* the job of the op's element type */
 	int ring;                        /* its channel 0: nr_box_ring(type, 0) */
 	const uint8_t *src;
-	uint8_t *dst;
-	size_t bytes;
+	uint8_t *dst; /* byte lo of the result; nothing outside [lo, hi) */
+	size_t bytes, lo, hi;
 	struct nr_coll_count cnt;        /* cnt.nsend = cnt.nrecv = nmsg */
 	uint64_t nmsg, g0;               /* g0: box messages before this op, all channels */
 	uint32_t window, slots, msg, k;  /* k: channels */
@@ -143,8 +143,15 @@ static int box_recv(struct nr_comm *c, void *op, unsigned ch, const struct nr_wc
 	if (wc->byte_len != len)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has %u bytes, "
 			       "expected %u", c->rank, (unsigned long)m, wc->byte_len, len);
-	memcpy(o->dst + m * o->msg, (uint8_t *)c->ring[o->ring + (int)ch].mem + slot_of(o, m) * o->msg,
-	       len);
+	{ /* the part of the message in [lo, hi): all of it but for a reduce-scatter */
+		const uint8_t *slot = (uint8_t *)c->ring[o->ring + (int)ch].mem +
+				      slot_of(o, m) * o->msg;
+		size_t a = m * o->msg, x = a > o->lo ? a : o->lo;
+		size_t y = a + len < o->hi ? a + len : o->hi;
+
+		if (x < y)
+			memcpy(o->dst + (x - o->lo), slot + (x - a), y - x);
+	}
 	bc->recvd++;
 	o->cnt.recvd++;
 	return 0;
@@ -222,8 +229,14 @@ static int op_init(struct nr_comm *c, struct box_op *o, const void *src, void *d
 	struct nr_ring *r = &c->ring[nr_box_ring(dtype, 0)];
 
 	*o = (struct box_op){
-		.job = b, .src = src, .dst = dst, .bytes = bytes, .msg = c->cfg.msg_size,
-		.slots = r->cap, .chan = chan,
+		.job = b,
+		.src = src,
+		.dst = dst,
+		.bytes = bytes,
+		.hi = bytes,
+		.msg = c->cfg.msg_size,
+		.slots = r->cap,
+		.chan = chan,
 	};
 	o->nmsg = (o->bytes + o->msg - 1) / o->msg;
 	if (o->nmsg > 0xFFFFFF)
@@ -529,4 +542,38 @@ int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size
 		     enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
 	return nr_collective_call(box_allreduce, c, sendbuf, recvbuf, count, dtype, op, flags);
+}
+
+/*
+ * The all-reduce of count x world elements of sendbuf, of whose result only
+ * this rank's share, elements [rank x count, (rank + 1) x count), is read out
+ * of the receive slots into recvbuf: no buffer of the whole result.
+ */
+static int box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			      enum nr_dtype dtype, enum nr_op op, unsigned flags)
+{
+	size_t total = count * (size_t)c->world, share = count * nr_dtype_size(dtype);
+	struct box_op o;
+	int rc;
+
+	(void)flags;
+	if (box_check(c, sendbuf, recvbuf, total, dtype, op, &rc))
+		return rc;
+	rc = op_init(c, &o, sendbuf, recvbuf, total * nr_dtype_size(dtype), dtype, 0, -1);
+	if (rc)
+		return rc;
+	o.lo = (size_t)c->rank * share;
+	o.hi = o.lo + share;
+	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
+	c->hold_backlog = false;
+	op_end(&o);
+	if (rc)
+		c->broken = true;
+	return rc;
+}
+
+int nr_box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			  enum nr_dtype dtype, enum nr_op op)
+{
+	return nr_collective_call(box_reduce_scatter, c, sendbuf, recvbuf, count, dtype, op, 0);
 }

@@ -13,6 +13,13 @@
 int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 		     enum nr_dtype dtype, enum nr_op op, unsigned flags);
 /*
+ * nr_reduce_scatter's contract (netreduce.h) on a communicator of one ring
+ * without priority classes: count is the share's elements, the all-reduce of
+ * count x world whose share alone is copied out.
+ */
+int nr_box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			  enum nr_dtype dtype, enum nr_op op);
+/*
  * nr_allreduce_multi's contract (netreduce.h) where the communicator has
  * priority classes (c->classes): the requests at once, an op per channel.
  */

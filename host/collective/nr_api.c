@@ -8,6 +8,7 @@
  * nr_allreduce_rack.c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/comm/nr_box_client.h"
@@ -186,6 +187,56 @@ int nr_ring_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, siz
 		      enum nr_dtype dtype, enum nr_op op)
 {
 	return counted_allreduce(c, sendbuf, recvbuf, count, dtype, op, true, 0);
+}
+
+int nr_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+		      enum nr_dtype dtype, enum nr_op op)
+{
+	bool valid = dtype == NR_FLOAT32 || dtype == NR_BF16 || dtype == NR_FP16;
+	size_t es = valid ? nr_dtype_size(dtype) : 1, total, share;
+	uint64_t t0 = nr_now_ns();
+	uint8_t *whole;
+	bool ring;
+	int rc;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	ring = c->topo ? !c->topo->racks && !c->topo->has_box : !c->has_box;
+	if (recvcount > ((size_t)1 << 40) / es / (size_t)c->world)
+		return nr_fail(c, NR_ERR_INVALID,
+			       "nr_reduce_scatter: recvcount %zu x %d ranks too "
+			       "large",
+			       recvcount, c->world);
+	total = recvcount * (size_t)c->world;
+	share = recvcount * es;
+	if (valid && recvcount && sendbuf && recvbuf &&
+	    (const uint8_t *)recvbuf < (const uint8_t *)sendbuf + total * es &&
+	    (const uint8_t *)sendbuf < (uint8_t *)recvbuf + share)
+		return nr_fail(c, NR_ERR_INVALID,
+			       "nr_reduce_scatter: recvbuf overlaps sendbuf (give "
+			       "the share a buffer of its own)");
+	/* the arguments, and one rank's share (the whole) copied */
+	if (nr_check_args(c, sendbuf, recvbuf, recvcount, dtype, op, "nr_reduce_scatter", &rc)) {
+		count_call(c, dtype, total, ring, 0, nr_now_ns() - t0, rc);
+		return rc;
+	}
+	if (!c->topo && c->has_box && !c->classes) {
+		rc = nr_box_reduce_scatter(c, sendbuf, recvbuf, recvcount, dtype, op);
+		count_call(c, dtype, total, false, 0, nr_now_ns() - t0, rc);
+		return rc;
+	}
+	/* elsewhere the all-reduce of the whole into a buffer, the share copied */
+	whole = malloc(total * es);
+	if (!whole)
+		return nr_fail(c, NR_ERR_NOMEM,
+			       "nr_reduce_scatter: no memory for the %zu bytes of "
+			       "the whole result",
+			       total * es);
+	rc = counted_allreduce(c, sendbuf, whole, total, dtype, op, ring, 0);
+	if (!rc)
+		memcpy(recvbuf, whole + (size_t)c->rank * share, share);
+	free(whole);
+	return rc;
 }
 
 void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)

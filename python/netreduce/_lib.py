@@ -157,6 +157,7 @@ def _bind(lib):
         "nr_allreduce_flags": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int,
                                        ctypes.c_uint]),
         "nr_ring_allreduce": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
+        "nr_reduce_scatter": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
         "nr_comm_rank": (c_int, [c_void_p]),
         "nr_comm_world": (c_int, [c_void_p]),
         "nr_comm_credits": (ctypes.c_uint32, [c_void_p]),

@@ -322,6 +322,22 @@ class Communicator:
         if rc:
             raise self.cfg.error(self.describe(count, dtype=dtype), rc, _lib.last_error(self._h))
 
+    def reduce_scatter(self, src, dst, count, op="sum", dtype="fp32"):
+        """Reduce count x world elements of dtype at address src over all ranks
+        and put this rank's share, elements [rank x count, (rank + 1) x count),
+        at address dst (nr_reduce_scatter: through the box the all-reduce of src
+        with only the share read out, no buffer of the whole; elsewhere the
+        library's all-reduce into one, the share copied).  op "sum", or "max"
+        (fp32; through the box only when its job computes max)."""
+        self._check(src, count * self.world, op, dtype)
+        self._check(dst, count, op, dtype)
+        self.seq += 1
+        lop = _lib.NR_MAX if op == "max" else _lib.NR_SUM
+        rc = _lib.lib().nr_reduce_scatter(self._h, src, dst, count, _lib.DTYPES[dtype], lop)
+        if rc:
+            raise self.cfg.error(self.describe(count * self.world, dtype=dtype), rc,
+                                 _lib.last_error(self._h))
+
     def stats(self):
         """libnetreduce's counters of this communicator (nr_comm_stats_ex) as a dict:
         box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns,

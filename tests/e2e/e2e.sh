@@ -111,7 +111,14 @@ tls)
 hosts3)
 	run_check "3 hosts" 6 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
 		--bytes 4,20,4096,262148,1M,16777220
-	pass "3 hosts, 6 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference"
+	# nr_reduce_scatter: each rank's share read out of the box's all-reduce,
+	# shares that split messages (3 ranks, 64 KiB messages), fp32 and bf16
+	run_check "reduce-scatter, 3 hosts" 2 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
+		--bytes 12,4M --perf-args '--reduce-scatter'
+	run_check "reduce-scatter bf16, 3 hosts" 2 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
+		--bytes 6,1M --perf-args '--reduce-scatter --dtype bf16'
+	pass "3 hosts, 6 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference;" \
+		"reduce-scatter's shares (fp32, bf16) too"
 	;;
 hosts4)
 	run_check "4 hosts" 5 --hosts 4 --algo netreduce --iters 1 --warmup 0 \

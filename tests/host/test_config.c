@@ -483,6 +483,16 @@ static void test_world_one(void **state)
 	assert_non_null(strstr(nr_comm_last_error(c), "no box configured (NR_BOX)"));
 	/* a refused call does not break the communicator */
 	assert_int_equal(nr_ring_allreduce(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	/* reduce-scatter of one rank: its share is the whole; no box: over the ring */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(nr_reduce_scatter(c, in, out, 5, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_memory_equal(in, out, sizeof(in));
+	assert_int_equal(nr_reduce_scatter(c, NULL, NULL, 0, NR_FLOAT32, NR_SUM), NR_OK);
+	assert_int_equal(nr_reduce_scatter(c, in, in + 1, 2, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "nr_reduce_scatter: recvbuf overlaps sendbuf"));
+	assert_int_equal(nr_reduce_scatter(c, in, out, 5, 9, NR_SUM), NR_ERR_INVALID);
+	assert_non_null(strstr(nr_comm_last_error(c), "dtype 9 is not a netreduce type"));
+	assert_int_equal(nr_reduce_scatter(NULL, in, out, 5, NR_FLOAT32, NR_SUM), NR_ERR_INVALID);
 	nr_comm_destroy(c);
 
 	cfg.switch_addr = "127.0.0.1:9";

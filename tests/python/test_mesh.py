@@ -59,9 +59,15 @@ def rank_main():
     out["dtensor"] = torch.equal(dt.redistribute(mesh, [Replicate()]).to_local(), want)
     ar = funcol.all_reduce(ones.clone(), "sum", mesh)
     out["funcol_all_reduce"] = torch.equal(ar.wait() if hasattr(ar, "wait") else ar, want)
-    rs = funcol.reduce_scatter_tensor(ones.clone(), "sum", 0, mesh)
+    # the library's reduce-scatter reads the input where it is and leaves it so
+    src = ones.clone()
+    rs = funcol.reduce_scatter_tensor(src, "sum", 0, mesh)
     rs = rs.wait() if hasattr(rs, "wait") else rs
-    out["funcol_reduce_scatter"] = torch.equal(rs, want[rank * 4:(rank + 1) * 4])
+    out["funcol_reduce_scatter"] = torch.equal(rs, want[rank * 4:(rank + 1) * 4]) and \
+        torch.equal(src, ones)
+    rs = funcol.reduce_scatter_tensor(ones.clone(), "avg", 0, mesh)
+    rs = rs.wait() if hasattr(rs, "wait") else rs
+    out["funcol_reduce_scatter_avg"] = torch.equal(rs, want[rank * 4:(rank + 1) * 4] / 2)
     ag = funcol.all_gather_tensor(ones[:4].clone(), 0, mesh)
     ag = ag.wait() if hasattr(ag, "wait") else ag
     out["funcol_all_gather"] = torch.equal(ag, torch.cat([torch.arange(4.0), torch.arange(4.0) * 2]))
@@ -105,15 +111,15 @@ def main():
         results.append(json.loads(lines[-1][7:]))
     for r, out in enumerate(results):
         for k in ("name", "new_group", "dtensor", "funcol_all_reduce", "funcol_reduce_scatter",
-                  "funcol_all_gather"):
+                  "funcol_reduce_scatter_avg", "funcol_all_gather"):
             if out.get(k) is not True:
                 fails.append(f"rank {r}: {k}: {out.get(k)}")
         if out["mesh_group"] != "ProcessGroupNetreduce":
             fails.append(f"rank {r}: the mesh's group is a {out['mesh_group']}")
-        # the DTensor's all-reduce, funcol's and its reduce-scatter: each one call of
-        # the library (the all-gather and the subgroup are Gloo's)
-        if out["library_calls"] != 3:
-            fails.append(f"rank {r}: {out['library_calls']} library calls, expected 3 "
+        # the DTensor's all-reduce, funcol's and its two reduce-scatters: each one
+        # call of the library (the all-gather and the subgroup are Gloo's)
+        if out["library_calls"] != 4:
+            fails.append(f"rank {r}: {out['library_calls']} library calls, expected 4 "
                          f"(netreduce: {out['stats']})")
     for f in fails:
         print("FAIL: " + f)

@@ -12,8 +12,9 @@ computes max, NR_REDUCE, else over the ring; not on hosts with several ranks
 or racks, nor 16-bit types); bfloat16 and float16 are summed in FP32 and
 rounded once through the box (each type its own box job, opened at its first
 all-reduce), rounded at every hop over the ring; the coalesced all-reduce of
-such tensors (one flat buffer); reduce-scatter with SUM, AVG or MAX (an
-all-reduce of the input, then this rank's share).
+such tensors (one flat buffer); reduce-scatter with SUM, AVG or MAX (host
+tensors: the library's nr_reduce_scatter, the input read in place and only this
+rank's share written; CUDA ones: an all-reduce of a copy, then the share).
 Everything else goes to an inner ProcessGroupGloo on the same store, after
 the netreduce requests queued before it have run: an all-reduce netreduce
 cannot take warns once per kind and is counted (counters.py), or raises with
@@ -174,14 +175,26 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                 off += t.numel()
         return self._submit(flat, name, "all_reduce_coalesced", then=scatter, result=tensors)
 
-    def _reduce_scatter_flat(self, output, flat, name, collective, result):
-        """reduce-scatter as an all-reduce of flat (a copy), then this rank's share."""
+    def _reduce_scatter_flat(self, output, flat, name, collective, result, copied=False):
+        """reduce-scatter of flat: host tensors through the library's reduce-scatter
+        (flat read as it is, the share written into output; no copy of the input),
+        else an all-reduce of a copy of flat (copied: flat is one already), then this
+        rank's share."""
         n = output.numel()
         if flat.numel() != n * self.size():
             raise ValueError(f"{collective}: the input has {flat.numel()} elements, the output "
                              f"{n}: expected {n * self.size()} for {self.size()} ranks")
         if n == 0:
             return self._issued(works.done(result))
+        lib_op = "max" if name == "MAX" else "sum"
+        w = self._worker
+        if flat.device.type == "cpu" and output.is_contiguous() and \
+                (w.algo != "box" or lib_op == w.comm.reduce):
+            raw, fut = w.request_reduce_scatter(flat, output.view(-1), name,
+                                                kind=kind(collective, name, flat))
+            return self._issued(works.Work(fut.then(lambda f: (f.value(), result)[1]), result,
+                                           cause=raw))
+        flat = flat if copied else flat.clone()
         share = slice(self.rank() * n, (self.rank() + 1) * n)
         return self._submit(flat, name, collective, result=result,
                             then=lambda summed: output.view(-1).copy_(summed[share]))
@@ -193,7 +206,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                                   self._worker.comm.topology):
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
             return self._reduce_scatter_flat(output_tensors[0], flat, name, "reduce_scatter",
-                                             output_tensors)
+                                             output_tensors, copied=True)
         return self._to_gloo("reduce_scatter",
                              lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
                                                                opts))
@@ -201,7 +214,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
     def _reduce_scatter_base(self, output, input, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
         if not flat_refusal([output, input], name, self._worker.comm.topology):
-            return self._reduce_scatter_flat(output, input.reshape(-1).clone(), name,
+            return self._reduce_scatter_flat(output, input.reshape(-1), name,
                                              "reduce_scatter", [output])
         return self._to_gloo("reduce_scatter",
                              lambda: self._gloo._reduce_scatter_base(output, input, opts))

@@ -39,12 +39,14 @@ _live = weakref.WeakSet()
 class _Req:
     """One queued request (Worker.request)."""
     __slots__ = ("tensor", "op", "as_list", "fut", "kind", "ready", "tolerant", "cls", "bucket",
-                 "t_submit")
+                 "t_submit", "out")
 
-    def __init__(self, tensor, op, as_list, fut, kind, ready, tolerant, cls, bucket, t_submit):
+    def __init__(self, tensor, op, as_list, fut, kind, ready, tolerant, cls, bucket, t_submit,
+                 out=None):
         self.tensor, self.op, self.as_list, self.fut = tensor, op, as_list, fut
         self.kind, self.ready, self.tolerant = kind, ready, tolerant
         self.cls, self.bucket, self.t_submit = cls, bucket, t_submit
+        self.out = out   # a reduce-scatter's share (host tensors), else None
 
 
 def _settle(store, key, rank, make):
@@ -172,6 +174,27 @@ class Worker:
         # in C++ as well, with the exception's message.
         return raw, raw.then(_value)
 
+    def request_reduce_scatter(self, tensor, out, op="SUM", kind=None):
+        """Queue a reduce-scatter of host tensor (contiguous, world x out's
+        elements, left as it is) into out, this rank's share, op SUM, AVG or MAX
+        (Communicator.reduce_scatter: through the box the share is read out of
+        the all-reduce, with no copy of tensor and no buffer of the whole).
+        Returns (raw, fut) as request()."""
+        accept.check(tensor, op)
+        accept.check(out, op)
+        if tensor.device.type != "cpu" or out.device.type != "cpu" or \
+                tensor.numel() != out.numel() * self.world or tensor.dtype != out.dtype:
+            raise ValueError(f"netreduce: reduce-scatter of host tensors of one type, the "
+                             f"input {self.world} x the output's elements: got "
+                             f"{tensor.numel()} {tensor.dtype} on {tensor.device} into "
+                             f"{out.numel()} {out.dtype} on {out.device}")
+        raw = torch.futures.Future()
+        if self.closed:
+            raw.set_exception(self.failed("reduce_scatter", "the netreduce worker is closed"))
+        else:
+            self._q.put(_Req(tensor, op, False, raw, kind, None, False, None, None, now(), out))
+        return raw, raw.then(_value)
+
     def submit(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False, cls=None,
                bucket=None):
         """request(), the future for C++ and Python waiters alike."""
@@ -185,7 +208,7 @@ class Worker:
     def _batchable(self, r):
         """Whether request r may run beside others (priority classes): a host
         tensor through the box job, no failure yet."""
-        return (r is not None and self.error is None and self.comm.classes and
+        return (r is not None and r.out is None and self.error is None and self.comm.classes and
                 self.algo == "box" and r.tensor.device.type == "cpu" and
                 ("max" if r.op == "MAX" else "sum") == self.comm.reduce)
 
@@ -250,8 +273,9 @@ class Worker:
                           r.tolerant)
         if r.bucket is not None:
             STATS.bucket(r.bucket, (t_in or t1) - r.t_submit, r.cls)
+        result = r.out if r.out is not None else r.tensor
         try:
-            r.fut.set_result([r.tensor] if r.as_list else r.tensor)
+            r.fut.set_result([result] if r.as_list else result)
         except Exception:   # a callback of the future failed: it is stored in the chained future
             pass
 
@@ -272,7 +296,16 @@ class Worker:
         try:
             divide = self.world if r.op == "AVG" else None
             lib_op = "max" if r.op == "MAX" else "sum"
-            if r.tensor.device.type == "cuda":
+            if r.out is not None:
+                if self.watch:
+                    self.watch.started(self.comm.seq + 1)
+                self.comm.reduce_scatter(r.tensor.data_ptr(), r.out.data_ptr(), r.out.numel(),
+                                         lib_op, accept.DTYPES[r.tensor.dtype])
+                if self.watch:
+                    self.watch.finished()
+                if divide:
+                    r.out.div_(divide)
+            elif r.tensor.device.type == "cuda":
                 self.stager(r.tensor.device).run(
                     r.tensor, r.ready, lambda host: self._allreduce(host, lib_op, r.tolerant, r.cls),
                     divide)
