@@ -140,7 +140,7 @@ static int check_keys(const struct nr_job_spec *s, char *err, size_t len)
 
 const char *nr_reduce_name(unsigned op)
 {
-	static const char *const names[NR_REDUCE_OPS] = { "sum", "max" };
+	static const char *const names[NR_REDUCE_OPS] = { "sum", "max", "bor" };
 
 	return op < NR_REDUCE_OPS ? names[op] : NULL;
 }
@@ -199,11 +199,18 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 		return spec_err(err, len, "mode: %u is not a sum mode (0 ordered, 1 streaming)",
 				s->mode);
 	if (!nr_reduce_name(s->reduce))
-		return spec_err(err, len, "reduce: %u is not a reduce op (0 sum, 1 max)", s->reduce);
-	if (s->reduce != NR_REDUCE_SUM && s->dtype != NR_ELEM_FP32)
-		return spec_err(err, len, "reduce: %s of %s elements is not built (the box's max "
-				"kernels are FP32): use dtype fp32 or reduce sum",
-				nr_reduce_name(s->reduce), nr_elem_name(s->dtype));
+		return spec_err(err, len, "reduce: %u is not a reduce op (0 sum, 1 max, 2 bor)",
+				s->reduce);
+	if (s->reduce != NR_REDUCE_SUM && s->dtype != NR_ELEM_FP32) {
+		const char *why = s->reduce == NR_REDUCE_BOR
+					  ? "bor ORs 32-bit words, whatever they hold"
+					  : "the box's max kernels are FP32";
+
+		return spec_err(err, len,
+				"reduce: %s of %s elements is not built (%s): use dtype fp32 or "
+				"reduce sum",
+				nr_reduce_name(s->reduce), nr_elem_name(s->dtype), why);
+	}
 	if (s->short_ppm > NR_SHORT_PPM_MAX)
 		return spec_err(err, len, "short_ppm: %u is over %u (packets per million of a message "
 				"that may be completed short)", s->short_ppm, NR_SHORT_PPM_MAX);

@@ -33,17 +33,22 @@ enum nr_sum_mode {
 };
 
 /*
- * What a job's slots compute (docs/architecture.md, "How to add a reduce op"):
- * the element-wise sum or max of the N contributions, by the engine's kernels
- * (dataplane/engine/agg_sum.h).  The FPGA's register map has sum only.
+ * What a job's slots compute (docs/architecture.md, "A reduce op"): the
+ * element-wise sum or max of the N contributions, or the bitwise OR of their
+ * 32-bit words (bor: any bytes come back unchanged where the other ranks send
+ * zeros, so an all-gather through the box is byte-exact, -0.0 and signalling
+ * NaNs included), by the engine's kernels (dataplane/engine/agg_sum.h).  max
+ * and bor take dtype fp32 only (bor: words of 4 bytes, whatever they hold).
+ * The FPGA's register map has sum only.
  */
 enum nr_reduce_op {
-	NR_REDUCE_SUM = 0,
-	NR_REDUCE_MAX = 1,
+	NR_REDUCE_SUM = 0, /* element-wise sum (16-bit types widened to FP32) */
+	NR_REDUCE_MAX = 1, /* element-wise FP32 max, dtype fp32 only */
+	NR_REDUCE_BOR = 2, /* OR of 32-bit words, dtype fp32 only: byte-exact all-gather */
 	NR_REDUCE_OPS
 };
 
-/* "sum", "max" (the job spec's JSON); NULL for an unknown op. */
+/* "sum", "max", "bor" (the job spec's JSON); NULL for an unknown op. */
 const char *nr_reduce_name(unsigned op);
 
 /* The element type of a job's payloads (enum nr_elem_type, proto/nr_elem.h):

@@ -424,7 +424,8 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 		for (op = 0; op < NR_REDUCE_OPS && strcmp(m, nr_reduce_name(op)); op++)
 			;
 		if (op == NR_REDUCE_OPS) {
-			snprintf(err, errlen, "spec.reduce: \"%.32s\" is not a reduce op (sum or max)", m);
+			snprintf(err, errlen,
+				 "spec.reduce: \"%.32s\" is not a reduce op (sum, max or bor)", m);
 			goto fail;
 		}
 		s->reduce = (uint8_t)op;

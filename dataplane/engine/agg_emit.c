@@ -103,6 +103,8 @@ void agg_slot_emit(struct agg_engine *e, struct agg_job *j, uint32_t si, uint32_
 		sum_half(e, j, si, n, scale);
 	else if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_MAX)
 		e->sum->max_fanout(res, j->srcs, n, j->outs, n, s->len);
+	else if (j->mode == NR_SUM_ORDERED && j->reduce == NR_REDUCE_BOR)
+		e->sum->bor_fanout(res, j->srcs, n, j->outs, n, s->len);
 	else if (j->mode == NR_SUM_ORDERED)
 		e->sum->sum_fanout(res, j->srcs, n, j->outs, scale ? 0 : n, s->len);
 	if (j->dtype == NR_ELEM_FP32 && scale)

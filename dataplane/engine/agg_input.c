@@ -430,6 +430,8 @@ static enum agg_verdict contribute(struct agg_engine *e, struct agg_job *j, uint
 			memcpy(res, pay, s->len);
 		else if (j->reduce == NR_REDUCE_MAX)
 			e->sum->max(res, pay, s->len);
+		else if (j->reduce == NR_REDUCE_BOR)
+			e->sum->bor(res, pay, s->len);
 		else
 			e->sum->add(res, pay, s->len);
 	}

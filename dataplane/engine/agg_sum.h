@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * FP32 reduce kernels (sum and max) of the aggregation engine (rte_net_crc.c style): a scalar
+ * FP32 reduce kernels (sum, max and bor) of the aggregation engine (rte_net_crc.c style): a scalar
  * version that always exists and an AVX-512 version built in its own static
  * library with its own flags.  One is picked at engine start from the CPU
  * flags (override: agg_engine_set_kernel(), or NR_SUM_KERNEL=scalar|avx512 in
@@ -30,6 +30,11 @@
  *     is rank 0's, which then is the result; of +0 and -0 the first stays),
  *     bits copied, never quieted; every kernel compares and selects, so the
  *     compiler cannot commute it.
+ *   - bor (jobs of op bor): r = s0 | s1 | ... | s(n-1), bitwise on 32-bit
+ *     words, in integer registers or lanes, never as floats: any bytes (NaN
+ *     patterns, -0.0) come back as the bits ORed, none quieted; where every
+ *     other rank sends zeros a rank's bytes come back unchanged (an
+ *     all-gather).  nbytes a multiple of 4, aliasing and tails as above.
  *
  * 16-bit elements (jobs of dtype bf16 or fp16, proto/nr_job.h): struct
  * agg_half_ops, one per type in every variant, bit-identical as above:
@@ -88,6 +93,11 @@ struct agg_sum_ops {
 			   void *const outs[], unsigned nouts, uint32_t nbytes);
 	/* acc = (src > acc) ? src : acc */
 	void (*max)(void *acc, const void *src, uint32_t nbytes);
+	/* as sum_fanout, srcs[0] | ... | srcs[n-1] on 32-bit words (the rule above) */
+	void (*bor_fanout)(void *result, const void *const srcs[], unsigned n, void *const outs[],
+			   unsigned nouts, uint32_t nbytes);
+	/* acc |= src (32-bit words; streaming mode) */
+	void (*bor)(void *acc, const void *src, uint32_t nbytes);
 	/* 16-bit types: [NR_ELEM_BF16 - 1] and [NR_ELEM_FP16 - 1] */
 	const struct agg_half_ops *half[2];
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * AVX-512 FP32 reduce kernels (sum and max).  This is the only file built with AVX-512 flags
+ * AVX-512 FP32 reduce kernels (sum, max and bor).  This is the only file built with AVX-512 flags
  * (its own static library, see dataplane/meson.build); it is called only after
  * agg_sum_avx512_supported() said yes.  Unaligned loads and stores throughout,
  * tails with masks, four 64-byte chunks in flight to hide the add latency.
@@ -16,16 +16,24 @@ static inline __mmask16 tail_mask(uint32_t nfl)
 	return nfl >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nfl) - 1);
 }
 
-/* acc + x, or with max (x > acc) ? x : acc as a compare and a select */
-static inline __attribute__((always_inline)) __m512 red(__m512 acc, __m512 x, bool max)
+enum red_op { RED_SUM, RED_MAX, RED_BOR };
+
+/* acc + x; with max (x > acc) ? x : acc as a compare and a select; with bor
+ * acc | x on the lanes' bits (an integer OR: loads, stores and the OR move
+ * bits, nothing is quieted) */
+static inline __attribute__((always_inline)) __m512 red(__m512 acc, __m512 x, enum red_op op)
 {
-	return max ? _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ), x)
-		   : _mm512_add_ps(acc, x);
+	if (op == RED_BOR)
+		return _mm512_castsi512_ps(
+			_mm512_or_si512(_mm512_castps_si512(acc), _mm512_castps_si512(x)));
+	return op == RED_MAX ? _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ), x)
+			     : _mm512_add_ps(acc, x);
 }
 
-static inline __attribute__((always_inline)) void
-reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const outs[],
-	      unsigned nouts, uint32_t nbytes, bool max)
+static inline __attribute__((always_inline)) void reduce_fanout(void *result,
+								const void *const srcs[], unsigned n,
+								void *const outs[], unsigned nouts,
+								uint32_t nbytes, enum red_op op)
 {
 	uint32_t nfl = nbytes / 4, off = 0;
 
@@ -36,10 +44,10 @@ reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const ou
 
 		for (unsigned i = 1; i < n; i++) {
 			s = (const float *)srcs[i] + off;
-			a0 = red(a0, _mm512_loadu_ps(s), max);
-			a1 = red(a1, _mm512_loadu_ps(s + 16), max);
-			a2 = red(a2, _mm512_loadu_ps(s + 32), max);
-			a3 = red(a3, _mm512_loadu_ps(s + 48), max);
+			a0 = red(a0, _mm512_loadu_ps(s), op);
+			a1 = red(a1, _mm512_loadu_ps(s + 16), op);
+			a2 = red(a2, _mm512_loadu_ps(s + 32), op);
+			a3 = red(a3, _mm512_loadu_ps(s + 48), op);
 		}
 		if (result) {
 			float *d = (float *)result + off;
@@ -61,7 +69,7 @@ reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const ou
 		__m512 a = _mm512_maskz_loadu_ps(m, (const float *)srcs[0] + off);
 
 		for (unsigned i = 1; i < n; i++)
-			a = red(a, _mm512_maskz_loadu_ps(m, (const float *)srcs[i] + off), max);
+			a = red(a, _mm512_maskz_loadu_ps(m, (const float *)srcs[i] + off), op);
 		if (result)
 			_mm512_mask_storeu_ps((float *)result + off, m, a);
 		for (unsigned k = 0; k < nouts; k++)
@@ -72,13 +80,19 @@ reduce_fanout(void *result, const void *const srcs[], unsigned n, void *const ou
 static void avx512_sum_fanout(void *result, const void *const srcs[], unsigned n,
 			      void *const outs[], unsigned nouts, uint32_t nbytes)
 {
-	reduce_fanout(result, srcs, n, outs, nouts, nbytes, false);
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, RED_SUM);
 }
 
 static void avx512_max_fanout(void *result, const void *const srcs[], unsigned n,
 			      void *const outs[], unsigned nouts, uint32_t nbytes)
 {
-	reduce_fanout(result, srcs, n, outs, nouts, nbytes, true);
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, RED_MAX);
+}
+
+static void avx512_bor_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	reduce_fanout(result, srcs, n, outs, nouts, nbytes, RED_BOR);
 }
 
 static void avx512_max(void *acc, const void *src, uint32_t nbytes)
@@ -90,8 +104,25 @@ static void avx512_max(void *acc, const void *src, uint32_t nbytes)
 	for (uint32_t off = 0; off < nfl; off += 16) {
 		__mmask16 m = tail_mask(nfl - off);
 
-		_mm512_mask_storeu_ps(a + off, m, red(_mm512_maskz_loadu_ps(m, a + off),
-						      _mm512_maskz_loadu_ps(m, s + off), true));
+		_mm512_mask_storeu_ps(a + off, m,
+				      red(_mm512_maskz_loadu_ps(m, a + off),
+					  _mm512_maskz_loadu_ps(m, s + off), RED_MAX));
+	}
+}
+
+/* acc |= src: 32-bit lanes, masked tail */
+static void avx512_bor(void *acc, const void *src, uint32_t nbytes)
+{
+	uint32_t nw = nbytes / 4;
+	int *a = acc;
+	const int *s = src;
+
+	for (uint32_t off = 0; off < nw; off += 16) {
+		__mmask16 m = tail_mask(nw - off);
+		__m512i v = _mm512_or_si512(_mm512_maskz_loadu_epi32(m, a + off),
+					    _mm512_maskz_loadu_epi32(m, s + off));
+
+		_mm512_mask_storeu_epi32(a + off, m, v);
 	}
 }
 
@@ -151,5 +182,7 @@ const struct agg_sum_ops agg_sum_avx512_ops = {
 	.copy_fanout = avx512_copy_fanout,
 	.max_fanout = avx512_max_fanout,
 	.max = avx512_max,
+	.bor_fanout = avx512_bor_fanout,
+	.bor = avx512_bor,
 	.half = { &agg_half_avx512_bf16, &agg_half_avx512_fp16 },
 };

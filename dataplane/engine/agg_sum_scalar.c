@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Scalar FP32 sum kernels: the reference every other variant must match bit
+ * Scalar FP32 reduce kernels (sum, max, bor): the reference every other variant must match bit
  * for bit (see agg_sum.h).  Chunks of 16 floats mirror the AVX-512 kernels so
  * that an output aliasing a source is handled the same way.
  */
@@ -76,6 +76,51 @@ static void scalar_max(void *acc, const void *src, uint32_t nbytes)
 	}
 }
 
+/* One chunk of m 32-bit words ORed in rank order (bor): integers, never
+ * floats, so any bit pattern comes back as ORed; chunked as sum_chunk so an
+ * output aliasing a source is handled the same way. */
+static inline __attribute__((always_inline)) void bor_chunk(void *result, const void *const srcs[],
+							    unsigned n, void *const outs[],
+							    unsigned nouts, size_t bo, uint32_t m)
+{
+	uint32_t acc[CHUNK], v[CHUNK];
+
+	memcpy(acc, (const uint8_t *)srcs[0] + bo, m * 4);
+	for (unsigned i = 1; i < n; i++) {
+		memcpy(v, (const uint8_t *)srcs[i] + bo, m * 4);
+		for (uint32_t j = 0; j < m; j++)
+			acc[j] |= v[j];
+	}
+	if (result)
+		memcpy((uint8_t *)result + bo, acc, m * 4);
+	for (unsigned k = 0; k < nouts; k++)
+		memcpy((uint8_t *)outs[k] + bo, acc, m * 4);
+}
+
+static void scalar_bor_fanout(void *result, const void *const srcs[], unsigned n,
+			      void *const outs[], unsigned nouts, uint32_t nbytes)
+{
+	uint32_t nw = nbytes / 4, off = 0;
+
+	for (; off + CHUNK <= nw; off += CHUNK)
+		bor_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, CHUNK);
+	if (off < nw)
+		bor_chunk(result, srcs, n, outs, nouts, (size_t)off * 4, nw - off);
+}
+
+/* acc |= src, word by word */
+static void scalar_bor(void *acc, const void *src, uint32_t nbytes)
+{
+	for (uint32_t off = 0; off < nbytes; off += 4) {
+		uint32_t a, v;
+
+		memcpy(&a, (const uint8_t *)acc + off, 4);
+		memcpy(&v, (const uint8_t *)src + off, 4);
+		a |= v;
+		memcpy((uint8_t *)acc + off, &a, 4);
+	}
+}
+
 /*
  * acc + src with x86's NaN rule pinned (agg_sum.h): the compiler may commute
  * this add (it does here, in the vectorized loop), which picks src's NaN when
@@ -123,6 +168,8 @@ const struct agg_sum_ops agg_sum_scalar_ops = {
 	.copy_fanout = scalar_copy_fanout,
 	.max_fanout = scalar_max_fanout,
 	.max = scalar_max,
+	.bor_fanout = scalar_bor_fanout,
+	.bor = scalar_bor,
 	.half = { &agg_half_scalar_bf16, &agg_half_scalar_fp16 },
 };
 

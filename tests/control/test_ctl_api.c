@@ -202,6 +202,38 @@ static void test_defaults(void **state)
 	json_decref(r);
 }
 
+/*
+ * reduce "bor" (the all-gather's job: the OR of 32-bit words) round trips on the
+ * box, echoed as "bor" with dtype fp32; the FPGA's register map has sum only, so
+ * the fpga and rtl backends refuse it at job_create, naming the op.
+ */
+static void test_reduce_bor(void **state)
+{
+	struct fx *f = *state;
+	json_t *spec = tb_spec(3, 1, 0x100), *r, *s;
+	struct created j;
+
+	json_object_set_new(spec, "reduce", json_string("bor"));
+	json_object_set_new(spec, "dtype", json_string("fp32"));
+	if (strcmp(kind, "sw")) {
+		r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+		assert_err(r, "reduce bor: the aggregator's register map has sum only");
+		json_decref(r);
+		assert_int_equal(n_jobs(f), 0);
+		return;
+	}
+	create(f, spec, &j);
+	r = tb_call(f->c, job_req("job_status", j.id, j.key), false);
+	assert_ok(r);
+	s = json_object_get(json_object_get(r, "job"), "spec");
+	assert_string_equal(json_string_value(json_object_get(s, "reduce")), "bor");
+	assert_string_equal(json_string_value(json_object_get(s, "dtype")), "fp32");
+	json_decref(r);
+	r = tb_call(f->c, job_req("job_destroy", j.id, j.key), false);
+	assert_ok(r);
+	json_decref(r);
+}
+
 /* ---- every malformed or out-of-range field ------------------------------ */
 
 struct bad_case {
@@ -211,6 +243,7 @@ struct bad_case {
 	const char *want;      /* substring of the error */
 };
 
+/* clang-format off */
 static const struct bad_case bad_cases[] = {
 	{ "mtu", "\"1024\"", 0, 0, "spec.mtu: expected an integer, got a string" },
 	{ "mtu", "1024.0", 0, 0, "spec.mtu: expected an integer, got a real number" },
@@ -228,6 +261,9 @@ static const struct bad_case bad_cases[] = {
 	{ "dtype", "\"fp64\"", 0, 0, "spec.dtype: \"fp64\" is not an element type (fp32, bf16 or fp16)" },
 	{ "dtype", "16", 0, 0, "spec.dtype: expected a string, got an integer" },
 	{ "dtype", "\"bf16\"", "reduce", "\"max\"", "spec.reduce: max of bf16 elements is not built" },
+	{ "dtype", "\"bf16\"", "reduce", "\"bor\"", "spec.reduce: bor of bf16 elements is not built "
+	  "(bor ORs 32-bit words, whatever they hold): use dtype fp32" },
+	{ "dtype", "\"fp16\"", "reduce", "\"bor\"", "spec.reduce: bor of fp16 elements is not built" },
 	{ "msg_size", "4294967296", 0, 0, "spec.msg_size: 4294967296 is out of range" },
 	{ "msg_size", "[]", 0, 0, "spec.msg_size: expected an integer, got an array" },
 	{ "pool_msgs", "7", 0, 0, "spec.pool_msgs: 7 is odd" },
@@ -241,13 +277,15 @@ static const struct bad_case bad_cases[] = {
 	{ "timeout_ms", "{}", 0, 0, "spec.timeout_ms: expected an integer, got an object" },
 	{ "mode", "\"fast\"", 0, 0, "spec.mode: \"fast\" is not a sum mode (ordered or streaming)" },
 	{ "mode", "1", 0, 0, "spec.mode: expected a string" },
-	{ "reduce", "\"min\"", 0, 0, "spec.reduce: \"min\" is not a reduce op (sum or max)" },
+	{ "reduce", "\"min\"", 0, 0, "spec.reduce: \"min\" is not a reduce op (sum, max or bor)" },
+	{ "reduce", "\"or\"", 0, 0, "spec.reduce: \"or\" is not a reduce op (sum, max or bor)" },
 	{ "reduce", "1", 0, 0, "spec.reduce: expected a string" },
 	{ "short_ppm", "500001", 0, 0, "spec.short_ppm: 500001 is out of range" },
 	{ "short_ppm", "-1", 0, 0, "spec.short_ppm: -1 is out of range" },
 	{ "short_dscp", "64", 0, 0, "spec.short_dscp: 64 is out of range" },
 	{ "short_scale", "1", 0, 0, "spec.short_scale: expected true or false, got an integer" },
 	{ "short_scale", "true", "reduce", "\"max\"", "short_scale: 1: 0 or 1, and 1 only with reduce sum" },
+	{ "short_scale", "true", "reduce", "\"bor\"", "short_scale: 1: 0 or 1, and 1 only with reduce sum" },
 	{ "short_first", "1", 0, 0, "spec.short_first: expected true or false, got an integer" },
 	{ "prio_classes", "5", 0, 0, "spec.prio_classes: 5 is out of range" },
 	{ "prio_classes", "4", "short_dscp", "40", "prio_classes: 4 classes from short_dscp 40 reach DSCP 66" },
@@ -287,6 +325,7 @@ static const struct bad_case bad_cases[] = {
 	{ "", "[]", 0, 0, "spec: expected an object, got an array" },
 	{ "", NULL, 0, 0, "spec: missing" },
 };
+/* clang-format on */
 
 /* Set or delete "field", "conns[i]" or "conns[i].field" in spec. */
 static void mutate(json_t *req, const char *path, const char *value)
@@ -963,6 +1002,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_show_destroy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reduce_bor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_conns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),

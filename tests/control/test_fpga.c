@@ -213,7 +213,8 @@ static void test_device_rejects_bad_entry(void **state)
 	free(s);
 }
 
-/* The register map has sum only: a job of reduce max is refused, naming why. */
+/* The register map has sum only: a job of reduce max or bor is refused, naming
+ * the op and why. */
 static void test_refuses_reduce_max(void **state)
 {
 	struct fx *f = *state;
@@ -226,6 +227,12 @@ static void test_refuses_reduce_max(void **state)
 	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
 	print_message("  %s\n", err);
 	assert_non_null(strstr(err, "reduce max: the aggregator's register map has sum only"));
+	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+	s->reduce = NR_REDUCE_BOR;
+	err[0] = 0;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "reduce bor: the aggregator's register map has sum only"));
 	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
 	s->reduce = NR_REDUCE_SUM;
 	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);

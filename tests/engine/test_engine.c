@@ -783,6 +783,52 @@ static void test_reduce_max(void **state)
 	}
 }
 
+/*
+ * A job of reduce bor as an all-gather: 3 ranks, each sending random words in
+ * its own third of the message and zeros elsewhere (its third holds -0.0,
+ * signalling and quiet NaNs, Inf); every rank gets the concatenation back byte
+ * for byte, in both modes and two arrival orders.
+ */
+static void test_reduce_bor(void **state)
+{
+	enum { N = 3, WORDS = 48, SHARD = WORDS / N };
+	static const uint32_t special[] = { 0x80000000u, 0x7F800001u, 0xFF800001u, 0x7FC00000u,
+					    0xFFC00000u, 0x7F800000u, 0x00000001u };
+	static const uint32_t order[2][N] = { { 2, 0, 1 }, { 0, 1, 2 } };
+	uint32_t pay[N][WORDS], want[WORDS];
+	struct eng_rng r;
+
+	(void)state;
+	eng_rng_init(&r, seed + 11);
+	for (int mode = 0; mode < 2; mode++)
+		for (int o = 0; o < 2; o++) {
+			struct nr_job_spec *s = th_spec(N, 256, WORDS * 4, 2, (uint8_t)mode, NULL);
+			struct th t;
+
+			memset(pay, 0, sizeof(pay));
+			for (uint32_t i = 0; i < N; i++)
+				for (uint32_t w = 0; w < SHARD; w++)
+					pay[i][i * SHARD + w] = w < sizeof(special) / 4
+									? special[(w + i) % 7]
+									: eng_rand(&r);
+			for (uint32_t i = 0; i < N; i++)
+				memcpy(&want[i * SHARD], &pay[i][i * SHARD], SHARD * 4);
+			s->reduce = NR_REDUCE_BOR;
+			th_init(&t, s, 1);
+			for (uint32_t k = 0; k < N; k++)
+				assert_int_equal(send_one(&t, order[o][k], 0, 9,
+							  (const float *)pay[order[o][k]],
+							  WORDS * 4, 0, NULL, NULL),
+						 NR_V_HELD);
+			assert_int_equal(t.log_len, N);
+			for (uint32_t i = 0; i < N; i++) {
+				assert_int_equal(t.log[i].conn, i);
+				assert_memory_equal(th_payload(t.log[i].pkt), want, WORDS * 4);
+			}
+			th_fini(&t);
+		}
+}
+
 /* A multi-packet message (FIRST, MIDDLE, LAST_IMM with a short last packet)
  * across the 24-bit PSN wrap with a pool that does not divide 2^24. */
 static void test_multi_packet_wrap(void **state)
@@ -1165,6 +1211,7 @@ int main(void)
 		cmocka_unit_test(test_ecn_and_result_key),
 		cmocka_unit_test(test_nan_inf),
 		cmocka_unit_test(test_reduce_max),
+		cmocka_unit_test(test_reduce_bor),
 		cmocka_unit_test(test_multi_packet_wrap),
 		cmocka_unit_test(test_wide_bitmap),
 		cmocka_unit_test(test_validate),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Sum and max kernels, byte for byte (DPDK test_crc.c crc_all_algs style): one set of
+ * Sum, max and bor kernels, byte for byte (DPDK test_crc.c crc_all_algs style): one set of
  * vectors (random floats with NaN, Inf, denormals and -0; lengths 4..4096 step
  * 4; N 1..33; unaligned pointers; outputs aliasing sources) runs through every
  * kernel available here and must equal the scalar kernel and a plain C
@@ -239,6 +239,92 @@ static void run_kernel(const struct agg_sum_ops *k, struct eng_rng *r, unsigned 
 	vec_free(&v, n);
 }
 
+/* bor in rank order on the words' bits: o = s0 | s1 | ... */
+static void ref_bor(uint8_t *out, uint8_t *const src[], unsigned n, uint32_t nbytes)
+{
+	for (uint32_t b = 0; b < nbytes; b += 4) {
+		uint32_t o, x;
+
+		memcpy(&o, src[0] + b, 4);
+		for (unsigned i = 1; i < n; i++) {
+			memcpy(&x, src[i] + b, 4);
+			o |= x;
+		}
+		memcpy(out + b, &o, 4);
+	}
+}
+
+/* Words that a float path would change or that must come back as they are:
+ * -0.0, signalling and quiet NaNs of both signs, Inf, a denormal. */
+static const uint32_t bor_words[] = {
+	0x80000000u, 0x7F800001u, 0xFF800001u, 0x7FBFFFFFu, 0x7FC00000u,
+	0xFFC00000u, 0x7F800000u, 0x00000001u, 0xFFFFFFFFu,
+};
+
+/*
+ * bor (jobs of reduce bor) through one kernel: random bytes (a fifth of the
+ * words zero, some of bor_words), against plain C bit for bit: bor_fanout into
+ * separate outputs and a result, in place (the outputs are the sources, no
+ * result), and the streaming chain acc |= src, acc aliasing a source too;
+ * nothing outside [p, p + nbytes) touched.
+ */
+static void run_bor(const struct agg_sum_ops *k, struct eng_rng *r, unsigned n, uint32_t nbytes)
+{
+	struct vec v;
+	uint8_t ref[MAXB], *res_alloc, *res, *outs_alloc[MAXN];
+	void *outs[MAXN];
+	const void *srcs[MAXN];
+	size_t total = nbytes + SLACK * 2;
+
+	vec_fill(r, &v, n, nbytes, false);
+	for (unsigned i = 0; i < n; i++)
+		for (uint32_t b = 0; b < nbytes; b += 4) {
+			uint32_t c = eng_rand(r) % 10, w = eng_rand(r);
+
+			if (c < 2)
+				w = 0;
+			else if (c < 4)
+				w = bor_words[eng_rand(r) % (sizeof(bor_words) / 4)];
+			memcpy(v.src[i] + b, &w, 4);
+		}
+	ref_bor(ref, v.src, n, nbytes);
+	res_alloc = malloc(total);
+	memset(res_alloc, 0xA5, total);
+	res = res_alloc + SLACK / 2 + 1 + eng_rand(r) % 7;
+	for (unsigned i = 0; i < n; i++) {
+		srcs[i] = v.src[i];
+		outs_alloc[i] = malloc(total);
+		memset(outs_alloc[i], 0xA5, total);
+		outs[i] = outs_alloc[i] + SLACK / 2 + (i * 7) % 61;
+	}
+	k->bor_fanout(res, srcs, n, outs, n, nbytes);
+	cmp_bytes(res, ref, nbytes, false, "bor_fanout result", k->name, n, nbytes);
+	check_guard(res_alloc, res, nbytes, total);
+	for (unsigned i = 0; i < n; i++) {
+		cmp_bytes(outs[i], ref, nbytes, false, "bor_fanout out", k->name, n, nbytes);
+		check_guard(outs_alloc[i], outs[i], nbytes, total);
+	}
+	memcpy(res, v.src[0], nbytes);
+	for (unsigned i = 1; i < n; i++)
+		k->bor(res, v.src[i], nbytes);
+	cmp_bytes(res, ref, nbytes, false, "bor chain", k->name, n, nbytes);
+	check_guard(res_alloc, res, nbytes, total);
+	k->bor(res, res, nbytes); /* acc | acc = acc */
+	cmp_bytes(res, ref, nbytes, false, "bor acc aliasing src", k->name, n, nbytes);
+	/* in place: outputs are the sources (the engine's ordered mode) */
+	for (unsigned i = 0; i < n; i++)
+		outs[i] = v.src[i];
+	k->bor_fanout(NULL, srcs, n, outs, n, nbytes);
+	for (unsigned i = 0; i < n; i++) {
+		cmp_bytes(v.src[i], ref, nbytes, false, "bor_fanout in place", k->name, n, nbytes);
+		check_guard(v.alloc[i], v.src[i], nbytes, total);
+	}
+	for (unsigned i = 0; i < n; i++)
+		free(outs_alloc[i]);
+	free(res_alloc);
+	vec_free(&v, n);
+}
+
 static void run_all_lengths(const struct agg_sum_ops *k)
 {
 	struct eng_rng r;
@@ -247,13 +333,16 @@ static void run_all_lengths(const struct agg_sum_ops *k)
 	for (uint32_t nbytes = 4; nbytes <= MAXB; nbytes += 4) {
 		unsigned n = 1 + eng_rand(&r) % MAXN;
 		run_kernel(k, &r, n, nbytes, eng_rand(&r) % 4 != 0);
+		run_bor(k, &r, 1 + eng_rand(&r) % MAXN, nbytes);
 	}
 	for (unsigned n = 1; n <= MAXN; n++) {
 		run_kernel(k, &r, n, 4 * (1 + eng_rand(&r) % 1024), true);
 		run_kernel(k, &r, n, 1024, true);
+		run_bor(k, &r, n, 4 * (1 + eng_rand(&r) % 1024));
 	}
 	/* zero bytes: nothing read or written */
 	run_kernel(k, &r, 3, 0, true);
+	run_bor(k, &r, 3, 0);
 }
 
 static void test_scalar_vs_reference(void **state)
