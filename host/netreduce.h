@@ -288,6 +288,23 @@ NR_API int nr_ring_allreduce(struct nr_comm *comm, const void *sendbuf, void *re
  */
 NR_API int nr_reduce_scatter(struct nr_comm *comm, const void *sendbuf, void *recvbuf,
 			     size_t recvcount, enum nr_dtype dtype, enum nr_op op);
+/*
+ * All-gather: rank r's sendbytes bytes of sendbuf land at recvbuf + r x
+ * sendbytes on every rank (recvbuf holds world x sendbytes; sendbuf may be
+ * this rank's place in it, recvbuf + rank x sendbytes, or apart from it),
+ * byte for byte whatever they hold.  Through the box: the all-reduce of a
+ * buffer zero outside each rank's bytes under the box's bitwise OR of 32-bit
+ * words (a job of reduce "bor", opened at the first call: collective), which
+ * gives every rank's bytes back unchanged where a float sum would not
+ * (-0.0 + 0 is +0.0, a signalling NaN comes back quiet).  Every rank sends
+ * and receives world x sendbytes, a ring's all-gather (world - 1) x sendbytes
+ * in world - 1 steps: the box brings one step, and no copying on the hosts
+ * but each rank's own.  Without a box NR_ERR_CONFIG (gather with the
+ * framework's); on communicators of several ranks a host or across racks
+ * NR_ERR_INVALID.  Counted as a box call of the words sent (nr_comm_stats).
+ * NETREDUCE_1.3.
+ */
+NR_API int nr_allgather(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t sendbytes);
 
 NR_API int nr_comm_rank(const struct nr_comm *comm);
 NR_API int nr_comm_world(const struct nr_comm *comm);

@@ -33,6 +33,7 @@ struct opts {
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
 	bool rs;                 /* --reduce-scatter: nr_reduce_scatter of each size */
+	bool ag;                 /* --allgather: nr_allgather, sizes the bytes gathered */
 	int classes;             /* --classes K: each call K tolerant pieces of classes 0..K-1
 				  * and an exact one, through nr_allreduce_multi */
 	int rank;
@@ -80,6 +81,9 @@ static void usage(FILE *f)
 "                        piece to the reference)\n"
 "      --reduce-scatter  netreduce: nr_reduce_scatter instead (each size cut to a\n"
 "                        multiple of the ranks, each rank's share of it checked)\n"
+"      --allgather       netreduce: nr_allgather instead, each size the bytes gathered\n"
+"                        (cut to a multiple of the ranks; --check: every rank's bytes,\n"
+"                        -0.0 and a signalling NaN among them, back byte for byte)\n"
 "      --late R:S        rank R enters its first collective S seconds after the\n"
 "                        others (a slow data loader): the others wait in it\n"
 "      --hold MS         keep the communicator, and its job on the box, MS ms after\n"
@@ -329,6 +333,8 @@ static int run_op(struct nr_comm *c, const struct opts *o, const void *s, void *
 		return nr_ring_allreduce(c, s, r, count, o->dtype, o->op);
 	if (o->rs)
 		return nr_reduce_scatter(c, s, r, count / (size_t)nr_comm_world(c), o->dtype, o->op);
+	if (o->ag) /* count: bytes (o->es 1) */
+		return nr_allgather(c, s, r, count / (size_t)nr_comm_world(c));
 	if (o->classes)
 		return run_classes(c, o, s, r, count);
 	return nr_allreduce_flags(c, s, r, count, o->dtype, o->op,
@@ -342,6 +348,32 @@ static int fail(struct nr_comm *c, int rank, int rc)
 	return 2;
 }
 
+/* Byte i of rank r's all-gather data for check number salt: words -0.0 and a
+ * signalling NaN first (a float sum would change both), then mixed bytes. */
+static uint8_t gather_byte(uint64_t salt, int r, size_t i)
+{
+	static const uint8_t head[8] = { 0x00, 0x00, 0x00, 0x80, 0x01, 0x00, 0x80, 0x7f };
+
+	return i < sizeof(head) ? head[i] : (uint8_t)mix(salt ^ (uint64_t)r << 40 ^ i);
+}
+
+/* Wrong bytes of an all-gather of count bytes, this rank's. */
+static float check_gather(struct nr_comm *c, const struct opts *o, uint8_t *send, uint8_t *recv,
+			  size_t count, int rank, int world, uint64_t salt, int *rc)
+{
+	size_t sb = count / (size_t)world;
+	float wrong = 0;
+
+	for (size_t i = 0; i < sb; i++)
+		send[i] = gather_byte(salt, rank, i);
+	memset(recv, 0x5a, count);
+	*rc = run_op(c, o, send, recv, count);
+	for (int r = 0; !*rc && r < world; r++)
+		for (size_t i = 0; i < sb; i++)
+			wrong += recv[(size_t)r * sb + i] != gather_byte(salt, r, i);
+	return wrong;
+}
+
 /* Wrong elements of this rank, summed over all ranks (plain ring: exact for counts < 2^24). */
 static int check_size(struct nr_comm *c, const struct opts *o, void *send, void *recv,
 		      void *ref, size_t count, int rank, int world, double *wrong_all)
@@ -350,6 +382,14 @@ static int check_size(struct nr_comm *c, const struct opts *o, void *send, void 
 	float wrong = 0, total;
 	int rc;
 
+	if (o->ag) {
+		wrong = check_gather(c, o, send, recv, count, rank, world, salt, &rc);
+		if (rc)
+			return rc;
+		rc = nr_ring_allreduce(c, &wrong, &total, 1, NR_FLOAT32, NR_SUM);
+		*wrong_all = total;
+		return rc;
+	}
 	for (size_t i = 0; i < count; i++)
 		if (o->dtype == NR_FLOAT32)
 			((float *)send)[i] = value(salt, rank, i);
@@ -385,8 +425,8 @@ static int check_size(struct nr_comm *c, const struct opts *o, void *send, void 
 static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 {
 	/* a reduce-scatter: an element a rank at least */
-	size_t maxcount = o->max / o->es > (o->rs ? (size_t)world : 1) ? o->max / o->es
-								       : (o->rs ? (size_t)world : 1);
+	size_t least = o->rs || o->ag ? (size_t)world : 1;
+	size_t maxcount = o->max / o->es > least ? o->max / o->es : least;
 	uint8_t *send = malloc(maxcount * o->es), *recv = malloc(maxcount * o->es);
 	uint8_t *ref = o->check ? malloc(maxcount * o->es) : NULL;
 	const char *dt = o->dtype == NR_BF16 ? "bf16" : o->dtype == NR_FP16 ? "fp16" : "fp32";
@@ -400,7 +440,9 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		return 2;
 	}
 	for (size_t i = 0; i < maxcount; i++)
-		if (o->dtype == NR_FLOAT32)
+		if (o->ag)
+			send[i] = gather_byte(1, rank, i);
+		else if (o->dtype == NR_FLOAT32)
 			((float *)send)[i] = value(1, rank, i);
 		else
 			((uint16_t *)send)[i] = value16(o, 1, rank, i);
@@ -414,7 +456,7 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		size_t count = bytes / o->es;
 		double wrong = 0, med, algbw, busbw;
 
-		if (o->rs) /* a whole share a rank, at least one element */
+		if (o->rs || o->ag) /* a whole share a rank, at least one element */
 			count = count / (size_t)world ? count / (size_t)world * (size_t)world
 						      : (size_t)world;
 
@@ -436,7 +478,7 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 		med = o->iters ? (o->iters % 2 ? t[o->iters / 2]
 				  : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2) : 0;
 		algbw = med > 0 ? count * o->es / med / 1e3 : 0;
-		busbw = algbw * (o->rs ? 1 : 2) * (world - 1) / world;
+		busbw = algbw * (o->rs || o->ag ? 1 : 2) * (world - 1) / world;
 		if (wrong > 0)
 			status = 1;
 		if (rank == 0 && o->json)
@@ -445,7 +487,10 @@ static int sweep(struct nr_comm *c, const struct opts *o, int rank, int world)
 			       "\"algbw_gbps\":%.6g,\"busbw_gbps\":%.6g,\"wrong\":%.0f%s}\n",
 			       algo, nr_comm_algo(c), dt, world, o->local,
 			       o->ring ? 0 : nr_comm_channels(c), count * o->es, med, algbw, busbw,
-			       wrong, o->rs ? ",\"coll\":\"reduce_scatter\"" : "");
+			       wrong,
+			       o->rs   ? ",\"coll\":\"reduce_scatter\""
+			       : o->ag ? ",\"coll\":\"allgather\""
+				       : "");
 		else if (rank == 0)
 			printf("  %12zu %12zu %12.2f %12.4f %12.4f %8.0f\n", count * o->es, count, med,
 			       algbw, busbw, wrong);
@@ -499,7 +544,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	/* clang-format off */
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
 	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD, O_CLASSES,
-	       O_RS };
+	       O_RS, O_AG };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -511,6 +556,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
 		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE }, { "hold", 1, 0, O_HOLD },
 		{ "classes", 1, 0, O_CLASSES }, { "reduce-scatter", 0, 0, O_RS },
+		{ "allgather", 0, 0, O_AG },
 		{ 0, 0, 0, 0 },
 	};
 	/* clang-format on */
@@ -546,6 +592,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_BOXES: o->boxes_arg = optarg; break;
 		case O_TOLERANT: o->tolerant = true; break;
 		case O_RS: o->rs = true; break;
+		case O_AG: o->ag = true; break;
 		case O_HOLD: if (parse_uint(optarg, 3600000, &v)) goto bad; o->hold_ms = (unsigned)v; break;
 		case O_CLASSES:
 			if (parse_uint(optarg, NR_PERF_CLASSES, &v) || v < 1)
@@ -587,7 +634,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		fprintf(stderr, "nr-allreduce-perf: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	o->es = o->dtype == NR_FLOAT32 ? 4 : 2;
+	o->es = o->ag ? 1 : o->dtype == NR_FLOAT32 ? 4 : 2; /* all-gather: bytes */
 	if (o->min < o->es || o->min > o->max) {
 		fprintf(stderr, "nr-allreduce-perf: sizes: need %zu <= -b <= -e (got %zu, %zu)\n",
 			o->es, o->min, o->max);
@@ -595,9 +642,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	}
 	if (!o->algo_set)
 		o->ring = cfg->switch_addr == NULL;
-	if (o->rs && (o->ring || o->tolerant || o->classes)) {
-		fprintf(stderr, "nr-allreduce-perf: --reduce-scatter runs nr_reduce_scatter: not "
-				"with --algo ring, --tolerant or --classes\n");
+	if ((o->rs || o->ag) && (o->ring || o->tolerant || o->classes || (o->rs && o->ag))) {
+		fprintf(stderr, "nr-allreduce-perf: --reduce-scatter and --allgather run "
+				"nr_reduce_scatter and nr_allgather: one of them, not with --algo "
+				"ring, --tolerant or --classes\n");
 		return -1;
 	}
 	o->local = cfg->local_size > 0 ? cfg->local_size : 1;

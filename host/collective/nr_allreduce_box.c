@@ -54,6 +54,8 @@ struct box_op {
 	const uint8_t *src;
 	uint8_t *dst; /* byte lo of the result; nothing outside [lo, hi) */
 	size_t bytes, lo, hi;
+	size_t slo, shi; /* src holds bytes [slo, shi) of the input, zeros the rest (an
+			  * all-gather's); else [0, bytes) */
 	struct nr_coll_count cnt;        /* cnt.nsend = cnt.nrecv = nmsg */
 	uint64_t nmsg, g0;               /* g0: box messages before this op, all channels */
 	uint32_t window, slots, msg, k;  /* k: channels */
@@ -108,7 +110,16 @@ static int box_post(struct nr_comm *c, void *op)
 
 		if (bc->sent - bc->acked >= o->window || bc->sent >= bc->recvd + o->slots)
 			break;
-		memcpy(buf, o->src + m * o->msg, len);
+		if (o->slo == 0 && o->shi >= o->bytes) {
+			memcpy(buf, o->src + m * o->msg, len);
+		} else { /* zeros but for the part of [slo, shi) the message holds */
+			size_t a = m * o->msg, x = a > o->slo ? a : o->slo;
+			size_t y = a + len < o->shi ? a + len : o->shi;
+
+			memset(buf, 0, len);
+			if (x < y)
+				memcpy(buf + (x - a), o->src + (x - o->slo), y - x);
+		}
 		if (o->de_level > 0) {   /* the bits live with the send slot, as its payload */
 			uint64_t *de = r->de + slot * o->de_words;
 
@@ -234,6 +245,7 @@ static int op_init(struct nr_comm *c, struct box_op *o, const void *src, void *d
 		.dst = dst,
 		.bytes = bytes,
 		.hi = bytes,
+		.shi = bytes,
 		.msg = c->cfg.msg_size,
 		.slots = r->cap,
 		.chan = chan,
@@ -576,4 +588,44 @@ int nr_box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf,
 			  enum nr_dtype dtype, enum nr_op op)
 {
 	return nr_collective_call(box_reduce_scatter, c, sendbuf, recvbuf, count, dtype, op, 0);
+}
+
+/*
+ * The all-gather of count bytes a rank: the all-reduce, through the job of
+ * reduce "bor" (opened at the first call), of world x count bytes (padded to
+ * whole words with zeros) that are zero but for this rank's count at rank x
+ * count, made in the send slots as they go (no buffer of the whole); every
+ * rank's bytes come back unchanged, written to recvbuf.
+ */
+static int box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			 enum nr_dtype dtype, enum nr_op op, unsigned flags)
+{
+	size_t total = count * (size_t)c->world;
+	struct box_op o;
+	int rc;
+
+	(void)dtype, (void)op, (void)flags;
+	if (!c->box[NR_BOX_BOR].open && (rc = nr_box_set_open(c, NR_BOX_BOR))) {
+		c->broken = true;
+		return rc;
+	}
+	/* the job's element is the word: kind NR_BOX_BOR names its job and rings */
+	rc = op_init(c, &o, sendbuf, recvbuf, (total + 3) & ~(size_t)3, (enum nr_dtype)NR_BOX_BOR,
+		     0, -1);
+	if (rc)
+		return rc;
+	o.hi = total;
+	o.slo = (size_t)c->rank * count;
+	o.shi = o.slo + count;
+	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
+	c->hold_backlog = false;
+	op_end(&o);
+	if (rc)
+		c->broken = true;
+	return rc;
+}
+
+int nr_box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count)
+{
+	return nr_collective_call(box_allgather, c, sendbuf, recvbuf, count, NR_FLOAT32, NR_SUM, 0);
 }

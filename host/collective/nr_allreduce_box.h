@@ -20,6 +20,12 @@ int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size
 int nr_box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
 			  enum nr_dtype dtype, enum nr_op op);
 /*
+ * nr_allgather's contract (netreduce.h) on a communicator of one ring with a
+ * box, its arguments checked: count bytes a rank, through the job of reduce
+ * "bor" (c->box[NR_BOX_BOR], opened at the first call: collective).
+ */
+int nr_box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count);
+/*
  * nr_allreduce_multi's contract (netreduce.h) where the communicator has
  * priority classes (c->classes): the requests at once, an op per channel.
  */

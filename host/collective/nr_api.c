@@ -239,6 +239,48 @@ int nr_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, siz
 	return rc;
 }
 
+int nr_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t sendbytes)
+{
+	uint64_t t0 = nr_now_ns();
+	const uint8_t *s = sendbuf, *r = recvbuf;
+	size_t total;
+	int rc;
+
+	if (!c)
+		return NR_ERR_INVALID;
+	if (c->broken)
+		return NR_ERR_BROKEN;
+	if (sendbytes > ((size_t)1 << 40) / (size_t)c->world)
+		return nr_fail(c, NR_ERR_INVALID, "nr_allgather: sendbytes %zu x %d ranks too large",
+			       sendbytes, c->world);
+	total = sendbytes * (size_t)c->world;
+	if (sendbytes && (!sendbuf || !recvbuf))
+		return nr_fail(c, NR_ERR_INVALID, "nr_allgather: NULL buffer");
+	/* in place (this rank's part of recvbuf) or apart from it */
+	if (sendbytes && s != r + (size_t)c->rank * sendbytes && s < r + total && r < s + sendbytes)
+		return nr_fail(c, NR_ERR_INVALID,
+			       "nr_allgather: sendbuf overlaps recvbuf other than "
+			       "at this rank's place, recvbuf + rank x sendbytes");
+	if (c->topo)
+		return nr_fail(c, NR_ERR_INVALID,
+			       "nr_allgather: not built on communicators of "
+			       "several ranks a host or across racks (gather with the framework's)");
+	if (!sendbytes)
+		return NR_OK;
+	if (c->world == 1) {
+		memmove(recvbuf, sendbuf, sendbytes);
+		rc = NR_OK;
+	} else if (!c->has_box) {
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "nr_allgather: no box configured (NR_BOX): gather "
+			       "with the framework's all-gather");
+	} else {
+		rc = nr_box_allgather(c, sendbuf, recvbuf, sendbytes);
+	}
+	count_call(c, NR_FLOAT32, (total + 3) / 4, false, 0, nr_now_ns() - t0, rc);
+	return rc;
+}
+
 void nr_comm_stats(const struct nr_comm *c, struct nr_comm_stats *out)
 {
 	out->box_calls = __atomic_load_n(&c->stats.box_calls, __ATOMIC_RELAXED);

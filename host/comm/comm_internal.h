@@ -29,7 +29,20 @@
  * channel k of type t's job.
  */
 enum { NR_RING_PLAIN = 0, NR_RING_BOX = 1 };
-#define NR_RINGS_MAX (NR_RING_BOX + NR_ELEM_TYPES * NR_MAX_CHANNELS)
+/*
+ * The box jobs a communicator may hold, c->box[t]: one per element type, and
+ * the all-gather's (nr_allgather): a job of reduce "bor" on 32-bit words,
+ * opened at the first all-gather.  t names its rings, nr_box_ring(t, k).
+ */
+#define NR_BOX_BOR   NR_ELEM_TYPES
+#define NR_BOX_KINDS (NR_ELEM_TYPES + 1)
+#define NR_RINGS_MAX (NR_RING_BOX + NR_BOX_KINDS * NR_MAX_CHANNELS)
+
+/* "fp32", "bf16", "fp16" (the element types' jobs), "bor" (the all-gather's) */
+static inline const char *nr_box_kind_name(unsigned t)
+{
+	return t == NR_BOX_BOR ? "bor" : nr_elem_name(t);
+}
 
 static inline int nr_box_ring(unsigned t, unsigned k)
 {
@@ -95,7 +108,7 @@ struct nr_box_job {
 	struct nr_comm *comm;
 	struct nr_box_conn conn;     /* the job's control connection, kept open for its
 				      * renewals and its destroy (fd -1: none) */
-	uint8_t dtype;               /* enum nr_elem_type */
+	uint8_t dtype;               /* enum nr_elem_type, or NR_BOX_BOR (its words fp32's) */
 	bool open;                   /* its rings are connected and the job registered */
 	uint32_t job;
 	char key[64];
@@ -158,7 +171,8 @@ struct nr_comm {
 	struct nr_auth auth;         /* the key (auth.on) the lines prove */
 	uint8_t nonce[NR_AUTH_NONCE_BYTES];   /* rank 0's, of this rendezvous */
 	char job_secret[NR_AUTH_SECRET_MAX + 1];   /* cfg's, for sub-communicators */
-	struct nr_box_job box[NR_ELEM_TYPES];   /* by element type; [NR_ELEM_FP32] at init */
+	struct nr_box_job box[NR_BOX_KINDS];       /* by element type, then NR_BOX_BOR;
+						 * [NR_ELEM_FP32] at init */
 	struct nr_tls_client *box_tls;   /* NR_TLS_CA: TLS to the box (rank 0; NULL: plain) */
 	bool has_box;
 	uint8_t reduce;              /* enum nr_op the box job computes (cfg.reduce) */

@@ -440,7 +440,10 @@ static void renew_stop(struct nr_box_job *b)
  */
 static const char *job_name(const char *env, unsigned t, char out[64])
 {
-	const char *sfx = t == NR_ELEM_FP32 ? "" : t == NR_ELEM_BF16 ? ":bf16" : ":fp16";
+	const char *sfx = t == NR_ELEM_FP32   ? ""
+			  : t == NR_ELEM_BF16 ? ":bf16"
+			  : t == NR_ELEM_FP16 ? ":fp16"
+					      : ":allgather";
 	size_t n = 0, room = 63 - strlen(sfx);
 
 	for (; env[n] && n < room; n++)
@@ -494,16 +497,18 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	spec = json_pack("{s:i,s:i,s:i,s:s,s:i}", "mtu", (int)c->cfg.mtu, "msg_size",
 			 (int)c->cfg.msg_size, "pool_msgs", (int)c->cfg.pool_msgs, "mode", "ordered",
 			 "timeout_ms", (int)c->cfg.timeout_ms);
-	if (c->reduce == NR_MAX)   /* sum: the form every box version takes */
+	if (t == NR_BOX_BOR) /* the all-gather's: OR of words, fp32's size */
+		json_object_set_new(spec, "reduce", json_string("bor"));
+	else if (c->reduce == NR_MAX) /* sum: the form every box version takes */
 		json_object_set_new(spec, "reduce", json_string("max"));
-	if (t != NR_ELEM_FP32)     /* fp32: the same */
+	if (t != NR_ELEM_FP32 && t != NR_BOX_BOR) /* fp32: the same */
 		json_object_set_new(spec, "dtype", json_string(nr_elem_name(t)));
 	/* The P_Key of the transport's packets, where it can say: the box drops
 	 * any of the job's frames with another. */
 	if (nr_tp_pkey(c->tp))
 		json_object_set_new(spec, "pkey", json_integer(nr_tp_pkey(c->tp)));
 	/* the bound on tolerant messages; without one the form every box version takes */
-	if (c->cfg.short_ppm) {
+	if (c->cfg.short_ppm && t != NR_BOX_BOR) { /* the all-gather is exact */
 		json_object_set_new(spec, "short_ppm", json_integer(c->cfg.short_ppm));
 		json_object_set_new(spec, "short_dscp", json_integer(c->cfg.short_dscp));
 		json_object_set_new(spec, "short_scale", json_boolean(c->cfg.short_scale));
@@ -517,7 +522,8 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * NR_PRIO_BOX=0 keeps the hosts' class channels and traffic classes but
 	 * registers plain channels, the box's emission in arrival order (what the
 	 * box's order adds, measured apart: e2e torch-train-prio) */
-	if (c->classes && !(getenv("NR_PRIO_BOX") && !strcmp(getenv("NR_PRIO_BOX"), "0")))
+	if (c->classes && t != NR_BOX_BOR &&
+	    !(getenv("NR_PRIO_BOX") && !strcmp(getenv("NR_PRIO_BOX"), "0")))
 		json_object_set_new(spec, "prio_classes", json_integer(c->classes));
 	/* spraying: the ports of each connection and how far out of order they arrive */
 	if (c->cfg.spray_ports > 1) {
@@ -540,8 +546,11 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * every box version takes */
 	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
 		json_object_set_new(req, "name", json_string(job_name(getenv("NR_JOB"), t, name)));
-	rc = box_call(c, &b->conn, req, &reply, t == NR_ELEM_FP32 ? "job_create" : t == NR_ELEM_BF16 ?
-		      "job_create of the bf16 job" : "job_create of the fp16 job");
+	rc = box_call(c, &b->conn, req, &reply,
+		      t == NR_ELEM_FP32   ? "job_create"
+		      : t == NR_ELEM_BF16 ? "job_create of the bf16 job"
+		      : t == NR_ELEM_FP16 ? "job_create of the fp16 job"
+					  : "job_create of the all-gather's job (reduce bor)");
 	json_decref(req);
 	if (rc) {
 		conn_close(&b->conn);
@@ -641,7 +650,7 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 
 	*out = (struct nr_box_counters){ 0 };
 	memset(left_out, 0, n * sizeof(*left_out));
-	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES; t++)
+	for (unsigned t = 0; !rc && t < NR_BOX_KINDS; t++)
 		if (c->box[t].key[0])
 			rc = job_counters_add(c, &c->box[t], out, left_out, n, err, errlen);
 	return rc;
@@ -653,7 +662,7 @@ int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err,
 	char *text = NULL;
 	int rc = 0;
 
-	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES; t++) {
+	for (unsigned t = 0; !rc && t < NR_BOX_KINDS; t++) {
 		json_t *job;
 
 		if (!c->box[t].key[0])

@@ -321,7 +321,7 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->n_channels = 1;
 	c->short_tos = -1;
 	c->lfd = -1;
-	for (unsigned t = 0; t < NR_ELEM_TYPES; t++)
+	for (unsigned t = 0; t < NR_BOX_KINDS; t++)
 		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .conn = { .fd = -1 } };
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
@@ -358,7 +358,7 @@ static void rings_close(struct nr_comm *c)
 
 static void comm_free(struct nr_comm *c)
 {
-	for (unsigned t = 0; t < NR_ELEM_TYPES; t++) {
+	for (unsigned t = 0; t < NR_BOX_KINDS; t++) {
 		if (c->rank == 0 && c->has_box)
 			nr_box_job_destroy(c, t);
 	}

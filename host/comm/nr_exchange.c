@@ -154,6 +154,15 @@ int nr_exchange_plain_region(struct nr_comm *c)
 	return 0;
 }
 
+/* The call that opens box job t, for messages: "nr_allreduce with NR_BF16", "nr_allgather". */
+static const char *opener(unsigned t, char buf[48])
+{
+	if (t == NR_BOX_BOR)
+		return "nr_allgather";
+	snprintf(buf, 48, "nr_allreduce with %s", nr_dtype_name((enum nr_dtype)t));
+	return buf;
+}
+
 /* A rank's box rings of type t: {"dtype":NAME,"rings":[EP a channel]} */
 static json_t *box_set_json(const struct nr_comm *c, unsigned t, const struct nr_peer *p)
 {
@@ -161,7 +170,7 @@ static json_t *box_set_json(const struct nr_comm *c, unsigned t, const struct nr
 
 	for (unsigned k = 0; k < c->n_channels; k++)
 		json_array_append_new(rings, nr_ep_json(p, nr_box_ring(t, k)));
-	return json_pack("{s:s,s:o}", "dtype", nr_elem_name(t), "rings", rings);
+	return json_pack("{s:s,s:o}", "dtype", nr_box_kind_name(t), "rings", rings);
 }
 
 static int box_set_parse(const struct nr_comm *c, unsigned t, json_t *rings, struct nr_peer *p)
@@ -183,27 +192,33 @@ static int box_set_parse(const struct nr_comm *c, unsigned t, json_t *rings, str
 static int root_box_set(struct nr_comm *c, unsigned t)
 {
 	json_t *msgs[c->world], *rows, *reply;
-	const char *what = t == NR_ELEM_BF16 ? "opening the bf16 box job"
-					     : "opening the fp16 box job";
+	const char *what = t == NR_ELEM_BF16   ? "opening the bf16 box job"
+			   : t == NR_ELEM_FP16 ? "opening the fp16 box job"
+					       : "opening the all-gather's box job";
 	int rc = root_collect(c, what, msgs);
 
 	if (rc)
 		return rc;
 	for (int r = 1; r < c->world && !rc; r++) {
 		json_t *set = json_object_get(msgs[r], "box_set");
+		char call[48];
 		const char *dt = json_string_value(json_object_get(set, "dtype"));
 
 		if (!set)
 			rc = nr_fail(c, NR_ERR_INVALID,
-				     "rank 0: nr_allreduce with %s, but rank %d is in "
+				     "rank 0: %s, but rank %d is in "
 				     "another collective: every rank must make the same calls with the "
 				     "same dtype, in the same order",
-				     nr_dtype_name((enum nr_dtype)t), r);
-		else if (!dt || strcmp(dt, nr_elem_name(t)))
+				     opener(t, call), r);
+		else if (!dt || strcmp(dt, nr_box_kind_name(t)))
 			rc = nr_fail(c, NR_ERR_INVALID,
-				     "rank 0: nr_allreduce with %s, rank %d with %s: "
-				     "every rank must call it with the same dtype",
-				     nr_elem_name(t), r, dt ? dt : "(none)");
+				     t == NR_BOX_BOR
+					     ? "rank 0: nr_allgather (its job %s), rank %d "
+					       "opening the %s job: every rank must make the "
+					       "same calls in the same order"
+					     : "rank 0: nr_allreduce with %s, rank %d with %s: "
+					       "every rank must call it with the same dtype",
+				     nr_box_kind_name(t), r, dt ? dt : "(none)");
 		else if (box_set_parse(c, t, json_object_get(set, "rings"), &c->peers[r]))
 			rc = nr_fail(c, NR_ERR_BOOTSTRAP, "rank 0: %s: malformed rings of rank %d",
 				     what, r);
@@ -230,7 +245,7 @@ static int root_box_set(struct nr_comm *c, unsigned t)
 
 static int member_box_set(struct nr_comm *c, unsigned t)
 {
-	char err[256];
+	char err[256], call[48];
 	json_t *msg, *rows;
 	json_int_t credits, key;
 	int ok;
@@ -240,15 +255,14 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 	json_decref(msg);
 	if (ok)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: opening the %s box job: rank 0 (%s): %s",
-			       c->rank, nr_elem_name(t), c->root, err);
+			       c->rank, nr_box_kind_name(t), c->root, err);
 	/* rank 0 waits up to timeout_ms for every rank, then for the box */
 	if (nr_link_recv(c, 0, nr_now_ms() + 3ull * c->cfg.timeout_ms, (void **)&msg, err,
 			 sizeof(err), nr_rdv_idle, c))
 		return nr_fail(c, strstr(err, "timeout") ? NR_ERR_TIMEOUT : NR_ERR_PEER,
 			       "rank %d: opening the %s box job: rank 0 (%s): %s (is every rank calling "
-			       "nr_allreduce with %s?)",
-			       c->rank, nr_elem_name(t), c->root, err,
-			       nr_dtype_name((enum nr_dtype)t));
+			       "%s?)",
+			       c->rank, nr_box_kind_name(t), c->root, err, opener(t, call));
 	if ((ok = nr_rdv_reply_ok(c, msg)))
 		return ok;
 	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "rows", &rows) ||
@@ -256,7 +270,7 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 	    json_array_size(rows) != (size_t)c->world) {
 		json_decref(msg);
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box table", c->rank,
-			       nr_elem_name(t));
+			       nr_box_kind_name(t));
 	}
 	for (int r = 0; r < c->world; r++)
 		if (r != c->rank &&
@@ -264,7 +278,7 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 				  &c->peers[r])) {
 			json_decref(msg);
 			return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box row %d",
-				       c->rank, nr_elem_name(t), r);
+				       c->rank, nr_box_kind_name(t), r);
 		}
 	c->box[t].credits = credits;
 	c->box[t].result_key = key;

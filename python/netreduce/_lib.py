@@ -158,6 +158,7 @@ def _bind(lib):
                                        ctypes.c_uint]),
         "nr_ring_allreduce": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
         "nr_reduce_scatter": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_int, c_int]),
+        "nr_allgather": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t]),
         "nr_comm_rank": (c_int, [c_void_p]),
         "nr_comm_world": (c_int, [c_void_p]),
         "nr_comm_credits": (ctypes.c_uint32, [c_void_p]),

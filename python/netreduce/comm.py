@@ -338,6 +338,24 @@ class Communicator:
             raise self.cfg.error(self.describe(count * self.world, dtype=dtype), rc,
                                  _lib.last_error(self._h))
 
+    def allgather(self, src, dst, nbytes):
+        """Every rank's nbytes bytes at address src to dst + rank x nbytes on every
+        rank (nr_allgather: through the box, byte for byte whatever they hold;
+        src may be dst + rank x nbytes).  Needs the box."""
+        for ptr in (src, dst):
+            if not isinstance(ptr, int) or isinstance(ptr, bool) or ptr <= 0:
+                raise ValueError(f"netreduce: allgather address {ptr!r} is not a buffer")
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
+            raise ValueError(f"netreduce: allgather nbytes {nbytes!r}: a count of bytes")
+        if self._h is None:
+            raise self.cfg.error(f"all_gather of {nbytes} bytes a rank", _lib.ERR_BROKEN,
+                                 "communicator closed")
+        self.seq += 1
+        rc = _lib.lib().nr_allgather(self._h, src, dst, nbytes)
+        if rc:
+            raise self.cfg.error(f"all_gather #{self.seq} of {nbytes} bytes a rank through the "
+                                 f"box at {self.switch}", rc, _lib.last_error(self._h))
+
     def stats(self):
         """libnetreduce's counters of this communicator (nr_comm_stats_ex) as a dict:
         box_calls, box_bytes, ring_calls, ring_bytes, failed_calls, busy_ns,

@@ -117,8 +117,12 @@ hosts3)
 		--bytes 12,4M --perf-args '--reduce-scatter'
 	run_check "reduce-scatter bf16, 3 hosts" 2 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
 		--bytes 6,1M --perf-args '--reduce-scatter --dtype bf16'
+	# nr_allgather: the box's job of reduce bor gives every rank's bytes back, -0.0
+	# and a signalling NaN among them; shares of odd byte counts (3, 33, 21,847)
+	run_check "all-gather, 3 hosts" 3 --hosts 3 --algo netreduce --iters 1 --warmup 1 \
+		--bytes 9,99,65541 --perf-args '--allgather'
 	pass "3 hosts, 6 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference;" \
-		"reduce-scatter's shares (fp32, bf16) too"
+		"reduce-scatter's shares (fp32, bf16) and all-gather's bytes too"
 	;;
 hosts4)
 	run_check "4 hosts" 5 --hosts 4 --algo netreduce --iters 1 --warmup 0 \

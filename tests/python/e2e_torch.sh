@@ -39,6 +39,9 @@
 #               hosts alone (NR_PRIO_BOX=0), with the box's order too, and without
 #               NR_PRIO_CLASSES=3: the input side's bucket's median latency
 #               must be lower with the classes (rank 0, per bucket)
+#   collectives FSDP's collectives on the backend, through the box: all-gathers of
+#               any type byte for byte, reduce-scatters' shares exact, each one
+#               counted through netreduce (tests/python/collectives.py)
 #   fail-nobox  NR_BOX points at a closed port: every rank raises at
 #               init_process_group, naming its rank, the job and the box
 #   fail-kill   SIGKILL rank 2 mid-training: the others raise within the
@@ -313,6 +316,24 @@ fail-stall)
 	kill -0 "${TB_LAUNCH_PIDS[1]}" 2>/dev/null || fail "the stalled rank 1 exited (it should sleep)"
 	check_failed stall "$t0" "$bound" "all_reduce #[0-9]+ .*waited for rank 1 \(alive, but its last collective is #[0-9]+" 0 2 3
 	pass "ranks 0, 2, 3 raised within ${bound} s, naming rank 1 as alive but no longer calling all_reduce"
+	;;
+collectives)
+	# FSDP's collectives through the box (tests/python/collectives.py): all-gathers
+	# of any type byte for byte, reduce-scatters' shares exact, each one counted
+	# through netreduce and the library
+	tb_launch coll 0 "$hosts" "${py[@]}" "$here/collectives.py"
+	tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
+	for ((r = 0; r < hosts; r++)); do
+		line=$(cat "$TB_RUNDIR/coll.out" "$TB_RUNDIR/coll.h$r.log" 2>/dev/null | sed -n 's/^RESULT //p' |
+			jq -c --argjson r "$r" 'select(.rank == $r)' 2>/dev/null || true)
+		if [ "${TB_RCS[$r]}" != 0 ] || [ -z "$line" ]; then
+			tail -n 20 "$TB_RUNDIR/coll.h$r.log" 2>/dev/null || true
+			fail "rank $r exited ${TB_RCS[$r]}: ${line:-no RESULT line}"
+		fi
+	done
+	sed -n 's/^RESULT //p' "$TB_RUNDIR/coll.out" | jq -c '{rank, issued, box_calls, netreduce}'
+	pass "4 ranks: all_gather_into_tensor (fp32 with -0.0, sNaN, Inf; bf16; uint8) and all_gather" \
+		"byte for byte, reduce_scatter_tensor (fp32 SUM, AVG; bf16) exact, all through the box"
 	;;
 *)
 	echo "e2e_torch.sh: unknown scenario $scenario" >&2

@@ -60,6 +60,25 @@ def flat_refusal(tensors, op, topology=False):
     return None
 
 
+def gather_refusal(tensors, topology=False):
+    """Why netreduce cannot all-gather into or from tensors (any type: bytes) on a
+    communicator with a box, or None: host tensors, dense and contiguous, one rank
+    a host (nr_allgather)."""
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
+            return "not a dense tensor: netreduce gathers dense buffers"
+        if t.device.type != "cpu":
+            return (f"a {t.device.type} tensor: netreduce gathers host tensors (its staging "
+                    "of GPU memory is the all-reduce's)")
+        if not t.is_contiguous():
+            return "not contiguous: netreduce gathers one flat buffer"
+    if topology:
+        return "hosts with several ranks or racks: netreduce gathers on one rank a host"
+    if len({t.dtype for t in tensors}) > 1:
+        return "tensors of several types"
+    return None
+
+
 def check(t, op, topology=False):
     """Raise TypeError or ValueError saying why netreduce cannot take t with op."""
     why = why_not(t, op, topology)

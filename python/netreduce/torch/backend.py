@@ -35,7 +35,7 @@ import torch
 import torch.distributed as dist
 
 from . import work as works
-from .accept import flat_refusal, refusal
+from .accept import flat_refusal, gather_refusal, refusal
 from .worker import Worker
 from .counters import STATS, kind
 
@@ -223,15 +223,78 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         return works.combine([self._reduce_scatter_base(o, i, opts)
                               for o, i in zip(outputs, inputs)], outputs)
 
+    def _gather(self, collective, output, input, result, then=None):
+        """All-gather of host tensor input into the flat host tensor output through
+        the box (nr_allgather: every rank's bytes back as they were), then(); or
+        (None, why) when netreduce cannot take it (accept.gather_refusal; why None:
+        no box, the group's all-gathers are Gloo's by design)."""
+        w = self._worker
+        if w.algo != "box":
+            return None, None
+        why = gather_refusal([output, input], w.comm.topology)
+        if why:
+            return None, why
+        raw, fut = w.request_allgather(input, output, kind=kind(collective, "-", input))
+
+        def finish(f):
+            f.value()
+            if then is not None:
+                then()
+            return result
+        return self._issued(works.Work(fut.then(finish), result, cause=raw)), None
+
     def _allgather_base(self, output, input, opts=None):
-        """all_gather_into_tensor: Gloo's all-gather into views of output (Gloo
-        has no _allgather_base of its own on torch 1.13 and 2.6)."""
+        """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal),
+        else Gloo's all-gather into views of output (Gloo has no _allgather_base of its
+        own on torch 1.13 and 2.6), counted with why."""
         if output.numel() != input.numel() * self.size() or not output.is_contiguous():
             raise ValueError(f"all_gather_into_tensor: the output must be contiguous with "
                              f"{self.size()} x {input.numel()} elements, it has {output.numel()}")
+        work, why = self._gather("allgather_into_tensor", output.view(-1),
+                                 input.contiguous().view(-1), [output])
+        if work is not None:
+            return work
         views = list(output.view(-1).split(input.numel()))
         return self._to_gloo("allgather_into_tensor",
-                             lambda: self._gloo.allgather([views], [input.reshape(-1)]))
+                             lambda: self._gloo.allgather([views], [input.reshape(-1)]),
+                             (kind("allgather_into_tensor", "-", input),
+                              output.numel() * output.element_size(), why) if why else None)
+
+    def _gloo_allgather(self, output_tensors, input_tensors, opts):
+        if opts is None:
+            return self._gloo.allgather(output_tensors, input_tensors)
+        return self._gloo.allgather(output_tensors, input_tensors, opts)
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        """all_gather (the list form): through the box into one buffer, then each
+        rank's part into its tensor; else Gloo's, counted with why."""
+        why = None
+        if self._worker.algo != "box":   # no box: the group's all-gathers are Gloo's
+            return self._to_gloo("allgather", lambda: self._gloo_allgather(output_tensors,
+                                                                           input_tensors, opts))
+        if len(output_tensors) != 1 or len(input_tensors) != 1 or \
+                len(output_tensors[0]) != self.size():
+            why = "a list of several devices' tensors: netreduce gathers one"
+        else:
+            outs, x = output_tensors[0], input_tensors[0]
+            if any(o.numel() != x.numel() or o.dtype != x.dtype for o in outs):
+                why = "outputs of another size or type than the input"
+            else:
+                flat = torch.empty(x.numel() * self.size(), dtype=x.dtype)
+
+                def scatter():
+                    for o, part in zip(outs, flat.split(x.numel())):
+                        o.copy_(part.view_as(o))
+                work, why = self._gather("allgather", flat, x.contiguous().view(-1),
+                                         output_tensors, scatter)
+                if work is not None:
+                    return work
+        t = input_tensors[0] if input_tensors else torch.empty(0)
+        return self._to_gloo("allgather",
+                             lambda: self._gloo_allgather(output_tensors, input_tensors, opts),
+                             (kind("allgather", "-", t),
+                              sum(o.numel() * o.element_size() for ol in output_tensors
+                                  for o in ol), why) if why else None)
 
     def allgather_into_tensor_coalesced(self, outputs, inputs, opts=None):
         return works.combine([self._allgather_base(o, i) for o, i in zip(outputs, inputs)],
@@ -259,7 +322,7 @@ def _delegated(name):
     return method
 
 
-for _name in ("broadcast", "allgather", "allgather_coalesced", "gather",
+for _name in ("broadcast", "allgather_coalesced", "gather",
               "scatter", "reduce", "alltoall_base", "alltoall", "send", "recv",
               "recv_anysource", "barrier", "monitored_barrier"):
     if hasattr(ProcessGroupGloo, _name):

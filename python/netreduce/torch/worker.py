@@ -195,6 +195,23 @@ class Worker:
             self._q.put(_Req(tensor, op, False, raw, kind, None, False, None, None, now(), out))
         return raw, raw.then(_value)
 
+    def request_allgather(self, tensor, out, kind=None):
+        """Queue an all-gather of host tensor (this rank's bytes) into out (world x
+        its bytes; accept.gather_refusal says what it takes): Communicator.allgather.
+        Returns (raw, fut) as request(), the future's value out."""
+        nbytes = tensor.numel() * tensor.element_size()
+        if out.numel() * out.element_size() != nbytes * self.world:
+            raise ValueError(f"netreduce: all-gather of {nbytes} bytes a rank into "
+                             f"{out.numel() * out.element_size()}: expected {self.world} x "
+                             f"{nbytes}")
+        raw = torch.futures.Future()
+        if self.closed:
+            raw.set_exception(self.failed("all_gather", "the netreduce worker is closed"))
+        else:
+            self._q.put(_Req(tensor, "GATHER", False, raw, kind, None, False, None, None, now(),
+                             out))
+        return raw, raw.then(_value)
+
     def submit(self, tensor, op="SUM", as_list=True, kind=None, tolerant=False, cls=None,
                bucket=None):
         """request(), the future for C++ and Python waiters alike."""
@@ -296,7 +313,14 @@ class Worker:
         try:
             divide = self.world if r.op == "AVG" else None
             lib_op = "max" if r.op == "MAX" else "sum"
-            if r.out is not None:
+            if r.op == "GATHER":
+                if self.watch:
+                    self.watch.started(self.comm.seq + 1)
+                self.comm.allgather(r.tensor.data_ptr(), r.out.data_ptr(),
+                                    r.tensor.numel() * r.tensor.element_size())
+                if self.watch:
+                    self.watch.finished()
+            elif r.out is not None:
                 if self.watch:
                     self.watch.started(self.comm.seq + 1)
                 self.comm.reduce_scatter(r.tensor.data_ptr(), r.out.data_ptr(), r.out.numel(),
