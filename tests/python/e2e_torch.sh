@@ -39,6 +39,8 @@
 #               hosts alone (NR_PRIO_BOX=0), with the box's order too, and without
 #               NR_PRIO_CLASSES=3: the input side's bucket's median latency
 #               must be lower with the classes (rank 0, per bucket)
+#   train-fsdp  FSDP (CPU, torch 2.x) through the box and on Gloo: every
+#               collective through libnetreduce, the losses Gloo's within 1e-4
 #   collectives FSDP's collectives on the backend, through the box: all-gathers of
 #               any type byte for byte, reduce-scatters' shares exact, each one
 #               counted through netreduce (tests/python/collectives.py)
@@ -316,6 +318,35 @@ fail-stall)
 	kill -0 "${TB_LAUNCH_PIDS[1]}" 2>/dev/null || fail "the stalled rank 1 exited (it should sleep)"
 	check_failed stall "$t0" "$bound" "all_reduce #[0-9]+ .*waited for rank 1 \(alive, but its last collective is #[0-9]+" 0 2 3
 	pass "ranks 0, 2, 3 raised within ${bound} s, naming rank 1 as alive but no longer calling all_reduce"
+	;;
+train-fsdp)
+	# FSDP (FullyShardedDataParallel, CPU: torch 2.x) through the box, then on Gloo:
+	# every collective FSDP issues reaches libnetreduce (none delegated, none
+	# Gloo's but what c10d does itself), and the losses follow Gloo's within
+	# float tolerance (the box sums in rank order, Gloo in its own)
+	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
+	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
+	fsdp_run() {
+		tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$1" 8
+		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 && { show_logs "$1"; fail "$1: a rank failed"; }
+		sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
+	}
+	nr=$(fsdp_run netreduce)
+	gl=$(fsdp_run gloo)
+	echo "netreduce: $(jq -c '{losses, netreduce, gloo, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses}' <<< "$gl")"
+	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
+	for k in allgather reduce_scatter; do   # FSDP on the CPU gathers with the list form
+		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -gt 0 ] ||
+			fail "no $k through netreduce: $(jq -c .netreduce <<< "$nr")"
+	done
+	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
+		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
+		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
+	pass "FSDP, 8 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
+		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated," \
+		"losses within 1e-4 of Gloo's"
 	;;
 collectives)
 	# FSDP's collectives through the box (tests/python/collectives.py): all-gathers
