@@ -24,6 +24,14 @@ contributions rounded to the type, all-reduced as it (Gloo's ring rounds at
 every hop), bytes = elements x 2; --check then allows the ring's roundings,
 world x 2^-7 (bf16) or 2^-10 (fp16) of the sum of |contributions|.
 
+--allgather, --reduce-scatter (as nr-allreduce-perf's): all_gather (into views
+of one tensor: Gloo has no all_gather_into_tensor on 1.13 and 2.6) and
+reduce_scatter_tensor (where Gloo has none, all_reduce and the share, as its
+users do: "via":"all_reduce") of each size (the bytes gathered, or the input),
+cut to a multiple of the ranks; busbw = algbw * (N-1)/N; "coll" in the JSON.
+--check: an all-gather must give every rank's bytes, a reduce-scatter's share
+is held to the all-reduce's tolerance.
+
 Exit: 0 all right, 1 some element wrong, 2 error.
 """
 import argparse
@@ -84,6 +92,90 @@ def wrong_elements(got, root_got, world, dtype):
     return int(off.sum())
 
 
+def allreduce(o, send, world):
+    """all_reduce of send: the median time of one call, and (--check) the wrong
+    elements over all ranks (rank 0's count)."""
+    import torch
+    import torch.distributed as dist
+    buf = send.clone()
+    for _ in range(o.warmup):
+        buf.copy_(send)
+        dist.all_reduce(buf)
+    dist.barrier()
+    t = []
+    for _ in range(o.iters):
+        buf.copy_(send)
+        t0 = time.monotonic()
+        dist.all_reduce(buf)
+        t.append(time.monotonic() - t0)
+    wrong = 0
+    if o.check:
+        root_got = buf.clone()
+        dist.broadcast(root_got, 0)
+        w = torch.tensor([wrong_elements(buf, root_got, world, o.dtype)], dtype=torch.int64)
+        dist.reduce(w, 0)
+        wrong = int(w.item())
+    return statistics.median(t), wrong
+
+
+def collective(o, send, rank, world):
+    """--allgather or --reduce-scatter of send (count elements, a multiple of world):
+    the median time of one call, and (--check) the wrong elements over all ranks."""
+    import torch
+    import torch.distributed as dist
+    share = send.numel() // world
+    if o.allgather:   # into views of out: Gloo has no all_gather_into_tensor on 1.13 and 2.6
+        mine, out = send[rank * share:(rank + 1) * share].clone(), torch.empty_like(send)
+        views = list(out.split(share))
+        call = lambda: dist.all_gather(views, mine)   # noqa: E731
+    else:
+        out = torch.empty(share, dtype=send.dtype)
+        call = lambda: dist.reduce_scatter_tensor(out, send)   # noqa: E731
+        try:
+            call()
+        except RuntimeError:   # a Gloo without reduce-scatter: what its users do instead
+            buf = send.clone()
+
+            def call():
+                buf.copy_(send)
+                dist.all_reduce(buf)
+                out.copy_(buf[rank * share:(rank + 1) * share])
+            o.gloo_rs = "all_reduce"
+    for _ in range(o.warmup):
+        call()
+    dist.barrier()
+    t = []
+    for _ in range(o.iters):
+        t0 = time.monotonic()
+        call()
+        t.append(time.monotonic() - t0)
+    wrong = 0
+    if o.check:
+        if o.allgather:   # every rank's share of its own contributions, as they were
+            want = torch.cat([contributions(r, send.numel(), o.dtype)[r * share:(r + 1) * share]
+                              for r in range(world)])
+            bad = int((out.view(-1).view(torch.uint8) != want.view(torch.uint8)).sum())
+        else:
+            bad = wrong_share(out, rank, share, world, o.dtype)
+        w = torch.tensor([bad], dtype=torch.int64)
+        dist.all_reduce(w)
+        wrong = int(w.item())
+    return statistics.median(t), wrong
+
+
+def wrong_share(got, rank, share, world, dtype):
+    """wrong_elements() of a reduce-scatter's share (no result of rank 0's to hold it to)."""
+    g = got.double().numpy()
+    ref = np.zeros(g.shape, dtype=np.float32)
+    mag = np.zeros(g.shape, dtype=np.float64)
+    for r in range(world):
+        v = contributions(r, share * world, dtype).float().numpy()[rank * share:(rank + 1) * share]
+        ref += v
+        mag += np.abs(v.astype(np.float64))
+    tol = REL_TOL if dtype == "fp32" else world * DTYPES[dtype][1]
+    return int((np.abs(g - ref.astype(np.float64)) > tol * mag + 1e-30).sum())
+
+
 def main():
     ap = argparse.ArgumentParser(description="torch.distributed all_reduce on Gloo, "
                                  "as nr-allreduce-perf measures netreduce")
@@ -95,11 +187,13 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--dtype", choices=tuple(DTYPES), default="fp32")
+    coll = ap.add_mutually_exclusive_group()
+    coll.add_argument("--allgather", action="store_true")
+    coll.add_argument("--reduce-scatter", action="store_true")
     o = ap.parse_args()
     if o.iters < 1 or o.warmup < 0 or o.stepfactor <= 1:
         ap.error("--iters >= 1, --warmup >= 0, -f > 1")
 
-    import torch
     import torch.distributed as dist
 
     dist.init_process_group("gloo", init_method="env://")
@@ -109,35 +203,26 @@ def main():
     size = max(es, o.minbytes)
     while True:   # every size from -b, times -f, up to -e inclusive
         count = size // es
+        if o.allgather or o.reduce_scatter:   # a whole share a rank
+            count = max(world, count // world * world)
         send = contributions(rank, count, o.dtype)
-        buf = send.clone()
-        for _ in range(o.warmup):
-            buf.copy_(send)
-            dist.all_reduce(buf)
-        dist.barrier()
-        t = []
-        for _ in range(o.iters):
-            buf.copy_(send)
-            t0 = time.monotonic()
-            dist.all_reduce(buf)
-            t.append(time.monotonic() - t0)
-        med = statistics.median(t)
-        wrong = 0
-        if o.check:
-            root_got = buf.clone()
-            dist.broadcast(root_got, 0)
-            w = torch.tensor([wrong_elements(buf, root_got, world, o.dtype)], dtype=torch.int64)
-            dist.reduce(w, 0)
-            wrong = int(w.item())
+        if o.allgather or o.reduce_scatter:
+            med, wrong = collective(o, send, rank, world)
+        else:
+            med, wrong = allreduce(o, send, world)
         if rank == 0:
             nbytes = count * es
             algbw = nbytes / med / 1e9
-            busbw = algbw * 2 * (world - 1) / world
+            busbw = algbw * (1 if o.allgather or o.reduce_scatter else 2) * (world - 1) / world
             if o.json:
-                print(json.dumps({"algo": "gloo", "dtype": o.dtype, "ranks": world, "bytes": nbytes,
-                                  "time_us": round(med * 1e6, 2), "algbw_gbps": algbw,
-                                  "busbw_gbps": busbw, "wrong": wrong},
-                                 separators=(",", ":")), flush=True)
+                row = {"algo": "gloo", "dtype": o.dtype, "ranks": world, "bytes": nbytes,
+                       "time_us": round(med * 1e6, 2), "algbw_gbps": algbw,
+                       "busbw_gbps": busbw, "wrong": wrong}
+                if o.allgather or o.reduce_scatter:
+                    row["coll"] = "allgather" if o.allgather else "reduce_scatter"
+                if getattr(o, "gloo_rs", None):   # how this Gloo reduce-scattered
+                    row["via"] = o.gloo_rs
+                print(json.dumps(row, separators=(",", ":")), flush=True)
             else:
                 print(f"{nbytes:12d} {count:12d} {med * 1e6:12.2f} {algbw:12.4f} "
                       f"{busbw:12.4f} {wrong:8d}", flush=True)
