@@ -326,8 +326,17 @@ static uint8_t ready_cls(const struct agg_job *j)
 __attribute__((noinline))
 static void emit_deferred(struct agg_engine *e, uint64_t now_ns)
 {
-	unsigned n = e->nready;
+	unsigned n = 0;
 
+	/* a job a later frame of the burst failed has no slots left: out first */
+	for (unsigned a = 0; a < e->nready; a++) {
+		struct agg_job *j = e->ready[a];
+
+		if (j->state == NR_JOB_ACTIVE)
+			e->ready[n++] = j;
+		else
+			j->ready = 0;
+	}
 	/* insertion sort, highest class first; a stable order among equals */
 	for (unsigned a = 1; a < n; a++) {
 		struct agg_job *j = e->ready[a];

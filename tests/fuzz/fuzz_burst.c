@@ -29,8 +29,8 @@
  *           bit 3 | streaming bit 4 | two channels bit 5 | MACs, UDP source
  *           ports and P_Key registered bit 6 | result key bit 7; b1 packets
  *           per message 1..3 | last packet's length | hosts address the box's
- *           MAC (they route through it) bit 6 | reduce max bit 7; b2 initial
- *           PSNs (near the 24-bit wrap with bit 7)
+ *           MAC (they route through it) bit 6 | reduce max bit 7 (bor with
+ *           b2's bit 0); b2 initial PSNs (near the 24-bit wrap with bit 7)
  *   op & 7 == 5   clock step (100 us or 10 ms units), every engine polled
  *   op & 7 == 6   job control: delete / re-add, add the same id again, add
  *                 another id over the same connections, status
@@ -275,7 +275,7 @@ static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_
 	s->pool_msgs = 2 + 2 * ((b0 >> 3) & 1);
 	s->timeout_ms = 50;
 	s->mode = (b0 >> 4) & 1 ? NR_SUM_STREAMING : NR_SUM_ORDERED;
-	s->reduce = (b1 >> 7) & 1 ? NR_REDUCE_MAX : NR_REDUCE_SUM;
+	s->reduce = !((b1 >> 7) & 1) ? NR_REDUCE_SUM : (b2 & 1) ? NR_REDUCE_BOR : NR_REDUCE_MAX;
 	s->result_key = (b0 >> 7) & 1 ? 0x5A5A0000u | k : 0;
 	s->pkey = j->strict ? (uint16_t)(0x8010 + k) : 0;
 	if (prio) {
