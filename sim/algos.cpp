@@ -67,8 +67,9 @@ Group ring_group(const std::vector<int> &members, double data)
 }
 
 /* One box job: every member streams `data` bytes to the box of group k and
- * gets the sum back on its own connection, packet by packet, all at once. */
-Group box_group(const std::vector<int> &members, int k, double data)
+ * gets the sum back on its own connection, packet by packet, all at once;
+ * `channels` of the box's (0: box.channels). */
+Group box_group(const std::vector<int> &members, int k, double data, int channels = 0)
 {
 	Group g;
 	for (int r : members) {
@@ -76,7 +77,29 @@ Group box_group(const std::vector<int> &members, int k, double data)
 		g.flows.push_back({box_ep(k), r, data});
 	}
 	g.box_jobs.push_back(k);
+	g.box_channels.push_back(channels);
 	return g;
+}
+
+/* Striping (NR_BOX's list of K boxes): the job's channels go to the boxes in
+ * turn (channel c to box c mod K), each box a box job of its channels that
+ * sums their messages, 1/K of every message.  With box.channels "auto" (one a
+ * worker) each box has a channel a worker of its own and 1/K of the data;
+ * with C channels box k has the n_k of them c = k mod K and n_k / C of it (a
+ * box without a channel: nothing).  One box job a box: its members stream
+ * their share to it and get the sum back, the K jobs at once. */
+std::vector<Group> striped_groups(const Cluster &c, const std::vector<int> &members, int g0, double data)
+{
+	std::vector<Group> out;
+	int k_all = c.box.stripes, ch = c.box.channels;
+	for (int k = 0; k < k_all; k++) {
+		int n = ch > 0 ? ch / k_all + (k < ch % k_all) : 0;
+		if (ch > 0 && n == 0)
+			continue;
+		double share = ch > 0 ? double(n) / ch : 1.0 / k_all;
+		out.push_back(box_group(members, stripe_box(c, g0, k), data * share, n));
+	}
+	return out;
 }
 
 /* Inside every host of the job: local rank p reads share p (data/G) from each
@@ -284,8 +307,54 @@ Algo spine(const Cluster &c, const Job &job, double s)
 	return a;
 }
 
-/* Every algorithm one job can run. */
-std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s)
+/* The box algorithms striped over box.stripes boxes (striped_groups), on the
+ * job's one box and K - 1 more on its ToR: `striped` as box (every rank S/K
+ * to each box), `striped-hier` as hier (the local sums' S/K to each box),
+ * `striped-parallel` as parallel (each local rank's share, S/G, split S/(G K)
+ * to each box: G x K box jobs, G a box). */
+Algo striped(const Cluster &c, const Job &job, double s)
+{
+	int k = flat_box(c, job);
+	Algo a{"striped", "every rank over " + std::to_string(c.box.stripes) + " boxes (NR_BOX's list)", true, false, {}};
+	std::vector<int> all;
+	for (int r = job.first * c.gpus; r < (job.first + job.count) * c.gpus; r++)
+		all.push_back(r);
+	a.phases.push_back({"through " + std::to_string(c.box.stripes) + " boxes", striped_groups(c, all, k, s)});
+	return a;
+}
+
+Algo striped_hier(const Cluster &c, const Job &job, double s)
+{
+	Algo a = hier(c, job, s);
+	a.name = "striped-hier";
+	a.about = "hierarchical, the local sums over " + std::to_string(c.box.stripes) + " boxes";
+	std::vector<int> leaders;
+	for (int h = job.first; h < job.first + job.count; h++)
+		leaders.push_back(rank_of(c, h, 0));
+	a.phases[1] = {"through " + std::to_string(c.box.stripes) + " boxes",
+		       striped_groups(c, leaders, flat_box(c, job), s)};
+	return a;
+}
+
+Algo striped_parallel(const Cluster &c, const Job &job, double s)
+{
+	Algo a = parallel(c, job, s);
+	a.name = "striped-parallel";
+	a.about = "parallel, each local rank's share over " + std::to_string(c.box.stripes) + " boxes";
+	Phase boxes{"through " + std::to_string(c.box.stripes) + " boxes, " + std::to_string(c.gpus) + " jobs each", {}};
+	for (int p = 0; p < c.gpus; p++) {
+		std::vector<int> col;
+		for (int h = job.first; h < job.first + job.count; h++)
+			col.push_back(rank_of(c, h, p));
+		for (Group &g : striped_groups(c, col, flat_box(c, job), s / c.gpus))
+			boxes.groups.push_back(g);
+	}
+	a.phases[1] = boxes;
+	return a;
+}
+
+/* Every algorithm one job can run (the striped ones with `with_striped`). */
+std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s, bool with_striped)
 {
 	std::vector<Algo> all;
 	all.push_back(ring(c, job, s));
@@ -296,6 +365,13 @@ std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s)
 		if (c.gpus > 1) {
 			all.push_back(hier(c, job, s));
 			all.push_back(parallel(c, job, s));
+		}
+		if (with_striped) {
+			all.push_back(striped(c, job, s));
+			if (c.gpus > 1) {
+				all.push_back(striped_hier(c, job, s));
+				all.push_back(striped_parallel(c, job, s));
+			}
 		}
 	}
 	if (job.groups.size() > 1) {
@@ -310,11 +386,18 @@ std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s)
 
 } /* namespace */
 
+int stripe_box(const Cluster &c, int g, int k)
+{
+	return k == 0 ? g : c.groups() + 1 + g * (c.box.stripes - 1) + k - 1;
+}
+
 int endpoint_rack(const Cluster &c, int ep)
 {
 	if (!is_box(ep))
 		return c.rack_of_host(ep / c.gpus);
 	int g = box_group_of(ep);
+	if (g > c.groups())     /* a stripe's box, on its job's box's ToR */
+		return c.group_rack[(g - c.groups() - 1) / std::max(1, c.box.stripes - 1)];
 	return g < c.groups() ? c.group_rack[g] : c.racks();
 }
 
@@ -332,9 +415,12 @@ double cross_rack_bytes(const Cluster &c, const Algo &a)
 std::vector<Algo> build_algos(const Cluster &c, double bytes, const std::vector<std::string> &only)
 {
 	double s = bytes * c.elem_scale();
-	std::vector<Algo> all = job_algos(c, make_job(c, 0), s);
+	bool with_striped = c.box.stripes > 1 || std::any_of(only.begin(), only.end(), [](const std::string &n) {
+		return n.rfind("striped", 0) == 0;
+	});
+	std::vector<Algo> all = job_algos(c, make_job(c, 0), s, with_striped);
 	for (int j = 1; j < c.jobs; j++) {      /* the jobs side by side, phase by phase */
-		std::vector<Algo> more = job_algos(c, make_job(c, j), s), kept;
+		std::vector<Algo> more = job_algos(c, make_job(c, j), s, with_striped), kept;
 		for (Algo &a : all) {
 			auto it = std::find_if(more.begin(), more.end(), [&](const Algo &b) { return b.name == a.name; });
 			if (it == more.end() || it->phases.size() != a.phases.size())

@@ -12,7 +12,9 @@
  *
  * Endpoints: rank r (0 .. ranks-1, host by host, rack by rack) is r; the box
  * of group g (Cluster::group_first) is box_ep(g), a box at the spine
- * box_ep(groups).
+ * box_ep(groups); with box.stripes K > 1 the K - 1 more boxes a job whose box
+ * is group g's stripes over are box_ep(stripe_box(c, g, k)), k = 1 .. K-1,
+ * on group g's ToR.
  */
 #ifndef NR_SIM_ALGOS_HPP
 #define NR_SIM_ALGOS_HPP
@@ -39,6 +41,7 @@ struct Group {
 	double fill = 0;        /* pipeline fill a pipelined group adds once (the tree) */
 	int cost_steps = -1;    /* step costs (Cluster::step_lo..hi) it pays; -1: steps */
 	std::vector<int> box_jobs;   /* a box's group index for each box job in it */
+	std::vector<int> box_channels;  /* each box job's channels (0 or absent: box.channels) */
 
 	int costs() const { return cost_steps >= 0 ? cost_steps : steps; }
 };
@@ -49,7 +52,8 @@ struct Phase {
 };
 
 struct Algo {
-	std::string name;       /* ring, tree, box, hier, parallel, racks, spine */
+	std::string name;       /* ring, tree, box, hier, parallel, racks, spine, striped, striped-hier,
+	                         * striped-parallel */
 	std::string about;
 	bool library = true;    /* the host library runs it (false: the model's extension) */
 	bool baseline = false;  /* NCCL's (ring, tree): GPU memory, the GPUs' intra path, no staging */
@@ -67,6 +71,11 @@ double cross_rack_bytes(const Cluster &c, const Algo &a);
 
 /* The rack of an endpoint (the spine's box: racks()). */
 int endpoint_rack(const Cluster &c, int ep);
+
+/* The box (a group index for box_ep) of stripe k (0 .. box.stripes-1) of a
+ * job whose one box is group g's: k = 0 that box, k > 0 one more box on the
+ * same ToR. */
+int stripe_box(const Cluster &c, int g, int k);
 
 } /* namespace nrsim */
 

@@ -79,15 +79,19 @@ double Cluster::port_bw() const
 
 int Cluster::box_workers_used(int box_jobs) const
 {
-	int ch = box.channels > 0 ? box.channels : box.workers;
-	return std::max(1, std::min(box.workers, box_jobs * ch));
+	return std::max(1, std::min(box.workers, box_jobs * box_channels()));
 }
 
 double Cluster::box_cpu(int box_jobs) const
 {
+	return box_cpu_channels(box_jobs * box_channels());
+}
+
+double Cluster::box_cpu_channels(int channels) const
+{
 	if (box.wire)
 		return 0;
-	return box.rates.gbps(box_workers_used(box_jobs), mtu, dtype) * 1e9 / 8;
+	return box.rates.gbps(std::max(1, std::min(box.workers, channels)), mtu, dtype) * 1e9 / 8;
 }
 
 std::string Cluster::box_text() const
@@ -109,6 +113,8 @@ std::string Cluster::box_text() const
 	}
 	if (box.hosts_per_box > 0)
 		s += ", one a group of " + std::to_string(box.hosts_per_box) + " hosts";
+	if (box.stripes > 1)
+		s += "; striped over " + std::to_string(box.stripes) + " such boxes";
 	return s;
 }
 
@@ -258,16 +264,17 @@ static Box box_from_json(const nlohmann::json &j, const std::string &dir)
 		throw std::invalid_argument("box: \"wire\" (no limit of its own) or a server: {\"workers\": 8, "
 					    "\"ports\": 2, \"port_speed\": \"100Gbps\", ...} (sim/README.md)");
 	static const std::set<std::string> known = {"mode", "workers", "channels", "ports", "port_speed", "per",
-						     "rates"};
+						     "rates", "stripes"};
 	for (const auto &kv : v.items())
 		if (!known.count(kv.key()))
 			throw std::invalid_argument("box: unknown field \"" + kv.key() +
-						    "\" (mode, workers, channels, ports, port_speed, per, rates)");
+						    "\" (mode, workers, channels, ports, port_speed, per, rates, stripes)");
 	std::string mode = choice_field(v, "mode", "one-armed", {"one-armed", "switch"});
 	b.one_armed = mode == "one-armed";
 	try {
 		b.workers = int_field(v, "workers", b.workers, 1, 4096);
 		b.ports = int_field(v, "ports", b.ports, 1, 64);
+		b.stripes = int_field(v, "stripes", b.stripes, 1, 1024);
 	} catch (const std::invalid_argument &e) {
 		throw std::invalid_argument(std::string("box.") + e.what());
 	}

@@ -29,6 +29,7 @@ struct Box {
 	int ports = 1;                 /* one-armed: NIC ports */
 	double port_speed = 0;         /* a port, each way (0: the host link's) */
 	int hosts_per_box = 0;         /* a box per group of this many hosts (0: a box a rack) */
+	int stripes = 1;               /* boxes a job's box algorithms stripe over (NR_BOX's list) */
 	std::string rates_path;        /* nr-bench-switch --json file */
 	BoxRates rates;                /* read from rates_path */
 };
@@ -80,8 +81,10 @@ struct Cluster {
 	double elem_scale() const { return dtype == "fp32" ? 1.0 : 0.5; }
 	double wire() const { return double(mtu + header_bytes) / mtu; }
 	double port_bw() const;        /* a box's port side, each way, bytes/s (0: unbounded) */
+	int box_channels() const { return box.channels > 0 ? box.channels : box.workers; }
 	int box_workers_used(int box_jobs) const;
 	double box_cpu(int box_jobs) const;    /* payload bytes/s a box sums (0: unbounded) */
+	double box_cpu_channels(int channels) const;   /* the same, its jobs' channels together */
 	std::string box_text() const;
 	void make_groups();            /* from rack_hosts and box.hosts_per_box */
 };

@@ -42,8 +42,9 @@ Evaluation evaluate(const Cluster &c, double bytes, const std::vector<std::strin
 	for (const Algo &a : algos)
 		any = any || std::find(only.begin(), only.end(), a.name) != only.end();
 	if (!any)
-		throw std::invalid_argument("none of --algo runs on this cluster (box, hier, parallel need a box; "
-					    "hier, parallel several GPUs a host; racks, spine several box groups)");
+		throw std::invalid_argument("none of --algo runs on this cluster (box, hier, parallel, striped* need a box; "
+					    "hier, parallel, striped-hier, striped-parallel several GPUs a host; racks, spine "
+					    "several box groups)");
 	std::vector<AlgoTime> times = simulate(c, algos, bytes);
 	for (size_t i = 0; i < algos.size(); i++)
 		ev.rows.push_back({algos[i].name, algos[i].about, algos[i].library, algos[i].baseline, times[i],

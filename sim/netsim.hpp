@@ -6,9 +6,9 @@
  * rate it reads what the other ranks of its host wrote), every host (machine)
  * a link up and a link down to its ToR, every rack a link up and down to the
  * spine, every box a port up and down on its ToR (the spine's box on the
- * spine), and every box a core link its inbound flows cross: what its
- * workers sum (Cluster::box_cpu, set phase by phase for the box jobs the phase
- * runs on it).  A flow between two hosts crosses up(src NIC), [ToR up, ToR
+ * spine, a striped job's boxes on its one box's ToR), and every box a core
+ * link its inbound flows cross: what its workers sum (Cluster::box_cpu, set
+ * phase by phase for the channels of the box jobs the phase runs on it).  A flow between two hosts crosses up(src NIC), [ToR up, ToR
  * down when the racks differ], down(dst NIC); one inside a host the
  * destination's intra link (the GPUs' for the baselines, the library's
  * shared memory for the rest).  A flow that crosses a NIC carries

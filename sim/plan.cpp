@@ -10,7 +10,8 @@
  * every algorithm on SimGrid (a band: the step cost's low and high end), its
  * algorithm and bus bandwidth, the speedup over the best baseline (NCCL's
  * tuner's pick); with --deploy the racks algorithm with boxes in 0..R racks;
- * with --size how many box servers the cluster needs (sizing.hpp).
+ * with --size how many box servers the cluster needs (sizing.hpp), and how
+ * many striped ones (striped.hpp).
  */
 #include <algorithm>
 #include <cerrno>
@@ -32,12 +33,14 @@
 #include "nccl.hpp"
 #include "netsim.hpp"
 #include "sizing.hpp"
+#include "striped.hpp"
 
 using namespace nrsim;
 
 namespace {
 
-const char *kAlgos[] = {"ring", "tree", "box", "hier", "parallel", "racks", "spine"};
+const char *kAlgos[] = {"ring", "tree", "box", "hier", "parallel", "racks", "spine", "striped", "striped-hier",
+			"striped-parallel"};
 
 void usage(FILE *f)
 {
@@ -45,8 +48,10 @@ void usage(FILE *f)
 	      "       netreduce-plan --trees N   (NCCL's double binary tree over N hosts, JSON lines)\n"
 	      "  --bytes LIST     fp32 gradient bytes per rank, e.g. 100M,1G (default 100M);\n"
 	      "                   dtype bf16/fp16 in the file moves half of them\n"
-	      "  --algo LIST      of ring, tree, box, hier, parallel, racks, spine (default:\n"
-	      "                   all the cluster can run; the baselines ring and tree always run)\n"
+	      "  --algo LIST      of ring, tree, box, hier, parallel, racks, spine, striped,\n"
+	      "                   striped-hier, striped-parallel (default: all the cluster can\n"
+	      "                   run, the striped ones where box.stripes > 1; the baselines\n"
+	      "                   ring and tree always run)\n"
 	      "  --set KEY=VALUE  override a field of the file (repeatable): --set intra=100GBps,\n"
 	      "                   --set latency.nic=5us, --set box.workers=4, --set box=wire\n"
 	      "  --variant NAME   only this variant of the file's \"variants\" (\"base\": none)\n"
@@ -55,6 +60,11 @@ void usage(FILE *f)
 	      "  --factor F       by this factor (with --size; default 1.5)\n"
 	      "  --max-cores N    the most workers a box server runs (with --size; default 64)\n"
 	      "  --max-ports N    the most NIC ports it has (with --size; default 8)\n"
+	      "  --max-stripes N  the most servers a job stripes over (with --size; default\n"
+	      "                   128; 0: no striped search)\n"
+	      "  --stripes-only   with --size, only the striped search\n"
+	      "  --fixed-server   with --size, striped servers of --max-cores and --max-ports\n"
+	      "                   only (no search for fewer; none: no 95% search)\n"
 	      "  --json           JSON lines instead of tables\n"
 	      "The cluster file's fields: sim/README.md.  Times come from SimGrid's\n"
 	      "flow-level network model (CM02, max-min sharing) with the algorithms' phases\n"
@@ -262,6 +272,98 @@ void print_size(const Cluster &c, const SizeAnswer &a, bool as_json, const std::
 	}
 }
 
+/* What bounds the most striping reaches: the largest part of its time. */
+const char *stripe_bound(const StripeAnswer &a)
+{
+	double parts[] = {a.t_staging, a.t_local, a.t_nics, a.t_fabric, a.t_rest};
+	const char *names[] = {"staging", "the local phases", "the hosts' NICs", "the ToR uplinks",
+			       "latency, windows and step costs"};
+	return names[std::max_element(parts, parts + 5) - parts];
+}
+
+void print_stripes(const Cluster &c, const StripeAnswer &a, bool as_json, const std::string &cname,
+		   const std::string &variant)
+{
+	double port = (c.box.port_speed > 0 ? c.box.port_speed : c.nic) * 8 / 1e9;
+	auto cfg = [&](const StripeRow &r) {
+		char b[96];
+		if (r.wire)
+			return std::string("no limit (the hosts' side alone)");
+		if (r.ports > 0)
+			snprintf(b, sizeof b, "%d cores, %d x %.4g Gbit/s", r.workers, r.ports, port);
+		else
+			snprintf(b, sizeof b, "%d cores", r.workers);
+		return std::string(b);
+	};
+	const StripeRow *ans = a.answer >= 0 ? &a.rows[a.answer] : nullptr;
+	const StripeRow *near = a.approach >= 0 ? &a.rows[a.approach] : nullptr;
+	const StripeRow *best = nullptr;        /* the fastest server row */
+	for (const StripeRow &r : a.rows)
+		if (!r.wire && (!best || r.lo < best->lo))
+			best = &r;
+	if (as_json) {
+		for (const StripeRow &r : a.rows)
+			std::cout << nlohmann::json({{"cluster", cname}, {"variant", variant}, {"kind", "stripes"},
+				  {"role", r.role}, {"bytes", a.bytes}, {"factor", a.factor}, {"stripes", r.stripes},
+				  {"servers", r.servers}, {"wire", r.wire}, {"workers", r.workers}, {"ports", r.ports},
+				  {"algo", r.algo}, {"seconds", r.lo}, {"seconds_hi", r.hi}, {"speedup_best", r.speedup_lo},
+				  {"speedup_best_hi", r.speedup_hi}, {"meets", r.meets}}).dump() << "\n";
+		nlohmann::json j = {{"cluster", cname}, {"variant", variant}, {"kind", "stripes-answer"},
+			  {"bytes", a.bytes}, {"factor", a.factor}, {"baseline", a.baseline},
+			  {"baseline_seconds", a.base_lo}, {"baseline_seconds_hi", a.base_hi},
+			  {"max_stripes", a.max_stripes}, {"most", a.most}, {"most_algo", a.rows[0].algo},
+			  {"most_seconds", a.rows[0].lo}, {"local_seconds", a.t_local}, {"nics_seconds", a.t_nics},
+			  {"fabric_seconds", a.t_fabric}, {"rest_seconds", a.t_rest}, {"staging_seconds", a.t_staging}, {"bound", stripe_bound(a)},
+			  {"skipped", a.skipped}, {"servers", nullptr}};
+		if (ans)
+			j.update({{"servers", ans->servers}, {"workers", ans->workers}, {"ports", ans->ports},
+				  {"algo", ans->algo}, {"speedup", ans->speedup_lo}, {"speedup_hi", ans->speedup_hi}});
+		if (near)
+			j.update({{"approach_servers", near->servers}, {"approach_speedup", near->speedup_lo}});
+		if (best)
+			j.update({{"best_servers", best->servers}, {"best_speedup", best->speedup_lo}});
+		std::cout << j.dump() << "\n";
+		return;
+	}
+	printf("  striping (NR_BOX's list): servers of the file's box a job stripes over, every host to every box; "
+	       "target %.2gx over %s (%s ms)\n", a.factor, a.baseline.c_str(), band(a.base_lo, a.base_hi, 1e3, "%.3f").c_str());
+	printf("  %8s  %-36s %-17s %17s %12s\n", "servers", "each (searched)", "algorithm", "time, ms", "vs baseline");
+	for (size_t i = 0; i < a.rows.size(); i++) {
+		const StripeRow &r = a.rows[i];
+		printf("  %8s  %-36s %-17s %17s %12s%s\n", r.wire ? "-" : std::to_string(r.servers).c_str(), cfg(r).c_str(), r.algo.c_str(),
+		       band(r.lo, r.hi, 1e3, "%.3f").c_str(), band(r.speedup_lo, r.speedup_hi, 1, "%.2f").c_str(),
+		       (int)i == a.answer ? "  <- the answer" : (int)i == a.approach ? "  <- 95% of the most" : "");
+	}
+	if (!a.skipped.empty()) {
+		std::string list;
+		for (int n : a.skipped)
+			list += (list.empty() ? "" : ", ") + std::to_string(n);
+		printf("  not simulated: %s server%s of %d cores%s, whose cores or ports at their full rate cannot take "
+		       "the hosts' data in the target time\n", list.c_str(), a.skipped.size() == 1 && a.skipped[0] == 1 ? "" : "s",
+		       a.max_cores, a.max_ports > 0 ? (" and " + std::to_string(a.max_ports) + " ports").c_str() : "");
+	}
+	if (ans) {
+		printf("  striped answer: %d server%s of %s for %.2fx (%.2fx at the step cost's high end)\n", ans->servers,
+		       ans->servers == 1 ? "" : "s", cfg(*ans).c_str(), ans->speedup_lo, ans->speedup_hi);
+		return;
+	}
+	if (a.rows[0].meets) {
+		printf("  striped answer: none up to %d servers of %s (the most they reach: %.2fx); boxes without a "
+		       "limit reach %.2fx\n", a.max_stripes, cfg(*best).c_str(), best->speedup_lo, a.most);
+		return;
+	}
+	printf("  striped answer: none reaches %.2gx; the most, with boxes without a limit, is %.2fx (%.3f ms: local "
+	       "phases %.3f + the hosts' NICs %.3f + the ToR uplinks past them %.3f + latency, windows and step "
+	       "costs %.3f + staging %.3f): bounded by %s\n", a.factor, a.most, a.rows[0].lo * 1e3, a.t_local * 1e3,
+	       a.t_nics * 1e3, a.t_fabric * 1e3, a.t_rest * 1e3, a.t_staging * 1e3, stripe_bound(a));
+	if (near)
+		printf("  %d server%s of %s reach %.2fx (95%% of it)\n", near->servers, near->servers == 1 ? "" : "s",
+		       cfg(*near).c_str(), near->speedup_lo);
+	else if (best)
+		printf("  up to %d servers of %s reach at most %.2fx\n", a.max_stripes, cfg(*best).c_str(),
+		       best->speedup_lo);
+}
+
 void print_trees(int n)
 {
 	DoubleTree t = nccl_double_tree(n);
@@ -284,7 +386,7 @@ int run(int argc, char **argv)
 	std::string file, variant_only;
 	std::vector<std::string> sets, only;
 	std::vector<double> sizes;
-	bool deploy = false, as_json = false, size = false;
+	bool deploy = false, as_json = false, size = false, stripes_only = false;
 	double factor = 1.5;
 	SizeLimits lim;
 	for (int i = 1; i < argc; i++) {
@@ -304,7 +406,8 @@ int run(int argc, char **argv)
 			only = split(val());
 			for (const std::string &s : only)
 				if (std::find(std::begin(kAlgos), std::end(kAlgos), s) == std::end(kAlgos))
-					throw std::invalid_argument("--algo " + s + ": ring, tree, box, hier, parallel, racks or spine");
+					throw std::invalid_argument("--algo " + s + ": ring, tree, box, hier, parallel, racks, "
+								    "spine, striped, striped-hier or striped-parallel");
 		} else if (a == "--set") {
 			sets.push_back(val());
 		} else if (a == "--variant") {
@@ -325,6 +428,16 @@ int run(int argc, char **argv)
 			if (n < 1 || n > 4096 || std::to_string(n) != v)
 				throw std::invalid_argument(a + " " + v + ": an integer 1..4096");
 			(a == "--max-cores" ? lim.cores : lim.ports) = n;
+		} else if (a == "--max-stripes") {
+			std::string v = val();
+			int n = atoi(v.c_str());
+			if (n < 0 || n > 1024 || std::to_string(n) != v)
+				throw std::invalid_argument(a + " " + v + ": an integer 0..1024");
+			lim.stripes = n;
+		} else if (a == "--stripes-only") {
+			stripes_only = true;
+		} else if (a == "--fixed-server") {
+			lim.fixed = true;
 		} else if (a == "--trees") {
 			std::string v = val();
 			int n = atoi(v.c_str());
@@ -393,8 +506,10 @@ int run(int argc, char **argv)
 				       bytes / (1 << 20), c.dtype == "fp32" ? "" : (", " + c.dtype + ": half of them move").c_str());
 				print_table(c, ev);
 			}
-			if (size)
+			if (size && !stripes_only)
 				print_size(c, size_boxes(c, bytes, factor, lim), as_json, cname, vname);
+			if (size && lim.stripes > 0)
+				print_stripes(c, size_striped(c, bytes, factor, lim), as_json, cname, vname);
 			if (!deploy || c.racks() < 2)
 				continue;
 			double ring = ev.rows[ev.ring].t.lo;

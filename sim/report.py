@@ -17,13 +17,17 @@ measurements (sim/validation/).  docs/scale.md reads them.
                  intra-host rate grows, with the papers' condition
   deploy.png     racks with a box, and the speedup over the ring (the
                  library's racks design), servers and boxes without a limit
-  tables.md      every plot's numbers, and --size for the three example
-                 clusters
+  striping.png   where boxes pay: how many striped box servers (32 or 64
+                 cores) beat NCCL's pick by 1.5x, against hosts and host link
+  tables.md      every plot's numbers, and --size for the example clusters
+  striping.md    striping.png's map as tables, each cell's command
   validation.md  sim/validate.py on sim/validation/*.jsonl
 """
 import argparse
+import concurrent.futures
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -296,13 +300,17 @@ def fig_deploy(exe, out, tables, nbytes):
 
 
 def sizing(exe, out, tables, nbytes):
-    """--size for the three example clusters, as the library is and with a GPU path."""
+    """--size for the example clusters, as the library is and with a GPU path."""
     tables.append(f"## Sizing: how many box servers beat the best baseline by 1.5x ({nbytes // MiB} MiB of fp32 "
-                  "gradients a GPU; cores searched up to 64, ports up to 8 of the file's speed)\n")
+                  "gradients a GPU; cores searched up to 64, ports up to 8 of the file's speed; the table: one box "
+                  "for the job, then the racks algorithm over groups; the line after it: the job striped over "
+                  "servers, up to 128)\n")
     runs = [("asplos.json", "nvlink", []), ("asplos.json", "nvlink", ["gpu_path=true"]),
             ("asplos.json", "nvlink", ["gpu_path=true", "box.port_speed=400Gbps"]),
             ("rack-scale.json", None, []), ("rack-scale.json", None, ["gpu_path=true"]),
-            ("rail-1024.json", None, []), ("rail-1024.json", None, ["gpu_path=true"])]
+            ("rail-1024.json", None, []), ("rail-1024.json", None, ["gpu_path=true"]),
+            ("ethernet-64.json", "16-hosts", []), ("ethernet-64.json", "32-hosts", []),
+            ("ethernet-64.json", "64-hosts", [])]
     for name, variant, sets in runs:
         gpu = "gpu_path=true" in sets
         args = ["--size", "--factor", "1.5"] + [x for kv in sets for x in ("--set", kv)]
@@ -310,7 +318,7 @@ def sizing(exe, out, tables, nbytes):
             args += ["--variant", variant]
         cmd = f"netreduce-plan sim/examples/{name} --size --factor 1.5" + \
             (f" --variant {variant}" if variant else "") + "".join(f" --set {kv}" for kv in sets)
-        rows = [r for r in plan(exe, example(name), nbytes, *args) if r["kind"] == "size"]
+        rows = [r for r in plan(exe, example(name), nbytes, *args, "--max-stripes", "0") if r["kind"] == "size"]
         tables.append(f"### {name}{' [' + variant + ']' if variant else ''}, "
                       f"{'a GPU path (not built)' if gpu else 'the library as it is'}"
                       f"{', 400 Gbit/s ports' if any('port_speed' in kv for kv in sets) else ''}\n\n`{cmd}`; "
@@ -331,6 +339,143 @@ def sizing(exe, out, tables, nbytes):
                               if answer else
                               f"No number of servers reaches 1.5x; the most a server buys here: "
                               f"{best['speedup_best']:.2f}x ({best['boxes']} box(es), {best['algo']}).") + "\n")
+        tables.append(striped_answer(plan(exe, example(name), nbytes, *args, "--stripes-only")) + "\n")
+
+
+def striped_answer(rows):
+    """One sentence: the striped search's answer (netreduce-plan --size's stripes-answer row)."""
+    a = next(r for r in rows if r["kind"] == "stripes-answer")
+    if a["servers"]:
+        return (f"Striped (NR_BOX's list): {a['servers']} server(s) of {a['workers']} cores and {a['ports']} ports: "
+                f"{a['speedup']:.2f}x ({a['algo']}).")
+    if a["most"] >= a["factor"]:
+        return (f"Striped (NR_BOX's list): none up to {a['max_stripes']} servers; they reach at most "
+                f"{a.get('best_speedup', 0):.2f}x, boxes without a limit {a['most']:.2f}x.")
+    near = f"; {a['approach_servers']} server(s) reach {a['approach_speedup']:.2f}x" if "approach_servers" in a \
+        else (f"; {a['max_stripes']} servers reach {a['best_speedup']:.2f}x" if "best_speedup" in a else "")
+    return (f"Striped (NR_BOX's list): none reaches {a['factor']:g}x; the most, with boxes without a limit, "
+            f"{a['most']:.2f}x ({a['most_algo']}, {a['most_seconds'] * 1e3:.3f} ms: local phases "
+            f"{a['local_seconds'] * 1e3:.3f}, the hosts' NICs {a['nics_seconds'] * 1e3:.3f}, the ToR uplinks past "
+            f"them {a['fabric_seconds'] * 1e3:.3f}, latency, windows and step costs {a['rest_seconds'] * 1e3:.3f}, "
+            f"staging {a['staging_seconds'] * 1e3:.3f}: bounded by "
+            f"{a['bound']}){near}.")
+
+
+# Where boxes pay (striping.png, striping.md): hosts x host link x GPUs a host,
+# the servers a job stripes over (NR_BOX's list) to beat NCCL's pick by 1.5x.
+MAP_HOSTS = [4, 16, 64, 256, 1024]
+MAP_LINKS = [25, 100, 200, 400, 800]                   # Gbit/s, one link a host
+MAP_KINDS = [("1 GPU a host", 1, False), ("8 GPUs, the library's local phases", 8, False),
+             ("8 GPUs, a GPU path (not built)", 8, True)]
+MAP_SERVERS = [(64, 8), (32, 4)]                        # cores, 400 Gbit/s ports: more port than core capacity
+MAP_STRIPES = 64                                        # the most servers a job stripes over here
+MAP_FACTOR = 1.5
+BOUND = {"the hosts' NICs": "NICs", "the local phases": "local phases", "staging": "staging",
+         "the ToR uplinks": "uplinks", "latency, windows and step costs": "latency"}
+
+
+def map_cluster(hosts, link, gpus, gpu_path, cores, ports):
+    c = {"hosts_per_rack": hosts, "gpus_per_host": gpus, "nic": f"{link}Gbps", "stage": "55GBps",
+         "latency": {"nic": "1us", "fabric": "1us", "intra": "1us"}, "mtu": 4096,
+         "box": {"mode": "one-armed", "workers": cores, "ports": ports, "port_speed": "400Gbps"}}
+    if gpus > 1:
+        c.update(intra=HOST["intra"], intra_link="nvlink", library_intra=HOST["library_intra"], gpu_path=gpu_path)
+    return c
+
+
+def map_args(cores, ports):
+    return ["--size", "--stripes-only", "--fixed-server", "--factor", str(MAP_FACTOR), "--max-cores", str(cores),
+            "--max-ports", str(ports), "--max-stripes", str(MAP_STRIPES)]
+
+
+def map_point(exe, nbytes, hosts, link, gpus, gpu_path):
+    """The 64-core servers' answer, then the 32-core ones' where 64 cores have one
+    (where 64 cores have none, 32 have none: fewer cores and ports never speed a box up)."""
+    out = {}
+    for cores, ports in MAP_SERVERS:
+        if out and not out[MAP_SERVERS[0][0]]["servers"]:
+            out[cores] = dict(out[MAP_SERVERS[0][0]], derived=True)
+            continue
+        rows = plan(exe, map_cluster(hosts, link, gpus, gpu_path, cores, ports), nbytes, *map_args(cores, ports))
+        out[cores] = next(r for r in rows if r["kind"] == "stripes-answer")
+    return out
+
+
+def map_cell(a):
+    if a["servers"]:
+        return f"{a['servers']} ({a['speedup']:.2f}x)"
+    if a["most"] >= MAP_FACTOR:         # servers would reach it, more than MAP_STRIPES of them
+        return f"> {MAP_STRIPES}" + (f" ({MAP_STRIPES}: {a['best_speedup']:.2f}x)" if "best_speedup" in a else "")
+    return f"none ({a['most']:.2f}x: {BOUND[a['bound']]})"
+
+
+def fig_striping(exe, out, tables, nbytes):
+    """The map: every point in its own netreduce-plan, two at a time (2 cores)."""
+    points = [(h, l, g, p) for _, g, p in MAP_KINDS for h in MAP_HOSTS for l in MAP_LINKS]
+    points.sort(key=lambda x: -x[0] * x[2])            # the largest first: the pool ends evenly
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(zip(points, pool.map(lambda x: map_point(exe, nbytes, *x), points)))
+    cmd = ("netreduce-plan CLUSTER --size --stripes-only --fixed-server --factor 1.5 --max-cores C --max-ports P "
+           f"--max-stripes {MAP_STRIPES}")
+    md = ["# Where boxes pay: striped box servers against NCCL's pick\n",
+          "Made by `make sim-report` (sim/report.py's `fig_striping`, netreduce-plan). How many box servers a job "
+          "stripes over (NR_BOX's list: every host to every box, box k sums 1/K of every message; sim/README.md, "
+          "\"Striping\") beat NCCL's pick (its tuner's ring or tree) by 1.5x at the step cost's low end (0.5 us), "
+          f"{nbytes // MiB} MiB of fp32 gradients a GPU, at most {MAP_STRIPES} servers. A cell: servers of 64 cores "
+          "(8 x 400 Gbit/s ports) / of 32 cores (4 x 400 Gbit/s), each with the speedup it reaches; `none` where "
+          "boxes without a limit miss 1.5x, with the most they reach and what bounds it (the largest part of that "
+          "time: the hosts' NICs, the library's local phases, staging, or latency, windows and step costs); "
+          f"`> {MAP_STRIPES}` where more servers would be needed (with what {MAP_STRIPES} reach, where their cores "
+          "and ports could at all). Servers are counted in powers of two. Where 64-core servers have no answer the "
+          "32-core "
+          "cell is theirs without a run of its own (fewer cores and ports never make a box faster).\n",
+          "The cluster: one rack, non-blocking, `hosts_per_rack` hosts of one link (`nic`) each, MTU 4096, 1 us a "
+          "hop, gradients staged at 55 GB/s (`stage`); 8-GPU hosts with NVLink at "
+          f"{HOST['intra']} and the library's local phases at {HOST['library_intra']} (`library_intra`) or at NVLink "
+          "(`gpu_path: true`, not built); the box servers' cores at sim/boxes/xeon-16c.jsonl's rates (past 8 "
+          f"workers the 8-worker rate a core). Each cell is `{cmd}` on that cluster (C, P: 64, 8 or 32, 4).\n"]
+    for title, g, p in MAP_KINDS:
+        md.append(f"## {title}\n")
+        md.append("| hosts | " + " | ".join(f"{l} Gbit/s" for l in MAP_LINKS) + " |")
+        md.append("| --- |" + " --- |" * len(MAP_LINKS))
+        for h in MAP_HOSTS:
+            cells = []
+            for l in MAP_LINKS:
+                r = done[(h, l, g, p)]
+                cells.append(map_cell(r[64]) + " / " + map_cell(r[32]) if r[64]["servers"] else map_cell(r[64]))
+            md.append(f"| {h} | " + " | ".join(cells) + " |")
+        md.append("")
+    with open(os.path.join(out, "striping.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.5))
+    for ax, (title, g, p) in zip(axes, MAP_KINDS):
+        grid = [[done[(h, l, g, p)][64] for l in MAP_LINKS] for h in MAP_HOSTS]
+        val = [[math.log2(a["servers"]) if a["servers"] else float("nan") for a in row] for row in grid]
+        ax.imshow(val, cmap="YlGn_r", vmin=0, vmax=math.log2(MAP_STRIPES), origin="lower", aspect="auto", alpha=0.5)
+        for i, row in enumerate(grid):
+            for j, a in enumerate(row):
+                b = done[(MAP_HOSTS[i], MAP_LINKS[j], g, p)][32]
+                text = (f"{a['servers']} / {b['servers'] or '-'}\n{a['speedup']:.2f}x" if a["servers"] else
+                        (f"> {MAP_STRIPES}" if a["most"] >= MAP_FACTOR else f"none\n{a['most']:.2f}x\n"
+                         f"{BOUND[a['bound']]}"))
+                ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                        color="k" if a["servers"] else "tab:red")
+        ax.set_xticks(range(len(MAP_LINKS)))
+        ax.set_xticklabels([f"{l}" for l in MAP_LINKS])
+        ax.set_yticks(range(len(MAP_HOSTS)))
+        ax.set_yticklabels([str(h) for h in MAP_HOSTS])
+        ax.set_xlabel("host link, Gbit/s")
+        ax.set_ylabel("hosts")
+        ax.set_title(title, fontsize=10)
+    fig.suptitle(f"netreduce-plan: striped box servers to beat NCCL's pick by {MAP_FACTOR}x ({nbytes // MiB} MiB "
+                 "a GPU): 64-core / 32-core servers (400 Gbit/s ports), the 64-core speedup; none: the most boxes "
+                 "without a limit reach, and what bounds it", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "striping.png"), dpi=90)
+    plt.close(fig)
+    tables.append("## Where boxes pay (striping.png)\n\nThe map's tables and each cell's command: "
+                  "[striping.md](striping.md).\n")
+
 
 
 def validation(plan_exe, out):
@@ -359,15 +504,15 @@ def main():
               "docs/scale.md reads them. Times in ms; * = the model's, not the host library's.\n"]
     start = time.time()
     for name, fn in (("gpus", fig_gpus), ("capacity", fig_capacity), ("crossover", fig_crossover),
-                     ("deploy", fig_deploy), ("sizing", sizing)):
+                     ("deploy", fig_deploy), ("sizing", sizing), ("striping", fig_striping)):
         print(f"sim-report: {name} ... ({time.time() - start:.0f} s)", flush=True)
         fn(a.plan, a.out, tables, a.bytes)
     with open(os.path.join(a.out, "tables.md"), "w") as f:
         f.write("\n".join(tables) + "\n")
     print(f"sim-report: validation ... ({time.time() - start:.0f} s)", flush=True)
     print("sim-report: " + validation(a.plan, a.out))
-    print(f"sim-report: wrote {a.out}/gpus.png, capacity.png, crossover.png, deploy.png, tables.md, "
-          f"validation.md in {time.time() - start:.0f} s")
+    print(f"sim-report: wrote {a.out}/gpus.png, capacity.png, crossover.png, deploy.png, striping.png, tables.md, "
+          f"striping.md, validation.md in {time.time() - start:.0f} s")
     return 0
 
 

@@ -47,6 +47,8 @@ struct SizeAnswer {
 struct SizeLimits {
 	int cores = 64;                 /* the most workers a server runs */
 	int ports = 8;                  /* the most NIC ports it has */
+	int stripes = 128;              /* the most boxes a job stripes over (striped.hpp; 0: none) */
+	bool fixed = false;             /* striped: servers of cores x ports as given, no search below them */
 };
 
 SizeAnswer size_boxes(const Cluster &c, double bytes, double factor, const SizeLimits &lim = {});

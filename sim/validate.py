@@ -8,7 +8,10 @@ side by side.
 Input: JSON lines of `tests/testbed/bench-e2e --out`, `tests/testbed/bench-hier
 --out` and `sim/validation/measure --out` (sim/validation/ keeps dated sets).
 A row is the median over the launches (and jobs) of each launch's median call
-time.
+time.  A row's `boxes` (default 1) is the number of boxes its job striped over
+(NR_BOX's list): box, hierarchical and parallel rows with boxes > 1 are
+compared against the model's striped, striped-hier and striped-parallel over
+as many boxes like the row's (no such rows are measured yet).
 
 The model's parameters are the testbed's own plus three constants fitted here
 on one set of rows and checked on the others: the soft transport's latency a
@@ -74,14 +77,27 @@ def load(paths):
     return rows
 
 
+def striped(c, algo, boxes):
+    """A row of a job striped over `boxes` boxes (NR_BOX's list): the model's
+    striped algorithm of the same name over as many boxes like the row's."""
+    if boxes == 1 or algo == "ring":
+        return c, algo
+    box = dict(c.get("box", FIXED["box"]), stripes=boxes)
+    return dict(c, box=box), {"box": "striped", "hier": "striped-hier", "parallel": "striped-parallel"}[algo]
+
+
 def case(r):
-    """(cluster fields, model algorithm, label, unshaped) for one measured row, or None."""
+    """(cluster fields, model algorithm, label, unshaped) for one measured row, or None.
+    A row's `boxes` (default 1) is the boxes its job striped over."""
     mtu = r.get("mtu", 1024)
     unshaped = not r.get("rate_mbit")
     base = dict(FIXED, mtu=mtu)
     if not unshaped:
         base["nic"] = f"{r['rate_mbit']}Mbps"
     part = r.get("part", "e2e")
+    boxes = r.get("boxes", 1)
+    if not (isinstance(boxes, int) and boxes >= 1):
+        raise SystemExit(f"validate: a row's boxes must be an integer >= 1, not {boxes!r}")
     if part in ("e2e", "small", "unshaped", "workers", "jobs"):
         algo = {"netreduce": "box", "ring": "ring"}.get(r["tbalgo"])
         if algo is None:
@@ -91,15 +107,22 @@ def case(r):
         w = r.get("box_workers", 1)
         if w != 1 or r.get("channels", 1) > 1:
             c["box"] = dict(FIXED["box"], workers=w, channels=max(1, r.get("channels", 1)))
+        c, algo = striped(c, algo, boxes)
         label = f"flat N={r['ranks']}" + (f" x {jobs} jobs" if jobs > 1 else "") + \
-            (f", box {w} workers" if part == "workers" else "") + (" unshaped" if unshaped else "")
+            (f", box {w} workers" if part == "workers" else "") + \
+            (f", {boxes} boxes" if boxes > 1 and algo != "ring" else "") + (" unshaped" if unshaped else "")
         return c, algo, label, unshaped
     if part == "hosts":
         P = r["procs"]
         H = r["ranks"] // P
         algo = {"parallel": "parallel", "hierarchical": "hier", "ring": "ring"}[r["tbalgo"]]
-        return (dict(base, hosts_per_rack=H, gpus_per_host=P, intra=f"{r['intra_mbit']}Mbps",
-                     library_intra=f"{r['intra_mbit']}Mbps"), algo, f"{H}x{P} r={r['ratio']:g}", unshaped)
+        c, algo = striped(dict(base, hosts_per_rack=H, gpus_per_host=P, intra=f"{r['intra_mbit']}Mbps",
+                               library_intra=f"{r['intra_mbit']}Mbps"), algo, boxes)
+        return c, algo, f"{H}x{P} r={r['ratio']:g}" + (f", {boxes} boxes" if boxes > 1 and algo != "ring" else ""), \
+            unshaped
+    if part == "racks" and boxes > 1:
+        raise SystemExit("validate: a racks row striped over several boxes: the model does not stripe the racks "
+                         "algorithm (sim/README.md, \"Striping\")")
     if part == "racks":
         H = r["ranks"] // 2
         c = dict(base, rack_hosts=[H, H], tor_uplink=f"{r['inter_mbit']}Mbps")
