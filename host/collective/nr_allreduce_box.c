@@ -299,6 +299,19 @@ static bool op_done(const struct box_op *o)
 	return o->cnt.recvd == o->cnt.nrecv && o->cnt.acked == o->cnt.nsend;
 }
 
+/* One op striped over the job's channels, run to its end: 0, or its failure
+ * (the communicator is then broken). */
+static int run_striped(struct nr_comm *c, struct box_op *o)
+{
+	int rc = nr_collective_run(c, &box_collective, o->ring, o, &o->cnt);
+
+	c->hold_backlog = false;
+	op_end(o);
+	if (rc)
+		c->broken = true;
+	return rc;
+}
+
 /* The checks of an all-reduce through the box, and its job open: 1 when nothing is left
  * to do (done or failed: *rc), 0 to go on. */
 static int box_check(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -542,12 +555,7 @@ static int box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 	rc = op_init(c, &o, sendbuf, recvbuf, count * nr_dtype_size(dtype), dtype, flags, -1);
 	if (rc)
 		return rc;
-	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
-	c->hold_backlog = false;
-	op_end(&o);
-	if (rc)
-		c->broken = true;
-	return rc;
+	return run_striped(c, &o);
 }
 
 int nr_box_allreduce(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -576,12 +584,7 @@ static int box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recv
 		return rc;
 	o.lo = (size_t)c->rank * share;
 	o.hi = o.lo + share;
-	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
-	c->hold_backlog = false;
-	op_end(&o);
-	if (rc)
-		c->broken = true;
-	return rc;
+	return run_striped(c, &o);
 }
 
 int nr_box_reduce_scatter(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -617,12 +620,7 @@ static int box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 	o.hi = total;
 	o.slo = (size_t)c->rank * count;
 	o.shi = o.slo + count;
-	rc = nr_collective_run(c, &box_collective, o.ring, &o, &o.cnt);
-	c->hold_backlog = false;
-	op_end(&o);
-	if (rc)
-		c->broken = true;
-	return rc;
+	return run_striped(c, &o);
 }
 
 int nr_box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t count)
