@@ -133,6 +133,8 @@ Algo ring(const Cluster &c, const Job &job, double s)
 		all.flows.insert(all.flows.end(), g.flows.begin(), g.flows.end());
 		all.steps = g.steps;
 	}
+	if (c.collective != "allreduce")   /* one of its two halves: N-1 steps */
+		all.steps /= 2;
 	a.phases.push_back({"ring over " + std::to_string(job.count * c.gpus) + " ranks", {all}});
 	return a;
 }
@@ -358,6 +360,14 @@ std::vector<Algo> job_algos(const Cluster &c, const Job &job, double s, bool wit
 {
 	std::vector<Algo> all;
 	all.push_back(ring(c, job, s));
+	if (c.collective != "allreduce") {   /* FSDP's: the ring, the box (flat or striped) */
+		if (flat_box(c, job) >= 0 && c.gpus == 1) {
+			all.push_back(box_flat(c, job, s));
+			if (with_striped)
+				all.push_back(striped(c, job, s));
+		}
+		return all;
+	}
 	if (job.count > 1)
 		all.push_back(tree(c, job, s));
 	if (flat_box(c, job) >= 0) {

@@ -314,7 +314,7 @@ Cluster cluster_from_json(const nlohmann::json &j, const std::string &dir)
 		"intra", "intra_link", "library_intra", "gpu_path", "gradients", "stage", "stage_chunk", "dtype",
 		"tor_uplink", "oversubscription", "box", "boxes", "rack_agents", "jobs",
 		"latency", "mtu", "header_bytes", "window_packets", "message_bytes", "pool_msgs",
-		"step_cost", "tree_chunk",
+		"step_cost", "tree_chunk", "collective",
 		"variants",
 	};
 	if (!j.is_object())
@@ -415,6 +415,14 @@ Cluster cluster_from_json(const nlohmann::json &j, const std::string &dir)
 	}
 	c.make_groups();
 	c.rack_agents = int_field(j, "rack_agents", 0, 0, 4096);
+	if (j.contains("collective")) {
+		if (!j["collective"].is_string() ||
+		    (j["collective"] != "allreduce" && j["collective"] != "reduce_scatter" &&
+		     j["collective"] != "allgather"))
+			throw std::invalid_argument("collective: \"allreduce\", \"reduce_scatter\" or "
+						    "\"allgather\"");
+		c.collective = j["collective"].get<std::string>();
+	}
 	c.jobs = int_field(j, "jobs", 1, 1, 4096);
 	if (c.hosts() % c.jobs)
 		throw std::invalid_argument("jobs=" + std::to_string(c.jobs) + ": must divide the " +

@@ -50,6 +50,10 @@ struct Cluster {
 	double stage = 0;              /* pinned host<->GPU copy rate, each way, a GPU */
 	double stage_chunk = 4 << 20;  /* NR_STAGE_CHUNK_KB */
 	std::string dtype = "fp32";    /* gradient type: fp32, bf16, fp16 */
+	/* what is timed: "allreduce", or FSDP's "reduce_scatter" and "allgather" (the
+	 * ring's N-1 steps, no tree: NCCL runs both on rings; the box's all-reduce of
+	 * S, a box being transparent to a connection; no local phases or racks) */
+	std::string collective = "allreduce";
 	double tor_uplink = 0;         /* ToR to spine, each way (0: non-blocking) */
 	Box box;
 	std::vector<bool> box_in_rack; /* rack k has boxes */

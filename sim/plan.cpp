@@ -129,9 +129,11 @@ std::string describe(const Cluster &c)
 	return o.str();
 }
 
-double busbw(double bytes, double seconds, int n)
+/* NCCL's bus bandwidth: 2(n-1)/n of the algorithm bandwidth for an all-reduce,
+ * (n-1)/n for a reduce-scatter or an all-gather */
+double busbw(const Cluster &c, double bytes, double seconds, int n)
 {
-	return bytes / seconds * 2.0 * (n - 1) / n;
+	return bytes / seconds * (c.collective == "allreduce" ? 2.0 : 1.0) * (n - 1) / n;
 }
 
 std::string phases_text(const AlgoTime &t)
@@ -167,10 +169,12 @@ void print_table(const Cluster &c, const Evaluation &ev)
 	for (const Result &r : ev.rows) {
 		std::string name = r.name + (r.library ? "" : "*");
 		printf("  %-9s %17s %10.3f %10.3f %13s  %s\n", name.c_str(), band(r.t.lo, r.t.hi, 1e3, "%.3f").c_str(),
-		       s / r.t.lo / 1e9, busbw(s, r.t.lo, n) / 1e9,
+		       s / r.t.lo / 1e9, busbw(c, s, r.t.lo, n) / 1e9,
 		       band(ev.best_lo() / r.t.lo, ev.best_hi() / r.t.hi, 1, "%.2f").c_str(), phases_text(r.t).c_str());
 	}
-	if (ev.best >= 0)
+	if (ev.best >= 0 && c.collective != "allreduce")
+		printf("  the baseline: the ring (NCCL runs reduce-scatter and all-gather on rings)\n");
+	else if (ev.best >= 0)
 		printf("  the best baseline: %s, as NCCL's tuner picks it (%s/%s, its own model: %.3f ms)\n",
 		       ev.rows[ev.best].name.c_str(), ev.tuner.algo.c_str(), ev.tuner.proto.c_str(),
 		       ev.tuner.seconds * 1e3);
@@ -192,10 +196,11 @@ nlohmann::json row_json(const std::string &cname, const std::string &variant, co
 	nlohmann::json j = {
 		{"cluster", cname}, {"variant", variant}, {"kind", "algos"}, {"algo", r.name},
 		{"library", r.library}, {"baseline", r.baseline}, {"bytes", ev.bytes}, {"wire_bytes", s},
-		{"dtype", c.dtype}, {"ranks", n}, {"hosts", c.hosts_per_job()}, {"gpus", c.gpus},
+		{"dtype", c.dtype}, {"collective", c.collective}, {"ranks", n}, {"hosts", c.hosts_per_job()},
+		{"gpus", c.gpus},
 		{"jobs", c.jobs}, {"racks", c.racks()}, {"boxes", c.boxes()}, {"groups", c.groups()},
 		{"seconds", r.t.lo}, {"seconds_hi", r.t.hi}, {"staged_seconds", r.t.staged_lo},
-		{"phases", r.t.phases_lo}, {"algbw_Bps", s / r.t.lo}, {"busbw_Bps", busbw(s, r.t.lo, n)},
+		{"phases", r.t.phases_lo}, {"algbw_Bps", s / r.t.lo}, {"busbw_Bps", busbw(c, s, r.t.lo, n)},
 		{"cross_rack_bytes", r.cross_rack}, {"nic_Bps", c.nic}, {"nics", c.nics}, {"intra_Bps", c.intra},
 		{"library_intra_Bps", c.library_intra}, {"tor_uplink_Bps", c.tor_uplink},
 		{"step_lo", c.step_lo}, {"step_hi", c.step_hi}, {"box_wire", c.box.wire},

@@ -119,6 +119,17 @@ check(all(a["seconds"] >= b["seconds"] * 0.999 for a, b in zip(dep, dep[1:])),
 check(near(dep[0]["seconds"], (2 * 2 * 3 / 4 + 1 / rx) * UNIT),
       "--deploy: no box at all = rack rings and the agents' rings")
 
+# FSDP's collectives (collective): the ring's one half, (N-1)/N S / link; the box the
+# all-reduce's S / link (a box is transparent to a connection); no tree, no local phases.
+for coll in ("reduce_scatter", "allgather"):
+    t = times(dict(base, hosts_per_rack=8, collective=coll))
+    half = (n - 1) / n * UNIT
+    check(near(t["ring"]["seconds"], half), f"{coll}: ring {t['ring']['seconds']:.4f} s within 2% of "
+          f"(N-1)/N S / link {half:.4f}")
+    check(near(t["box"]["seconds"], UNIT), f"{coll}: box within 2% of S / link, as its all-reduce")
+    check(set(t) == {"ring", "box"} and t["ring"]["collective"] == coll,
+          f"{coll}: only the ring and the box, rows marked {coll}")
+
 # 4. Errors: clear, exit 2, naming what is wrong.
 def fails(cluster, args, words):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
