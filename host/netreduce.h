@@ -37,15 +37,17 @@ extern "C" {
 
 enum nr_err {
 	NR_OK = 0,
-	NR_ERR_CONFIG = -1,     /* bad or missing configuration */
-	NR_ERR_INVALID = -2,    /* bad argument to a call (NULL buffer, dtype, op) */
+	NR_ERR_CONFIG = -1,  /* bad or missing configuration */
+	NR_ERR_INVALID = -2, /* bad argument to a call (NULL buffer, dtype, op) */
 	NR_ERR_NOMEM = -3,
-	NR_ERR_BOOTSTRAP = -4,  /* TCP rendezvous failed */
-	NR_ERR_BOX = -5,        /* box refused or lost the job, or is unreachable */
-	NR_ERR_TRANSPORT = -6,  /* transport could not be opened or failed locally */
-	NR_ERR_PEER = -7,       /* a peer stopped answering (retry limit) or errored */
-	NR_ERR_TIMEOUT = -8,    /* no progress within timeout_ms */
-	NR_ERR_BROKEN = -9,     /* communicator failed earlier; destroy it */
+	NR_ERR_BOOTSTRAP = -4,    /* TCP rendezvous failed */
+	NR_ERR_BOX = -5,          /* box refused or lost the job, or is unreachable */
+	NR_ERR_TRANSPORT = -6,    /* transport could not be opened or failed locally */
+	NR_ERR_PEER = -7,         /* a peer stopped answering (retry limit) or errored */
+	NR_ERR_TIMEOUT = -8,      /* no progress within timeout_ms */
+	NR_ERR_BROKEN = -9,       /* communicator failed earlier; destroy it */
+	NR_ERR_UNSUPPORTED = -10, /* the box takes no job for this call (nr_allgather on a box
+				   * without reduce bor); the communicator goes on */
 };
 
 /*
@@ -301,7 +303,10 @@ NR_API int nr_reduce_scatter(struct nr_comm *comm, const void *sendbuf, void *re
  * in world - 1 steps: the box brings one step, and no copying on the hosts
  * but each rank's own.  Without a box NR_ERR_CONFIG (gather with the
  * framework's); on communicators of several ranks a host or across racks
- * NR_ERR_INVALID.  Counted as a box call of the words sent (nr_comm_stats).
+ * NR_ERR_INVALID; a box that takes no job of reduce bor (one older than
+ * it, the FPGA and RTL backends) NR_ERR_UNSUPPORTED, naming the box's reason,
+ * at this call and every later one, the communicator going on (all-reduces
+ * work).  Counted as a box call of world x sendbytes (nr_comm_stats).
  * NETREDUCE_1.3.
  */
 NR_API int nr_allgather(struct nr_comm *comm, const void *sendbuf, void *recvbuf, size_t sendbytes);
@@ -317,7 +322,8 @@ NR_API int nr_comm_world(const struct nr_comm *comm);
  * library (netreduce.torch.stats()).  Any thread, any time; not collective.
  */
 struct nr_comm_stats {
-	uint64_t box_calls, box_bytes;     /* nr_allreduce, nr_allreduce_flags */
+	uint64_t box_calls, box_bytes;     /* nr_allreduce, nr_allreduce_flags, nr_reduce_scatter
+					    * (its input), nr_allgather (its output) */
 	uint64_t ring_calls, ring_bytes;   /* nr_ring_allreduce */
 	uint64_t failed_calls;
 	uint64_t busy_ns;                  /* inside the calls, failed ones included */

@@ -32,6 +32,7 @@
  * higher class need not wait for a lower one's op to end.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -604,13 +605,29 @@ static int box_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, 
 			 enum nr_dtype dtype, enum nr_op op, unsigned flags)
 {
 	size_t total = count * (size_t)c->world;
+	struct nr_box_job *b = &c->box[NR_BOX_BOR];
 	struct box_op o;
 	int rc;
 
 	(void)dtype, (void)op, (void)flags;
-	if (!c->box[NR_BOX_BOR].open && (rc = nr_box_set_open(c, NR_BOX_BOR))) {
-		c->broken = true;
-		return rc;
+	if (b->refused)
+		return nr_fail(c, NR_ERR_UNSUPPORTED,
+			       "nr_allgather: the box took no all-gather job "
+			       "(%s): gather with the framework's",
+			       b->why);
+	if (!b->open && (rc = nr_box_set_open(c, NR_BOX_BOR))) {
+		/* the box refused the job (a box without reduce bor: older, the FPGA's) or could
+		 * not be reached, and rank 0 told every rank so: all-reduces go on */
+		if (rc != NR_ERR_BOX) {
+			c->broken = true;
+			return rc;
+		}
+		b->refused = true;
+		snprintf(b->why, sizeof(b->why), "%.255s", c->err);
+		return nr_fail(c, NR_ERR_UNSUPPORTED,
+			       "nr_allgather: the box took no all-gather job "
+			       "(%s): gather with the framework's",
+			       b->why);
 	}
 	/* the job's element is the word: kind NR_BOX_BOR names its job and rings */
 	rc = op_init(c, &o, sendbuf, recvbuf, (total + 3) & ~(size_t)3, (enum nr_dtype)NR_BOX_BOR,

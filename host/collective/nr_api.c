@@ -91,13 +91,13 @@ static int check_flags(struct nr_comm *c, unsigned flags, const char *fn)
 	return 0;
 }
 
-/* What an all-reduce did, into c->stats (nr_comm_stats); busy_ns: the time it took. */
-static void count_call(struct nr_comm *c, enum nr_dtype dtype, size_t count, bool ring,
-		       unsigned flags, uint64_t busy_ns, int rc)
+/* What a call did, bytes of its buffers, into c->stats (nr_comm_stats); busy_ns: the
+ * time it took. */
+static void count_bytes(struct nr_comm *c, enum nr_dtype dtype, uint64_t bytes, bool ring,
+			unsigned flags, uint64_t busy_ns, int rc)
 {
 	/* what nr_box_allreduce marks: the job has a bound the transport can mark messages for */
 	bool tolerant = (flags & NR_MSG_TOLERANT) && !c->topo && c->short_tos >= 0;
-	uint64_t bytes = (uint64_t)count * nr_dtype_size(dtype);
 
 	if (!rc && dtype == NR_BF16)
 		__atomic_add_fetch(&c->stats.bf16_calls, 1, __ATOMIC_RELAXED);
@@ -119,6 +119,13 @@ static void count_call(struct nr_comm *c, enum nr_dtype dtype, size_t count, boo
 		__atomic_add_fetch(&c->stats.box_calls, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&c->stats.box_bytes, bytes, __ATOMIC_RELAXED);
 	}
+}
+
+/* count_bytes of an all-reduce of count elements of dtype */
+static void count_call(struct nr_comm *c, enum nr_dtype dtype, size_t count, bool ring,
+		       unsigned flags, uint64_t busy_ns, int rc)
+{
+	count_bytes(c, dtype, (uint64_t)count * nr_dtype_size(dtype), ring, flags, busy_ns, rc);
 }
 
 /*
@@ -277,7 +284,7 @@ int nr_allgather(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t s
 	} else {
 		rc = nr_box_allgather(c, sendbuf, recvbuf, sendbytes);
 	}
-	count_call(c, NR_FLOAT32, (total + 3) / 4, false, 0, nr_now_ns() - t0, rc);
+	count_bytes(c, NR_FLOAT32, total, false, 0, nr_now_ns() - t0, rc);
 	return rc;
 }
 

@@ -110,6 +110,10 @@ struct nr_box_job {
 				      * renewals and its destroy (fd -1: none) */
 	uint8_t dtype;               /* enum nr_elem_type, or NR_BOX_BOR (its words fp32's) */
 	bool open;                   /* its rings are connected and the job registered */
+	bool refused;                /* the box refused or could not register it, as rank 0
+				      * told every rank: the all-gather's (NR_BOX_BOR) fails
+				      * at once from then on, the communicator goes on */
+	char why[256];               /* refused: the error of the first try */
 	uint32_t job;
 	char key[64];
 	uint32_t credits;

@@ -650,7 +650,8 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 
 	*out = (struct nr_box_counters){ 0 };
 	memset(left_out, 0, n * sizeof(*left_out));
-	for (unsigned t = 0; !rc && t < NR_BOX_KINDS; t++)
+	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES;
+	     t++) /* the gradients' jobs, not the all-gather's */
 		if (c->box[t].key[0])
 			rc = job_counters_add(c, &c->box[t], out, left_out, n, err, errlen);
 	return rc;

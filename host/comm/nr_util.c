@@ -64,6 +64,7 @@ const char *nr_strerror(int err)
 	case NR_ERR_PEER: return "peer failed";
 	case NR_ERR_TIMEOUT: return "timed out";
 	case NR_ERR_BROKEN: return "communicator broken by an earlier error";
+	case NR_ERR_UNSUPPORTED: return "the box takes no job for this call";
 	}
 	return "unknown error";
 }

@@ -22,6 +22,7 @@ ERR_TRANSPORT = -6
 ERR_PEER = -7
 ERR_TIMEOUT = -8
 ERR_BROKEN = -9
+ERR_UNSUPPORTED = -10   # the box takes no job for the call (nr_allgather); the comm goes on
 
 NR_FLOAT32 = 0
 NR_BF16 = 1

@@ -219,7 +219,16 @@ rtl3)
 		fail "the box did not report frames through the RTL model"
 	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" -gt 0 ] ||
 		fail "no frames or no results through the RTL model: $line"
-	pass "3 hosts, the box on the aggregator's RTL (Verilator), 4 B..1 MiB: exact"
+	# nr_allgather on it: the aggregator has no reduce bor, the job is refused by
+	# name and every rank gets NR_ERR_UNSUPPORTED (not a broken communicator)
+	out=$("$run" --build "$build" --backend rtl --hosts 3 --algo netreduce --coll allgather \
+		--iters 1 --warmup 0 --bytes 12 --timeout 120 2>&1) && fail "an all-gather on the RTL box passed"
+	grep -q "reduce bor: the aggregator's register map has sum only" <<< "$out" ||
+		{ echo "$out" | tail -n 20; fail "the RTL box's refusal of reduce bor was not named"; }
+	grep -q "the box takes no job for this call" <<< "$out" ||
+		{ echo "$out" | tail -n 20; fail "nr_allgather did not return NR_ERR_UNSUPPORTED"; }
+	pass "3 hosts, the box on the aggregator's RTL (Verilator), 4 B..1 MiB: exact;" \
+		"an all-gather refused by name (no reduce bor), NR_ERR_UNSUPPORTED"
 	;;
 hier4x2)
 	# 4 hosts of 2 ranks (NR_LOCAL_SIZE=2, one address per rank on the

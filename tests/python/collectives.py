@@ -11,6 +11,7 @@ must give (every rank computes every rank's data):
     left as it was;
 and every one of them counted through netreduce (netreduce.torch.stats()), none
 delegated or handed to Gloo, with the library's box calls grown by as many.
+--refused: on a box without reduce bor (refused() says what it checks).
 Prints a line "RESULT {json}"; exits 1 on a wrong result.  Environment: the
 testbed's (NR_*, MASTER_ADDR, RANK, WORLD_SIZE)."""
 import json
@@ -48,7 +49,42 @@ def box_calls():
     return lib.get("box_calls", 0)
 
 
+def refused():
+    """--refused: a box whose aggregator has no reduce bor (the RTL's): the first
+    all-gather finds the job refused and goes to Gloo, counted with the box's
+    reason, and so do the later ones; the communicator goes on (an all-reduce
+    through the box after them, exact)."""
+    dist.init_process_group("netreduce")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    fails = []
+    for _ in range(2):
+        mine = fp32_specials(rank, 6)
+        out = torch.empty(6 * world, dtype=torch.float32)
+        dist.all_gather_into_tensor(out, mine)
+        if not same_bytes(out, torch.cat([fp32_specials(r, 6) for r in range(world)])):
+            fails.append("all_gather_into_tensor through Gloo: not every rank's bytes")
+    calls0 = box_calls()
+    t = torch.arange(16, dtype=torch.float32) * (rank + 1)
+    dist.all_reduce(t)
+    if not torch.equal(t, torch.arange(16, dtype=torch.float32) * (world * (world + 1) // 2)):
+        fails.append("the all-reduce after the refused all-gathers is wrong")
+    if box_calls() - calls0 != 1:
+        fails.append("the all-reduce after the refused all-gathers did not reach the library")
+    st = netreduce.torch.stats()
+    why = [v.get("why", "") for k, v in st.get("delegated", {}).items() if k.startswith("allgather")]
+    got = [v["calls"] for k, v in st.get("delegated", {}).items() if k.startswith("allgather")]
+    if got != [2] or not any("takes no all-gather job" in w and "bor" in w for w in why):
+        fails.append(f"the all-gathers were not delegated with the box's reason: {st.get('delegated')}")
+    print("RESULT " + json.dumps({"rank": rank, "delegated": st.get("delegated"), "fails": fails}),
+          flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 1 if fails else 0
+
+
 def main():
+    if "--refused" in sys.argv:
+        return refused()
     dist.init_process_group("netreduce")
     rank, world = dist.get_rank(), dist.get_world_size()
     fails, calls0 = [], box_calls()

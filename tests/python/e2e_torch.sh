@@ -41,6 +41,8 @@
 #               must be lower with the classes (rank 0, per bucket)
 #   train-fsdp  FSDP (CPU, torch 2.x) through the box and on Gloo: every
 #               collective through libnetreduce, the losses Gloo's within 1e-4
+#   collectives-rtl  on the RTL box (no reduce bor): the all-gathers refused once,
+#               then Gloo's, counted with the reason; the all-reduce goes on
 #   collectives FSDP's collectives on the backend, through the box: all-gathers of
 #               any type byte for byte, reduce-scatters' shares exact, each one
 #               counted through netreduce (tests/python/collectives.py)
@@ -107,6 +109,9 @@ train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
+collectives-rtl) TB_BACKEND=rtl
+	# the RTL model takes about a millisecond a frame (tests/testbed/run --backend rtl)
+	export NR_MSG_SIZE=16384 NR_POOL_MSGS=2 NR_TIMEOUT_MS=120000 ;;
 esac
 world=$((hosts * ${TB_PROCS:-1}))
 tb_init "$build"
@@ -347,6 +352,26 @@ train-fsdp)
 	pass "FSDP, 8 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated," \
 		"losses within 1e-4 of Gloo's"
+	;;
+collectives-rtl)
+	# a box whose aggregator has no reduce bor (the RTL's): the first all-gather
+	# finds its job refused, the all-gathers go to Gloo counted with the box's
+	# reason, the communicator goes on (tests/python/collectives.py --refused)
+	[ -e "$build/dataplane/rtl/libnr_rtl.a" ] ||
+		skip "this build has no RTL model (needs verilator; meson -Drtl=enabled)"
+	tb_launch collr 0 "$hosts" "${py[@]}" "$here/collectives.py" --refused
+	tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+	for ((r = 0; r < hosts; r++)); do
+		line=$(cat "$TB_RUNDIR/collr.out" "$TB_RUNDIR/collr.h$r.log" 2>/dev/null | sed -n 's/^RESULT //p' |
+			jq -c --argjson r "$r" 'select(.rank == $r)' 2>/dev/null || true)
+		if [ "${TB_RCS[$r]}" != 0 ] || [ -z "$line" ]; then
+			tail -n 20 "$TB_RUNDIR/collr.h$r.log" 2>/dev/null || true
+			fail "rank $r exited ${TB_RCS[$r]}: ${line:-no RESULT line}"
+		fi
+	done
+	sed -n 's/^RESULT //p' "$TB_RUNDIR/collr.out" | jq -c '.delegated'
+	pass "the RTL box refused the all-gather's job: 2 all-gathers a rank through Gloo, counted" \
+		"with its reason; an all-reduce after them through the box, exact"
 	;;
 collectives)
 	# FSDP's collectives through the box (tests/python/collectives.py): all-gathers

@@ -83,8 +83,8 @@ def main():
     if int(torch.__version__.split(".")[0]) < 2:
         print(f"SKIP: torch {torch.__version__} has no DeviceMesh (the torch2 suite runs this)")
         return 77
-    with socket.socket() as s:
-        s.bind(("127.0.1.1", 0))
+    with socket.socket() as s:   # free on every address: the store binds 0.0.0.0 and ::
+        s.bind(("", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NR_")}
     env.update(MASTER_ADDR="127.0.1.1", MASTER_PORT=str(port), WORLD_SIZE=str(WORLD),

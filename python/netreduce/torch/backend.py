@@ -34,6 +34,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
 import torch
 import torch.distributed as dist
 
+from ..comm import NetreduceError
 from . import work as works
 from .accept import flat_refusal, gather_refusal, refusal
 from .worker import Worker
@@ -232,9 +233,18 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         if w.algo != "box":
             return None, None
         why = gather_refusal([output, input], w.comm.topology)
+        if isinstance(w.gather, str):   # the box took no all-gather job
+            why = why or f"the box takes no all-gather job ({w.gather})"
         if why:
             return None, why
         raw, fut = w.request_allgather(input, output, kind=kind(collective, "-", input))
+        if w.gather is None:   # the first: whether the box takes the job, before going on
+            try:
+                raw.wait()
+            except NetreduceError:
+                if isinstance(w.gather, str):
+                    return None, f"the box takes no all-gather job ({w.gather})"
+                raise
 
         def finish(f):
             f.value()

@@ -27,6 +27,7 @@ import weakref
 
 import torch
 
+from .. import _lib
 from ..comm import (Communicator, Config, NetreduceError, algo_from_env, free_port, host_addr,
                     route_addr)
 from . import accept, staging
@@ -121,6 +122,9 @@ class Worker:
             raise
         self.algo = algo
         self.error = None
+        # all-gathers through the box: None until the first one ran; True, or the
+        # reason the box took no job for them (the backend then gathers with Gloo)
+        self.gather = None
         self.closed = False
         self._stagers = {}   # CUDA device -> Stager
         self._q = queue.Queue()
@@ -285,9 +289,9 @@ class Worker:
     def _done(self, r, t0, t1, t_in=None):
         """Request r completed (its all-reduce ran from t0 to t1, its result in
         at t_in, default t1): counted, its future set."""
-        if r.kind:
-            STATS.through(r.kind, r.tensor.numel() * r.tensor.element_size(), t1 - t0, t1,
-                          r.tolerant)
+        if r.kind:   # the bytes the library counts: an all-gather's, what it gathered
+            t = r.out if r.op == "GATHER" else r.tensor
+            STATS.through(r.kind, t.numel() * t.element_size(), t1 - t0, t1, r.tolerant)
         if r.bucket is not None:
             STATS.bucket(r.bucket, (t_in or t1) - r.t_submit, r.cls)
         result = r.out if r.out is not None else r.tensor
@@ -316,8 +320,20 @@ class Worker:
             if r.op == "GATHER":
                 if self.watch:
                     self.watch.started(self.comm.seq + 1)
-                self.comm.allgather(r.tensor.data_ptr(), r.out.data_ptr(),
-                                    r.tensor.numel() * r.tensor.element_size())
+                try:
+                    self.comm.allgather(r.tensor.data_ptr(), r.out.data_ptr(),
+                                        r.tensor.numel() * r.tensor.element_size())
+                except NetreduceError as e:
+                    if e.code != _lib.ERR_UNSUPPORTED:
+                        raise
+                    # the box took no all-gather job: this request fails alone, the
+                    # communicator goes on (the backend gathers with Gloo from now on)
+                    self.gather = e.detail
+                    if self.watch:
+                        self.watch.finished()
+                    r.fut.set_exception(e)
+                    return
+                self.gather = True
                 if self.watch:
                     self.watch.finished()
             elif r.out is not None:
