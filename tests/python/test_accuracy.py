@@ -24,7 +24,7 @@ WORLD = 4
 
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.1.1", 0))
+        s.bind(("", 0))   # the store listens on every address
         return s.getsockname()[1]
 
 

@@ -38,7 +38,7 @@ print(f"torch {torch.__version__}", flush=True)
 
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("", 0))   # the store listens on every address
         return s.getsockname()[1]
 
 

@@ -77,7 +77,7 @@ class TwoRanks(unittest.TestCase):
     def two_ranks(self, *args):
         """Rank 0's JSON rows of gloo_allreduce.py run by two ranks on loopback."""
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
+            s.bind(("", 0))   # the store listens on every address
             port = s.getsockname()[1]
         procs = []
         for r in range(2):

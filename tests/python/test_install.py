@@ -20,7 +20,7 @@ RUN = r"""
 import datetime, socket, sys, torch, torch.distributed as dist
 import netreduce, netreduce.torch
 assert netreduce.__file__.startswith(sys.argv[1]), netreduce.__file__
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+s = socket.socket(); s.bind(("", 0)); port = s.getsockname()[1]; s.close()  # free on every address: the store binds them all
 dist.init_process_group("netreduce", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
 t = torch.ones(256)
 dist.all_reduce(t)

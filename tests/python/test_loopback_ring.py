@@ -27,7 +27,7 @@ MODEL = ["--hidden", "64,32", "--batch", "16", "--lr", "0.05", "--bucket-cap-mb"
 
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.1.1", 0))
+        s.bind(("", 0))   # the store listens on every address
         return s.getsockname()[1]
 
 
