@@ -92,30 +92,10 @@ def wrong_elements(got, root_got, world, dtype):
     return int(off.sum())
 
 
-def allreduce(o, send, world):
-    """all_reduce of send: the median time of one call, and (--check) the wrong
-    elements over all ranks (rank 0's count)."""
-    import torch
-    import torch.distributed as dist
-    buf = send.clone()
-    for _ in range(o.warmup):
-        buf.copy_(send)
-        dist.all_reduce(buf)
-    dist.barrier()
-    t = []
-    for _ in range(o.iters):
-        buf.copy_(send)
-        t0 = time.monotonic()
-        dist.all_reduce(buf)
-        t.append(time.monotonic() - t0)
-    wrong = 0
-    if o.check:
-        root_got = buf.clone()
-        dist.broadcast(root_got, 0)
-        w = torch.tensor([wrong_elements(buf, root_got, world, o.dtype)], dtype=torch.int64)
-        dist.reduce(w, 0)
-        wrong = int(w.item())
-    return statistics.median(t), wrong
+# Every tensor a collective used, alive until the process group is destroyed: torch
+# 2.6's Gloo hung in destroy_process_group now and then when a collective's tensors
+# had been freed before it (a function's locals), never with them alive.
+_KEEP = []
 
 
 def collective(o, send, rank, world):
@@ -141,6 +121,7 @@ def collective(o, send, rank, world):
                 dist.all_reduce(buf)
                 out.copy_(buf[rank * share:(rank + 1) * share])
             o.gloo_rs = "all_reduce"
+    _KEEP.append((send, out, call))   # call holds the views, mine and buf
     for _ in range(o.warmup):
         call()
     dist.barrier()
@@ -160,6 +141,7 @@ def collective(o, send, rank, world):
         w = torch.tensor([bad], dtype=torch.int64)
         dist.all_reduce(w)
         wrong = int(w.item())
+        _KEEP.append(w)
     return statistics.median(t), wrong
 
 
@@ -194,6 +176,7 @@ def main():
     if o.iters < 1 or o.warmup < 0 or o.stepfactor <= 1:
         ap.error("--iters >= 1, --warmup >= 0, -f > 1")
 
+    import torch
     import torch.distributed as dist
 
     dist.init_process_group("gloo", init_method="env://")
@@ -209,7 +192,25 @@ def main():
         if o.allgather or o.reduce_scatter:
             med, wrong = collective(o, send, rank, world)
         else:
-            med, wrong = allreduce(o, send, world)
+            buf = send.clone()
+            for _ in range(o.warmup):
+                buf.copy_(send)
+                dist.all_reduce(buf)
+            dist.barrier()
+            t = []
+            for _ in range(o.iters):
+                buf.copy_(send)
+                t0 = time.monotonic()
+                dist.all_reduce(buf)
+                t.append(time.monotonic() - t0)
+            med = statistics.median(t)
+            wrong = 0
+            if o.check:
+                root_got = buf.clone()
+                dist.broadcast(root_got, 0)
+                w = torch.tensor([wrong_elements(buf, root_got, world, o.dtype)], dtype=torch.int64)
+                dist.reduce(w, 0)
+                wrong = int(w.item())
         if rank == 0:
             nbytes = count * es
             algbw = nbytes / med / 1e9
