@@ -104,6 +104,23 @@ export PYTHONPATH=$top/python NETREDUCE_LIB=$lib PYTHONDONTWRITEBYTECODE=1
 
 # The topologies: 4 ranks each; TB_* read by lib.sh.
 # shellcheck disable=SC2034
+# collectives_run TAG BOUND [ARGS]: tests/python/collectives.py on every host; each
+# rank must exit 0 with its RESULT line (rank 0's in TAG.out, the others' in their log)
+collectives_run() {
+	local tag=$1 bound=$2 r line
+	shift 2
+	tb_launch "$tag" 0 "$hosts" "${py[@]}" "$here/collectives.py" "$@"
+	tb_wait "$bound" "${TB_LAUNCH_PIDS[@]}"
+	for ((r = 0; r < hosts; r++)); do
+		line=$(cat "$TB_RUNDIR/$tag.out" "$TB_RUNDIR/$tag.h$r.log" 2>/dev/null | sed -n 's/^RESULT //p' |
+			jq -c --argjson r "$r" 'select(.rank == $r)' 2>/dev/null || true)
+		if [ "${TB_RCS[$r]}" != 0 ] || [ -z "$line" ]; then
+			tail -n 20 "$TB_RUNDIR/$tag.h$r.log" 2>/dev/null || true
+			fail "rank $r exited ${TB_RCS[$r]}: ${line:-no RESULT line}"
+		fi
+	done
+}
+
 case $scenario in
 train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
@@ -359,16 +376,7 @@ collectives-rtl)
 	# reason, the communicator goes on (tests/python/collectives.py --refused)
 	[ -e "$build/dataplane/rtl/libnr_rtl.a" ] ||
 		skip "this build has no RTL model (needs verilator; meson -Drtl=enabled)"
-	tb_launch collr 0 "$hosts" "${py[@]}" "$here/collectives.py" --refused
-	tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
-	for ((r = 0; r < hosts; r++)); do
-		line=$(cat "$TB_RUNDIR/collr.out" "$TB_RUNDIR/collr.h$r.log" 2>/dev/null | sed -n 's/^RESULT //p' |
-			jq -c --argjson r "$r" 'select(.rank == $r)' 2>/dev/null || true)
-		if [ "${TB_RCS[$r]}" != 0 ] || [ -z "$line" ]; then
-			tail -n 20 "$TB_RUNDIR/collr.h$r.log" 2>/dev/null || true
-			fail "rank $r exited ${TB_RCS[$r]}: ${line:-no RESULT line}"
-		fi
-	done
+	collectives_run collr 300 --refused
 	sed -n 's/^RESULT //p' "$TB_RUNDIR/collr.out" | jq -c '.delegated'
 	pass "the RTL box refused the all-gather's job: 2 all-gathers a rank through Gloo, counted" \
 		"with its reason; an all-reduce after them through the box, exact"
@@ -377,16 +385,7 @@ collectives)
 	# FSDP's collectives through the box (tests/python/collectives.py): all-gathers
 	# of any type byte for byte, reduce-scatters' shares exact, each one counted
 	# through netreduce and the library
-	tb_launch coll 0 "$hosts" "${py[@]}" "$here/collectives.py"
-	tb_wait 240 "${TB_LAUNCH_PIDS[@]}"
-	for ((r = 0; r < hosts; r++)); do
-		line=$(cat "$TB_RUNDIR/coll.out" "$TB_RUNDIR/coll.h$r.log" 2>/dev/null | sed -n 's/^RESULT //p' |
-			jq -c --argjson r "$r" 'select(.rank == $r)' 2>/dev/null || true)
-		if [ "${TB_RCS[$r]}" != 0 ] || [ -z "$line" ]; then
-			tail -n 20 "$TB_RUNDIR/coll.h$r.log" 2>/dev/null || true
-			fail "rank $r exited ${TB_RCS[$r]}: ${line:-no RESULT line}"
-		fi
-	done
+	collectives_run coll 240
 	sed -n 's/^RESULT //p' "$TB_RUNDIR/coll.out" | jq -c '{rank, issued, box_calls, netreduce}'
 	pass "4 ranks: all_gather_into_tensor (fp32 with -0.0, sNaN, Inf; bf16; uint8) and all_gather" \
 		"byte for byte, reduce_scatter_tensor (fp32 SUM, AVG; bf16) exact, all through the box"
