@@ -257,6 +257,15 @@ void nr_tp_qp_acks_lag(struct nr_tp_qp *qp);
 int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
 
 /*
+ * The QP's packets (its data and its ACKs) leave by interface ifname, the
+ * routing table's choice within it: a rail, one of a host's links, each to
+ * another box (host/README.md, "Several boxes").  Before connect.  0,
+ * -ENOTSUP (verbs: a rail is a device of its own, NR_DEVICE), -ENODEV (no
+ * such interface; nr_tp_error says), -EINVAL.
+ */
+int nr_tp_qp_rail(struct nr_tp_qp *qp, const char *ifname);
+
+/*
  * The transport makes progress only inside nr_tp_poll (soft: the CPU is the
  * RNIC, so ACKs and retransmissions wait for a poll): its user keeps polling
  * between operations (libnetreduce's progress thread).  false: the device

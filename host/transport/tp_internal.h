@@ -33,15 +33,17 @@ struct nr_tp_ops {
 	void (*qp_state)(const struct nr_tp_qp *qp, char *buf, size_t len);
 	void (*qp_acks_lag)(struct nr_tp_qp *qp);
 	int (*qp_spray)(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info);
+	int (*qp_rail)(struct nr_tp_qp *qp, const char *ifname);
 };
 
 /*
  * The ops table of a transport whose functions are named after its prefix:
  * prefix_open, prefix_close, prefix_reg_mr, ... prefix_qp_state, prefix_qp_acks_lag,
- * prefix_qp_spray; prefix_tune; is_polled, has_wr_tclass and can_spray: the
+ * prefix_qp_spray, prefix_qp_rail; prefix_tune; is_polled, has_wr_tclass and can_spray: the
  * flags nr_tp_polled and nr_tp_wr_tclass report and nr_tp_tune checks a wish
  * against; pkey_of: nr_tp_pkey's answer.
  */
+/* clang-format off */
 #define NR_TP_OPS(name, prefix, is_polled, has_wr_tclass, can_spray, pkey_of) {           \
 	.kind = name, .polled = is_polled, .wr_tclass = has_wr_tclass, .spray = can_spray, \
 	.pkey = pkey_of,                                                                   \
@@ -51,7 +53,8 @@ struct nr_tp_ops {
 	.qp_destroy = prefix##_qp_destroy, .post_write_imm = prefix##_post_write_imm,   \
 	.post_recv = prefix##_post_recv, .poll = prefix##_poll, .qp_error = prefix##_qp_error, \
 	.qp_state = prefix##_qp_state, .qp_acks_lag = prefix##_qp_acks_lag,                \
-	.qp_spray = prefix##_qp_spray }
+	.qp_spray = prefix##_qp_spray, .qp_rail = prefix##_qp_rail }
+/* clang-format on */
 
 /*
  * Every transport object and QP starts with these, so the dispatcher finds its

@@ -267,6 +267,32 @@ int soft_qp_spray_open(struct soft_tp *tp, struct soft_qp *qp, unsigned ports)
 	qp->spray_fd = fds;
 	qp->nspray = (uint16_t)ports;
 	qp->sport = base;
+	return soft_qp_rail_bind(tp, qp);
+}
+
+int soft_qp_rail_bind(struct soft_tp *tp, struct soft_qp *qp)
+{
+	unsigned n = qp->spray_fd ? qp->nspray : 1;
+
+	if (!qp->rail[0])
+		return 0;
+	for (unsigned k = 0; k < n; k++) {
+		int fd = qp->spray_fd ? qp->spray_fd[k] : qp->fd;
+
+		if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, qp->rail,
+			       (socklen_t)strlen(qp->rail) + 1)) {
+			int r = -errno;
+
+			nr_tp_set_error(&tp->base,
+					"soft: QP 0x%06x: cannot send by interface %s "
+					"(SO_BINDTODEVICE): %s%s",
+					qp->qpn, qp->rail, strerror(-r),
+					r == -ENODEV  ? " (no such interface here)"
+					: r == -EPERM ? " (it takes CAP_NET_RAW)"
+						      : "");
+			return r;
+		}
+	}
 	return 0;
 }
 

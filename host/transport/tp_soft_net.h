@@ -28,6 +28,9 @@ int soft_qp_sock_open(struct soft_tp *tp, struct soft_qp *qp);
 /* Its sockets of ports source ports in a row instead (nr_tp_qp_spray): the
  * first free range from its candidates; tp's error says why not. */
 int soft_qp_spray_open(struct soft_tp *tp, struct soft_qp *qp, unsigned ports);
+/* Its sockets (fd, the sprayed ones) bound to the device qp->rail
+ * (SO_BINDTODEVICE): 0, or -errno with tp's error naming the device. */
+int soft_qp_rail_bind(struct soft_tp *tp, struct soft_qp *qp);
 /* tp_soft_tx.c: a packet into qp's send batch (its payload is read at the flush, in
  * place); tos: its IP_TOS, -1 the socket's. */
 void soft_tx_build(struct soft_tp *tp, struct soft_qp *qp, const struct nr_build_args *a,

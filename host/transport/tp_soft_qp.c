@@ -675,6 +675,16 @@ static int soft_qp_spray(struct nr_tp_qp *q, unsigned ports, struct nr_qp_info *
 	return r;
 }
 
+static int soft_qp_rail(struct nr_tp_qp *q, const char *ifname)
+{
+	struct soft_qp *qp = soft_qp(q);
+
+	if (qp->state != SOFT_QP_INIT || strlen(ifname) >= sizeof(qp->rail))
+		return -EINVAL;
+	snprintf(qp->rail, sizeof(qp->rail), "%s", ifname);
+	return soft_qp_rail_bind(qp->tp, qp);
+}
+
 /* polled: the CPU is the RNIC, nothing moves between polls; a traffic class
  * per message: each datagram may carry its own IP_TOS (tp_soft_net.c); every
  * packet carries the default partition's P_Key */

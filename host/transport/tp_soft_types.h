@@ -138,6 +138,7 @@ struct soft_qp {
 	 * nspray - 1 (spray_fd[0] is fd), one taken per send in turn */
 	int *spray_fd;
 	uint16_t nspray;                 /* 1: no spraying (spray_fd NULL) */
+	char rail[16];                   /* its sockets' device (nr_tp_qp_rail); "": none */
 	uint16_t spray_next;
 	uint32_t rip;                    /* peer, network order */
 	uint16_t rport;                  /* peer's UDP port, host order */

@@ -569,4 +569,12 @@ static int verbs_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info
 	return ports > 1 ? -ENOTSUP : 0;
 }
 
+/* A QP is its device's (its port's): rails are devices, not interfaces. */
+static int verbs_qp_rail(struct nr_tp_qp *qp, const char *ifname)
+{
+	(void)qp;
+	(void)ifname;
+	return -ENOTSUP;
+}
+
 const struct nr_tp_ops nr_tp_verbs_ops = NR_TP_OPS("verbs", verbs, false, false, false, 0);

@@ -171,6 +171,13 @@ int nr_tp_qp_spray(struct nr_tp_qp *qp, unsigned ports, struct nr_qp_info *info)
 	return qp->ops->qp_spray(qp, ports, info);
 }
 
+int nr_tp_qp_rail(struct nr_tp_qp *qp, const char *ifname)
+{
+	if (!qp || !ifname || !*ifname)
+		return -EINVAL;
+	return qp->ops->qp_rail(qp, ifname);
+}
+
 const char *nr_wc_status_str(enum nr_wc_status s)
 {
 	switch (s) {
