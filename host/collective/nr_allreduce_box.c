@@ -142,15 +142,18 @@ static int box_recv(struct nr_comm *c, void *op, unsigned ch, const struct nr_wc
 	struct box_chan *bc = &o->ch[ch];
 	uint64_t m = msg_of(o, ch, bc->recvd);
 	uint32_t want = nr_tag(o->seq, m), len;
+	uint32_t rkey = o->job->part[nr_chan_box(c, o->chan < 0 ? ch : (unsigned)o->chan)].result_key;
 
 	if (wc->imm == want)
-		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu arrived "
-			       "unaggregated: the box lost the job (restarted?)", c->rank,
-			       (unsigned long)m);
-	if (wc->imm != (want ^ o->job->result_key))
-		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has immediate "
+		return nr_fail(c, NR_ERR_BOX,
+			       "rank %d: nr_allreduce: message %lu arrived "
+			       "unaggregated: the box %s lost the job (restarted?)",
+			       c->rank, (unsigned long)m, nr_ring_box_addr(c, o->ring + (int)ch));
+	if (wc->imm != (want ^ rkey))
+		return nr_fail(c, NR_ERR_BOX,
+			       "rank %d: nr_allreduce: message %lu has immediate "
 			       "0x%08x, expected 0x%08x: ranks out of step or the box is wrong",
-			       c->rank, (unsigned long)m, wc->imm, want ^ o->job->result_key);
+			       c->rank, (unsigned long)m, wc->imm, want ^ rkey);
 	len = msg_len(o, m);
 	if (wc->byte_len != len)
 		return nr_fail(c, NR_ERR_BOX, "rank %d: nr_allreduce: message %lu has %u bytes, "
@@ -190,10 +193,21 @@ static bool box_waiting_recv(const void *op)
 	return o->cnt.recvd < o->cnt.sent || o->cnt.acked == o->cnt.sent;
 }
 
+static bool box_owed(const void *op, unsigned ch)
+{
+	const struct box_op *o = op;
+
+	return o->ch[ch].sent > o->ch[ch].recvd;
+}
+
 static const struct nr_collective box_collective = {
 	.name = "nr_allreduce",
-	.post = box_post, .recv = box_recv, .recv_due = box_recv_due, .acked = box_acked,
+	.post = box_post,
+	.recv = box_recv,
+	.recv_due = box_recv_due,
+	.acked = box_acked,
 	.waiting_recv = box_waiting_recv,
+	.owed = box_owed,
 };
 
 /* The channel of an op with flags on a communicator with classes (netreduce.h, NR_MSG_CLASS). */
@@ -451,10 +465,21 @@ static bool multi_waiting_recv(const void *op)
 	return false;
 }
 
+static bool multi_owed(const void *op, unsigned k)
+{
+	const struct box_multi *mu = op;
+
+	return mu->active[k] && box_owed(&mu->op[k], 0);
+}
+
 static const struct nr_collective multi_collective = {
 	.name = "nr_allreduce",
-	.post = multi_post, .recv = multi_recv, .recv_due = multi_recv_due, .acked = multi_acked,
+	.post = multi_post,
+	.recv = multi_recv,
+	.recv_due = multi_recv_due,
+	.acked = multi_acked,
 	.waiting_recv = multi_waiting_recv,
+	.owed = multi_owed,
 };
 
 /* reqs[0..n), of one job (dtype, open, checked), at once; done_ns as theirs. */

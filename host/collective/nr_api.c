@@ -362,7 +362,7 @@ int nr_comm_box_counters(const struct nr_comm *comm, struct nr_box_counters *out
 		nr_set_tls_error("nr_comm_box_counters: NULL %s", out ? "left_out" : "out");
 		return NR_ERR_INVALID;
 	}
-	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
+	if (!box || !box->has_box || !nr_box_job_made(&box->box[NR_ELEM_FP32])) {
 		nr_set_tls_error("nr_comm_box_counters: rank %d holds no box job: rank 0 registered "
 				 "it (and a communicator without NR_BOX has none)",
 				 comm ? comm->rank : -1);
@@ -406,7 +406,7 @@ int nr_comm_box_status(const struct nr_comm *comm, char *buf, size_t len)
 		nr_set_tls_error("nr_comm_box_status: no buffer");
 		return NR_ERR_INVALID;
 	}
-	if (!box || !box->has_box || !box->box[NR_ELEM_FP32].key[0]) {
+	if (!box || !box->has_box || !nr_box_job_made(&box->box[NR_ELEM_FP32])) {
 		nr_set_tls_error("nr_comm_box_status: rank %d holds no box job: rank 0 registered "
 				 "it (and a communicator without NR_BOX has none)",
 				 comm ? comm->rank : -1);

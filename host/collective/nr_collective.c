@@ -50,8 +50,8 @@ int nr_check_args(struct nr_comm *c, const void *sendbuf, void *recvbuf, size_t 
 	return 1;
 }
 
-/* A failed completion: NR_ERR_PEER naming the peer. */
-static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
+/* A failed completion: NR_ERR_PEER naming the peer (and on a box ring, box: its box). */
+static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring, const char *box)
 {
 	int peer = wc->op == NR_WC_SEND ? (c->rank + 1) % c->world
 					 : (c->rank + c->world - 1) % c->world;
@@ -61,9 +61,10 @@ static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
 	nr_ip4_str(c->peers[peer].ip, ip);
 	/* on a box ring an ACK needs every rank's contribution: anyone may be the dead one */
 	if (ring >= NR_RING_BOX && wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
-		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer through the box (%s) from rank %d "
+		return nr_fail(c, NR_ERR_PEER,
+			       "rank %d: no answer through the box (%s) from rank %d "
 			       "(%s): a rank of the job or the box stopped answering: %s (%s)",
-			       c->rank, c->switch_addr, peer, ip, nr_wc_status_str(wc->status),
+			       c->rank, box, peer, ip, nr_wc_status_str(wc->status),
 			       detail ? detail : "");
 	if (wc->op == NR_WC_SEND && wc->status == NR_WC_RETRY_EXCEEDED)
 		return nr_fail(c, NR_ERR_PEER, "rank %d: no answer from rank %d (%s) on the %s "
@@ -78,7 +79,8 @@ static int wc_fail(struct nr_comm *c, const struct nr_wc *wc, int ring)
  * Nothing moved for timeout_ms: NR_ERR_TIMEOUT naming whom we waited for, and
  * where the QP we waited on stands (the first channel's on the box ring).
  */
-static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waiting_recv)
+static int stall_fail(struct nr_comm *c, const char *what, int ring, const char *box,
+		      bool waiting_recv)
 {
 	int peer = waiting_recv ? (c->rank + c->world - 1) % c->world : (c->rank + 1) % c->world;
 	const struct nr_ring *r = &c->ring[ring];
@@ -87,10 +89,12 @@ static int stall_fail(struct nr_comm *c, const char *what, int ring, bool waitin
 	nr_ip4_str(c->peers[peer].ip, ip);
 	nr_tp_qp_state(waiting_recv ? r->rqp : r->sqp, st, sizeof(st));
 	if (ring >= NR_RING_BOX)
-		return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no result from the box (%s) "
+		return nr_fail(c, NR_ERR_TIMEOUT,
+			       "rank %d: %s: timeout: no result from the box (%s) "
 			       "within %u ms: a rank of the job or the box stopped (rank %d %s: "
-			       "no %s; %s QP: %s)", c->rank, what, c->switch_addr, c->cfg.timeout_ms,
-			       peer, ip, waiting_recv ? "data" : "acknowledgement",
+			       "no %s; %s QP: %s)",
+			       c->rank, what, box, c->cfg.timeout_ms, peer, ip,
+			       waiting_recv ? "data" : "acknowledgement",
 			       waiting_recv ? "receive" : "send", st);
 	return nr_fail(c, NR_ERR_TIMEOUT, "rank %d: %s: timeout: no %s rank %d (%s) on the %s ring "
 		       "within %u ms (%s QP: %s)", c->rank, what,
@@ -127,6 +131,21 @@ static int ring_of(const struct nr_comm *c, int ring, unsigned n, const struct n
 	return -1;
 }
 
+/*
+ * The box an op waits on when nothing moved: over several boxes, the box of
+ * its first channel that sent messages whose results are still out (a box
+ * that died holds its own channels' results; the others' channels are then
+ * stopped by flow control, their results all in); else NR_BOX.
+ */
+static const char *stalled_box(const struct nr_comm *c, const struct nr_collective *d, int ring,
+			       unsigned n, const void *op)
+{
+	for (unsigned k = 0; ring >= NR_RING_BOX && c->n_boxes > 1 && k < n; k++)
+		if (d->owed ? d->owed(op, k) : d->recv_due(op, k))
+			return nr_ring_box_addr(c, ring + (int)k);
+	return nr_ring_box_addr(c, ring);
+}
+
 int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring, void *op,
 		      struct nr_coll_count *cnt)
 {
@@ -147,9 +166,10 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring
 			bool send = false;
 			int k;
 
-			if (wc[i].status != NR_WC_OK)
-				return wc_fail(c, &wc[i], ring);
 			k = ring_of(c, ring, n, wc[i].qp, &send);
+			if (wc[i].status != NR_WC_OK)
+				return wc_fail(c, &wc[i], ring,
+					       nr_ring_box_addr(c, ring + (k > 0 ? k : 0)));
 			if (k >= 0 && send && wc[i].op == NR_WC_SEND) {
 				cnt->acked++;
 				if (d->acked)
@@ -168,7 +188,8 @@ int nr_collective_run(struct nr_comm *c, const struct nr_collective *d, int ring
 		if (got > 0)
 			last = nr_now_ms();
 		else if (nr_now_ms() - last > c->cfg.timeout_ms)
-			return stall_fail(c, d->name, ring, d->waiting_recv(op));
+			return stall_fail(c, d->name, ring, stalled_box(c, d, ring, n, op),
+					  d->waiting_recv(op));
 	}
 	return 0;
 }

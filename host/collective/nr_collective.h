@@ -27,6 +27,9 @@ struct nr_collective {
 	/* optional: a send completion on ring k */
 	void (*acked)(void *op, unsigned k);
 	bool (*waiting_recv)(const void *op);   /* stalled on a receive (for the message) */
+	/* optional: ring k has sent messages whose results are still out (a
+	 * stall's message names the box of such a ring) */
+	bool (*owed)(const void *op, unsigned k);
 };
 
 /* What an op of a collective counts (part of the op). */

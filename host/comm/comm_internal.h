@@ -18,6 +18,12 @@
 #include "proto/nr_job.h"
 
 #define NR_ERRLEN 512
+/*
+ * A job striped over several boxes (NR_BOX "ip:port,ip:port,..."): box k sums
+ * the job's channels k, k + K, ... (host/README.md, "Several boxes").
+ */
+#define NR_MAX_BOXES    8
+#define NR_BOX_ADDR_LEN 48    /* "ip:port", "[v6]:port" */
 #define NR_RECV_DEPTH 128   /* receives kept posted on every receiving QP */
 #define NR_BACKLOG_MAX (1 << 20)  /* completions kept for the next collective, at most */
 
@@ -66,6 +72,12 @@ static inline size_t nr_dtype_size(enum nr_dtype d)
 
 static inline const char *nr_ring_name(int ring) { return ring >= NR_RING_BOX ? "box" : "plain"; }
 
+/* A box ring's channel (nr_box_ring's k). */
+static inline unsigned nr_ring_chan(int ring)
+{
+	return (unsigned)(ring - NR_RING_BOX) % NR_MAX_CHANNELS;
+}
+
 /* What one rank tells the others about itself (bootstrap table row). */
 struct nr_peer {
 	uint32_t ip;                 /* network order */
@@ -94,7 +106,10 @@ struct nr_ring {
 /*
  * One element type's box job: rank 0 registered it (nr_box_client.c) and a
  * thread renews its lease while the communicator lives; every rank keeps
- * what its messages need (credits, result key, sequence).
+ * what its messages need (credits, result key, sequence).  Over several
+ * boxes (NR_BOX a list of K) the job is K box jobs, one a box: box k sums
+ * the job's channels k, k + K, ... (its own channels 0, 1, ... in that
+ * order), each its own key, lease, credits and result key.
  */
 struct nr_tls_conn; /* control/tls/nr_tls.h */
 
@@ -104,33 +119,49 @@ struct nr_box_conn {
 	struct nr_tls_conn *tls;
 };
 
+struct nr_box_job;
+
+/* One box's part of a job: what that box registered and the renewal of its lease. */
+struct nr_box_part {
+	struct nr_box_job *owner;
+	const char *addr;        /* the box's control address (c->boxes[k]) */
+	struct nr_box_conn conn; /* the part's control connection, kept open for its
+				      * renewals and its destroy (fd -1: none); rank 0's */
+	uint32_t job;            /* the box's job id; rank 0's */
+	char key[64];            /* its key ("" : not registered); rank 0's */
+	uint32_t credits;
+	uint32_t result_key; /* every rank's: the immediates of the box's results */
+	uint32_t lease_ms;   /* the box's; renewed every third of it */
+	bool renewing;       /* the renew thread runs */
+	bool stop;           /* under lock: the thread ends */
+	pthread_t renew_th;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+};
+
 struct nr_box_job {
 	struct nr_comm *comm;
-	struct nr_box_conn conn;     /* the job's control connection, kept open for its
-				      * renewals and its destroy (fd -1: none) */
 	uint8_t dtype;               /* enum nr_elem_type, or NR_BOX_BOR (its words fp32's) */
 	bool open;                   /* its rings are connected and the job registered */
 	bool refused;                /* the box refused or could not register it, as rank 0
 				      * told every rank: the all-gather's (NR_BOX_BOR) fails
 				      * at once from then on, the communicator goes on */
 	char why[256];               /* refused: the error of the first try */
-	uint32_t job;
-	char key[64];
-	uint32_t credits;
-	uint32_t result_key;
+	struct nr_box_part part[NR_MAX_BOXES]; /* c->n_boxes of them */
+	uint32_t credits;                      /* the fewest of its parts' */
 	uint8_t seq;                 /* op sequence on its rings (imm tag high byte) */
 	uint64_t msgs;               /* messages sent on its rings since they opened, all
 				      * channels: message G goes on channel G mod n_channels */
 	/* with priority classes: each op on one channel, its own sequence and count */
 	uint8_t ch_seq[NR_MAX_CHANNELS];
 	uint64_t ch_msgs[NR_MAX_CHANNELS];
-	uint32_t lease_ms;           /* the box's; renewed every third of it */
-	bool renewing;               /* the renew thread runs */
-	bool stop;                   /* under lock: the thread ends */
-	pthread_t renew_th;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
 };
+
+/* The job is registered with its box(es) (rank 0 holds its keys). */
+static inline bool nr_box_job_made(const struct nr_box_job *b)
+{
+	return b->part[0].key[0] != 0;
+}
 
 struct nr_topo;   /* hosts with several ranks, racks: nr_topo.h */
 struct nr_tls_client; /* control/tls/nr_tls.h */
@@ -159,8 +190,14 @@ struct nr_link {
 
 struct nr_comm {
 	struct nr_config cfg;
-	char root[64], switch_addr[64], token[128], transport[16], tp_profile[16], device[64],
-	     addr[32];
+	char root[64], switch_addr[NR_MAX_BOXES * NR_BOX_ADDR_LEN], token[128], transport[16],
+		tp_profile[16], device[64], addr[32];
+	/* NR_BOX's boxes, and NR_RAILS' interfaces (soft: channel c's QPs send out
+	 * rails[c mod n_rails]; 0: the routing table's) */
+	char boxes[NR_MAX_BOXES][NR_BOX_ADDR_LEN];
+	unsigned n_boxes;
+	char rails[NR_MAX_BOXES][16];
+	unsigned n_rails;
 	char tenant[32]; /* NR_TENANT: the tenant the box's requests name, "" none */
 	int rank, world;
 	struct nr_tp *tp;
@@ -213,5 +250,19 @@ struct nr_comm {
 	 */
 	struct nr_topo *topo;
 };
+
+/* The box that sums channel ch of every job: box ch mod K (K: NR_BOX's count). */
+static inline unsigned nr_chan_box(const struct nr_comm *c, unsigned ch)
+{
+	return c->n_boxes > 1 ? ch % c->n_boxes : 0;
+}
+
+/* The control address of the box a ring's traffic goes through: its channel's
+ * box for a box ring, NR_BOX (all of it) for the plain ring. */
+static inline const char *nr_ring_box_addr(const struct nr_comm *c, int ring)
+{
+	return ring >= NR_RING_BOX && c->n_boxes > 1 ? c->boxes[nr_chan_box(c, nr_ring_chan(ring))]
+						     : c->switch_addr;
+}
 
 #endif /* NR_COMM_INTERNAL_H */

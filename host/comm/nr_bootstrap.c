@@ -514,9 +514,8 @@ static int root_bootstrap(struct nr_comm *c)
 	peers = json_array();
 	for (int r = 0; r < c->world; r++)
 		json_array_append_new(peers, nr_row_json(c, &c->peers[r]));
-	msg = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits",
-			(json_int_t)c->box[NR_ELEM_FP32].credits, "result_key",
-			(json_int_t)c->box[NR_ELEM_FP32].result_key, "peers", peers);
+	msg = nr_box_word_json(c, NR_ELEM_FP32);
+	json_object_set_new(msg, "peers", peers);
 	nr_rdv_broadcast(c, msg);
 	json_decref(msg);
 	return 0;
@@ -582,7 +581,6 @@ static int member_bootstrap(struct nr_comm *c)
 	struct nr_auth_ctx x;
 	char err[256];
 	json_t *msg, *peers;
-	json_int_t credits, key;
 	int ok, fd;
 
 	/* from the address our hello claims: rank 0 takes no hello from elsewhere */
@@ -620,15 +618,12 @@ static int member_bootstrap(struct nr_comm *c)
 	c->links[0].rx = 1;
 	if ((ok = nr_rdv_reply_ok(c, msg)))
 		return ok;
-	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "peers",
-			&peers) ||
-	    !nr_json_in_range(credits, UINT32_MAX) || !nr_json_in_range(key, UINT32_MAX) ||
-	    json_array_size(peers) != (size_t)c->world) {
+	peers = json_object_get(msg, "peers");
+	if (nr_box_word_parse(c, NR_ELEM_FP32, msg) || json_array_size(peers) != (size_t)c->world) {
 		json_decref(msg);
-		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint table", c->rank);
+		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed endpoint table%s", c->rank,
+			       c->n_boxes > 1 ? " (does every rank have the same NR_BOX list?)" : "");
 	}
-	c->box[NR_ELEM_FP32].credits = credits;
-	c->box[NR_ELEM_FP32].result_key = key;
 	for (int r = 0; r < c->world; r++) {
 		if (r != c->rank && nr_row_parse(c, json_array_get(peers, r), &c->peers[r])) {
 			json_decref(msg);

@@ -29,19 +29,20 @@
 
 #define REPLY_MAX (1u << 20)
 
-/* Connect (and with c->box_tls, the handshake) within timeout_ms: 0, or -1 with err. */
-static int conn_open(const struct nr_comm *c, uint32_t timeout_ms, struct nr_box_conn *k, char *err,
-		     size_t errlen)
+/* Connect to the box at addr (and with c->box_tls, the handshake) within
+ * timeout_ms: 0, or -1 with err. */
+static int conn_open(const struct nr_comm *c, const char *addr, uint32_t timeout_ms,
+		     struct nr_box_conn *k, char *err, size_t errlen)
 {
 	char host[64];
 
 	k->tls = NULL;
-	if (nr_tcp_connect(c->switch_addr, timeout_ms, &k->fd, err, errlen))
+	if (nr_tcp_connect(addr, timeout_ms, &k->fd, err, errlen))
 		return -1;
 	if (!c->box_tls)
 		return 0;
-	if (nr_tls_host_of(c->switch_addr, host, sizeof(host)) != 0)
-		snprintf(err, errlen, "\"%s\" is not ip:port", c->switch_addr);
+	if (nr_tls_host_of(addr, host, sizeof(host)) != 0)
+		snprintf(err, errlen, "\"%s\" is not ip:port", addr);
 	else
 		k->tls = nr_tls_connect(c->box_tls, k->fd, host, timeout_ms, err, errlen);
 	if (k->tls)
@@ -177,9 +178,10 @@ static int exchange(struct nr_box_conn *k, json_t *req, uint64_t deadline, json_
 	return 0;
 }
 
-/* Send one request on fd, read one reply; "ok":false becomes an error with the box's message. */
-static int box_call(struct nr_comm *c, struct nr_box_conn *k, json_t *req, json_t **reply,
-		    const char *what)
+/* Send one request to the box at addr on k, read one reply; "ok":false becomes
+ * an error with the box's message. */
+static int box_call(struct nr_comm *c, const char *addr, struct nr_box_conn *k, json_t *req,
+		    json_t **reply, const char *what)
 {
 	char err[256];
 	bool refused;
@@ -188,8 +190,8 @@ static int box_call(struct nr_comm *c, struct nr_box_conn *k, json_t *req, json_
 		      sizeof(err)))
 		return 0;
 	if (refused)
-		return nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", c->switch_addr, what, err);
-	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", c->switch_addr, what, err);
+		return nr_fail(c, NR_ERR_BOX, "box %s refused %s: %s", addr, what, err);
+	return nr_fail(c, NR_ERR_BOX, "box %s: %s: %s", addr, what, err);
 }
 
 /* Whether addr ("ip:port", "localhost:port", "[::1]:port") is this machine's loopback. */
@@ -208,7 +210,7 @@ static bool addr_loopback(const char *addr)
 static int box_tls_init(struct nr_comm *c)
 {
 	const char *ca = getenv("NR_TLS_CA"), *tls = getenv("NR_TLS");
-	bool off = tls && !strcmp(tls, "off");
+	bool off = tls && !strcmp(tls, "off"), loopback = true;
 	char err[320];
 
 	if (c->box_tls)
@@ -224,7 +226,9 @@ static int box_tls_init(struct nr_comm *c)
 	if (off)
 		return 0;
 	if (!ca || !ca[0]) {
-		if (addr_loopback(c->switch_addr))
+		for (unsigned k = 0; k < c->n_boxes; k++)
+			loopback = loopback && addr_loopback(c->boxes[k]);
+		if (loopback)
 			return 0;
 		return nr_fail(c, NR_ERR_CONFIG,
 			       "the box at %s (NR_BOX) in plain text would read "
@@ -273,16 +277,17 @@ static json_t *with_auth(const struct nr_comm *c, json_t *req)
 	return req;
 }
 
-static int box_connect(struct nr_comm *c, struct nr_box_conn *k, const char *what)
+static int box_connect(struct nr_comm *c, const char *addr, struct nr_box_conn *k, const char *what)
 {
 	char err[320];
 	int rc = box_tenant_init(c) ?: box_tls_init(c);
 
 	if (rc)
 		return rc;
-	if (conn_open(c, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000, k, err, sizeof(err)))
+	if (conn_open(c, addr, c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000, k, err,
+		      sizeof(err)))
 		return nr_fail(c, NR_ERR_BOX, "cannot %s with the box at %s (NR_BOX): %s%s", what,
-			       c->switch_addr, err,
+			       addr, err,
 			       strncmp(err, "TLS", 3) ? "; is netreduce-switch "
 							"running with its TCP control listener there?"
 						      : "");
@@ -296,7 +301,7 @@ void nr_box_client_free(struct nr_comm *c)
 }
 
 /*
- * One request of job b on its own connection b->conn (opened when closed): 0
+ * One request of job part p on its own connection p->conn (opened when closed): 0
  * with *reply, or -1 with err (*refused: the box answered "ok":false).  A
  * connection that fails is closed, never used again (a late answer would
  * read as the next one's); when it was one kept from before and the box
@@ -305,40 +310,41 @@ void nr_box_client_free(struct nr_comm *c)
  * again here.  Only one thread at a time:
  * the renew thread while it runs, rank 0's after renew_stop.
  */
-static int job_call(struct nr_box_job *b, json_t *req, uint32_t timeout_ms, json_t **reply,
+static int job_call(struct nr_box_part *p, json_t *req, uint32_t timeout_ms, json_t **reply,
 		    bool *refused, char *err, size_t errlen)
 {
-	const struct nr_comm *c = b->comm;
+	const struct nr_comm *c = p->owner->comm;
 
 	for (int fresh = 0; fresh < 2; fresh++) {
-		bool kept = b->conn.fd >= 0;
+		bool kept = p->conn.fd >= 0;
 
-		if (!kept && conn_open(c, timeout_ms, &b->conn, err, errlen)) {
+		if (!kept && conn_open(c, p->addr, timeout_ms, &p->conn, err, errlen)) {
 			*refused = false;
 			return -1;
 		}
-		int rc = exchange(&b->conn, req, nr_now_ms() + timeout_ms, reply, refused, err, errlen);
+		int rc = exchange(&p->conn, req, nr_now_ms() + timeout_ms, reply, refused, err,
+				  errlen);
 
 		if (!rc)
 			return 0;
-		conn_close(&b->conn);
+		conn_close(&p->conn);
 		if (!kept || rc == -ETIMEDOUT)
 			break;
 	}
 	return -1;
 }
 
-/* One job_renew of b on the job's connection.  0 or -1 with err. */
-static int renew_once(struct nr_box_job *b, uint32_t timeout_ms, char *err, size_t errlen)
+/* One job_renew of p on the part's connection.  0 or -1 with err. */
+static int renew_once(struct nr_box_part *p, uint32_t timeout_ms, char *err, size_t errlen)
 {
-	const struct nr_comm *c = b->comm;
+	const struct nr_comm *c = p->owner->comm;
 	json_t *req, *reply;
 	bool refused;
 	int rc;
 
-	req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_renew", "job", (json_int_t)b->job,
-				     "key", b->key));
-	rc = job_call(b, req, timeout_ms, &reply, &refused, err, errlen);
+	req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_renew", "job", (json_int_t)p->job,
+				     "key", p->key));
+	rc = job_call(p, req, timeout_ms, &reply, &refused, err, errlen);
 	json_decref(req);
 	json_decref(reply);
 	if (rc && refused) {
@@ -361,8 +367,7 @@ static int renew_once(struct nr_box_job *b, uint32_t timeout_ms, char *err, size
 
 static void *renew_main(void *arg)
 {
-	struct nr_box_job *b = arg;
-	const struct nr_comm *c = b->comm;
+	struct nr_box_part *b = arg;
 	uint32_t period = b->lease_ms / 3 < NR_RENEW_MAX_MS ? b->lease_ms / 3 : NR_RENEW_MAX_MS;
 	uint32_t retry = period < NR_RENEW_RETRY_MS ? period : NR_RENEW_RETRY_MS;
 	unsigned failed = 0;
@@ -385,13 +390,16 @@ static void *renew_main(void *arg)
 		pthread_mutex_unlock(&b->lock);
 		if (renew_once(b, period < 3000 ? period : 3000, err, sizeof(err))) {
 			if (failed++ == 0)
-				fprintf(stderr, "netreduce: box %s: renewing job %u's lease failed: %s; "
+				fprintf(stderr,
+					"netreduce: box %s: renewing job %u's lease failed: %s; "
 					"trying again every %u ms (the box destroys the job when "
-					"%u ms pass without a renewal)\n", c->switch_addr, b->job, err,
-					retry, b->lease_ms);
+					"%u ms pass without a renewal)\n",
+					b->addr, b->job, err, retry, b->lease_ms);
 		} else if (failed) {
-			fprintf(stderr, "netreduce: box %s: job %u's lease renewed again, after %u "
-				"failed tr%s\n", c->switch_addr, b->job, failed, failed > 1 ? "ies" : "y");
+			fprintf(stderr,
+				"netreduce: box %s: job %u's lease renewed again, after %u "
+				"failed tr%s\n",
+				b->addr, b->job, failed, failed > 1 ? "ies" : "y");
 			failed = 0;
 		}
 		pthread_mutex_lock(&b->lock);
@@ -400,9 +408,9 @@ static void *renew_main(void *arg)
 	return NULL;
 }
 
-static int renew_start(struct nr_box_job *b, uint32_t lease_ms)
+static int renew_start(struct nr_box_part *b, uint32_t lease_ms)
 {
-	struct nr_comm *c = b->comm;
+	struct nr_comm *c = b->owner->comm;
 	int rc;
 
 	b->lease_ms = lease_ms;
@@ -413,14 +421,16 @@ static int renew_start(struct nr_box_job *b, uint32_t lease_ms)
 	if (rc) {
 		pthread_cond_destroy(&b->wake);
 		pthread_mutex_destroy(&b->lock);
-		return nr_fail(c, NR_ERR_BOX, "box %s: cannot start the thread that renews job %u's "
-			       "lease: %s", c->switch_addr, b->job, strerror(rc));
+		return nr_fail(c, NR_ERR_BOX,
+			       "box %s: cannot start the thread that renews job %u's "
+			       "lease: %s",
+			       b->addr, b->job, strerror(rc));
 	}
 	b->renewing = true;
 	return 0;
 }
 
-static void renew_stop(struct nr_box_job *b)
+static void renew_stop(struct nr_box_part *b)
 {
 	if (!b->renewing)
 		return;
@@ -473,21 +483,48 @@ static unsigned spray_reorder(const struct nr_comm *c)
 	return r > NR_MAX_REORDER ? NR_MAX_REORDER : r;
 }
 
-int nr_box_job_create(struct nr_comm *c, unsigned t)
+/* job_destroy of one part (best effort: on its connection, or a new one if
+ * the box closed it or restarted), its renewals stopped first. */
+static void part_destroy(struct nr_box_part *p)
+{
+	const struct nr_comm *c = p->owner->comm;
+	json_t *req, *reply = NULL;
+	char err[256];
+	bool refused;
+
+	renew_stop(p);
+	if (p->key[0]) {
+		req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_destroy", "job",
+					     (json_int_t)p->job, "key", p->key));
+		if (job_call(p, req, 1000, &reply, &refused, err, sizeof(err)) == 0)
+			json_decref(reply);
+		json_decref(req);
+		p->key[0] = '\0';
+	}
+	conn_close(&p->conn);
+}
+
+/*
+ * job_create of part bx of element type t's job: the box at c->boxes[bx]
+ * sums the job's channels bx, bx + K, ... (all of them with one box).
+ */
+static int part_create(struct nr_comm *c, unsigned t, unsigned bx)
 {
 	struct nr_box_job *b = &c->box[t];
+	struct nr_box_part *p = &b->part[bx];
 	json_t *chans = json_array(), *spec, *req, *reply;
+	unsigned stride = c->n_boxes > 1 ? c->n_boxes : 1, nch = 0;
 	char name[64];
 	json_int_t job, credits, rkey, lease, lease_ms;
 	const char *key;
 	int rc;
 
-	rc = box_connect(c, &b->conn, "register the job");
+	rc = box_connect(c, p->addr, &p->conn, "register the job");
 	if (rc) {
 		json_decref(chans);
 		return rc;
 	}
-	for (unsigned k = 0; k < c->n_channels; k++) {
+	for (unsigned k = bx; k < c->n_channels; k += stride, nch++) {
 		json_t *conns = json_array();
 
 		for (int i = 0; i < c->world; i++)
@@ -530,7 +567,7 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 		json_object_set_new(spec, "spray_ports", json_integer(c->cfg.spray_ports));
 		json_object_set_new(spec, "reorder_pkts", json_integer(spray_reorder(c)));
 	}
-	if (c->n_channels > 1)   /* one channel: the plain form every box version takes */
+	if (nch > 1) /* one channel: the plain form every box version takes */
 		json_object_set_new(spec, "channels", chans);
 	else {
 		json_object_set(spec, "conns", json_object_get(json_array_get(chans, 0), "conns"));
@@ -546,32 +583,56 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 	 * every box version takes */
 	if (getenv("NR_JOB") && getenv("NR_JOB")[0])
 		json_object_set_new(req, "name", json_string(job_name(getenv("NR_JOB"), t, name)));
-	rc = box_call(c, &b->conn, req, &reply,
+	rc = box_call(c, p->addr, &p->conn, req, &reply,
 		      t == NR_ELEM_FP32   ? "job_create"
 		      : t == NR_ELEM_BF16 ? "job_create of the bf16 job"
 		      : t == NR_ELEM_FP16 ? "job_create of the fp16 job"
 					  : "job_create of the all-gather's job (reduce bor)");
 	json_decref(req);
 	if (rc) {
-		conn_close(&b->conn);
+		conn_close(&p->conn);
 		return rc;
 	}
 	if (json_unpack(reply, "{s:I,s:s,s:I,s:I}", "job", &job, "key", &key, "credits", &credits,
-			"result_key", &rkey) || credits < 1 || rkey == 0 ||
-	    strlen(key) >= sizeof(b->key)) {
+			"result_key", &rkey) ||
+	    credits < 1 || rkey == 0 || strlen(key) >= sizeof(p->key)) {
 		json_decref(reply);
-		return nr_fail(c, NR_ERR_BOX, "box %s: malformed job_create reply (need job, key, "
-			       "credits >= 1, result_key != 0)", c->switch_addr);
+		conn_close(&p->conn);
+		return nr_fail(c, NR_ERR_BOX,
+			       "box %s: malformed job_create reply (need job, key, "
+			       "credits >= 1, result_key != 0)",
+			       p->addr);
 	}
-	b->job = job;
-	strcpy(b->key, key);
-	b->credits = credits;
-	b->result_key = rkey;
+	p->job = job;
+	strcpy(p->key, key);
+	p->credits = credits;
+	p->result_key = rkey;
 	lease = json_integer_value(json_object_get(reply, "lease_ms"));
 	json_decref(reply);
 	if (lease > 0)    /* the job's connection stays open: its renewals go on it */
-		return renew_start(b, (uint32_t)lease);
-	conn_close(&b->conn);   /* a box without leases: nothing keeps the connection busy */
+		return renew_start(p, (uint32_t)lease);
+	conn_close(&p->conn); /* a box without leases: nothing keeps the connection busy */
+	return 0;
+}
+
+int nr_box_job_create(struct nr_comm *c, unsigned t)
+{
+	struct nr_box_job *b = &c->box[t];
+	unsigned n = c->n_boxes ? c->n_boxes : 1;
+	int rc = 0;
+
+	for (unsigned k = 0; !rc && k < n; k++) {
+		rc = part_create(c, t, k);
+		if (rc) { /* the boxes before it forget the job: no half-registered job */
+			for (unsigned j = 0; j < k; j++)
+				part_destroy(&b->part[j]);
+			return rc;
+		}
+	}
+	b->credits = b->part[0].credits;
+	for (unsigned k = 1; k < n; k++)
+		if (b->part[k].credits < b->credits)
+			b->credits = b->part[k].credits;
 	return 0;
 }
 
@@ -586,8 +647,8 @@ static uint64_t reply_count(json_t *o, const char *name)
 	return count_of(json_object_get(o, name));
 }
 
-/* job_status of one job: its reply's "job" object (a new reference), or NULL with err set */
-static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, char *err,
+/* job_status of one job part: its reply's "job" object (a new reference), or NULL with err set */
+static json_t *job_status(const struct nr_comm *c, const struct nr_box_part *b, char *err,
 			  size_t errlen)
 {
 	uint32_t timeout = c->cfg.timeout_ms < 3000 ? c->cfg.timeout_ms : 3000;
@@ -597,9 +658,9 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 	bool refused;
 	int rc;
 
-	if (conn_open(c, timeout, &k, why, sizeof(why))) {
+	if (conn_open(c, b->addr, timeout, &k, why, sizeof(why))) {
 		snprintf(err, errlen, "cannot ask the box at %s (NR_BOX) for job %u's counters: %s",
-			 c->switch_addr, b->job, why);
+			 b->addr, b->job, why);
 		return NULL;
 	}
 	req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_status", "job", (json_int_t)b->job,
@@ -608,20 +669,19 @@ static json_t *job_status(const struct nr_comm *c, const struct nr_box_job *b, c
 	json_decref(req);
 	conn_close(&k);
 	if (rc) {
-		snprintf(err, errlen, "box %s %s job_status of job %u: %s", c->switch_addr,
+		snprintf(err, errlen, "box %s %s job_status of job %u: %s", b->addr,
 			 refused ? "refused" : "did not answer", b->job, why);
 		return NULL;
 	}
 	job = json_incref(json_object_get(reply, "job"));
 	json_decref(reply);
 	if (!job)
-		snprintf(err, errlen, "box %s: job_status of job %u without a job", c->switch_addr,
-			 b->job);
+		snprintf(err, errlen, "box %s: job_status of job %u without a job", b->addr, b->job);
 	return job;
 }
 
-/* job_status of one job, its counters added to *out and left_out[] */
-static int job_counters_add(const struct nr_comm *c, const struct nr_box_job *b,
+/* job_status of one job part, its counters added to *out and left_out[] */
+static int job_counters_add(const struct nr_comm *c, const struct nr_box_part *b,
 			    struct nr_box_counters *out, uint64_t *left_out, size_t n, char *err,
 			    size_t errlen)
 {
@@ -652,8 +712,10 @@ int nr_box_counters_get(const struct nr_comm *c, struct nr_box_counters *out, ui
 	memset(left_out, 0, n * sizeof(*left_out));
 	for (unsigned t = 0; !rc && t < NR_ELEM_TYPES;
 	     t++) /* the gradients' jobs, not the all-gather's */
-		if (c->box[t].key[0])
-			rc = job_counters_add(c, &c->box[t], out, left_out, n, err, errlen);
+		for (unsigned k = 0; !rc && k < c->n_boxes; k++)
+			if (c->box[t].part[k].key[0])
+				rc = job_counters_add(c, &c->box[t].part[k], out, left_out, n, err,
+						      errlen);
 	return rc;
 }
 
@@ -663,15 +725,18 @@ int nr_box_status_get(const struct nr_comm *c, char *buf, size_t len, char *err,
 	char *text = NULL;
 	int rc = 0;
 
-	for (unsigned t = 0; !rc && t < NR_BOX_KINDS; t++) {
+	for (unsigned i = 0; !rc && i < NR_BOX_KINDS * c->n_boxes; i++) {
+		const struct nr_box_part *p = &c->box[i / c->n_boxes].part[i % c->n_boxes];
 		json_t *job;
 
-		if (!c->box[t].key[0])
+		if (!p->key[0])
 			continue;
-		job = job_status(c, &c->box[t], err, errlen);
+		job = job_status(c, p, err, errlen);
 		if (!job)
 			rc = NR_ERR_BOX;
-		else
+		else if (c->n_boxes > 1) /* which box's part: its control address */
+			json_object_set_new(job, "box", json_string(p->addr));
+		if (job)
 			json_array_append_new(jobs, job);
 	}
 	if (rc) {
@@ -700,12 +765,12 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 {
 	json_t *req, *reply, *w;
 	struct nr_box_conn k;
-	int rc = box_connect(c, &k, "ask for the worker count (NR_CHANNELS=auto)");
+	int rc = box_connect(c, c->boxes[0], &k, "ask for the worker count (NR_CHANNELS=auto)");
 
 	if (rc)
 		return rc;
 	req = with_auth(c, json_pack("{s:s}", "op", "backend_info"));
-	rc = box_call(c, &k, req, &reply, "backend_info");
+	rc = box_call(c, c->boxes[0], &k, req, &reply, "backend_info");
 	json_decref(req);
 	conn_close(&k);
 	if (rc)
@@ -719,20 +784,6 @@ int nr_box_workers(struct nr_comm *c, unsigned *workers)
 
 void nr_box_job_destroy(struct nr_comm *c, unsigned t)
 {
-	struct nr_box_job *b = &c->box[t];
-	json_t *req, *reply = NULL;
-	char err[256];
-	bool refused;
-
-	renew_stop(b);
-	if (b->key[0]) {
-		/* on the job's connection, or a new one if the box closed it (or restarted) */
-		req = with_auth(c, json_pack("{s:s,s:I,s:s}", "op", "job_destroy", "job",
-					     (json_int_t)b->job, "key", b->key));
-		if (job_call(b, req, 1000, &reply, &refused, err, sizeof(err)) == 0)
-			json_decref(reply);
-		json_decref(req);
-		b->key[0] = '\0';
-	}
-	conn_close(&b->conn);
+	for (unsigned k = 0; k < c->n_boxes; k++)
+		part_destroy(&c->box[t].part[k]);
 }

@@ -220,24 +220,71 @@ static void classes_init(struct nr_comm *c)
 /*
  * How many box channels: the configured number, or with 0 ("auto") as many
  * as the box has workers; 1 without a box (the box ring is then unused).
+ * Over K boxes a multiple of K (channel c to box c mod K): 1, the default,
+ * is one a box; auto is box 0's workers a box.
  */
 static int resolve_channels(struct nr_comm *c)
 {
-	unsigned workers = 1;
+	unsigned workers = 1, k = c->n_boxes > 1 ? c->n_boxes : 1;
 	int rc;
 
 	if (!c->has_box) {
 		c->n_channels = 1;
 	} else if (c->cfg.prio_classes > 1) {
+		if (k > 1)
+			return nr_fail(c, NR_ERR_CONFIG,
+				       "rank %d: NR_PRIO_CLASSES=%u over %u boxes "
+				       "(NR_BOX): a box orders the classes of the channels it sums, "
+				       "and no box sums them all; use one box for priority classes",
+				       c->rank, c->cfg.prio_classes, k);
 		c->n_channels = c->cfg.prio_classes + 1u;     /* a class each, exact above */
 	} else if (c->cfg.channels) {
-		c->n_channels = c->cfg.channels;
+		c->n_channels = c->cfg.channels == 1 ? k : c->cfg.channels;
 	} else {
 		rc = nr_box_workers(c, &workers);
 		if (rc)
 			return rc;
-		c->n_channels = workers < 1 ? 1 : workers > NR_MAX_CHANNELS ? NR_MAX_CHANNELS : workers;
+		workers = workers < 1 ? 1 : workers;
+		c->n_channels = workers * k > NR_MAX_CHANNELS ? NR_MAX_CHANNELS / k * k : workers * k;
 	}
+	if (c->n_channels % k) /* nr_config_check said so already; a caller's struct too */
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "rank %d: %u channels over %u boxes: give a "
+			       "multiple of %u (NR_CHANNELS)",
+			       c->rank, c->n_channels, k, k);
+	return 0;
+}
+
+/*
+ * NR_RAILS ("eth1,eth2"): the interfaces the box channels leave by, channel
+ * c by rail c mod R (one a box: rail k reaches box k), each QP's sockets
+ * bound to its rail's device (the soft transport); unset, the routing table
+ * picks the interface.  The rails' count is the boxes'.
+ */
+static int rails_init(struct nr_comm *c)
+{
+	const char *s = getenv("NR_RAILS");
+
+	if (!s || !*s || !c->has_box)
+		return 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (len == 0 || len >= sizeof(c->rails[0]) || c->n_rails == NR_MAX_BOXES)
+			return nr_fail(c, NR_ERR_CONFIG,
+				       "NR_RAILS=%s: interface names (at most %zu "
+				       "characters each), comma-separated, one a box",
+				       getenv("NR_RAILS"), sizeof(c->rails[0]) - 1);
+		memcpy(c->rails[c->n_rails], s, len);
+		c->rails[c->n_rails++][len] = '\0';
+		s += len + (s[len] == ',');
+	}
+	if (c->n_rails != c->n_boxes)
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "NR_RAILS=%s names %u interface%s for %u box%s "
+			       "(NR_BOX): give one rail a box, rail k the one that reaches box k",
+			       getenv("NR_RAILS"), c->n_rails, c->n_rails == 1 ? "" : "s",
+			       c->n_boxes, c->n_boxes == 1 ? "" : "es");
 	return 0;
 }
 
@@ -254,6 +301,20 @@ static int create_ring(struct nr_comm *c, int i)
 	/* the box holds our ACKs until every rank contributed: skew is no loss */
 	if (i >= NR_RING_BOX)
 		nr_tp_qp_acks_lag(r->sqp);
+	/* a box channel's QPs, data and ACKs, leave by the rail of its box */
+	if (i >= NR_RING_BOX && c->n_rails) {
+		const char *rail = c->rails[nr_ring_chan(i) % c->n_rails];
+
+		rc = nr_tp_qp_rail(r->sqp, rail);
+		if (!rc)
+			rc = nr_tp_qp_rail(r->rqp, rail);
+		if (rc)
+			return nr_fail(c, NR_ERR_TRANSPORT,
+				       "rank %d: box channel %u on rail %s "
+				       "(NR_RAILS): %s",
+				       c->rank, nr_ring_chan(i), rail,
+				       nr_tp_error(c->tp)[0] ? nr_tp_error(c->tp) : strerror(-rc));
+	}
 	/* the box ring's packets (and its ACKs) over several ECMP paths: the
 	 * box's job takes the ports (spray_ports, nr_box_client.c) */
 	if (i >= NR_RING_BOX && c->has_box && c->cfg.spray_ports > 1) {
@@ -317,12 +378,22 @@ static struct nr_comm *comm_alloc(const struct nr_config *cfg)
 	c->rank = cfg->rank;
 	c->world = cfg->world;
 	c->has_box = cfg->switch_addr != NULL;
+	if (c->has_box) { /* checked by nr_config_check: one to NR_MAX_BOXES */
+		int n = nr_boxes_parse(cfg->switch_addr, c->boxes, NR_MAX_BOXES);
+
+		c->n_boxes = n > 0 ? (unsigned)n : 1;
+	}
 	c->reduce = cfg->reduce && !strcmp(cfg->reduce, "max") ? NR_MAX : NR_SUM;
 	c->n_channels = 1;
 	c->short_tos = -1;
 	c->lfd = -1;
-	for (unsigned t = 0; t < NR_BOX_KINDS; t++)
-		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t, .conn = { .fd = -1 } };
+	for (unsigned t = 0; t < NR_BOX_KINDS; t++) {
+		c->box[t] = (struct nr_box_job){ .comm = c, .dtype = (uint8_t)t };
+		for (unsigned k = 0; k < NR_MAX_BOXES; k++)
+			c->box[t].part[k] = (struct nr_box_part){ .owner = &c->box[t],
+								  .addr = c->boxes[k],
+								  .conn = { .fd = -1 } };
+	}
 	c->peers = calloc(c->world, sizeof(*c->peers));
 	c->fds = malloc(c->world * sizeof(int));
 	c->links = calloc(c->world, sizeof(*c->links));
@@ -408,7 +479,7 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 		rc = open_transport(c);
 	if (!rc && !tcp_only) {
 		short_tos_init(c);
-		rc = resolve_channels(c);
+		rc = rails_init(c) ?: resolve_channels(c);
 		if (!rc)
 			classes_init(c);
 	}
@@ -426,7 +497,7 @@ int nr_flat_init(const struct nr_config *cfg, bool tcp_only, struct nr_comm **co
 		rc = nr_barrier(c, tcp_only ? "the rendezvous of the layout" : "connecting the rings");
 	if (rc) {
 		nr_set_tls_error("%s", c->err);
-		c->has_box = c->has_box && c->box[NR_ELEM_FP32].key[0];
+		c->has_box = c->has_box && nr_box_job_made(&c->box[NR_ELEM_FP32]);
 		comm_free(c);
 		return rc;
 	}

@@ -226,6 +226,31 @@ static bool good_hostport(const char *s)
 	return nr_parse_hostport(s, &ip, &port) == 0 && port != 0;
 }
 
+int nr_boxes_parse(const char *s, char (*out)[NR_BOX_ADDR_LEN], unsigned max)
+{
+	unsigned n = 0;
+
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+		char one[NR_BOX_ADDR_LEN];
+
+		if (len == 0 || len >= sizeof(one) || n == max)
+			return -1;
+		memcpy(one, s, len);
+		one[len] = '\0';
+		if (!good_hostport(one))
+			return -1;
+		for (unsigned k = 0; k < n; k++)
+			if (!strcmp(out[k], one))
+				return -1; /* a box twice would sum its channels twice */
+		memcpy(out[n++], one, len + 1);
+		s += len;
+		if (*s && !*++s)
+			return -1; /* a trailing comma */
+	}
+	return n ? (int)n : -1;
+}
+
 int nr_racks_parse(const char *s, int *sizes, int max)
 {
 	int n = 0;
@@ -530,10 +555,26 @@ int nr_config_check_env(const struct nr_config *cfg, bool env)
 			return NR_ERR_CONFIG;
 		}
 	}
-	if (cfg->switch_addr && !good_hostport(cfg->switch_addr)) {
-		nr_set_tls_error("%s=\"%s\": need the box's control address ip:port",
-				 NAME("NR_BOX", "switch_addr"), cfg->switch_addr);
-		return NR_ERR_CONFIG;
+	if (cfg->switch_addr) {
+		char boxes[NR_MAX_BOXES][NR_BOX_ADDR_LEN];
+		int n = nr_boxes_parse(cfg->switch_addr, boxes, NR_MAX_BOXES);
+
+		if (n < 0) {
+			nr_set_tls_error("%s=\"%s\": need the box's control address ip:port, or "
+					 "the addresses of up to %u boxes a job is striped over, "
+					 "comma-separated, each once",
+					 NAME("NR_BOX", "switch_addr"), cfg->switch_addr,
+					 NR_MAX_BOXES);
+			return NR_ERR_CONFIG;
+		}
+		if (n > 1 && cfg->channels > 1 && cfg->channels % (unsigned)n) {
+			nr_set_tls_error("%s=%u over %d boxes (%s): a job's channels are dealt to the "
+					 "boxes in turn, channel c to box c mod %d; give a multiple of %d (1, "
+					 "the default: one a box)",
+					 NAME("NR_CHANNELS", "channels"), cfg->channels, n,
+					 NAME("NR_BOX", "switch_addr"), n, n);
+			return NR_ERR_CONFIG;
+		}
 	}
 	if (cfg->switch_addr && cfg->world > 1 && (!cfg->token || !*cfg->token)) {
 		nr_set_tls_error("%s: the box's control API needs the shared token (%s is set)",

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "comm_internal.h"
 #include "host/netreduce.h"
 
 /* ring_window at most: the ring keeps NR_RECV_DEPTH (128) receives posted, and its
@@ -29,5 +30,9 @@ int nr_config_take(const struct nr_config *cfg, struct nr_config *full);
 #define NR_RACKS_MAX 64
 /* "4,4" into sizes (at most max): the number of racks, or -1 when malformed. */
 int nr_racks_parse(const char *s, int *sizes, int max);
+
+/* NR_BOX's list into out (at most max, each ip:port with a port): the number
+ * of boxes, or -1 when malformed (an empty item, one too long, not ip:port). */
+int nr_boxes_parse(const char *s, char (*out)[NR_BOX_ADDR_LEN], unsigned max);
 
 #endif /* NR_CONFIG_H */

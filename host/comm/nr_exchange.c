@@ -236,8 +236,8 @@ static int root_box_set(struct nr_comm *c, unsigned t)
 	rows = json_array();
 	for (int r = 0; r < c->world; r++)
 		json_array_append_new(rows, box_set_json(c, t, &c->peers[r]));
-	reply = json_pack("{s:b,s:I,s:I,s:o}", "ok", 1, "credits", (json_int_t)c->box[t].credits,
-			  "result_key", (json_int_t)c->box[t].result_key, "rows", rows);
+	reply = nr_box_word_json(c, t);
+	json_object_set_new(reply, "rows", rows);
 	nr_rdv_broadcast(c, reply);
 	json_decref(reply);
 	return 0;
@@ -247,7 +247,6 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 {
 	char err[256], call[48];
 	json_t *msg, *rows;
-	json_int_t credits, key;
 	int ok;
 
 	msg = json_pack("{s:o}", "box_set", box_set_json(c, t, &c->peers[c->rank]));
@@ -265,9 +264,8 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 			       c->rank, nr_box_kind_name(t), c->root, err, opener(t, call));
 	if ((ok = nr_rdv_reply_ok(c, msg)))
 		return ok;
-	if (json_unpack(msg, "{s:I,s:I,s:o}", "credits", &credits, "result_key", &key, "rows", &rows) ||
-	    !nr_json_in_range(credits, UINT32_MAX) || !nr_json_in_range(key, UINT32_MAX) ||
-	    json_array_size(rows) != (size_t)c->world) {
+	rows = json_object_get(msg, "rows");
+	if (nr_box_word_parse(c, t, msg) || json_array_size(rows) != (size_t)c->world) {
 		json_decref(msg);
 		return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box table", c->rank,
 			       nr_box_kind_name(t));
@@ -280,8 +278,6 @@ static int member_box_set(struct nr_comm *c, unsigned t)
 			return nr_fail(c, NR_ERR_BOOTSTRAP, "rank %d: malformed %s box row %d",
 				       c->rank, nr_box_kind_name(t), r);
 		}
-	c->box[t].credits = credits;
-	c->box[t].result_key = key;
 	json_decref(msg);
 	return 0;
 }

@@ -55,6 +55,47 @@ bool nr_json_in_range(json_int_t v, json_int_t max)
 	return v >= 0 && v <= max;
 }
 
+json_t *nr_box_word_json(const struct nr_comm *c, unsigned t)
+{
+	const struct nr_box_job *b = &c->box[t];
+	json_t *o = json_pack("{s:b,s:I,s:I}", "ok", 1, "credits", (json_int_t)b->credits,
+			      "result_key", (json_int_t)b->part[0].result_key);
+
+	if (o && c->n_boxes > 1) {
+		json_t *keys = json_array();
+
+		for (unsigned k = 0; k < c->n_boxes; k++)
+			json_array_append_new(keys, json_integer(b->part[k].result_key));
+		json_object_set_new(o, "result_keys", keys);
+	}
+	return o;
+}
+
+int nr_box_word_parse(struct nr_comm *c, unsigned t, json_t *msg)
+{
+	struct nr_box_job *b = &c->box[t];
+	json_t *keys = json_object_get(msg, "result_keys");
+	json_int_t credits, key;
+
+	if (json_unpack(msg, "{s:I,s:I}", "credits", &credits, "result_key", &key) ||
+	    !nr_json_in_range(credits, UINT32_MAX) || !nr_json_in_range(key, UINT32_MAX))
+		return -1;
+	b->credits = (uint32_t)credits;
+	b->part[0].result_key = (uint32_t)key;
+	if (c->n_boxes < 2)
+		return 0;
+	if (json_array_size(keys) != c->n_boxes)
+		return -1; /* rank 0 striped over other boxes than ours: NR_BOX differs */
+	for (unsigned k = 0; k < c->n_boxes; k++) {
+		json_t *v = json_array_get(keys, k);
+
+		if (!json_is_integer(v) || !nr_json_in_range(json_integer_value(v), UINT32_MAX))
+			return -1;
+		b->part[k].result_key = (uint32_t)json_integer_value(v);
+	}
+	return 0;
+}
+
 static int qp_parse(json_t *j, struct nr_qp_info *q, uint32_t ip)
 {
 	json_int_t qpn, psn, port, sport;

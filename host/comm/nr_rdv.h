@@ -21,6 +21,14 @@ bool nr_json_in_range(json_int_t v, json_int_t max);
 int nr_ep_parse(json_t *ep, struct nr_peer *p, int i);
 /* A row (nr_row_json's) into p: 0, or -1 when it is malformed. */
 int nr_row_parse(const struct nr_comm *c, json_t *row, struct nr_peer *p);
+/*
+ * Rank 0's word on box job t, which a member's messages need: {"ok":true,
+ * "credits":W,"result_key":K}, and over several boxes "result_keys":[K0,
+ * K1, ...] (box k's, K = K0).  The caller adds the rest.
+ */
+json_t *nr_box_word_json(const struct nr_comm *c, unsigned t);
+/* Its credits and result keys into c->box[t]: 0, or -1 when it is malformed. */
+int nr_box_word_parse(struct nr_comm *c, unsigned t, json_t *msg);
 /* Rank 0: msg to every member still connected (a member gone is learnt elsewhere). */
 void nr_rdv_broadcast(struct nr_comm *c, json_t *msg);
 /* The progress a wait on the rendezvous' sockets keeps up (nr_idle_progress). */

@@ -202,7 +202,7 @@ static void *run_main(void *arg)
 			u->from[r] = u->rank == 0 && r ? nr_tcp_peer_ip(c->fds[r]) : 0;
 		}
 		u->credits = c->box[NR_ELEM_FP32].credits;
-		u->result_key = c->box[NR_ELEM_FP32].result_key;
+		u->result_key = c->box[NR_ELEM_FP32].part[0].result_key;
 		nr_flat_destroy(c);
 	}
 	__atomic_store_n(&u->done, true, __ATOMIC_RELEASE);
