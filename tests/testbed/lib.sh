@@ -31,6 +31,18 @@
 # Data (RoCE, the rank-0 rendezvous, MPI's TCP) crosses the box; only the
 # hosts' control connection to the box uses the management bridge.
 #
+# Boxes as rails (TB_BOXES=K > 1, --boxes; one rack): box k (k >= 1) has
+# box ns nrtIDb<k> and a rail to every host: nrtIDr<k>d<i> (host ns) ==
+# nrtIDr<k>p<i> (box k's port).  The rail's host end has the data link's MAC
+# and addresses, added noprefixroute, and a route 10.77.0.0/16 of metric
+# 100 + k: unbound sockets (rendezvous, ring, MPI, Gloo) take rail 0, a
+# socket bound to the rail (SO_BINDTODEVICE, NR_RAILS) finds its route;
+# rp_filter off in the host ns.  Box k's control: nrtIDu<k> (box 0's ns, on
+# nrtIDbr) == nrtIDv<k> (box k's ns) 10.76.0.<254-k>/24.  The hosts get
+# NR_BOX=box0,box1,... and NR_RAILS=nrtIDd<i>,nrtIDr1d<i>,...: channel c to
+# box c mod K over rail c mod K.  Every rail link is shaped and impaired as
+# the data link (netem or the drop filter; not the relay).
+#
 # Two paths (TB_PATHS=2, tb_setup_path_b): each host's data frames toward the
 # box take one of two links by an L4 hash, as ECMP does: path A the data
 # link above, path B nrtIDe<i> (host ns) == nrtIDq<i> (box ns), whose frames
@@ -71,6 +83,7 @@ tb_init() {
 		fi
 	done
 	TB_P="nrt${TB_ID}"
+	tb_boxes_check
 	TB_RUNDIR="/tmp/nrt-${TB_ID}"
 	mkdir -m 0700 "$TB_RUNDIR" || tb_die "cannot create $TB_RUNDIR"
 	TB_NS_BOX="${TB_P}b"
@@ -88,10 +101,12 @@ tb_init() {
 	TB_IMPAIR=none
 	TB_BOX_PID=
 	TB_BOX_PIDS=()
+	TB_BOX_CGS=()
 	TB_IMPAIR_PID=
 	TB_IMPAIR_PIDS=()
 	TB_RACKS=${TB_RACKS:-1}
 	TB_RACK_HOSTS=0
+	TB_NBOX=$(tb_nbox)
 	TB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	TB_BOX_ADDR="10.76.0.254"
 	TB_SWITCH="${TB_BOX_ADDR}:${TB_CTL_PORT}"
@@ -101,6 +116,27 @@ tb_init() {
 	[ -n "${TB_TLS:-}" ] && tb_tls_make
 	chmod 0600 "$TB_RUNDIR/token"
 }
+
+# Boxes as rails (TB_BOXES, --boxes K): what they do not combine with.
+tb_boxes_check() {
+	TB_BOXES=${TB_BOXES:-1}
+	[[ $TB_BOXES =~ ^[1-4]$ ]] || tb_die "TB_BOXES (--boxes) must be 1..4, not '$TB_BOXES'"
+	[ -z "${TB_BOX_CPU:-}" ] || awk -v f="$TB_BOX_CPU" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f >= 0.01 && f <= 64) }' ||
+		tb_die "TB_BOX_CPU (--box-cpu) must be a share of one core, 0.01 to 64, not '$TB_BOX_CPU'"
+	[ "$TB_BOXES" -gt 1 ] || return 0
+	[ "${TB_RACKS:-1}" = 1 ] || tb_die "--boxes $TB_BOXES (boxes as rails of one rack)" \
+		"and --racks ${TB_RACKS} (a box per rack) do not combine: pick one"
+	[ "${TB_MODE:-box}" != bridge ] || tb_die "--boxes $TB_BOXES needs the boxes: not with --no-box/--bridge"
+	[ "${TB_PATHS:-1}" != 2 ] || tb_die "--boxes $TB_BOXES and TB_PATHS=2 (two paths to one box) do not combine"
+	return 0
+}
+# The number of boxes (and box namespaces): a box per rack (TB_RACKS > 1),
+# else TB_BOXES (rails).
+tb_nbox() { if [ "${TB_RACKS:-1}" -gt 1 ]; then echo "$TB_RACKS"; else echo "${TB_BOXES:-1}"; fi; }
+# Host i's interface of rail k (0: its data link).
+tb_rail_dev() { if [ "$2" = 0 ]; then echo "${TB_P}d$1"; else echo "${TB_P}r$2d$1"; fi; }
+# Box k's port of host i's rail k (0: the data link's).
+tb_rail_port() { if [ "$2" = 0 ]; then echo "${TB_P}p$1"; else echo "${TB_P}r$2p$1"; fi; }
 
 tb_ns_host() { echo "${TB_P}h$1"; }
 # tb_data_ip I [P]: the data address of process P (default 0) of host I.
@@ -382,7 +418,7 @@ tb_impair_set() {
 		done
 		;;
 	netem)
-		local i where netem
+		local i k where netem
 		netem=$(tb_netem_args)
 		where=root
 		[ "$TB_RATE" != 0 ] && where="parent 1:1 handle 10:"
@@ -392,15 +428,28 @@ tb_impair_set() {
 			tc -n "$(tb_ns_box "$(tb_rack_of "$i")")" qdisc change dev "${TB_P}p$i" $where netem \
 				$netem limit 10000 ||
 				tb_die "tc qdisc change netem on link $i failed"
+			for ((k = 1; k < ${TB_BOXES:-1}; k++)); do
+				# shellcheck disable=SC2086
+				if ! tc -n "$(tb_ns_host "$i")" qdisc change dev "$(tb_rail_dev "$i" "$k")" \
+					$where netem $netem limit 10000 ||
+					! tc -n "$(tb_ns_box "$k")" qdisc change dev "$(tb_rail_port "$i" "$k")" \
+					$where netem $netem limit 10000; then
+					tb_die "tc qdisc change netem on rail $k of host $i failed"
+				fi
+			done
 		done
 		;;
 	drop)
 		[ "$TB_DUP" = 0 ] && [ "$TB_REORDER" = 0 ] ||
 			tb_die "tb_impair_set: the drop filter only drops (TB_IMPAIR_KIND=relay for dup and reorder)"
-		local i
+		local i k
 		for ((i = 0; i < TB_HOSTS; i++)); do
 			tb_drop_filter "$(tb_ns_host "$i")" "${TB_P}d$i" replace
 			tb_drop_filter "$(tb_ns_box "$(tb_rack_of "$i")")" "${TB_P}p$i" replace
+			for ((k = 1; k < ${TB_BOXES:-1}; k++)); do
+				tb_drop_filter "$(tb_ns_host "$i")" "$(tb_rail_dev "$i" "$k")" replace
+				tb_drop_filter "$(tb_ns_box "$k")" "$(tb_rail_port "$i" "$k")" replace
+			done
 			[ "${TB_PATHS:-1}" != 2 ] ||
 				TB_LOSS=${TB_PATH_B_LOSS:-$TB_LOSS} tb_drop_filter "$(tb_ns_host "$i")" \
 					"${TB_P}e$i" replace
@@ -418,7 +467,11 @@ tb_impair_set() {
 # port of each box (or a member of the bridge), shaped to TB_INTER_RATE.
 tb_ns_box() { if [ "${1:-0}" = 0 ]; then echo "${TB_P}b"; else echo "${TB_P}b$1"; fi; }
 tb_rack_of() { if [ "${TB_RACK_HOSTS:-0}" -gt 0 ]; then echo $(( $1 / TB_RACK_HOSTS )); else echo 0; fi; }
-tb_box_addr() { echo "10.76.$1.254"; }
+# Box k's control address: 10.76.k.254 (rack k's), or with boxes as rails
+# (TB_BOXES > 1) 10.76.0.<254-k> on rack 0's management network.
+tb_box_addr() {
+	if [ "${TB_BOXES:-1}" -gt 1 ]; then echo "10.76.0.$((254 - $1))"; else echo "10.76.$1.254"; fi
+}
 tb_switch() { echo "$(tb_box_addr "$1"):${TB_CTL_PORT}"; }
 tb_ctl_sock() { if [ "$1" = 0 ]; then echo "$TB_RUNDIR/ctl.sock"; else echo "$TB_RUNDIR/ctl$1.sock"; fi; }
 tb_box_log() { if [ "$1" = 0 ]; then echo "$TB_RUNDIR/box.log"; else echo "$TB_RUNDIR/box$1.log"; fi; }
@@ -443,6 +496,53 @@ tb_setup_rack() {
 	fi
 }
 
+# Box k of the rails (TB_BOXES > 1, k >= 1): its namespace, and its control
+# address on box 0's management bridge: nrtIDu<k> (box 0's ns, on the bridge)
+# == nrtIDv<k> (box k's ns, tb_box_addr k).
+tb_setup_rail_box() {
+	local k=$1 bns b0 u="${TB_P}u$1" v="${TB_P}v$1"
+	bns=$(tb_ns_box "$k")
+	b0=$(tb_ns_box 0)
+	ip netns add "$bns" || tb_die "ip netns add $bns failed"
+	echo "$bns" >> "$TB_RUNDIR/netns"
+	ip -n "$bns" link set lo up
+	ip link add "$u" netns "$b0" type veth peer name "$v" netns "$bns" || tb_die "veth $u/$v failed"
+	if ! { ip -n "$b0" link set "$u" master "${TB_P}br" && ip -n "$b0" link set "$u" up &&
+		ip -n "$bns" addr add "$(tb_box_addr "$k")/24" dev "$v" && ip -n "$bns" link set "$v" up; }; then
+		tb_die "box $k's management link $u/$v failed"
+	fi
+}
+
+# Rail k (k >= 1) of host i: nrtIDr<k>d<i> in the host ns, with the data
+# link's MAC and the host's data addresses (noprefixroute: rail 0 keeps the
+# prefix route) and a route of metric 100 + k for sockets bound to it, ==
+# nrtIDr<k>p<i>, a port of box k; shaped and impaired as the data link.
+tb_setup_rail() {
+	local i=$1 k=$2 netem=$3 ns bns d p q
+	ns=$(tb_ns_host "$i")
+	bns=$(tb_ns_box "$k")
+	d=$(tb_rail_dev "$i" "$k")
+	p=$(tb_rail_port "$i" "$k")
+	ip link add "$d" netns "$ns" type veth peer name "$p" netns "$bns" || tb_die "veth $d/$p failed"
+	ip -n "$ns" link set "$d" address "$(tb_host_mac "$i")"
+	tb_set_mtu "$ns" "$d"
+	tb_set_mtu "$bns" "$p"
+	for ((q = 0; q < TB_PROCS; q++)); do
+		ip -n "$ns" addr add "$(tb_data_ip "$i" "$q")/16" dev "$d" noprefixroute ||
+			tb_die "address $(tb_data_ip "$i" "$q") on $d failed"
+	done
+	ip -n "$ns" link set "$d" up
+	tb_offloads_off "$ns" "$d"
+	tb_offloads_off "$bns" "$p"
+	ip -n "$bns" link set "$p" up
+	ip -n "$ns" route add 10.77.0.0/16 dev "$d" metric $((100 + k)) || tb_die "route on $d failed"
+	# the host's addresses answer on every rail: no reverse-path check
+	ip netns exec "$ns" sysctl -qw "net.ipv4.conf.$d.rp_filter=0" ||
+		tb_die "rp_filter on $d in $ns failed"
+	tb_shape "$ns" "$d" "$netem"
+	tb_shape "$bns" "$p" "$netem"
+}
+
 # Host i: namespace, data link (through a relay with user-space impairment),
 # addresses, management link, shaping.
 tb_setup_host() {
@@ -455,6 +555,10 @@ tb_setup_host() {
 	ip netns add "$ns" || tb_die "ip netns add $ns failed"
 	echo "$ns" >> "$TB_RUNDIR/netns"
 	ip -n "$ns" link set lo up
+	if [ "${TB_BOXES:-1}" -gt 1 ]; then
+		ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0 || tb_die "rp_filter in $ns failed"
+	fi
 	if [ "$TB_IMPAIR" = user ]; then
 		ip link add "$d" netns "$ns" type veth peer name "${TB_P}a$i" netns "$bns"
 		ip link add "${TB_P}c$i" netns "$bns" type veth peer name "$p" netns "$bns"
@@ -500,6 +604,10 @@ tb_setup_host() {
 			tb_die "TB_PATHS=2 takes the drop filter's loss only (TB_IMPAIR_KIND=drop)"
 		tb_setup_path_b "$i" "$ns" "$bns"
 	fi
+	local r
+	for ((r = 1; r < ${TB_BOXES:-1}; r++)); do
+		tb_setup_rail "$i" "$r" "$netem"
+	done
 	for ((q = 0; q < TB_PROCS; q++)); do
 		printf '%s %s %s\n' "$(tb_data_ip "$i" "$q")" "$ns" "$(tb_mgmt_ip "$i")" \
 			>> "$TB_RUNDIR/hostmap"
@@ -560,6 +668,8 @@ tb_setup() {
 	local n=$1 i j k q ns netem=""
 	TB_HOSTS=$n
 	TB_RACKS=${TB_RACKS:-1}
+	tb_boxes_check
+	TB_NBOX=$(tb_nbox)
 	[ "$n" -ge 1 ] && [ "$n" -le 64 ] || tb_die "--hosts must be 1..64"
 	[ $((n % TB_RACKS)) = 0 ] || tb_die "$n hosts do not split into $TB_RACKS equal racks"
 	TB_RACK_HOSTS=$((n / TB_RACKS))
@@ -567,6 +677,9 @@ tb_setup() {
 		tb_die "TB_QUEUE_KB=$TB_QUEUE_KB: a queue's depth in KiB, at least 8 (two 4 KiB frames)"
 	for ((k = 0; k < TB_RACKS; k++)); do
 		tb_setup_rack "$k"
+	done
+	for ((k = 1; k < TB_BOXES; k++)); do
+		tb_setup_rail_box "$k"
 	done
 	if tb_impaired; then
 		local kind=${TB_IMPAIR_KIND:-auto}
@@ -588,6 +701,9 @@ tb_setup() {
 			TB_IMPAIR=user
 			[ -x "$(tb_bin_impair)" ] || tb_die "this kernel has no sch_netem and" \
 				"$(tb_bin_impair) is not built (ninja -C $TB_BUILD tests/e2e/nr-impair)"
+			[ "$TB_BOXES" = 1 ] || tb_die "--boxes $TB_BOXES: the user-space relay (nr-impair:" \
+				"--dup/--reorder on a kernel without sch_netem, TB_IMPAIR_KIND=relay) sits on" \
+				"rail 0's links only; the rails take netem, or without it --loss alone (the drop filter)"
 		fi
 	fi
 	: > "$TB_RUNDIR/hostmap"
@@ -604,13 +720,25 @@ tb_setup() {
 		for ((j = 0; j < n; j++)); do
 			[ "$j" = "$i" ] && continue
 			for ((q = 0; q < TB_PROCS; q++)); do
-				ip -n "$ns" neigh replace "$(tb_data_ip "$j" "$q")" lladdr \
-					"$(tb_host_mac "$j")" dev "${TB_P}d$i" nud permanent
+				for ((k = 0; k < TB_BOXES; k++)); do
+					ip -n "$ns" neigh replace "$(tb_data_ip "$j" "$q")" lladdr \
+						"$(tb_host_mac "$j")" dev "$(tb_rail_dev "$i" "$k")" nud permanent
+				done
 			done
 		done
 	done
 	[ "$TB_IMPAIR" = user ] && tb_start_impair
-	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s), RoCE MTU $TB_MTU (links $(tb_link_mtu))," \
+	local boxes=0 cap=""
+	for ((k = 0; k < TB_NBOX; k++)); do
+		tb_rack_box "$k" && boxes=$((boxes + 1))
+	done
+	[ -z "${TB_BOX_CPU:-}" ] || [ "$boxes" = 0 ] || cap=" capped at ${TB_BOX_CPU} core each"
+	if [ "$TB_BOXES" -gt 1 ]; then
+		boxes="$boxes boxes as rails (channel c: box c mod $TB_BOXES)$cap"
+	else
+		boxes="$boxes box(es)$cap"
+	fi
+	tb_log "$n hosts x $TB_PROCS processes in $TB_RACKS rack(s), $boxes, RoCE MTU $TB_MTU (links $(tb_link_mtu))," \
 		"box ports net_$(tb_pmd)," \
 		"${TB_NOBOX_RACKS:+(without a box: rack $TB_NOBOX_RACKS) }mode $TB_MODE," \
 		"rate ${TB_RATE} Mbit/s (intra-host ${TB_INTRA_RATE:-unshaped}," \
@@ -619,7 +747,9 @@ tb_setup() {
 		"run dir $TB_RUNDIR"
 }
 
-# EAL + application arguments of rack k's box (netreduce-switch --help;
+# EAL + application arguments of box k (rack k's, or rail k's with
+# TB_BOXES > 1: its ports the hosts' rail-k links, its lcore CPU k mod the
+# CPUs, so the rails' boxes do not share one core) (netreduce-switch --help;
 # TB_BACKEND: its --backend, sw or rtl).
 # TB_BOX_WORKERS=N (N >= 2): N worker lcores besides the control lcore, all
 # free to run on every CPU of the machine, and an RX/TX queue pair per worker
@@ -629,6 +759,7 @@ tb_box_cmd() {
 	local k=${1:-0} i n=0 prefix="${TB_P}" ifs=() q="" lc=(-l "${TB_BOX_LCORE:-0}")
 	local w=${TB_BOX_WORKERS:-1}
 	[ "$k" = 0 ] || prefix="${TB_P}r$k"
+	[ "${TB_BOXES:-1}" -gt 1 ] && lc=(-l $(( (${TB_BOX_LCORE:-0} + k) % $(nproc) )))
 	if [ "$w" -ge 2 ]; then
 		lc=(--lcores "(0-$w)@(0-$(($(nproc) - 1)))")
 		q=",qpairs=$w"
@@ -638,11 +769,17 @@ tb_box_cmd() {
 	# more EAL arguments, e.g. -d DIR: DPDK's PMDs carried to a machine without them
 	# shellcheck disable=SC2206
 	[ -n "${TB_EAL_EXTRA:-}" ] && cmd+=($TB_EAL_EXTRA)
-	for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
-		ifs+=("${TB_P}p$i")
-	done
-	[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
-	[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
+	if [ "${TB_BOXES:-1}" -gt 1 ]; then
+		for ((i = 0; i < TB_HOSTS; i++)); do
+			ifs+=("$(tb_rail_port "$i" "$k")")
+		done
+	else
+		for ((i = k * TB_RACK_HOSTS; i < (k + 1) * TB_RACK_HOSTS; i++)); do
+			ifs+=("${TB_P}p$i")
+		done
+		[ $((k + 1)) -lt "$TB_RACKS" ] && ifs+=("${TB_P}x$k")
+		[ "$k" -gt 0 ] && ifs+=("${TB_P}y$((k - 1))")
+	fi
 	for i in "${ifs[@]}"; do
 		if [ "$(tb_pmd)" = af_xdp ]; then
 			[ "$(tb_link_mtu)" -le 1500 ] || tb_die "TB_PMD=af_xdp: an XDP frame is a page," \
@@ -662,14 +799,18 @@ tb_box_cmd() {
 	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
 	[ -n "${TB_BOX_EXTRA:-}" ] && cmd+=($TB_BOX_EXTRA)
+	# box k's alone (TB_BOX1_EXTRA: the second box's), after the others'
+	local own="TB_BOX${k}_EXTRA"
+	# shellcheck disable=SC2206
+	[ -n "${!own:-}" ] && cmd+=(${!own})
 	printf '%q ' "${cmd[@]}"
 }
 
-# TB_TLS: a CA and the boxes' certificate (every rack's box address in its
-# subjectAltName) in $TB_RUNDIR/tls, made as deploy/README.md shows.
+# TB_TLS: a CA and the boxes' certificate (every box's address, racks' or
+# rails', in its subjectAltName) in $TB_RUNDIR/tls, made as deploy/README.md shows.
 tb_tls_make() {
 	local d="$TB_RUNDIR/tls" san="" k ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
-	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+	for ((k = 0; k < $(tb_nbox); k++)); do
 		san="${san:+$san,}IP:$(tb_box_addr "$k")"
 	done
 	mkdir -m 0700 "$d" || tb_die "cannot create $d"
@@ -682,14 +823,82 @@ tb_tls_make() {
 		tb_die "openssl could not make the TLS certificates ($d/openssl.log)"
 }
 
-# Wait until rack k's box's control listener accepts TCP connections.
+# The boxes' CPU cap (TB_BOX_CPU, --box-cpu FRAC): each box process in a
+# cgroup of its own, nrt<ID>box<k>, allowed FRAC of one core (quota FRAC x
+# 100 ms a 100 ms period).  The hierarchy with the cpu controller: cgroup v2
+# (cpu.max) at /sys/fs/cgroup or /sys/fs/cgroup/unified, else v1's cpu
+# (cpu.cfs_quota_us).  Prints "v1|v2 DIR" of the hierarchy's root.
+tb_cg_root() {
+	local b
+	for b in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ -f "$b/cgroup.controllers" ] && grep -qw cpu "$b/cgroup.controllers"; then
+			echo "v2 $b"
+			return 0
+		fi
+	done
+	for b in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup/cpuacct,cpu; do
+		if [ -f "$b/cpu.cfs_quota_us" ]; then
+			echo "v1 $b"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# tb_box_cg_make K: box K's cgroup with its cap; prints its directory.
+tb_box_cg_make() {
+	local k=$1 v root dir period=100000 quota
+	read -r v root <<< "$(tb_cg_root)" || true
+	[ -n "${root:-}" ] || tb_die "--box-cpu: no cgroup hierarchy with the cpu controller" \
+		"(/sys/fs/cgroup cpu.max, or v1's /sys/fs/cgroup/cpu)"
+	quota=$(awk -v f="$TB_BOX_CPU" -v p="$period" 'BEGIN { q = int(f * p + 0.5); if (q < 1000) q = 1000; print q }')
+	dir="$root/nrt${TB_ID}box$k"
+	if [ "$v" = v2 ] && ! grep -qw cpu "$root/cgroup.subtree_control"; then
+		echo +cpu > "$root/cgroup.subtree_control" ||
+			tb_die "--box-cpu: cannot enable the cpu controller in $root/cgroup.subtree_control"
+	fi
+	mkdir -p "$dir" || tb_die "--box-cpu: mkdir $dir failed"
+	if [ "$v" = v2 ]; then
+		echo "$quota $period" > "$dir/cpu.max"
+	else
+		echo "$period" > "$dir/cpu.cfs_period_us" && echo "$quota" > "$dir/cpu.cfs_quota_us"
+	fi || tb_die "--box-cpu: cannot set the CPU quota of $dir"
+	echo "$dir"
+}
+
+# The cap box K's cgroup DIR holds now, for the log.
+tb_box_cg_cap() {
+	if [ -f "$1/cpu.max" ]; then
+		echo "cpu.max $(cat "$1/cpu.max")"
+	else
+		echo "cfs_quota_us $(cat "$1/cpu.cfs_quota_us") / cfs_period_us $(cat "$1/cpu.cfs_period_us")"
+	fi
+}
+
+# tb_box_cgroups_rm ID: remove run ID's box cgroups (their processes gone);
+# teardown and run --cleanup.
+tb_box_cgroups_rm() {
+	local id=$1 d t
+	for d in /sys/fs/cgroup/nrt"${id}"box* /sys/fs/cgroup/unified/nrt"${id}"box* \
+		/sys/fs/cgroup/cpu/nrt"${id}"box* /sys/fs/cgroup/cpu,cpuacct/nrt"${id}"box* \
+		/sys/fs/cgroup/cpuacct,cpu/nrt"${id}"box*; do
+		[ -d "$d" ] || continue
+		for t in 1 2 3 4 5 6 7 8 9 10; do
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.2
+		done
+		[ ! -d "$d" ] || tb_log "cgroup $d not removed (processes left: $(xargs < "$d/cgroup.procs" 2>/dev/null))"
+	done
+}
+
+# Wait until box k's control listener accepts TCP connections.
 tb_box_wait_ready() {
 	local k=$1 deadline=$((SECONDS + ${2:-30})) log
 	log=$(tb_box_log "$k")
 	while [ $SECONDS -lt $deadline ]; do
 		if ! kill -0 "${TB_BOX_PIDS[$k]}" 2>/dev/null; then
 			tail -n 30 "$log" >&2
-			tb_die "netreduce-switch of rack $k exited during start (log above, $log)"
+			tb_die "netreduce-switch of box $k exited during start (log above, $log)"
 		fi
 		if ip netns exec "$(tb_ns_box "$k")" bash -c \
 			"exec 3<>/dev/tcp/$(tb_box_addr "$k")/${TB_CTL_PORT}" 2>/dev/null; then
@@ -701,28 +910,53 @@ tb_box_wait_ready() {
 	tb_die "netreduce-switch control listener $(tb_switch "$k") not up after ${2:-30} s"
 }
 
-# Start the box of every rack that has one (TB_BOX_PID: rack 0's).
+# Start the box of every rack that has one, or every rail's (TB_BOX_PID: box
+# 0's); with TB_BOX_CPU each in its cgroup, joined before the box runs (so
+# every thread it starts is capped).
 tb_box_start() {
-	local k cmd log
+	local k cmd log cg
 	TB_BOX_PIDS=()
-	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+	TB_BOX_CGS=()
+	for ((k = 0; k < $(tb_nbox); k++)); do
 		TB_BOX_PIDS+=("")
 		tb_rack_box "$k" || continue
 		[ -x "$(tb_bin_switch)" ] || tb_die "$(tb_bin_switch) not built (ninja -C $TB_BUILD" \
 			"netreduce-switch), or use --no-box for ring/mpi over a Linux bridge"
 		cmd=$(tb_box_cmd "$k")
 		log=$(tb_box_log "$k")
+		cg=""
+		if [ -n "${TB_BOX_CPU:-}" ]; then
+			cg=$(tb_box_cg_make "$k") || tb_die "--box-cpu: no cgroup for box $k (above)"
+		fi
+		TB_BOX_CGS[k]=$cg
 		echo "# $cmd" >> "$log"
-		ip netns exec "$(tb_ns_box "$k")" bash -c "ulimit -l unlimited 2>/dev/null; exec $cmd" >> "$log" 2>&1 &
+		# the subshell joins the cgroup (in the root mount namespace: ip netns
+		# exec mounts its own /sys), then becomes the box
+		(
+			[ -z "$cg" ] || echo "$BASHPID" > "$cg/cgroup.procs" ||
+				{ echo "cannot join cgroup $cg" >&2; exit 1; }
+			exec ip netns exec "$(tb_ns_box "$k")" bash -c "ulimit -l unlimited 2>/dev/null; exec $cmd"
+		) >> "$log" 2>&1 &
 		TB_BOX_PIDS[k]=$!
 		tb_track "$!"
 	done
 	TB_BOX_PID=${TB_BOX_PIDS[0]}
-	for ((k = 0; k < ${TB_RACKS:-1}; k++)); do
+	local what=rack
+	[ "${TB_BOXES:-1}" -gt 1 ] && what=rail
+	for ((k = 0; k < $(tb_nbox); k++)); do
 		[ -n "${TB_BOX_PIDS[$k]}" ] || continue
 		tb_box_wait_ready "$k" 40
-		tb_log "box of rack $k up (pid ${TB_BOX_PIDS[$k]}, control $(tb_switch "$k")," \
+		tb_log "box of $what $k up (pid ${TB_BOX_PIDS[$k]}, control $(tb_switch "$k")," \
 			"socket $(tb_ctl_sock "$k"))"
+		cg=${TB_BOX_CGS[$k]}
+		if [ -n "$cg" ]; then
+			local th="$cg/cgroup.threads"
+			[ -f "$th" ] || th="$cg/tasks"
+			grep -qx "${TB_BOX_PIDS[$k]}" "$cg/cgroup.procs" ||
+				tb_die "box $k (pid ${TB_BOX_PIDS[$k]}) is not in its cgroup $cg"
+			tb_log "box $k capped at $TB_BOX_CPU core: cgroup $cg, $(tb_box_cg_cap "$cg")," \
+				"$(wc -l < "$cg/cgroup.procs") process, $(wc -l < "$th") threads"
+		fi
 	done
 }
 
@@ -748,6 +982,12 @@ tb_box_stop() {
 tb_ctl() {
 	ip netns exec "$TB_NS_BOX" "$(tb_bin_ctl)" --socket "$TB_CTL_SOCK" "$@"
 }
+# tb_ctl_box K ARGS: netreducectl against box K's socket.
+tb_ctl_box() {
+	local k=$1
+	shift
+	ip netns exec "$(tb_ns_box "$k")" "$(tb_bin_ctl)" --socket "$(tb_ctl_sock "$k")" "$@"
+}
 
 # tb_host_env I RANK WORLD ROOT_I [P]: the environment of process P (default
 # 0) of host I: libnetreduce's NR_*, and torch.distributed's env://
@@ -759,11 +999,25 @@ tb_ctl() {
 # runs without one (ring only) instead of trying to register a job.  NR_TOKEN
 # goes to every host, a rack without a box too: the rendezvous' key comes from
 # it, and every rank needs the same (host/README.md, NR_JOB_SECRET).
+# Boxes as rails (TB_BOXES = K > 1): NR_BOX lists the K boxes (box 0 first),
+# NR_RAILS the host's interface to each (rail 0 its data link), NR_CHANNELS
+# TB_CHANNELS or K: channel c goes to box c mod K over rail c mod K.
 tb_host_env() {
-	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box="NR_TOKEN=$TB_TOKEN" k
+	local i=$1 rank=$2 world=$3 root=$4 proc=${5:-0} box="NR_TOKEN=$TB_TOKEN" k b
+	local nboxes=${TB_BOXES:-1} list="" rails="" chan=${TB_CHANNELS:-}
 	k=$(tb_rack_of "$i")
 	if tb_rack_box "$k" && [ -z "${TB_HOST_NOBOX:-}" ]; then
 		box="NR_BOX=$(tb_switch "$k") NR_TOKEN=$TB_TOKEN"
+		if [ "$nboxes" -gt 1 ]; then
+			# boxes as rails: every box, box 0 first, and the host's rail
+			# to each; channels a multiple of the boxes (default one each)
+			for ((b = 0; b < nboxes; b++)); do
+				list="${list:+$list,}$(tb_switch "$b")"
+				rails="${rails:+$rails,}$(tb_rail_dev "$i" "$b")"
+			done
+			box="NR_BOX=$list NR_RAILS=$rails NR_TOKEN=$TB_TOKEN"
+			chan=${chan:-$nboxes}
+		fi
 		# the control network is the testbed's own: plain text said so
 		# (NR_TLS=off), but with --tls; TB_PLAIN_UNSAID=1 leaves both
 		# out, as a user who forgot would (e2e tls: the library refuses)
@@ -773,7 +1027,7 @@ tb_host_env() {
 			box="$box NR_TLS=off"
 		fi
 	fi
-	[ -n "${TB_CHANNELS:-}" ] && box="$box NR_CHANNELS=$TB_CHANNELS"
+	[ -n "$chan" ] && box="$box NR_CHANNELS=$chan"
 	# shaped host links: the library sizes its soft window and picks its
 	# hierarchy by the link's speed, which the veth's sysfs speed does not tell
 	[ "${TB_RATE:-0}" != 0 ] && box="$box NR_INTER_GBPS=$(awk -v r="$TB_RATE" 'BEGIN{print r / 1000}')"
@@ -898,8 +1152,9 @@ tb_kill_tree() {
 }
 
 # Kill every process still inside our namespaces (ours by construction),
-# delete the namespaces (which deletes their veths, bridges and qdiscs) and
-# the run directory.  Safe to call twice and from a trap.
+# delete the namespaces (which deletes their veths, bridges and qdiscs), the
+# boxes' cgroups (--box-cpu) and the run directory.  Safe to call twice and
+# from a trap.
 tb_teardown() {
 	[ -n "${TB_RUNDIR:-}" ] && [ -d "$TB_RUNDIR" ] || return 0
 	set +e
@@ -939,6 +1194,7 @@ tb_teardown() {
 			ip netns del "$ns" 2>/dev/null
 		done < "$TB_RUNDIR/netns"
 	fi
+	tb_box_cgroups_rm "$TB_ID"
 	# DPDK leaves its runtime files under /var/run/dpdk/<file-prefix>.
 	rm -rf "/var/run/dpdk/${TB_P:?}" "/var/run/dpdk/${TB_P:?}r"* 2>/dev/null
 	if [ -n "${TB_KEEP_RUNDIR:-}" ]; then
