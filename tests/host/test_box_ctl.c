@@ -33,7 +33,7 @@
 
 struct box_case {
 	struct ranks_env env;
-	char sw[32];
+	char sw[64];
 	const char *token;
 	int rc_init[RANKS_MAX], rc_op[RANKS_MAX];
 	uint32_t credits[RANKS_MAX];
@@ -219,6 +219,12 @@ static int box_child(int rank, int world, void *arg)
 }
 
 static struct box_case *run_case(struct server *s, const char *token, int world, unsigned salt,
+				 uint32_t channels, uint32_t short_ppm, unsigned flags, uint8_t spray);
+
+/* NR_BOX of the ranks for the next run_case: these two servers' (NULL: the one given). */
+static struct server *boxes_pair[2];
+
+static struct box_case *run_case(struct server *s, const char *token, int world, unsigned salt,
 				 uint32_t channels, uint32_t short_ppm, unsigned flags, uint8_t spray)
 {
 	struct box_case *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
@@ -229,7 +235,11 @@ static struct box_case *run_case(struct server *s, const char *token, int world,
 	assert_true(t != MAP_FAILED);
 	memset(t, 0, sizeof(*t));
 	ranks_env_init(&t->env, salt);
-	snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->shm->port);
+	if (boxes_pair[0])
+		snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d,127.0.0.1:%d",
+			 boxes_pair[0]->shm->port, boxes_pair[1]->shm->port);
+	else
+		snprintf(t->sw, sizeof(t->sw), "127.0.0.1:%d", s->shm->port);
 	t->token = token;
 	t->channels = channels;
 	t->short_ppm = short_ppm;
@@ -849,6 +859,72 @@ static void test_channels(void **state)
 }
 
 /*
+ * A job striped over two boxes (NR_BOX "A,B"): rank 0 registers a job on
+ * each, box k with channels k, k + 2, ... (4 channels: 2 each; the default
+ * of 1: one each); both destroyed at the end.  When the second refuses
+ * job_create (its token is another's), the first's job is destroyed again
+ * before the ranks fail, the error naming the box that refused.
+ */
+static void test_two_boxes(void **state)
+{
+	static const struct { uint32_t cfg, want; } cases[] = { { 4, 4 }, { 1, 2 } };
+	const int world = 3;
+	struct box_case *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct server a = { 0 }, b = { 0 };
+
+		assert_int_equal(start_server(&a), 0);
+		assert_int_equal(start_server(&b), 0);
+		boxes_pair[0] = &a;
+		boxes_pair[1] = &b;
+		t = run(&a, "box-ctl-token-0123456789", world, 60 + (unsigned)i, cases[i].cfg);
+		boxes_pair[0] = boxes_pair[1] = NULL;
+		for (int r = 0; r < world; r++)
+			assert_int_equal(t->got_channels[r], cases[i].want);
+		expect_unaggregated(t, world);
+		munmap(t, sizeof(*t));
+		stop_server(&b);   /* first: its process holds a's pipe too */
+		stop_server(&a);
+		for (struct server *s = &a; s; s = s == &a ? &b : NULL) {
+			assert_int_equal(s->shm->created, 1);
+			assert_int_equal(s->shm->destroyed, 1);
+			assert_int_equal(s->shm->channels, cases[i].want / 2);
+			munmap(s->shm, sizeof(*s->shm));
+		}
+	}
+	/* the second box knows another token: the first's job is undone */
+	{
+		struct server a = { .tenants = tenants_two }, b = { 0 };
+
+		assert_int_equal(start_server(&a), 0);
+		assert_int_equal(start_server(&b), 0);
+		boxes_pair[0] = &a;
+		boxes_pair[1] = &b;
+		t = run(&a, TOK_VICTIM, world, 62, 2);
+		boxes_pair[0] = boxes_pair[1] = NULL;
+		for (int r = 0; r < world; r++)
+			assert_int_equal(t->rc_init[r], NR_ERR_BOX);
+		{
+			char want[64];
+
+			snprintf(want, sizeof(want), "box 127.0.0.1:%d refused job_create", b.shm->port);
+			assert_non_null(strstr(t->msg[0], want));
+		}
+		assert_int_equal(control_counter(a.shm->port, "jobs"), 0);
+		munmap(t, sizeof(*t));
+		stop_server(&b);   /* first: its process holds a's pipe too */
+		stop_server(&a);
+		assert_int_equal(a.shm->created, 1);
+		assert_int_equal(a.shm->destroyed, 1);
+		assert_int_equal(b.shm->created, 0);
+		munmap(a.shm, sizeof(*a.shm));
+		munmap(b.shm, sizeof(*b.shm));
+	}
+}
+
+/*
  * The bound on tolerant messages: rank 0 registers it with the job (the box
  * holds it: job_status, through nr_comm_box_counters, which only rank 0 may
  * ask); a tolerant all-reduce's packets leave with a traffic class of their
@@ -915,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_job_registered_unaggregated_detected),
 		cmocka_unit_test(test_16bit_job_opens),
 		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_two_boxes),
 		cmocka_unit_test(test_bad_token),
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_short_bound),
