@@ -47,6 +47,18 @@ run_check() {
 	echo "== $name: $got rows, 0 wrong"
 }
 
+# boxes_summed LOG K: each of the K boxes of a striped run (its stats line in
+# the testbed's LOG) summed contributions, within 10% of an equal share.
+boxes_summed() {
+	local log=$1 k=$2 n
+	grep -E "box( [0-9]+)?: backend .* contributions summed" "$log" || true
+	n=$(grep -oE "box( [0-9]+)?: backend .* ([0-9]+) contributions summed" "$log" |
+		awk -v k="$k" '{ c[NR] = $(NF - 2); s += c[NR] }
+			END { ok = NR == k && s > 0; for (i = 1; i <= NR; i++) if (c[i] < 0.9 * s / k) ok = 0; print ok }')
+	rm -f "$log"
+	[ "$n" = 1 ] || fail "the $k boxes did not each sum their share of the job"
+}
+
 # Sizes: one element, odd byte counts (not a multiple of the MTU or of a
 # message), powers of two, up to 64 MiB.
 case $scenario in
@@ -123,6 +135,38 @@ hosts3)
 		--bytes 9,99,65541 --perf-args '--allgather'
 	pass "3 hosts, 6 sizes 4 B..16 MiB, bit-identical to the rank-ordered reference;" \
 		"reduce-scatter's shares (fp32, bf16) and all-gather's bytes too"
+	;;
+boxes2)
+	# a job striped over two boxes as rails (tests/testbed/run --boxes 2:
+	# NR_BOX lists both, NR_RAILS the hosts' links to them): box k sums
+	# channels k, k + 2, ...; every result the rank-ordered reference bit for
+	# bit, so the bits of one box's; 2 channels (one a box), then 4
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	E2E_STDERR=$log run_check "2 boxes, fp32" 5 --boxes 2 --hosts 4 --algo netreduce --iters 1 \
+		--warmup 1 --bytes 4,4100,65540,1048580,16M
+	boxes_summed "$log" 2
+	run_check "2 boxes, 4 channels" 2 --boxes 2 --channels 4 --hosts 4 --algo netreduce \
+		--iters 2 --warmup 0 --bytes 262148,4M
+	run_check "2 boxes, bf16" 2 --boxes 2 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 4098,4M --perf-args '--dtype bf16'
+	run_check "2 boxes, fp16" 2 --boxes 2 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 2,1048578 --perf-args '--dtype fp16'
+	run_check "2 boxes, all-gather" 2 --boxes 2 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
+		--bytes 12,65540 --perf-args '--allgather'
+	run_check "2 boxes, reduce-scatter" 1 --boxes 2 --hosts 4 --algo netreduce --iters 1 \
+		--warmup 0 --bytes 4M --perf-args '--reduce-scatter'
+	pass "a job over 2 boxes (rails): fp32 (2 and 4 channels), bf16, fp16, all-gather," \
+		"reduce-scatter, each bit-identical to the rank-ordered reference (one box's bits)"
+	;;
+boxes3)
+	log=$(mktemp /tmp/nrt-e2e.XXXXXX)
+	E2E_STDERR=$log run_check "3 boxes" 4 --boxes 3 --hosts 3 --algo netreduce --iters 1 \
+		--warmup 1 --bytes 4,20,1048580,16777220
+	boxes_summed "$log" 3
+	run_check "3 boxes, 6 channels" 1 --boxes 3 --channels 6 --hosts 4 --algo netreduce \
+		--iters 1 --warmup 0 --bytes 16M
+	pass "a job over 3 boxes (rails), 3 and 4 hosts, 3 and 6 channels: bit-identical to" \
+		"the rank-ordered reference"
 	;;
 hosts4)
 	run_check "4 hosts" 5 --hosts 4 --algo netreduce --iters 1 --warmup 0 \
@@ -304,7 +348,7 @@ late)
 		--iters 1 --warmup 0 --bytes 1M --progress-timeout 120000 --perf-args '--late 3:60'
 	pass "rank 3 entered the all-reduce 60 s late under the RNIC profile: completed, exact, no QP in error"
 	;;
-hostkill|boxrestart|twojobs)
+hostkill|boxrestart|boxkill2|twojobs)
 	exec "$here/fault.sh" "$scenario" "$build"
 	;;
 prometheus)

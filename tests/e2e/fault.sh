@@ -6,6 +6,9 @@
 #               error within the progress timeout, the box frees the job.
 #   boxrestart  SIGKILL the box mid-operation and start it again: every host
 #               fails with a clear error, then a new job runs and is exact.
+#   boxkill2    a job striped over two boxes (--boxes 2): SIGKILL the second
+#               mid-operation: every host fails within the progress timeout
+#               with an error naming that box, the first frees its part.
 #   twojobs     two jobs (3 and 4 hosts: a leak between them changes the
 #               sums) run at the same time on one box; the box must list both
 #               as active at once, and both must be exact.
@@ -25,6 +28,7 @@ export NR_TIMEOUT_MS=${NR_TIMEOUT_MS:-3000}
 timeout_s=$((NR_TIMEOUT_MS / 1000))
 hosts=4
 [ "$scenario" = twojobs ] && hosts=7
+[ "$scenario" = boxkill2 ] && export TB_BOXES=2
 perf=$build/bench/host/nr-allreduce-perf
 
 tb_init "$build"
@@ -117,6 +121,37 @@ boxrestart)
 	wrong=$(grep '^{' "$TB_RUNDIR/after.out" | jq -s 'map(.wrong) | add // 0')
 	[ "$rows" = 5 ] && [ "$wrong" = 0 ] || fail "new job after the restart: $rows rows, $wrong wrong"
 	pass "all hosts failed with an error within ${elapsed} s of the box's death; a new job on the restarted box is exact"
+	;;
+boxkill2)
+	start_long_job boxkill
+	[ "$(tb_ctl_box 1 --json jobs | jq -r '[.jobs[] | select(.state == "active")] | length')" = 1 ] ||
+		fail "the second box has no active part of the job"
+	t0=$SECONDS
+	victim=$(tb_switch 1)
+	{ kill -KILL "${TB_BOX_PIDS[1]}"; wait "${TB_BOX_PIDS[1]}"; } 2>/dev/null || true
+	echo "killed the second box ($victim, pid ${TB_BOX_PIDS[1]}); progress timeout ${NR_TIMEOUT_MS} ms"
+	bound=$((timeout_s * 3 + 10))
+	tb_wait "$bound" "${TB_LAUNCH_PIDS[@]}"
+	elapsed=$((SECONDS - t0))
+	named=0
+	for ((r = 0; r < hosts; r++)); do
+		rc=${TB_RCS[$r]}
+		msg=$(host_error boxkill "$r")
+		echo "host $r: exit $rc after <= ${elapsed} s: $msg"
+		[ "$rc" = 2 ] || fail "host $r exited $rc (expected 2, an error; 124 = still running after ${bound} s)"
+		[ -n "$msg" ] || fail "host $r failed without an error message"
+		# a rank's own wait names the dead box; one that stopped after a
+		# peer's failure may report that peer instead
+		[[ $msg == *"$victim"* ]] && named=$((named + 1))
+	done
+	[ "$named" -ge 1 ] || fail "no host named the dead box $victim"
+	deadline=$((SECONDS + timeout_s + 10))
+	until [ "$(box_active)" = 0 ]; do
+		[ $SECONDS -lt $deadline ] || { tb_ctl jobs; fail "the first box still has an active part"; }
+		sleep 0.2
+	done
+	pass "the second of two boxes killed mid-job: all $hosts hosts failed within ${elapsed} s" \
+		"(progress timeout ${timeout_s} s), $named naming $victim; the first box freed its part"
 	;;
 twojobs)
 	# --iters 40: each job runs a few seconds, so that the box's job list, read
