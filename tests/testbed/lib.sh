@@ -795,6 +795,17 @@ tb_box_cmd() {
 	[ "$(tb_pmd)" = af_xdp ] && cmd+=(--mbuf-size 2176)
 	cmd+=(--mode switch --ctl-listen "$(tb_switch "$k")" --token-file "$TB_RUNDIR/token"
 		--ctl-socket "$(tb_ctl_sock "$k")" --idle-sleep-us "${TB_IDLE_SLEEP_US:-50}")
+	# rails: each box the operator's map of the hosts' MACs to its ports, as a
+	# rail fabric is wired (every host's MAC on every rail): nothing learnt,
+	# nothing moved (docs/trust.md, --l2-static)
+	if [ "${TB_BOXES:-1}" -gt 1 ]; then
+		local map="$TB_RUNDIR/l2-static$k"
+		: > "$map"
+		for ((i = 0; i < TB_HOSTS; i++)); do
+			echo "$(tb_host_mac "$i") $i" >> "$map"
+		done
+		cmd+=(--l2-static "$map")
+	fi
 	[ -n "${TB_TLS:-}" ] && cmd+=(--tls-cert "$TB_RUNDIR/tls/box.pem" --tls-key "$TB_RUNDIR/tls/box.key")
 	[ -n "${TB_BACKEND:-}" ] && cmd+=(--backend "$TB_BACKEND")
 	# shellcheck disable=SC2206
@@ -825,7 +836,9 @@ tb_tls_make() {
 
 # The boxes' CPU cap (TB_BOX_CPU, --box-cpu FRAC): each box process in a
 # cgroup of its own, nrt<ID>box<k>, allowed FRAC of one core (quota FRAC x
-# 100 ms a 100 ms period).  The hierarchy with the cpu controller: cgroup v2
+# the period, TB_BOX_CPU_PERIOD_US, default 10 ms: at the kernel's 100 ms a
+# box capped to 0.25 ran 25 ms then stood 75 ms, a stall its RoCE peers'
+# windows see, not a slower box).  The hierarchy with the cpu controller: cgroup v2
 # (cpu.max) at /sys/fs/cgroup or /sys/fs/cgroup/unified, else v1's cpu
 # (cpu.cfs_quota_us).  Prints "v1|v2 DIR" of the hierarchy's root.
 tb_cg_root() {
@@ -847,7 +860,7 @@ tb_cg_root() {
 
 # tb_box_cg_make K: box K's cgroup with its cap; prints its directory.
 tb_box_cg_make() {
-	local k=$1 v root dir period=100000 quota
+	local k=$1 v root dir period=${TB_BOX_CPU_PERIOD_US:-10000} quota
 	read -r v root <<< "$(tb_cg_root)" || true
 	[ -n "${root:-}" ] || tb_die "--box-cpu: no cgroup hierarchy with the cpu controller" \
 		"(/sys/fs/cgroup cpu.max, or v1's /sys/fs/cgroup/cpu)"
