@@ -11,7 +11,18 @@ A row is the median over the launches (and jobs) of each launch's median call
 time.  A row's `boxes` (default 1) is the number of boxes its job striped over
 (NR_BOX's list): box, hierarchical and parallel rows with boxes > 1 are
 compared against the model's striped, striped-hier and striped-parallel over
-as many boxes like the row's (no such rows are measured yet).
+as many boxes like the row's.  The testbed stripes them over its rails (a host
+a link to each box, shaped alike, carrying 1/K of the job each): on shaped
+links a host's NIC in the model is the K rails' sum, as the striped flows
+share them evenly; the ring keeps rail 0.  measure's boxes part (K = 1 and 2
+side by side) is labelled by its K and left out of the fit set.  The soft
+transport's rate is its machine's and build's: that part's session (its file)
+fits its own on its one-box unshaped rows (its "fit" rows), with the hop and
+step of the fit set, and its striped unshaped rows check it.
+
+The box's rates are those of the machine a file's header names
+(sim/boxes/epyc-2vcpu.jsonl for an AMD EPYC guest, xeon-2vcpu.jsonl for an
+Intel Xeon one; a header naming neither: EPYC's).
 
 The model's parameters are the testbed's own plus three constants fitted here
 on one set of rows and checked on the others: the soft transport's latency a
@@ -43,6 +54,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # latencies inside a host and across the box namespace.
 FIXED = {"latency": {"intra": "20us", "fabric": "20us"}, "header_bytes": 58, "gradients": "host",
          "box": {"mode": "switch", "workers": 1, "rates": os.path.join(HERE, "boxes", "epyc-2vcpu.jsonl")}}
+# The box's rates by the machine a file's header names (its first match; else FIXED's).
+MACHINES = {"AMD EPYC": "epyc-2vcpu.jsonl", "Intel(R) Xeon(R)": "xeon-2vcpu.jsonl"}
 GRID = {"hop": [25e-6, 50e-6, 75e-6, 100e-6, 125e-6, 150e-6, 200e-6, 300e-6],
         "step": [0, 0.05e-3, 0.1e-3, 0.25e-3, 0.5e-3, 1e-3, 1.5e-3, 2e-3],
         "soft": [0.2e9, 0.3e9, 0.35e9, 0.4e9, 0.45e9, 0.5e9, 0.55e9, 0.6e9, 0.7e9, 0.8e9, 1.0e9, 1.2e9]}
@@ -54,36 +67,47 @@ VCPUS = 2       # the testbed machine's (sim/validation/*.jsonl headers)
 PARTS = {"small": "small messages, 4 KiB to 256 KiB, shaped and unshaped links",
          "unshaped": "1 to 16 MiB on unshaped links",
          "workers": "the box on 1 and 2 workers driven to its limit",
-         "jobs": "two jobs sharing one box"}
+         "jobs": "two jobs sharing one box",
+         "boxes": "a job striped over 1 and 2 boxes, large messages, shaped and unshaped links"}
 
 
 SKIPPED = []    # the files' "# skipped" and "# not run" lines: launches not measured
 
 
 def load(paths):
+    """The files' rows, each with the box's rates of the machine its file's header names (_rates)."""
     rows = []
     for p in paths:
+        rates = None
         with open(p) as f:
             for n, line in enumerate(f, 1):
                 line = line.strip()
                 if line.startswith("# skipped") or line.startswith("# not run"):
                     SKIPPED.append(f"{os.path.basename(p)}: {line[2:]}")
+                if line.startswith("#") and rates is None:
+                    rates = next((os.path.join(HERE, "boxes", v) for m, v in MACHINES.items() if m in line), None)
                 if not line.startswith("{"):
                     continue
                 try:
-                    rows.append(json.loads(line))
+                    rows.append(dict(json.loads(line), _rates=rates or FIXED["box"]["rates"],
+                                     _file=os.path.basename(p)))
                 except ValueError as e:
                     raise SystemExit(f"validate: {p}:{n}: {e}")
     return rows
 
 
-def striped(c, algo, boxes):
+def striped(c, algo, boxes, rate):
     """A row of a job striped over `boxes` boxes (NR_BOX's list): the model's
-    striped algorithm of the same name over as many boxes like the row's."""
+    striped algorithm of the same name over as many boxes like the row's.  The
+    testbed's host has a rail of `rate` Mbit/s (0: unshaped) to each box, each
+    carrying its stripe, 1/K of the job: in the model one NIC of K rails' rate."""
     if boxes == 1 or algo == "ring":
         return c, algo
     box = dict(c.get("box", FIXED["box"]), stripes=boxes)
-    return dict(c, box=box), {"box": "striped", "hier": "striped-hier", "parallel": "striped-parallel"}[algo]
+    c = dict(c, box=box)
+    if rate:
+        c["nic"] = f"{boxes * rate}Mbps"
+    return c, {"box": "striped", "hier": "striped-hier", "parallel": "striped-parallel"}[algo]
 
 
 def case(r):
@@ -91,14 +115,14 @@ def case(r):
     A row's `boxes` (default 1) is the boxes its job striped over."""
     mtu = r.get("mtu", 1024)
     unshaped = not r.get("rate_mbit")
-    base = dict(FIXED, mtu=mtu)
+    base = dict(FIXED, mtu=mtu, box=dict(FIXED["box"], rates=r.get("_rates", FIXED["box"]["rates"])))
     if not unshaped:
         base["nic"] = f"{r['rate_mbit']}Mbps"
     part = r.get("part", "e2e")
     boxes = r.get("boxes", 1)
     if not (isinstance(boxes, int) and boxes >= 1):
         raise SystemExit(f"validate: a row's boxes must be an integer >= 1, not {boxes!r}")
-    if part in ("e2e", "small", "unshaped", "workers", "jobs"):
+    if part in ("e2e", "small", "unshaped", "workers", "jobs", "boxes"):
         algo = {"netreduce": "box", "ring": "ring"}.get(r["tbalgo"])
         if algo is None:
             return None
@@ -106,18 +130,19 @@ def case(r):
         c = dict(base, hosts_per_rack=r["ranks"] * jobs, jobs=jobs)
         w = r.get("box_workers", 1)
         if w != 1 or r.get("channels", 1) > 1:
-            c["box"] = dict(FIXED["box"], workers=w, channels=max(1, r.get("channels", 1)))
-        c, algo = striped(c, algo, boxes)
+            c["box"] = dict(base["box"], workers=w, channels=max(1, r.get("channels", 1)))
+        c, algo = striped(c, algo, boxes, r.get("rate_mbit", 0))
         label = f"flat N={r['ranks']}" + (f" x {jobs} jobs" if jobs > 1 else "") + \
             (f", box {w} workers" if part == "workers" else "") + \
-            (f", {boxes} boxes" if boxes > 1 and algo != "ring" else "") + (" unshaped" if unshaped else "")
+            (f", {boxes} boxes" if boxes > 1 and algo != "ring" else ", 1 box" if part == "boxes" else "") + \
+            (" unshaped" if unshaped else "")
         return c, algo, label, unshaped
     if part == "hosts":
         P = r["procs"]
         H = r["ranks"] // P
         algo = {"parallel": "parallel", "hierarchical": "hier", "ring": "ring"}[r["tbalgo"]]
         c, algo = striped(dict(base, hosts_per_rack=H, gpus_per_host=P, intra=f"{r['intra_mbit']}Mbps",
-                               library_intra=f"{r['intra_mbit']}Mbps"), algo, boxes)
+                               library_intra=f"{r['intra_mbit']}Mbps"), algo, boxes, r.get("rate_mbit", 0))
         return c, algo, f"{H}x{P} r={r['ratio']:g}" + (f", {boxes} boxes" if boxes > 1 and algo != "ring" else ""), \
             unshaped
     if part == "racks" and boxes > 1:
@@ -138,9 +163,14 @@ def case(r):
 
 
 def fit_set(g):
-    """Flat 4-host rows at 4 KiB, 64 KiB and 4 MiB fit the constants."""
+    """Flat 4-host rows at 4 KiB, 64 KiB and 4 MiB fit the constants (not the boxes part's)."""
     return g["label"].startswith("flat N=4") and "jobs" not in g["label"] and "workers" not in g["label"] \
-        and g["bytes"] in (4096, 65536, 4 << 20)
+        and " box" not in g["label"] and g["bytes"] in (4096, 65536, 4 << 20)
+
+
+def session_fit(g):
+    """measure's boxes part: its one-box unshaped rows past 64 KiB fit its session's soft rate."""
+    return g["session"] is not None and g["unshaped"] and ", 1 box" in g["label"] and g["bytes"] > 65536
 
 
 def model_cluster(g, k):
@@ -149,7 +179,7 @@ def model_cluster(g, k):
     cl["step_cost"] = f"{k['step'] * 1e3:g}ms"
     if g["unshaped"]:
         hosts = sum(cl["rack_hosts"]) if "rack_hosts" in cl else cl["hosts_per_rack"] * cl.get("racks", 1)
-        cl["nic"] = k["soft"] / hosts
+        cl["nic"] = k["sessions"].get(g["session"], k["soft"]) / hosts
     return cl
 
 
@@ -182,7 +212,7 @@ def error(plan, groups, k, cache):
 
 def fit(plan, groups, cache):
     """hop and step on the fit set's shaped and small rows, then soft on its unshaped ones."""
-    k = {"hop": 100e-6, "step": 1e-3, "soft": 0.4e9}
+    k = {"hop": 100e-6, "step": 1e-3, "soft": 0.4e9, "sessions": {}}
     fitting = [g for g in groups if fit_set(g)]
     timing = [g for g in fitting if not g["unshaped"] or g["bytes"] <= 65536]
     if timing:
@@ -192,6 +222,9 @@ def fit(plan, groups, cache):
     rate = [g for g in fitting if g["unshaped"] and g["bytes"] > 65536]
     if rate:
         k["soft"] = min(GRID["soft"], key=lambda s: error(plan, rate, dict(k, soft=s), cache))
+    for sess in sorted({g["session"] for g in groups if session_fit(g)}):
+        own = [g for g in groups if session_fit(g) and g["session"] == sess]
+        k["sessions"][sess] = min(GRID["soft"], key=lambda s: error(plan, own, dict(k, sessions={sess: s}), cache))
     return k, len(fitting)
 
 
@@ -243,9 +276,10 @@ def main():
         if c is None:
             continue
         cluster, algo, label, unshaped = c
-        key = (json.dumps(cluster, sort_keys=True), algo, label, r["bytes"])
+        session = r["_file"] if r.get("part") == "boxes" else None
+        key = (json.dumps(cluster, sort_keys=True), algo, label, r["bytes"], session)
         g = groups.setdefault(key, {"cluster": key[0], "algo": algo, "label": label, "bytes": r["bytes"],
-                                    "unshaped": unshaped, "workers": r.get("box_workers", 1), "times": [],
+                                    "unshaped": unshaped, "session": session, "workers": r.get("box_workers", 1), "times": [],
                                     "xrack": [], "load": []})
         g["times"].append(r["time_us"] / 1e6)
         if "xrack_bytes" in r:
@@ -263,8 +297,12 @@ def main():
     fixed = json.dumps(FIXED["latency"])
     print(f"fitted on {nfit} rows (flat 4-host, 4 KiB, 64 KiB, 4 MiB): latency a hop {k['hop'] * 1e6:g} us, "
           f"step cost {k['step'] * 1e3:g} ms, the soft transport on unshaped links {k['soft'] * 8 / 1e9:g} "
-          f"Gbit/s among the hosts; fixed: latency {fixed}, the box the hosts' switch at "
-          "sim/boxes/epyc-2vcpu.jsonl's rates")
+          f"Gbit/s among the hosts; fixed: latency {fixed}, the box the hosts' switch at the rates of "
+          "the machine a file's header names (sim/boxes/: " + ", ".join(f"{m} {v}" for m, v in MACHINES.items()) +
+          ")")
+    for sess, soft in k["sessions"].items():
+        print(f"{sess}: its own soft transport on unshaped links, {soft * 8 / 1e9:g} Gbit/s among the hosts, fitted on "
+              f"its one-box unshaped rows past 64 KiB (set: fit); its striped rows check it")
     head = (f"{'configuration':<38} {'algorithm':<9} {'bytes':>9} {'runs':>4} {'load':>5} {'testbed ms':>11} "
             f"{'model ms':>9} {'model/testbed':>13} {'set':>5} {'x-rack S: testbed (model)':>26}")
     print(head)
@@ -285,7 +323,7 @@ def main():
             xm = xmodel * wire / g["bytes"]
             xtext = f"{xr:.2f} ({xm:.2f})"
         r = reason(g, ratio, xr, xm, a.tolerance)
-        s = "fit" if fit_set(g) else "check"
+        s = "fit" if fit_set(g) or session_fit(g) else "check"
         count[s][0] += not r
         count[s][1] += 1
         if r:
@@ -313,7 +351,9 @@ def main():
                     "at (- : the older file, taken with nothing else running).  `set`: the rows the three "
                     "constants were fitted on, and the rows that check them.\n\n")
             f.write(f"Fitted: latency a hop {k['hop'] * 1e6:g} us, step cost {k['step'] * 1e3:g} ms, the soft "
-                    f"transport on unshaped links {k['soft'] * 8 / 1e9:g} Gbit/s among the hosts.\n\n")
+                    f"transport on unshaped links {k['soft'] * 8 / 1e9:g} Gbit/s among the hosts" +
+                    "".join(f"; {sess}'s own (measure's boxes part, fitted on its one-box unshaped rows past 64 "
+                            f"KiB): {soft * 8 / 1e9:g} Gbit/s" for sess, soft in k["sessions"].items()) + ".\n\n")
             f.write("\n".join(md) + "\n\n" + summary + ".\n\n")
             for r, items in why.items():
                 f.write(f"- outside, {r} ({len(items)}): {REASONS[r]}\n")

@@ -15,7 +15,10 @@ usage: test_striped.py NETREDUCE_PLAN SOURCE_ROOT
   that many servers; none where boxes without a limit miss the target, with
   the time taken apart; --fixed-server keeps the largest server.
 - The cluster file's box.stripes and its errors; sim/validate.py maps a
-  measured row's boxes to the striped algorithm over as many boxes.
+  measured row's boxes to the striped algorithm over as many boxes, a
+  shaped row's K rails to one NIC of their sum (the ring keeps rail 0), keeps
+  measure's boxes part out of the fit set, and takes the box's rates of the
+  machine a file's header names.
 """
 import json
 import os
@@ -159,6 +162,25 @@ check(algo == "striped" and c["box"]["stripes"] == 2 and "2 boxes" in label,
       "validate.py: a row of 2 boxes is the striped model over 2 boxes")
 c, algo, _, _ = validate.case({"tbalgo": "netreduce", "ranks": 4, "rate_mbit": 100})
 check(algo == "box" and "stripes" not in c["box"], "validate.py: a row without boxes is one box")
+check(c["nic"] == "100Mbps", "validate.py: a row of one box keeps its link's rate")
+c, algo, _, _ = validate.case({"tbalgo": "netreduce", "ranks": 4, "rate_mbit": 100, "boxes": 2})
+check(c["nic"] == "200Mbps", "validate.py: a shaped row of 2 boxes has 2 rails of the rate a host: one NIC of 200 Mbit/s")
+c, algo, _, _ = validate.case({"tbalgo": "ring", "ranks": 4, "rate_mbit": 100, "boxes": 2})
+check(algo == "ring" and c["nic"] == "100Mbps", "validate.py: the ring of a 2-box launch keeps rail 0")
+c, algo, _, _ = validate.case({"tbalgo": "netreduce", "ranks": 4, "rate_mbit": 0, "boxes": 2})
+check(algo == "striped" and "nic" not in c, "validate.py: an unshaped row of 2 boxes: the fitted soft rate, no rails")
+_, _, label, _ = validate.case({"tbalgo": "netreduce", "ranks": 4, "rate_mbit": 0, "part": "boxes"})
+check("1 box" in label and not validate.fit_set({"label": label, "bytes": 4 << 20}),
+      "validate.py: the boxes part's one-box rows are labelled apart and are not in the fit set")
+with tempfile.TemporaryDirectory() as d:
+    for name, head in (("intel", "# 2 CPUs (Intel(R) Xeon(R) Processor)"), ("amd", "# a 2-vCPU AMD EPYC guest"),
+                       ("none", "# a machine")):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(head + '\n{"tbalgo": "netreduce", "ranks": 4, "rate_mbit": 100, "bytes": 4096, "time_us": 1}\n')
+    rates = {n: os.path.basename(validate.case(validate.load([os.path.join(d, n)])[0])[0]["box"]["rates"])
+             for n in ("intel", "amd", "none")}
+check(rates == {"intel": "xeon-2vcpu.jsonl", "amd": "epyc-2vcpu.jsonl", "none": "epyc-2vcpu.jsonl"},
+      f"validate.py: the box's rates of the machine a file's header names ({rates})")
 
 print(f"{len(failures)} failed" if failures else "all passed")
 sys.exit(1 if failures else 0)
