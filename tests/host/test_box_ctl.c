@@ -894,6 +894,43 @@ static void test_two_boxes(void **state)
 			munmap(s->shm, sizeof(*s->shm));
 		}
 	}
+	/* NR_RAILS: one interface a box (else refused before the boxes hear of
+	 * it), each one that exists (else the transport names it); lo twice
+	 * binds the channels' QPs to loopback, where the ranks are */
+	{
+		static const struct {
+			const char *rails, *says;
+			int rc;
+		} rails[] = {
+			{ "lo", "NR_RAILS=lo names 1 interface for 2 boxes", NR_ERR_CONFIG },
+			{ "lo,nrnosuch0", "cannot send by interface nrnosuch0", NR_ERR_TRANSPORT },
+			{ "lo,lo", NULL, NR_OK },
+		};
+
+		for (size_t i = 0; i < sizeof(rails) / sizeof(rails[0]); i++) {
+			struct server a = { 0 }, b = { 0 };
+
+			assert_int_equal(start_server(&a), 0);
+			assert_int_equal(start_server(&b), 0);
+			boxes_pair[0] = &a;
+			boxes_pair[1] = &b;
+			setenv("NR_RAILS", rails[i].rails, 1);
+			t = run(&a, "box-ctl-token-0123456789", 2, 63 + (unsigned)i, 2);
+			unsetenv("NR_RAILS");
+			boxes_pair[0] = boxes_pair[1] = NULL;
+			assert_int_equal(t->rc_init[0], rails[i].rc);
+			if (rails[i].says)
+				assert_non_null(strstr(t->msg[0], rails[i].says));
+			else
+				expect_unaggregated(t, 2);
+			munmap(t, sizeof(*t));
+			stop_server(&b);
+			stop_server(&a);
+			assert_int_equal(a.shm->created, rails[i].rc == NR_OK);
+			munmap(a.shm, sizeof(*a.shm));
+			munmap(b.shm, sizeof(*b.shm));
+		}
+	}
 	/* the second box knows another token: the first's job is undone */
 	{
 		struct server a = { .tenants = tenants_two }, b = { 0 };

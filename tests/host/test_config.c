@@ -23,7 +23,7 @@ static const char *const vars[] = {
 	"NR_INTER_GBPS", "NR_SHM_PACE_GBPS", "NR_RACKS", "NR_RACK_AGENTS",
 	"NR_CHANNELS", "NR_SOFT_PROFILE", "NR_TCLASS", "NR_SOFT_WINDOW", "NR_SOFT_ACKREQ", "NR_BOOTSTRAP_TIMEOUT_MS",
 	"NR_REDUCE", "NR_SHORT_PPM", "NR_SHORT_DSCP", "NR_SHORT_SCALE", "NR_SPRAY_PORTS",
-	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES", "NR_DE_THRESH",
+	"NR_SPRAY_REORDER", "NR_PRIO_CLASSES", "NR_DE_THRESH", "NR_RAILS",
 };
 /* clang-format on */
 
@@ -61,6 +61,57 @@ static void test_box_alias(void **state)
 	unsetenv("NR_SWITCH");
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
 	assert_string_equal(cfg.switch_addr, "10.0.0.253:7000");
+}
+
+/*
+ * NR_BOX as a list: up to 8 boxes a job is striped over, each ip:port once;
+ * NR_CHANNELS then a multiple of their count (1: one a box).
+ */
+static void test_box_list(void **state)
+{
+	static const struct {
+		const char *box, *channels;
+		bool ok;
+	} cases[] = {
+		{ "10.0.0.254:7100,10.0.0.253:7100", NULL, true },
+		{ "10.0.0.254:7100,10.0.0.253:7100", "4", true },
+		{ "10.0.0.254:7100,10.0.0.253:7100", "1", true },
+		{ "10.0.0.254:7100,10.0.0.253:7100", "auto", true },
+		{ "10.0.0.254:7100,10.0.0.253:7100", "3", false },
+		{ "10.0.0.254:7100,10.0.0.253:7100,10.0.0.252:7100", "6", true },
+		{ "10.0.0.254:7100,", NULL, false },
+		{ ",10.0.0.254:7100", NULL, false },
+		{ "10.0.0.254:7100,,10.0.0.253:7100", NULL, false },
+		{ "10.0.0.254:7100,10.0.0.254:7100", NULL, false }, /* a box twice */
+		{ "10.0.0.254:7100,10.0.0.253", NULL, false },
+		{ "1.0.0.1:1,1.0.0.2:1,1.0.0.3:1,1.0.0.4:1,1.0.0.5:1,1.0.0.6:1,1.0.0.7:1,1.0.0.8:1",
+		  "8", true },
+		{ "1.0.0.1:1,1.0.0.2:1,1.0.0.3:1,1.0.0.4:1,1.0.0.5:1,1.0.0.6:1,1.0.0.7:1,1.0.0.8:1,"
+		  "1.0.0.9:1",
+		  NULL, false }, /* 9 */
+	};
+	struct nr_config cfg;
+
+	(void)state;
+	set_good();
+	setenv("NR_TOKEN", "s3cret", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		setenv("NR_BOX", cases[i].box, 1);
+		if (cases[i].channels)
+			setenv("NR_CHANNELS", cases[i].channels, 1);
+		else
+			unsetenv("NR_CHANNELS");
+		rc = nr_config_from_env(&cfg);
+		printf("NR_BOX=%s NR_CHANNELS=%s: %s\n", cases[i].box,
+		       cases[i].channels ? cases[i].channels : "(unset)",
+		       rc ? nr_comm_last_error(NULL) : "ok");
+		assert_int_equal(rc, cases[i].ok ? NR_OK : NR_ERR_CONFIG);
+		if (!cases[i].ok)
+			assert_non_null(strstr(nr_comm_last_error(NULL),
+					       cases[i].channels ? "NR_CHANNELS" : "NR_BOX"));
+	}
 }
 
 static void test_env_good(void **state)
@@ -697,6 +748,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_env_good, clear_env),
 		cmocka_unit_test_setup(test_box_alias, clear_env),
+		cmocka_unit_test_setup(test_box_list, clear_env),
 		cmocka_unit_test_setup(test_env_defaults, clear_env),
 		cmocka_unit_test_setup(test_env_bad, clear_env),
 		cmocka_unit_test_setup(test_struct_check, clear_env),
