@@ -41,6 +41,12 @@
 #               must be lower with the classes (rank 0, per bucket)
 #   train-fsdp  FSDP (CPU, torch 2.x) through the box and on Gloo: every
 #               collective through libnetreduce, the losses Gloo's within 1e-4
+#   train-hsdp  HSDP (HYBRID_SHARD, a 2 x 2 DeviceMesh) through the box and on Gloo:
+#               the mesh's groups are subgroups of a process whose communicator
+#               the world group holds, so their collectives go to Gloo, each
+#               kind counted as delegated with that reason; the world group's
+#               all-reduces through the box; losses Gloo's within 1e-4, the
+#               full parameters the same bits on every rank
 #   collectives-rtl  on the RTL box (no reduce bor): the all-gathers refused once,
 #               then Gloo's, counted with the reason; the all-reduce goes on
 #   collectives FSDP's collectives on the backend, through the box: all-gathers of
@@ -351,7 +357,9 @@ train-fsdp)
 	fsdp_run() {
 		tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$1" 8
 		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
-		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 && { show_logs "$1"; fail "$1: a rank failed"; }
+		# inside $(...): what it says goes to stderr, or the capture would swallow it
+		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
+			{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
 		sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
 	}
 	nr=$(fsdp_run netreduce)
@@ -369,6 +377,43 @@ train-fsdp)
 	pass "FSDP, 8 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated," \
 		"losses within 1e-4 of Gloo's"
+	;;
+train-hsdp)
+	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
+	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
+	hsdp_run() {
+		tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$1" 6 --hsdp
+		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+		# inside $(...): what it says goes to stderr, or the capture would swallow it
+		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
+			{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
+		sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
+	}
+	nr=$(hsdp_run netreduce)
+	gl=$(hsdp_run gloo)
+	echo "netreduce: $(jq -c '{losses, params, netreduce, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses, params}' <<< "$gl")"
+	# every rank's full parameters: one digest (rank 0's printed; the others' logs)
+	digests=$(for ((i = 0; i < hosts; i++)); do
+		f=$TB_RUNDIR/netreduce.out; [ "$i" = 0 ] || f=$TB_RUNDIR/netreduce.h$i.log
+		sed -n 's/^RESULT //p' "$f" | jq -r .params
+	done | sort -u)
+	[ "$(wc -l <<< "$digests")" = 1 ] && [ "$digests" != null ] ||
+		fail "the ranks' full parameters differ: $(tr '\n' ' ' <<< "$digests")"
+	for k in allgather reduce_scatter all_reduce; do
+		jq -e --arg k "$k" '[.delegated | to_entries[] | select(.key | startswith($k)) |
+			select(.value.why | test("another process group")) | .value.calls] | add // 0 > 0' \
+			<<< "$nr" >/dev/null || fail "no $k delegated with the subgroup's reason: $(jq -c .delegated <<< "$nr")"
+	done
+	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 6 ] ||
+		fail "the world group's all-reduces (a loss a step) did not go through the box: $(jq -c .netreduce <<< "$nr")"
+	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
+		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
+		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
+	pass "HSDP on a 2 x 2 mesh, 6 steps: the mesh's collectives on Gloo, counted as delegated" \
+		"with the subgroup's reason ($(jq -c '[.delegated | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"));" \
+		"the world group's all-reduces through the box; losses within 1e-4 of Gloo's, full" \
+		"parameters bit-identical on every rank"
 	;;
 collectives-rtl)
 	# a box whose aggregator has no reduce bor (the RTL's): the first all-gather

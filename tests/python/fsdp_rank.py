@@ -4,8 +4,12 @@
 FSDP (FullyShardedDataParallel, on the CPU: torch 2.x) trains a few steps on the
 backend given, each rank its own deterministic batches.  Prints "RESULT {json}":
 the mean loss of every step (all-reduced), and netreduce.torch.stats()'s counts
-of what went through netreduce, to Gloo and was delegated.
-Usage: fsdp_rank.py BACKEND [STEPS]      (BACKEND: netreduce or gloo)"""
+of what went through netreduce, to Gloo and was delegated.  --hsdp: HSDP instead
+(HYBRID_SHARD on a 2 x world/2 DeviceMesh, "replicate" x "shard"), and the full
+parameters at the end (summon_full_params) as a hex digest, the same bits on
+every rank.
+Usage: fsdp_rank.py BACKEND [STEPS] [--hsdp]      (BACKEND: netreduce or gloo)"""
+import hashlib
 import json
 import sys
 
@@ -17,14 +21,23 @@ import netreduce.torch
 
 
 def main():
-    backend = sys.argv[1]
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    hsdp = "--hsdp" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--hsdp"]
+    backend = args[0]
+    steps = int(args[1]) if len(args) > 1 else 8
     dist.init_process_group(backend)
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)   # the same initial parameters on every rank and backend
     model = torch.nn.Sequential(torch.nn.Linear(32, 96), torch.nn.ReLU(),
                                 torch.nn.Linear(96, 96), torch.nn.ReLU(), torch.nn.Linear(96, 4))
-    model = FSDP(model, device_id=torch.device("cpu"), use_orig_params=True)
+    if hsdp:
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import ShardingStrategy
+        mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("replicate", "shard"))
+        model = FSDP(model, device_id=torch.device("cpu"), use_orig_params=True,
+                     device_mesh=mesh, sharding_strategy=ShardingStrategy.HYBRID_SHARD)
+    else:
+        model = FSDP(model, device_id=torch.device("cpu"), use_orig_params=True)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     g = torch.Generator().manual_seed(100 + rank)
     losses = []
@@ -39,7 +52,17 @@ def main():
         dist.all_reduce(t)
         losses.append(t.item() / world)
     st = netreduce.torch.stats()
+    digest = None
+    if hsdp:
+        with FSDP.summon_full_params(model):
+            h = hashlib.sha256()
+            for p in model.parameters():
+                # a copy: numpy's view of the parameter itself would pin its storage,
+                # which FSDP frees when the context ends
+                h.update(p.detach().clone().numpy().tobytes())
+            digest = h.hexdigest()[:16]
     print("RESULT " + json.dumps({"rank": rank, "backend": backend, "losses": losses,
+                                  "params": digest,
                                   "netreduce": st["netreduce"], "gloo": st.get("gloo", {}),
                                   "delegated": st.get("delegated", {}),
                                   "library": st.get("library", {})}), flush=True)

@@ -5,8 +5,8 @@
 functional collectives on backend="netreduce"; each sum is
 exact and every all-reduce and reduce-scatter they issue reaches libnetreduce (its
 call count grows by each), the all-gathers go to Gloo, counted; a new_group beside
-it is Gloo's (one communicator a process: a netreduce subgroup is refused, naming
-why).  Before the groups
+it is Gloo's (one communicator a process: a netreduce subgroup's collectives go to
+Gloo, counted as delegated; e2e torch2-train-hsdp).  Before the groups
 kept their name, init_device_mesh failed with "ProcessGroup name not set".
 Usage: test_mesh.py            (spawns the ranks; skips on torch 1.13: no DeviceMesh)"""
 import json

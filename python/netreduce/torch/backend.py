@@ -21,7 +21,11 @@ cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
 Works are work.Work: wait() raises netreduce's error, DDP reads the future.
 The group keeps the name c10d gives it (DeviceMesh, DTensor and the functional
-collectives look it up by name).
+collectives look it up by name).  A process has one communicator (the soft
+transport binds its UDP port once): a group made while another group of the
+process holds one (a subgroup: dist.new_group, DeviceMesh's dimensions,
+HSDP's) hands every collective to its Gloo, counted as delegated with that
+reason.
 
 Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
@@ -37,7 +41,7 @@ import torch.distributed as dist
 from ..comm import NetreduceError
 from . import work as works
 from .accept import flat_refusal, gather_refusal, refusal
-from .worker import Worker
+from .worker import Worker, held
 from .counters import STATS, kind
 
 BACKEND = "netreduce"
@@ -75,7 +79,17 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # Gloo first: it checks the rendezvous and the data path between the hosts
         # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
         self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
-        self._worker = Worker(store, rank, size, "netreduce")
+        # a subgroup of a process whose communicator another group holds: no worker,
+        # every collective Gloo's, counted with why (the same on every rank: every
+        # process made that group first)
+        self._sub = None
+        if size > 1 and held():
+            self._sub = ("this process's netreduce communicator is another process group's "
+                         "(one a process: the soft transport binds NR_UDP_PORT once); this "
+                         "group's collectives go to Gloo")
+            self._worker = None
+        else:
+            self._worker = Worker(store, rank, size, "netreduce")
         self._coalesced = None   # works issued between _start_coalescing and _end_coalescing
 
     @property
@@ -134,18 +148,23 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         """A collective for Gloo, after the netreduce requests queued before it.
         refused=(kind, bytes, why): an all-reduce netreduce could not take."""
         if refused is not None:
-            STATS.delegate(*refused, self.rank(), self._worker.job)
+            STATS.delegate(*refused, self.rank(), self._worker.job if self._worker else "-")
         else:
             STATS.gloo(collective)
-        self._worker.drain()     # keep the order the caller issued collectives in
+        if self._worker is not None:
+            self._worker.drain()     # keep the order the caller issued collectives in
         return self._issued(call())
+
+    def _sub_gloo(self, collective, call, t, nbytes, name="-"):
+        """A subgroup's collective (no worker): Gloo's, counted as delegated with why."""
+        return self._to_gloo(collective, call, (kind(collective, name, t), nbytes, self._sub))
 
     def allreduce(self, tensors, opts=None, op=None):
         if isinstance(tensors, torch.Tensor):
             tensors = [tensors]
         opts = _allreduce_opts(opts, op)
         name = op_name(opts.reduceOp)
-        why = refusal(tensors, name, self._worker.comm.topology)
+        why = self._sub or refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
@@ -158,7 +177,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
-        why = flat_refusal(tensors, name, self._worker.comm.topology)
+        why = self._sub or flat_refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce_coalesced",
@@ -202,6 +221,13 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        if self._sub:
+            return self._sub_gloo("reduce_scatter",
+                                  lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
+                                                                    opts),
+                                  output_tensors[0] if output_tensors else torch.empty(0),
+                                  sum(t.numel() * t.element_size() for tl in input_tensors
+                                      for t in tl), name)
         if len(output_tensors) == 1 and len(input_tensors) == 1 and \
                 not flat_refusal(output_tensors + input_tensors[0], name,
                                   self._worker.comm.topology):
@@ -214,6 +240,10 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def _reduce_scatter_base(self, output, input, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        if self._sub:
+            return self._sub_gloo("reduce_scatter",
+                                  lambda: self._gloo._reduce_scatter_base(output, input, opts),
+                                  input, input.numel() * input.element_size(), name)
         if not flat_refusal([output, input], name, self._worker.comm.topology):
             return self._reduce_scatter_flat(output, input.reshape(-1), name,
                                              "reduce_scatter", [output])
@@ -230,6 +260,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         (None, why) when netreduce cannot take it (accept.gather_refusal; why None:
         no box, the group's all-gathers are Gloo's by design)."""
         w = self._worker
+        if w is None:
+            return None, self._sub
         if w.algo != "box":
             return None, None
         why = gather_refusal([output, input], w.comm.topology)
@@ -279,10 +311,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         """all_gather (the list form): through the box into one buffer, then each
         rank's part into its tensor; else Gloo's, counted with why."""
         why = None
-        if self._worker.algo != "box":   # no box: the group's all-gathers are Gloo's
+        if self._sub:
+            why = self._sub
+        elif self._worker.algo != "box":   # no box: the group's all-gathers are Gloo's
             return self._to_gloo("allgather", lambda: self._gloo_allgather(output_tensors,
                                                                            input_tensors, opts))
-        if len(output_tensors) != 1 or len(input_tensors) != 1 or \
+        elif len(output_tensors) != 1 or len(input_tensors) != 1 or \
                 len(output_tensors[0]) != self.size():
             why = "a list of several devices' tensors: netreduce gathers one"
         else:
@@ -321,7 +355,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def shutdown(self):
         """Destroy the communicator now (collective; also done at exit)."""
-        self._worker.close()
+        if self._worker is not None:
+            self._worker.close()
 
 
 def _delegated(name):

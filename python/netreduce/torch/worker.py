@@ -37,6 +37,13 @@ from .watch import Watch
 _live = weakref.WeakSet()
 
 
+def held():
+    """This process holds a live communicator of several ranks: on the soft
+    transport, which binds NR_UDP_PORT on NR_ADDR once a process, it can have
+    no second one (a subgroup's collectives then go to Gloo, backend.py)."""
+    return any(e.world > 1 and not e.closed for e in _live)
+
+
 class _Req:
     """One queued request (Worker.request)."""
     __slots__ = ("tensor", "op", "as_list", "fut", "kind", "ready", "tolerant", "cls", "bucket",
@@ -105,8 +112,7 @@ class Worker:
                                lambda: f"{addr}:{free_port(addr)}")
             secret = _rendezvous_secret(store, f"{prefix}/{self.job}/secret", rank)
         cfg = Config(rank, world, self.job, algo, root=root, addr=addr, secret=secret)
-        if world > 1 and cfg.struct.transport == b"soft" and \
-                any(e.world > 1 and not e.closed for e in _live):
+        if world > 1 and cfg.struct.transport == b"soft" and held():
             raise cfg.error("init", 0, "this process already has a netreduce communicator and "
                             "the soft transport binds NR_UDP_PORT on NR_ADDR once per process: "
                             "use the backend or the DDP hook, not both, and create subgroups "
