@@ -137,10 +137,12 @@ class Config:
     set); root ("ip:port" of rank 0's rendezvous) and addr (this host's data
     address) are used when NR_ROOT / NR_ADDR are unset; secret (hex) is the
     rendezvous' secret when neither NR_JOB_SECRET nor NR_TOKEN gives one (one
-    that rank 0 made and shared through the launcher's store).  Raises
-    NetreduceError on a bad setting, naming the variable."""
+    that rank 0 made and shared through the launcher's store).  flat: one rank
+    a host (no NR_LOCAL_SIZE, torchrun's local size not taken: the torch
+    backend's local-group columns).  Raises NetreduceError on a bad setting,
+    naming the variable."""
 
-    def __init__(self, rank, world, job, algo, root=None, addr=None, secret=None):
+    def __init__(self, rank, world, job, algo, root=None, addr=None, secret=None, flat=False):
         if algo not in ALGOS:
             raise ValueError(f"algo {algo!r}: use box or ring")
         self.rank, self.world, self.job, self.algo = rank, world, job, algo
@@ -151,7 +153,7 @@ class Config:
             raise self.error("configuration from the environment", _lib.ERR_CONFIG,
                              _lib.last_error())
         for var, have, want in (("NR_RANK", cfg.rank, rank), ("NR_WORLD", cfg.world, world)):
-            if os.environ.get(var) and have != want:
+            if os.environ.get(var) and have != want and not flat:   # a column's are its own
                 raise self.error("configuration", _lib.ERR_CONFIG,
                                  f"{var}={have} but the framework says {want}: unset {var} "
                                  "or make them agree")
@@ -161,7 +163,8 @@ class Config:
         adopted = []
         pairs = (("NR_LOCAL_SIZE", "local_size", "LOCAL_WORLD_SIZE"),
                  ("NR_LOCAL_RANK", "local_rank", "LOCAL_RANK"))
-        for var, field, torchrun in pairs if not os.environ.get("NR_LOCAL_SIZE") else ():
+        for var, field, torchrun in pairs if not os.environ.get("NR_LOCAL_SIZE") and not flat \
+                else ():
             value = os.environ.get(torchrun)
             if not os.environ.get(var) and value:
                 if not value.isdigit():
@@ -169,10 +172,14 @@ class Config:
                                      f"{torchrun}={value!r} (from torchrun): not a number")
                 setattr(cfg, field, int(value))
                 adopted.append(f"{var} taken from torchrun's {torchrun}={value}")
+        if flat:
+            cfg.local_size, cfg.local_rank = 1, -1
         # ctypes keeps the assigned bytes alive as long as cfg
-        if not cfg.root and root:
+        if (flat or not cfg.root) and root:
             cfg.root = root.encode()
-        if cfg.addr and b"," in cfg.addr:
+        if flat and addr:   # the caller's: NR_ADDR's list is indexed by the job's rank
+            cfg.addr = addr.encode()
+        elif cfg.addr and b"," in cfg.addr:
             cfg.addr = host_addr(cfg.addr.decode(), rank).encode()
         if not cfg.addr and addr:
             cfg.addr = addr.encode()

@@ -47,6 +47,10 @@
 #               kind counted as delegated with that reason; the world group's
 #               all-reduces through the box; losses Gloo's within 1e-4, the
 #               full parameters the same bits on every rank
+#   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
+#               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
+#               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
+#               exact (integers), the same bits on every rank, counted, timed
 #   collectives-rtl  on the RTL box (no reduce bor): the all-gathers refused once,
 #               then Gloo's, counted with the reason; the all-reduce goes on
 #   collectives FSDP's collectives on the backend, through the box: all-gathers of
@@ -128,7 +132,7 @@ collectives_run() {
 }
 
 case $scenario in
-train-hier|train-torchrun) hosts=2 TB_PROCS=2 ;;
+train-hier|train-torchrun|local-group) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
@@ -156,6 +160,17 @@ launch() {
 
 # The failure line a rank printed ("ERROR <unix time> <message>").
 error_line() { grep -h '^ERROR ' "$TB_RUNDIR/$1.h$2.log" 2>/dev/null | tail -n 1; }
+
+# fsdp_run BACKEND STEPS [--hsdp]: tests/python/fsdp_rank.py on every host, rank 0's
+# RESULT line on stdout (run inside $(...): what it says goes to stderr, or the
+# capture would swallow it)
+fsdp_run() {
+	tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$@"
+	tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+	printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
+		{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
+	sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
+}
 
 show_logs() {
 	local f
@@ -354,16 +369,8 @@ train-fsdp)
 	# float tolerance (the box sums in rank order, Gloo in its own)
 	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
 	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	fsdp_run() {
-		tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$1" 8
-		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
-		# inside $(...): what it says goes to stderr, or the capture would swallow it
-		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
-			{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
-		sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
-	}
-	nr=$(fsdp_run netreduce)
-	gl=$(fsdp_run gloo)
+	nr=$(fsdp_run netreduce 8)
+	gl=$(fsdp_run gloo 8)
 	echo "netreduce: $(jq -c '{losses, netreduce, gloo, delegated}' <<< "$nr")"
 	echo "gloo:      $(jq -c '{losses}' <<< "$gl")"
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
@@ -381,16 +388,8 @@ train-fsdp)
 train-hsdp)
 	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
 	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	hsdp_run() {
-		tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$1" 6 --hsdp
-		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
-		# inside $(...): what it says goes to stderr, or the capture would swallow it
-		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
-			{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
-		sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
-	}
-	nr=$(hsdp_run netreduce)
-	gl=$(hsdp_run gloo)
+	nr=$(fsdp_run netreduce 6 --hsdp)
+	gl=$(fsdp_run gloo 6 --hsdp)
 	echo "netreduce: $(jq -c '{losses, params, netreduce, delegated}' <<< "$nr")"
 	echo "gloo:      $(jq -c '{losses, params}' <<< "$gl")"
 	# every rank's full parameters: one digest (rank 0's printed; the others' logs)
@@ -414,6 +413,48 @@ train-hsdp)
 		"with the subgroup's reason ($(jq -c '[.delegated | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"));" \
 		"the world group's all-reduces through the box; losses within 1e-4 of Gloo's, full" \
 		"parameters bit-identical on every rank"
+	;;
+local-group)
+	# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's
+	# RESULT line, one a line
+	lg_run() {
+		local tag=$1 r f
+		shift
+		TB_LAUNCH_PROCS=2 tb_launch "$tag" 0 "$hosts" env -u NR_RANK -u NR_WORLD \
+			LOCAL_WORLD_SIZE=2 "$@" "${py[@]}" "$here/local_group.py"
+		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
+			{ show_logs "$tag" >&2; fail "$tag: a rank failed" >&2; }
+		for f in "$TB_RUNDIR/$tag.out" "$TB_RUNDIR/$tag".h*.log; do
+			sed -n 's/^RESULT //p' "$f"
+		done
+	}
+	grp=$(lg_run lgroup NR_TORCH_LOCAL=group)
+	lib=$(lg_run llib NR_TORCH_LOCAL=library NR_LOCAL_SIZE=2 NR_HIER=parallel)
+	[ "$(wc -l <<< "$grp")" = "$world" ] && [ "$(wc -l <<< "$lib")" = "$world" ] ||
+		fail "RESULT lines: $(wc -l <<< "$grp") and $(wc -l <<< "$lib") of $world"
+	jq -e -s 'all(.checks | to_entries | all(.value))' <<< "$grp" >/dev/null ||
+		fail "the local-group path: a sum is not exact: $(jq -c -s 'map(.checks)' <<< "$grp")"
+	jq -e -s 'all(.checks | to_entries | all((.key | startswith("bf16")) or .value))' <<< "$lib" >/dev/null ||
+		fail "the library's path: a sum is not exact: $(jq -c -s 'map(.checks)' <<< "$lib")"
+	[ "$(jq -s 'map(.digest) | unique | length' <<< "$grp")" = 1 ] ||
+		fail "the local-group path: the ranks' results differ: $(jq -c -s 'map(.digest)' <<< "$grp")"
+	# counted: each all-reduce through the local group, its shares through the
+	# columns' communicators (the library), the local phases on Gloo
+	calls=$(jq -s 'map([.netreduce | to_entries[] | select(.key | endswith("local group")) | .value.calls] | add // 0) | min' <<< "$grp")
+	cols=$(jq -s 'map([.netreduce | to_entries[] | select(.key | endswith("column")) | .value.calls] | add // 0) | min' <<< "$grp")
+	# (Gloo of torch 1.13 has no reduce-scatter: a local all-reduce instead)
+	lrs=$(jq -s 'map((.gloo["local reduce_scatter"] // 0) + (.gloo["local all_reduce"] // 0)) | min' <<< "$grp")
+	boxc=$(jq -s 'map(.library.box_calls // 0) | min' <<< "$grp")
+	[ "$calls" -ge 13 ] && [ "$cols" -ge "$calls" ] && [ "$lrs" -ge "$calls" ] && [ "$boxc" -ge "$cols" ] ||
+		fail "counts: $calls all-reduces through the local group, $cols column shares, $lrs" \
+			"local reduce-scatters, $boxc library box calls (a rank's least)"
+	echo "median ms of rank 0, local group (NR_TORCH_LOCAL=group) vs the library's shared memory (parallel):"
+	jq -r -n --argjson g "$(head -n 1 <<< "$grp")" --argjson l "$(head -n 1 <<< "$lib")" \
+		'$g.ms | to_entries[] | "  \(.key): \(.value * 100 | round / 100) vs \(if $l.ms[.key] then ($l.ms[.key] * 100 | round / 100) else "- (the library sums float32 only)" end)"'
+	pass "2 hosts x 2 ranks: the local-group path exact (fp32, odd, AVG, bf16 rounded once)," \
+		"the same bits on every rank, $calls all-reduces a rank through it ($cols column shares" \
+		"through the box, $lrs local phases on Gloo); timed beside the library's path"
 	;;
 collectives-rtl)
 	# a box whose aggregator has no reduce bor (the RTL's): the first all-gather

@@ -42,6 +42,7 @@ from ..comm import NetreduceError
 from . import work as works
 from .accept import flat_refusal, gather_refusal, refusal
 from .worker import Worker, held
+from . import local as localgroup
 from .counters import STATS, kind
 
 BACKEND = "netreduce"
@@ -83,7 +84,18 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # every collective Gloo's, counted with why (the same on every rank: every
         # process made that group first)
         self._sub = None
-        if size > 1 and held():
+        self._local = None
+        if size > 1 and not held() and localgroup.mode() == "group" and \
+                localgroup.local_size() > 1:
+            # NR_TORCH_LOCAL=group (local.py): the host's ranks sum on a local Gloo
+            # group, the box the shares over this rank's column; the group's other
+            # collectives are Gloo's, counted with why
+            self._local = localgroup.LocalComposition(store, rank, size, timeout,
+                                                      localgroup.local_size())
+            self._worker = self._local.worker
+            self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
+                         "rank a host); the group's collectives but its all-reduces go to Gloo")
+        elif size > 1 and held():
             self._sub = ("this process's netreduce communicator is another process group's "
                          "(one a process: the soft transport binds NR_UDP_PORT once); this "
                          "group's collectives go to Gloo")
@@ -164,6 +176,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             tensors = [tensors]
         opts = _allreduce_opts(opts, op)
         name = op_name(opts.reduceOp)
+        if self._local is not None:
+            return self._local_allreduce(tensors, opts, name)
         why = self._sub or refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
@@ -174,6 +188,27 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         if t.numel() == 0:
             return self._issued(works.done(tensors))
         return self._submit(t, name, "all_reduce", result=tensors)
+
+    def _local_allreduce(self, tensors, opts, name):
+        """NR_TORCH_LOCAL=group's all-reduce: host tensors, SUM or AVG (local.py);
+        the rest to Gloo, counted with why."""
+        why = refusal(tensors, name, False)
+        if not why and name == "MAX":
+            why = "NR_TORCH_LOCAL=group sums only (its local phases are reduce-scatters)"
+        if not why and tensors[0].device.type != "cpu":
+            why = ("NR_TORCH_LOCAL=group on a CUDA tensor: its local phases on NCCL are "
+                   "not built; host tensors only")
+        if why:
+            t = tensors[0] if tensors else torch.empty(0)
+            return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
+                                 (kind("all_reduce", name, t),
+                                  sum(x.numel() * x.element_size() for x in tensors), why))
+        t = tensors[0]
+        if t.numel() == 0:
+            return self._issued(works.done(tensors))
+        self._worker.drain()
+        fut = self._local.allreduce(t, name)
+        return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
@@ -355,7 +390,9 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
 
     def shutdown(self):
         """Destroy the communicator now (collective; also done at exit)."""
-        if self._worker is not None:
+        if self._local is not None:
+            self._local.close()
+        elif self._worker is not None:
             self._worker.close()
 
 

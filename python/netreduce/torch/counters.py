@@ -111,9 +111,9 @@ class Stats:
                           "(warned once per kind; netreduce.torch.stats() counts them; "
                           "NR_STRICT=1 raises instead)", NetreduceFallbackWarning, stacklevel=4)
 
-    def gloo(self, collective):
+    def gloo(self, collective, n=1):
         with self._lock:
-            self._gloo[collective] = self._gloo.get(collective, 0) + 1
+            self._gloo[collective] = self._gloo.get(collective, 0) + n
 
     def retire(self, library):
         """A communicator closes: keep its library counters."""

@@ -97,21 +97,23 @@ def _value(fut):
 
 class Worker:
     """store: the c10d store of the group (keys under prefix); rank, world: this
-    rank and the number of ranks.  Collective."""
+    rank and the number of ranks.  flat: one rank a host whatever the
+    environment's local size (local.py's columns); addr_rank: the rank NR_ADDR's
+    list is indexed by (default rank).  Collective."""
 
-    def __init__(self, store, rank, world, prefix):
+    def __init__(self, store, rank, world, prefix, flat=False, addr_rank=None):
         self.rank, self.world = rank, world
         algo = algo_from_env()
         self.job = _settle(store, f"{prefix}/job", rank,
                            lambda: os.environ.get("NR_JOB") or "nr-" + uuid.uuid4().hex[:8])
         root = addr = secret = None
         if world > 1:
-            addr = _local_addr(rank)
-            if not os.environ.get("NR_ROOT"):
+            addr = _local_addr(rank if addr_rank is None else addr_rank)
+            if flat or not os.environ.get("NR_ROOT"):   # NR_ROOT is the job's, not a column's
                 root = _settle(store, f"{prefix}/{self.job}/root", rank,
                                lambda: f"{addr}:{free_port(addr)}")
             secret = _rendezvous_secret(store, f"{prefix}/{self.job}/secret", rank)
-        cfg = Config(rank, world, self.job, algo, root=root, addr=addr, secret=secret)
+        cfg = Config(rank, world, self.job, algo, root=root, addr=addr, secret=secret, flat=flat)
         if world > 1 and cfg.struct.transport == b"soft" and held():
             raise cfg.error("init", 0, "this process already has a netreduce communicator and "
                             "the soft transport binds NR_UDP_PORT on NR_ADDR once per process: "

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The local-group path for hosts with several ranks (NR_TORCH_LOCAL=group).
+
+torchrun runs LOCAL_WORLD_SIZE ranks a host, numbered host by host.  Instead of
+the library's shared-memory phases (NR_LOCAL_SIZE, host/README.md), the local
+phases run on a process group of the host's ranks of the framework's own
+backend for the tensor's device (Gloo for host tensors; NCCL for CUDA ones,
+where torch has it), and the box sums the shares: local rank p of every host
+holds one communicator of its own (a "column" of H ranks, one a host, made
+without NR_LOCAL_SIZE), through which it all-reduces share p.  An all-reduce:
+
+  1. the local reduce-scatter: local rank p gets share p of the host's sum
+     (16-bit tensors summed in FP32, so the result is still rounded once);
+  2. share p through the box, over column p (the hosts' sums added in host order);
+  3. the local all-gather: every rank gets every share back.
+
+In chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
+chunks overlap (the local backend's thread reduces chunk c + 1 while the
+worker's sends chunk c through the box); a thread of this rank drives them,
+one call after the other.  Every rank ends with the same bits
+(the all-gather copies them); the local backend sums in its own order, not in
+local-rank order, so the result is the hosts' local sums, each in that order,
+added in host order: bit-identical to the library's path only where the order
+does not matter (integers within the mantissa).
+"""
+import os
+import queue
+import threading
+
+import torch
+from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
+                                        ReduceScatterOptions)
+import torch.distributed as dist
+
+from . import staging
+from .counters import STATS, kind, now
+from .worker import Worker
+
+MODES = ("group", "library")
+
+
+def mode():
+    """NR_TORCH_LOCAL: "group" (this path) or "library" (NR_LOCAL_SIZE's, the
+    default); raises ValueError naming the variable on anything else."""
+    m = os.environ.get("NR_TORCH_LOCAL") or "library"
+    if m not in MODES:
+        raise ValueError(f"NR_TORCH_LOCAL={m!r}: group (local phases on a local process group, "
+                         "the box for the shares) or library (NR_LOCAL_SIZE's shared memory)")
+    return m
+
+
+def local_size():
+    """The ranks a host runs: NR_LOCAL_SIZE, else torchrun's LOCAL_WORLD_SIZE; 1."""
+    v = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError(f"local size {v!r} (NR_LOCAL_SIZE or LOCAL_WORLD_SIZE): a number >= 1")
+    return int(v)
+
+
+class LocalComposition:
+    """The local group and the column communicator of one rank (collective:
+    every rank of the job makes one, in the same order)."""
+
+    def __init__(self, store, rank, size, timeout, local):
+        if size % local:
+            raise ValueError(f"NR_TORCH_LOCAL=group: {size} ranks do not split into hosts of "
+                             f"{local} (LOCAL_WORLD_SIZE)")
+        self.rank, self.size, self.local = rank, size, local
+        self.host, self.lrank = divmod(rank, local)
+        self.hosts = size // local
+        self.group = ProcessGroupGloo(PrefixStore(f"netreduce-local/{self.host}", store),
+                                      self.lrank, local, timeout)
+        self.worker = Worker(PrefixStore(f"netreduce-col/{self.lrank}", store), self.host,
+                             self.hosts, "netreduce", flat=True, addr_rank=rank)
+        # the local backend's reduce-scatter (False: it has none, an all-reduce
+        # and this rank's share of it instead: twice the local traffic)
+        self.rs_native = True
+        self.ag_native = True    # its all-gather into one tensor (else into views)
+        self._q = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"netreduce-local-{rank}",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def comm(self):
+        return self.worker.comm
+
+    def _chunks(self, n, esize):
+        """Element ranges [a, b) of the chunks, each a multiple of the local ranks."""
+        step = max(self.local, staging.chunk_bytes() // esize // self.local * self.local)
+        return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+    def allreduce(self, tensor, op):
+        """SUM or AVG of tensor (contiguous float32, bfloat16 or float16 on the CPU)
+        in place: returns a torch Future completed with tensor (or the error).
+        Run by this rank's driver thread, one call after the other."""
+        fut = torch.futures.Future()
+        self._q.put((tensor, op, fut))
+        return fut
+
+    def _run(self):
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            tensor, op, fut = item
+            try:
+                self._allreduce(tensor, op)
+            except Exception as e:   # noqa: BLE001 - handed to the caller's future
+                fut.set_exception(e)
+                continue
+            fut.set_result(tensor)
+
+    def _allreduce(self, tensor, op):
+        t0 = now()
+        flat = tensor.view(-1)
+        work = flat.float() if flat.dtype != torch.float32 else flat
+        n = work.numel()
+        pad = (-n) % self.local
+        buf = torch.cat([work, work.new_zeros(pad)]) if pad else work
+        chunks = [buf[a:b] for a, b in self._chunks(buf.numel(), 4)]
+        shares = [torch.empty(c.numel() // self.local, dtype=torch.float32) for c in chunks]
+        opts = ReduceScatterOptions()
+        opts.reduceOp = dist.ReduceOp.SUM
+        # every chunk's local reduce-scatter queued at once (the local backend runs
+        # them in turn); each share through the box as soon as it is in; each
+        # chunk's all-gather as soon as its share came back
+        rs = None
+        if self.rs_native:
+            try:
+                rs = [self.group._reduce_scatter_base(s, c, opts) for s, c in zip(shares, chunks)]
+            except RuntimeError as e:   # Gloo of torch 1.13 has none: all-reduce, then the share
+                if rs is not None or "support" not in str(e):
+                    raise
+                self.rs_native = False
+        if rs is None:
+            aopts = AllreduceOptions()
+            aopts.reduceOp = dist.ReduceOp.SUM
+            rs = [self.group.allreduce([c], aopts) for c in chunks]
+        boxed = []
+        for w, s, c in zip(rs, shares, chunks):
+            w.wait()
+            if not self.rs_native:
+                s.copy_(c.view(self.local, -1)[self.lrank])
+            boxed.append(self.worker.request(s, "SUM", as_list=False,
+                                             kind=kind("all_reduce", "SUM", s) + " column")[0])
+        ag = []
+        for f, s, c in zip(boxed, shares, chunks):
+            f.wait()
+            ag.append(self._allgather(c, s))
+        for w in ag:
+            w.wait()
+        STATS.gloo("local reduce_scatter" if self.rs_native else "local all_reduce", len(chunks))
+        STATS.gloo("local allgather", len(chunks))
+        res = buf[:n]
+        if op == "AVG":
+            res.div_(self.size)
+        if res.data_ptr() != flat.data_ptr() or res.dtype != flat.dtype:
+            flat.copy_(res)   # 16-bit: rounded once, here
+        t1 = now()
+        STATS.through(kind("all_reduce", op, tensor) + " local group",
+                      tensor.numel() * tensor.element_size(), t1 - t0, t1)
+
+    def _allgather(self, c, s):
+        """Every local rank's share s into chunk c: the local backend's all-gather
+        into one tensor, or (Gloo of torch 1.13 has none) into views of c."""
+        if self.ag_native:
+            try:
+                return self.group._allgather_base(c, s)
+            except RuntimeError as e:
+                if "support" not in str(e) and "implement" not in str(e):
+                    raise
+                self.ag_native = False
+        return self.group.allgather([list(c.split(s.numel()))], [s])
+
+    def close(self):
+        if self._thread.is_alive():
+            self._q.put(None)
+            self._thread.join()
+        self.worker.close()
+
+
