@@ -308,6 +308,13 @@ static int create_ring(struct nr_comm *c, int i)
 		rc = nr_tp_qp_rail(r->sqp, rail);
 		if (!rc)
 			rc = nr_tp_qp_rail(r->rqp, rail);
+		if (rc == -ENOTSUP)
+			return nr_fail(c, NR_ERR_CONFIG,
+				       "rank %d: NR_RAILS=%s: the %s transport does not send a QP by "
+				       "an interface of its choosing (verbs: a rail is an RDMA "
+				       "device, NR_DEVICE); unset NR_RAILS and let the fabric steer "
+				       "each box's channels",
+				       c->rank, getenv("NR_RAILS"), c->transport);
 		if (rc)
 			return nr_fail(c, NR_ERR_TRANSPORT,
 				       "rank %d: box channel %u on rail %s "
