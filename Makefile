@@ -62,7 +62,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all reconfigure bench-transport deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-boxes bench-loss bench-dlcp sim-validate sim-report fuzz soak soak-tables rtl-long clean help
+.PHONY: all reconfigure bench-transport deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-boxes bench-coll bench-loss bench-dlcp sim-validate sim-report fuzz soak soak-tables rtl-long clean help
 
 ## the same as make build
 all: build
@@ -245,6 +245,11 @@ bench-hier: build
 ## (a cgroup), 4 hosts, 16 and 64 MiB, side by side (root)
 bench-boxes: build
 	tests/testbed/bench-boxes --build $(BUILD)
+
+## FSDP's reduce-scatter and all-gather through the box against Gloo's, 4 and
+## 8 hosts, 100 Mbit/s and unshaped links, 1-64 MiB (root)
+bench-coll: build
+	tests/testbed/bench-coll --build $(BUILD)
 
 # The scale model (sim/README.md); make test runs the checks of suite sim.
 ## install the scale model's packages (SimGrid, nlohmann-json; root)
