@@ -623,8 +623,9 @@ int nr_box_job_create(struct nr_comm *c, unsigned t)
 
 	for (unsigned k = 0; !rc && k < n; k++) {
 		rc = part_create(c, t, k);
-		if (rc) { /* the boxes before it forget the job: no half-registered job */
-			for (unsigned j = 0; j < k; j++)
+		if (rc) { /* the boxes before it (and it, if it registered the job before
+			   * failing) forget the job: no half-registered job */
+			for (unsigned j = 0; j <= k; j++)
 				part_destroy(&b->part[j]);
 			return rc;
 		}
