@@ -72,15 +72,26 @@ def algo_from_env():
     return algo
 
 
+def local_size():
+    """The ranks a host runs: NR_LOCAL_SIZE, else torchrun's LOCAL_WORLD_SIZE; 1.
+    Raises ValueError on one that is not a number >= 1."""
+    v = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError(f"local size {v!r} (NR_LOCAL_SIZE or LOCAL_WORLD_SIZE): a number >= 1")
+    return int(v)
+
+
 def local_rank(rank):
     """This rank's index on its host: NR_LOCAL_RANK, torchrun's LOCAL_RANK, or rank
-    modulo the ranks a host runs (NR_LOCAL_SIZE, torchrun's LOCAL_WORLD_SIZE)."""
+    modulo the ranks a host runs (local_size(); 0 when that is not a number)."""
     for var in ("NR_LOCAL_RANK", "LOCAL_RANK"):
         v = os.environ.get(var, "")
         if v.isdigit():
             return int(v)
-    size = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
-    return rank % int(size) if size.isdigit() and int(size) > 0 else 0
+    try:
+        return rank % local_size()
+    except ValueError:
+        return 0
 
 
 def host_addr(value, rank):

@@ -38,7 +38,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
 import torch
 import torch.distributed as dist
 
-from ..comm import NetreduceError
+from ..comm import NetreduceError, local_size
 from . import work as works
 from .accept import flat_refusal, gather_refusal, refusal
 from .worker import Worker, held
@@ -85,13 +85,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # process made that group first)
         self._sub = None
         self._local = None
-        if size > 1 and not held() and localgroup.mode() == "group" and \
-                localgroup.local_size() > 1:
+        local = local_size() if size > 1 and localgroup.mode() == "group" else 1
+        if local > 1 and not held():
             # NR_TORCH_LOCAL=group (local.py): the host's ranks sum on a local Gloo
             # group, the box the shares over this rank's column; the group's other
             # collectives are Gloo's, counted with why
-            self._local = localgroup.LocalComposition(store, rank, size, timeout,
-                                                      localgroup.local_size())
+            self._local = localgroup.LocalComposition(store, rank, size, timeout, local)
             self._worker = self._local.worker
             self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
                          "rank a host); the group's collectives but its all-reduces go to Gloo")
@@ -177,8 +176,9 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         opts = _allreduce_opts(opts, op)
         name = op_name(opts.reduceOp)
         if self._local is not None:
-            return self._local_allreduce(tensors, opts, name)
-        why = self._sub or refusal(tensors, name, self._worker.comm.topology)
+            why = self._local_refusal(tensors, name)
+        else:
+            why = self._sub or refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
@@ -187,28 +187,23 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         t = tensors[0]
         if t.numel() == 0:
             return self._issued(works.done(tensors))
+        if self._local is not None:   # NR_TORCH_LOCAL=group (local.py)
+            self._worker.drain()
+            fut = self._local.allreduce(t, name)
+            return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
         return self._submit(t, name, "all_reduce", result=tensors)
 
-    def _local_allreduce(self, tensors, opts, name):
-        """NR_TORCH_LOCAL=group's all-reduce: host tensors, SUM or AVG (local.py);
-        the rest to Gloo, counted with why."""
+    @staticmethod
+    def _local_refusal(tensors, name):
+        """Why NR_TORCH_LOCAL=group's all-reduce cannot take tensors with op name
+        (it takes host tensors, SUM or AVG), or None."""
         why = refusal(tensors, name, False)
         if not why and name == "MAX":
             why = "NR_TORCH_LOCAL=group sums only (its local phases are reduce-scatters)"
         if not why and tensors[0].device.type != "cpu":
             why = ("NR_TORCH_LOCAL=group on a CUDA tensor: its local phases on NCCL are "
                    "not built; host tensors only")
-        if why:
-            t = tensors[0] if tensors else torch.empty(0)
-            return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
-                                 (kind("all_reduce", name, t),
-                                  sum(x.numel() * x.element_size() for x in tensors), why))
-        t = tensors[0]
-        if t.numel() == 0:
-            return self._issued(works.done(tensors))
-        self._worker.drain()
-        fut = self._local.allreduce(t, name)
-        return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
+        return why
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"

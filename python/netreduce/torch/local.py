@@ -4,8 +4,8 @@
 torchrun runs LOCAL_WORLD_SIZE ranks a host, numbered host by host.  Instead of
 the library's shared-memory phases (NR_LOCAL_SIZE, host/README.md), the local
 phases run on a process group of the host's ranks of the framework's own
-backend for the tensor's device (Gloo for host tensors; NCCL for CUDA ones,
-where torch has it), and the box sums the shares: local rank p of every host
+backend (Gloo, for host tensors: CUDA ones' NCCL path is not built), and the
+box sums the shares: local rank p of every host
 holds one communicator of its own (a "column" of H ranks, one a host, made
 without NR_LOCAL_SIZE), through which it all-reduces share p.  An all-reduce:
 
@@ -49,14 +49,6 @@ def mode():
     return m
 
 
-def local_size():
-    """The ranks a host runs: NR_LOCAL_SIZE, else torchrun's LOCAL_WORLD_SIZE; 1."""
-    v = os.environ.get("NR_LOCAL_SIZE") or os.environ.get("LOCAL_WORLD_SIZE") or "1"
-    if not v.isdigit() or int(v) < 1:
-        raise ValueError(f"local size {v!r} (NR_LOCAL_SIZE or LOCAL_WORLD_SIZE): a number >= 1")
-    return int(v)
-
-
 class LocalComposition:
     """The local group and the column communicator of one rank (collective:
     every rank of the job makes one, in the same order)."""
@@ -80,10 +72,6 @@ class LocalComposition:
         self._thread = threading.Thread(target=self._run, name=f"netreduce-local-{rank}",
                                         daemon=True)
         self._thread.start()
-
-    @property
-    def comm(self):
-        return self.worker.comm
 
     def _chunks(self, n, esize):
         """Element ranges [a, b) of the chunks, each a multiple of the local ranks."""
@@ -130,7 +118,7 @@ class LocalComposition:
             try:
                 rs = [self.group._reduce_scatter_base(s, c, opts) for s, c in zip(shares, chunks)]
             except RuntimeError as e:   # Gloo of torch 1.13 has none: all-reduce, then the share
-                if rs is not None or "support" not in str(e):
+                if "support" not in str(e):
                     raise
                 self.rs_native = False
         if rs is None:
