@@ -63,6 +63,33 @@ start_long_job() {
 # The error each surviving host printed (last line of its stderr).
 host_error() { tail -n 1 "$TB_RUNDIR/$1.h$2.log" 2>/dev/null; }
 
+# expect_failed TAG N [NEEDLE]: hosts 0..N-1 of launch TAG (tb_wait's TB_RCS, bound
+# $bound, since $t0) each exited 2 with an error message; NAMED: how many of
+# those messages hold NEEDLE.
+expect_failed() {
+	local tag=$1 n=$2 needle=${3:-} r rc msg
+	elapsed=$((SECONDS - t0))
+	NAMED=0
+	for ((r = 0; r < n; r++)); do
+		rc=${TB_RCS[$r]}
+		msg=$(host_error "$tag" "$r")
+		echo "host $r: exit $rc after <= ${elapsed} s: $msg"
+		[ "$rc" = 2 ] || fail "host $r exited $rc (expected 2, an error; 124 = still running after ${bound} s)"
+		[ -n "$msg" ] || fail "host $r failed without an error message"
+		[ -n "$needle" ] && [[ $msg == *"$needle"* ]] && NAMED=$((NAMED + 1))
+	done
+	return 0
+}
+
+# wait_box_idle WHAT: box 0 has no active job within the progress timeout (+ margin).
+wait_box_idle() {
+	local deadline=$((SECONDS + timeout_s + 10))
+	until [ "$(box_active)" = 0 ]; do
+		[ $SECONDS -lt $deadline ] || { tb_ctl jobs; fail "$1"; }
+		sleep 0.2
+	done
+}
+
 case $scenario in
 hostkill)
 	start_long_job kill
@@ -73,20 +100,9 @@ hostkill)
 	survivors=("${TB_LAUNCH_PIDS[@]:0:$victim}")
 	bound=$((timeout_s * 3 + 10))
 	tb_wait "$bound" "${survivors[@]}"
-	elapsed=$((SECONDS - t0))
-	for ((r = 0; r < victim; r++)); do
-		rc=${TB_RCS[$r]}
-		msg=$(host_error kill "$r")
-		echo "host $r: exit $rc after <= ${elapsed} s: $msg"
-		[ "$rc" = 2 ] || fail "host $r exited $rc (expected 2, an error; 124 = still running after ${bound} s)"
-		[ -n "$msg" ] || fail "host $r failed without an error message"
-	done
+	expect_failed kill "$victim"
 	# The box must free the job: nothing active within the timeout (+ margin).
-	deadline=$((SECONDS + timeout_s + 10))
-	until [ "$(box_active)" = 0 ]; do
-		[ $SECONDS -lt $deadline ] || { tb_ctl jobs; fail "the box still has an active job"; }
-		sleep 0.2
-	done
+	wait_box_idle "the box still has an active job"
 	echo "box jobs after the failure: $(tb_ctl jobs | tr '\n' ' ')"
 	pass "3 surviving hosts failed with an error within ${elapsed} s (progress timeout ${timeout_s} s); box freed the job"
 	;;
@@ -100,14 +116,7 @@ boxrestart)
 	tb_box_start
 	bound=$((timeout_s * 3 + 20))
 	tb_wait "$bound" "${TB_LAUNCH_PIDS[@]}"
-	elapsed=$((SECONDS - t0))
-	for ((r = 0; r < hosts; r++)); do
-		rc=${TB_RCS[$r]}
-		msg=$(host_error restart "$r")
-		echo "host $r: exit $rc after <= ${elapsed} s: $msg"
-		[ "$rc" = 2 ] || fail "host $r exited $rc (expected 2, an error; 124 = still running after ${bound} s)"
-		[ -n "$msg" ] || fail "host $r failed without an error message"
-	done
+	expect_failed restart "$hosts"
 	echo "box jobs after the restart: $(tb_ctl jobs | tr '\n' ' ')"
 	# A new job on the restarted box, checked.
 	tb_launch after 0 "$hosts" "$perf" --algo netreduce -b 4 -e 1M -f 16 --iters 2 --warmup 1 \
@@ -132,24 +141,12 @@ boxkill2)
 	echo "killed the second box ($victim, pid ${TB_BOX_PIDS[1]}); progress timeout ${NR_TIMEOUT_MS} ms"
 	bound=$((timeout_s * 3 + 10))
 	tb_wait "$bound" "${TB_LAUNCH_PIDS[@]}"
-	elapsed=$((SECONDS - t0))
-	named=0
-	for ((r = 0; r < hosts; r++)); do
-		rc=${TB_RCS[$r]}
-		msg=$(host_error boxkill "$r")
-		echo "host $r: exit $rc after <= ${elapsed} s: $msg"
-		[ "$rc" = 2 ] || fail "host $r exited $rc (expected 2, an error; 124 = still running after ${bound} s)"
-		[ -n "$msg" ] || fail "host $r failed without an error message"
-		# a rank's own wait names the dead box; one that stopped after a
-		# peer's failure may report that peer instead
-		[[ $msg == *"$victim"* ]] && named=$((named + 1))
-	done
+	# a rank's own wait names the dead box; one that stopped after a peer's
+	# failure may report that peer instead
+	expect_failed boxkill "$hosts" "$victim"
+	named=$NAMED
 	[ "$named" -ge 1 ] || fail "no host named the dead box $victim"
-	deadline=$((SECONDS + timeout_s + 10))
-	until [ "$(box_active)" = 0 ]; do
-		[ $SECONDS -lt $deadline ] || { tb_ctl jobs; fail "the first box still has an active part"; }
-		sleep 0.2
-	done
+	wait_box_idle "the first box still has an active part"
 	pass "the second of two boxes killed mid-job: all $hosts hosts failed within ${elapsed} s" \
 		"(progress timeout ${timeout_s} s), $named naming $victim; the first box freed its part"
 	;;
