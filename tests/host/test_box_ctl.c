@@ -261,6 +261,19 @@ static struct box_case *run(struct server *s, const char *token, int world, unsi
 	return run_case(s, token, world, salt, channels, 0, 0, 0);
 }
 
+/* run() with NR_BOX listing both servers, a's first. */
+static struct box_case *run_pair(struct server *a, struct server *b, const char *token, int world,
+				 unsigned salt, uint32_t channels)
+{
+	struct box_case *t;
+
+	boxes_pair[0] = a;
+	boxes_pair[1] = b;
+	t = run(a, token, world, salt, channels);
+	boxes_pair[0] = boxes_pair[1] = NULL;
+	return t;
+}
+
 /*
  * Ranks of a box job on a box without a dataplane: no rank may return success
  * (that would be a wrong sum).  A rank sees the raw tag itself (NR_ERR_BOX),
@@ -877,10 +890,8 @@ static void test_two_boxes(void **state)
 
 		assert_int_equal(start_server(&a), 0);
 		assert_int_equal(start_server(&b), 0);
-		boxes_pair[0] = &a;
-		boxes_pair[1] = &b;
-		t = run(&a, "box-ctl-token-0123456789", world, 60 + (unsigned)i, cases[i].cfg);
-		boxes_pair[0] = boxes_pair[1] = NULL;
+		t = run_pair(&a, &b, "box-ctl-token-0123456789", world, 60 + (unsigned)i,
+			     cases[i].cfg);
 		for (int r = 0; r < world; r++)
 			assert_int_equal(t->got_channels[r], cases[i].want);
 		expect_unaggregated(t, world);
@@ -912,12 +923,9 @@ static void test_two_boxes(void **state)
 
 			assert_int_equal(start_server(&a), 0);
 			assert_int_equal(start_server(&b), 0);
-			boxes_pair[0] = &a;
-			boxes_pair[1] = &b;
 			setenv("NR_RAILS", rails[i].rails, 1);
-			t = run(&a, "box-ctl-token-0123456789", 2, 63 + (unsigned)i, 2);
+			t = run_pair(&a, &b, "box-ctl-token-0123456789", 2, 63 + (unsigned)i, 2);
 			unsetenv("NR_RAILS");
-			boxes_pair[0] = boxes_pair[1] = NULL;
 			assert_int_equal(t->rc_init[0], rails[i].rc);
 			if (rails[i].says)
 				assert_non_null(strstr(t->msg[0], rails[i].says));
@@ -937,10 +945,7 @@ static void test_two_boxes(void **state)
 
 		assert_int_equal(start_server(&a), 0);
 		assert_int_equal(start_server(&b), 0);
-		boxes_pair[0] = &a;
-		boxes_pair[1] = &b;
-		t = run(&a, TOK_VICTIM, world, 62, 2);
-		boxes_pair[0] = boxes_pair[1] = NULL;
+		t = run_pair(&a, &b, TOK_VICTIM, world, 62, 2);
 		for (int r = 0; r < world; r++)
 			assert_int_equal(t->rc_init[r], NR_ERR_BOX);
 		{
