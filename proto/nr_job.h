@@ -139,6 +139,17 @@ struct nr_job_spec {
 	 */
 	uint8_t prio_classes;
 	/*
+	 * Loss recovery of the job's requesters (docs/short-slots.md,
+	 * "Selective repeat"): 0 go-back-N, as RNICs default to: the box NAKs a
+	 * gap with a PSN sequence error NAK, clamped to the receiver's mark.
+	 * 1 selective repeat (the soft transport's sr profile): the box NAKs a
+	 * gap with a selective NAK naming the missing PSNs alone
+	 * (NR_AETH_NAK_SELECTIVE, proto/roce_hdr.h), which acknowledges
+	 * nothing, and answers a receiver's selective NAK by resending the
+	 * results it names.  Every connection of a job has the job's.
+	 */
+	uint8_t selective;
+	/*
 	 * Who registered the job, filled by the control API and never read
 	 * from a spec's JSON: 0 the admin, t + 1 tenant t.  A switch-mode box
 	 * pins a job's MACs for its owner: another owner's job cannot pin them

@@ -136,6 +136,15 @@ static_assert(sizeof(struct nr_aeth) == 4, "AETH");
 #define NR_AETH_NAK_REM_ACC_ERR  0x62
 #define NR_AETH_NAK_REM_OP_ERR   0x63
 #define NR_AETH_NAK_INV_RD_REQ   0x64
+/*
+ * netreduce's selective NAK (IBTA: NAK code 5, reserved), sent only to a
+ * requester of the selective-repeat profile (host/transport/README.md,
+ * "Selective repeat") or a box job registered selective: the BTH PSN is
+ * the first missing PSN, the AETH's MSN field how many are missing in a row
+ * from it (0 reads as 1).  It acknowledges nothing: the requester resends
+ * those PSNs alone and keeps everything else in flight.
+ */
+#define NR_AETH_NAK_SELECTIVE    0x65
 #define NR_AETH_CREDIT_INVALID   0x1F
 
 /* Immediate data, 4 bytes, opaque to the transport. */
@@ -303,6 +312,8 @@ static inline void nr_aeth_set_msn(struct nr_aeth *a, uint32_t msn)
 static inline bool nr_syn_is_ack(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK) == NR_AETH_ACK; }
 static inline bool nr_syn_is_rnr(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK) == NR_AETH_RNR_NAK; }
 static inline bool nr_syn_is_nak(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK) == NR_AETH_NAK; }
+/* A selective NAK's run: its MSN field, at least 1. */
+static inline uint32_t nr_sel_nak_run(uint32_t msn) { return msn ? msn : 1; }
 
 static inline uint32_t nr_immdt_imm(const struct nr_immdt *i) { return nr_ld_be32(&i->imm); }
 static inline void nr_immdt_set_imm(struct nr_immdt *i, uint32_t v) { nr_st_be32(&i->imm, v); }
