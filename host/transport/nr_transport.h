@@ -46,11 +46,22 @@ struct nr_tp_qp;
  *           sequence-NAK retries without progress.
  *   LEGACY  the earlier, kinder model: an ACK for every receive batch, the ACK
  *           timeout doubled after each retry without progress.
+ *   SR      the RNIC rules with selective repeat, as IRN (Mittal et al.,
+ *           SIGCOMM 2018) and the selective-repeat modes of later RNICs:
+ *           the responder keeps packets that arrive ahead of the expected
+ *           PSN (up to twice the window) and places them in their turn, and
+ *           names each gap in a selective NAK (NR_AETH_NAK_SELECTIVE: the
+ *           missing PSNs, acknowledging nothing); the requester resends
+ *           those alone, before new data.  A sequence NAK, an RNR NAK and a
+ *           timeout still go back N.  Both ends of a QP must be SR: an RNIC
+ *           takes a selective NAK for an error (host/transport/README.md,
+ *           "Selective repeat").
  */
 enum nr_tp_profile {
 	NR_TP_PROFILE_RNIC = 0,
 	NR_TP_PROFILE_LEGACY = 1,
 	NR_TP_PROFILE_RXE = 2,
+	NR_TP_PROFILE_SR = 3,
 };
 
 /* The transport a config without a kind gets (nr_tp_open). */
@@ -91,7 +102,7 @@ struct nr_tp_config {
  * config names: the caller need not know which transport that is.
  */
 struct nr_tp_wish {
-	const char *profile;     /* a profile's name: "rnic", "rxe" or "legacy" (enum
+	const char *profile;     /* a profile's name: "rnic", "rxe", "legacy" or "sr" (enum
 				  * nr_tp_profile); NULL: the default, "rnic" */
 	double link_gbps;        /* the host link's speed, Gbit/s (0: unknown, sized as 10) */
 	uint32_t window;         /* packets in flight per QP (0: sized for the link) */

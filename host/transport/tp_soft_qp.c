@@ -175,8 +175,9 @@ static int parse_cfg(struct soft_tp *tp, const struct nr_tp_config *cfg, uint8_t
 	tp->timeout_ns = 4096ull << tp->timeout_exp;
 	tp->profile = cfg->profile;
 	if (tp->profile != NR_TP_PROFILE_RNIC && tp->profile != NR_TP_PROFILE_RXE &&
-	    tp->profile != NR_TP_PROFILE_LEGACY) {
-		snprintf(err, errlen, "soft: profile %u unknown (NR_TP_PROFILE_RNIC, _RXE or _LEGACY)",
+	    tp->profile != NR_TP_PROFILE_LEGACY && tp->profile != NR_TP_PROFILE_SR) {
+		snprintf(err, errlen,
+			 "soft: profile %u unknown (NR_TP_PROFILE_RNIC, _RXE, _LEGACY or _SR)",
 			 tp->profile);
 		return -EINVAL;
 	}
@@ -255,6 +256,10 @@ static void qp_free(struct soft_qp *qp)
 	free(qp->sq);
 	free(qp->rq);
 	free(qp->er);
+	free(qp->ooo);
+	free(qp->ooo_buf);
+	free(qp->sr_q);
+	free(qp->sr_mark);
 	free(qp);
 }
 
@@ -359,7 +364,7 @@ static int soft_qp_connect(struct nr_tp_qp *q, const struct nr_qp_info *remote)
 	qp->ipx = (struct nr_icrc_ip4){ .saddr = tp->ip, .daddr = qp->rip, .sport = qp->sport,
 					.dport = qp->rport, .id = 0, .frag_off = NR_IPV4_DF };
 	nr_ip4_str(qp->rip, qp->peer);
-	qp->epsn = remote->psn;
+	qp->epsn = qp->sr_nak_hi = remote->psn;
 	qp->progress_ns = now_ns();
 	qp->state = SOFT_QP_RTS;
 	return 0;
@@ -560,8 +565,11 @@ static int progress(struct soft_tp *tp)
 		if (r < SOFT_RX_MSGS)
 			break;
 	}
-	for (unsigned i = 0; i < tp->nqps; i++)
+	for (unsigned i = 0; i < tp->nqps; i++) {
+		if (tp->qps[i]->sr_kept)
+			soft_resp_sr_timer(tp->qps[i]);
 		soft_req_timer(tp->qps[i]);
+	}
 	for (unsigned i = 0; i < tp->nqps; i++)
 		soft_req_tx(tp->qps[i]);
 	soft_tx_flush(tp);
@@ -571,14 +579,14 @@ static int progress(struct soft_tp *tp)
 /* How long poll() may sleep: until the nearest timer, at most max_ns. */
 static uint64_t idle_ns(struct soft_tp *tp, uint64_t max_ns)
 {
-	uint64_t w = max_ns;
+	uint64_t w = max_ns, due;
 
 	for (unsigned i = 0; i < tp->nqps; i++) {
 		const struct soft_qp *qp = tp->qps[i];
 
 		if (qp->state != SOFT_QP_RTS)
 			continue;
-		if (soft_req_can_send(qp))
+		if (soft_req_can_send(qp) || soft_req_resend_due(qp))
 			return 0;
 		if (qp->ack_deadline)
 			w = qp->ack_deadline <= tp->now ? 0 :
@@ -586,6 +594,8 @@ static uint64_t idle_ns(struct soft_tp *tp, uint64_t max_ns)
 		if (qp->rnr_until)
 			w = qp->rnr_until <= tp->now ? 0 :
 			    (qp->rnr_until - tp->now < w ? qp->rnr_until - tp->now : w);
+		if (qp->sr_kept && (due = soft_resp_sr_due(qp)))
+			w = due <= tp->now ? 0 : (due - tp->now < w ? due - tp->now : w);
 	}
 	if (tp->tx_blocked && w > 200000)
 		w = 200000;

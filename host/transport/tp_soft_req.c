@@ -30,6 +30,13 @@
  *              back to p; counted against rnr_retry only (7: infinite, never
  *              against retry_cnt, as rxe_comp.c COMPST_RNR_RETRY); the ACK
  *              timer is stopped during the wait and restarts with the resend.
+ * SR profile: the RNIC rules, and a selective NAK (PSN q, run n) queues
+ *              q .. q + n - 1 for a resend, each alone, with AckReq, before
+ *              any new data; it acknowledges nothing.  A PSN queued within
+ *              SOFT_SR_DAMP_NS is not queued again, one at or past snd_nxt
+ *              not at all (a go-back-N under way sends it).  A timeout, a
+ *              sequence NAK and an RNR NAK go back N as in the RNIC profile.
+ *              A profile other than SR takes a selective NAK for an error.
  * Legacy profile: AckReq on a message's last packet, every 64th packet and
  * when the window fills; the timeout doubles per retry without progress;
  * sequence NAKs always go back; only timeouts spend retries.
@@ -42,6 +49,7 @@
  * between snd_nxt and snd_hi then go out again.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "tp_soft_cq.h"
 #include "tp_soft_net.h"
@@ -98,7 +106,80 @@ static void send_data(struct soft_qp *qp, const struct soft_swr *w, uint32_t i, 
 	soft_tx_build(tp, qp, &a, w->laddr + off, plen, SOFT_TX_DATA, tos);
 }
 
-/* Send what the window allows. */
+/* ---- selective repeat (SR profile) ---------------------------------------- */
+
+static int sr_alloc(struct soft_qp *qp)
+{
+	uint32_t cap = 16;
+
+	while (cap < qp->tp->max_inflight && cap < (1u << 16))
+		cap <<= 1;
+	qp->sr_mark = calloc(cap, sizeof(*qp->sr_mark));
+	qp->sr_q = malloc(2 * (size_t)cap * sizeof(*qp->sr_q));
+	if (!qp->sr_mark || !qp->sr_q) {
+		free(qp->sr_mark);
+		free(qp->sr_q);
+		qp->sr_mark = NULL;
+		qp->sr_q = NULL;
+		return -1;
+	}
+	qp->sr_cap = cap;
+	qp->sr_qcap = 2 * cap;
+	return 0;
+}
+
+/* A selective NAK for psn .. psn + run - 1: what was sent of it, queued for a resend. */
+static void sr_nak(struct soft_qp *qp, uint32_t psn, uint32_t run)
+{
+	struct soft_tp *tp = qp->tp;
+	uint32_t sent = nr_psn_sub(qp->snd_hi, qp->snd_una), off = nr_psn_sub(psn, qp->snd_una);
+
+	if (!qp->sr_q && sr_alloc(qp))
+		return; /* no memory: the ACK timeout goes back instead */
+	for (uint32_t k = 0; k < run && off + k < sent; k++) {
+		uint32_t y = nr_psn_add(psn, k);
+		struct soft_sr_mark *m = &qp->sr_mark[y & (qp->sr_cap - 1)];
+
+		if (nr_psn_diff(y, qp->snd_nxt) >= 0)
+			continue; /* a go-back-N under way sends it anyway */
+		if (m->psn == y && m->ns && tp->now - m->ns < SOFT_SR_DAMP_NS) {
+			tp->st.rx_nak_sel_damped++;
+			continue;
+		}
+		if (qp->sr_tail - qp->sr_head == qp->sr_qcap)
+			break;
+		*m = (struct soft_sr_mark){ .psn = y, .ns = tp->now };
+		qp->sr_q[qp->sr_tail++ & (qp->sr_qcap - 1)] = y;
+	}
+}
+
+bool soft_req_resend_due(const struct soft_qp *qp)
+{
+	return qp->sr_head != qp->sr_tail && qp->state == SOFT_QP_RTS && !qp->rnr_until;
+}
+
+/* The queued selective resends out, each alone and with AckReq. */
+static void sr_resend(struct soft_qp *qp)
+{
+	struct soft_tp *tp = qp->tp;
+
+	while (soft_req_resend_due(qp) && !tp->tx_blocked) {
+		uint32_t y = qp->sr_q[qp->sr_head++ & (qp->sr_qcap - 1)], c = qp->sq_head;
+
+		/* acknowledged since, or to be sent again by a go-back-N */
+		if (nr_psn_diff(y, qp->snd_una) < 0 || nr_psn_diff(y, qp->snd_nxt) >= 0)
+			continue;
+		while (nr_psn_diff(y, swr(qp, c)->psn) >= (int32_t)swr(qp, c)->npkts)
+			c++; /* y < snd_nxt: its WR is at or before sq_cur */
+		tp->st.tx_retrans++;
+		tp->st.tx_sel_resent++;
+		if (!qp->ack_deadline)
+			qp->ack_deadline = tp->now + soft_ack_wait(qp);
+		send_data(qp, swr(qp, c), nr_psn_sub(y, swr(qp, c)->psn), y, true);
+	}
+}
+
+/* Send the selective resends, then what the window allows. */
 void soft_req_tx(struct soft_qp *qp)
 {
 	struct soft_tp *tp = qp->tp;
@@ -108,6 +189,8 @@ void soft_req_tx(struct soft_qp *qp)
 			return;
 		qp->rnr_until = 0;     /* the resend below restarts the ACK timer */
 	}
+	if (qp->sr_head != qp->sr_tail)
+		sr_resend(qp);
 	while (soft_req_can_send(qp) && !tp->tx_blocked) {
 		const struct soft_swr *w = swr(qp, qp->sq_cur);
 		uint32_t psn = qp->snd_nxt, i = nr_psn_sub(psn, w->psn);
@@ -185,6 +268,8 @@ static const char *nak_str(uint8_t syn)
 	case NR_AETH_NAK_REM_ACC_ERR: return "remote access error";
 	case NR_AETH_NAK_REM_OP_ERR: return "remote operational error";
 	case NR_AETH_NAK_INV_RD_REQ: return "invalid RD request";
+	case NR_AETH_NAK_SELECTIVE:
+		return "selective (a selective-repeat peer: both ends must use the sr profile)";
 	}
 	return "reserved NAK code";
 }
@@ -263,7 +348,10 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 		tp->st.rx_stale_acks++;
 		return;
 	}
-	if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
+	if (syn == NR_AETH_NAK_SELECTIVE && soft_sr(tp)) {
+		tp->st.rx_nak_sel++;
+		sr_nak(qp, psn, nr_sel_nak_run(p->aeth_msn));
+	} else if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
 		tp->st.rx_nak_seq++;
 		acked_upto(qp, psn);
 		qp->naks_idle++;
@@ -315,6 +403,7 @@ void soft_req_timer(struct soft_qp *qp)
 		return;
 	tp->st.timeouts++;
 	qp->retrying = soft_rnic(tp);
+	qp->sr_head = qp->sr_tail; /* the go-back-N resends them all */
 	soft_req_rewind(qp, qp->snd_una);
 	qp->ack_deadline = tp->now + soft_ack_wait(qp);
 }

@@ -13,6 +13,8 @@ uint32_t soft_npkts(uint32_t len, uint32_t mtu);
 /* Send what the window allows. */
 void soft_req_tx(struct soft_qp *qp);
 bool soft_req_can_send(const struct soft_qp *qp);
+/* SR: selective resends are queued and may go now. */
+bool soft_req_resend_due(const struct soft_qp *qp);
 void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p);
 /* Local ACK timeout: go back to the oldest unacknowledged PSN, or give up. */
 void soft_req_timer(struct soft_qp *qp);

@@ -21,6 +21,16 @@
  *                  never asks still hears from us.
  *   legacy         every packet.
  *
+ * SR profile (selective repeat): a packet ahead of epsn, within twice the
+ * window, is kept whole and executed when epsn reaches it; a duplicate of a
+ * kept one is dropped.  Each PSN below the highest arrival - SOFT_SR_REORDER
+ * that is missing is named once in a selective NAK (runs of missing PSNs, a
+ * NAK each; NR_AETH_NAK_SELECTIVE); the run at epsn is named again by the
+ * timer (soft_resp_sr_timer) two NAK round trips after its NAK (the NAK or
+ * the resend was lost), or after the gap opened when no NAK named it (a gap
+ * fewer than SOFT_SR_REORDER packets follow); a loss nothing follows is left
+ * to the requester's ACK timeout.
+ *
  * A write with immediate that completes while no receive is posted is kept
  * (imm, length) and completes the next receive posted: we never send an RNR
  * NAK.  An RNIC would answer RNR NAK and the requester would retry; the data
@@ -28,6 +38,8 @@
  * from RNICs.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tp_soft_cq.h"
 #include "tp_soft_net.h"
@@ -44,14 +56,23 @@ void soft_resp_ack_owed(struct soft_qp *qp)
 	tp->ack_list = qp;
 }
 
-/* ACK (syn 0x00-0x1F) or NAK for psn, into the send batch. */
-static void send_ack(struct soft_qp *qp, uint8_t syn, uint32_t psn)
+/* ACK (syn 0x00-0x1F) or NAK for psn, with MSN field msn, into the send batch. */
+static void send_aeth(struct soft_qp *qp, uint8_t syn, uint32_t psn, uint32_t msn)
 {
 	const struct nr_build_args a = {
-		.opcode = NR_OP_RC_ACK, .psn = psn, .migreq = true, .syndrome = syn, .msn = qp->msn,
+		.opcode = NR_OP_RC_ACK,
+		.psn = psn,
+		.migreq = true,
+		.syndrome = syn,
+		.msn = msn,
 	};
 
 	soft_tx_build(qp->tp, qp, &a, NULL, 0, SOFT_TX_ACK, -1);
+}
+
+static void send_ack(struct soft_qp *qp, uint8_t syn, uint32_t psn)
+{
+	send_aeth(qp, syn, psn, qp->msn);
 }
 
 void soft_resp_flush_acks(struct soft_tp *tp)
@@ -109,27 +130,13 @@ static void resp_fail(struct soft_qp *qp, const struct nr_pkt *p, uint8_t syn, c
 			 p->reth_len, p->pay_len, why);
 }
 
-void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p)
+/* Packet p, PSN epsn: validated, executed, epsn advanced. */
+static void resp_exec(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p)
 {
 	struct soft_tp *tp = qp->tp;
-	int32_t d = nr_psn_diff(p->psn, qp->epsn);
 	bool first = p->mask & NR_OPF_FIRST, last = p->mask & NR_OPF_LAST;
 	uint32_t plen = p->pay_len;
 
-	if (d > 0) {
-		tp->st.rx_out_of_seq++;
-		if (!qp->nak_sent) {
-			qp->nak_sent = true;
-			tp->st.tx_nak_seq++;
-			send_ack(qp, NR_AETH_NAK_PSN_SEQ_ERR, qp->epsn);
-		}
-		return;
-	}
-	if (d < 0) {
-		tp->st.rx_dup++;
-		soft_resp_ack_owed(qp);
-		return;
-	}
 	if (first == qp->in_msg) {
 		resp_fail(qp, p, NR_AETH_NAK_INVALID_REQ, first ?
 			  "a new message starts before the previous one ended" :
@@ -169,4 +176,177 @@ void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p
 	}
 	if (!soft_rnic(tp) || p->ackreq || ++qp->unacked >= SOFT_ACK_COALESCE)
 		soft_resp_ack_owed(qp);
+}
+
+/* ---- selective repeat (SR profile) ---------------------------------------- */
+
+static int ooo_alloc(struct soft_qp *qp)
+{
+	uint32_t cap = 16;
+
+	while (cap < 2 * qp->tp->max_inflight && cap < (1u << 16))
+		cap <<= 1;
+	qp->ooo = calloc(cap, sizeof(*qp->ooo));
+	qp->ooo_buf = malloc((size_t)cap * SOFT_PKT_MAX);
+	if (!qp->ooo || !qp->ooo_buf) {
+		free(qp->ooo);
+		free(qp->ooo_buf);
+		qp->ooo = NULL;
+		qp->ooo_buf = NULL;
+		return -1;
+	}
+	qp->ooo_cap = cap;
+	return 0;
+}
+
+static struct soft_ooo *ooo_at(const struct soft_qp *qp, uint32_t psn)
+{
+	return &qp->ooo[psn & (qp->ooo_cap - 1)];
+}
+
+static bool ooo_has(const struct soft_qp *qp, uint32_t psn)
+{
+	const struct soft_ooo *o = ooo_at(qp, psn);
+
+	return o->used && o->psn == psn;
+}
+
+/* A selective NAK for epsn + start .. epsn + start + run - 1. */
+static void sr_nak(struct soft_qp *qp, int32_t start, int32_t run)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (start == 0) {
+		qp->sr_una_again = qp->sr_una_ns && qp->sr_una_psn == qp->epsn;
+		tp->st.tx_nak_sel_again += qp->sr_una_again;
+		qp->sr_una_psn = qp->epsn;
+		qp->sr_una_ns = tp->now;
+	}
+	tp->st.tx_nak_sel++;
+	send_aeth(qp, NR_AETH_NAK_SELECTIVE, nr_psn_add(qp->epsn, (uint32_t)start), (uint32_t)run);
+}
+
+/*
+ * A packet ahead of epsn came at epsn + d: every PSN more than
+ * SOFT_SR_REORDER below it not yet named and still missing is named now, a
+ * selective NAK per run.
+ */
+static void sr_name_missing(struct soft_qp *qp, int32_t d)
+{
+	int32_t lim = d - SOFT_SR_REORDER, k = nr_psn_diff(qp->sr_nak_hi, qp->epsn);
+
+	if (k < 0)
+		k = 0;
+	while (k < lim) {
+		int32_t start;
+
+		if (ooo_has(qp, nr_psn_add(qp->epsn, (uint32_t)k))) {
+			k++;
+			continue;
+		}
+		for (start = k++; k < lim && !ooo_has(qp, nr_psn_add(qp->epsn, (uint32_t)k)); k++)
+			;
+		sr_nak(qp, start, k - start);
+	}
+	if (lim > 0 && nr_psn_diff(nr_psn_add(qp->epsn, (uint32_t)lim), qp->sr_nak_hi) > 0)
+		qp->sr_nak_hi = nr_psn_add(qp->epsn, (uint32_t)lim);
+}
+
+/* Packet p, ahead of epsn by d: kept for its turn (or dropped beyond the store). */
+static void sr_keep(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p, int32_t d)
+{
+	struct soft_tp *tp = qp->tp;
+	struct soft_ooo *o;
+
+	if ((!qp->ooo && ooo_alloc(qp)) || (uint32_t)d >= qp->ooo_cap) {
+		tp->st.rx_out_of_seq++; /* the requester's timeout resends it */
+		return;
+	}
+	o = ooo_at(qp, p->psn);
+	if (o->used && o->psn == p->psn) {
+		tp->st.rx_dup++;
+		return;
+	}
+	memcpy(qp->ooo_buf + (size_t)(o - qp->ooo) * SOFT_PKT_MAX, pkt, p->end);
+	o->p = *p;
+	o->psn = p->psn;
+	o->used = true;
+	if (qp->sr_kept++ == 0)
+		qp->sr_gap_ns = tp->now;
+	tp->st.rx_ooo_kept++;
+	sr_name_missing(qp, d);
+}
+
+/* epsn came: a round-trip sample if a NAK named it once, then the kept
+ * packets now in turn executed. */
+static void sr_drain(struct soft_qp *qp, uint32_t psn)
+{
+	struct soft_tp *tp = qp->tp;
+
+	if (qp->sr_una_ns && qp->sr_una_psn == psn && !qp->sr_una_again) {
+		uint64_t s = tp->now - qp->sr_una_ns;
+
+		qp->sr_rtt_ns = qp->sr_rtt_ns ? qp->sr_rtt_ns - qp->sr_rtt_ns / 8 + s / 8 : s;
+		qp->sr_una_ns = 0;
+	}
+	while (qp->state == SOFT_QP_RTS && ooo_has(qp, qp->epsn)) {
+		struct soft_ooo *o = ooo_at(qp, qp->epsn);
+
+		o->used = false;
+		qp->sr_kept--;
+		resp_exec(qp, qp->ooo_buf + (size_t)(o - qp->ooo) * SOFT_PKT_MAX, &o->p);
+	}
+	if (qp->sr_kept)
+		qp->sr_gap_ns = tp->now; /* the next gap */
+}
+
+uint64_t soft_resp_sr_due(const struct soft_qp *qp)
+{
+	uint64_t w = 2 * (qp->sr_rtt_ns ? qp->sr_rtt_ns : SOFT_SR_RTT0_NS);
+
+	if (!qp->sr_kept || qp->state != SOFT_QP_RTS)
+		return 0;
+	if (w < SOFT_SR_WAIT_NS)
+		w = SOFT_SR_WAIT_NS;
+	return (qp->sr_una_ns && qp->sr_una_psn == qp->epsn ? qp->sr_una_ns : qp->sr_gap_ns) + w;
+}
+
+void soft_resp_sr_timer(struct soft_qp *qp)
+{
+	uint64_t due = soft_resp_sr_due(qp);
+	int32_t k = 1;
+
+	if (!due || qp->tp->now < due)
+		return;
+	while ((uint32_t)k < qp->ooo_cap && !ooo_has(qp, nr_psn_add(qp->epsn, (uint32_t)k)))
+		k++;
+	sr_nak(qp, 0, k);
+}
+
+void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p)
+{
+	struct soft_tp *tp = qp->tp;
+	int32_t d = nr_psn_diff(p->psn, qp->epsn);
+
+	if (d > 0 && soft_sr(tp)) {
+		sr_keep(qp, pkt, p, d);
+		return;
+	}
+	if (d > 0) {
+		tp->st.rx_out_of_seq++;
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			tp->st.tx_nak_seq++;
+			send_ack(qp, NR_AETH_NAK_PSN_SEQ_ERR, qp->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		tp->st.rx_dup++;
+		soft_resp_ack_owed(qp);
+		return;
+	}
+	resp_exec(qp, pkt, p);
+	if (qp->ooo)
+		sr_drain(qp, p->psn);
 }

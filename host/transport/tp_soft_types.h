@@ -68,6 +68,20 @@
 /* UDP source ports a QP may spray its packets over (nr_tp_qp_spray; the box's NR_MAX_SPRAY) */
 #define SOFT_SPRAY_MAX    64
 #define SOFT_RXPFX_CACHE  8
+/*
+ * Selective repeat (SR profile, tp_soft_req.c and tp_soft_resp.c): a PSN the
+ * responder has not got is named in a selective NAK once a packet more than
+ * SOFT_SR_REORDER beyond it is in (reordering that short is not loss); the
+ * expected PSN is named again when it is still missing two NAK round trips
+ * (measured, SOFT_SR_RTT0_NS before a sample) and at least SOFT_SR_WAIT_NS
+ * after; a PSN the requester resent is not resent again for a selective NAK
+ * within SOFT_SR_DAMP_NS (one loss named twice at once: the box's NAK and
+ * the receiver's).
+ */
+#define SOFT_SR_REORDER 2
+#define SOFT_SR_RTT0_NS 1000000ull
+#define SOFT_SR_WAIT_NS 100000ull
+#define SOFT_SR_DAMP_NS 50000ull
 
 enum soft_qp_state {
 	SOFT_QP_INIT = 0,                /* created, not connected */
@@ -88,6 +102,19 @@ struct soft_swr {
 	int16_t tos;                     /* IP_TOS of its packets, -1: the socket's (tp->tclass) */
 	int16_t de_tos;                  /* IP_TOS of its drop-eligible packets (de) */
 	const uint64_t *de;              /* bit k: packet k is drop-eligible (nr_tp_mark); NULL */
+};
+
+/* SR responder: a packet that came ahead of the expected PSN, kept whole for its turn. */
+struct soft_ooo {
+	struct nr_pkt p; /* parsed, its offsets into the kept bytes */
+	uint32_t psn;
+	bool used;
+};
+
+/* SR requester: when PSN psn was last queued for a selective resend. */
+struct soft_sr_mark {
+	uint32_t psn;
+	uint64_t ns; /* 0: never */
 };
 
 /* A write with immediate that arrived before a receive was posted. */
@@ -175,6 +202,13 @@ struct soft_qp {
 	uint32_t naks_idle;              /* sequence NAKs received since then */
 	bool fixed_timeout;              /* RNIC: the fixed timeout all the same (its ACKs
 					  * wait on others: nr_tp_qp_acks_lag) */
+	/* SR: PSNs selective NAKs named, resent before new data (ring, sr_qcap
+	 * a power of two), and when each PSN was last queued (sr_cap entries,
+	 * by psn & (sr_cap - 1)); NULL until the first selective NAK */
+	uint32_t *sr_q;
+	uint32_t sr_qcap, sr_head, sr_tail;
+	struct soft_sr_mark *sr_mark;
+	uint32_t sr_cap;
 
 	/* ---- responder --------------------------------------------------- */
 	uint32_t epsn;                   /* expected PSN */
@@ -190,6 +224,19 @@ struct soft_qp {
 	uint32_t rq_cap, rq_head, rq_tail;
 	struct soft_early_recv *er;      /* arrived before a receive was posted */
 	uint32_t er_cap, er_head, er_tail;
+	/* SR: packets ahead of epsn (ooo_cap entries by psn & (ooo_cap - 1), their
+	 * bytes SOFT_PKT_MAX apart in ooo_buf; NULL until the first); every PSN
+	 * below sr_nak_hi that was missing has been named in a selective NAK */
+	struct soft_ooo *ooo;
+	uint8_t *ooo_buf;
+	uint32_t ooo_cap;
+	uint32_t sr_nak_hi;
+	uint32_t sr_kept;    /* packets in ooo: epsn is missing while nonzero */
+	uint64_t sr_gap_ns;  /* since when epsn is missing with packets kept */
+	uint32_t sr_una_psn; /* the epsn a selective NAK last named, at sr_una_ns */
+	uint64_t sr_una_ns;  /* (0: none) */
+	bool sr_una_again;   /* ... named again: no round-trip sample from it */
+	uint64_t sr_rtt_ns;  /* smoothed NAK -> resend round trip (0: no sample) */
 	struct soft_qp *ack_next;
 };
 
@@ -339,7 +386,15 @@ static inline struct soft_qp *soft_qp(struct nr_tp_qp *q) { return (struct soft_
 static inline bool soft_rnic(const struct soft_tp *tp) { return tp->profile != NR_TP_PROFILE_LEGACY; }
 static inline bool soft_adaptive(const struct soft_qp *qp)
 {
-	return qp->tp->profile == NR_TP_PROFILE_RNIC && !qp->fixed_timeout;
+	return (qp->tp->profile == NR_TP_PROFILE_RNIC || qp->tp->profile == NR_TP_PROFILE_SR) &&
+	       !qp->fixed_timeout;
+}
+
+/* Selective repeat (SR profile): the responder keeps what comes early, the
+ * requester resends what a selective NAK names. */
+static inline bool soft_sr(const struct soft_tp *tp)
+{
+	return tp->profile == NR_TP_PROFILE_SR;
 }
 
 /* RNIC (adaptive): the first wait, 1/32 of the timeout but at least 1 ms (at most the timeout). */

@@ -35,10 +35,12 @@ struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errle
 
 int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *err, size_t errlen)
 {
-	static const struct { const char *name; enum nr_tp_profile profile; } profiles[] = {
+	static const struct { const char *name; enum nr_tp_profile profile;
+	} profiles[] = {
 		{ "rnic", NR_TP_PROFILE_RNIC },
 		{ "rxe", NR_TP_PROFILE_RXE },
 		{ "legacy", NR_TP_PROFILE_LEGACY },
+		{ "sr", NR_TP_PROFILE_SR },
 	};
 	const struct nr_tp_ops *ops = ops_of(cfg->kind);
 	const char *name = wish->profile ? wish->profile : NR_TP_PROFILE_DEFAULT_NAME;
@@ -51,7 +53,7 @@ int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *er
 	while (i < sizeof(profiles) / sizeof(profiles[0]) && strcmp(profiles[i].name, name))
 		i++;
 	if (i == sizeof(profiles) / sizeof(profiles[0])) {
-		snprintf(err, errlen, "profile \"%s\" unknown (use rnic, rxe or legacy)", name);
+		snprintf(err, errlen, "profile \"%s\" unknown (use rnic, rxe, legacy or sr)", name);
 		return -EINVAL;
 	}
 	if (wish->spray_ports > 1 && !ops->spray) {
