@@ -78,10 +78,10 @@
  * within SOFT_SR_DAMP_NS (one loss named twice at once: the box's NAK and
  * the receiver's).
  */
-#define SOFT_SR_REORDER 2
-#define SOFT_SR_RTT0_NS 1000000ull
-#define SOFT_SR_WAIT_NS 100000ull
-#define SOFT_SR_DAMP_NS 50000ull
+#define SOFT_SR_REORDER   2
+#define SOFT_SR_RTT0_NS   1000000ull
+#define SOFT_SR_WAIT_NS   100000ull
+#define SOFT_SR_DAMP_NS   50000ull
 
 enum soft_qp_state {
 	SOFT_QP_INIT = 0,                /* created, not connected */
@@ -106,7 +106,7 @@ struct soft_swr {
 
 /* SR responder: a packet that came ahead of the expected PSN, kept whole for its turn. */
 struct soft_ooo {
-	struct nr_pkt p; /* parsed, its offsets into the kept bytes */
+	struct nr_pkt p;                 /* parsed, its offsets into the kept bytes */
 	uint32_t psn;
 	bool used;
 };
@@ -114,7 +114,7 @@ struct soft_ooo {
 /* SR requester: when PSN psn was last queued for a selective resend. */
 struct soft_sr_mark {
 	uint32_t psn;
-	uint64_t ns; /* 0: never */
+	uint64_t ns;                     /* 0: never */
 };
 
 /* A write with immediate that arrived before a receive was posted. */
@@ -231,12 +231,12 @@ struct soft_qp {
 	uint8_t *ooo_buf;
 	uint32_t ooo_cap;
 	uint32_t sr_nak_hi;
-	uint32_t sr_kept;    /* packets in ooo: epsn is missing while nonzero */
-	uint64_t sr_gap_ns;  /* since when epsn is missing with packets kept */
-	uint32_t sr_una_psn; /* the epsn a selective NAK last named, at sr_una_ns */
-	uint64_t sr_una_ns;  /* (0: none) */
-	bool sr_una_again;   /* ... named again: no round-trip sample from it */
-	uint64_t sr_rtt_ns;  /* smoothed NAK -> resend round trip (0: no sample) */
+	uint32_t sr_kept;                /* packets in ooo: epsn is missing while nonzero */
+	uint64_t sr_gap_ns;              /* since when epsn is missing with packets kept */
+	uint32_t sr_una_psn;             /* the epsn a selective NAK last named, at sr_una_ns */
+	uint64_t sr_una_ns;              /* (0: none) */
+	bool sr_una_again;               /* ... named again: no round-trip sample from it */
+	uint64_t sr_rtt_ns;              /* smoothed NAK -> resend round trip (0: no sample) */
 	struct soft_qp *ack_next;
 };
 

@@ -35,13 +35,14 @@ struct nr_tp *nr_tp_open(const struct nr_tp_config *cfg, char *err, size_t errle
 
 int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *err, size_t errlen)
 {
-	static const struct { const char *name; enum nr_tp_profile profile;
-	} profiles[] = {
+	/* clang-format off */
+	static const struct { const char *name; enum nr_tp_profile profile; } profiles[] = {
 		{ "rnic", NR_TP_PROFILE_RNIC },
 		{ "rxe", NR_TP_PROFILE_RXE },
 		{ "legacy", NR_TP_PROFILE_LEGACY },
 		{ "sr", NR_TP_PROFILE_SR },
 	};
+	/* clang-format on */
 	const struct nr_tp_ops *ops = ops_of(cfg->kind);
 	const char *name = wish->profile ? wish->profile : NR_TP_PROFILE_DEFAULT_NAME;
 	size_t i = 0;
