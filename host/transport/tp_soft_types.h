@@ -78,10 +78,12 @@
  * within SOFT_SR_DAMP_NS (one loss named twice at once: the box's NAK and
  * the receiver's).
  */
+/* clang-format off */
 #define SOFT_SR_REORDER   2
 #define SOFT_SR_RTT0_NS   1000000ull
 #define SOFT_SR_WAIT_NS   100000ull
 #define SOFT_SR_DAMP_NS   50000ull
+/* clang-format on */
 
 enum soft_qp_state {
 	SOFT_QP_INIT = 0,                /* created, not connected */
@@ -104,6 +106,7 @@ struct soft_swr {
 	const uint64_t *de;              /* bit k: packet k is drop-eligible (nr_tp_mark); NULL */
 };
 
+/* clang-format off */
 /* SR responder: a packet that came ahead of the expected PSN, kept whole for its turn. */
 struct soft_ooo {
 	struct nr_pkt p;                 /* parsed, its offsets into the kept bytes */
@@ -116,6 +119,7 @@ struct soft_sr_mark {
 	uint32_t psn;
 	uint64_t ns;                     /* 0: never */
 };
+/* clang-format on */
 
 /* A write with immediate that arrived before a receive was posted. */
 struct soft_early_recv {
@@ -231,12 +235,14 @@ struct soft_qp {
 	uint8_t *ooo_buf;
 	uint32_t ooo_cap;
 	uint32_t sr_nak_hi;
+	/* clang-format off */
 	uint32_t sr_kept;                /* packets in ooo: epsn is missing while nonzero */
 	uint64_t sr_gap_ns;              /* since when epsn is missing with packets kept */
 	uint32_t sr_una_psn;             /* the epsn a selective NAK last named, at sr_una_ns */
 	uint64_t sr_una_ns;              /* (0: none) */
 	bool sr_una_again;               /* ... named again: no round-trip sample from it */
 	uint64_t sr_rtt_ns;              /* smoothed NAK -> resend round trip (0: no sample) */
+	/* clang-format on */
 	struct soft_qp *ack_next;
 };
 
