@@ -119,8 +119,9 @@ struct nr_config {
 				    the smallest rack's size; 0 (default): that size */
 	/* later additions, at the end so that bindings of the fields above keep their offsets */
 	const char *soft_profile; /* soft: "rnic" (default: as ConnectX RC QPs behave, adaptive
-				     ACK timeout), "rxe" (fixed ACK timeout, as rxe) or "legacy"
-				     (host/transport/README.md, "The soft transport's RNIC profile") */
+				     ACK timeout), "rxe" (fixed ACK timeout, as rxe), "legacy"
+				     or "sr" (selective repeat, every rank; host/transport/README.md,
+				     "The soft transport's RNIC profile", "Selective repeat") */
 	uint8_t tclass;          /* IP traffic class of the data path, DSCP << 2 | ECN (verbs:
 				    the GRH traffic class; soft: IP_TOS); default 0 */
 	uint16_t soft_ackreq;    /* soft rnic: AckReq at least every N packets; 0: window / 4 */

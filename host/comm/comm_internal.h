@@ -196,6 +196,8 @@ struct nr_comm {
 	 * rails[c mod n_rails]; 0: the routing table's) */
 	char boxes[NR_MAX_BOXES][NR_BOX_ADDR_LEN];
 	unsigned n_boxes;
+	/* the transport resends selectively (NR_SOFT_PROFILE=sr): the box job says so */
+	bool selective;
 	char rails[NR_MAX_BOXES][16];
 	unsigned n_rails;
 	char tenant[32]; /* NR_TENANT: the tenant the box's requests name, "" none */

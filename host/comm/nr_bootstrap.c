@@ -3,7 +3,8 @@
  * TCP rendezvous at rank 0, JSON lines (jansson):
  *   0 -> every connection, at once
  *                 {"rendezvous":"netreduce/1","nonce":N,"auth":B}
- *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box","channels"},
+ *   rank r -> 0   {"hello":{"rank","world","mtu","msg_size","transport","box","channels",
+ *                  "selective"},
  *                  "peer":ROW,"nonce":M}
  *   0 -> rank r   {"ok":true,"credits":W,"result_key":K,"peers":[ROW...]} | {"ok":false,"error":..}
  *                 | {"ok":false,"refused":"proof"|"rank","error":..} (the hello turned away)
@@ -47,10 +48,10 @@ static json_t *hello_json(const struct nr_comm *c)
 	char mnonce[2 * NR_AUTH_MNONCE_BYTES + 1];
 
 	nr_auth_hex(c->links[0].mnonce, NR_AUTH_MNONCE_BYTES, mnonce);
-	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b,s:i},s:o,s:s}", "hello", "rank", c->rank,
-			 "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size", (int)c->cfg.msg_size,
-			 "transport", c->transport, "box", c->has_box, "channels", (int)c->n_channels,
-			 "peer", nr_row_json(c, &c->peers[c->rank]), "nonce", mnonce);
+	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b,s:i,s:b},s:o,s:s}", "hello", "rank",
+			 c->rank, "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size",
+			 (int)c->cfg.msg_size, "transport", c->transport, "box", c->has_box,
+			 "channels", (int)c->n_channels, "selective", c->selective, "peer", nr_row_json(c, &c->peers[c->rank]), "nonce", mnonce);
 }
 
 /* --- lines that prove the job's secret (nr_auth.h) --- */
@@ -115,7 +116,7 @@ static int check_hello(struct nr_comm *c, json_t *msg, const struct pending *pc,
 		       char *why, size_t whylen)
 {
 	json_t *h = json_object_get(msg, "hello");
-	int world, mtu, msg_size, box, channels;
+	int world, mtu, msg_size, box, channels, selective = 0;
 	struct nr_link link = { .ip = pc->ip, .port = pc->port, .rx = 1 };
 	struct nr_auth_ctx x;
 	struct nr_peer p;
@@ -123,9 +124,9 @@ static int check_hello(struct nr_comm *c, json_t *msg, const struct pending *pc,
 	const char *tp;
 
 	nr_ip4_str(pc->ip, a);
-	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b,s:i}", "rank", rank, "world", &world, "mtu",
-			&mtu, "msg_size", &msg_size, "transport", &tp, "box", &box, "channels",
-			&channels) ||
+	if (json_unpack(h, "{s:i,s:i,s:i,s:i,s:s,s:b,s:i,s?b}", "rank", rank, "world", &world,
+			"mtu", &mtu, "msg_size", &msg_size, "transport", &tp, "box", &box,
+			"channels", &channels, "selective", &selective) ||
 	    nr_row_parse(c, json_object_get(msg, "peer"), &p) ||
 	    nr_auth_unhex(json_string_value(json_object_get(msg, "nonce")), link.mnonce,
 			  NR_AUTH_MNONCE_BYTES)) {
@@ -158,6 +159,8 @@ static int check_hello(struct nr_comm *c, json_t *msg, const struct pending *pc,
 	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
 	SAME("box setting (NR_BOX set)", box, c->has_box);
 	SAME("box channels (NR_CHANNELS)", channels, (int)c->n_channels);
+	/* a go-back-N QP takes a selective NAK for an error, and the box job is one or the other */
+	SAME("selective repeat (NR_SOFT_PROFILE=sr: 1)", selective, (int)c->selective);
 #undef SAME
 	if (strcmp(tp, c->transport))
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d (from %s) uses transport %s, rank 0 uses %s",

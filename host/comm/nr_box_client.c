@@ -562,6 +562,9 @@ static int part_create(struct nr_comm *c, unsigned t, unsigned bx)
 	if (c->classes && t != NR_BOX_BOR &&
 	    !(getenv("NR_PRIO_BOX") && !strcmp(getenv("NR_PRIO_BOX"), "0")))
 		json_object_set_new(spec, "prio_classes", json_integer(c->classes));
+	/* selective repeat: the box NAKs a gap by its PSNs alone (docs/short-slots.md) */
+	if (c->selective)
+		json_object_set_new(spec, "selective", json_true());
 	/* spraying: the ports of each connection and how far out of order they arrive */
 	if (c->cfg.spray_ports > 1) {
 		json_object_set_new(spec, "spray_ports", json_integer(c->cfg.spray_ports));

@@ -176,6 +176,7 @@ static int open_transport(struct nr_comm *c)
 	if (nr_tp_tune(&tcfg, &wish, err, sizeof(err)) == 0)
 		c->tp = nr_tp_open(&tcfg, err, sizeof(err));
 	c->tp_window = tcfg.max_inflight;
+	c->selective = tcfg.profile == NR_TP_PROFILE_SR;
 	if (!c->tp)
 		return nr_fail(c, NR_ERR_TRANSPORT, "rank %d: cannot open the %s transport on %s: %s",
 			       c->rank, c->transport, c->addr, err);

@@ -730,7 +730,14 @@ static void test_tp_tune(void **state)
 	assert_int_equal(t.timeout, 20);
 	wish.profile = "cx7";
 	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "\"cx7\" unknown (use rnic, rxe or legacy)"));
+	assert_non_null(strstr(err, "\"cx7\" unknown (use rnic, rxe, legacy or sr)"));
+	wish.profile = "sr";                   /* selective repeat: the RNIC rules' window */
+	wish.ack_timeout = 0;
+	wish.budget_ms = 10000;
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
+	assert_int_equal(t.profile, NR_TP_PROFILE_SR);
+	assert_int_equal(t.max_inflight, 16);
+	assert_int_equal(t.timeout, 18);
 	t.kind = "tcp";
 	wish.profile = NULL;
 	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -ENOENT);
@@ -741,6 +748,10 @@ static void test_tp_tune(void **state)
 	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
 	assert_int_equal(t.max_inflight, 0);
 	assert_int_equal(t.timeout, 18);
+	/* ... and its retransmission too: selective repeat is refused by name */
+	wish.profile = "sr";
+	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -ENOTSUP);
+	assert_non_null(strstr(err, "verbs: profile sr (selective repeat) is the soft transport's"));
 }
 
 int main(void)
