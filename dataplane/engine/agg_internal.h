@@ -86,6 +86,8 @@ struct agg_job {
 	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
 	uint8_t short_scale;
 	uint8_t short_first;   /* a lost first packet may go short (spec short_first) */
+	uint8_t selective;     /* its requesters are selective repeat (spec selective):
+				* the monitor's gap NAKs are selective ones (agg_nak.c) */
 	uint32_t short_ppm;
 	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
 	uint8_t classes;           /* prio_classes (>= 1); > 1: ready slots wait for the
