@@ -155,6 +155,8 @@ struct agg_conn_mon {
 	uint64_t contig;       /* every sequence below was received from the sender */
 	uint64_t hi;           /* one past the highest sequence received from it */
 	uint64_t hole;         /* the first missing sequence a NAK went out for, or NONE */
+	uint64_t hole_end;     /* one past the last its NAK named: a selective NAK's run
+				* (agg_nak.c); hole + 1 for a sequence NAK */
 	uint64_t hole_ns;      /* when */
 	uint64_t ack_ns;       /* the receiver's mark last moved, it had nothing to ACK,
 				* or a stored result was resent to it */

@@ -2,9 +2,9 @@
 /*
  * The status monitor of the aggregation engine (agg_nak.c): per
  * connection it follows the sender's stream as the box receives it and the
- * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error)
- * on its receiver's behalf when a loss would otherwise wait for the sender's
- * ACK timeout.  Called by agg_input.c (every data packet and ACK of a
+ * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error;
+ * a selective job's: a selective NAK) on its receiver's behalf when a loss
+ * would otherwise wait for the sender's ACK timeout.  Called by agg_input.c (every data packet and ACK of a
  * registered connection) and agg_jobs.c (housekeeping).
  */
 #ifndef NR_AGG_NAK_H
