@@ -218,7 +218,7 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_NAK_PROBE, "nak_probe", "sequence NAKs sent to a connection stalled with no gap seen") \
 	_(NR_ECTR_NAK_HOLD, "nak_hold", "RNR NAKs holding senders while a slot waits for a late contributor") \
 	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender") \
-	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
+	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs (a selective job's: selective NAKs) the box answered with its stored results") \
 	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
 	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \

@@ -118,7 +118,12 @@
  *   re-arm  a selective NAK again: the RNR NAK is for a go-back-N
  *           requester, which ignores a second sequence NAK during a retry.
  * Probes, holds and tail ACKs are as above: a selective requester takes an
- * RNR NAK as go-back-N from its PSN, which is correct and rare.
+ * RNR NAK as go-back-N from its PSN, which is correct and rare.  A
+ * receiver's selective NAK at q, run n (agg_mon_sel_repair) moves no mark:
+ * when the box holds all n results from q, it resends them itself as a
+ * repair (the last with AckReq; an echo within the re-arm time dropped) and
+ * the NAK goes no further; otherwise the sender gets it and resends those
+ * packets, which meet the stored results.
  * Each NAK is counted by why (nak_gap, nak_rearm: a selective job's are
  * selective NAKs; nak_probe, nak_hold; ack_repeat for the tail's ACKs;
  * nak_repaired and repair_sent for the receivers' NAKs answered by a repair
@@ -568,24 +573,30 @@ static bool send_result(struct agg_engine *e, const struct agg_job *j, uint32_t 
 	return true;
 }
 
-bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
+/*
+ * A repair: receiver i's results [q, end) resent, the last with AckReq,
+ * when the box holds them all (emitted, not released) and can send them.
+ * Whether the NAK at q is answered: by this repair, or by one under way
+ * (its echo, within the re-arm time).
+ */
+static bool repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q, uint64_t end,
+		   uint64_t now_ns)
 {
 	struct agg_conn_mon *m = &j->mon[i];
-	uint64_t q = j->acked[i];
 	uint32_t sent = 0;
 
-	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= j->next_emit ||
-	    j->next_emit - q > MON_REPAIR_MAX)
+	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= end ||
+	    end > j->next_emit || end - q > MON_REPAIR_MAX)
 		return false;
 	if (m->repair == q && now_ns - m->repair_ns < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
 		return true;            /* the echo of a repair under way */
-	for (uint64_t x = q; x < j->next_emit; x++) {
+	for (uint64_t x = q; x < end; x++) {
 		const struct agg_slot *s = &j->slots[agg_job_slot(j, x)];
 
 		if (s->x != x || s->state != NR_SLOT_EMITTED)
 			return false;   /* cannot happen: unreleased slots keep their results */
 	}
-	for (uint64_t x = q; x < j->next_emit && send_result(e, j, i, x, x + 1 == j->next_emit); x++)
+	for (uint64_t x = q; x < end && send_result(e, j, i, x, x + 1 == end); x++)
 		sent++;
 	if (sent == 0)
 		return false;
@@ -594,6 +605,19 @@ bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_
 	j->ctr[NR_ECTR_REPAIR_SENT] += sent;
 	agg_mon_result(j, i, now_ns);
 	return true;
+}
+
+bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
+{
+	return repair(e, j, i, j->acked[i], j->next_emit, now_ns);
+}
+
+bool agg_mon_sel_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q,
+			uint32_t run, uint64_t now_ns)
+{
+	if (q >= j->next_emit || run > j->next_emit - q)
+		return false; /* not all emitted: the sender's to resend */
+	return repair(e, j, i, q, q + run, now_ns);
 }
 
 /*

@@ -56,6 +56,16 @@ void agg_mon_ack(struct agg_engine *e, struct agg_job *j, uint32_t i, const uint
  */
 bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns);
 
+/*
+ * Receiver i of a selective job sent a selective NAK: run results from
+ * sequence q lost on the way to it.  It acknowledges nothing (the mark
+ * stays).  When the box holds every one of them (emitted, not released)
+ * and can send, it resends exactly those (a repair) and returns true: the
+ * NAK is then not for the sender.  False: the sender must get it.
+ */
+bool agg_mon_sel_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q,
+			uint32_t run, uint64_t now_ns);
+
 /* A stored result was resent to receiver i: its ACK is awaited from now. */
 void agg_mon_result(struct agg_job *j, uint32_t i, uint64_t now_ns);
 

@@ -9,8 +9,11 @@
  * the next hole is NAKed as soon as the one before it is filled, since the
  * sender resends nothing it is not told to; a re-arm is a selective NAK
  * again, naming what is still missing.  Every NAK is checked byte for byte
- * against the receiver's ACK it was made from.  (A go-back-N job's NAKs:
- * test_monitor.c, unchanged.)
+ * against the receiver's ACK it was made from.  A receiver's selective NAK
+ * moves no mark: the box resends exactly the results it names (a repair)
+ * when it holds them all and drops it, or forwards it to the sender.  (A
+ * go-back-N job's NAKs: test_monitor.c, unchanged; its receivers' selective
+ * NAKs, which it does not expect, are forwarded.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +257,158 @@ static void test_rearm_selective(void **state)
 	th_fini(&t);
 }
 
+/* The receiver of conn NAKs selectively at g, run in the MSN field: the verdict and counter. */
+static enum agg_verdict sel_nak(struct th *t, uint32_t conn, uint32_t g, uint32_t run, uint64_t now,
+				enum nr_engine_ctr *c)
+{
+	struct th_pkt *k = th_aeth(t->spec, conn, nr_psn_add(ipsn[conn], g), NR_AETH_NAK_SELECTIVE,
+				   run);
+	enum agg_verdict v;
+
+	k->origin = (uint16_t)(20 + conn);
+	*c = NR_ECTR_MAX;
+	v = th_input(t, k, now, c);
+	th_pkt_free(k);
+	return v;
+}
+
+/*
+ * The repair t->sent[k]: conn's result of g as the box first emitted it
+ * (t->log), byte for byte up to the ICRC (checked by the harness) but for
+ * the BTH AckReq bit, set on the last result of the repair only; from the
+ * port the sender's packets came in on.
+ */
+static void check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last)
+{
+	const struct th_sent *x = &t->sent[k];
+	const struct th_pkt *em = NULL;
+	uint8_t a[TH_FRAME_CAP], b[TH_FRAME_CAP];
+	uint32_t n;
+
+	assert_true(k < t->nsent);
+	for (uint32_t l = 0; l < t->log_len; l++)
+		if (t->log[l].conn == conn && t->log[l].g == g)
+			em = t->log[l].pkt;
+	assert_non_null(em);
+	assert_int_equal(x->origin, 10 + conn);
+	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
+	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
+	assert_int_equal(x->p.ackreq, last);
+	assert_int_equal(x->len, em->len);
+	n = x->p.pay_off + x->p.pay_len;
+	memcpy(a, x->frame, n);
+	memcpy(b, em->frame, n);
+	a[x->p.bth_off + 8] &= 0x7F; /* BTH AckReq */
+	b[x->p.bth_off + 8] &= 0x7F;
+	assert_memory_equal(a, b, n);
+}
+
+/*
+ * Results lost after the box: a receiver's selective NAK names them, and
+ * the box, which holds them (emitted, not every receiver has ACKed them),
+ * resends exactly those, the last with AckReq, and drops the NAK: the
+ * sender never sees it.  The NAK acknowledges nothing: the receiver's mark
+ * stays where its last ACK put it.  The same NAK again within the re-arm
+ * time is the repair's echo, dropped.
+ */
+static void test_receiver_sel_nak_repaired(void **state)
+{
+	enum nr_engine_ctr c;
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	init(&t, 9);
+	slot(&t, 0, 0);
+	for (uint32_t g = 1; g <= 4; g++)
+		for (uint32_t i = 0; i < N; i++)
+			data(&t, i, g, 1 * MS);
+	assert_int_equal(t.log_len, 5 * N);
+	ack(&t, 0, 1, 2 * MS); /* receiver 0: mark 2 */
+	ack(&t, 2, 4, 2 * MS);
+	/* receiver 0 got 2 and 4, lost 3: one result again, with AckReq */
+	assert_int_equal(sel_nak(&t, 0, 3, 1, 2 * MS, &c), NR_V_DROP);
+	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
+	assert_int_equal(t.nsent, 1);
+	check_repair(&t, 0, 0, 3, true);
+	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 1);
+	assert_int_equal(sel_nak(&t, 0, 3, 1, 3 * MS, &c), NR_V_DROP); /* the echo */
+	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
+	assert_int_equal(t.nsent, 1);
+	/* receiver 1 lost 2 and 3 (MSN 2; and 0 reads as 1): two results, the last
+	 * with AckReq */
+	assert_int_equal(sel_nak(&t, 1, 2, 2, 3 * MS, &c), NR_V_DROP);
+	assert_int_equal(t.nsent, 3);
+	check_repair(&t, 1, 1, 2, false);
+	check_repair(&t, 2, 1, 3, true);
+	assert_int_equal(sel_nak(&t, 1, 4, 0, 3 * MS, &c), NR_V_DROP);
+	assert_int_equal(t.nsent, 4);
+	check_repair(&t, 3, 1, 4, true);
+	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 4);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 4);
+	/* no mark moved: receiver 1 acknowledged only g=0, so slot 1 waits */
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_release, 1);
+	ack(&t, 1, 4, 4 * MS);
+	ack(&t, 0, 4, 4 * MS);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_release, 5);
+	th_fini(&t);
+}
+
+/*
+ * A receiver's selective NAK the box cannot answer goes on to the sender
+ * (counted acks_snooped), which resends those packets: a result not
+ * emitted yet, a run past what was emitted, one already released.  A go-back-N job's receiver is not expected to NAK
+ * selectively: its selective NAK is forwarded as any other NAK code.
+ */
+static void test_receiver_sel_nak_forwarded(void **state)
+{
+	enum nr_engine_ctr c;
+	struct th t;
+
+	(void)state;
+	init(&t, 11);
+	slot(&t, 0, 0);
+	for (uint32_t g = 1; g <= 2; g++)
+		for (uint32_t i = 0; i < N; i++)
+			data(&t, i, g, 1 * MS);
+	data(&t, 0, 3, 1 * MS); /* slot 3 waits: next_emit 3 */
+	assert_int_equal(sel_nak(&t, 0, 3, 1, 2 * MS, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	assert_int_equal(sel_nak(&t, 0, 2, 2, 2 * MS, &c), NR_V_FORWARD);
+	assert_int_equal(sel_nak(&t, 0, 1, 65, 2 * MS, &c), NR_V_FORWARD);
+	assert_int_equal(sel_nak(&t, 0, 0, 1, 2 * MS, &c), NR_V_FORWARD); /* released */
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	assert_int_equal(t.nsent, 0);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 0);
+	/* the sender resends 2, as told: the stored result answers it */
+	{
+		float v[256];
+		struct th_pkt *k;
+
+		for (uint32_t w = 0; w < 256; w++)
+			v[w] = 3.0f;
+		k = th_data(t.spec, 0, nr_psn_add(ipsn[0], 2), NR_OP_RC_WRITE_ONLY_IMM, 0x01000002,
+			    v, 1024);
+		assert_int_equal(th_input(&t, k, 3 * MS, &c), NR_V_RESEND);
+		assert_int_equal(c, NR_ECTR_DUP_RESENT);
+		assert_true(th_pf(k, 0) == 18.0f);
+		th_pkt_free(k);
+	}
+	th_fini(&t);
+
+	/* a go-back-N job: forwarded, whatever it names */
+	th_init(&t, th_spec(N, 1024, 1024, 16, NR_SUM_ORDERED, ipsn), 12);
+	slot(&t, 0, 0);
+	for (uint32_t i = 0; i < N; i++)
+		data(&t, i, 1, 1 * MS);
+	assert_int_equal(sel_nak(&t, 0, 1, 1, 2 * MS, &c), NR_V_FORWARD);
+	assert_int_equal(c, NR_ECTR_ACKS_SNOOPED);
+	assert_int_equal(t.nsent, 0);
+	th_fini(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +416,8 @@ int main(void)
 		cmocka_unit_test(test_run_of_three),
 		cmocka_unit_test(test_next_hole_at_once),
 		cmocka_unit_test(test_rearm_selective),
+		cmocka_unit_test(test_receiver_sel_nak_repaired),
+		cmocka_unit_test(test_receiver_sel_nak_forwarded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
