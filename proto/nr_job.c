@@ -229,6 +229,9 @@ int nr_job_spec_validate(const struct nr_job_spec *s, char *err, size_t len)
 				s->short_dscp + 8u * (s->prio_classes - 1) + 2);
 	if (s->short_first > 1)
 		return spec_err(err, len, "short_first: %u: 0 or 1", s->short_first);
+	if (s->selective > 1)
+		return spec_err(err, len, "selective: %u: 0 (go-back-N) or 1 (selective repeat)",
+				s->selective);
 	if (s->spray_ports > NR_MAX_SPRAY)
 		return spec_err(err, len, "spray_ports: %u is over %u UDP source ports", s->spray_ports,
 				NR_MAX_SPRAY);

@@ -213,12 +213,12 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_ACKS_SNOOPED, "acks_snooped", "ACK/NAK of registered connections")            \
 	_(NR_ECTR_ACK_IGNORED, "ack_ignored", "ACKs for PSNs never emitted")                    \
 	_(NR_ECTR_JOB_TIMEOUTS, "job_timeouts", "jobs failed for lack of progress")              \
-	_(NR_ECTR_NAK_GAP, "nak_gap", "sequence NAKs sent to a sender whose stream has a gap")  \
-	_(NR_ECTR_NAK_REARM, "nak_rearm", "sequence NAKs sent again: a gap not repaired in time") \
+	_(NR_ECTR_NAK_GAP, "nak_gap", "NAKs sent to a sender whose stream has a gap (a selective job's: selective NAKs)") \
+	_(NR_ECTR_NAK_REARM, "nak_rearm", "NAKs sent again: a gap not repaired in time (a selective job's: selective NAKs)") \
 	_(NR_ECTR_NAK_PROBE, "nak_probe", "sequence NAKs sent to a connection stalled with no gap seen") \
 	_(NR_ECTR_NAK_HOLD, "nak_hold", "RNR NAKs holding senders while a slot waits for a late contributor") \
 	_(NR_ECTR_ACK_REPEAT, "ack_repeat", "receivers' ACKs of everything emitted repeated to a quiet sender") \
-	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs the box answered with its stored results") \
+	_(NR_ECTR_NAK_REPAIRED, "nak_repaired", "receivers' sequence NAKs (a selective job's: selective NAKs) the box answered with its stored results") \
 	_(NR_ECTR_REPAIR_SENT, "repair_sent", "stored results the box resent for those NAKs")   \
 	_(NR_ECTR_ACK_SOLICIT, "ack_solicit", "last results resent with AckReq to a receiver owing an ACK while the job stood still") \
 	_(NR_ECTR_SPOOFED_SRC, "spoofed_src", "registered connection's frame from another UDP source port, MAC or box port than registered") \

@@ -290,10 +290,12 @@ static int spec_conn_arrays(const json_t *o, const json_t **arrays, uint32_t *n_
 
 struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t errlen)
 {
-	static const char *const known[] = { "mtu", "msg_size", "pool_msgs", "mode", "reduce", "timeout_ms",
-					     "pkey", "conns", "channels", "short_ppm", "short_dscp",
-					     "short_scale", "short_first", "spray_ports", "reorder_pkts", "dtype",
-					     "prio_classes", NULL };
+	static const char *const known[] = {
+		"mtu",        "msg_size",     "pool_msgs",   "mode",        "reduce",
+		"timeout_ms", "pkey",         "conns",       "channels",    "short_ppm",
+		"short_dscp", "short_scale",  "short_first", "spray_ports", "reorder_pkts",
+		"dtype",      "prio_classes", "selective",   NULL
+	};
 	const json_t *arrays[NR_MAX_CHANNELS];
 	struct nr_job_spec *s = NULL;
 	uint32_t n, n_ch, i;
@@ -396,6 +398,23 @@ struct nr_job_spec *nr_ctl_spec_from_json(const json_t *o, char *err, size_t err
 			goto fail;
 		}
 		s->short_first = json_is_true(v);
+	}
+	if ((v = json_object_get(o, "selective"))) {
+		uint32_t sel;
+
+		/* a flag: true or false, or 0 or 1 */
+		if (json_is_boolean(v)) {
+			s->selective = json_is_true(v);
+		} else if (json_is_integer(v)) {
+			if (get_uint(v, "spec.selective", 0, 1, NULL, &sel, err, errlen))
+				goto fail;
+			s->selective = (uint8_t)sel;
+		} else {
+			snprintf(err, errlen,
+				 "spec.selective: expected true or false (or 0 or 1), got %s",
+				 nr_ctl_json_type(v));
+			goto fail;
+		}
 	}
 	if ((v = json_object_get(o, "mode"))) {
 		const char *m = json_string_value(v);
@@ -513,6 +532,8 @@ json_t *nr_ctl_spec_to_json(const struct nr_job_spec *s)
 		json_object_set_new(o, "reorder_pkts", json_integer(s->reorder_pkts));
 	if (s->prio_classes > 1)
 		json_object_set_new(o, "prio_classes", json_integer(s->prio_classes));
+	if (s->selective)
+		json_object_set_new(o, "selective", json_true());
 	if (s->short_ppm) {
 		json_object_set_new(o, "short_ppm", json_integer(s->short_ppm));
 		json_object_set_new(o, "short_dscp", json_integer(s->short_dscp));

@@ -266,6 +266,13 @@ static int check_caps(struct fpga *f, const struct nr_job_spec *s, uint64_t pool
 			 s->prio_classes);
 		return -EINVAL;
 	}
+	if (s->selective) {
+		snprintf(err, errlen,
+			 "fpga: selective: the aggregator (FPGA.md, the RTL) has no status monitor "
+			 "to send or answer selective NAKs, its requesters must be go-back-N; run "
+			 "the job on the box (backend sw) or with selective false");
+		return -EINVAL;
+	}
 	if (!(f->cap_flags & (s->mode == NR_SUM_STREAMING ? NR_FPGA_CAPF_STREAMING : NR_FPGA_CAPF_ORDERED))) {
 		snprintf(err, errlen, "fpga: sum mode %s is not supported by this device",
 			 s->mode == NR_SUM_STREAMING ? "streaming" : "ordered");

@@ -47,8 +47,10 @@
  * reason set, still active), TAG_MISMATCH (ImmDt differs: the job fails).
  * ACKs (AETH on the sender's QPN) acknowledge g and everything before; a NAK
  * sequence error at PSN p acknowledges up to p - 1; RNR and other NAKs
- * acknowledge nothing; an ACK beyond what was emitted or before the
- * connection's mark is ACK_IGNORED.  The status monitor (agg_nak.h)
+ * acknowledge nothing (a selective job's receiver's selective NAK, which
+ * names results it lost, neither: the monitor resends those or forwards
+ * it); an ACK beyond what was emitted or before the connection's mark is
+ * ACK_IGNORED.  The status monitor (agg_nak.h)
  * watches each sender's stream and the receivers' ACKs and NAKs, and sends a
  * sender a NAK on its receiver's behalf when its stream shows a gap
  * (ops.send).  A slot is released once every

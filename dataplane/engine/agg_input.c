@@ -42,9 +42,10 @@
  *     syndrome would move it to the error state: the job's own receiver is
  *     the only peer of that QP (docs/trust.md).  The others: packets with an
  *     AETH are snooped (ACKS_SNOOPED or ACK_IGNORED), then FORWARD, except a
- *     receiver's sequence NAK the status monitor answered with the stored
- *     results itself (NAK_REPAIRED, DROP: agg_nak.c, repair); everything
- *     else FORWARD untouched.
+ *     receiver's sequence NAK, or a selective job's receiver's selective
+ *     NAK, that the status monitor answered with the stored results itself
+ *     (NAK_REPAIRED, DROP: agg_nak.c, repair); everything else FORWARD
+ *     untouched.
  *   Ordered mode: a duplicate of a contribution the box still holds (slot
  *   filling or complete) that differs from it (payload, length, opcode or
  *   immediate): two frames claim one connection and PSN and the box cannot
@@ -175,6 +176,24 @@ static void job_release(struct agg_job *j)
 	}
 }
 
+/*
+ * A selective job's receiver i NAKed selectively at g (its MSN field: how
+ * many in a row): those results were lost on their way to it.  It
+ * acknowledges nothing, so no mark moves; the monitor resends them itself
+ * when it holds them all (dropped as a repaired NAK), else the sender gets
+ * it and resends those packets, answered with the stored results.
+ */
+static enum agg_verdict snoop_sel_nak(struct agg_engine *e, struct agg_job *j, uint32_t i,
+				      uint32_t g, const struct nr_pkt *p, uint64_t now_ns,
+				      enum nr_engine_ctr *ctr)
+{
+	uint64_t q = j->acked[i] + (int64_t)nr_psn_diff(g, (uint32_t)(j->acked[i] & NR_PSN_MASK));
+
+	if (agg_mon_sel_repair(e, j, i, q, nr_sel_nak_run(p->aeth_msn), now_ns))
+		return count(j, NR_ECTR_NAK_REPAIRED, ctr, NR_V_DROP);
+	return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD);
+}
+
 static enum agg_verdict snoop_ack(struct agg_engine *e, struct agg_job *j, uint32_t i,
 				 const struct nr_pkt *p, const uint8_t *frame, void *handle,
 				 uint64_t now_ns, enum nr_engine_ctr *ctr)
@@ -185,6 +204,8 @@ static enum agg_verdict snoop_ack(struct agg_engine *e, struct agg_job *j, uint3
 
 	if (nr_syn_is_ack(p->aeth_syn))
 		g = nr_psn_add(g, 1);           /* acknowledges g and everything before */
+	else if (p->aeth_syn == NR_AETH_NAK_SELECTIVE && j->selective)
+		return snoop_sel_nak(e, j, i, g, p, now_ns, ctr);
 	else if (p->aeth_syn != NR_AETH_NAK_PSN_SEQ_ERR)
 		return count(j, NR_ECTR_ACKS_SNOOPED, ctr, NR_V_FORWARD); /* RNR, errors */
 	/* mark = first sequence not acknowledged; must lie in [acked_i, next_emit] */

@@ -86,6 +86,8 @@ struct agg_job {
 	uint8_t short_dscp;    /* short slots (agg_short.c): the spec's */
 	uint8_t short_scale;
 	uint8_t short_first;   /* a lost first packet may go short (spec short_first) */
+	uint8_t selective;     /* its requesters are selective repeat (spec selective):
+				* the monitor's gap NAKs are selective ones (agg_nak.c) */
 	uint32_t short_ppm;
 	uint16_t spray;            /* UDP source ports of a connection's packets (>= 1) */
 	uint8_t classes;           /* prio_classes (>= 1); > 1: ready slots wait for the
@@ -153,6 +155,8 @@ struct agg_conn_mon {
 	uint64_t contig;       /* every sequence below was received from the sender */
 	uint64_t hi;           /* one past the highest sequence received from it */
 	uint64_t hole;         /* the first missing sequence a NAK went out for, or NONE */
+	uint64_t hole_end;     /* one past the last its NAK named: a selective NAK's run
+				* (agg_nak.c); hole + 1 for a sequence NAK */
 	uint64_t hole_ns;      /* when */
 	uint64_t ack_ns;       /* the receiver's mark last moved, it had nothing to ACK,
 				* or a stored result was resent to it */

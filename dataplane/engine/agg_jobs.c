@@ -200,6 +200,7 @@ static struct agg_job *job_alloc(const struct nr_job_spec *s, uint32_t id, uint6
 	j->short_dscp = s->short_dscp;
 	j->short_scale = s->short_scale;
 	j->short_first = s->short_first;
+	j->selective = s->selective;
 	j->classes = s->prio_classes > 1 ? s->prio_classes : 1;
 	for (uint32_t d = 0; d < 64; d++)
 		j->dscp_cls[d] = j->classes;           /* exact: above every class */

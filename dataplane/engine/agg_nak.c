@@ -29,7 +29,8 @@
  * was asked: the box never acknowledges, explicitly or implicitly, what the
  * receiver did not.  The sender then goes back to q: what it resends below
  * the gap meets the duplicate paths (a stored result resent, or a duplicate
- * of a filling slot dropped).
+ * of a filling slot dropped).  (A selective NAK, below, acknowledges
+ * nothing: it needs no clamp.)
  *
  * When:
  *   gap     a packet of sender i beyond contig: ONE NAK at min(contig,
@@ -103,10 +104,31 @@
  *           repair's echo, dropped.  The receiver's NAK is its own: it
  *           acknowledges q - 1 to a sender that learns it from the
  *           receiver's next ACK instead.
- * Each NAK is counted by why (nak_gap, nak_rearm, nak_probe, nak_hold;
- * ack_repeat for the tail's ACKs; nak_repaired and repair_sent for the
- * receivers' NAKs answered by a repair and the results it resent;
- * ack_solicit for the results resent to solicit an ACK).
+ * A selective job (spec selective: its requesters are selective repeat,
+ * proto/nr_job.h) differs in the NAKs for its senders' holes:
+ *   gap     a selective NAK (NR_AETH_NAK_SELECTIVE) at contig itself, its
+ *           MSN field the run of sequences missing in a row from there
+ *           (each evidently lost, agg_mon_lost; at most MON_SEL_RUN_MAX):
+ *           it acknowledges nothing, so the mark does not clamp it, and the
+ *           sender resends those packets alone.  The hole is the run's
+ *           first sequence still missing until the whole run is in; when
+ *           contig then stops at a next hole already lost, that one's NAK
+ *           goes at once, since the sender resends only what it is told.
+ *           Held back for a short slot as any gap's (agg_mon_gap_nak).
+ *   re-arm  a selective NAK again: the RNR NAK is for a go-back-N
+ *           requester, which ignores a second sequence NAK during a retry.
+ * Probes, holds and tail ACKs are as above: a selective requester takes an
+ * RNR NAK as go-back-N from its PSN, which is correct and rare.  A
+ * receiver's selective NAK at q, run n (agg_mon_sel_repair) moves no mark:
+ * when the box holds all n results from q, it resends them itself as a
+ * repair (the last with AckReq; an echo within the re-arm time dropped) and
+ * the NAK goes no further; otherwise the sender gets it and resends those
+ * packets, which meet the stored results.
+ * Each NAK is counted by why (nak_gap, nak_rearm: a selective job's are
+ * selective NAKs; nak_probe, nak_hold; ack_repeat for the tail's ACKs;
+ * nak_repaired and repair_sent for the receivers' NAKs answered by a repair
+ * and the results it resent; ack_solicit for the results resent to solicit
+ * an ACK).
  * Until the receiver's first ACK the template is the sender's own data
  * packet turned around (take_template).
  */
@@ -138,6 +160,9 @@
 #define MON_HOLD_MIN_NS  100000000ull
 /* A repair resends at most this many results; a longer go-back is the sender's */
 #define MON_REPAIR_MAX   64
+/* A selective NAK names at most this many missing sequences; the rest follow
+ * once they are filled */
+#define MON_SEL_RUN_MAX 64
 /* A repair's frame: Ethernet + VLAN + IPv4 + UDP + BTH + RETH + ImmDt, the payload, ICRC */
 #define MON_DATA_HDR_MAX 96
 
@@ -183,6 +208,34 @@ static bool has(const struct agg_job *j, uint32_t i, uint64_t x)
 }
 
 /*
+ * Send sender i the receiver's last ACK with syndrome syn, the PSN of
+ * sequence x and msn in its MSN field, counted under why.
+ */
+static void mon_send(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint8_t syn,
+		     uint32_t msn, enum nr_engine_ctr why)
+{
+	const struct agg_conn_mon *m = &j->mon[i];
+	struct nr_build_args a = {
+		.opcode = NR_OP_RC_ACK,
+		.psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)x),
+		.migreq = m->mig,
+		.syndrome = syn,
+		.msn = msn,
+	};
+	uint8_t buf[MON_FRAME_MAX];
+	int n;
+
+	if (!m->have_tpl)
+		return;
+	n = nr_build_frame(buf, sizeof(buf), &m->tpl, &a, NULL, 0);
+	if (n < 0)
+		return;      /* cannot happen: the template came from a parsed ACK */
+	j->ctr[why]++;
+	if (e->ops.send)
+		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->origin);
+}
+
+/*
  * Send sender i a NAK (syndrome syn) at sequence x, clamped to the
  * receiver's mark (the rule above), built from the receiver's last ACK; an
  * ACK syndrome repeats that ACK (PSN mark - 1: what the receiver acknowledged).
@@ -190,28 +243,14 @@ static bool has(const struct agg_job *j, uint32_t i, uint64_t x)
 static void mon_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint8_t syn,
 		    enum nr_engine_ctr why)
 {
-	const struct agg_conn_mon *m = &j->mon[i];
 	uint64_t q = x < j->acked[i] ? x : j->acked[i];
-	struct nr_build_args a = {
-		.opcode = NR_OP_RC_ACK, .psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)q),
-		.migreq = m->mig, .syndrome = syn, .msn = m->msn,
-	};
-	uint8_t buf[MON_FRAME_MAX];
-	int n;
 
-	if (!m->have_tpl)
-		return;
-	if (nr_syn_is_ack(syn)) {       /* an ACK covers its own PSN: the mark's - 1 */
+	if (nr_syn_is_ack(syn)) { /* an ACK covers its own PSN: the mark's - 1 */
 		if (q == 0)
 			return;
-		a.psn = nr_psn_add(j->conns[i].ipsn, (uint32_t)(q - 1));
+		q--;
 	}
-	n = nr_build_frame(buf, sizeof(buf), &m->tpl, &a, NULL, 0);
-	if (n < 0)
-		return;      /* cannot happen: the template came from a parsed ACK */
-	j->ctr[why]++;
-	if (e->ops.send)
-		e->ops.send(e->ops.ctx, buf, (uint32_t)n, m->origin);
+	mon_send(e, j, i, q, syn, j->mon[i].msn, why);
 }
 
 /*
@@ -375,16 +414,73 @@ bool agg_mon_lost(const struct agg_job *j, uint32_t i, uint64_t c)
 	return true;
 }
 
-/* A gap at sender i's contig: one sequence NAK, or held back (may_short). */
+/*
+ * How many of sender i's sequences from x on are missing in a row, x
+ * included, each evidently lost (agg_mon_lost: not merely overtaken on
+ * another path): a selective NAK's run, at most MON_SEL_RUN_MAX.
+ */
+static uint32_t lost_run(const struct agg_job *j, uint32_t i, uint64_t x)
+{
+	uint32_t n = 1;
+
+	while (n < MON_SEL_RUN_MAX && x + n < j->mon[i].hi && !has(j, i, x + n) &&
+	       agg_mon_lost(j, i, x + n))
+		n++;
+	return n;
+}
+
+/*
+ * The NAK for sender i's hole, counted under why: a go-back-N job's is
+ * syndrome syn (a gap's sequence NAK, a re-arm's RNR NAK) clamped to the
+ * mark; a selective job's a selective NAK at the hole itself naming the run
+ * lost from it (hole_end), whatever the mark, since it acknowledges nothing.
+ */
+static void hole_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint8_t syn,
+		     enum nr_engine_ctr why)
+{
+	struct agg_conn_mon *m = &j->mon[i];
+	uint32_t run;
+
+	if (!j->selective) {
+		mon_nak(e, j, i, m->hole, syn, why);
+		return;
+	}
+	run = lost_run(j, i, m->hole);
+	m->hole_end = m->hole + run;
+	mon_send(e, j, i, m->hole, NR_AETH_NAK_SELECTIVE, run, why);
+}
+
+/*
+ * Sender i's contig moved: the hole behind it is repaired (with a
+ * round-trip sample when sample and its NAK went out), or, a selective
+ * NAK's run being only partly in, the hole is what of the run is still
+ * missing: the same NAK, no new one, its re-arm time running on.
+ */
+static void hole_passed(struct agg_job *j, struct agg_conn_mon *m, uint64_t now_ns, bool sample)
+{
+	if (m->hole == NR_MON_NONE || m->contig <= m->hole)
+		return;
+	if (m->contig < m->hole_end) {
+		m->hole = m->contig;
+		return;
+	}
+	if (sample && !m->held_back)
+		rtt_sample(j, now_ns - m->hole_ns);
+	m->hole = NR_MON_NONE;
+	m->held_back = 0;
+}
+
+/* A gap at sender i's contig: one NAK (hole_nak), or held back (may_short). */
 static void open_gap(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
 {
 	struct agg_conn_mon *m = &j->mon[i];
 
 	m->hole = m->contig;
+	m->hole_end = m->contig + 1;
 	m->hole_ns = now_ns;
 	m->held_back = may_short(e, j, i, m->contig);
 	if (!m->held_back)
-		mon_nak(e, j, i, m->contig, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+		hole_nak(e, j, i, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }
 
 void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x, uint64_t now_ns)
@@ -404,20 +500,19 @@ void agg_mon_data(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t 
 		m->contig++;
 	if (m->contig != before)
 		m->wait_ns = now_ns;            /* the sender's stream moved */
-	if (m->hole != NR_MON_NONE && m->contig > m->hole) {    /* repaired */
-		if (!m->held_back)
-			rtt_sample(j, now_ns - m->hole_ns);
-		m->hole = NR_MON_NONE;
-		m->held_back = 0;
-	}
-	if (x <= m->contig + j->reorder && !(j->port_hi && agg_mon_lost(j, i, m->contig)))
-		return;                 /* nothing missing below x, or not yet a loss (spraying) */
+	hole_passed(j, m, now_ns, true);
+	/* nothing missing below x, or not yet a loss (spraying); a selective
+	 * job's next hole is NAKed as soon as the one before it is filled (its
+	 * sender resends what it is told and nothing else) */
+	if (x <= m->contig + j->reorder &&
+	    !((j->port_hi || j->selective) && agg_mon_lost(j, i, m->contig)))
+		return;
 	if (m->hole != m->contig) {
 		open_gap(e, j, i, now_ns);
 	} else if (hole_due(j, m, now_ns)) {
 		m->hole_ns = now_ns;
 		m->held_back = 0;
-		mon_nak(e, j, i, m->contig, MON_RNR_NOW, NR_ECTR_NAK_REARM);
+		hole_nak(e, j, i, MON_RNR_NOW, NR_ECTR_NAK_REARM);
 	}
 }
 
@@ -478,24 +573,30 @@ static bool send_result(struct agg_engine *e, const struct agg_job *j, uint32_t 
 	return true;
 }
 
-bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
+/*
+ * A repair: receiver i's results [q, end) resent, the last with AckReq,
+ * when the box holds them all (emitted, not released) and can send them.
+ * Whether the NAK at q is answered: by this repair, or by one under way
+ * (its echo, within the re-arm time).
+ */
+static bool repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q, uint64_t end,
+		   uint64_t now_ns)
 {
 	struct agg_conn_mon *m = &j->mon[i];
-	uint64_t q = j->acked[i];
 	uint32_t sent = 0;
 
-	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= j->next_emit ||
-	    j->next_emit - q > MON_REPAIR_MAX)
+	if (!e->ops.send || !m->have_dtpl || q < j->next_release || q >= end ||
+	    end > j->next_emit || end - q > MON_REPAIR_MAX)
 		return false;
 	if (m->repair == q && now_ns - m->repair_ns < rtts_ns(j, MON_REARM_RTTS, MON_REARM_MIN_NS))
 		return true;            /* the echo of a repair under way */
-	for (uint64_t x = q; x < j->next_emit; x++) {
+	for (uint64_t x = q; x < end; x++) {
 		const struct agg_slot *s = &j->slots[agg_job_slot(j, x)];
 
 		if (s->x != x || s->state != NR_SLOT_EMITTED)
 			return false;   /* cannot happen: unreleased slots keep their results */
 	}
-	for (uint64_t x = q; x < j->next_emit && send_result(e, j, i, x, x + 1 == j->next_emit); x++)
+	for (uint64_t x = q; x < end && send_result(e, j, i, x, x + 1 == end); x++)
 		sent++;
 	if (sent == 0)
 		return false;
@@ -504,6 +605,19 @@ bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_
 	j->ctr[NR_ECTR_REPAIR_SENT] += sent;
 	agg_mon_result(j, i, now_ns);
 	return true;
+}
+
+bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns)
+{
+	return repair(e, j, i, j->acked[i], j->next_emit, now_ns);
+}
+
+bool agg_mon_sel_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q,
+			uint32_t run, uint64_t now_ns)
+{
+	if (q >= j->next_emit || run > j->next_emit - q)
+		return false; /* not all emitted: the sender's to resend */
+	return repair(e, j, i, q, q + run, now_ns);
 }
 
 /*
@@ -528,7 +642,7 @@ void agg_mon_gap_nak(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64
 		return;         /* its NAK went out when the gap showed */
 	m->held_back = 0;
 	m->hole_ns = now_ns;
-	mon_nak(e, j, i, m->hole, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
+	hole_nak(e, j, i, NR_AETH_NAK_PSN_SEQ_ERR, NR_ECTR_NAK_GAP);
 }
 
 void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t x,
@@ -545,10 +659,7 @@ void agg_mon_short_result(struct agg_engine *e, struct agg_job *j, uint32_t i, u
 	if (m->hi < m->contig)
 		m->hi = m->contig;
 	m->wait_ns = now_ns;
-	if (m->hole != NR_MON_NONE && m->contig > m->hole) {
-		m->hole = NR_MON_NONE;  /* no NAK went out for it: no round-trip sample */
-		m->held_back = 0;
-	}
+	hole_passed(j, m, now_ns, false); /* no NAK went out for x: no round-trip sample */
 	if (m->hole == NR_MON_NONE && agg_mon_lost(j, i, m->contig))      /* the next gap */
 		open_gap(e, j, i, now_ns);
 }
@@ -616,7 +727,7 @@ void agg_mon_poll(struct agg_engine *e, struct agg_job *j, uint64_t now_ns)
 			if (hole_due(j, m, now_ns)) {
 				m->hole_ns = now_ns;
 				m->held_back = 0;
-				mon_nak(e, j, i, m->hole, MON_RNR_NOW, NR_ECTR_NAK_REARM);
+				hole_nak(e, j, i, MON_RNR_NOW, NR_ECTR_NAK_REARM);
 			}
 			continue;
 		}

@@ -2,9 +2,9 @@
 /*
  * The status monitor of the aggregation engine (agg_nak.c): per
  * connection it follows the sender's stream as the box receives it and the
- * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error)
- * on its receiver's behalf when a loss would otherwise wait for the sender's
- * ACK timeout.  Called by agg_input.c (every data packet and ACK of a
+ * receiver's ACKs and NAKs, and sends the sender a NAK (PSN sequence error;
+ * a selective job's: a selective NAK) on its receiver's behalf when a loss
+ * would otherwise wait for the sender's ACK timeout.  Called by agg_input.c (every data packet and ACK of a
  * registered connection) and agg_jobs.c (housekeeping).
  */
 #ifndef NR_AGG_NAK_H
@@ -55,6 +55,16 @@ void agg_mon_ack(struct agg_engine *e, struct agg_job *j, uint32_t i, const uint
  * False: the sender must get the NAK and go back.
  */
 bool agg_mon_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t now_ns);
+
+/*
+ * Receiver i of a selective job sent a selective NAK: run results from
+ * sequence q lost on the way to it.  It acknowledges nothing (the mark
+ * stays).  When the box holds every one of them (emitted, not released)
+ * and can send, it resends exactly those (a repair) and returns true: the
+ * NAK is then not for the sender.  False: the sender must get it.
+ */
+bool agg_mon_sel_repair(struct agg_engine *e, struct agg_job *j, uint32_t i, uint64_t q,
+			uint32_t run, uint64_t now_ns);
 
 /* A stored result was resent to receiver i: its ACK is awaited from now. */
 void agg_mon_result(struct agg_job *j, uint32_t i, uint64_t now_ns);

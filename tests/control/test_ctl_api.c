@@ -234,6 +234,46 @@ static void test_reduce_bor(void **state)
 	json_decref(r);
 }
 
+/*
+ * selective (the job's requesters are selective repeat, proto/nr_job.h): the box
+ * takes it, asked as true or as 1, and echoes it as true; false is not echoed.  The
+ * FPGA and the RTL have no status monitor to send or answer selective NAKs, so the
+ * fpga and rtl backends refuse it at job_create, naming it.
+ */
+static void test_selective(void **state)
+{
+	struct fx *f = *state;
+	json_t *spec = tb_spec(3, 1, 0x100), *r, *s;
+	struct created j;
+
+	json_object_set_new(spec, "selective", json_integer(1));
+	if (strcmp(kind, "sw")) {
+		r = tb_call(f->c, json_pack("{s:s,s:o}", "op", "job_create", "spec", spec), false);
+		assert_err(r, "fpga: selective: the aggregator (FPGA.md, the RTL) has no status "
+			      "monitor to send or answer selective NAKs");
+		json_decref(r);
+		assert_int_equal(n_jobs(f), 0);
+		return;
+	}
+	create(f, spec, &j);
+	r = tb_call(f->c, job_req("job_status", j.id, j.key), false);
+	assert_ok(r);
+	s = json_object_get(json_object_get(r, "job"), "spec");
+	assert_true(json_is_true(json_object_get(s, "selective")));
+	json_decref(r);
+	r = tb_call(f->c, job_req("job_destroy", j.id, j.key), false);
+	assert_ok(r);
+	json_decref(r);
+	spec = tb_spec(3, 1, 0x100);
+	json_object_set_new(spec, "selective", json_false());
+	create(f, spec, &j);
+	r = tb_call(f->c, job_req("job_status", j.id, j.key), false);
+	assert_ok(r);
+	s = json_object_get(json_object_get(r, "job"), "spec");
+	assert_null(json_object_get(s, "selective"));
+	json_decref(r);
+}
+
 /* ---- every malformed or out-of-range field ------------------------------ */
 
 struct bad_case {
@@ -287,6 +327,10 @@ static const struct bad_case bad_cases[] = {
 	{ "short_scale", "true", "reduce", "\"max\"", "short_scale: 1: 0 or 1, and 1 only with reduce sum" },
 	{ "short_scale", "true", "reduce", "\"bor\"", "short_scale: 1: 0 or 1, and 1 only with reduce sum" },
 	{ "short_first", "1", 0, 0, "spec.short_first: expected true or false, got an integer" },
+	{ "selective", "2", 0, 0, "spec.selective: 2 is out of range (0..1)" },
+	{ "selective", "-1", 0, 0, "spec.selective: -1 is out of range" },
+	{ "selective", "\"yes\"", 0, 0, "spec.selective: expected true or false (or 0 or 1), got a string" },
+	{ "selective", "null", 0, 0, "spec.selective: expected true or false (or 0 or 1), got null" },
 	{ "prio_classes", "5", 0, 0, "spec.prio_classes: 5 is out of range" },
 	{ "prio_classes", "4", "short_dscp", "40", "prio_classes: 4 classes from short_dscp 40 reach DSCP 66" },
 	{ "spray_ports", "0", 0, 0, "spec.spray_ports: 0 is out of range" },
@@ -1003,6 +1047,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_create_show_destroy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reduce_bor, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_selective, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_conns, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),

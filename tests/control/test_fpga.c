@@ -239,8 +239,8 @@ static void test_refuses_reduce_max(void **state)
 	free(s);
 }
 
-/* No short slots and no class order in the aggregator: a job that asks for either is
- * refused, naming why. */
+/* No short slots, no class order and no status monitor in the aggregator: a job that
+ * asks for short slots, classes or selective-repeat requesters is refused, naming why. */
 static void test_refuses_short_slots(void **state)
 {
 	struct fx *f = *state;
@@ -262,6 +262,13 @@ static void test_refuses_short_slots(void **state)
 	assert_non_null(strstr(err, "prio_classes 3: the aggregator (FPGA.md, the RTL) emits"));
 	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
 	s->prio_classes = 0;
+	s->selective = 1;
+	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), -EINVAL);
+	print_message("  %s\n", err);
+	assert_non_null(strstr(err, "fpga: selective: the aggregator (FPGA.md, the RTL) has no "
+				    "status monitor to send or answer selective NAKs"));
+	assert_int_equal(fpga_model_valid_entries(&f->m), 0);
+	s->selective = 0;
 	assert_int_equal(b->ops->job_create(b, 1, s, &credits, err, sizeof(err)), 0);
 	free(s);
 }

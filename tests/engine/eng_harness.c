@@ -225,18 +225,24 @@ struct th_pkt *th_data(const struct nr_job_spec *s, uint32_t conn, uint32_t psn,
 	return th_build(&f, &a, payload, len);
 }
 
-struct th_pkt *th_ack(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn)
+struct th_pkt *th_aeth(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn,
+		       uint32_t msn)
 {
 	const struct nr_conn_spec *c = &s->conns[conn];
 	struct nr_flow f = {
 		.saddr = c->dst_ip, .daddr = c->src_ip, .sport = 49999,
 		.frag_off = NR_IPV4_DF, .dqpn = c->src_qpn,
 	};
-	struct nr_build_args a = { .opcode = NR_OP_RC_ACK, .psn = psn, .syndrome = syn, .msn = 1 };
+	struct nr_build_args a = { .opcode = NR_OP_RC_ACK, .psn = psn, .syndrome = syn, .msn = msn };
 
 	memcpy(f.src_mac, c->dst_mac, 6);
 	memcpy(f.dst_mac, c->src_mac, 6);
 	return th_build(&f, &a, NULL, 0);
+}
+
+struct th_pkt *th_ack(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn)
+{
+	return th_aeth(s, conn, psn, syn, 1);
 }
 
 enum agg_verdict th_input(struct th *t, struct th_pkt *k, uint64_t now, enum nr_engine_ctr *ctr)

@@ -74,8 +74,11 @@ void th_fini(struct th *t);   /* destroys the engine; checks nothing leaked */
 /* Build a data packet of conn with PSN psn; payload len bytes.  Parsed. */
 struct th_pkt *th_data(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t opcode,
 		       uint32_t imm, const void *payload, uint32_t len);
-/* ACK/NAK from the receiver of conn back to its sender. */
+/* ACK/NAK from the receiver of conn back to its sender (MSN 1). */
 struct th_pkt *th_ack(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn);
+/* The same with msn in the AETH's MSN field (a selective NAK's run). */
+struct th_pkt *th_aeth(const struct nr_job_spec *s, uint32_t conn, uint32_t psn, uint8_t syn,
+		       uint32_t msn);
 /* A copy of a frame (one the engine made), parsed. */
 struct th_pkt *th_copy(const uint8_t *frame, uint32_t len);
 /* Any frame from a flow, parsed. */

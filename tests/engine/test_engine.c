@@ -949,6 +949,10 @@ static void m_dup_dst(struct nr_job_spec *s) { s->conns[3].dst_ip = s->conns[1].
 static void m_dup_src(struct nr_job_spec *s) { s->conns[2].src_ip = s->conns[0].src_ip;
 					      s->conns[2].src_qpn = s->conns[0].src_qpn; }
 static void m_cross(struct nr_job_spec *s) { s->conns[1].src_qpn = s->conns[0].dst_qpn; }
+static void m_sel(struct nr_job_spec *s)
+{
+	s->selective = 2;
+}
 
 static void test_validate(void **state)
 {
@@ -970,6 +974,7 @@ static void test_validate(void **state)
 		{ "conns[3]: receiver 10.0.0.3 qpn 0x202 already used by conns[1]", m_dup_dst },
 		{ "conns[2]: sender 10.0.0.1 qpn 0x100 already used by conns[0]", m_dup_src },
 		{ "is the receiving QP of conns[0]", m_cross },
+		{ "selective: 2: 0 (go-back-N) or 1 (selective repeat)", m_sel },
 	};
 	char err[256];
 

@@ -8,7 +8,8 @@
  * bound per message is never exceeded; a message not marked with the job's
  * DSCP, a first packet and a slot with two missing contributions are never
  * shortened (their senders get NAKs); the counters account for every short
- * slot (emitted = completed * N + short_slots * (N - 1)).
+ * slot (emitted = completed * N + short_slots * (N - 1)); a selective job's
+ * held-back NAK goes out selective.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,6 +314,75 @@ static void test_bound(void **state)
 	assert_int_equal(st.left_out[1], 1);
 	assert_int_equal(st.left_out[3], 0);
 	check_accounting(&t, 2);
+	th_fini(&t);
+}
+
+/*
+ * A selective job (its requesters selective repeat, agg_nak.c): a slot goes
+ * short as in a go-back-N job; the NAK held back for a denied slot goes out
+ * as a selective NAK naming the lost PSN alone, and the sender's resend of
+ * that one packet completes the message (its later packets were in); a
+ * resend of the packet a short slot left out (the sender's own timeout) is
+ * answered with the stored result, counted, never summed.
+ */
+static void test_short_selective(void **state)
+{
+	const struct loss lost[] = { { 1, 2 }, { 3, 5 } };
+	struct nr_job_spec *s = th_spec(N, MTU, PKTS * MTU, 4, NR_SUM_ORDERED, ipsn);
+	struct nr_job_stats st;
+	struct th t;
+
+	(void)state;
+	memset(skew, 0, sizeof(skew));
+	s->short_ppm = 125000; /* 1 packet of 8 */
+	s->short_dscp = DSCP;
+	s->result_key = 0x5A5A0000;
+	s->selective = 1;
+	th_init(&t, s, 13);
+	run(&t, 0, PKTS, lost, 2, DSCP, 1 * MS);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_SLOTS), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_SHORT_DENIED), 1);
+	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_GAP), 1);
+	assert_int_equal(t.nsent, 2);
+	check_built(&t, 0, 1, 2, sum_of(2, 1));
+	assert_int_equal(t.sent[1].p.opcode, NR_OP_RC_ACK);
+	assert_int_equal(t.sent[1].p.aeth_syn, NR_AETH_NAK_SELECTIVE);
+	assert_int_equal(t.sent[1].p.qpn, t.spec->conns[3].src_qpn);
+	assert_int_equal(t.sent[1].p.psn, nr_psn_add(ipsn[3], 5));
+	assert_int_equal(nr_sel_nak_run(t.sent[1].p.aeth_msn), 1);
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, 5);
+	assert_int_equal(data(&t, 3, 5, DSCP, 2 * MS), NR_V_HELD); /* that one alone */
+	assert_int_equal(agg_engine_job_stats(t.e, t.job, &st), 0);
+	assert_int_equal(st.next_emit, PKTS);
+	for (uint32_t i = 0; i < N; i++)
+		check_stream(&t, i, PKTS, lost, 1, false);
+	assert_int_equal(t.nsent, 2);
+	check_accounting(&t, 1);
+	/* conn 1 resends its g=2 all the same: the stored result, not summed */
+	{
+		float pay[MTU / 4];
+		struct nr_flow f;
+		struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_MIDDLE,
+					   .psn = nr_psn_add(ipsn[1], 2) };
+		struct th_pkt *k;
+		enum nr_engine_ctr c = NR_ECTR_MAX;
+		uint64_t agg = th_ctr(&t, NR_ECTR_AGGREGATED);
+
+		for (uint32_t i = 0; i < MTU / 4; i++)
+			pay[i] = val(1, 2);
+		th_flow_data(t.spec, 1, &f);
+		f.tos = DSCP << 2;
+		k = th_build(&f, &a, pay, MTU);
+		assert_int_equal(th_input(&t, k, 3 * MS, &c), NR_V_RESEND);
+		assert_int_equal(c, NR_ECTR_DUP_RESENT);
+		assert_true(th_pf(k, 0) == sum_of(2, 1));
+		assert_true(th_pf(k, MTU / 4 - 1) == sum_of(2, 1));
+		assert_int_equal(th_ctr(&t, NR_ECTR_AGGREGATED), agg);
+		assert_int_equal(th_ctr(&t, NR_ECTR_DUP_RESENT), 1);
+		th_pkt_free(k);
+	}
+	assert_int_equal(t.nsent, 2);
 	th_fini(&t);
 }
 
@@ -852,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_short_basic),
 		cmocka_unit_test(test_short_scaled),
 		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_short_selective),
 		cmocka_unit_test(test_never_short),
 		cmocka_unit_test(test_tail_not_short),
 		cmocka_unit_test(test_spray_reorder),

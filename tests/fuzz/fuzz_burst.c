@@ -24,7 +24,11 @@
  *   h1      jobs: 1 + (h1 & 1); bit 1: the jobs in priority classes
  *           (prio_classes 2, short_dscp 10: channel 0's data marked class 0,
  *           DSCP 10, channel 1's class 1, DSCP 18; the ready slots of a
- *           burst leave the highest class first, dp_loop.c act_burst)
+ *           burst leave the highest class first, dp_loop.c act_burst);
+ *           bit 2: the jobs selective (selective-repeat requesters: the
+ *           monitor's gap NAKs are selective NAKs, and the receivers' NAKs
+ *           of variant 1 are selective NAKs, which the box answers itself
+ *           or forwards)
  *   3 bytes per job: b0 ranks 1..4 | MTU 256/512 bit 2 | pool 2/4 messages
  *           bit 3 | streaming bit 4 | two channels bit 5 | MACs, UDP source
  *           ports and P_Key registered bit 6 | result key bit 7; b1 packets
@@ -253,7 +257,8 @@ static struct nr_conn_spec *conn_of(struct bjob *j, unsigned c, unsigned i)
 	return &j->spec->conns[c * j->n + i];
 }
 
-static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_t b2, bool prio)
+static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_t b2, bool prio,
+		      bool sel)
 {
 	uint32_t n = 1 + (b0 & 3), nch = 1 + ((b0 >> 5) & 1);
 	uint32_t mtu = 256u << ((b0 >> 2) & 1);
@@ -282,6 +287,7 @@ static void job_shape(struct bjob *j, unsigned k, uint8_t b0, uint8_t b1, uint8_
 		s->prio_classes = 2;
 		s->short_dscp = 10;
 	}
+	s->selective = sel;
 	j->spec = s;
 	for (uint32_t c = 0; c < nch; c++) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -640,8 +646,12 @@ static void build_ack(struct world *w, struct bjob *j, unsigned c, unsigned i,
 		a.syndrome = 0x1F & (d->var >> 3);
 	else
 		switch ((d->var >> 6) & 3) {
-		case 0:
-		case 1: a.syndrome = NR_AETH_NAK_PSN_SEQ_ERR; break;
+		case 0: a.syndrome = NR_AETH_NAK_PSN_SEQ_ERR; break;
+		/* a selective job's receiver NAKs selectively: run d->pat (MSN) */
+		case 1:
+			a.syndrome = j->spec->selective ? NR_AETH_NAK_SELECTIVE
+							: NR_AETH_NAK_PSN_SEQ_ERR;
+			break;
 		case 2: a.syndrome = NR_AETH_RNR_NAK | (d->pat & 0x1F); break;
 		default: a.syndrome = (uint8_t)(NR_AETH_NAK + 1 + d->pat % 4); break;
 		}
@@ -994,7 +1004,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned k = 0; k < w.njobs; k++) {
 		uint8_t b0 = nrz_u8(&in), b1 = nrz_u8(&in), b2 = nrz_u8(&in);
 
-		job_shape(&w.jobs[k], k, b0, b1, b2, h1 & 2);
+		job_shape(&w.jobs[k], k, b0, b1, b2, h1 & 2, h1 & 4);
 		job_add(&w, &w.jobs[k]);
 	}
 	check_accounting(&w);

@@ -367,7 +367,8 @@ static int gen_engine(nrz_seed_cb cb, void *ctx)
 
 /*
  * fuzz_burst.c's format.  Header: h0 (box shape | ICRC check off bit 4 |
- * burst 4 bit 5), h1 (jobs - 1 | priority classes bit 1), per job b0 (ranks - 1 | MTU 512 bit 2 | pool
+ * burst 4 bit 5), h1 (jobs - 1 | priority classes bit 1 | selective bit 2),
+ * per job b0 (ranks - 1 | MTU 512 bit 2 | pool
  * 4 bit 3 | streaming bit 4 | two channels bit 5 | MACs, ports and P_Key
  * registered bit 6 | result key bit 7), b1 (packets per message - 1 | last
  * length << 2 | hosts send to the box's MAC bit 6 | max bit 7), b2 (PSNs).
@@ -486,6 +487,39 @@ static int gen_burst(nrz_seed_cb cb, void *ctx)
 						 (uint8_t)(ch << 6 | i), 0, 0);
 		}
 		snprintf(name, sizeof(name), "prio-classes-shape%u", shape);
+		cb(ctx, name, s.b, s.n);
+		n++;
+	}
+	/* a selective job (h1 bit 2) of 3 ranks: rank 1's packet lost before the
+	 * box (its next one ahead: a selective NAK), then its resends; receivers'
+	 * selective NAKs (variant 1 << 6) of the last result and of the two
+	 * before it, answered by the box; the monitor's turn; everything ACKed */
+	for (unsigned shape = 0; shape < 4; shape += 3) {
+		s.n = 0;
+		put(&s, (uint8_t)shape);
+		put(&s, 4);
+		put(&s, 2);
+		put(&s, 0 | 6 << 2);
+		put(&s, 0x83);
+		bu_round(&s, 0, 0, 3, 1, 2, 0);
+		bu_frame(&s, bu_host(0, 1, 3), 5, 1, 1, 1); /* rank 1: one ahead */
+		bu_frame(&s, bu_host(0, 0, 3), 0, 0, 0, 1);
+		bu_frame(&s, bu_host(0, 2, 3), 0, 2, 0, 1);
+		put(&s, 5);
+		put(&s, 20);                                /* 2 ms */
+		bu_frame(&s, bu_host(0, 1, 3), 0, 1, 0, 1); /* the lost one */
+		bu_frame(&s, bu_host(0, 1, 3), 0, 1, 0, 1); /* and the one ahead again */
+		bu_frame(&s, bu_host(0, 0, 3), 0, 0, 0, 1);
+		bu_frame(&s, bu_host(0, 2, 3), 0, 2, 0, 1);
+		bu_frame(&s, bu_host(0, 1, 3), 7, 0, 1 | 1 << 6, 1);
+		bu_frame(&s, bu_host(0, 2, 3), 7, 1, 1 | 1 << 2 | 1 << 6, 2);
+		bu_frame(&s, bu_host(0, 2, 3), 7, 1, 1 | 1 << 2 | 1 << 6, 2); /* an echo */
+		put(&s, 5);
+		put(&s, 0x82); /* 20 ms: re-arms, probes */
+		for (unsigned i = 0; i < 3; i++)
+			bu_frame(&s, bu_host(0, i + 1, 3), 6, (uint8_t)i, 0, 0);
+		bu_round(&s, 0, 0, 3, 1, 1, 1);
+		snprintf(name, sizeof(name), "selective-shape%u", shape);
 		cb(ctx, name, s.b, s.n);
 		n++;
 	}
