@@ -193,6 +193,7 @@ const char *nr_job_conn_name(const struct nr_job_spec *s, uint32_t k, char *buf,
 void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_spec *out);
 
 /* One counter per outcome of the engine, with its name (X-macro). */
+/* clang-format off */
 #define NR_FOREACH_ENGINE_CTR(_)                                                                \
 	_(NR_ECTR_AGGREGATED, "aggregated", "contributions added to a slot")                    \
 	_(NR_ECTR_COMPLETED, "completed", "slots whose N contributions are in")                 \
@@ -226,6 +227,7 @@ void nr_job_channel_spec(const struct nr_job_spec *s, uint32_t c, struct nr_job_
 	_(NR_ECTR_PSN_CONFLICT, "psn_conflict", "a second, different frame for a held contribution's PSN (ordered mode), or a late first packet whose RETH is not the one the box built for it (short_first): the job fails") \
 	_(NR_ECTR_SHORT_SLOTS, "short_slots", "slots completed with one contribution missing (short_ppm)") \
 	_(NR_ECTR_SHORT_DENIED, "short_denied", "slots that waited for a lost contribution: why in short_why (nr_short_why)")
+/* clang-format on */
 
 enum nr_engine_ctr { NR_FOREACH_ENGINE_CTR(NR_CTR_ENUM) NR_ECTR_MAX };
 

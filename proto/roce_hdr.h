@@ -313,7 +313,10 @@ static inline bool nr_syn_is_ack(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK)
 static inline bool nr_syn_is_rnr(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK) == NR_AETH_RNR_NAK; }
 static inline bool nr_syn_is_nak(uint8_t syn) { return (syn & NR_AETH_TYPE_MASK) == NR_AETH_NAK; }
 /* A selective NAK's run: its MSN field, at least 1. */
-static inline uint32_t nr_sel_nak_run(uint32_t msn) { return msn ? msn : 1; }
+static inline uint32_t nr_sel_nak_run(uint32_t msn)
+{
+	return msn ? msn : 1;
+}
 
 static inline uint32_t nr_immdt_imm(const struct nr_immdt *i) { return nr_ld_be32(&i->imm); }
 static inline void nr_immdt_set_imm(struct nr_immdt *i, uint32_t v) { nr_st_be32(&i->imm, v); }

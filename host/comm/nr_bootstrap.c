@@ -48,10 +48,11 @@ static json_t *hello_json(const struct nr_comm *c)
 	char mnonce[2 * NR_AUTH_MNONCE_BYTES + 1];
 
 	nr_auth_hex(c->links[0].mnonce, NR_AUTH_MNONCE_BYTES, mnonce);
-	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b,s:i,s:b},s:o,s:s}", "hello", "rank",
-			 c->rank, "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size",
+	return json_pack("{s:{s:i,s:i,s:i,s:i,s:s,s:b,s:i,s:b},s:o,s:s}", "hello", "rank", c->rank,
+			 "world", c->world, "mtu", (int)c->cfg.mtu, "msg_size",
 			 (int)c->cfg.msg_size, "transport", c->transport, "box", c->has_box,
-			 "channels", (int)c->n_channels, "selective", c->selective, "peer", nr_row_json(c, &c->peers[c->rank]), "nonce", mnonce);
+			 "channels", (int)c->n_channels, "selective", c->selective, "peer",
+			 nr_row_json(c, &c->peers[c->rank]), "nonce", mnonce);
 }
 
 /* --- lines that prove the job's secret (nr_auth.h) --- */

@@ -65,8 +65,10 @@ int nr_tp_tune(struct nr_tp_config *cfg, const struct nr_tp_wish *wish, char *er
 	/* the same property: only a transport that builds its own packets chooses
 	 * how it resends them (an RNIC's retransmission is its firmware's) */
 	if (profiles[i].profile == NR_TP_PROFILE_SR && !ops->spray) {
-		snprintf(err, errlen, "%s: profile sr (selective repeat) is the soft transport's; an "
-			 "RNIC resends as its firmware is set (unset NR_SOFT_PROFILE)", cfg->kind);
+		snprintf(err, errlen,
+			 "%s: profile sr (selective repeat) is the soft transport's; an "
+			 "RNIC resends as its firmware is set (unset NR_SOFT_PROFILE)",
+			 cfg->kind);
 		return -ENOTSUP;
 	}
 	if (wish->msg_tclass && !ops->wr_tclass) {

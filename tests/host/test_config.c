@@ -731,7 +731,7 @@ static void test_tp_tune(void **state)
 	wish.profile = "cx7";
 	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "\"cx7\" unknown (use rnic, rxe, legacy or sr)"));
-	wish.profile = "sr";                   /* selective repeat: the RNIC rules' window */
+	wish.profile = "sr"; /* selective repeat: the RNIC rules' window */
 	wish.ack_timeout = 0;
 	wish.budget_ms = 10000;
 	assert_int_equal(nr_tp_tune(&t, &wish, err, sizeof(err)), 0);
