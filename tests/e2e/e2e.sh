@@ -244,7 +244,8 @@ sr4)
 	dir=$(sed -n 's/.*run dir kept: //p' "$log" | tail -n 1)
 	rm -f "$log"
 	[ -n "$dir" ] && [ -d "$dir" ] || fail "the testbed's run dir was not kept"
-	sum() { cat "$dir"/L*.log | grep -o "$1=[0-9]*" | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+	sum() { cat "$dir"/L*.log | { grep -o "$1=[0-9]*" || true; } | cut -d= -f2 |
+		awk '{ s += $1 } END { print s + 0 }'; }
 	resent=$(sum tx_sel_resent) naks=$(sum rx_nak_sel) seq=$(sum rx_nak_seq)
 	rm -rf "$dir"
 	echo "== hosts: $resent packets resent alone, $naks selective NAKs in, $seq sequence NAKs in"
