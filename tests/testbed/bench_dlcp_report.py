@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The report of tests/testbed/bench-dlcp, from rank 0's summary lines
 (examples/train.py, with variant, rep, loss, ppm and run_s added): per loss rate
-and variant (de, spray, prio, bound, scaled, exact, gloo)
+and variant (de, spray, prio, bound-sr, bound, scaled, exact-sr, exact, gloo)
 
   median step        median over the rounds of each run's median step time
   throughput         steps per second relative to the same variant's loss-free
@@ -29,9 +29,11 @@ import os
 import statistics
 import sys
 
-ORDER = ("de", "spray", "prio", "bound", "scaled", "exact", "gloo")
+ORDER = ("de", "spray", "prio", "bound-sr", "bound", "scaled", "exact-sr", "exact", "gloo")
 WHAT = {"bound": "netreduce, bound (NR_SHORT_PPM)", "scaled": "netreduce, bound, scaled sums",
         "exact": "netreduce, no bound", "gloo": "Gloo",
+        "bound-sr": "bound, selective repeat (NR_SOFT_PROFILE=sr)",
+        "exact-sr": "no bound, selective repeat (NR_SOFT_PROFILE=sr)",
         "prio": "bound, 3 priority classes by bucket (NR_PRIO_CLASSES=3)",
         "spray": "prio, each QP sprayed over 2 UDP source ports (NR_SPRAY_PORTS=2)",
         "de": "prio, small packets drop-eligible (NR_DE_THRESH)"}
