@@ -258,6 +258,10 @@ static void sr_keep(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt 
 	struct soft_tp *tp = qp->tp;
 	struct soft_ooo *o;
 
+	if (p->end > SOFT_PKT_MAX || p->pay_len > tp->mtu) {
+		tp->st.rx_bad_req++; /* no packet of ours: not kept (nor checked: not its turn) */
+		return;
+	}
 	if ((!qp->ooo && ooo_alloc(qp)) || (uint32_t)d >= qp->ooo_cap) {
 		tp->st.rx_out_of_seq++; /* the requester's timeout resends it */
 		return;

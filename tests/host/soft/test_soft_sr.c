@@ -248,6 +248,34 @@ static void test_gbn_requester_refuses(void **state)
 	assert_int_equal(TU_STAT(pp->a, rx_nak_other), 1);
 }
 
+/* ---- a packet ahead of its turn with more payload than the MTU: counted, never kept ---- */
+
+static void test_oversized_ahead_refused(void **state)
+{
+	struct pair *pp = &tu_pair;
+	static uint8_t pay[3 * MTU], pkt[4 * MTU];
+	struct nr_icrc_ip4 ipx;
+	struct nr_build_args a = { .opcode = NR_OP_RC_WRITE_MIDDLE, .migreq = true };
+	int n;
+
+	(void)state;
+	sr_pair(pp, NR_TP_PROFILE_SR, NR_TP_PROFILE_SR, "127.0.0.95", "127.0.0.96", 16 * MTU);
+	fill(pp);
+	ipx = (struct nr_icrc_ip4){ .saddr = pp->ia.ip,
+				    .daddr = pp->ib.ip,
+				    .sport = 0xC321,
+				    .dport = 4791,
+				    .frag_off = NR_IPV4_DF };
+	a.psn = nr_psn_add(pp->ia.psn, 5);
+	n = nr_build_transport(pkt, sizeof(pkt), &ipx, pp->ib.qpn, &a, pay, sizeof(pay));
+	assert_true(n > 3 * MTU); /* three MTUs of payload in one packet */
+	assert_int_equal(nr_tp_soft_inject(pp->b, pp->ia.ip, 0xC321, pkt, (uint32_t)n), 0);
+	writes(pp, 1, 16 * MTU, 1); /* B goes on: nothing of it was kept */
+	assert_int_equal(TU_STAT(pp->b, rx_bad_req), 1);
+	assert_int_equal(TU_STAT(pp->b, rx_ooo_kept), 0);
+	assert_int_equal(TU_STAT(pp->b, rx_data), 16);
+}
+
 /* ---- random loss both ways: exact, and far fewer resends than go-back-N ---- */
 
 static uint64_t lossy_resends(uint8_t profile, uint64_t seed, const char *ipa, const char *ipb)
@@ -291,6 +319,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lost_first_and_last, tu_teardown),
 		cmocka_unit_test_teardown(test_reorder_not_loss, tu_teardown),
 		cmocka_unit_test_teardown(test_gbn_requester_refuses, tu_teardown),
+		cmocka_unit_test_teardown(test_oversized_ahead_refused, tu_teardown),
 		cmocka_unit_test_teardown(test_lossy_fewer_resends, tu_teardown),
 	};
 
