@@ -267,9 +267,10 @@ sim-report: deps-sim $(BUILD)/build.ninja
 	ninja -C $(BUILD) netreduce-plan
 	/usr/bin/python3 sim/report.py --plan $(BUILD)/netreduce-plan --out docs/scale
 
-# Opt-in, not part of make test (the ring at 1% loss takes minutes).
-## netreduce vs ring at 0, 0.1, 1% loss per link (4 hosts, 16 MiB,
-## 100 Mbit/s, RNIC profile): throughput and fraction of loss-free (root)
+# Opt-in, not part of make test (24 testbeds, about 7 minutes here).
+## netreduce vs ring at 0, 0.1, 1, 3% loss per link (4 hosts, 16 MiB,
+## 100 Mbit/s, 1 Gbit/s, unshaped), go-back-N (rnic) beside selective
+## repeat (sr): throughput and fraction of loss-free (root)
 bench-loss: build
 	tests/testbed/bench-loss --build $(BUILD)
 
