@@ -160,9 +160,14 @@ static int check_hello(struct nr_comm *c, json_t *msg, const struct pending *pc,
 	SAME("message size (NR_MSG_SIZE)", msg_size, (int)c->cfg.msg_size);
 	SAME("box setting (NR_BOX set)", box, c->has_box);
 	SAME("box channels (NR_CHANNELS)", channels, (int)c->n_channels);
-	/* a go-back-N QP takes a selective NAK for an error, and the box job is one or the other */
-	SAME("selective repeat (NR_SOFT_PROFILE=sr: 1)", selective, (int)c->selective);
 #undef SAME
+	/* a go-back-N QP takes a selective NAK for an error, and the box job is one or the other */
+	if (selective != (int)c->selective)
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "rank %d (from %s) %s NR_SOFT_PROFILE=sr (selective "
+			       "repeat), rank 0 %s: every rank must recover loss the same way",
+			       *rank, a, selective ? "runs" : "does not run",
+			       c->selective ? "does" : "does not");
 	if (strcmp(tp, c->transport))
 		return nr_fail(c, NR_ERR_CONFIG, "rank %d (from %s) uses transport %s, rank 0 uses %s",
 			       *rank, a, tp, c->transport);

@@ -44,6 +44,7 @@ struct ring_case {
 	uint32_t late_ms;        /* the last rank calls nr_comm_init this late */
 	bool max;                /* NR_MAX instead of NR_SUM */
 	enum nr_dtype dtype;     /* NR_FLOAT32, or a 16-bit type (check16) */
+	unsigned sr_ranks;       /* bit r: rank r runs NR_SOFT_PROFILE=sr */
 	struct shared_out *out;
 };
 
@@ -195,6 +196,8 @@ static int ring_child(int rank, int world, void *arg)
 		cfg.mtu = t->mtu;
 	if (t->msg_size)
 		cfg.msg_size = t->msg_size;
+	if (t->sr_ranks >> rank & 1)
+		cfg.soft_profile = "sr";
 	rc = nr_comm_init(&cfg, &c);
 	if (rc)
 		return child_fail(t, rank, 2, "init: %s: %s", nr_strerror(rc), nr_comm_last_error(NULL));
@@ -215,20 +218,31 @@ static int ring_child(int rank, int world, void *arg)
 	return rc;
 }
 
-static void run_ring_type(int world, const size_t *sizes, int nsizes, size_t big,
-			  unsigned salt, int loss_pct, int reps, uint32_t mtu, uint32_t msg_size,
-			  bool max, enum nr_dtype dtype)
+static void run_ring_sr(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt,
+			int loss_pct, int reps, uint32_t mtu, uint32_t msg_size, bool max,
+			enum nr_dtype dtype, unsigned sr_ranks)
 {
-	struct ring_case t = { .nsizes = nsizes, .big = big, .timeout_ms = 10000,
-			       .loss_pct = loss_pct, .reps = reps, .mtu = mtu, .msg_size = msg_size,
-			       .max = max, .dtype = dtype };
+	struct ring_case t = { .nsizes = nsizes,
+			       .big = big,
+			       .timeout_ms = 10000,
+			       .loss_pct = loss_pct,
+			       .reps = reps,
+			       .mtu = mtu,
+			       .msg_size = msg_size,
+			       .max = max,
+			       .dtype = dtype,
+			       .sr_ranks = sr_ranks };
 	pid_t pids[RANKS_MAX];
 	int status[RANKS_MAX];
 
 	t.seed = (uint64_t)time(NULL) * 1000003u + salt;
-	printf("ring world %d%s%s: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
-	       max ? ", max" : "", dtype == NR_BF16 ? ", bf16" : dtype == NR_FP16 ? ", fp16" : "",
-	       (unsigned long long)t.seed, loss_pct, mtu, msg_size);
+	printf("ring world %d%s%s%s: seed %llu, loss %d%%, mtu %u, msg_size %u\n", world,
+	       max ? ", max" : "",
+	       dtype == NR_BF16   ? ", bf16"
+	       : dtype == NR_FP16 ? ", fp16"
+				  : "",
+	       sr_ranks ? ", selective repeat" : "", (unsigned long long)t.seed, loss_pct, mtu,
+	       msg_size);
 	ranks_env_init(&t.env, salt);
 	memcpy(t.sizes, sizes, nsizes * sizeof(*sizes));
 	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -247,6 +261,13 @@ static void run_ring_type(int world, const size_t *sizes, int nsizes, size_t big
 			for (int r = 1; r < world; r++)
 				assert_true(t.out->hash[r][k][ip] == t.out->hash[0][k][ip]);
 	munmap(t.out, sizeof(*t.out));
+}
+
+static void run_ring_type(int world, const size_t *sizes, int nsizes, size_t big, unsigned salt,
+			  int loss_pct, int reps, uint32_t mtu, uint32_t msg_size, bool max,
+			  enum nr_dtype dtype)
+{
+	run_ring_sr(world, sizes, nsizes, big, salt, loss_pct, reps, mtu, msg_size, max, dtype, 0);
 }
 
 static void run_ring_case(int world, const size_t *sizes, int nsizes, size_t big,
@@ -349,6 +370,58 @@ static void test_ring_4_lossy(void **state)
 	static const size_t sizes[] = { 1, 3, 1023, 65537 };
 
 	run_ring_opts(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 7, 2, 3, 0, 0);
+}
+
+/* The same losses with selective repeat on every rank: exact, the same bytes everywhere. */
+static void test_ring_4_lossy_sr(void **state)
+{
+	static const size_t sizes[] = { 1, 3, 1023, 65537 };
+
+	run_ring_sr(4, sizes, sizeof(sizes) / sizeof(sizes[0]), 0, 23, 2, 3, 0, 0, false,
+		    NR_FLOAT32, 0xf);
+}
+
+/* ---- ranks of both loss recoveries: refused at the rendezvous, by name ---- */
+
+static int mixed_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct nr_config cfg;
+	struct nr_comm *c;
+
+	ranks_config(&t->env, rank, world, &cfg);
+	cfg.timeout_ms = t->timeout_ms;
+	if (t->sr_ranks >> rank & 1)
+		cfg.soft_profile = "sr";
+	t->out->rc[rank] = nr_comm_init(&cfg, &c);
+	child_fail(t, rank, 0, "%s", nr_comm_last_error(NULL));
+	if (t->out->rc[rank] == 0)
+		nr_comm_destroy(c);
+	return 0;
+}
+
+static void test_mixed_profiles_refused(void **state)
+{
+	struct ring_case t = { .timeout_ms = 3000, .sr_ranks = 2 };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+
+	ranks_env_init(&t.env, 29);
+	t.out = mmap(NULL, sizeof(*t.out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(t.out != MAP_FAILED);
+	memset(t.out, 0, sizeof(*t.out));
+	ranks_fork(2, mixed_child, &t, pids);
+	ranks_wait(2, pids, status, 20000, NULL);
+	for (int r = 0; r < 2; r++) {
+		printf("rank %d: %s: %s\n", r, nr_strerror(t.out->rc[r]), t.out->msg[r]);
+		assert_int_equal(status[r], 0);
+		assert_int_not_equal(t.out->rc[r], 0);
+	}
+	/* rank 0 names the setting; rank 1's rendezvous ends with it */
+	assert_int_equal(t.out->rc[0], NR_ERR_CONFIG);
+	assert_non_null(strstr(t.out->msg[0], "rank 1 (from 127.0.0.11) runs NR_SOFT_PROFILE=sr "
+					      "(selective repeat), rank 0 does not"));
+	munmap(t.out, sizeof(*t.out));
 }
 
 /*
@@ -682,6 +755,8 @@ int main(void)
 		cmocka_unit_test(test_ring_16bit),
 		cmocka_unit_test(test_ring_8),
 		cmocka_unit_test(test_ring_4_lossy),
+		cmocka_unit_test(test_ring_4_lossy_sr),
+		cmocka_unit_test(test_mixed_profiles_refused),
 		cmocka_unit_test(test_idle_rank_keeps_answering),
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
