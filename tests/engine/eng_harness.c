@@ -292,3 +292,34 @@ float th_pf(const struct th_pkt *k, uint32_t idx)
 	memcpy(&f, th_payload(k) + idx * 4, 4);
 	return f;
 }
+
+/*
+ * The repair t->sent[k]: conn's result of g as the box first emitted it
+ * (t->log), byte for byte up to the ICRC (checked by the harness) but for
+ * the BTH AckReq bit, set on the last result of the repair only; from the
+ * port the sender's packets came in on.
+ */
+void th_check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last)
+{
+	const struct th_sent *x = &t->sent[k];
+	const struct th_pkt *em = NULL;
+	uint8_t a[TH_FRAME_CAP], b[TH_FRAME_CAP];
+	uint32_t n;
+
+	assert_true(k < t->nsent);
+	for (uint32_t l = 0; l < t->log_len; l++)
+		if (t->log[l].conn == conn && t->log[l].g == (g & NR_PSN_MASK))
+			em = t->log[l].pkt;
+	assert_non_null(em);
+	assert_int_equal(x->origin, 10 + conn);
+	assert_int_equal(x->p.psn, nr_psn_add(t->spec->conns[conn].ipsn, g));
+	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
+	assert_int_equal(x->p.ackreq, last);
+	assert_int_equal(x->len, em->len);
+	n = x->p.pay_off + x->p.pay_len;
+	memcpy(a, x->frame, n);
+	memcpy(b, em->frame, n);
+	a[x->p.bth_off + 8] &= 0x7F; /* BTH AckReq */
+	b[x->p.bth_off + 8] &= 0x7F;
+	assert_memory_equal(a, b, n);
+}

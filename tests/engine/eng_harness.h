@@ -95,4 +95,11 @@ const uint8_t *th_payload(const struct th_pkt *k);
 /* float idx of the payload (unaligned-safe) */
 float th_pf(const struct th_pkt *k, uint32_t idx);
 
+/*
+ * The repair t->sent[k]: conn's result of g as the box first emitted it
+ * (t->log), byte for byte but for the BTH AckReq bit (set when last), from
+ * the port conn's sender's packets came in on.
+ */
+void th_check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last);
+
 #endif /* NR_ENG_HARNESS_H */

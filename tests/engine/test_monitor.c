@@ -198,37 +198,6 @@ static enum agg_verdict nak(struct th *t, uint32_t conn, uint32_t g, uint64_t no
 }
 
 /*
- * The repair t->sent[k]: conn's result of g as the box first emitted it
- * (t->log), byte for byte up to the ICRC (checked by the harness) but for
- * the BTH AckReq bit, set on the last result of the repair only; from the
- * port the sender's packets came in on.
- */
-static void check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last)
-{
-	const struct th_sent *x = &t->sent[k];
-	const struct th_pkt *em = NULL;
-	uint8_t a[TH_FRAME_CAP], b[TH_FRAME_CAP];
-	uint32_t n;
-
-	assert_true(k < t->nsent);
-	for (uint32_t l = 0; l < t->log_len; l++)
-		if (t->log[l].conn == conn && t->log[l].g == nr_psn_add(0, g))
-			em = t->log[l].pkt;
-	assert_non_null(em);
-	assert_int_equal(x->origin, 10 + conn);
-	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
-	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
-	assert_int_equal(x->p.ackreq, last);
-	assert_int_equal(x->len, em->len);
-	n = x->p.pay_off + x->p.pay_len;
-	memcpy(a, x->frame, n);
-	memcpy(b, em->frame, n);
-	a[x->p.bth_off + 8] &= 0x7F;            /* BTH AckReq */
-	b[x->p.bth_off + 8] &= 0x7F;
-	assert_memory_equal(a, b, n);
-}
-
-/*
  * A result lost after the box: the receiver NAKs at its mark, and the box,
  * which holds every result from the mark on (a slot is released only when
  * all receivers ACKed it), resends them itself (a repair) instead of sending
@@ -256,8 +225,8 @@ static void test_receiver_loss_repaired(void **state)
 	assert_int_equal(nak(&t, 0, 2, 2 * MS, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
 	assert_int_equal(t.nsent, 2);           /* results 2 and 3, the last with AckReq */
-	check_repair(&t, 0, 0, 2, false);
-	check_repair(&t, 1, 0, 3, true);
+	th_check_repair(&t, 0, 0, 2, false);
+	th_check_repair(&t, 1, 0, 3, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 2);
 	assert_int_equal(nak(&t, 0, 2, 3 * MS, &c), NR_V_DROP);   /* the echo */
 	assert_int_equal(t.nsent, 2);
@@ -269,7 +238,7 @@ static void test_receiver_loss_repaired(void **state)
 	 * with AckReq, to have it ACKed or NAKed */
 	agg_engine_poll(t.e, 10 * MS);
 	assert_int_equal(t.nsent, 3);
-	check_repair(&t, 2, 0, 3, true);
+	th_check_repair(&t, 2, 0, 3, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
 	/* lost as well: 4 round trips (16 ms) after the repair, the box NAKs
 	 * the sender */
@@ -326,7 +295,7 @@ static void test_repair_keeps_reth(void **state)
 	for (uint32_t i = 0; i < N; i++) {
 		assert_int_equal(nak(&t, i, 0, 1 * MS, &c), NR_V_DROP);
 		assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
-		check_repair(&t, i, i, 0, true);
+		th_check_repair(&t, i, i, 0, true);
 		assert_true(t.sent[i].p.mask & NR_OPF_RETH);
 		assert_int_equal(t.sent[i].p.reth_va, 0x7f0000001000ull + i * 0x100000);
 		assert_int_equal(t.sent[i].p.reth_rkey, 0xA000 + i);
@@ -371,7 +340,7 @@ static void test_tail_losses_probed(void **state)
 	assert_int_equal(t.nsent, 1);
 	agg_engine_poll(t.e, 28 * MS);
 	assert_int_equal(t.nsent, 2);
-	check_repair(&t, 1, 1, 2, true);
+	th_check_repair(&t, 1, 1, 2, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_ACK_SOLICIT), 1);
 	/* lost too: probed at 2, 16 ms after the result */
 	agg_engine_poll(t.e, 35 * MS);
@@ -405,7 +374,7 @@ static void test_no_probe_while_results_flow(void **state)
 	agg_engine_poll(t.e, 23 * MS);           /* 8 ms of silence after them: result 2 again */
 	assert_int_equal(t.nsent, N);
 	for (uint32_t i = 0; i < N; i++)
-		check_repair(&t, i, i, 2, true);
+		th_check_repair(&t, i, i, 2, true);
 	agg_engine_poll(t.e, 30 * MS);
 	assert_int_equal(t.nsent, N);
 	agg_engine_poll(t.e, 31 * MS);           /* 16 ms: each probed */

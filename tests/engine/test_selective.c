@@ -273,37 +273,6 @@ static enum agg_verdict sel_nak(struct th *t, uint32_t conn, uint32_t g, uint32_
 }
 
 /*
- * The repair t->sent[k]: conn's result of g as the box first emitted it
- * (t->log), byte for byte up to the ICRC (checked by the harness) but for
- * the BTH AckReq bit, set on the last result of the repair only; from the
- * port the sender's packets came in on.
- */
-static void check_repair(struct th *t, uint32_t k, uint32_t conn, uint32_t g, bool last)
-{
-	const struct th_sent *x = &t->sent[k];
-	const struct th_pkt *em = NULL;
-	uint8_t a[TH_FRAME_CAP], b[TH_FRAME_CAP];
-	uint32_t n;
-
-	assert_true(k < t->nsent);
-	for (uint32_t l = 0; l < t->log_len; l++)
-		if (t->log[l].conn == conn && t->log[l].g == g)
-			em = t->log[l].pkt;
-	assert_non_null(em);
-	assert_int_equal(x->origin, 10 + conn);
-	assert_int_equal(x->p.psn, nr_psn_add(ipsn[conn], g));
-	assert_int_equal(x->p.qpn, t->spec->conns[conn].dst_qpn);
-	assert_int_equal(x->p.ackreq, last);
-	assert_int_equal(x->len, em->len);
-	n = x->p.pay_off + x->p.pay_len;
-	memcpy(a, x->frame, n);
-	memcpy(b, em->frame, n);
-	a[x->p.bth_off + 8] &= 0x7F; /* BTH AckReq */
-	b[x->p.bth_off + 8] &= 0x7F;
-	assert_memory_equal(a, b, n);
-}
-
-/*
  * Results lost after the box: a receiver's selective NAK names them, and
  * the box, which holds them (emitted, not every receiver has ACKed them),
  * resends exactly those, the last with AckReq, and drops the NAK: the
@@ -330,7 +299,7 @@ static void test_receiver_sel_nak_repaired(void **state)
 	assert_int_equal(sel_nak(&t, 0, 3, 1, 2 * MS, &c), NR_V_DROP);
 	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
 	assert_int_equal(t.nsent, 1);
-	check_repair(&t, 0, 0, 3, true);
+	th_check_repair(&t, 0, 0, 3, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 1);
 	assert_int_equal(sel_nak(&t, 0, 3, 1, 3 * MS, &c), NR_V_DROP); /* the echo */
 	assert_int_equal(c, NR_ECTR_NAK_REPAIRED);
@@ -339,11 +308,11 @@ static void test_receiver_sel_nak_repaired(void **state)
 	 * with AckReq */
 	assert_int_equal(sel_nak(&t, 1, 2, 2, 3 * MS, &c), NR_V_DROP);
 	assert_int_equal(t.nsent, 3);
-	check_repair(&t, 1, 1, 2, false);
-	check_repair(&t, 2, 1, 3, true);
+	th_check_repair(&t, 1, 1, 2, false);
+	th_check_repair(&t, 2, 1, 3, true);
 	assert_int_equal(sel_nak(&t, 1, 4, 0, 3 * MS, &c), NR_V_DROP);
 	assert_int_equal(t.nsent, 4);
-	check_repair(&t, 3, 1, 4, true);
+	th_check_repair(&t, 3, 1, 4, true);
 	assert_int_equal(th_ctr(&t, NR_ECTR_REPAIR_SENT), 4);
 	assert_int_equal(th_ctr(&t, NR_ECTR_NAK_REPAIRED), 4);
 	/* no mark moved: receiver 1 acknowledged only g=0, so slot 1 waits */
