@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Soft transport, the socket side: one receive socket bound to (local ip,
- * 4791) for every QP, one send socket per QP bound to (local ip, entropy
- * port), the batched receive (recvmmsg of GRO datagrams, cut into the
+ * 4791) for every QP (of every transport of the process on that address:
+ * tp_soft_share.c), one send socket per QP bound to (local ip, entropy port), the batched receive (recvmmsg of GRO datagrams, cut into the
  * packets they hold), and the test filter and injection; the send batch is
  * tp_soft_tx.c's.
  *
@@ -39,6 +39,7 @@
 
 #include "tp_soft_cq.h"
 #include "tp_soft_net.h"
+#include "tp_soft_share.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
@@ -93,18 +94,22 @@ static void warn_small_rcvbuf(const struct soft_tp *tp, const char *ip)
 
 /*
  * What this kernel offers: UDP_SEGMENT (a probe socket, since the send sockets
- * come later) and UDP_GRO on the receive socket, unless offloads are off.
- * A kernel without them is said once per process and counted.
+ * come later) and UDP_GRO on the receive socket (rx_sock: this transport
+ * bound it; a shared one keeps what its first transport set), unless offloads
+ * are off.  A kernel without them is said once per process and counted.
  */
-static void offloads(struct soft_tp *tp, bool want)
+static void offloads(struct soft_tp *tp, bool want, bool rx_sock)
 {
 	static bool said_gso, said_gro;
 	int one = 1, probe;
 
-	tp->gso = tp->gro = false;
+	tp->gso = false;
+	if (rx_sock)
+		tp->gro = false;
 	if (!want)
 		return;
-	tp->gro = setsockopt(tp->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	if (rx_sock)
+		tp->gro = setsockopt(tp->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (probe >= 0) {
 		int seg = 1024;
@@ -119,7 +124,7 @@ static void offloads(struct soft_tp *tp, bool want)
 				"one datagram a send, slower\n");
 		said_gso = true;
 	}
-	if (!tp->gro) {
+	if (rx_sock && !tp->gro) {
 		tp->st.gro_fallback++;
 		if (!said_gro)
 			fprintf(stderr, "soft: this kernel has no UDP GRO (UDP_GRO, Linux 5.0): one "
@@ -128,7 +133,8 @@ static void offloads(struct soft_tp *tp, bool want)
 	}
 }
 
-int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
+/* The receive socket bound to (tp->ip, tp->port), GRO if wanted: 0 or -errno. */
+static int rx_sock_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
 {
 	int bufsz = SOFT_SOCK_BUF, r;
 	char ip[INET_ADDRSTRLEN];
@@ -145,7 +151,8 @@ int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
 	if (!r)
 		r = sock_bind(tp->fd, tp->ip, tp->port);
 	if (r) {
-		snprintf(err, errlen, "soft: cannot bind UDP %s:%u: %s (is another transport or an "
+		snprintf(err, errlen,
+			 "soft: cannot bind UDP %s:%u: %s (is another process or an "
 			 "RDMA device using this address and port? use another local_ip or udp_port)",
 			 ip, tp->port, strerror(-r));
 		close(tp->fd);
@@ -153,7 +160,27 @@ int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
 		return r;
 	}
 	warn_small_rcvbuf(tp, ip);
-	offloads(tp, offload);
+	offloads(tp, offload, true);
+	return 0;
+}
+
+int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
+{
+	int r = soft_share_join(tp);
+
+	if (r < 0) {
+		snprintf(err, errlen, "soft: eventfd: %s", strerror(-r));
+		return r;
+	}
+	if (r) { /* another transport of this process has the socket, GRO its */
+		offloads(tp, offload, false);
+	} else {
+		r = rx_sock_open(tp, offload, err, errlen);
+		if (!r && (r = soft_share_add(tp)) < 0)
+			snprintf(err, errlen, "soft: out of memory");
+		if (r)
+			return r;
+	}
 	tp->rxbuf = malloc((size_t)SOFT_RX_MSGS * SOFT_RX_STRIDE);
 	if (!tp->rxbuf) {
 		snprintf(err, errlen, "soft: out of memory for the receive buffers (%zu bytes)",
@@ -185,7 +212,7 @@ int soft_net_filter_bufs(struct soft_tp *tp)
 
 void soft_net_close(struct soft_tp *tp)
 {
-	if (tp->fd >= 0)
+	if (soft_share_leave(tp) && tp->fd >= 0)
 		close(tp->fd);
 	tp->fd = -1;
 	free(tp->rxbuf);
@@ -406,6 +433,11 @@ int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 
 	if (tp->inj_head)
 		rx_injected(tp, deliver);
+	for (struct soft_inject *in = soft_share_take(tp), *next; in; in = next) {
+		next = in->next;
+		deliver(tp, in->data, in->len, &in->from);
+		free(in);
+	}
 	for (unsigned i = 0; i < SOFT_RX_MSGS; i++) {
 		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
 

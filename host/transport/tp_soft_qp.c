@@ -21,6 +21,7 @@
 #include "tp_soft_net.h"
 #include "tp_soft_req.h"
 #include "tp_soft_resp.h"
+#include "tp_soft_share.h"
 
 static uint64_t now_ns(void)
 {
@@ -235,7 +236,7 @@ static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t
 	}
 	tp->base.ops = &nr_tp_soft_ops;
 	tp->tx_unsent = tx_unsent;
-	tp->fd = -1;
+	tp->fd = tp->wake_fd = -1;
 	tp->inj_tail = &tp->inj_head;
 	soft_icrc_init(tp);
 	if (parse_cfg(tp, cfg, &offload, err, errlen) ||
@@ -248,6 +249,8 @@ static struct nr_tp *soft_open(const struct nr_tp_config *cfg, char *err, size_t
 
 static void qp_free(struct soft_qp *qp)
 {
+	if (qp->qpn)
+		soft_share_release(qp->tp, qp->qpn);
 	if (qp->fd >= 0)
 		close(qp->fd);
 	for (unsigned k = 1; qp->spray_fd && k < qp->nspray; k++)
@@ -327,10 +330,15 @@ static int soft_qp_create(struct nr_tp *t, struct nr_tp_qp **out, struct nr_qp_i
 	qp->tp = tp;
 	qp->fd = -1;
 	qp->nspray = 1;
-	do      /* 0 is reserved, 1 is the GSI QP */
+	do { /* 0 is reserved, 1 is the GSI QP; unique over the receive socket */
 		qp->qpn = rand32() & NR_BTH_QPN_MASK;
-	while (qp->qpn < 2 || soft_qp_lookup(tp, qp->qpn));
-	r = soft_qp_sock_open(tp, qp);
+		r = qp->qpn < 2 || soft_qp_lookup(tp, qp->qpn) ? -EEXIST
+							       : soft_share_claim(tp, qp->qpn);
+	} while (r == -EEXIST);
+	if (!r)
+		r = soft_qp_sock_open(tp, qp);
+	else
+		qp->qpn = 0;
 	if (r || soft_ring_grow((void **)&qp->sq, &qp->sq_cap, 0, 0, sizeof(*qp->sq)) ||
 	    soft_ring_grow((void **)&qp->rq, &qp->rq_cap, 0, 0, sizeof(*qp->rq))) {
 		qp_free(qp);
@@ -467,7 +475,7 @@ static int soft_post_recv(struct nr_tp_qp *q, uint64_t wr_id)
 
 /*
  * One received packet (soft_rx_fn of the net layer): a well-formed RC packet
- * with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a connected
+ * for a QP of another transport on the socket goes to it; one with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a connected
  * QP, from its peer, goes to the requester (ACK/NAK) or the responder
  * (WRITE); anything else is counted.  Owed ACKs leave every SOFT_ACK_FLUSH
  * packets, so a large receive batch does not hold a window's ACK to its end.
@@ -483,12 +491,19 @@ static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 	struct soft_qp *qp;
 	struct nr_pkt p;
 
-	tp->st.rx_pkts++;
-	tp->st.rx_bytes += len;
 	if (nr_parse_transport(buf, len, &p) != NR_PKT_ROCE) {
+		tp->st.rx_pkts++;
+		tp->st.rx_bytes += len;
 		tp->st.rx_malformed++;
 		return;
 	}
+	qp = soft_qp_lookup(tp, p.qpn);
+	if (!qp && soft_share_pass(tp, p.qpn, buf, len, from)) {
+		tp->st.rx_passed++; /* another transport's QP: counted there */
+		return;
+	}
+	tp->st.rx_pkts++;
+	tp->st.rx_bytes += len;
 	if (!soft_icrc_rx(tp, &ipx, buf, p.end - NR_ICRC_LEN, nr_icrc_stored(buf, &p))) {
 		tp->st.rx_bad_icrc++;
 		return;
@@ -499,7 +514,6 @@ static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		tp->st.rx_unsupported++;
 		return;
 	}
-	qp = soft_qp_lookup(tp, p.qpn);
 	if (!qp) {
 		tp->st.rx_unknown_qpn++;
 		return;
@@ -626,11 +640,13 @@ static int soft_poll(struct nr_tp *t, struct nr_wc *wc, int max, int timeout_ms)
 			return 0;
 		w = idle_ns(tp, end - tp->now);
 		if (w) {
-			struct pollfd pfd = { .fd = tp->fd, .events = POLLIN };
+			/* the socket, and the packets other transports on it read for this one */
+			struct pollfd pfd[2] = { { .fd = tp->fd, .events = POLLIN },
+						 { .fd = tp->wake_fd, .events = POLLIN } };
 			struct timespec ts = { .tv_sec = (time_t)(w / 1000000000u),
 					       .tv_nsec = (long)(w % 1000000000u) };
 
-			if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+			if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR)
 				return -errno;
 		}
 	}

@@ -305,6 +305,8 @@ struct soft_inject {
 	uint8_t data[];
 };
 
+struct soft_share;
+
 struct soft_tp {
 	struct nr_tp base;
 	int fd;                          /* receive socket (local ip, udp_port) */
@@ -343,6 +345,13 @@ struct soft_tp {
 	nr_tp_soft_filter_fn filter;
 	void *filter_arg;
 	struct soft_inject *inj_head, **inj_tail;
+
+	/* the receive socket's other transports of this process (tp_soft_share.c):
+	 * the share, the packets they read for this one (under the share's lock),
+	 * the eventfd that says some are there */
+	struct soft_share *share;
+	struct soft_inject *in_head, **in_tail;
+	int wake_fd;
 
 	/* what the kernel offers (soft_net_open; NR_TP_OFFLOAD_OFF: neither) */
 	bool gso;                        /* UDP_SEGMENT on the send sockets */

@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 
 #include "proto/roce_build.h"
 
@@ -227,6 +230,7 @@ static void test_bad_arguments(void **state)
 	struct nr_tp *tp, *tp2;
 	struct nr_tp_qp *qp;
 	struct nr_qp_info info, bad = { 0 };
+	int held;
 	struct nr_tp_mr mr;
 	char err[256];
 	uint8_t buf[64];
@@ -239,12 +243,25 @@ static void test_bad_arguments(void **state)
 	assert_null(nr_tp_open(&c, err, sizeof(err)));
 	assert_non_null(strstr(err, "local_ip"));
 	c = tu_cfg("127.0.0.15", 0);
-	tp = tu_open(&c);
-	assert_string_equal(nr_tp_kind(tp), "soft");
-	/* The same address and port twice: a clear bind error. */
-	assert_null(tp2 = nr_tp_open(&c, err, sizeof(err)));
+	/* The address and port another socket holds (another process, an RDMA
+	 * device): a clear bind error. */
+	held = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(held >= 0);
+	assert_int_equal(bind(held,
+			      (struct sockaddr *)&(struct sockaddr_in){ .sin_family = AF_INET,
+									.sin_port = htons(4791),
+									.sin_addr.s_addr = c.local_ip },
+			      sizeof(struct sockaddr_in)),
+			 0);
+	assert_null(nr_tp_open(&c, err, sizeof(err)));
 	printf("# %s\n", err);
 	assert_non_null(strstr(err, "127.0.0.15:4791"));
+	close(held);
+	tp = tu_open(&c);
+	assert_string_equal(nr_tp_kind(tp), "soft");
+	/* a second transport of this process shares the socket (test soft-share) */
+	tp2 = tu_open(&c);
+	nr_tp_close(tp2);
 	assert_int_equal(nr_tp_reg_mr(tp, buf, sizeof(buf), &mr), 0);
 	assert_int_equal(mr.va, (uint64_t)(uintptr_t)buf);
 	assert_int_equal(nr_tp_qp_create(tp, &qp, &info), 0);

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Soft transport, one receive socket for the transports of a process on one
+ * (address, port): the registry of shared sockets, the QPNs each transport
+ * claimed on it, and the packets one transport read for another
+ * (tp_soft_share.h says why).
+ *
+ * Locking: shares_mu guards the registry (join, add, leave); a share's mu its
+ * claims and every member's inbox.  A packet passed is copied under the
+ * share's lock and the owner's wake descriptor (an eventfd in its ppoll) is
+ * written when its inbox was empty: the descriptor is readable exactly while
+ * the inbox holds packets, so an owner asleep in ppoll wakes for them.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "tp_soft_share.h"
+
+struct soft_claim {
+	uint32_t qpn;
+	struct soft_tp *tp;
+};
+
+struct soft_share {
+	struct soft_share *next;
+	uint32_t ip; /* network order */
+	uint16_t port;
+	int fd;
+	bool gro;
+	unsigned refs;
+	pthread_mutex_t mu; /* claims, members' inboxes */
+	struct soft_claim *claims;
+	unsigned nclaims, claims_cap;
+};
+
+static pthread_mutex_t shares_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct soft_share *shares;
+
+static struct soft_share *share_find(uint32_t ip, uint16_t port)
+{
+	for (struct soft_share *s = shares; s; s = s->next)
+		if (s->ip == ip && s->port == port)
+			return s;
+	return NULL;
+}
+
+int soft_share_join(struct soft_tp *tp)
+{
+	struct soft_share *s;
+
+	tp->in_tail = &tp->in_head;
+	tp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (tp->wake_fd < 0)
+		return -errno;
+	pthread_mutex_lock(&shares_mu);
+	s = share_find(tp->ip, tp->port);
+	if (s) {
+		s->refs++;
+		tp->share = s;
+		tp->fd = s->fd;
+		tp->gro = s->gro;
+	}
+	pthread_mutex_unlock(&shares_mu);
+	return s != NULL;
+}
+
+int soft_share_add(struct soft_tp *tp)
+{
+	struct soft_share *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	*s = (struct soft_share){
+		.ip = tp->ip, .port = tp->port, .fd = tp->fd, .gro = tp->gro, .refs = 1
+	};
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_lock(&shares_mu);
+	s->next = shares;
+	shares = s;
+	pthread_mutex_unlock(&shares_mu);
+	tp->share = s;
+	return 0;
+}
+
+static void inbox_free(struct soft_tp *tp)
+{
+	struct soft_inject *in = tp->in_head, *next;
+
+	for (; in; in = next) {
+		next = in->next;
+		free(in);
+	}
+	tp->in_head = NULL;
+	tp->in_tail = &tp->in_head;
+}
+
+bool soft_share_leave(struct soft_tp *tp)
+{
+	struct soft_share *s = tp->share, **pp;
+	bool last = true;
+
+	if (tp->wake_fd >= 0)
+		close(tp->wake_fd);
+	tp->wake_fd = -1;
+	if (!s)
+		return true;
+	pthread_mutex_lock(&shares_mu);
+	pthread_mutex_lock(&s->mu);
+	for (unsigned i = 0; i < s->nclaims;)
+		if (s->claims[i].tp == tp)
+			s->claims[i] = s->claims[--s->nclaims];
+		else
+			i++;
+	inbox_free(tp);
+	pthread_mutex_unlock(&s->mu);
+	if (--s->refs) {
+		last = false;
+	} else {
+		for (pp = &shares; *pp != s; pp = &(*pp)->next)
+			;
+		*pp = s->next;
+		pthread_mutex_destroy(&s->mu);
+		free(s->claims);
+		free(s);
+	}
+	pthread_mutex_unlock(&shares_mu);
+	tp->share = NULL;
+	return last;
+}
+
+static struct soft_claim *claim_find(struct soft_share *s, uint32_t qpn)
+{
+	for (unsigned i = 0; i < s->nclaims; i++)
+		if (s->claims[i].qpn == qpn)
+			return &s->claims[i];
+	return NULL;
+}
+
+int soft_share_claim(struct soft_tp *tp, uint32_t qpn)
+{
+	struct soft_share *s = tp->share;
+	int r = 0;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	if (claim_find(s, qpn)) {
+		r = -EEXIST;
+	} else if (s->nclaims == s->claims_cap) {
+		unsigned ncap = s->claims_cap ? s->claims_cap * 2 : 16;
+		struct soft_claim *n = realloc(s->claims, ncap * sizeof(*n));
+
+		if (n) {
+			s->claims = n;
+			s->claims_cap = ncap;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	if (!r)
+		s->claims[s->nclaims++] = (struct soft_claim){ qpn, tp };
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+void soft_share_release(struct soft_tp *tp, uint32_t qpn)
+{
+	struct soft_share *s = tp->share;
+	struct soft_claim *c;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	c = claim_find(s, qpn);
+	if (c && c->tp == tp)
+		*c = s->claims[--s->nclaims];
+	pthread_mutex_unlock(&s->mu);
+}
+
+bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
+		     const struct sockaddr_in *from)
+{
+	struct soft_share *s = tp->share;
+	struct soft_claim *c;
+	struct soft_inject *in;
+	bool passed = false;
+
+	if (!s || len > SOFT_PKT_MAX)
+		return false;
+	pthread_mutex_lock(&s->mu);
+	c = claim_find(s, qpn);
+	if (c && c->tp != tp && (in = malloc(sizeof(*in) + len))) {
+		struct soft_tp *to = c->tp;
+
+		in->next = NULL;
+		in->from = *from;
+		in->len = len;
+		memcpy(in->data, pkt, len);
+		if (!to->in_head)
+			eventfd_write(to->wake_fd, 1); /* below its maximum: always taken */
+		*to->in_tail = in;
+		to->in_tail = &in->next;
+		passed = true;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return passed;
+}
+
+struct soft_inject *soft_share_take(struct soft_tp *tp)
+{
+	struct soft_share *s = tp->share;
+	struct soft_inject *in;
+	eventfd_t v;
+
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	in = tp->in_head;
+	if (in) {
+		eventfd_read(tp->wake_fd, &v); /* readable: pass wrote it */
+		tp->in_head = NULL;
+		tp->in_tail = &tp->in_head;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return in;
+}

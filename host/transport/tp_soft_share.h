@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Soft transport, one receive socket for every transport of a process on one
+ * (address, port) (tp_soft_share.c).
+ *
+ * An RNIC takes every RoCEv2 packet of its address on UDP 4791 and hands it
+ * to the QP its BTH names, whichever of the process's contexts made that QP.
+ * The soft transport does the same for the communicators of one process (a
+ * PyTorch job's world group and its subgroups): the first transport on an
+ * address binds the socket, later ones share it.  Each transport's QPNs are
+ * claimed here, unique over the socket; a transport that reads a packet for a
+ * QPN another one claimed passes it to that one (a copy, in its inbox, its
+ * wake descriptor written), which takes it at its next receive round.
+ */
+#ifndef NR_TP_SOFT_SHARE_H
+#define NR_TP_SOFT_SHARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "tp_soft_types.h"
+
+/* tp's wake descriptor, and the socket of (tp->ip, tp->port) when a
+ * transport of this process has it: tp shares it (tp->fd, tp->gro its) and
+ * 1; else 0, and tp binds one and calls soft_share_add; -errno on failure. */
+int soft_share_join(struct soft_tp *tp);
+/* tp's newly bound socket (tp->fd, tp->gro) open to the process's later
+ * transports: 0, or -errno (tp then closes its socket itself). */
+int soft_share_add(struct soft_tp *tp);
+/* tp leaves its socket, its claims and unread passed packets dropped: true
+ * when it was the last, and the caller closes tp->fd. */
+bool soft_share_leave(struct soft_tp *tp);
+/* qpn for tp: 0, -EEXIST when another transport on the socket has it, -ENOMEM. */
+int soft_share_claim(struct soft_tp *tp, uint32_t qpn);
+void soft_share_release(struct soft_tp *tp, uint32_t qpn);
+/* A packet tp read for a QPN it has none of: to the transport that claimed
+ * it; false when none did (tp counts it unknown). */
+bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
+		     const struct sockaddr_in *from);
+/* The packets passed to tp since the last call, oldest first (the caller
+ * frees each), and its wake descriptor read. */
+struct soft_inject *soft_share_take(struct soft_tp *tp);
+
+#endif /* NR_TP_SOFT_SHARE_H */
