@@ -42,11 +42,11 @@
 #   train-fsdp  FSDP (CPU, torch 2.x) through the box and on Gloo: every
 #               collective through libnetreduce, the losses Gloo's within 1e-4
 #   train-hsdp  HSDP (HYBRID_SHARD, a 2 x 2 DeviceMesh) through the box and on Gloo:
-#               the mesh's groups are subgroups of a process whose communicator
-#               the world group holds, so their collectives go to Gloo, each
-#               kind counted as delegated with that reason; the world group's
-#               all-reduces through the box; losses Gloo's within 1e-4, the
-#               full parameters the same bits on every rank
+#               the mesh's groups are subgroups, each with a communicator of its
+#               own (3 a rank: the world's, a shard group's, a replica group's,
+#               on one soft transport socket), every collective through the box,
+#               none delegated; losses Gloo's within 1e-4, the full parameters
+#               the same bits on every rank
 #   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
@@ -399,20 +399,22 @@ train-hsdp)
 	done | sort -u)
 	[ "$(wc -l <<< "$digests")" = 1 ] && [ "$digests" != null ] ||
 		fail "the ranks' full parameters differ: $(tr '\n' ' ' <<< "$digests")"
-	for k in allgather reduce_scatter all_reduce; do
-		jq -e --arg k "$k" '[.delegated | to_entries[] | select(.key | startswith($k)) |
-			select(.value.why | test("another process group")) | .value.calls] | add // 0 > 0' \
-			<<< "$nr" >/dev/null || fail "no $k delegated with the subgroup's reason: $(jq -c .delegated <<< "$nr")"
+	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "HSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
+	[ "$(jq .workers <<< "$nr")" = 3 ] ||
+		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 3 (the world's, its shard and replica groups')"
+	# the shard group's all-gathers and reduce-scatters, the replica group's
+	# all-reduces of the gradient shards and the world's of the losses (6 or more)
+	for k in allgather:1 reduce_scatter:1 all_reduce:7; do
+		[ "$(jq --arg k "${k%:*}" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge "${k#*:}" ] ||
+			fail "fewer than ${k#*:} ${k%:*} through netreduce: $(jq -c .netreduce <<< "$nr")"
 	done
-	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 6 ] ||
-		fail "the world group's all-reduces (a loss a step) did not go through the box: $(jq -c .netreduce <<< "$nr")"
+	[ "$(jq '.library.box_calls // 0' <<< "$nr")" -gt 0 ] || fail "no call reached the box: $(jq -c .library <<< "$nr")"
 	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
 		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
 		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
-	pass "HSDP on a 2 x 2 mesh, 6 steps: the mesh's collectives on Gloo, counted as delegated" \
-		"with the subgroup's reason ($(jq -c '[.delegated | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"));" \
-		"the world group's all-reduces through the box; losses within 1e-4 of Gloo's, full" \
-		"parameters bit-identical on every rank"
+	pass "HSDP on a 2 x 2 mesh, 6 steps: 3 communicators a rank, every collective through the box" \
+		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated;" \
+		"losses within 1e-4 of Gloo's, full parameters bit-identical on every rank"
 	;;
 local-group)
 	# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's

@@ -4,7 +4,8 @@
 FSDP (FullyShardedDataParallel, on the CPU: torch 2.x) trains a few steps on the
 backend given, each rank its own deterministic batches.  Prints "RESULT {json}":
 the mean loss of every step (all-reduced), and netreduce.torch.stats()'s counts
-of what went through netreduce, to Gloo and was delegated.  --hsdp: HSDP instead
+of what went through netreduce, to Gloo and was delegated, and the netreduce
+communicators the process holds.  --hsdp: HSDP instead
 (HYBRID_SHARD on a 2 x world/2 DeviceMesh, "replicate" x "shard"), and the full
 parameters at the end (summon_full_params) as a hex digest, the same bits on
 every rank.
@@ -65,7 +66,8 @@ def main():
                                   "params": digest,
                                   "netreduce": st["netreduce"], "gloo": st.get("gloo", {}),
                                   "delegated": st.get("delegated", {}),
-                                  "library": st.get("library", {})}), flush=True)
+                                  "library": st.get("library", {}),
+                                  "workers": st["communicators"]}), flush=True)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -4,10 +4,12 @@
 (127.0.1.1-2, the library's ring, no root, no box) make a DeviceMesh, a DTensor and
 functional collectives on backend="netreduce"; each sum is
 exact and every all-reduce and reduce-scatter they issue reaches libnetreduce (its
-call count grows by each), the all-gathers go to Gloo, counted; a new_group beside
-it is Gloo's (one communicator a process: a netreduce subgroup's collectives go to
-Gloo, counted as delegated; e2e torch2-train-hsdp).  Before the groups
-kept their name, init_device_mesh failed with "ProcessGroup name not set".
+call count grows by each), the all-gathers go to Gloo, counted; a new_group beside it is a netreduce
+group with a communicator of its own (the process's two communicators share the
+soft transport's socket), its all-reduce exact and through the library too, none
+delegated (e2e torch2-train-hsdp: a 2 x 2 mesh through the box).  Before the
+groups kept their name, init_device_mesh failed with "ProcessGroup name not set";
+before the soft transport shared its socket, a subgroup's collectives went to Gloo.
 Usage: test_mesh.py            (spawns the ranks; skips on torch 1.13: no DeviceMesh)"""
 import json
 import os
@@ -46,12 +48,14 @@ def rank_main():
     want = torch.arange(8, dtype=torch.float32) * 3          # ranks 1 and 2 times the same
     calls0 = library_calls()
 
-    # a subgroup is Gloo's: the library holds one communicator a process (the
-    # soft transport binds NR_UDP_PORT once), and says so to backend="netreduce"
-    sub = dist.new_group([0, 1], backend="gloo")
+    # a subgroup: a communicator of its own beside the world group's
+    sub = dist.new_group([0, 1])
     t = ones.clone()
     dist.all_reduce(t, group=sub)
     out["new_group"] = torch.equal(t, want) and bool(sub.group_name)
+    out["sub_type"] = type(sub).__name__
+    out["sub_worker"] = getattr(sub, "worker", None) is not None and \
+        sub.worker is not pg.worker
 
     mesh = init_device_mesh("cpu", (WORLD,))
     out["mesh_group"] = type(mesh.get_group()).__name__
@@ -73,6 +77,7 @@ def rank_main():
     out["funcol_all_gather"] = torch.equal(ag, torch.cat([torch.arange(4.0), torch.arange(4.0) * 2]))
     out["library_calls"] = library_calls() - calls0
     out["stats"] = netreduce.torch.stats()["netreduce"]
+    out["delegated"] = netreduce.torch.stats()["delegated"]
     out["gloo"] = netreduce.torch.stats().get("gloo", {})
     dist.barrier()
     dist.destroy_process_group()
@@ -116,10 +121,16 @@ def main():
                 fails.append(f"rank {r}: {k}: {out.get(k)}")
         if out["mesh_group"] != "ProcessGroupNetreduce":
             fails.append(f"rank {r}: the mesh's group is a {out['mesh_group']}")
-        # the DTensor's all-reduce, funcol's and its two reduce-scatters: each one
-        # call of the library (the all-gather and the subgroup are Gloo's)
-        if out["library_calls"] != 4:
-            fails.append(f"rank {r}: {out['library_calls']} library calls, expected 4 "
+        if out["sub_type"] != "ProcessGroupNetreduce" or out["sub_worker"] is not True:
+            fails.append(f"rank {r}: the subgroup is a {out['sub_type']}, a communicator of "
+                         f"its own: {out['sub_worker']}")
+        if out["delegated"]:
+            fails.append(f"rank {r}: delegated to Gloo: {out['delegated']}")
+        # the subgroup's all-reduce, the DTensor's, funcol's and its two
+        # reduce-scatters: each one call of the library (the all-gather is
+        # Gloo's: no box, the ring gathers nothing)
+        if out["library_calls"] != 5:
+            fails.append(f"rank {r}: {out['library_calls']} library calls, expected 5 "
                          f"(netreduce: {out['stats']})")
     for f in fails:
         print("FAIL: " + f)

@@ -21,11 +21,13 @@ cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
 Works are work.Work: wait() raises netreduce's error, DDP reads the future.
 The group keeps the name c10d gives it (DeviceMesh, DTensor and the functional
-collectives look it up by name).  A process has one communicator (the soft
-transport binds its UDP port once): a group made while another group of the
-process holds one (a subgroup: dist.new_group, DeviceMesh's dimensions,
-HSDP's) hands every collective to its Gloo, counted as delegated with that
-reason.
+collectives look it up by name).  A group made while another group of the
+process holds a communicator (a subgroup: dist.new_group, DeviceMesh's
+dimensions, HSDP's) makes one of its own, one rank a host, its own box job
+(the soft transport's communicators of a process share its receive socket);
+where the job's layout is not one rank a host (NR_LOCAL_SIZE or torchrun's
+LOCAL_WORLD_SIZE above 1, NR_TORCH_LOCAL=group, NR_RACKS) a subgroup hands
+every collective to its Gloo, counted as delegated with that reason.
 
 Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
@@ -33,6 +35,8 @@ tolerant (the box may complete their packets short, within the job's bound
 NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
 (hook.py) on this backend's communicator, or Worker.request(tolerant=True).
 """
+import os
+
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
                                         ReduceOp)
 import torch
@@ -72,6 +76,21 @@ def _allreduce_opts(opts, op):
     return opts if opts is not None else AllreduceOptions()
 
 
+def _sub_refusal():
+    """Why a subgroup cannot have a communicator of its own here, or None: it
+    takes one rank a host (NR_ADDR's list indexed by the rank in the world)."""
+    if localgroup.mode() == "group":
+        return ("NR_TORCH_LOCAL=group: subgroups through the box take one rank a host; this "
+                "group's collectives go to Gloo")
+    if local_size() > 1:
+        return (f"{local_size()} ranks a host (NR_LOCAL_SIZE or LOCAL_WORLD_SIZE): subgroups "
+                "through the box take one rank a host; this group's collectives go to Gloo")
+    if os.environ.get("NR_RACKS"):
+        return ("NR_RACKS: the racks' layout is the world group's; this group's collectives "
+                "go to Gloo")
+    return None
+
+
 class ProcessGroupNetreduce(dist.ProcessGroup):
     """c10d process group: all-reduce through netreduce, the rest through Gloo."""
 
@@ -80,9 +99,10 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # Gloo first: it checks the rendezvous and the data path between the hosts
         # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
         self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
-        # a subgroup of a process whose communicator another group holds: no worker,
-        # every collective Gloo's, counted with why (the same on every rank: every
-        # process made that group first)
+        # a subgroup (another group of the process holds a communicator): its own
+        # communicator, or where the layout forbids one none, every collective
+        # Gloo's, counted with why (the same on every rank: every process made
+        # its world group first)
         self._sub = None
         self._local = None
         local = local_size() if size > 1 and localgroup.mode() == "group" else 1
@@ -94,11 +114,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             self._worker = self._local.worker
             self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
                          "rank a host); the group's collectives but its all-reduces go to Gloo")
-        elif size > 1 and held():
-            self._sub = ("this process's netreduce communicator is another process group's "
-                         "(one a process: the soft transport binds NR_UDP_PORT once); this "
-                         "group's collectives go to Gloo")
+        elif size > 1 and held() and _sub_refusal():
+            self._sub = _sub_refusal()
             self._worker = None
+        elif size > 1 and held():
+            self._worker = Worker(store, rank, size, "netreduce", flat=True,
+                                  addr_rank=dist.get_rank(), sub=True)
         else:
             self._worker = Worker(store, rank, size, "netreduce")
         self._coalesced = None   # works issued between _start_coalescing and _end_coalescing

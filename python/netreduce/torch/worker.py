@@ -17,6 +17,7 @@ with the same error: the communicator is broken.  Each completed request is
 counted in counters.STATS under the kind the caller gives.
 """
 import atexit
+import itertools
 import os
 import queue
 import secrets
@@ -37,10 +38,13 @@ from .watch import Watch
 _live = weakref.WeakSet()
 
 
+_made = itertools.count()   # the order this process made its workers in
+
+
 def held():
-    """This process holds a live communicator of several ranks: on the soft
-    transport, which binds NR_UDP_PORT on NR_ADDR once a process, it can have
-    no second one (a subgroup's collectives then go to Gloo, backend.py)."""
+    """This process holds a live communicator of several ranks: a group made now
+    is a subgroup (backend.py), with a communicator of its own (the soft
+    transport's receive socket shared with the others, host/transport)."""
     return any(e.world > 1 and not e.closed for e in _live)
 
 
@@ -88,6 +92,15 @@ def _local_addr(rank):
                      "address from: set NR_ADDR to this host's IPv4 address on the data path")
 
 
+def _job_name(sub):
+    """The box job's name: NR_JOB, or "nr-" and 8 hex digits; a subgroup's NR_JOB
+    (or "nr") and "-g" and 8 hex digits (at most 63 characters)."""
+    job = os.environ.get("NR_JOB")
+    if not sub:
+        return job or "nr-" + uuid.uuid4().hex[:8]
+    return f"{(job or 'nr')[:53]}-g{uuid.uuid4().hex[:8]}"
+
+
 def _value(fut):
     try:
         return fut.value()
@@ -98,14 +111,16 @@ def _value(fut):
 class Worker:
     """store: the c10d store of the group (keys under prefix); rank, world: this
     rank and the number of ranks.  flat: one rank a host whatever the
-    environment's local size (local.py's columns); addr_rank: the rank NR_ADDR's
-    list is indexed by (default rank).  Collective."""
+    environment's local size (local.py's columns, subgroups); addr_rank: the
+    rank NR_ADDR's list is indexed by (default rank).  sub: a subgroup's, its
+    box job named NR_JOB (or "nr") and "-g" and 8 hex digits rank 0 draws.
+    Collective."""
 
-    def __init__(self, store, rank, world, prefix, flat=False, addr_rank=None):
+    def __init__(self, store, rank, world, prefix, flat=False, addr_rank=None, sub=False):
         self.rank, self.world = rank, world
+        self.seq = next(_made)
         algo = algo_from_env()
-        self.job = _settle(store, f"{prefix}/job", rank,
-                           lambda: os.environ.get("NR_JOB") or "nr-" + uuid.uuid4().hex[:8])
+        self.job = _settle(store, f"{prefix}/job", rank, lambda: _job_name(sub))
         root = addr = secret = None
         if world > 1:
             addr = _local_addr(rank if addr_rank is None else addr_rank)
@@ -114,11 +129,6 @@ class Worker:
                                lambda: f"{addr}:{free_port(addr)}")
             secret = _rendezvous_secret(store, f"{prefix}/{self.job}/secret", rank)
         cfg = Config(rank, world, self.job, algo, root=root, addr=addr, secret=secret, flat=flat)
-        if world > 1 and cfg.struct.transport == b"soft" and held():
-            raise cfg.error("init", 0, "this process already has a netreduce communicator and "
-                            "the soft transport binds NR_UDP_PORT on NR_ADDR once per process: "
-                            "use the backend or the DDP hook, not both, and create subgroups "
-                            "with backend='gloo'")
         self.chunk = staging.chunk_bytes()
         self.timeout_s = cfg.timeout_ms / 1000.0
         self.watch = Watch(store, rank, world, self.job, self.timeout_s) if world > 1 else None
@@ -414,10 +424,13 @@ def stats():
     """Calls and bytes per kind through netreduce, delegated to Gloo (with why)
     and Gloo's other collectives, with libnetreduce's own counters, and on rank
     0 of a job with a bound the box's (short_slots, short_denied, left_out per
-    rank): see counters.py."""
+    rank): see counters.py; "communicators": how many of several ranks the
+    process holds (its world group's and its subgroups')."""
     workers = [e for e in list(_live) if not e.closed]
-    return STATS.snapshot([e.comm.stats() for e in workers], _box(workers),
-                          max((e.comm.cfg.struct.de_thresh for e in workers), default=0.0))
+    out = STATS.snapshot([e.comm.stats() for e in workers], _box(workers),
+                         max((e.comm.cfg.struct.de_thresh for e in workers), default=0.0))
+    out["communicators"] = sum(e.world > 1 for e in workers)
+    return out
 
 
 def health():
@@ -452,7 +465,10 @@ def shutdown():
     """Close every worker of this process (collective while healthy); rank 0 of a
     job prints the communication share first (NR_REPORT=0: not)."""
     global _reported
-    workers = list(_live)
+    # newest first: every rank closes its groups in the reverse of the order it
+    # made them, the order c10d makes every rank make them in (no rank waits in
+    # one group's close for a rank waiting in another's)
+    workers = sorted(_live, key=lambda e: e.seq, reverse=True)
     if not _reported and os.environ.get("NR_REPORT", "1") != "0" and \
             any(e.rank == 0 and e.world > 1 and e.error is None for e in workers):
         _reported = True
