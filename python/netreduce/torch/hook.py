@@ -56,7 +56,7 @@ def bucket_class(index, nbuckets, classes):
 
 def hook_state():
     """The Worker the hooks use: the default group's when its backend is
-    netreduce (one communicator a process), else one of the default (world)
+    netreduce, else one of the default (world)
     group's ranks, through its store.  Collective on the first call: every
     rank calls it."""
     global _default
