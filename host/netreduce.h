@@ -17,8 +17,12 @@
  * what failed, naming the rank, peer or box that stopped answering.  No call
  * waits longer than timeout_ms without progress.  A communicator is used by
  * one thread at a time (with the soft transport the library runs one progress
- * thread per communicator that keeps answering peers between calls).  After an
- * error other than NR_ERR_INVALID the communicator is broken: destroy it.
+ * thread per communicator that keeps answering peers between calls).  A
+ * process may hold several communicators (a framework's world group and its
+ * subgroups), each its own box job, used from threads of their own; with the
+ * soft transport those on one address share its UDP socket, as an RNIC's
+ * contexts share port 4791.  After an error other than NR_ERR_INVALID the
+ * communicator is broken: destroy it.
  */
 #ifndef NETREDUCE_H
 #define NETREDUCE_H

@@ -6,6 +6,7 @@
  * the ring's own order (ranks.h), hence with the same bytes as every other rank.
  * Also: killing one rank mid-operation, and the box path with no box listening.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +28,7 @@ struct shared_out {
 	char msg[RANKS_MAX][512];
 	int started[RANKS_MAX];
 	uint64_t fail_ms[RANKS_MAX];
+	uint64_t passed[RANKS_MAX]; /* packets a rank's transport passed to another's */
 	int rc[RANKS_MAX];
 };
 
@@ -425,6 +427,111 @@ static void test_mixed_profiles_refused(void **state)
 }
 
 /*
+ * Two communicators in a process, as a framework's world group and a subgroup
+ * hold (PyTorch's new_group, a DeviceMesh's dimensions): 3 ranks in A, ranks 0
+ * and 1 also in B, on A's UDP port (the soft transport's transports of an
+ * address share its socket).  Each process runs A's all-reduces and B's at
+ * once, a thread each: every result the reference, and the packets one
+ * transport read for the other passed to it (rx_passed), none unknown.
+ */
+struct two_run {
+	struct ring_case *t;
+	struct nr_comm *c;
+	int rank, world, rc;
+};
+
+static void *two_thread(void *arg)
+{
+	struct two_run *w = arg;
+
+	for (int rep = 0; rep < w->t->reps && !w->rc; rep++)
+		for (int k = 0; k < w->t->nsizes && !w->rc; k++)
+			w->rc = check_one(w->t, w->c, w->rank, w->world, w->t->sizes[k], k, rep & 1);
+	return NULL;
+}
+
+static int two_child(int rank, int world, void *arg)
+{
+	struct ring_case *t = arg;
+	struct two_run run[2] = { { &t[0], NULL, rank, world, 0 }, { &t[1], NULL, rank, 2, 0 } };
+	int n = rank < 2 ? 2 : 1, rc = 0;
+	pthread_t th[2];
+
+	for (int i = 0; i < n; i++) {
+		struct nr_config cfg;
+
+		ranks_config(&t[i].env, rank, run[i].world, &cfg);
+		cfg.timeout_ms = t[i].timeout_ms;
+		rc = nr_comm_init(&cfg, &run[i].c);
+		if (rc)
+			return child_fail(&t[i], rank, 2, "init of communicator %c: %s: %s",
+					  'A' + i, nr_strerror(rc), nr_comm_last_error(NULL));
+	}
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, two_thread, &run[i]))
+			return child_fail(&t[i], rank, 3, "pthread_create");
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < n; i++) {
+		struct nr_tp_soft_stats st;
+
+		if (!run[i].rc && !nr_tp_soft_stats(run[i].c->tp, &st) && st.rx_unknown_qpn)
+			run[i].rc = child_fail(&t[i], rank, 7, "%llu packets for no QP",
+					       (unsigned long long)st.rx_unknown_qpn);
+		if (!nr_tp_soft_stats(run[i].c->tp, &st))
+			t[i].out->passed[rank] = st.rx_passed;
+	}
+	for (int i = n; i-- > 0;) /* the subgroup's first, as a framework closes them */
+		nr_comm_destroy(run[i].c);
+	return run[0].rc ? run[0].rc : run[1].rc;
+}
+
+static void test_two_comms_one_process(void **state)
+{
+	static const size_t sizes[] = { 1, 1023, 65537, (1 << 18) + 3 };
+	struct ring_case t[2] = { { .timeout_ms = 10000, .reps = 4 },
+				  { .timeout_ms = 10000, .reps = 4 } };
+	pid_t pids[RANKS_MAX];
+	int status[RANKS_MAX];
+	uint64_t passed = 0;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		ranks_env_init(&t[i].env, 31 + (unsigned)i);
+		t[i].seed = (uint64_t)time(NULL) * 1000003u + (unsigned)i;
+		t[i].nsizes = (int)(sizeof(sizes) / sizeof(sizes[0]));
+		memcpy(t[i].sizes, sizes, sizeof(sizes));
+		t[i].out = mmap(NULL, sizeof(*t[i].out), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		assert_true(t[i].out != MAP_FAILED);
+		memset(t[i].out, 0, sizeof(*t[i].out));
+	}
+	t[1].env.udp_port = t[0].env.udp_port; /* one socket an address */
+	ranks_fork(3, two_child, t, pids);
+	ranks_wait(3, pids, status, 120000, NULL);
+	for (int r = 0; r < 3; r++) {
+		if (status[r])
+			fprintf(stderr, "rank %d exit %d: %s %s\n", r, status[r], t[0].out->msg[r],
+				t[1].out->msg[r]);
+		assert_int_equal(status[r], 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < t[i].nsizes; k++)
+			for (int ip = 0; ip < 2; ip++)
+				for (int r = 1; r < (i ? 2 : 3); r++)
+					assert_true(t[i].out->hash[r][k][ip] ==
+						    t[i].out->hash[0][k][ip]);
+		for (int r = 0; r < 2; r++)
+			passed += t[i].out->passed[r];
+	}
+	printf("# two communicators a process: %llu packets passed between them\n",
+	       (unsigned long long)passed);
+	assert_true(passed > 0);
+	for (int i = 0; i < 2; i++)
+		munmap(t[i].out, sizeof(*t[i].out));
+}
+
+/*
  * A rank that stays away from the library between collectives (2.5 s, while
  * the others start the next one) must keep answering, as an RNIC does: the
  * soft transport's progress thread ACKs for it.  The ACK timeout is cut to
@@ -757,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_ring_4_lossy),
 		cmocka_unit_test(test_ring_4_lossy_sr),
 		cmocka_unit_test(test_mixed_profiles_refused),
+		cmocka_unit_test(test_two_comms_one_process),
 		cmocka_unit_test(test_idle_rank_keeps_answering),
 		cmocka_unit_test(test_kill_one_rank),
 		cmocka_unit_test(test_box_unreachable),
