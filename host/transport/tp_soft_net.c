@@ -425,19 +425,37 @@ static uint32_t gro_size(struct msghdr *h)
 	return 0;
 }
 
+static int rx_batch(struct soft_tp *tp, soft_rx_fn *deliver);
+
 int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 {
-	struct rx_held held[SOFT_DELAY_MAX];
-	unsigned nheld = 0;
+	bool reads;
 	int n;
 
 	if (tp->inj_head)
 		rx_injected(tp, deliver);
+	/* what another transport on the socket read for this one, then the socket
+	 * (unless that one reads it now): in the order the socket received */
+	reads = soft_share_rx_enter(tp);
 	for (struct soft_inject *in = soft_share_take(tp), *next; in; in = next) {
 		next = in->next;
 		deliver(tp, in->data, in->len, &in->from);
 		free(in);
 	}
+	if (!reads)
+		return 0;
+	n = rx_batch(tp, deliver);
+	soft_share_rx_leave(tp);
+	return n;
+}
+
+/* One recvmmsg, each packet delivered: entries received, or -errno. */
+static int rx_batch(struct soft_tp *tp, soft_rx_fn *deliver)
+{
+	struct rx_held held[SOFT_DELAY_MAX];
+	unsigned nheld = 0;
+	int n;
+
 	for (unsigned i = 0; i < SOFT_RX_MSGS; i++) {
 		struct msghdr *h = &tp->rxmsg[i].msg_hdr;
 

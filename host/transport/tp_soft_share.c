@@ -6,7 +6,10 @@
  * (tp_soft_share.h says why).
  *
  * Locking: shares_mu guards the registry (join, add, leave); a share's mu its
- * claims and every member's inbox.  A packet passed is copied under the
+ * claims and every member's inbox; its rx_mu the socket's reads (a member
+ * holds it from its recvmmsg to the end of the batch's delivery, passing as
+ * it goes; one that finds it held takes its inbox and reads nothing).  Order:
+ * rx_mu, then mu.  A packet passed is copied under the
  * share's lock and the owner's wake descriptor (an eventfd in its ppoll) is
  * written when its inbox was empty: the descriptor is readable exactly while
  * the inbox holds packets, so an owner asleep in ppoll wakes for them.
@@ -32,7 +35,8 @@ struct soft_share {
 	int fd;
 	bool gro;
 	unsigned refs;
-	pthread_mutex_t mu; /* claims, members' inboxes */
+	pthread_mutex_t mu;    /* claims, members' inboxes */
+	pthread_mutex_t rx_mu; /* the socket's reads */
 	struct soft_claim *claims;
 	unsigned nclaims, claims_cap;
 };
@@ -78,6 +82,7 @@ int soft_share_add(struct soft_tp *tp)
 		.ip = tp->ip, .port = tp->port, .fd = tp->fd, .gro = tp->gro, .refs = 1
 	};
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->rx_mu, NULL);
 	pthread_mutex_lock(&shares_mu);
 	s->next = shares;
 	shares = s;
@@ -124,6 +129,7 @@ bool soft_share_leave(struct soft_tp *tp)
 			;
 		*pp = s->next;
 		pthread_mutex_destroy(&s->mu);
+		pthread_mutex_destroy(&s->rx_mu);
 		free(s->claims);
 		free(s);
 	}
@@ -227,4 +233,15 @@ struct soft_inject *soft_share_take(struct soft_tp *tp)
 	}
 	pthread_mutex_unlock(&s->mu);
 	return in;
+}
+
+bool soft_share_rx_enter(struct soft_tp *tp)
+{
+	return !tp->share || pthread_mutex_trylock(&tp->share->rx_mu) == 0;
+}
+
+void soft_share_rx_leave(struct soft_tp *tp)
+{
+	if (tp->share)
+		pthread_mutex_unlock(&tp->share->rx_mu);
 }

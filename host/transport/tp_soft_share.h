@@ -10,7 +10,8 @@
  * address binds the socket, later ones share it.  Each transport's QPNs are
  * claimed here, unique over the socket; a transport that reads a packet for a
  * QPN another one claimed passes it to that one (a copy, in its inbox, its
- * wake descriptor written), which takes it at its next receive round.
+ * wake descriptor written), which takes it at its next receive round, before
+ * it reads the socket itself.
  */
 #ifndef NR_TP_SOFT_SHARE_H
 #define NR_TP_SOFT_SHARE_H
@@ -41,5 +42,15 @@ bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint3
 /* The packets passed to tp since the last call, oldest first (the caller
  * frees each), and its wake descriptor read. */
 struct soft_inject *soft_share_take(struct soft_tp *tp);
+/*
+ * One transport reads the socket at a time, and passes what it read before it
+ * lets go: true, tp reads (soft_share_rx_leave after the batch is delivered);
+ * false, another does, and passes tp its packets.  A transport that takes its
+ * passed packets after entering and then reads the socket delivers in the
+ * order the socket received: no packet it reads is older than one passed to
+ * it (a reordering would cost a go-back-N).
+ */
+bool soft_share_rx_enter(struct soft_tp *tp);
+void soft_share_rx_leave(struct soft_tp *tp);
 
 #endif /* NR_TP_SOFT_SHARE_H */
