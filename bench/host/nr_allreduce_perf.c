@@ -30,6 +30,7 @@ struct opts {
 	int late_rank;           /* this rank enters its first collective late_s late; -1: none */
 	unsigned late_s;
 	unsigned hold_ms;        /* --hold: the communicator (its box job) lives on this long */
+	int idle_comms;          /* --idle-comms K: K more communicators, idle, beside it */
 	bool ring, check, json, algo_set;
 	bool tolerant;           /* --tolerant: nr_allreduce_flags(NR_MSG_TOLERANT) */
 	bool rs;                 /* --reduce-scatter: nr_reduce_scatter of each size */
@@ -88,6 +89,10 @@ static void usage(FILE *f)
 "                        others (a slow data loader): the others wait in it\n"
 "      --hold MS         keep the communicator, and its job on the box, MS ms after\n"
 "                        the last collective (a scraper reads the job's last counters)\n"
+"      --idle-comms K    K more communicators of the same ranks (rendezvous ports\n"
+"                        NR_ROOT's + 1..K), idle while the sizes run: a framework's\n"
+"                        subgroups, sharing the soft transport's socket (their\n"
+"                        progress threads read it too and pass what is not theirs)\n"
 "  -J, --json            one JSON line per size instead of the table:\n"
 "                        {\"algo\",\"variant\",\"dtype\",\"ranks\",\"local\",\"bytes\",\"time_us\",\n"
 "                        \"algbw_gbps\",\"busbw_gbps\",\"wrong\"} (variant: nr_comm_algo;\n"
@@ -544,7 +549,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 	/* clang-format off */
 	enum { O_RANK = 256, O_WORLD, O_ROOT, O_SWITCH, O_TOKEN, O_TRANSPORT, O_DEVICE, O_ADDR,
 	       O_MSG, O_TIMEOUT, O_BOXES, O_LATE, O_OP, O_TOLERANT, O_DTYPE, O_HOLD, O_CLASSES,
-	       O_RS, O_AG };
+	       O_RS, O_AG, O_IDLE };
 	static const struct option lo[] = {
 		{ "minbytes", 1, 0, 'b' }, { "maxbytes", 1, 0, 'e' }, { "stepfactor", 1, 0, 'f' },
 		{ "iters", 1, 0, 'n' }, { "warmup", 1, 0, 'w' }, { "algo", 1, 0, 'a' },
@@ -556,7 +561,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		{ "rack-boxes", 1, 0, O_BOXES }, { "late", 1, 0, O_LATE }, { "op", 1, 0, O_OP },
 		{ "tolerant", 0, 0, O_TOLERANT }, { "dtype", 1, 0, O_DTYPE }, { "hold", 1, 0, O_HOLD },
 		{ "classes", 1, 0, O_CLASSES }, { "reduce-scatter", 0, 0, O_RS },
-		{ "allgather", 0, 0, O_AG },
+		{ "allgather", 0, 0, O_AG }, { "idle-comms", 1, 0, O_IDLE },
 		{ 0, 0, 0, 0 },
 	};
 	/* clang-format on */
@@ -593,6 +598,11 @@ static int parse_args(int argc, char **argv, struct opts *o, struct nr_config *c
 		case O_TOLERANT: o->tolerant = true; break;
 		case O_RS: o->rs = true; break;
 		case O_AG: o->ag = true; break;
+		case O_IDLE:
+			if (parse_uint(optarg, 8, &v))
+				goto bad;
+			o->idle_comms = (int)v;
+			break;
 		case O_HOLD: if (parse_uint(optarg, 3600000, &v)) goto bad; o->hold_ms = (unsigned)v; break;
 		case O_CLASSES:
 			if (parse_uint(optarg, NR_PERF_CLASSES, &v) || v < 1)
@@ -662,12 +672,41 @@ bad:
 	return -1;
 }
 
+/* --idle-comms: k more communicators of cfg's ranks, rendezvous at NR_ROOT's port + i. */
+static int idle_open(const struct nr_config *cfg, int k, struct nr_comm **idle)
+{
+	char roots[8][64];
+
+	for (int i = 0; i < k; i++) {
+		struct nr_config ci = *cfg;
+		const char *colon = cfg->root ? strrchr(cfg->root, ':') : NULL;
+		int rc;
+
+		if (!colon) {
+			fprintf(stderr, "nr-allreduce-perf: --idle-comms needs NR_ROOT (ip:port)\n");
+			return -1;
+		}
+		snprintf(roots[i], sizeof(roots[i]), "%.*s:%d", (int)(colon - cfg->root), cfg->root,
+			 atoi(colon + 1) + i + 1);
+		ci.root = roots[i];
+		rc = nr_comm_init(&ci, &idle[i]);
+		if (rc) {
+			fprintf(stderr, "nr-allreduce-perf: rank %d: idle communicator %d: %s: %s\n",
+				cfg->rank, i + 1, nr_strerror(rc), nr_comm_last_error(NULL));
+			while (i-- > 0)
+				nr_comm_destroy(idle[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { .min = 4, .max = 4 << 20, .factor = 2, .iters = 20, .warmup = 5,
 			  .late_rank = -1 };
 	struct nr_config cfg;
-	struct nr_comm *c;
+	struct nr_comm *c, *idle[8];
 	int rc;
 
 	rc = nr_config_from_env(&cfg);
@@ -688,12 +727,18 @@ int main(int argc, char **argv)
 			nr_comm_last_error(NULL));
 		return 2;
 	}
+	if (idle_open(&cfg, o.idle_comms, idle)) {
+		nr_comm_destroy(c);
+		return 2;
+	}
 	if (cfg.rank == o.late_rank)
 		sleep(o.late_s);
 	o.rank = cfg.rank;
 	rc = sweep(c, &o, cfg.rank, cfg.world);
 	if (o.hold_ms)
 		usleep(o.hold_ms * 1000u);
+	for (int i = o.idle_comms; i-- > 0;)
+		nr_comm_destroy(idle[i]);
 	nr_comm_destroy(c);
 	return rc;
 }

@@ -449,6 +449,24 @@ int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 	return n;
 }
 
+/*
+ * How many datagrams to read: a batch, or on a socket shared with other
+ * transports one when the first waiting is another's (an idle transport's
+ * progress tick then passes one datagram, not a batch of another's
+ * stream to copy; the datagram still leaves the queue: what waits behind it
+ * may be this transport's).  A GRO datagram is one flow's: its first BTH
+ * names its QP.
+ */
+static unsigned rx_take(struct soft_tp *tp)
+{
+	struct nr_bth bth;
+
+	if (soft_share_alone(tp) ||
+	    recv(tp->fd, &bth, sizeof(bth), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(bth))
+		return SOFT_RX_MSGS;
+	return soft_share_foreign(tp, nr_bth_qpn(&bth)) ? 1 : SOFT_RX_MSGS;
+}
+
 /* One recvmmsg, each packet delivered: entries received, or -errno. */
 static int rx_batch(struct soft_tp *tp, soft_rx_fn *deliver)
 {
@@ -466,7 +484,7 @@ static int rx_batch(struct soft_tp *tp, soft_rx_fn *deliver)
 			h->msg_controllen = sizeof(tp->rxcmsg[i].buf);
 		}
 	}
-	n = recvmmsg(tp->fd, tp->rxmsg, SOFT_RX_MSGS, MSG_DONTWAIT, NULL);
+	n = recvmmsg(tp->fd, tp->rxmsg, rx_take(tp), MSG_DONTWAIT, NULL);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;

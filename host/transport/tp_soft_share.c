@@ -187,6 +187,25 @@ void soft_share_release(struct soft_tp *tp, uint32_t qpn)
 	pthread_mutex_unlock(&s->mu);
 }
 
+bool soft_share_alone(const struct soft_tp *tp)
+{
+	/* refs changes under shares_mu only; a stale read costs one peek or one batch */
+	return !tp->share || __atomic_load_n(&tp->share->refs, __ATOMIC_RELAXED) == 1;
+}
+
+bool soft_share_foreign(struct soft_tp *tp, uint32_t qpn)
+{
+	struct soft_share *s = tp->share;
+	struct soft_claim *c;
+	bool foreign;
+
+	pthread_mutex_lock(&s->mu);
+	c = claim_find(s, qpn);
+	foreign = c && c->tp != tp;
+	pthread_mutex_unlock(&s->mu);
+	return foreign;
+}
+
 bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
 		     const struct sockaddr_in *from)
 {

@@ -35,6 +35,10 @@ bool soft_share_leave(struct soft_tp *tp);
 /* qpn for tp: 0, -EEXIST when another transport on the socket has it, -ENOMEM. */
 int soft_share_claim(struct soft_tp *tp, uint32_t qpn);
 void soft_share_release(struct soft_tp *tp, uint32_t qpn);
+/* Whether tp is the only transport on its socket. */
+bool soft_share_alone(const struct soft_tp *tp);
+/* Whether another transport on tp's socket claimed qpn. */
+bool soft_share_foreign(struct soft_tp *tp, uint32_t qpn);
 /* A packet tp read for a QPN it has none of: to the transport that claimed
  * it; false when none did (tp counts it unknown). */
 bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
