@@ -39,14 +39,15 @@
 #               hosts alone (NR_PRIO_BOX=0), with the box's order too, and without
 #               NR_PRIO_CLASSES=3: the input side's bucket's median latency
 #               must be lower with the classes (rank 0, per bucket)
-#   train-fsdp  FSDP (CPU, torch 2.x) through the box and on Gloo: every
-#               collective through libnetreduce, the losses Gloo's within 1e-4
+#   train-fsdp  FSDP (CPU, torch 2.x) learning a teacher's 4 classes through the
+#               box and on Gloo: every collective through libnetreduce, the losses
+#               Gloo's within 1e-4, accuracy at least 0.6 (chance 0.25) and Gloo's
+#               within 0.02, the full parameters the same bits on every rank
 #   train-hsdp  HSDP (HYBRID_SHARD, a 2 x 2 DeviceMesh) through the box and on Gloo:
 #               the mesh's groups are subgroups, each with a communicator of its
 #               own (3 a rank: the world's, a shard group's, a replica group's,
 #               on one soft transport socket), every collective through the box,
-#               none delegated; losses Gloo's within 1e-4, the full parameters
-#               the same bits on every rank
+#               none delegated; losses, accuracy and parameters as train-fsdp
 #   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
@@ -170,6 +171,26 @@ fsdp_run() {
 	printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
 		{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
 	sed -n 's/^RESULT //p' "$TB_RUNDIR/$1.out"
+}
+
+# fsdp_check: after fsdp_run netreduce into $nr and gloo into $gl: every rank's full
+# parameters one digest (rank 0's printed, the others' in their logs), the losses
+# Gloo's within 1e-4, both learnt (accuracy at least 0.6, chance 0.25) and within 0.02
+# of each other
+fsdp_check() {
+	local digests i f
+	digests=$(for ((i = 0; i < hosts; i++)); do
+		f=$TB_RUNDIR/netreduce.out; [ "$i" = 0 ] || f=$TB_RUNDIR/netreduce.h$i.log
+		sed -n 's/^RESULT //p' "$f" | jq -r .params
+	done | sort -u)
+	[ "$(wc -l <<< "$digests")" = 1 ] && [ "$digests" != null ] ||
+		fail "the ranks' full parameters differ: $(tr '\n' ' ' <<< "$digests")"
+	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
+		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
+		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
+	jq -e -n --argjson a "$nr" --argjson b "$gl" '$a.accuracy >= 0.6 and $b.accuracy >= 0.6 and
+		($a.accuracy - $b.accuracy | fabs) <= 0.02' >/dev/null ||
+		fail "accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl")): not learnt, or not Gloo's"
 }
 
 show_logs() {
@@ -369,52 +390,43 @@ train-fsdp)
 	# float tolerance (the box sums in rank order, Gloo in its own)
 	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
 	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	nr=$(fsdp_run netreduce 8)
-	gl=$(fsdp_run gloo 8)
-	echo "netreduce: $(jq -c '{losses, netreduce, gloo, delegated}' <<< "$nr")"
-	echo "gloo:      $(jq -c '{losses}' <<< "$gl")"
+	nr=$(fsdp_run netreduce 40)
+	gl=$(fsdp_run gloo 40)
+	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, gloo, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
 	for k in allgather reduce_scatter; do   # FSDP on the CPU gathers with the list form
-		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -gt 0 ] ||
-			fail "no $k through netreduce: $(jq -c .netreduce <<< "$nr")"
+		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
+			fail "fewer than a $k a step through netreduce: $(jq -c .netreduce <<< "$nr")"
 	done
-	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
-		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
-		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
-	pass "FSDP, 8 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
+	fsdp_check
+	pass "FSDP, 40 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated," \
-		"losses within 1e-4 of Gloo's"
+		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
+		"full parameters bit-identical on every rank"
 	;;
 train-hsdp)
 	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
 	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	nr=$(fsdp_run netreduce 6 --hsdp)
-	gl=$(fsdp_run gloo 6 --hsdp)
-	echo "netreduce: $(jq -c '{losses, params, netreduce, delegated}' <<< "$nr")"
-	echo "gloo:      $(jq -c '{losses, params}' <<< "$gl")"
-	# every rank's full parameters: one digest (rank 0's printed; the others' logs)
-	digests=$(for ((i = 0; i < hosts; i++)); do
-		f=$TB_RUNDIR/netreduce.out; [ "$i" = 0 ] || f=$TB_RUNDIR/netreduce.h$i.log
-		sed -n 's/^RESULT //p' "$f" | jq -r .params
-	done | sort -u)
-	[ "$(wc -l <<< "$digests")" = 1 ] && [ "$digests" != null ] ||
-		fail "the ranks' full parameters differ: $(tr '\n' ' ' <<< "$digests")"
+	nr=$(fsdp_run netreduce 40 --hsdp)
+	gl=$(fsdp_run gloo 40 --hsdp)
+	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "HSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
 	[ "$(jq .workers <<< "$nr")" = 3 ] ||
 		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 3 (the world's, its shard and replica groups')"
 	# the shard group's all-gathers and reduce-scatters, the replica group's
-	# all-reduces of the gradient shards and the world's of the losses (6 or more)
-	for k in allgather:1 reduce_scatter:1 all_reduce:7; do
+	# all-reduces of the gradient shards and the world's of the losses
+	for k in allgather:40 reduce_scatter:40 all_reduce:80; do
 		[ "$(jq --arg k "${k%:*}" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge "${k#*:}" ] ||
 			fail "fewer than ${k#*:} ${k%:*} through netreduce: $(jq -c .netreduce <<< "$nr")"
 	done
 	[ "$(jq '.library.box_calls // 0' <<< "$nr")" -gt 0 ] || fail "no call reached the box: $(jq -c .library <<< "$nr")"
-	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
-		all(.[0] - .[1] | fabs < 1e-4)' >/dev/null ||
-		fail "losses differ from Gloo's: $(jq -c .losses <<< "$nr") against $(jq -c .losses <<< "$gl")"
-	pass "HSDP on a 2 x 2 mesh, 6 steps: 3 communicators a rank, every collective through the box" \
+	fsdp_check
+	pass "HSDP on a 2 x 2 mesh, 40 steps: 3 communicators a rank, every collective through the box" \
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated;" \
-		"losses within 1e-4 of Gloo's, full parameters bit-identical on every rank"
+		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
+		"full parameters bit-identical on every rank"
 	;;
 local-group)
 	# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's
