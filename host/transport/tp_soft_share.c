@@ -30,6 +30,7 @@ struct soft_claim {
 
 struct soft_share {
 	struct soft_share *next;
+	pid_t pid;   /* the process that bound it (a fork's child does not share) */
 	uint32_t ip; /* network order */
 	uint16_t port;
 	int fd;
@@ -46,8 +47,10 @@ static struct soft_share *shares;
 
 static struct soft_share *share_find(uint32_t ip, uint16_t port)
 {
+	pid_t me = getpid();
+
 	for (struct soft_share *s = shares; s; s = s->next)
-		if (s->ip == ip && s->port == port)
+		if (s->ip == ip && s->port == port && s->pid == me)
 			return s;
 	return NULL;
 }
@@ -79,7 +82,7 @@ int soft_share_add(struct soft_tp *tp)
 	if (!s)
 		return -ENOMEM;
 	*s = (struct soft_share){
-		.ip = tp->ip, .port = tp->port, .fd = tp->fd, .gro = tp->gro, .refs = 1
+		.ip = tp->ip, .port = tp->port, .fd = tp->fd, .gro = tp->gro, .refs = 1, .pid = getpid()
 	};
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->rx_mu, NULL);

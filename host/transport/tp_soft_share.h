@@ -11,7 +11,8 @@
  * claimed here, unique over the socket; a transport that reads a packet for a
  * QPN another one claimed passes it to that one (a copy, in its inbox, its
  * wake descriptor written), which takes it at its next receive round, before
- * it reads the socket itself.
+ * it reads the socket itself.  A forked child's transports bind a socket of
+ * their own (the parent's, which the child inherits, is never shared).
  */
 #ifndef NR_TP_SOFT_SHARE_H
 #define NR_TP_SOFT_SHARE_H
