@@ -48,6 +48,11 @@
 #               own (3 a rank: the world's, a shard group's, a replica group's,
 #               on one soft transport socket), every collective through the box,
 #               none delegated; losses, accuracy and parameters as train-fsdp
+#   train-hsdp-quota  train-hsdp with the job's tenant allowed one box job (the
+#               world group's): the box refuses the subgroups' jobs, so their
+#               collectives go to Gloo, each kind counted as delegated with the
+#               box's reason, the world's all-reduces through the box; losses,
+#               accuracy and parameters as train-fsdp
 #   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
@@ -137,6 +142,7 @@ train-hier|train-torchrun|local-group) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
+train-hsdp-quota) quota=1 ;;
 collectives-rtl) TB_BACKEND=rtl
 	# the RTL model takes about a millisecond a frame (tests/testbed/run --backend rtl)
 	export NR_MSG_SIZE=16384 NR_POOL_MSGS=2 NR_TIMEOUT_MS=120000 ;;
@@ -146,6 +152,18 @@ tb_init "$build"
 trap 'tb_teardown' EXIT
 trap 'exit 130' INT TERM
 tb_setup "$hosts"
+if [ -n "${quota:-}" ]; then
+	# the job's tenant: its hosts' addresses and MACs, at most $quota box jobs (the
+	# ranks' NR_TOKEN is its token; the box's own token file keeps the testbed's)
+	TB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	jq -n --arg t "$TB_TOKEN" --argjson q "$quota" \
+		--argjson ips "$(for ((i = 0; i < hosts; i++)); do tb_data_ip "$i"; done | jq -R . | jq -s .)" \
+		--argjson macs "$(for ((i = 0; i < hosts; i++)); do tb_host_mac "$i"; echo; done | jq -R . | jq -s .)" \
+		'{tenants: [{name: "hsdp", token: $t, ips: $ips, macs: $macs, max_jobs: $q}]}' \
+		> "$TB_RUNDIR/tenants.json"
+	chmod 600 "$TB_RUNDIR/tenants.json"
+	export TB_BOX_EXTRA="--tenants $TB_RUNDIR/tenants.json"
+fi
 tb_box_start
 
 # launch TAG MODE [ENV=VALUE ...] -- [train_rank.py options]
@@ -427,6 +445,28 @@ train-hsdp)
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated;" \
 		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
 		"full parameters bit-identical on every rank"
+	;;
+train-hsdp-quota)
+	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
+	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
+	nr=$(fsdp_run netreduce 40 --hsdp)
+	gl=$(fsdp_run gloo 40 --hsdp)
+	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
+	[ "$(jq .workers <<< "$nr")" = 1 ] ||
+		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 1 (the world's: the box took no other job)"
+	for k in allgather reduce_scatter all_reduce; do
+		jq -e --arg k "$k" '[.delegated | to_entries[] | select(.key | startswith($k)) |
+			select(.value.why | test("box took no job for this subgroup.*quota")) | .value.calls] | add // 0 > 0' \
+			<<< "$nr" >/dev/null || fail "no $k delegated with the box's refusal: $(jq -c .delegated <<< "$nr")"
+	done
+	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
+		fail "the world group's all-reduces (a loss a step) did not go through the box: $(jq -c .netreduce <<< "$nr")"
+	fsdp_check
+	pass "HSDP, its tenant at a quota of 1 job: the subgroups' collectives on Gloo, counted as" \
+		"delegated with the box's refusal ($(jq -r '[.delegated[]][0].why' <<< "$nr"));" \
+		"the world group's all-reduces through the box; losses, accuracy $(jq .accuracy <<< "$nr") and" \
+		"parameters as Gloo's"
 	;;
 local-group)
 	# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's

@@ -26,8 +26,9 @@ process holds a communicator (a subgroup: dist.new_group, DeviceMesh's
 dimensions, HSDP's) makes one of its own, one rank a host, its own box job
 (the soft transport's communicators of a process share its receive socket);
 where the job's layout is not one rank a host (NR_LOCAL_SIZE or torchrun's
-LOCAL_WORLD_SIZE above 1, NR_TORCH_LOCAL=group, NR_RACKS) a subgroup hands
-every collective to its Gloo, counted as delegated with that reason.
+LOCAL_WORLD_SIZE above 1, NR_TORCH_LOCAL=group, NR_RACKS), or the box takes no
+job for it (a tenant at its quota), a subgroup hands every collective to its
+Gloo, counted as delegated with that reason.
 
 Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
@@ -42,6 +43,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
 import torch
 import torch.distributed as dist
 
+from .. import _lib
 from ..comm import NetreduceError, local_size
 from . import work as works
 from .accept import flat_refusal, gather_refusal, refusal
@@ -91,6 +93,20 @@ def _sub_refusal():
     return None
 
 
+def _sub_worker(store, rank, size):
+    """A subgroup's communicator, or (None, why) where its box took no job for it
+    (a tenant at its quota, a box full): the box's refusal reaches every rank of
+    the group alike, so every rank hands the group's collectives to Gloo."""
+    try:
+        return Worker(store, rank, size, "netreduce", flat=True, addr_rank=dist.get_rank(),
+                      sub=True), None
+    except NetreduceError as e:
+        if e.code != _lib.ERR_BOX:
+            raise
+        return None, (f"the box took no job for this subgroup ({e.detail}); this group's "
+                      "collectives go to Gloo")
+
+
 class ProcessGroupNetreduce(dist.ProcessGroup):
     """c10d process group: all-reduce through netreduce, the rest through Gloo."""
 
@@ -118,8 +134,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             self._sub = _sub_refusal()
             self._worker = None
         elif size > 1 and held():
-            self._worker = Worker(store, rank, size, "netreduce", flat=True,
-                                  addr_rank=dist.get_rank(), sub=True)
+            self._worker, self._sub = _sub_worker(store, rank, size)
         else:
             self._worker = Worker(store, rank, size, "netreduce")
         self._coalesced = None   # works issued between _start_coalescing and _end_coalescing
