@@ -399,17 +399,23 @@ static void rx_filter(struct soft_tp *tp, soft_rx_fn *deliver, uint8_t *buf, uin
 	deliver(tp, buf, len, &tp->rxfrom[from]);
 }
 
-static void rx_injected(struct soft_tp *tp, soft_rx_fn *deliver)
+/* Each packet of a list (injected, or passed by another transport), freed. */
+static void rx_list(struct soft_tp *tp, soft_rx_fn *deliver, struct soft_inject *in)
 {
-	struct soft_inject *in = tp->inj_head, *next;
-
-	tp->inj_head = NULL;
-	tp->inj_tail = &tp->inj_head;
-	for (; in; in = next) {
+	for (struct soft_inject *next; in; in = next) {
 		next = in->next;
 		deliver(tp, in->data, in->len, &in->from);
 		free(in);
 	}
+}
+
+static void rx_injected(struct soft_tp *tp, soft_rx_fn *deliver)
+{
+	struct soft_inject *in = tp->inj_head;
+
+	tp->inj_head = NULL;
+	tp->inj_tail = &tp->inj_head;
+	rx_list(tp, deliver, in);
 }
 
 /* The segment size of a GRO datagram (UDP_GRO control message), 0: a plain one. */
@@ -437,11 +443,7 @@ int soft_rx_round(struct soft_tp *tp, soft_rx_fn *deliver)
 	/* what another transport on the socket read for this one, then the socket
 	 * (unless that one reads it now): in the order the socket received */
 	reads = soft_share_rx_enter(tp);
-	for (struct soft_inject *in = soft_share_take(tp), *next; in; in = next) {
-		next = in->next;
-		deliver(tp, in->data, in->len, &in->from);
-		free(in);
-	}
+	rx_list(tp, deliver, soft_share_take(tp));
 	if (!reads)
 		return 0;
 	n = rx_batch(tp, deliver);
@@ -541,12 +543,5 @@ int soft_inject_add(struct soft_tp *tp, uint32_t saddr, uint16_t sport,
 
 void soft_inject_free(struct soft_tp *tp)
 {
-	struct soft_inject *in = tp->inj_head, *next;
-
-	for (; in; in = next) {
-		next = in->next;
-		free(in);
-	}
-	tp->inj_head = NULL;
-	tp->inj_tail = &tp->inj_head;
+	soft_inject_drop(&tp->inj_head, &tp->inj_tail);
 }

@@ -94,18 +94,6 @@ int soft_share_add(struct soft_tp *tp)
 	return 0;
 }
 
-static void inbox_free(struct soft_tp *tp)
-{
-	struct soft_inject *in = tp->in_head, *next;
-
-	for (; in; in = next) {
-		next = in->next;
-		free(in);
-	}
-	tp->in_head = NULL;
-	tp->in_tail = &tp->in_head;
-}
-
 bool soft_share_leave(struct soft_tp *tp)
 {
 	struct soft_share *s = tp->share, **pp;
@@ -123,7 +111,7 @@ bool soft_share_leave(struct soft_tp *tp)
 			s->claims[i] = s->claims[--s->nclaims];
 		else
 			i++;
-	inbox_free(tp);
+	soft_inject_drop(&tp->in_head, &tp->in_tail);
 	pthread_mutex_unlock(&s->mu);
 	if (--s->refs) {
 		last = false;

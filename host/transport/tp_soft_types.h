@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 
@@ -304,6 +305,17 @@ struct soft_inject {
 	uint32_t len;
 	uint8_t data[];
 };
+
+/* Free a list of them, left empty (*tail back at head). */
+static inline void soft_inject_drop(struct soft_inject **head, struct soft_inject ***tail)
+{
+	for (struct soft_inject *in = *head, *next; in; in = next) {
+		next = in->next;
+		free(in);
+	}
+	*head = NULL;
+	*tail = head;
+}
 
 struct soft_share;
 

@@ -211,6 +211,17 @@ fsdp_check() {
 		fail "accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl")): not learnt, or not Gloo's"
 }
 
+# fsdp_both STEPS [--hsdp]: fsdp_run on netreduce into $nr, then on Gloo into $gl,
+# both printed; skips where torch cannot run FSDP on the CPU
+fsdp_both() {
+	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
+	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
+	nr=$(fsdp_run netreduce "$@")
+	gl=$(fsdp_run gloo "$@")
+	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, gloo, delegated}' <<< "$nr")"
+	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
+}
+
 show_logs() {
 	local f
 	for f in "$TB_RUNDIR/$1".h*.log; do
@@ -406,12 +417,7 @@ train-fsdp)
 	# every collective FSDP issues reaches libnetreduce (none delegated, none
 	# Gloo's but what c10d does itself), and the losses follow Gloo's within
 	# float tolerance (the box sums in rank order, Gloo in its own)
-	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
-	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	nr=$(fsdp_run netreduce 40)
-	gl=$(fsdp_run gloo 40)
-	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, gloo, delegated}' <<< "$nr")"
-	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
+	fsdp_both 40
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
 	for k in allgather reduce_scatter; do   # FSDP on the CPU gathers with the list form
 		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
@@ -424,12 +430,7 @@ train-fsdp)
 		"full parameters bit-identical on every rank"
 	;;
 train-hsdp)
-	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
-	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	nr=$(fsdp_run netreduce 40 --hsdp)
-	gl=$(fsdp_run gloo 40 --hsdp)
-	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, delegated}' <<< "$nr")"
-	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
+	fsdp_both 40 --hsdp
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "HSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
 	[ "$(jq .workers <<< "$nr")" = 3 ] ||
 		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 3 (the world's, its shard and replica groups')"
@@ -447,12 +448,7 @@ train-hsdp)
 		"full parameters bit-identical on every rank"
 	;;
 train-hsdp-quota)
-	"${py[@]}" -c 'import torch.distributed.fsdp' 2>/dev/null || skip "torch $torch cannot import torch.distributed.fsdp"
-	[ "$torch" != 1.13 ] || skip "FSDP on the CPU needs torch 2.x (the torch2 suite runs it)"
-	nr=$(fsdp_run netreduce 40 --hsdp)
-	gl=$(fsdp_run gloo 40 --hsdp)
-	echo "netreduce: $(jq -c '{losses, accuracy, params, netreduce, delegated}' <<< "$nr")"
-	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
+	fsdp_both 40 --hsdp
 	[ "$(jq .workers <<< "$nr")" = 1 ] ||
 		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 1 (the world's: the box took no other job)"
 	for k in allgather reduce_scatter all_reduce; do
