@@ -265,21 +265,17 @@ static int resolve_channels(struct nr_comm *c)
 static int rails_init(struct nr_comm *c)
 {
 	const char *s = getenv("NR_RAILS");
+	int n;
 
 	if (!s || !*s || !c->has_box)
 		return 0;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-
-		if (len == 0 || len >= sizeof(c->rails[0]) || c->n_rails == NR_MAX_BOXES)
-			return nr_fail(c, NR_ERR_CONFIG,
-				       "NR_RAILS=%s: interface names (at most %zu "
-				       "characters each), comma-separated, one a box",
-				       getenv("NR_RAILS"), sizeof(c->rails[0]) - 1);
-		memcpy(c->rails[c->n_rails], s, len);
-		c->rails[c->n_rails++][len] = '\0';
-		s += len + (s[len] == ',');
-	}
+	n = nr_list_split(s, c->rails[0], sizeof(c->rails[0]), NR_MAX_BOXES);
+	if (n < 0)
+		return nr_fail(c, NR_ERR_CONFIG,
+			       "NR_RAILS=%s: interface names (at most %zu characters each), "
+			       "comma-separated, one a box",
+			       s, sizeof(c->rails[0]) - 1);
+	c->n_rails = (unsigned)n;
 	if (c->n_rails != c->n_boxes)
 		return nr_fail(c, NR_ERR_CONFIG,
 			       "NR_RAILS=%s names %u interface%s for %u box%s "

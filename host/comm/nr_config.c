@@ -226,24 +226,17 @@ static bool good_hostport(const char *s)
 	return nr_parse_hostport(s, &ip, &port) == 0 && port != 0;
 }
 
-int nr_boxes_parse(const char *s, char (*out)[NR_BOX_ADDR_LEN], unsigned max)
+int nr_list_split(const char *s, char *out, size_t width, unsigned max)
 {
 	unsigned n = 0;
 
 	while (s && *s) {
 		size_t len = strcspn(s, ",");
-		char one[NR_BOX_ADDR_LEN];
 
-		if (len == 0 || len >= sizeof(one) || n == max)
+		if (len == 0 || len >= width || n == max)
 			return -1;
-		memcpy(one, s, len);
-		one[len] = '\0';
-		if (!good_hostport(one))
-			return -1;
-		for (unsigned k = 0; k < n; k++)
-			if (!strcmp(out[k], one))
-				return -1; /* a box twice would sum its channels twice */
-		memcpy(out[n++], one, len + 1);
+		memcpy(out + n * width, s, len);
+		out[n++ * width + len] = '\0';
 		s += len;
 		if (*s && !*++s)
 			return -1; /* a trailing comma */
@@ -251,24 +244,37 @@ int nr_boxes_parse(const char *s, char (*out)[NR_BOX_ADDR_LEN], unsigned max)
 	return n ? (int)n : -1;
 }
 
+int nr_boxes_parse(const char *s, char (*out)[NR_BOX_ADDR_LEN], unsigned max)
+{
+	int n = nr_list_split(s, out[0], NR_BOX_ADDR_LEN, max);
+
+	for (int i = 0; i < n; i++) {
+		if (!good_hostport(out[i]))
+			return -1;
+		for (int k = 0; k < i; k++)
+			if (!strcmp(out[k], out[i]))
+				return -1; /* a box twice would sum its channels twice */
+	}
+	return n;
+}
+
 int nr_racks_parse(const char *s, int *sizes, int max)
 {
-	int n = 0;
+	char item[NR_RACKS_MAX][8];
+	int n = nr_list_split(s, item[0], sizeof(item[0]),
+			      (unsigned)(max < NR_RACKS_MAX ? max : NR_RACKS_MAX));
 
-	while (s && *s) {
+	for (int i = 0; i < n; i++) {
 		char *end;
 		long v;
 
 		errno = 0;
-		v = strtol(s, &end, 10);
-		if (errno || end == s || v < 1 || v > 4096 || n == max || (*end && *end != ','))
+		v = strtol(item[i], &end, 10);
+		if (errno || end == item[i] || *end || v < 1 || v > 4096)
 			return -1;
-		sizes[n++] = v;
-		s = *end ? end + 1 : end;
-		if (*end && !*s)
-			return -1;   /* a trailing comma */
+		sizes[i] = (int)v;
 	}
-	return n ? n : -1;
+	return n;
 }
 
 /*

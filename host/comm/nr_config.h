@@ -27,6 +27,14 @@ int nr_config_take(const struct nr_config *cfg, struct nr_config *full);
 /* short_dscp's default: AF11, a low-priority class (tolerant messages' packets). */
 #define NR_SHORT_DSCP_DEFAULT 10
 
+/*
+ * A comma-separated list (NR_BOX's, NR_RACKS', NR_RAILS') into out, max rows
+ * of width characters each, NUL-terminated: the number of items, or -1 when
+ * there is none, or an empty item, one of width characters or more, more
+ * than max, a trailing comma.
+ */
+int nr_list_split(const char *s, char *out, size_t width, unsigned max);
+
 #define NR_RACKS_MAX 64
 /* "4,4" into sizes (at most max): the number of racks, or -1 when malformed. */
 int nr_racks_parse(const char *s, int *sizes, int max);

@@ -914,6 +914,7 @@ static void test_two_boxes(void **state)
 			int rc;
 		} rails[] = {
 			{ "lo", "NR_RAILS=lo names 1 interface for 2 boxes", NR_ERR_CONFIG },
+			{ "lo,", "NR_RAILS=lo,: interface names", NR_ERR_CONFIG },
 			{ "lo,nrnosuch0", "cannot send by interface nrnosuch0", NR_ERR_TRANSPORT },
 			{ "lo,lo", NULL, NR_OK },
 		};

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "host/netreduce.h"
+#include "host/comm/nr_config.h"
 #include "host/comm/nr_util.h"
 #include "host/transport/nr_transport.h"
 
@@ -61,6 +62,34 @@ static void test_box_alias(void **state)
 	unsetenv("NR_SWITCH");
 	assert_int_equal(nr_config_from_env(&cfg), NR_OK);
 	assert_string_equal(cfg.switch_addr, "10.0.0.253:7000");
+}
+
+/* The one splitter of NR_BOX's, NR_RACKS' and NR_RAILS' lists. */
+static void test_list_split(void **state)
+{
+	static const struct {
+		const char *s;
+		int n;
+	} cases[] = {
+		{ "eth1", 1 },     { "eth1,eth2", 2 },
+		{ "abc,abcd", 2 }, /* 4 = width - 1 */
+		{ "a,b,c", 3 },    { "", -1 },
+		{ ",", -1 },       { "eth1,", -1 },
+		{ ",eth1", -1 },   { "eth1,,eth2", -1 },
+		{ "abcde", -1 },   /* width */ { "a,b,c,d", -1 }, /* max 3 */
+	};
+	char out[3][5];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(out, 'x', sizeof(out));
+		printf("\"%s\": %d\n", cases[i].s, nr_list_split(cases[i].s, out[0], 5, 3));
+		assert_int_equal(nr_list_split(cases[i].s, out[0], 5, 3), cases[i].n);
+	}
+	assert_int_equal(nr_list_split(NULL, out[0], 5, 3), -1);
+	assert_int_equal(nr_list_split("eth1,eth2", out[0], 5, 3), 2);
+	assert_string_equal(out[0], "eth1");
+	assert_string_equal(out[1], "eth2");
 }
 
 /*
@@ -759,6 +788,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_env_good, clear_env),
 		cmocka_unit_test_setup(test_box_alias, clear_env),
+		cmocka_unit_test(test_list_split),
 		cmocka_unit_test_setup(test_box_list, clear_env),
 		cmocka_unit_test_setup(test_env_defaults, clear_env),
 		cmocka_unit_test_setup(test_env_bad, clear_env),
