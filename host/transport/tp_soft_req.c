@@ -129,7 +129,7 @@ static int sr_alloc(struct soft_qp *qp)
 }
 
 /* A selective NAK for psn .. psn + run - 1: what was sent of it, queued for a resend. */
-static void sr_nak(struct soft_qp *qp, uint32_t psn, uint32_t run)
+static void sr_nak_resend(struct soft_qp *qp, uint32_t psn, uint32_t run)
 {
 	struct soft_tp *tp = qp->tp;
 	uint32_t sent = nr_psn_sub(qp->snd_hi, qp->snd_una), off = nr_psn_sub(psn, qp->snd_una);
@@ -350,7 +350,7 @@ void soft_req_rx_ack(struct soft_qp *qp, const struct nr_pkt *p)
 	}
 	if (syn == NR_AETH_NAK_SELECTIVE && soft_sr(tp)) {
 		tp->st.rx_nak_sel++;
-		sr_nak(qp, psn, nr_sel_nak_run(p->aeth_msn));
+		sr_nak_resend(qp, psn, nr_sel_nak_run(p->aeth_msn));
 	} else if (syn == NR_AETH_NAK_PSN_SEQ_ERR) {
 		tp->st.rx_nak_seq++;
 		acked_upto(qp, psn);

@@ -211,8 +211,8 @@ static bool ooo_has(const struct soft_qp *qp, uint32_t psn)
 	return o->used && o->psn == psn;
 }
 
-/* A selective NAK for epsn + start .. epsn + start + run - 1. */
-static void sr_nak(struct soft_qp *qp, int32_t start, int32_t run)
+/* Send a selective NAK for epsn + start .. epsn + start + run - 1. */
+static void sr_nak_send(struct soft_qp *qp, int32_t start, int32_t run)
 {
 	struct soft_tp *tp = qp->tp;
 
@@ -246,7 +246,7 @@ static void sr_name_missing(struct soft_qp *qp, int32_t d)
 		}
 		for (start = k++; k < lim && !ooo_has(qp, nr_psn_add(qp->epsn, (uint32_t)k)); k++)
 			;
-		sr_nak(qp, start, k - start);
+		sr_nak_send(qp, start, k - start);
 	}
 	if (lim > 0 && nr_psn_diff(nr_psn_add(qp->epsn, (uint32_t)lim), qp->sr_nak_hi) > 0)
 		qp->sr_nak_hi = nr_psn_add(qp->epsn, (uint32_t)lim);
@@ -324,7 +324,7 @@ void soft_resp_sr_timer(struct soft_qp *qp)
 		return;
 	while ((uint32_t)k < qp->ooo_cap && !ooo_has(qp, nr_psn_add(qp->epsn, (uint32_t)k)))
 		k++;
-	sr_nak(qp, 0, k);
+	sr_nak_send(qp, 0, k);
 }
 
 void soft_resp_rx(struct soft_qp *qp, const uint8_t *pkt, const struct nr_pkt *p)
