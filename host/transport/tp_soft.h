@@ -39,6 +39,7 @@
 	_(rx_bad_icrc, "dropped: ICRC mismatch")                                 \
 	_(rx_unknown_qpn, "dropped: no QP with this DestQP")                     \
 	_(rx_passed, "packets for another transport of this process on the same address and port, passed to it") \
+	_(rx_pass_drop, "dropped: for another transport on the socket whose inbox was full (it is not polled)") \
 	_(rx_bad_src, "dropped: source address is not the QP's peer")            \
 	_(rx_bad_state, "dropped: QP not connected or in error")                 \
 	_(rx_unsupported, "dropped: opcode this endpoint does not serve")        \

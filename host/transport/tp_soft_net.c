@@ -2,8 +2,9 @@
 /*
  * Soft transport, the socket side: one receive socket bound to (local ip,
  * 4791) for every QP (of every transport of the process on that address:
- * tp_soft_share.c), one send socket per QP bound to (local ip, entropy port), the batched receive (recvmmsg of GRO datagrams, cut into the
- * packets they hold), and the test filter and injection; the send batch is
+ * tp_soft_share.c), one send socket per QP bound to (local ip, entropy
+ * port), the batched receive (recvmmsg of GRO datagrams, cut into the packets
+ * they hold), and the test filter and injection; the send batch is
  * tp_soft_tx.c's.
  *
  * What goes on the wire is what an RNIC sends, one RoCEv2 packet a datagram
@@ -174,10 +175,12 @@ int soft_net_open(struct soft_tp *tp, bool offload, char *err, size_t errlen)
 	}
 	if (r) { /* another transport of this process has the socket, GRO its */
 		offloads(tp, offload, false);
-	} else {
+	} else { /* this one binds it, the registry locked until the add */
 		r = rx_sock_open(tp, offload, err, errlen);
-		if (!r && (r = soft_share_add(tp)) < 0)
+		if (soft_share_add(tp, r == 0) && !r) {
 			snprintf(err, errlen, "soft: out of memory");
+			r = -ENOMEM;
+		}
 		if (r)
 			return r;
 	}

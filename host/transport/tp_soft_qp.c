@@ -475,9 +475,10 @@ static int soft_post_recv(struct nr_tp_qp *q, uint64_t wr_id)
 
 /*
  * One received packet (soft_rx_fn of the net layer): a well-formed RC packet
- * for a QP of another transport on the socket goes to it; one with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a connected
- * QP, from its peer, goes to the requester (ACK/NAK) or the responder
- * (WRITE); anything else is counted.  Owed ACKs leave every SOFT_ACK_FLUSH
+ * for a QP of another transport on the socket goes to it (tp_soft_share.c);
+ * one with a good ICRC (for an IP ID in 0..63, tp_soft_icrc.c), for a
+ * connected QP, from its peer, goes to the requester (ACK/NAK) or the
+ * responder (WRITE); anything else is counted.  Owed ACKs leave every SOFT_ACK_FLUSH
  * packets, so a large receive batch does not hold a window's ACK to its end.
  */
 static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
@@ -498,9 +499,12 @@ static void rx_pkt(struct soft_tp *tp, uint8_t *buf, uint32_t len,
 		return;
 	}
 	qp = soft_qp_lookup(tp, p.qpn);
-	if (!qp && soft_share_pass(tp, p.qpn, buf, len, from)) {
+	switch (qp ? SOFT_PASS_NONE : soft_share_pass(tp, p.qpn, buf, len, from)) {
+	case SOFT_PASS_DONE:
 		tp->st.rx_passed++; /* another transport's QP: counted there */
 		return;
+	case SOFT_PASS_DROPPED: tp->st.rx_pass_drop++; return;
+	case SOFT_PASS_NONE: break;
 	}
 	tp->st.rx_pkts++;
 	tp->st.rx_bytes += len;

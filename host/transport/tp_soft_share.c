@@ -5,14 +5,18 @@
  * claimed on it, and the packets one transport read for another
  * (tp_soft_share.h says why).
  *
- * Locking: shares_mu guards the registry (join, add, leave); a share's mu its
- * claims and every member's inbox; its rx_mu the socket's reads (a member
- * holds it from its recvmmsg to the end of the batch's delivery, passing as
- * it goes; one that finds it held takes its inbox and reads nothing).  Order:
- * rx_mu, then mu.  A packet passed is copied under the
- * share's lock and the owner's wake descriptor (an eventfd in its ppoll) is
- * written when its inbox was empty: the descriptor is readable exactly while
- * the inbox holds packets, so an owner asleep in ppoll wakes for them.
+ * Locking: shares_mu guards the registry (join, add, leave; held from a
+ * join that found no share through the bind to its add, so two transports
+ * opened at once on one address never both bind); a share's mu its claims
+ * and every member's inbox; its rx_mu the socket's reads (a member holds it
+ * from before it takes its inbox to the end of its batch's delivery, passing
+ * as it goes; one that finds it held takes its inbox and reads nothing).
+ * Order: shares_mu or rx_mu, then mu.  A packet passed is copied under mu
+ * and the owner's wake descriptor (an eventfd in its ppoll) written when its
+ * inbox was empty: the descriptor is readable exactly while the inbox holds
+ * packets, so an owner asleep in ppoll wakes for them.  An inbox holds at
+ * most SOFT_INBOX_BYTES, as a socket's receive buffer would: past that the
+ * reader drops the packet and counts it (rx_pass_drop).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,33 +69,35 @@ int soft_share_join(struct soft_tp *tp)
 		return -errno;
 	pthread_mutex_lock(&shares_mu);
 	s = share_find(tp->ip, tp->port);
-	if (s) {
-		s->refs++;
-		tp->share = s;
-		tp->fd = s->fd;
-		tp->gro = s->gro;
-	}
+	if (!s)
+		return 0; /* shares_mu stays held: the caller binds, then adds */
+	__atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+	tp->share = s;
+	tp->fd = s->fd;
+	tp->gro = s->gro;
 	pthread_mutex_unlock(&shares_mu);
-	return s != NULL;
+	return 1;
 }
 
-int soft_share_add(struct soft_tp *tp)
+int soft_share_add(struct soft_tp *tp, bool bound)
 {
-	struct soft_share *s = calloc(1, sizeof(*s));
+	struct soft_share *s = bound ? calloc(1, sizeof(*s)) : NULL;
 
-	if (!s)
-		return -ENOMEM;
-	*s = (struct soft_share){
-		.ip = tp->ip, .port = tp->port, .fd = tp->fd, .gro = tp->gro, .refs = 1, .pid = getpid()
-	};
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_mutex_init(&s->rx_mu, NULL);
-	pthread_mutex_lock(&shares_mu);
-	s->next = shares;
-	shares = s;
+	if (s) {
+		*s = (struct soft_share){ .ip = tp->ip,
+					  .port = tp->port,
+					  .fd = tp->fd,
+					  .gro = tp->gro,
+					  .refs = 1,
+					  .pid = getpid() };
+		pthread_mutex_init(&s->mu, NULL);
+		pthread_mutex_init(&s->rx_mu, NULL);
+		s->next = shares;
+		shares = s;
+		tp->share = s;
+	}
 	pthread_mutex_unlock(&shares_mu);
-	tp->share = s;
-	return 0;
+	return !bound || s ? 0 : -ENOMEM;
 }
 
 bool soft_share_leave(struct soft_tp *tp)
@@ -99,11 +105,12 @@ bool soft_share_leave(struct soft_tp *tp)
 	struct soft_share *s = tp->share, **pp;
 	bool last = true;
 
-	if (tp->wake_fd >= 0)
-		close(tp->wake_fd);
-	tp->wake_fd = -1;
-	if (!s)
+	if (!s) {
+		if (tp->wake_fd >= 0)
+			close(tp->wake_fd);
+		tp->wake_fd = -1;
 		return true;
+	}
 	pthread_mutex_lock(&shares_mu);
 	pthread_mutex_lock(&s->mu);
 	for (unsigned i = 0; i < s->nclaims;)
@@ -112,8 +119,12 @@ bool soft_share_leave(struct soft_tp *tp)
 		else
 			i++;
 	soft_inject_drop(&tp->in_head, &tp->in_tail);
+	tp->in_bytes = 0;
+	/* no claim names tp now: nobody passes it a packet, nor writes its eventfd */
+	close(tp->wake_fd);
+	tp->wake_fd = -1;
 	pthread_mutex_unlock(&s->mu);
-	if (--s->refs) {
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_RELAXED)) {
 		last = false;
 	} else {
 		for (pp = &shares; *pp != s; pp = &(*pp)->next)
@@ -197,33 +208,39 @@ bool soft_share_foreign(struct soft_tp *tp, uint32_t qpn)
 	return foreign;
 }
 
-bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
-		     const struct sockaddr_in *from)
+enum soft_pass soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
+			       const struct sockaddr_in *from)
 {
 	struct soft_share *s = tp->share;
+	enum soft_pass r = SOFT_PASS_NONE;
 	struct soft_claim *c;
-	struct soft_inject *in;
-	bool passed = false;
 
-	if (!s || len > SOFT_PKT_MAX)
-		return false;
+	if (!s)
+		return SOFT_PASS_NONE;
 	pthread_mutex_lock(&s->mu);
 	c = claim_find(s, qpn);
-	if (c && c->tp != tp && (in = malloc(sizeof(*in) + len))) {
+	if (c && c->tp != tp) {
 		struct soft_tp *to = c->tp;
+		struct soft_inject *in = to->in_bytes + len <= SOFT_INBOX_BYTES && len <= SOFT_PKT_MAX
+						 ? malloc(sizeof(*in) + len)
+						 : NULL;
 
-		in->next = NULL;
-		in->from = *from;
-		in->len = len;
-		memcpy(in->data, pkt, len);
-		if (!to->in_head)
-			eventfd_write(to->wake_fd, 1); /* below its maximum: always taken */
-		*to->in_tail = in;
-		to->in_tail = &in->next;
-		passed = true;
+		r = SOFT_PASS_DROPPED;
+		if (in) {
+			in->next = NULL;
+			in->from = *from;
+			in->len = len;
+			memcpy(in->data, pkt, len);
+			if (!to->in_head)
+				eventfd_write(to->wake_fd, 1); /* below its maximum: always taken */
+			*to->in_tail = in;
+			to->in_tail = &in->next;
+			to->in_bytes += len;
+			r = SOFT_PASS_DONE;
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
-	return passed;
+	return r;
 }
 
 struct soft_inject *soft_share_take(struct soft_tp *tp)
@@ -240,6 +257,7 @@ struct soft_inject *soft_share_take(struct soft_tp *tp)
 		eventfd_read(tp->wake_fd, &v); /* readable: pass wrote it */
 		tp->in_head = NULL;
 		tp->in_tail = &tp->in_head;
+		tp->in_bytes = 0;
 	}
 	pthread_mutex_unlock(&s->mu);
 	return in;

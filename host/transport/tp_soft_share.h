@@ -11,8 +11,10 @@
  * claimed here, unique over the socket; a transport that reads a packet for a
  * QPN another one claimed passes it to that one (a copy, in its inbox, its
  * wake descriptor written), which takes it at its next receive round, before
- * it reads the socket itself.  A forked child's transports bind a socket of
- * their own (the parent's, which the child inherits, is never shared).
+ * it reads the socket itself.  A forked child never shares its parent's
+ * socket: its transports bind their own, which fails while it holds the
+ * parent's (as another process's would).  Fork before opening transports in
+ * other threads: the registry's locks are not reset in a child.
  */
 #ifndef NR_TP_SOFT_SHARE_H
 #define NR_TP_SOFT_SHARE_H
@@ -25,11 +27,13 @@
 
 /* tp's wake descriptor, and the socket of (tp->ip, tp->port) when a
  * transport of this process has it: tp shares it (tp->fd, tp->gro its) and
- * 1; else 0, and tp binds one and calls soft_share_add; -errno on failure. */
+ * 1; else 0, the registry still locked: tp binds one and calls soft_share_add
+ * whether the bind worked or not; -errno on failure. */
 int soft_share_join(struct soft_tp *tp);
-/* tp's newly bound socket (tp->fd, tp->gro) open to the process's later
- * transports: 0, or -errno (tp then closes its socket itself). */
-int soft_share_add(struct soft_tp *tp);
+/* After a join that returned 0: tp's newly bound socket (tp->fd, tp->gro;
+ * bound) open to the process's later transports, the registry unlocked: 0,
+ * or -ENOMEM (tp then closes its socket itself). */
+int soft_share_add(struct soft_tp *tp, bool bound);
 /* tp leaves its socket, its claims and unread passed packets dropped: true
  * when it was the last, and the caller closes tp->fd. */
 bool soft_share_leave(struct soft_tp *tp);
@@ -40,10 +44,16 @@ void soft_share_release(struct soft_tp *tp, uint32_t qpn);
 bool soft_share_alone(const struct soft_tp *tp);
 /* Whether another transport on tp's socket claimed qpn. */
 bool soft_share_foreign(struct soft_tp *tp, uint32_t qpn);
-/* A packet tp read for a QPN it has none of: to the transport that claimed
- * it; false when none did (tp counts it unknown). */
-bool soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
-		     const struct sockaddr_in *from);
+/* What became of a packet tp read for a QPN it has none of. */
+enum soft_pass {
+	SOFT_PASS_NONE,    /* no other transport claimed it (tp counts it unknown) */
+	SOFT_PASS_DONE,    /* in its owner's inbox */
+	SOFT_PASS_DROPPED, /* its owner's inbox full (SOFT_INBOX_BYTES) or no memory */
+};
+/* The inbox's bound: what a socket's receive buffer would hold (8 MiB). */
+#define SOFT_INBOX_BYTES (8u << 20)
+enum soft_pass soft_share_pass(struct soft_tp *tp, uint32_t qpn, const uint8_t *pkt, uint32_t len,
+			       const struct sockaddr_in *from);
 /* The packets passed to tp since the last call, oldest first (the caller
  * frees each), and its wake descriptor read. */
 struct soft_inject *soft_share_take(struct soft_tp *tp);

@@ -363,6 +363,7 @@ struct soft_tp {
 	 * the eventfd that says some are there */
 	struct soft_share *share;
 	struct soft_inject *in_head, **in_tail;
+	uint32_t in_bytes; /* the inbox's packets' bytes */
 	int wake_fd;
 
 	/* what the kernel offers (soft_net_open; NR_TP_OFFLOAD_OFF: neither) */

@@ -7,7 +7,10 @@
  *
  * A on 127.0.0.1; B1 and B2 both on 127.0.0.2:4791 (before the sharing, B2's
  * open failed: the address was in use).  qa1 -> qb1 (on B1), qa2 -> qb2 (on
- * B2).  Checked: B2 opens; a write to B2 read by B1 alone (B2 not polled) is
+ * B2).  Checked: B2 opens, and two transports opened at once on a new
+ * address both open (one binds, one joins); a QPN one transport holds is refused to the
+ * other, and an inbox nobody polls holds at most SOFT_INBOX_BYTES (the rest
+ * dropped, counted by the reader); a write to B2 read by B1 alone (B2 not polled) is
  * passed whole, every packet counted rx_passed at B1 and nowhere received
  * twice, and B2 completes it exactly; two threads, B2 asleep in its poll while
  * B1 spins on the socket, each of many messages reaching B2 without a stall
@@ -16,17 +19,30 @@
  * B1, which bound the socket, leaves B2 working, and after both closed the
  * address binds afresh.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 #include "soft_util.h"
+
+#include "host/transport/tp_soft_share.h"
+
+/* A list of packets soft_share_take handed out, freed unread. */
+static void soft_inject_free_list(struct soft_inject *in)
+{
+	struct soft_inject **tail = &in;
+
+	soft_inject_drop(&in, &tail);
+}
 
 #define MTU 1024
 
 struct two {
 	struct nr_tp *a, *b1, *b2;
 	struct nr_tp_qp *qa1, *qb1, *qa2, *qb2;
+	struct nr_qp_info ib1, ib2;
 	uint8_t *src, *dst1, *dst2;
 	struct nr_tp_mr smr, rmr1, rmr2;
 	size_t len;
@@ -34,13 +50,15 @@ struct two {
 
 static struct two tw;
 
-static void link_qps(struct nr_tp *a, struct nr_tp *b, struct nr_tp_qp **qa, struct nr_tp_qp **qb)
+/* qa on a connected to qb on b; *ib: what b's QP told a. */
+static void link_qps(struct nr_tp *a, struct nr_tp *b, struct nr_tp_qp **qa, struct nr_tp_qp **qb,
+		     struct nr_qp_info *ib)
 {
-	struct nr_qp_info ia, ib;
+	struct nr_qp_info ia;
 
 	assert_int_equal(nr_tp_qp_create(a, qa, &ia), 0);
-	assert_int_equal(nr_tp_qp_create(b, qb, &ib), 0);
-	assert_int_equal(nr_tp_qp_connect(*qa, &ib), 0);
+	assert_int_equal(nr_tp_qp_create(b, qb, ib), 0);
+	assert_int_equal(nr_tp_qp_connect(*qa, ib), 0);
 	assert_int_equal(nr_tp_qp_connect(*qb, &ia), 0);
 }
 
@@ -70,8 +88,8 @@ static int two_setup(void **state)
 	    nr_tp_reg_mr(tw.b1, tw.dst1, tw.len, &tw.rmr1) ||
 	    nr_tp_reg_mr(tw.b2, tw.dst2, tw.len, &tw.rmr2))
 		return -1;
-	link_qps(tw.a, tw.b1, &tw.qa1, &tw.qb1);
-	link_qps(tw.a, tw.b2, &tw.qa2, &tw.qb2);
+	link_qps(tw.a, tw.b1, &tw.qa1, &tw.qb1, &tw.ib1);
+	link_qps(tw.a, tw.b2, &tw.qa2, &tw.qb2, &tw.ib2);
 	return 0;
 }
 
@@ -129,6 +147,75 @@ static void test_two_on_one_address(void **state)
 	}
 }
 
+/* Two threads opening a transport on one new address at once: one binds the
+ * socket, the other joins it (neither fails with the address in use). */
+static pthread_barrier_t open_bar;
+
+static void *open_one(void *arg)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.3", MTU);
+	char err[256];
+
+	pthread_barrier_wait(&open_bar);
+	*(struct nr_tp **)arg = nr_tp_open(&c, err, sizeof(err));
+	return NULL;
+}
+
+static void test_open_at_once(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		struct nr_tp *tp[2] = { NULL, NULL };
+		pthread_t th[2];
+
+		assert_int_equal(pthread_barrier_init(&open_bar, NULL, 2), 0);
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, open_one, &tp[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&open_bar);
+		for (int i = 0; i < 2; i++)
+			if (tp[i])
+				nr_tp_close(tp[i]);
+		assert_non_null(tp[0]);
+		assert_non_null(tp[1]);
+	}
+}
+
+/* The claims, and an inbox's bound: through the share's own calls. */
+static void test_claims_and_inbox_bound(void **state)
+{
+	struct soft_tp *b1 = (struct soft_tp *)tw.b1, *b2 = (struct soft_tp *)tw.b2;
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	static uint8_t pkt[4096];
+	uint32_t free_qpn = 2;
+	unsigned passed = 0;
+
+	(void)state;
+	/* a QPN another transport on the socket has is refused; a free one taken */
+	assert_int_equal(soft_share_claim(b1, tw.ib2.qpn), -EEXIST);
+	assert_int_equal(soft_share_claim(b2, tw.ib1.qpn), -EEXIST);
+	while (free_qpn == tw.ib1.qpn || free_qpn == tw.ib2.qpn)
+		free_qpn++;
+	assert_int_equal(soft_share_claim(b1, free_qpn), 0);
+	assert_true(soft_share_foreign(b2, free_qpn));
+	assert_false(soft_share_foreign(b1, free_qpn));
+	assert_int_equal(soft_share_pass(b2, free_qpn, pkt, 64, &from), SOFT_PASS_DONE);
+	soft_inject_free_list(soft_share_take(b1));
+	soft_share_release(b1, free_qpn);
+	assert_false(soft_share_foreign(b2, free_qpn));
+	assert_int_equal(soft_share_pass(b2, free_qpn, pkt, 64, &from), SOFT_PASS_NONE);
+	/* an owner nobody polls holds at most SOFT_INBOX_BYTES: the rest dropped */
+	while (soft_share_pass(b1, tw.ib2.qpn, pkt, sizeof(pkt), &from) == SOFT_PASS_DONE)
+		passed++;
+	printf("# %u packets of %zu bytes in B2's inbox, the next dropped\n", passed, sizeof(pkt));
+	assert_int_equal(passed, SOFT_INBOX_BYTES / sizeof(pkt));
+	assert_int_equal(soft_share_pass(b1, tw.ib2.qpn, pkt, sizeof(pkt), &from), SOFT_PASS_DROPPED);
+	soft_inject_free_list(soft_share_take(b2));
+	assert_int_equal(soft_share_pass(b1, tw.ib2.qpn, pkt, sizeof(pkt), &from), SOFT_PASS_DONE);
+	soft_inject_free_list(soft_share_take(b2));
+}
+
 /* A write to B2 that only B1 reads: passed to B2, whole, counted once. */
 static void test_passed_whole(void **state)
 {
@@ -172,7 +259,7 @@ static void test_passed_whole(void **state)
 	assert_int_equal(TU_STAT(tw.b2, rx_data), n);
 	/* each packet B1 passed B2 received once (more only if A resent on a timeout) */
 	assert_true(TU_STAT(tw.b2, rx_pkts) >= TU_STAT(tw.b1, rx_passed));
-	assert_int_equal(TU_STAT(tw.b2, rx_dup), TU_STAT(tw.a, tx_retrans));
+	assert_true(TU_STAT(tw.b2, rx_dup) <= TU_STAT(tw.a, tx_retrans));
 }
 
 /* B2 asleep in nr_tp_poll in its own thread, B1 spinning on the socket. */
@@ -193,8 +280,10 @@ static void *b2_main(void *arg)
 		uint64_t t0;
 		int k;
 
-		if (atomic_load(&s->got) == atomic_load(&s->want))
+		if (atomic_load(&s->got) == atomic_load(&s->want)) {
+			usleep(50);
 			continue;
+		}
 		t0 = tu_now_ms();
 		k = nr_tp_poll(tw.b2, &wc, 1, 3000);
 		if (k < 0 || (k == 1 && wc.status != NR_WC_OK)) {
@@ -295,6 +384,8 @@ static void test_passed_in_order(void **state)
 	pthread_t th;
 
 	(void)state;
+	if (geteuid() != 0) /* SO_RCVBUFFORCE: else kernel drops would read as reordering */
+		skip_msg_and_return("needs root: the receive socket's buffer is capped otherwise");
 	memset(tw.dst2, 0, tw.len);
 	atomic_store(&spin_stop, false);
 	atomic_store(&spinning, false);
@@ -368,9 +459,15 @@ static void test_first_closes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_on_one_address),   cmocka_unit_test(test_passed_whole),
-		cmocka_unit_test(test_passed_wakes_sleeper), cmocka_unit_test(test_passed_in_order),
+		/* clang-format off */
+		cmocka_unit_test(test_two_on_one_address),
+		cmocka_unit_test(test_open_at_once),
+		cmocka_unit_test(test_claims_and_inbox_bound),
+		cmocka_unit_test(test_passed_whole),
+		cmocka_unit_test(test_passed_wakes_sleeper),
+		cmocka_unit_test(test_passed_in_order),
 		cmocka_unit_test(test_first_closes),
+		/* clang-format on */
 	};
 
 	return cmocka_run_group_tests(tests, two_setup, two_teardown);
