@@ -53,6 +53,11 @@
 #               collectives go to Gloo, each kind counted as delegated with the
 #               box's reason, the world's all-reduces through the box; losses,
 #               accuracy and parameters as train-fsdp
+#   train-hsdp-local  train-hsdp on 2 hosts x 2 ranks (NR_LOCAL_SIZE=2, parallel):
+#               the shard groups, a host's two ranks, on Gloo (their packets never
+#               leave the host), counted with that reason; the replica groups'
+#               all-reduces through the box; losses, accuracy and parameters as
+#               train-fsdp
 #   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
@@ -138,7 +143,7 @@ collectives_run() {
 }
 
 case $scenario in
-train-hier|train-torchrun|local-group) hosts=2 TB_PROCS=2 ;;
+train-hier|train-torchrun|local-group|train-hsdp-local) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
@@ -183,8 +188,9 @@ error_line() { grep -h '^ERROR ' "$TB_RUNDIR/$1.h$2.log" 2>/dev/null | tail -n 1
 # fsdp_run BACKEND STEPS [--hsdp]: tests/python/fsdp_rank.py on every host, rank 0's
 # RESULT line on stdout (run inside $(...): what it says goes to stderr, or the
 # capture would swallow it)
+fsdp_env=()   # fsdp_run's ranks' environment beyond the testbed's
 fsdp_run() {
-	tb_launch "$1" 0 "$hosts" "${py[@]}" "$here/fsdp_rank.py" "$@"
+	tb_launch "$1" 0 "$hosts" env "${fsdp_env[@]}" "${py[@]}" "$here/fsdp_rank.py" "$@"
 	tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
 	printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
 		{ show_logs "$1" >&2; fail "$1: a rank failed" >&2; }
@@ -196,11 +202,11 @@ fsdp_run() {
 # Gloo's within 1e-4, both learnt (accuracy at least 0.6, chance 0.25) and within 0.02
 # of each other
 fsdp_check() {
-	local digests i f
-	digests=$(for ((i = 0; i < hosts; i++)); do
-		f=$TB_RUNDIR/netreduce.out; [ "$i" = 0 ] || f=$TB_RUNDIR/netreduce.h$i.log
-		sed -n 's/^RESULT //p' "$f" | jq -r .params
-	done | sort -u)
+	local digests
+	digests=$(sed -n 's/^RESULT //p' "$TB_RUNDIR/netreduce.out" "$TB_RUNDIR"/netreduce.h*.log |
+		jq -r .params | sort -u)
+	[ "$(sed -n 's/^RESULT //p' "$TB_RUNDIR/netreduce.out" "$TB_RUNDIR"/netreduce.h*.log | wc -l)" = "$world" ] ||
+		fail "not every rank printed its RESULT line"
 	[ "$(wc -l <<< "$digests")" = 1 ] && [ "$digests" != null ] ||
 		fail "the ranks' full parameters differ: $(tr '\n' ' ' <<< "$digests")"
 	jq -e -n --argjson a "$nr" --argjson b "$gl" '[$a.losses, $b.losses] | transpose |
@@ -446,6 +452,31 @@ train-hsdp)
 		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated;" \
 		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
 		"full parameters bit-identical on every rank"
+	;;
+train-hsdp-local)
+	# 2 hosts of 2 ranks (the library's parallel layout for the world group): the
+	# mesh's shard groups are a host's two ranks (their packets never leave the
+	# host: Gloo's, counted with that reason), its replica groups one rank of each
+	# host (a flat communicator each, through the box)
+	fsdp_env=(-u NR_RANK -u NR_WORLD NR_LOCAL_SIZE=2 NR_HIER=parallel)
+	export TB_LAUNCH_PROCS=2
+	fsdp_both 40 --hsdp
+	[ "$(jq .workers <<< "$nr")" = 2 ] ||
+		fail "rank 0 has $(jq .workers <<< "$nr") communicators, expected 2 (the world's and its replica group's)"
+	for k in allgather reduce_scatter; do
+		jq -e --arg k "$k" '[.delegated | to_entries[] | select(.key | startswith($k)) |
+			select(.value.why | test("share host 0: packets between a host.s ranks never leave it")) |
+			.value.calls] | add // 0 > 0' <<< "$nr" >/dev/null ||
+			fail "no $k delegated with the shared host's reason: $(jq -c .delegated <<< "$nr")"
+	done
+	# the replica group's all-reduces of the gradient shards and the world's of the losses
+	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 80 ] ||
+		fail "fewer than 80 all-reduces through the box: $(jq -c .netreduce <<< "$nr")"
+	fsdp_check
+	pass "HSDP on 2 hosts x 2 ranks (a 2 x 2 mesh), 40 steps: the shard groups (a host's ranks) on" \
+		"Gloo, counted with that reason; the replica groups' and the world's all-reduces through the box" \
+		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"));" \
+		"losses, accuracy $(jq .accuracy <<< "$nr") and parameters as Gloo's"
 	;;
 train-hsdp-quota)
 	fsdp_both 40 --hsdp

@@ -23,12 +23,12 @@ Works are work.Work: wait() raises netreduce's error, DDP reads the future.
 The group keeps the name c10d gives it (DeviceMesh, DTensor and the functional
 collectives look it up by name).  A group made while another group of the
 process holds a communicator (a subgroup: dist.new_group, DeviceMesh's
-dimensions, HSDP's) makes one of its own, one rank a host, its own box job
-(the soft transport's communicators of a process share its receive socket);
-where the job's layout is not one rank a host (NR_LOCAL_SIZE or torchrun's
-LOCAL_WORLD_SIZE above 1, NR_TORCH_LOCAL=group, NR_RACKS), or the box takes no
-job for it (a tenant at its quota), a subgroup hands every collective to its
-Gloo, counted as delegated with that reason.
+dimensions, HSDP's) makes one of its own, flat (every member on its own
+address), its own box job (the soft transport's communicators of a process
+share its receive socket); where two of its ranks share a host (their packets
+never leave it for the box), with NR_TORCH_LOCAL=group or NR_RACKS, or where the
+box takes no job for it (a tenant at its quota), a subgroup hands every
+collective to its Gloo, counted as delegated with that reason.
 
 Every all-reduce of the backend is exact: a process group is not told what
 a tensor holds, so it never guesses that one may lose packets.  Gradients go
@@ -79,24 +79,49 @@ def _allreduce_opts(opts, op):
 
 
 def _sub_refusal():
-    """Why a subgroup cannot have a communicator of its own here, or None: it
-    takes one rank a host (NR_ADDR's list indexed by the rank in the world)."""
+    """Why a subgroup cannot have a communicator of its own here, or None.  Its
+    communicator is flat: each rank on its own address (NR_ADDR's, or its
+    list's entry for the rank's local rank, as the world's communicator has),
+    whichever host its other members are on."""
     if localgroup.mode() == "group":
         return ("NR_TORCH_LOCAL=group: subgroups through the box take one rank a host; this "
                 "group's collectives go to Gloo")
-    if local_size() > 1:
-        return (f"{local_size()} ranks a host (NR_LOCAL_SIZE or LOCAL_WORLD_SIZE): subgroups "
-                "through the box take one rank a host; this group's collectives go to Gloo")
     if os.environ.get("NR_RACKS"):
         return ("NR_RACKS: the racks' layout is the world group's; this group's collectives "
                 "go to Gloo")
     return None
 
 
+def _shared_host(store, rank, size):
+    """Two ranks of the group on one host (torchrun numbers ranks host by host,
+    local_size() a host), as "ranks A and B (global G and H) share host K", or
+    None; every rank of the group reads every rank's host through its store, so
+    every rank gets the same answer."""
+    local = local_size()
+    if local == 1:
+        return None
+    me = dist.get_rank()
+    store.set(f"netreduce-sub/host/{rank}", str(me))
+    seen = {}
+    for r in range(size):
+        g = int(store.get(f"netreduce-sub/host/{r}").decode())
+        if g // local in seen:
+            return (f"ranks {seen[g // local][0]} and {r} (global {seen[g // local][1]} and {g}) "
+                    f"share host {g // local}")
+        seen[g // local] = (r, g)
+    return None
+
+
 def _sub_worker(store, rank, size):
-    """A subgroup's communicator, or (None, why) where its box took no job for it
-    (a tenant at its quota, a box full): the box's refusal reaches every rank of
-    the group alike, so every rank hands the group's collectives to Gloo."""
+    """A subgroup's communicator, or (None, why): where two of its ranks share a
+    host (their packets never leave it for the box), or where its box took no
+    job for it (a tenant at its quota, a box full: the box's refusal reaches
+    every rank of the group alike).  Then every rank hands the group's
+    collectives to Gloo."""
+    shared = _shared_host(store, rank, size)
+    if shared:
+        return None, (f"{shared}: packets between a host's ranks never leave it for the box; "
+                      "this group's collectives go to Gloo")
     try:
         return Worker(store, rank, size, "netreduce", flat=True, addr_rank=dist.get_rank(),
                       sub=True), None
