@@ -228,6 +228,16 @@ fsdp_both() {
 	echo "gloo:      $(jq -c '{losses, accuracy, params}' <<< "$gl")"
 }
 
+# nr_calls KIND: the calls through netreduce in $nr of the kinds KIND starts
+nr_calls() {
+	jq --arg k "$1" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr"
+}
+
+# nr_summary: $nr's calls through netreduce by collective, for a PASS line
+nr_summary() {
+	jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"
+}
+
 show_logs() {
 	local f
 	for f in "$TB_RUNDIR/$1".h*.log; do
@@ -426,12 +436,12 @@ train-fsdp)
 	fsdp_both 40
 	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
 	for k in allgather reduce_scatter; do   # FSDP on the CPU gathers with the list form
-		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
+		[ "$(nr_calls "$k")" -ge 40 ] ||
 			fail "fewer than a $k a step through netreduce: $(jq -c .netreduce <<< "$nr")"
 	done
 	fsdp_check
 	pass "FSDP, 40 steps on 4 ranks: its all-gathers and reduce-scatters through the box" \
-		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated," \
+		"($(nr_summary)), none delegated," \
 		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
 		"full parameters bit-identical on every rank"
 	;;
@@ -443,13 +453,13 @@ train-hsdp)
 	# the shard group's all-gathers and reduce-scatters, the replica group's
 	# all-reduces of the gradient shards and the world's of the losses
 	for k in allgather:40 reduce_scatter:40 all_reduce:80; do
-		[ "$(jq --arg k "${k%:*}" '[.netreduce | to_entries[] | select(.key | startswith($k)) | .value.calls] | add // 0' <<< "$nr")" -ge "${k#*:}" ] ||
+		[ "$(nr_calls "${k%:*}")" -ge "${k#*:}" ] ||
 			fail "fewer than ${k#*:} ${k%:*} through netreduce: $(jq -c .netreduce <<< "$nr")"
 	done
 	[ "$(jq '.library.box_calls // 0' <<< "$nr")" -gt 0 ] || fail "no call reached the box: $(jq -c .library <<< "$nr")"
 	fsdp_check
 	pass "HSDP on a 2 x 2 mesh, 40 steps: 3 communicators a rank, every collective through the box" \
-		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr")), none delegated;" \
+		"($(nr_summary)), none delegated;" \
 		"losses within 1e-4 of Gloo's, accuracy $(jq .accuracy <<< "$nr") (Gloo $(jq .accuracy <<< "$gl"), chance 0.25)," \
 		"full parameters bit-identical on every rank"
 	;;
@@ -470,12 +480,12 @@ train-hsdp-local)
 			fail "no $k delegated with the shared host's reason: $(jq -c .delegated <<< "$nr")"
 	done
 	# the replica group's all-reduces of the gradient shards and the world's of the losses
-	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 80 ] ||
+	[ "$(nr_calls all_reduce)" -ge 80 ] ||
 		fail "fewer than 80 all-reduces through the box: $(jq -c .netreduce <<< "$nr")"
 	fsdp_check
 	pass "HSDP on 2 hosts x 2 ranks (a 2 x 2 mesh), 40 steps: the shard groups (a host's ranks) on" \
 		"Gloo, counted with that reason; the replica groups' and the world's all-reduces through the box" \
-		"($(jq -c '[.netreduce | to_entries[] | "\(.key | split(" ")[0]): \(.value.calls)"]' <<< "$nr"));" \
+		"($(nr_summary));" \
 		"losses, accuracy $(jq .accuracy <<< "$nr") and parameters as Gloo's"
 	;;
 train-hsdp-quota)
@@ -487,7 +497,7 @@ train-hsdp-quota)
 			select(.value.why | test("box took no job for this subgroup.*quota")) | .value.calls] | add // 0 > 0' \
 			<<< "$nr" >/dev/null || fail "no $k delegated with the box's refusal: $(jq -c .delegated <<< "$nr")"
 	done
-	[ "$(jq '[.netreduce | to_entries[] | select(.key | startswith("all_reduce")) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
+	[ "$(nr_calls all_reduce)" -ge 40 ] ||
 		fail "the world group's all-reduces (a loss a step) did not go through the box: $(jq -c .netreduce <<< "$nr")"
 	fsdp_check
 	pass "HSDP, its tenant at a quota of 1 job: the subgroups' collectives on Gloo, counted as" \

@@ -113,11 +113,14 @@ def _shared_host(store, rank, size):
 
 
 def _sub_worker(store, rank, size):
-    """A subgroup's communicator, or (None, why): where two of its ranks share a
-    host (their packets never leave it for the box), or where its box took no
-    job for it (a tenant at its quota, a box full: the box's refusal reaches
-    every rank of the group alike).  Then every rank hands the group's
-    collectives to Gloo."""
+    """A subgroup's communicator, or (None, why): where the layout forbids one
+    (_sub_refusal), where two of its ranks share a host (their packets never
+    leave it for the box), or where its box took no job for it (a tenant at its
+    quota, a box full: the box's refusal reaches every rank of the group
+    alike).  Then every rank hands the group's collectives to Gloo."""
+    why = _sub_refusal()
+    if why:
+        return None, why
     shared = _shared_host(store, rank, size)
     if shared:
         return None, (f"{shared}: packets between a host's ranks never leave it for the box; "
@@ -155,9 +158,6 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             self._worker = self._local.worker
             self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
                          "rank a host); the group's collectives but its all-reduces go to Gloo")
-        elif size > 1 and held() and _sub_refusal():
-            self._sub = _sub_refusal()
-            self._worker = None
         elif size > 1 and held():
             self._worker, self._sub = _sub_worker(store, rank, size)
         else:
