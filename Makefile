@@ -62,7 +62,7 @@ export NR_TORCH2_ROOT ?= /var/cache/netreduce/torch2.6-trixie
 # the Python with a CUDA build of torch, for make gpu-check
 GPU_PYTHON ?= python3
 
-.PHONY: all reconfigure bench-transport deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-boxes bench-coll bench-loss bench-dlcp sim-validate sim-report fuzz soak soak-tables rtl-long clean help
+.PHONY: all reconfigure bench-transport deps deps-build deps-demo deps-demo-rtl deps-sim build asan torch2-root gpu-check gpu-carry test test-large demo demo-rtl demo-docker docker-clean bench bench-instr bench-e2e bench-accuracy bench-train bench-hier bench-boxes bench-coll bench-loss bench-dlcp sim-validate sim-report fuzz soak soak-tables rtl-long clean help
 
 ## the same as make build
 all: build
@@ -155,10 +155,15 @@ test: deps reconfigure build asan torch2-root
 	tests/summary $(ASAN) $(BUILD)
 
 # On a machine with a CUDA GPU and torch built for it (GPU_PYTHON); skips without.
-## netreduce.torch on a CUDA GPU: 4 ranks on it, backend and hook, counters,
-## staged all-reduce against host memory (skips without a GPU; GPU_PYTHON)
+## netreduce.torch on a CUDA GPU: 4 ranks on it, backend, hook, NR_TORCH_LOCAL=group
+## on NCCL, FSDP2; counters, staged all-reduce against host memory (skips without a GPU)
 gpu-check: build
 	NETREDUCE_LIB=$(CURDIR)/$(BUILD)/host/shared/libnetreduce.so $(GPU_PYTHON) tests/gpu/gpu_check.py
+
+## build-gpu-carry/: libnetreduce and its libraries for a GPU machine without
+## Debian's, and a run script for gpu_check.py there (tests/gpu/carry.sh)
+gpu-carry: build
+	tests/gpu/carry.sh $(BUILD) build-gpu-carry
 
 # Opt-in, not part of make test: the larger testbed topologies (meson suite large).
 ## the larger testbed topologies, e.g. 4 hosts x 4 processes (root, opt-in)

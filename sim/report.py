@@ -132,7 +132,7 @@ def fig_gpus(exe, out, tables, nbytes):
             label, color, marker = STYLE[algo]
             ax.plot([x[0] for x in p], [x[1]["seconds"] * 1e3 for x in p], marker=marker, color=color,
                     ls="--" if gpu else ["-", ":", "-."][i % 3],
-                    label=f"{label}, {box}" + (", GPU path (not built)" if gpu else ""))
+                    label=f"{label}, {box}" + (", GPU path (NCCL local phases)" if gpu else ""))
         tables.append(f"### {title}\n")
         heads = ["GPUs", "ring", "tree*", "pick"] + [f"{a} ({b}{', GPU path' if g else ''})" for a, b, g in lines]
         tables.append("| " + " | ".join(heads) + " |\n|" + " --- |" * len(heads))
@@ -320,7 +320,7 @@ def sizing(exe, out, tables, nbytes):
             (f" --variant {variant}" if variant else "") + "".join(f" --set {kv}" for kv in sets)
         rows = [r for r in plan(exe, example(name), nbytes, *args, "--max-stripes", "0") if r["kind"] == "size"]
         tables.append(f"### {name}{' [' + variant + ']' if variant else ''}, "
-                      f"{'a GPU path (not built)' if gpu else 'the library as it is'}"
+                      f"{'a GPU path (NCCL local phases)' if gpu else 'the library as it is'}"
                       f"{', 400 Gbit/s ports' if any('port_speed' in kv for kv in sets) else ''}\n\n`{cmd}`; "
                       f"the best baseline: {rows[0]['baseline']}, {rows[0]['baseline_seconds'] * 1e3:.2f}-"
                       f"{rows[0]['baseline_seconds_hi'] * 1e3:.2f} ms\n\n"
@@ -366,7 +366,7 @@ def striped_answer(rows):
 MAP_HOSTS = [4, 16, 64, 256, 1024]
 MAP_LINKS = [25, 100, 200, 400, 800]                   # Gbit/s, one link a host
 MAP_KINDS = [("1 GPU a host", 1, False), ("8 GPUs, the library's local phases", 8, False),
-             ("8 GPUs, a GPU path (not built)", 8, True)]
+             ("8 GPUs, a GPU path (NCCL local phases)", 8, True)]
 MAP_SERVERS = [(64, 8), (32, 4)]                        # cores, 400 Gbit/s ports: more port than core capacity
 MAP_STRIPES = 64                                        # the most servers a job stripes over here
 MAP_FACTOR = 1.5
@@ -432,7 +432,7 @@ def fig_striping(exe, out, tables, nbytes):
           "The cluster: one rack, non-blocking, `hosts_per_rack` hosts of one link (`nic`) each, MTU 4096, 1 us a "
           "hop, gradients staged at 55 GB/s (`stage`); 8-GPU hosts with NVLink at "
           f"{HOST['intra']} and the library's local phases at {HOST['library_intra']} (`library_intra`) or at NVLink "
-          "(`gpu_path: true`, not built); the box servers' cores at sim/boxes/xeon-16c.jsonl's rates (past 8 "
+          "(`gpu_path: true`: NR_TORCH_LOCAL=group's NCCL phases); the box servers' cores at sim/boxes/xeon-16c.jsonl's rates (past 8 "
           f"workers the 8-worker rate a core). Each cell is `{cmd}` on that cluster (C, P: 64, 8 or 32, 4).\n"]
     for title, g, p in MAP_KINDS:
         md.append(f"## {title}\n")

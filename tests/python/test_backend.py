@@ -306,6 +306,31 @@ class Backend(unittest.TestCase):
         after = through("reduce_scatter SUM float32 cpu contiguous")
         self.assertEqual(after["calls"] - before["calls"], 1)
 
+    def test_reduce_scatter_refused_is_delegated_with_why(self):
+        k = "reduce_scatter SUM int64 cpu contiguous"
+        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        out = torch.zeros(4, dtype=torch.int64)
+        try:
+            self.pg._reduce_scatter_base(out, torch.arange(4)).wait()
+            self.assertTrue(torch.equal(out, torch.arange(4)))
+        except RuntimeError as e:   # Gloo of torch 1.13 has no reduce-scatter
+            self.assertIn("support", str(e))
+        d = netreduce.torch.stats()["delegated"][k]
+        self.assertEqual(d["calls"] - before, 1)
+        self.assertEqual(d["why"], "netreduce sums float32, bfloat16 and float16, this is int64")
+
+    def test_local_phases_counted_by_backend(self):
+        from netreduce.torch.counters import STATS
+        before = netreduce.torch.stats()
+        STATS.count("nccl", "local reduce_scatter", 3)
+        STATS.gloo("local allgather", 2)
+        after = netreduce.torch.stats()
+        self.assertEqual(after["nccl"]["local reduce_scatter"] -
+                         before["nccl"].get("local reduce_scatter", 0), 3)
+        self.assertEqual(after["gloo"]["local allgather"] -
+                         before["gloo"].get("local allgather", 0), 2)
+        self.assertNotIn("local allgather", after["nccl"])
+
     def test_ddp(self):
         torch.manual_seed(0)
         model = torch.nn.Linear(5, 3)

@@ -15,7 +15,9 @@ all-reduce), rounded at every hop over the ring; the coalesced all-reduce of
 such tensors (one flat buffer); reduce-scatter with SUM, AVG or MAX (host
 tensors: the library's nr_reduce_scatter, the input read in place and only this
 rank's share written; CUDA ones: an all-reduce of a copy, then the share).
-Everything else goes to an inner ProcessGroupGloo on the same store, after
+With NR_TORCH_LOCAL=group the world group's all-reduces are local.py's (the
+host's ranks on a local group of Gloo, or NCCL for CUDA tensors, the box for
+the shares).  Everything else goes to an inner ProcessGroupGloo on the same store, after
 the netreduce requests queued before it have run: an all-reduce netreduce
 cannot take warns once per kind and is counted (counters.py), or raises with
 NR_STRICT=1; the other collectives are Gloo's by design and only counted.
@@ -39,7 +41,7 @@ NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
 import os
 
 from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
-                                        ReduceOp)
+                                        ReduceOp, ReduceScatterOptions)
 import torch
 import torch.distributed as dist
 
@@ -149,12 +151,13 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         # its world group first)
         self._sub = None
         self._local = None
-        local = local_size() if size > 1 and localgroup.mode() == "group" else 1
-        if local > 1 and not held():
-            # NR_TORCH_LOCAL=group (local.py): the host's ranks sum on a local Gloo
-            # group, the box the shares over this rank's column; the group's other
-            # collectives are Gloo's, counted with why
-            self._local = localgroup.LocalComposition(store, rank, size, timeout, local)
+        if size > 1 and localgroup.mode() == "group" and not held():
+            # NR_TORCH_LOCAL=group (local.py): the host's ranks sum on a local group
+            # (Gloo, NCCL for CUDA tensors; of one where a host has one rank), the
+            # box the shares over this rank's column; the group's other collectives
+            # are Gloo's, counted with why
+            self._local = localgroup.LocalComposition(store, rank, size, timeout,
+                                                      local_size())
             self._worker = self._local.worker
             self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
                          "rank a host); the group's collectives but its all-reduces go to Gloo")
@@ -254,17 +257,14 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
         return self._submit(t, name, "all_reduce", result=tensors)
 
-    @staticmethod
-    def _local_refusal(tensors, name):
+    def _local_refusal(self, tensors, name):
         """Why NR_TORCH_LOCAL=group's all-reduce cannot take tensors with op name
-        (it takes host tensors, SUM or AVG), or None."""
+        (it takes SUM or AVG of host tensors, and of CUDA ones where torch has
+        NCCL), or None."""
         why = refusal(tensors, name, False)
         if not why and name == "MAX":
             why = "NR_TORCH_LOCAL=group sums only (its local phases are reduce-scatters)"
-        if not why and tensors[0].device.type != "cpu":
-            why = ("NR_TORCH_LOCAL=group on a CUDA tensor: its local phases on NCCL are "
-                   "not built; host tensors only")
-        return why
+        return why or self._local.refusal(tensors[0].device)
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"
@@ -311,7 +311,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                             then=lambda summed: output.view(-1).copy_(summed[share]))
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
-        name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        opts = opts if opts is not None else ReduceScatterOptions()   # SUM
+        name = op_name(opts.reduceOp)
         if self._sub:
             return self._sub_gloo("reduce_scatter",
                                   lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
@@ -319,27 +320,38 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                                   output_tensors[0] if output_tensors else torch.empty(0),
                                   sum(t.numel() * t.element_size() for tl in input_tensors
                                       for t in tl), name)
-        if len(output_tensors) == 1 and len(input_tensors) == 1 and \
-                not flat_refusal(output_tensors + input_tensors[0], name,
-                                  self._worker.comm.topology):
+        if len(output_tensors) != 1 or len(input_tensors) != 1:
+            why = "a list of several devices' tensors: netreduce reduce-scatters one"
+        else:
+            why = flat_refusal(output_tensors + input_tensors[0], name,
+                               self._worker.comm.topology)
+        if not why:
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
             return self._reduce_scatter_flat(output_tensors[0], flat, name, "reduce_scatter",
                                              output_tensors, copied=True)
+        t = output_tensors[0][0] if output_tensors and output_tensors[0] else torch.empty(0)
         return self._to_gloo("reduce_scatter",
                              lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
-                                                               opts))
+                                                               opts),
+                             (kind("reduce_scatter", name, t),
+                              sum(x.numel() * x.element_size() for tl in input_tensors
+                                  for x in tl), why))
 
     def _reduce_scatter_base(self, output, input, opts=None):
-        name = op_name(opts.reduceOp) if opts is not None else "SUM"
+        opts = opts if opts is not None else ReduceScatterOptions()   # SUM
+        name = op_name(opts.reduceOp)
         if self._sub:
             return self._sub_gloo("reduce_scatter",
                                   lambda: self._gloo._reduce_scatter_base(output, input, opts),
                                   input, input.numel() * input.element_size(), name)
-        if not flat_refusal([output, input], name, self._worker.comm.topology):
+        why = flat_refusal([output, input], name, self._worker.comm.topology)
+        if not why:
             return self._reduce_scatter_flat(output, input.reshape(-1), name,
                                              "reduce_scatter", [output])
         return self._to_gloo("reduce_scatter",
-                             lambda: self._gloo._reduce_scatter_base(output, input, opts))
+                             lambda: self._gloo._reduce_scatter_base(output, input, opts),
+                             (kind("reduce_scatter", name, input),
+                              input.numel() * input.element_size(), why))
 
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         return works.combine([self._reduce_scatter_base(o, i, opts)

@@ -8,7 +8,9 @@ layout): under "netreduce" once libnetreduce completed it, under "delegated"
 when it went to Gloo instead, with the reason.  A delegation warns once per
 kind (NetreduceFallbackWarning); with NR_STRICT=1 it raises
 NetreduceUnsupported instead.  The other collectives (broadcast, barrier,
-all-gather...) are Gloo's by design: counted under "gloo" by name, no warning.
+all-gather...) are Gloo's by design: counted under "gloo" by name, no warning;
+so are the local phases of NR_TORCH_LOCAL=group (local.py), under its local
+backend's name ("gloo", or "nccl" for CUDA tensors).
 "library" holds libnetreduce's own counters (nr_comm_stats_ex) summed over the
 process's communicators: a test compares them with "netreduce".  With
 NR_SHORT_PPM, "tolerant" counts the requests asked to go tolerant (DDP's
@@ -66,7 +68,7 @@ class Stats:
             self._through = {}     # kind -> [calls, bytes]
             self._tolerant = {}    # kind -> [calls, bytes] of those asked to go tolerant
             self._delegated = {}   # kind -> [calls, bytes, why]
-            self._gloo = {}        # collective -> calls
+            self._calls = {}       # backend ("gloo", "nccl") -> collective -> calls
             self._warned = set()
             self._busy_s = 0.0     # time the communicators spent on requests
             self._first = None     # monotonic time of the first request
@@ -111,9 +113,14 @@ class Stats:
                           "(warned once per kind; netreduce.torch.stats() counts them; "
                           "NR_STRICT=1 raises instead)", NetreduceFallbackWarning, stacklevel=4)
 
-    def gloo(self, collective, n=1):
+    def count(self, backend, collective, n=1):
+        """n calls of a collective on another backend (Gloo's by design, a local phase)."""
         with self._lock:
-            self._gloo[collective] = self._gloo.get(collective, 0) + n
+            row = self._calls.setdefault(backend, {})
+            row[collective] = row.get(collective, 0) + n
+
+    def gloo(self, collective, n=1):
+        self.count("gloo", collective, n)
 
     def retire(self, library):
         """A communicator closes: keep its library counters."""
@@ -138,7 +145,9 @@ class Stats:
                 "de_thresh": de_thresh,
                 "delegated": {k: {"calls": c, "bytes": b, "why": w}
                               for k, (c, b, w) in self._delegated.items()},
-                "gloo": dict(self._gloo),
+                "gloo": dict(self._calls.get("gloo", {})),
+                # NR_TORCH_LOCAL=group's local phases of CUDA tensors
+                "nccl": dict(self._calls.get("nccl", {})),
                 "library": lib,
                 "busy_s": self._busy_s,
                 "wall_s": (self._last - self._first) if self._first is not None else 0.0,

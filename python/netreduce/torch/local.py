@@ -4,24 +4,35 @@
 torchrun runs LOCAL_WORLD_SIZE ranks a host, numbered host by host.  Instead of
 the library's shared-memory phases (NR_LOCAL_SIZE, host/README.md), the local
 phases run on a process group of the host's ranks of the framework's own
-backend (Gloo, for host tensors: CUDA ones' NCCL path is not built), and the
-box sums the shares: local rank p of every host
-holds one communicator of its own (a "column" of H ranks, one a host, made
-without NR_LOCAL_SIZE), through which it all-reduces share p.  An all-reduce:
+backend for the tensor's device (Gloo for host tensors, NCCL for CUDA ones:
+NVLink where the host has it), and the box sums the shares: local rank p of
+every host holds one communicator of its own (a "column" of H ranks, one a
+host, made without NR_LOCAL_SIZE), through which it all-reduces share p.  An
+all-reduce:
 
   1. the local reduce-scatter: local rank p gets share p of the host's sum
      (16-bit tensors summed in FP32, so the result is still rounded once);
-  2. share p through the box, over column p (the hosts' sums added in host order);
+  2. share p through the box, over column p (the hosts' sums added in host
+     order; a CUDA share staged through pinned host memory, staging.py);
   3. the local all-gather: every rank gets every share back.
 
 In chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
-chunks overlap (the local backend's thread reduces chunk c + 1 while the
-worker's sends chunk c through the box); a thread of this rank drives them,
-one call after the other.  Every rank ends with the same bits
-(the all-gather copies them); the local backend sums in its own order, not in
-local-rank order, so the result is the hosts' local sums, each in that order,
+chunks overlap (the local backend reduces chunk c + 1 while the worker sends
+chunk c through the box); a thread of this rank drives them, one call after
+the other.  Every rank ends with the same bits (the all-gather copies them);
+the local backend sums in its own order, not in local-rank order (Gloo's and
+NCCL's alike), so the result is the hosts' local sums, each in that order,
 added in host order: bit-identical to the library's path only where the order
 does not matter (integers within the mantissa).
+
+CUDA tensors: the NCCL group is made at a rank's first CUDA all-reduce, for
+that tensor's device (a tensor on another device goes to Gloo, counted); the
+driver thread runs the phases on a stream of its own, after what the caller
+had queued on its current stream (an event), and the caller's future carries
+the driver stream's completion (a CUDA-aware torch Future), so a caller that
+waits may use the tensor on any stream.  A host of one rank (LOCAL_WORLD_SIZE=1
+with NR_TORCH_LOCAL=group) makes a local group of one: the phases run, nothing
+crosses between GPUs (make gpu-check on one GPU).
 """
 import os
 import queue
@@ -49,6 +60,29 @@ def mode():
     return m
 
 
+def _nccl(store, rank, size, timeout):
+    """A ProcessGroupNCCL of the host's ranks, or raises RuntimeError saying why not."""
+    try:
+        from torch._C._distributed_c10d import ProcessGroupNCCL
+    except ImportError:
+        raise RuntimeError(f"torch {torch.__version__} is built without NCCL, the local "
+                           "backend of CUDA tensors") from None
+    opts = ProcessGroupNCCL.Options()
+    opts._timeout = timeout
+    return ProcessGroupNCCL(store, rank, size, opts)
+
+
+class _Local:
+    """A local process group of one backend, and which collectives it has."""
+
+    def __init__(self, pg, backend, stream=None):
+        self.pg, self.backend, self.stream = pg, backend, stream
+        # its reduce-scatter (False: none, an all-reduce and this rank's share
+        # of it instead: twice the local traffic; Gloo of torch 1.13)
+        self.rs_native = True
+        self.ag_native = True    # its all-gather into one tensor (else into views)
+
+
 class LocalComposition:
     """The local group and the column communicator of one rank (collective:
     every rank of the job makes one, in the same order)."""
@@ -60,18 +94,36 @@ class LocalComposition:
         self.rank, self.size, self.local = rank, size, local
         self.host, self.lrank = divmod(rank, local)
         self.hosts = size // local
-        self.group = ProcessGroupGloo(PrefixStore(f"netreduce-local/{self.host}", store),
-                                      self.lrank, local, timeout)
+        self._store, self._timeout = store, timeout
+        self.cpu = _Local(ProcessGroupGloo(PrefixStore(f"netreduce-local/{self.host}", store),
+                                           self.lrank, local, timeout), "gloo")
+        self.cuda = None          # _Local of NCCL, made at the first CUDA all-reduce
         self.worker = Worker(PrefixStore(f"netreduce-col/{self.lrank}", store), self.host,
                              self.hosts, "netreduce", flat=True, addr_rank=rank)
-        # the local backend's reduce-scatter (False: it has none, an all-reduce
-        # and this rank's share of it instead: twice the local traffic)
-        self.rs_native = True
-        self.ag_native = True    # its all-gather into one tensor (else into views)
         self._q = queue.Queue()
         self._thread = threading.Thread(target=self._run, name=f"netreduce-local-{rank}",
                                         daemon=True)
         self._thread.start()
+
+    def refusal(self, device):
+        """Why the local phases cannot run for a tensor on device, or None (the
+        caller's thread: a CUDA rank's NCCL group is made here, at its first)."""
+        if device.type == "cpu":
+            return None
+        if device.type != "cuda":
+            return f"NR_TORCH_LOCAL=group takes CPU and CUDA tensors, not {device.type}"
+        if self.cuda is None:
+            try:
+                pg = _nccl(PrefixStore(f"netreduce-local-nccl/{self.host}", self._store),
+                           self.lrank, self.local, self._timeout)
+            except RuntimeError as e:
+                return f"NR_TORCH_LOCAL=group on a CUDA tensor: {e}"
+            with torch.cuda.device(device):
+                self.cuda = _Local(pg, "nccl", torch.cuda.Stream(device))
+        if self.cuda.stream.device != device:
+            return (f"NR_TORCH_LOCAL=group: this rank's NCCL group is on "
+                    f"{self.cuda.stream.device}, the tensor on {device}")
+        return None
 
     def _chunks(self, n, esize):
         """Element ranges [a, b) of the chunks, each a multiple of the local ranks."""
@@ -79,11 +131,17 @@ class LocalComposition:
         return [(a, min(a + step, n)) for a in range(0, n, step)]
 
     def allreduce(self, tensor, op):
-        """SUM or AVG of tensor (contiguous float32, bfloat16 or float16 on the CPU)
-        in place: returns a torch Future completed with tensor (or the error).
-        Run by this rank's driver thread, one call after the other."""
-        fut = torch.futures.Future()
-        self._q.put((tensor, op, fut))
+        """SUM or AVG of tensor (contiguous float32, bfloat16 or float16, on the
+        CPU, or on a CUDA device refusal() took) in place: returns a torch Future
+        completed with tensor (or the error).  Run by this rank's driver thread,
+        one call after the other."""
+        if tensor.device.type == "cuda":
+            ready = torch.cuda.Event()
+            ready.record(torch.cuda.current_stream(tensor.device))
+            fut = torch.futures.Future(devices=[tensor.device])
+        else:
+            ready, fut = None, torch.futures.Future()
+        self._q.put((tensor, op, ready, fut))
         return fut
 
     def _run(self):
@@ -91,15 +149,24 @@ class LocalComposition:
             item = self._q.get()
             if item is None:
                 return
-            tensor, op, fut = item
+            tensor, op, ready, fut = item
             try:
-                self._allreduce(tensor, op)
+                if ready is None:
+                    self._allreduce(tensor, op, self.cpu)
+                    fut.set_result(tensor)
+                    continue
+                # CUDA: the phases on the driver's stream, after the caller's;
+                # the future completes on it (its events recorded there)
+                stream = self.cuda.stream
+                with torch.cuda.device(tensor.device), torch.cuda.stream(stream):
+                    stream.wait_event(ready)
+                    tensor.record_stream(stream)
+                    self._allreduce(tensor, op, self.cuda)
+                    fut.set_result(tensor)
             except Exception as e:   # noqa: BLE001 - handed to the caller's future
                 fut.set_exception(e)
-                continue
-            fut.set_result(tensor)
 
-    def _allreduce(self, tensor, op):
+    def _allreduce(self, tensor, op, loc):
         t0 = now()
         flat = tensor.view(-1)
         work = flat.float() if flat.dtype != torch.float32 else flat
@@ -107,64 +174,65 @@ class LocalComposition:
         pad = (-n) % self.local
         buf = torch.cat([work, work.new_zeros(pad)]) if pad else work
         chunks = [buf[a:b] for a, b in self._chunks(buf.numel(), 4)]
-        shares = [torch.empty(c.numel() // self.local, dtype=torch.float32) for c in chunks]
+        shares = [buf.new_empty(c.numel() // self.local) for c in chunks]
         opts = ReduceScatterOptions()
         opts.reduceOp = dist.ReduceOp.SUM
         # every chunk's local reduce-scatter queued at once (the local backend runs
         # them in turn); each share through the box as soon as it is in; each
         # chunk's all-gather as soon as its share came back
         rs = None
-        if self.rs_native:
+        if loc.rs_native:
             try:
-                rs = [self.group._reduce_scatter_base(s, c, opts) for s, c in zip(shares, chunks)]
+                rs = [loc.pg._reduce_scatter_base(s, c, opts) for s, c in zip(shares, chunks)]
             except RuntimeError as e:   # Gloo of torch 1.13 has none: all-reduce, then the share
                 if "support" not in str(e):
                     raise
-                self.rs_native = False
+                loc.rs_native = False
         if rs is None:
             aopts = AllreduceOptions()
             aopts.reduceOp = dist.ReduceOp.SUM
-            rs = [self.group.allreduce([c], aopts) for c in chunks]
+            rs = [loc.pg.allreduce([c], aopts) for c in chunks]
         boxed = []
         for w, s, c in zip(rs, shares, chunks):
-            w.wait()
-            if not self.rs_native:
+            w.wait()    # NCCL: this stream waits for it (the box's staging after this stream)
+            if not loc.rs_native:
                 s.copy_(c.view(self.local, -1)[self.lrank])
             boxed.append(self.worker.request(s, "SUM", as_list=False,
                                              kind=kind("all_reduce", "SUM", s) + " column")[0])
         ag = []
         for f, s, c in zip(boxed, shares, chunks):
             f.wait()
-            ag.append(self._allgather(c, s))
+            ag.append(self._allgather(loc, c, s))
         for w in ag:
             w.wait()
-        STATS.gloo("local reduce_scatter" if self.rs_native else "local all_reduce", len(chunks))
-        STATS.gloo("local allgather", len(chunks))
+        STATS.count(loc.backend, "local reduce_scatter" if loc.rs_native else
+                    "local all_reduce", len(chunks))
+        STATS.count(loc.backend, "local allgather", len(chunks))
         res = buf[:n]
         if op == "AVG":
             res.div_(self.size)
         if res.data_ptr() != flat.data_ptr() or res.dtype != flat.dtype:
             flat.copy_(res)   # 16-bit: rounded once, here
+        if loc.stream is not None:
+            loc.stream.synchronize()   # the time counted is the all-reduce's, not its queueing
         t1 = now()
         STATS.through(kind("all_reduce", op, tensor) + " local group",
                       tensor.numel() * tensor.element_size(), t1 - t0, t1)
 
-    def _allgather(self, c, s):
+    def _allgather(self, loc, c, s):
         """Every local rank's share s into chunk c: the local backend's all-gather
         into one tensor, or (Gloo of torch 1.13 has none) into views of c."""
-        if self.ag_native:
+        if loc.ag_native:
             try:
-                return self.group._allgather_base(c, s)
+                return loc.pg._allgather_base(c, s)
             except RuntimeError as e:
                 if "support" not in str(e) and "implement" not in str(e):
                     raise
-                self.ag_native = False
-        return self.group.allgather([list(c.split(s.numel()))], [s])
+                loc.ag_native = False
+        return loc.pg.allgather([list(c.split(s.numel()))], [s])
 
     def close(self):
         if self._thread.is_alive():
             self._q.put(None)
             self._thread.join()
         self.worker.close()
-
-
