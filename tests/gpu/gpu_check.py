@@ -113,6 +113,21 @@ def exact_cases(torch):
             ("bf16 1 MiB", 1 << 19, torch.bfloat16, "sum"))
 
 
+def timed_allreduce(torch, dist, n, rank, world, dev):
+    """The all-reduce of n float32 of rank + 1 on dev, after a barrier: (seconds,
+    elements off the sum)."""
+    t = torch.full((n,), float(rank + 1), device=dev)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    dist.barrier()
+    t0 = time.perf_counter()
+    dist.all_reduce(t)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    return dt, int((t != world * (world + 1) / 2).sum())
+
+
 def worker_local(a, torch, dist, nt, dev, out):
     rank, world = a.rank, a.ranks
     out["checks"], out["digests"] = {}, {}
@@ -128,19 +143,11 @@ def worker_local(a, torch, dist, nt, dev, out):
         out["digests"][name] = hashlib.sha256(got.view(torch.uint8).numpy().tobytes()).hexdigest()
     n = int(a.size_mb * 2**20) // 4
     times = []
-    for rep in range(a.reps + 1):
-        t = torch.full((n,), float(rank + 1), device=dev)
-        if a.device == "cuda":
-            torch.cuda.synchronize()
-        dist.barrier()
-        t0 = time.perf_counter()
-        dist.all_reduce(t)
-        if a.device == "cuda":
-            torch.cuda.synchronize()
+    for rep in range(a.reps + 1):     # the first is a warm-up
+        dt, bad = timed_allreduce(torch, dist, n, rank, world, dev)
         if rep:
-            times.append(time.perf_counter() - t0)
-        out["checks"]["timed"] = out["checks"].get("timed", True) and \
-            bool((t == world * (world + 1) / 2).all())
+            times.append(dt)
+        out["checks"]["timed"] = out["checks"].get("timed", True) and not bad
     out["timing"] = {"local": statistics.median(times)}
     out["timing_bytes"] = n * 4
     out["allreduces"] = len(exact_cases(torch)) + a.reps + 1
@@ -237,20 +244,11 @@ def worker(a):
            "params": nparams, "digest": digest(model), "train_stats": nt.stats()}
     if a.phase == "backend":
         n = int(a.size_mb * 2**20) // 4
-        want = world * (world + 1) / 2
         times = {"staged": [], "host": []}
         for rep in range(a.reps + 1):     # the first is a warm-up
             for where in ("staged", "host") if rep % 2 else ("host", "staged"):
-                t = torch.full((n,), float(rank + 1), device=dev if where == "staged" else "cpu")
-                if a.device == "cuda":
-                    torch.cuda.synchronize()
-                dist.barrier()
-                t0 = time.perf_counter()
-                dist.all_reduce(t)
-                if a.device == "cuda":
-                    torch.cuda.synchronize()
-                dt = time.perf_counter() - t0
-                bad = int((t != want).sum())
+                dt, bad = timed_allreduce(torch, dist, n, rank, world,
+                                          dev if where == "staged" else torch.device("cpu"))
                 if bad:
                     raise SystemExit(f"rank {rank}: {where} all-reduce: {bad} wrong elements")
                 if rep:
