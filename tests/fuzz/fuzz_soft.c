@@ -9,7 +9,7 @@
  * target reads (everything the transport sends: data, ACKs, NAKs), two
  * registered regions with guard bytes around them in one arena.
  *
- * Input: a 5-byte header (MTU 256/512/1024, profile RNIC/RXE/legacy, one or
+ * Input: a 5-byte header (MTU 256/512/1024, profile RNIC/RXE/legacy/SR, one or
  * two QPs, QP 1 with the fixed ACK timeout, retry_cnt, rnr_retry, region
  * sizes, initial PSNs near the 2^24 wrap), then operations:
  *
@@ -22,7 +22,7 @@
  *                   region, length), ImmDt, then mutations: wrong source
  *                   address, wrong QPN, corrupt ICRC, truncation, a flipped
  *                   byte (with the ICRC made good again or not)
- *   3               an ACK / NAK (sequence, RNR, invalid request ...) for a
+ *   3               an ACK / NAK (sequence, RNR, invalid request, selective ...) for a
  *                   PSN around what the requester has outstanding
  *   4               post a write on a QP (the requester sends it to the sink)
  *   5               post receives
@@ -60,6 +60,18 @@
  *     sequence error once per expected PSN, a NAK for a rejected request,
  *     one coalesced ACK of epsn - 1 per batch where one was owed.  Why: an
  *     ACK for a PSN not accepted makes the sender forget data never written.
+ *   - SR profile (selective repeat): a packet ahead of the expected PSN within
+ *     the store is kept (the first copy; a second counted a duplicate, one
+ *     too long a bad request, one past the store out of sequence) and
+ *     executed by the same rules when its turn comes, in PSN order; the
+ *     selective NAKs it makes name exactly the missing runs more than
+ *     SOFT_SR_REORDER below it not named before, each once, in order among
+ *     the ACKs.  The responder's NAK timer may name the run at the expected
+ *     PSN again whenever it likes (wall-clock time): such a NAK is accepted
+ *     only for a PSN the expected PSN held during the batch, and counted.
+ *     A selective NAK in range makes the requester resend, never complete
+ *     nor error.  Why: a kept packet executed out of turn, twice, or past
+ *     its region is the same corruption as an in-order one.
  *   - nothing leaks, no sanitizer report.
  */
 #include <arpa/inet.h>
@@ -98,6 +110,14 @@ struct wire_ack {
 	uint32_t psn, msn;
 };
 
+/* A packet the SR responder keeps for its turn (tp_soft_resp.c's soft_ooo). */
+struct kept {
+	bool used;
+	uint32_t psn;
+	struct nr_pkt p;
+	uint8_t buf[SOFT_PKT_MAX];
+};
+
 struct mqp {
 	struct nr_tp_qp *qp;
 	struct nr_qp_info info;          /* ours: QPN, initial send PSN, source port */
@@ -113,6 +133,12 @@ struct mqp {
 	unsigned rq_head, rq_tail;
 	struct { uint32_t imm, len; } early[NRZ_RQ_MAX];
 	unsigned er_head, er_tail;
+	/* SR responder: the store (made at the first packet ahead), the PSN below
+	 * which every missing one was named, the NAK of epsn outstanding */
+	struct kept *ooo;
+	uint32_t ooo_cap, kept, nak_hi, una_psn;
+	bool una_set, una_again;
+	uint32_t epsn0; /* epsn when the batch began: a timer NAK's floor */
 	/* requester */
 	struct { uint64_t wr_id; uint32_t psn, npkts; } sq[NRZ_SQ_MAX];
 	unsigned sq_head, sq_tail;
@@ -154,6 +180,7 @@ struct world {
 	uint64_t wr_seq;
 	bool unsure;                     /* a send was refused or a timer fired: stop
 					  * checking what is sent and the retry state */
+	uint64_t timer_naks;             /* SR: selective NAKs of the responder's timer */
 };
 
 /* The sink: the peer's address, every packet the transport sends lands there. */
@@ -199,10 +226,15 @@ static void want_wc(struct world *w, struct mqp *m, uint64_t wr_id, uint8_t op, 
 					  .imm = imm, .byte_len = len };
 }
 
-static void want_wire(struct mqp *m, uint8_t syn, uint32_t psn)
+static void want_aeth(struct mqp *m, uint8_t syn, uint32_t psn, uint32_t msn)
 {
 	NRZ_CHECK(m->nwant < NRZ_WIRE_MAX, "model: too many ACKs pending");
-	m->want[m->nwant++] = (struct wire_ack){ .syn = syn, .psn = psn, .msn = m->msn };
+	m->want[m->nwant++] = (struct wire_ack){ .syn = syn, .psn = psn, .msn = msn };
+}
+
+static void want_wire(struct mqp *m, uint8_t syn, uint32_t psn)
+{
+	want_aeth(m, syn, psn, m->msn);
 }
 
 /* soft_qp_to_error: the first send WR gets sq_status, the first receive rq_status, the rest flush. */
@@ -240,12 +272,104 @@ static void resp_fail(struct world *w, struct mqp *m, const struct nr_pkt *p, ui
 	model_error(w, m, NR_WC_FLUSHED, NR_WC_LOCAL_ERROR);
 }
 
+static void model_write(struct world *w, struct mqp *m, const uint8_t *pkt, const struct nr_pkt *p);
+
+static bool sr_has(const struct mqp *m, uint32_t psn)
+{
+	const struct kept *o = &m->ooo[psn & (m->ooo_cap - 1)];
+
+	return o->used && o->psn == psn;
+}
+
+/* A selective NAK of epsn + start, run PSNs (sr_nak_send). */
+static void sr_nak(struct world *w, struct mqp *m, int32_t start, int32_t run)
+{
+	if (start == 0) {
+		m->una_again = m->una_set && m->una_psn == m->epsn;
+		w->want.tx_nak_sel_again += m->una_again;
+		m->una_psn = m->epsn;
+		m->una_set = true;
+	}
+	w->want.tx_nak_sel++;
+	want_aeth(m, NR_AETH_NAK_SELECTIVE, nr_psn_add(m->epsn, (uint32_t)start), (uint32_t)run);
+}
+
+/* SR: a packet d ahead of epsn kept, and the runs it shows missing named. */
+static void sr_keep(struct world *w, struct mqp *m, const uint8_t *pkt, const struct nr_pkt *p,
+		    int32_t d)
+{
+	struct kept *o;
+	int32_t lim = d - SOFT_SR_REORDER, k;
+
+	if (p->end > SOFT_PKT_MAX || p->pay_len > w->mtu) {
+		w->want.rx_bad_req++;
+		return;
+	}
+	if (!m->ooo) {
+		/* the store: twice the window, a power of two, 16 at least (ooo_alloc) */
+		for (m->ooo_cap = 16; m->ooo_cap < 2 * NRZ_INFLIGHT; m->ooo_cap <<= 1)
+			;
+		m->ooo = calloc(m->ooo_cap, sizeof(*m->ooo));
+		NRZ_CHECK(m->ooo != NULL, "calloc");
+	}
+	if ((uint32_t)d >= m->ooo_cap) {
+		w->want.rx_out_of_seq++;
+		return;
+	}
+	o = &m->ooo[p->psn & (m->ooo_cap - 1)];
+	if (o->used && o->psn == p->psn) {
+		w->want.rx_dup++;
+		return;
+	}
+	memcpy(o->buf, pkt, p->end);
+	o->p = *p;
+	o->psn = p->psn;
+	o->used = true;
+	m->kept++;
+	w->want.rx_ooo_kept++;
+	/* every PSN from the highest named (or epsn) to d - SOFT_SR_REORDER missing: named */
+	k = nr_psn_diff(m->nak_hi, m->epsn);
+	if (k < 0)
+		k = 0;
+	while (k < lim) {
+		int32_t start;
+
+		if (sr_has(m, nr_psn_add(m->epsn, (uint32_t)k))) {
+			k++;
+			continue;
+		}
+		for (start = k++; k < lim && !sr_has(m, nr_psn_add(m->epsn, (uint32_t)k)); k++)
+			;
+		sr_nak(w, m, start, k - start);
+	}
+	if (lim > 0 && nr_psn_diff(nr_psn_add(m->epsn, (uint32_t)lim), m->nak_hi) > 0)
+		m->nak_hi = nr_psn_add(m->epsn, (uint32_t)lim);
+}
+
+/* SR: epsn came (psn): the NAK of it answered, the kept packets now in turn executed. */
+static void sr_drain(struct world *w, struct mqp *m, uint32_t psn)
+{
+	if (m->una_set && m->una_psn == psn && !m->una_again)
+		m->una_set = false;
+	while (!m->err && sr_has(m, m->epsn)) {
+		struct kept *o = &m->ooo[m->epsn & (m->ooo_cap - 1)];
+
+		o->used = false;
+		m->kept--;
+		model_write(w, m, o->buf, &o->p);
+	}
+}
+
 static void model_write(struct world *w, struct mqp *m, const uint8_t *pkt, const struct nr_pkt *p)
 {
 	int32_t d = nr_psn_diff(p->psn, m->epsn);
 	bool first = p->mask & NR_OPF_FIRST, last = p->mask & NR_OPF_LAST;
 	uint32_t plen = p->pay_len;
 
+	if (d > 0 && w->profile == NR_TP_PROFILE_SR) {
+		sr_keep(w, m, pkt, p, d);
+		return;
+	}
 	if (d > 0) {
 		w->want.rx_out_of_seq++;
 		if (!m->nak_sent) {
@@ -367,6 +491,8 @@ static void model_ack(struct world *w, struct mqp *m, const struct nr_pkt *p)
 			m->retries++;
 		}
 		m->retrying = true;
+	} else if (syn == NR_AETH_NAK_SELECTIVE && w->profile == NR_TP_PROFILE_SR) {
+		w->want.rx_nak_sel++; /* resends what it names: no ACK, no error */
 	} else if (nr_syn_is_rnr(syn)) {
 		w->want.rx_nak_rnr++;
 		acked_upto(w, m, p->psn);
@@ -438,10 +564,15 @@ static void model_rx(struct world *w, const uint8_t *pkt, uint32_t len, uint32_t
 		w->want.rx_bad_src++;
 		return;
 	}
-	if (p.opcode == NR_OP_RC_ACK)
+	if (p.opcode == NR_OP_RC_ACK) {
 		model_ack(w, m, &p);
-	else
+	} else {
+		bool turn = p.psn == m->epsn;
+
 		model_write(w, m, pkt, &p);
+		if (turn && m->ooo)
+			sr_drain(w, m, p.psn);
+	}
 }
 
 /* After a receive batch: one ACK of epsn - 1 from each QP that owes one (soft_resp_flush_acks). */
@@ -491,6 +622,8 @@ static void check_counters(struct world *w)
 	SAME(rx_nak_seq);
 	SAME(rx_nak_rnr);
 	SAME(rx_nak_other);
+	SAME(rx_nak_sel);
+	SAME(rx_ooo_kept);
 	if (!w->unsure) {
 		SAME(rx_nak_seq_retrying);
 		SAME(qp_errors);
@@ -541,6 +674,46 @@ static void check_memory(const struct world *w)
 	}
 }
 
+/*
+ * SR: whether p, the k-th ACK/NAK of QP m this poll, is one of the
+ * responder's timer (soft_resp_sr_timer: the run at epsn named again, when
+ * the wall clock says so): a selective NAK the model did not predict next,
+ * for a PSN epsn held in the batch, while packets were kept.
+ */
+static bool sr_timer_nak(struct world *w, const struct mqp *m, const struct nr_pkt *p, unsigned k)
+{
+	if (w->profile != NR_TP_PROFILE_SR || p->aeth_syn != NR_AETH_NAK_SELECTIVE || !m->ooo)
+		return false;
+	if (k < m->nwant && m->want[k].syn == p->aeth_syn && m->want[k].psn == p->psn &&
+	    m->want[k].msn == p->aeth_msn)
+		return false; /* the one the model predicted */
+	if (nr_psn_diff(p->psn, m->epsn0) < 0 || nr_psn_diff(p->psn, m->epsn) > 0 ||
+	    p->aeth_msn == 0 || p->aeth_msn > m->ooo_cap)
+		return false;
+	w->timer_naks++;
+	return true;
+}
+
+/* SR: selective NAKs sent = the model's and the timer's; of them sent again,
+ * the model's while no timer NAK moved the one outstanding. */
+static void check_sel_naks(struct world *w)
+{
+	struct nr_tp_soft_stats st;
+
+	if (w->unsure)
+		return;
+	NRZ_CHECK(!nr_tp_soft_stats(w->tp, &st), "stats");
+	NRZ_CHECK(st.tx_nak_sel == w->want.tx_nak_sel + w->timer_naks,
+		  "counter tx_nak_sel is %llu, "
+		  "the model says %llu and %llu of the timer",
+		  (unsigned long long)st.tx_nak_sel, (unsigned long long)w->want.tx_nak_sel,
+		  (unsigned long long)w->timer_naks);
+	NRZ_CHECK(w->timer_naks || st.tx_nak_sel_again == w->want.tx_nak_sel_again,
+		  "counter tx_nak_sel_again is %llu, the model says %llu",
+		  (unsigned long long)st.tx_nak_sel_again,
+		  (unsigned long long)w->want.tx_nak_sel_again);
+}
+
 /* Everything the transport sent since the last poll: well-formed, and its ACKs the model's. */
 static void check_wire(struct world *w)
 {
@@ -576,8 +749,11 @@ static void check_wire(struct world *w)
 		}
 		if (w->unsure)
 			continue;
-		unsigned k = seen[m - w->q]++;
+		unsigned k = seen[m - w->q];
 
+		if (sr_timer_nak(w, m, &p, k))
+			continue;
+		seen[m - w->q]++;
 		NRZ_CHECK(k < m->nwant, "QP %u sent an ACK the model does not expect: syndrome "
 			  "0x%02x psn 0x%06x msn %u", (unsigned)(m - w->q), p.aeth_syn, p.psn,
 			  p.aeth_msn);
@@ -603,6 +779,8 @@ static void poll_check(struct world *w)
 
 	unsigned since_flush = 0;
 
+	for (unsigned i = 0; i < w->nqps; i++)
+		w->q[i].epsn0 = w->q[i].epsn;
 	for (struct pending *pd = w->pend, *next; pd; pd = next) {
 		next = pd->next;
 		model_rx(w, pd->pkt, pd->len, pd->saddr);
@@ -644,6 +822,7 @@ static void poll_check(struct world *w)
 	check_state(w);
 	check_memory(w);
 	check_wire(w);
+	check_sel_naks(w);
 	for (unsigned i = 0; i < w->nqps; i++) {
 		w->q[i].bpsn = w->q[i].epsn;
 		w->q[i].brem = w->q[i].in_msg ? w->q[i].wrem : 0;
@@ -824,6 +1003,9 @@ static void build_ack(struct world *w, const uint8_t *b)
 	case 3:
 		syn = NR_AETH_NAK_INVALID_REQ + b[4] % 3;
 		break;
+	case 4: /* a run of b[12..13] PSNs (SR profile: resent; others: an error) */
+		syn = NR_AETH_NAK_SELECTIVE;
+		break;
 	default:
 		syn = b[4];
 		break;
@@ -884,7 +1066,7 @@ static void post_recv(struct world *w, struct mqp *m)
 
 static const uint32_t mtus[4] = { 256, 512, 1024, 256 };
 static const uint8_t profiles[4] = { NR_TP_PROFILE_RNIC, NR_TP_PROFILE_RXE, NR_TP_PROFILE_LEGACY,
-				     NR_TP_PROFILE_RNIC };
+				     NR_TP_PROFILE_SR };
 
 static struct nr_tp *open_tp(struct world *w, const uint8_t *h)
 {
@@ -947,9 +1129,9 @@ static void world_open(struct world *w, const uint8_t *h)
 			  nr_tp_error(w->tp));
 		NRZ_CHECK(!nr_tp_qp_connect(m->qp, &peer), "qp connect");
 		m->rqpn = peer.qpn;
-		m->epsn = m->bpsn = peer.psn;
+		m->epsn = m->bpsn = m->nak_hi = peer.psn;
 		m->una = m->next_psn = m->snd_hi = m->info.psn;
-		m->adaptive = w->profile == NR_TP_PROFILE_RNIC;
+		m->adaptive = w->profile == NR_TP_PROFILE_RNIC || w->profile == NR_TP_PROFILE_SR;
 		if (i == 1 && (h[0] & 32)) {
 			nr_tp_qp_acks_lag(m->qp);
 			m->adaptive = false;
@@ -964,8 +1146,10 @@ static void world_close(struct world *w)
 		free(pd->pkt);
 		free(pd);
 	}
-	for (unsigned i = 0; i < w->nqps; i++)
+	for (unsigned i = 0; i < w->nqps; i++) {
 		nr_tp_qp_destroy(w->q[i].qp);
+		free(w->q[i].ooo);
+	}
 	nr_tp_dereg_mr(w->tp, &w->mr[0]);
 	nr_tp_dereg_mr(w->tp, &w->mr[1]);
 	nr_tp_close(w->tp);
