@@ -319,6 +319,35 @@ class Backend(unittest.TestCase):
         self.assertEqual(d["calls"] - before, 1)
         self.assertEqual(d["why"], "netreduce sums float32, bfloat16 and float16, this is int64")
 
+    def test_avg_delegated_as_sum_then_divided(self):
+        # Gloo has no AVG ("Cannot use ReduceOp.AVG with Gloo"): a float64 AVG
+        # (refused by netreduce) is Gloo's SUM, then divided by the group's size
+        k = "all_reduce AVG float64 cpu contiguous"
+        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        t = torch.arange(6, dtype=torch.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", netreduce.torch.NetreduceFallbackWarning)
+            dist.all_reduce(t, op=dist.ReduceOp.AVG)
+            w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
+            w.get_future().wait()
+        self.assertTrue(torch.equal(t, torch.arange(6, dtype=torch.float64) / self.pg.size()))
+        self.assertEqual(netreduce.torch.stats()["delegated"][k]["calls"] - before, 2)
+
+    def test_reduce_scatter_list_refused_is_delegated(self):
+        k = "reduce_scatter SUM int64 cpu contiguous"
+        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        out = torch.zeros(3, dtype=torch.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", netreduce.torch.NetreduceFallbackWarning)
+            try:
+                dist.reduce_scatter(out, [torch.arange(3)])
+                self.assertTrue(torch.equal(out, torch.arange(3)))
+            except RuntimeError as e:   # Gloo has no list-form reduce-scatter
+                self.assertIn("reduce_scatter", str(e))
+        d = netreduce.torch.stats()["delegated"][k]
+        self.assertEqual(d["calls"] - before, 1)
+        self.assertIn("int64", d["why"])
+
     def test_local_phases_counted_by_backend(self):
         from netreduce.torch.counters import STATS
         before = netreduce.torch.stats()

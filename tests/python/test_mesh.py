@@ -79,6 +79,15 @@ def rank_main():
     out["stats"] = netreduce.torch.stats()["netreduce"]
     out["delegated"] = netreduce.torch.stats()["delegated"]
     out["gloo"] = netreduce.torch.stats().get("gloo", {})
+    # what netreduce refuses (float64) goes to Gloo, AVG too: Gloo has none
+    # ("Cannot use ReduceOp.AVG with Gloo"), so its SUM, then divided
+    mean = sum(range(1, WORLD + 1)) / WORLD
+    src = torch.full((4 * WORLD,), float(rank + 1), dtype=torch.float64)
+    rs64 = torch.empty(4, dtype=torch.float64)
+    dist.reduce_scatter_tensor(rs64, src, op=dist.ReduceOp.AVG)
+    dist.all_reduce(src, op=dist.ReduceOp.AVG)
+    out["gloo_avg"] = torch.equal(rs64, torch.full_like(rs64, mean)) and \
+        torch.equal(src, torch.full_like(src, mean))
     dist.barrier()
     dist.destroy_process_group()
     print("RESULT " + json.dumps(out), flush=True)
@@ -116,7 +125,7 @@ def main():
         results.append(json.loads(lines[-1][7:]))
     for r, out in enumerate(results):
         for k in ("name", "new_group", "dtensor", "funcol_all_reduce", "funcol_reduce_scatter",
-                  "funcol_reduce_scatter_avg", "funcol_all_gather"):
+                  "funcol_reduce_scatter_avg", "funcol_all_gather", "gloo_avg"):
             if out.get(k) is not True:
                 fails.append(f"rank {r}: {k}: {out.get(k)}")
         if out["mesh_group"] != "ProcessGroupNetreduce":

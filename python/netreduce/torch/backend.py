@@ -40,8 +40,9 @@ NR_SHORT_PPM) only when the application says so: DDP's tolerant_hook
 """
 import os
 
-from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGroupGloo,
-                                        ReduceOp, ReduceScatterOptions)
+from torch._C._distributed_c10d import (AllreduceCoalescedOptions, AllreduceOptions,
+                                        PrefixStore, ProcessGroupGloo, ReduceOp,
+                                        ReduceScatterOptions)
 import torch
 import torch.distributed as dist
 
@@ -230,6 +231,18 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             self._worker.drain()     # keep the order the caller issued collectives in
         return self._issued(call())
 
+    def _gloo_avg(self, opts, outputs, call, result):
+        """call(opts) on Gloo, which has no AVG ("Cannot use ReduceOp.AVG with
+        Gloo"; FSDP2 reduce-scatters with AVG): AVG of floating tensors as SUM,
+        then the outputs divided by the group's size."""
+        if op_name(opts.reduceOp) != "AVG" or not all(o.is_floating_point() for o in outputs):
+            return call(opts)
+        s = type(opts)()
+        s.reduceOp = ReduceOp.SUM
+        s.timeout = opts.timeout
+        n = self.size()
+        return works.Then(call(s), lambda: [o.div_(n) for o in outputs], result)
+
     def _sub_gloo(self, collective, call, t, nbytes, name="-"):
         """A subgroup's collective (no worker): Gloo's, counted as delegated with why."""
         return self._to_gloo(collective, call, (kind(collective, name, t), nbytes, self._sub))
@@ -245,7 +258,10 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             why = self._sub or refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
-            return self._to_gloo("all_reduce", lambda: self._gloo.allreduce(tensors, opts),
+            return self._to_gloo("all_reduce",
+                                 lambda: self._gloo_avg(opts, tensors,
+                                                        lambda o: self._gloo.allreduce(tensors, o),
+                                                        tensors),
                                  (kind("all_reduce", name, t),
                                   sum(x.numel() * x.element_size() for x in tensors), why))
         t = tensors[0]
@@ -271,8 +287,11 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         why = self._sub or flat_refusal(tensors, name, self._worker.comm.topology)
         if why:
             t = tensors[0] if tensors else torch.empty(0)
+            opts = opts if opts is not None else AllreduceCoalescedOptions()
             return self._to_gloo("all_reduce_coalesced",
-                                 lambda: self._gloo.allreduce_coalesced(tensors, opts),
+                                 lambda: self._gloo_avg(
+                                     opts, tensors,
+                                     lambda o: self._gloo.allreduce_coalesced(tensors, o), tensors),
                                  (kind("all_reduce_coalesced", name, t),
                                   sum(x.numel() * x.element_size() for x in tensors), why))
         flat = torch.cat([t.reshape(-1) for t in tensors])
@@ -315,8 +334,11 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         name = op_name(opts.reduceOp)
         if self._sub:
             return self._sub_gloo("reduce_scatter",
-                                  lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
-                                                                    opts),
+                                  lambda: self._gloo_avg(
+                                      opts, output_tensors,
+                                      lambda o: self._gloo.reduce_scatter(output_tensors,
+                                                                          input_tensors, o),
+                                      output_tensors),
                                   output_tensors[0] if output_tensors else torch.empty(0),
                                   sum(t.numel() * t.element_size() for tl in input_tensors
                                       for t in tl), name)
@@ -329,10 +351,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
             return self._reduce_scatter_flat(output_tensors[0], flat, name, "reduce_scatter",
                                              output_tensors, copied=True)
-        t = output_tensors[0][0] if output_tensors and output_tensors[0] else torch.empty(0)
+        t = output_tensors[0] if output_tensors else torch.empty(0)
         return self._to_gloo("reduce_scatter",
-                             lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
-                                                               opts),
+                             lambda: self._gloo_avg(
+                                 opts, output_tensors,
+                                 lambda o: self._gloo.reduce_scatter(output_tensors, input_tensors,
+                                                                     o), output_tensors),
                              (kind("reduce_scatter", name, t),
                               sum(x.numel() * x.element_size() for tl in input_tensors
                                   for x in tl), why))
@@ -342,14 +366,20 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         name = op_name(opts.reduceOp)
         if self._sub:
             return self._sub_gloo("reduce_scatter",
-                                  lambda: self._gloo._reduce_scatter_base(output, input, opts),
+                                  lambda: self._gloo_avg(
+                                      opts, [output],
+                                      lambda o: self._gloo._reduce_scatter_base(output, input, o),
+                                      [output]),
                                   input, input.numel() * input.element_size(), name)
         why = flat_refusal([output, input], name, self._worker.comm.topology)
         if not why:
             return self._reduce_scatter_flat(output, input.reshape(-1), name,
                                              "reduce_scatter", [output])
         return self._to_gloo("reduce_scatter",
-                             lambda: self._gloo._reduce_scatter_base(output, input, opts),
+                             lambda: self._gloo_avg(
+                                 opts, [output],
+                                 lambda o: self._gloo._reduce_scatter_base(output, input, o),
+                                 [output]),
                              (kind("reduce_scatter", name, input),
                               input.numel() * input.element_size(), why))
 

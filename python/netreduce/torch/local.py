@@ -98,6 +98,7 @@ class LocalComposition:
         self.cpu = _Local(ProcessGroupGloo(PrefixStore(f"netreduce-local/{self.host}", store),
                                            self.lrank, local, timeout), "gloo")
         self.cuda = None          # _Local of NCCL, made at the first CUDA all-reduce
+        self._mu = threading.Lock()   # ... by one thread
         self.worker = Worker(PrefixStore(f"netreduce-col/{self.lrank}", store), self.host,
                              self.hosts, "netreduce", flat=True, addr_rank=rank)
         self._q = queue.Queue()
@@ -112,14 +113,15 @@ class LocalComposition:
             return None
         if device.type != "cuda":
             return f"NR_TORCH_LOCAL=group takes CPU and CUDA tensors, not {device.type}"
-        if self.cuda is None:
-            try:
-                pg = _nccl(PrefixStore(f"netreduce-local-nccl/{self.host}", self._store),
-                           self.lrank, self.local, self._timeout)
-            except RuntimeError as e:
-                return f"NR_TORCH_LOCAL=group on a CUDA tensor: {e}"
-            with torch.cuda.device(device):
-                self.cuda = _Local(pg, "nccl", torch.cuda.Stream(device))
+        with self._mu:
+            if self.cuda is None:
+                try:
+                    pg = _nccl(PrefixStore(f"netreduce-local-nccl/{self.host}", self._store),
+                               self.lrank, self.local, self._timeout)
+                except RuntimeError as e:
+                    return f"NR_TORCH_LOCAL=group on a CUDA tensor: {e}"
+                with torch.cuda.device(device):
+                    self.cuda = _Local(pg, "nccl", torch.cuda.Stream(device))
         if self.cuda.stream.device != device:
             return (f"NR_TORCH_LOCAL=group: this rank's NCCL group is on "
                     f"{self.cuda.stream.device}, the tensor on {device}")
@@ -235,4 +237,9 @@ class LocalComposition:
         if self._thread.is_alive():
             self._q.put(None)
             self._thread.join()
+        if self.cuda is not None:   # the NCCL group destroyed, not left to its destructor
+            stop = getattr(self.cuda.pg, "shutdown", None) or getattr(self.cuda.pg, "_shutdown",
+                                                                      None)
+            if stop is not None:
+                stop()
         self.worker.close()

@@ -44,12 +44,15 @@ class Work(dist.Work):
     worker's own future of the request, whose error wait() raises as it is
     (a NetreduceError), not as the chained futures' RuntimeError around it."""
 
-    def __init__(self, fut, result, cause=None):
+    def __init__(self, fut, result, cause=None, parts=()):
         super().__init__()
         self._fut, self._result, self._cause = fut, result, cause
+        self._parts = list(parts)   # combine(): each waited for (its streams, its error)
         _keep(self, fut)
 
     def wait(self, timeout=None):
+        for w in self._parts:
+            w.wait()
         try:
             self._fut.wait()
         except Exception:
@@ -93,11 +96,69 @@ def done(result):
 
 def combine(works, result):
     """One Work for several (coalesced collectives): done when all are; wait()
-    raises the first error."""
+    waits for each (a CUDA one makes the caller's stream wait on its events,
+    which the future of all, a CPU one, does not) and raises the first error."""
     futs = [w.get_future() for w in works]
 
     def settle(all_done):
         for f in all_done.value():
             f.value()            # raises the first failure
         return result
-    return Work(torch.futures.collect_all(futs).then(settle), result)
+    return Work(torch.futures.collect_all(futs).then(settle), result, parts=works)
+
+
+class Then(dist.Work):
+    """Another backend's work, then after() once, when it is waited for: wait()
+    waits for work (its streams: after() runs on the caller's, ordered), then
+    runs after(); get_future() is work's future chained to after() where work
+    has one (Gloo's reduce-scatter has none: then the future of a wait, here).
+    Kept referenced (see _keep) until waited for."""
+
+    def __init__(self, work, after, result):
+        super().__init__()
+        self._work, self._after, self._result = work, after, result
+        self._ran = False
+        self._lock = threading.Lock()
+        with _lock:
+            _pending[id(self)] = self
+            _recent.append(self)
+
+    def _run_after(self):
+        with self._lock:
+            if not self._ran:
+                self._ran = True
+                self._after()
+        with _lock:
+            _pending.pop(id(self), None)
+
+    def wait(self, timeout=None):
+        self._work.wait()
+        self._run_after()
+        return True
+
+    def result(self):
+        self.wait()
+        return self._result
+
+    def get_future(self):
+        try:
+            fut = self._work.get_future()
+        except RuntimeError:   # "Work::getFuture not implemented"
+            fut = None
+        if fut is None:
+            self.wait()
+            fut = torch.futures.Future()
+            fut.set_result(self._result)
+            return fut
+
+        def finish(f):
+            f.value()
+            self._run_after()
+            return self._result
+        return fut.then(finish)
+
+    def is_completed(self):
+        return self._ran
+
+    def synchronize(self):
+        pass
