@@ -156,6 +156,13 @@ def worker_local(a, torch, dist, nt, dev, out):
         out["digests"][name] = hashlib.sha256(got.view(torch.uint8).numpy().tobytes()).hexdigest()
     if dev.type == "cuda":
         out["checks"]["stream order"] = stream_order(torch, dist, rank, world, dev)
+    # FSDP's reduce-scatter through the composition (the column's, staged on CUDA)
+    n = 4099
+    base = (torch.arange(n * world) % 89).double()
+    got = torch.empty(n, device=dev)
+    dist.reduce_scatter_tensor(got, (base + rank).float().to(dev))
+    want = (base * world + world * (world - 1) / 2)[rank * n:(rank + 1) * n].float()
+    out["checks"]["reduce-scatter"] = bool(torch.equal(got.cpu(), want))
     n = int(a.size_mb * 2**20) // 4
     times = []
     for rep in range(a.reps + 1):     # the first is a warm-up
@@ -383,12 +390,14 @@ def check_local(rows, a):
         bad = [k for k, ok in r["checks"].items() if not ok]
         if bad:
             fail.append(f"{who}: not exact: {', '.join(bad)}")
-        got = calls(st["netreduce"], suffix=" local group")
+        got = calls(st["netreduce"], "all_reduce", " local group")
+        rsg = calls(st["netreduce"], "reduce_scatter", " local group")
         col = calls(st["netreduce"], "all_reduce SUM float32 " + a.device, " column")
         rs = calls(st[backend], "local reduce_scatter") + calls(st[backend], "local all_reduce")
         ag = calls(st[backend], "local allgather")
-        if got != want or col < want or rs < want or ag < want:
-            fail.append(f"{who}: {got} all-reduces through the local group of {want}, {col} "
+        if got != want or rsg != 1 or col < want or rs < want + 1 or ag < want:
+            fail.append(f"{who}: {got} all-reduces through the local group of {want} and {rsg} "
+                        f"reduce-scatters of 1, {col} "
                         f"{a.device} column shares, {rs} local reduce-scatters and {ag} "
                         f"all-gathers on {backend}: {st['netreduce']} {st[backend]}")
         if st["delegated"]:

@@ -58,6 +58,10 @@
 #               leave the host), counted with that reason; the replica groups'
 #               all-reduces through the box; losses, accuracy and parameters as
 #               train-fsdp
+#   train-fsdp-local  train-fsdp on 2 hosts x 2 ranks with NR_TORCH_LOCAL=group: its
+#               all-gathers and reduce-scatters through the local-group path (a
+#               host's ranks on a local Gloo group, the columns through the box),
+#               none delegated; losses, accuracy and parameters as train-fsdp
 #   local-group 2 hosts x 2 ranks: all-reduces through the local-group path
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
@@ -143,7 +147,7 @@ collectives_run() {
 }
 
 case $scenario in
-train-hier|train-torchrun|local-group|train-hsdp-local) hosts=2 TB_PROCS=2 ;;
+train-hier|train-torchrun|local-group|train-hsdp-local|train-fsdp-local) hosts=2 TB_PROCS=2 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
@@ -488,6 +492,24 @@ train-hsdp-local)
 		"($(nr_summary));" \
 		"losses, accuracy $(jq .accuracy <<< "$nr") and parameters as Gloo's"
 	;;
+train-fsdp-local)
+	# 2 hosts of 2 ranks, NR_TORCH_LOCAL=group: FSDP's reduce-scatters and
+	# all-gathers of the world group composed of a local phase on the host's
+	# Gloo group and each local rank's column through the box
+	fsdp_env=(-u NR_RANK -u NR_WORLD LOCAL_WORLD_SIZE=2 NR_TORCH_LOCAL=group)
+	export TB_LAUNCH_PROCS=2
+	fsdp_both 40
+	[ "$(jq '.delegated | length' <<< "$nr")" = 0 ] || fail "FSDP's collectives delegated: $(jq -c .delegated <<< "$nr")"
+	for k in allgather reduce_scatter; do
+		[ "$(jq --arg k "$k" '[.netreduce | to_entries[] | select(.key | startswith($k) and
+			endswith("local group")) | .value.calls] | add // 0' <<< "$nr")" -ge 40 ] ||
+			fail "fewer than a $k a step through the local-group path: $(jq -c .netreduce <<< "$nr")"
+	done
+	fsdp_check
+	pass "FSDP on 2 hosts x 2 ranks (NR_TORCH_LOCAL=group), 40 steps: its all-gathers and" \
+		"reduce-scatters through the local group and the box's columns ($(nr_summary)), none" \
+		"delegated; losses, accuracy $(jq .accuracy <<< "$nr") and parameters as Gloo's"
+	;;
 train-hsdp-quota)
 	fsdp_both 40 --hsdp
 	[ "$(jq .workers <<< "$nr")" = 1 ] ||
@@ -540,12 +562,22 @@ local-group)
 	[ "$calls" -ge 13 ] && [ "$cols" -ge "$calls" ] && [ "$lrs" -ge "$calls" ] && [ "$boxc" -ge "$cols" ] ||
 		fail "counts: $calls all-reduces through the local group, $cols column shares, $lrs" \
 			"local reduce-scatters, $boxc library box calls (a rank's least)"
+	# FSDP's collectives: 3 reduce-scatters and 2 all-gathers a rank through the
+	# local group and the columns, nothing delegated to Gloo
+	rsg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("reduce_scatter") and endswith("local group")) | .value.calls] | add // 0) | min' <<< "$grp")
+	agg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("allgather") and endswith("local group")) | .value.calls] | add // 0) | min' <<< "$grp")
+	[ "$rsg" = 3 ] && [ "$agg" = 2 ] ||
+		fail "the local-group path: $rsg reduce-scatters and $agg all-gathers through it (a" \
+			"rank's least), expected 3 and 2"
+	[ "$(jq -s 'map(.delegated | length) | add' <<< "$grp")" = 0 ] ||
+		fail "the local-group path delegated to Gloo: $(jq -c -s 'map(.delegated)' <<< "$grp")"
 	echo "median ms of rank 0, local group (NR_TORCH_LOCAL=group) vs the library's shared memory (parallel):"
 	jq -r -n --argjson g "$(head -n 1 <<< "$grp")" --argjson l "$(head -n 1 <<< "$lib")" \
 		'$g.ms | to_entries[] | "  \(.key): \(.value * 100 | round / 100) vs \(if $l.ms[.key] then ($l.ms[.key] * 100 | round / 100) else "- (the library sums float32 only)" end)"'
 	pass "2 hosts x 2 ranks: the local-group path exact (fp32, odd, AVG, bf16 rounded once)," \
 		"the same bits on every rank, $calls all-reduces a rank through it ($cols column shares" \
-		"through the box, $lrs local phases on Gloo); timed beside the library's path"
+		"through the box, $lrs local phases on Gloo), $rsg reduce-scatters and $agg all-gathers" \
+		"(-0.0 and NaN payloads kept), none delegated; timed beside the library's path"
 	;;
 collectives-rtl)
 	# a box whose aggregator has no reduce bor (the RTL's): the first all-gather

@@ -29,6 +29,44 @@ CASES = (("fp32 1 MiB", 1 << 18, torch.float32, "sum", 5),
          ("bf16 2 MiB", 1 << 20, torch.bfloat16, "sum", 3))
 
 
+def shard_input(r, n):
+    """Rank r's all-gather input: n float32, -0.0 first, a NaN with a payload of
+    its own second (a float sum would make +0.0 and quiet it), then r + 0.5."""
+    x = torch.full((n,), r + 0.5)
+    x[0] = -0.0
+    x.view(torch.int32)[1] = 0x7F800001 + r    # a signalling NaN's bits
+    return x
+
+
+def sharded(rank, world):
+    """FSDP's collectives through the local-group path: reduce-scatters (the
+    share exact, the input left as it was) and all-gathers (every rank's bytes
+    back unchanged, -0.0 and NaN payloads too), both forms."""
+    checks = {}
+    for name, n, dtype, op in (("rs fp32", 1 << 16, torch.float32, "sum"),
+                               ("rs fp32 avg", 4099, torch.float32, "avg"),
+                               ("rs bf16", 1 << 15, torch.bfloat16, "sum")):
+        base = (torch.arange(n * world) % 89).double()
+        want = base * world + world * (world - 1) / 2
+        if op == "avg":
+            want = want / world
+        x = (base + rank).to(dtype)
+        got = torch.empty(n, dtype=dtype)
+        dist.reduce_scatter_tensor(got, x, op=dist.ReduceOp.AVG if op == "avg" else
+                                   dist.ReduceOp.SUM)
+        checks[name] = bool(torch.equal(got, want[rank * n:(rank + 1) * n].to(dtype)) and
+                            torch.equal(x, (base + rank).to(dtype)))
+    n = 5003
+    want = torch.cat([shard_input(r, n) for r in range(world)]).view(torch.int32)
+    got = torch.empty(n * world)
+    dist.all_gather_into_tensor(got, shard_input(rank, n))
+    checks["ag into tensor"] = bool(torch.equal(got.view(torch.int32), want))
+    parts = [torch.empty(n) for _ in range(world)]
+    dist.all_gather(parts, shard_input(rank, n))
+    checks["ag list"] = bool(torch.equal(torch.cat(parts).view(torch.int32), want))
+    return checks
+
+
 def main():
     dist.init_process_group("netreduce")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -52,6 +90,8 @@ def main():
         out["checks"][name] = bool(torch.equal(x, want))
         out["ms"][name] = statistics.median(times) * 1e3
         out["digest"][name] = hashlib.sha256(x.view(torch.uint8).numpy().tobytes()).hexdigest()[:16]
+    if mode == "group":
+        out["checks"].update(sharded(rank, world))
     st = netreduce.torch.stats()
     out.update(netreduce=st["netreduce"], gloo=st.get("gloo", {}), delegated=st.get("delegated", {}),
                library=st.get("library", {}))

@@ -161,7 +161,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                                                       local_size())
             self._worker = self._local.worker
             self._sub = ("NR_TORCH_LOCAL=group: this rank's communicator is its column's (one "
-                         "rank a host); the group's collectives but its all-reduces go to Gloo")
+                         "rank a host); the group's collectives but its all-reduces, "
+                         "reduce-scatters and all-gathers go to Gloo")
         elif size > 1 and held():
             self._worker, self._sub = _sub_worker(store, rank, size)
         else:
@@ -332,6 +333,11 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         opts = opts if opts is not None else ReduceScatterOptions()   # SUM
         name = op_name(opts.reduceOp)
+        if self._local is not None and len(output_tensors) == 1 and len(input_tensors) == 1:
+            flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
+            return self._local_reduce_scatter(output_tensors[0], flat, opts, output_tensors,
+                                              lambda o: self._gloo.reduce_scatter(
+                                                  output_tensors, input_tensors, o))
         if self._sub:
             return self._sub_gloo("reduce_scatter",
                                   lambda: self._gloo_avg(
@@ -364,6 +370,10 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
     def _reduce_scatter_base(self, output, input, opts=None):
         opts = opts if opts is not None else ReduceScatterOptions()   # SUM
         name = op_name(opts.reduceOp)
+        if self._local is not None:
+            return self._local_reduce_scatter(output, input.reshape(-1), opts, [output],
+                                              lambda o: self._gloo._reduce_scatter_base(
+                                                  output, input, o))
         if self._sub:
             return self._sub_gloo("reduce_scatter",
                                   lambda: self._gloo_avg(
@@ -383,6 +393,22 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                              (kind("reduce_scatter", name, input),
                               input.numel() * input.element_size(), why))
 
+    def _local_reduce_scatter(self, output, flat, opts, result, gloo):
+        """NR_TORCH_LOCAL=group's reduce-scatter (local.py), or gloo(opts), counted
+        as delegated with why local.py cannot take it."""
+        name = op_name(opts.reduceOp)
+        why = self._local.rs_refusal(output, flat, name)
+        if why:
+            return self._to_gloo("reduce_scatter",
+                                 lambda: self._gloo_avg(opts, [output], gloo, result),
+                                 (kind("reduce_scatter", name, flat),
+                                  flat.numel() * flat.element_size(), why))
+        if output.numel() == 0:
+            return self._issued(works.done(result))
+        self._worker.drain()
+        fut = self._local.reduce_scatter(output, flat, name)
+        return self._issued(works.Work(fut.then(lambda f: (f.value(), result)[1]), result))
+
     def reduce_scatter_tensor_coalesced(self, outputs, inputs, opts=None):
         return works.combine([self._reduce_scatter_base(o, i, opts)
                               for o, i in zip(outputs, inputs)], outputs)
@@ -393,6 +419,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         (None, why) when netreduce cannot take it (accept.gather_refusal; why None:
         no box, the group's all-gathers are Gloo's by design)."""
         w = self._worker
+        if self._local is not None:
+            return self._local_gather(collective, output, input, result, then)
         if w is None:
             return None, self._sub
         if w.algo != "box":
@@ -417,6 +445,30 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                 then()
             return result
         return self._issued(works.Work(fut.then(finish), result, cause=raw)), None
+
+    def _local_gather(self, collective, output, input, result, then):
+        """_gather() under NR_TORCH_LOCAL=group: the column's all-gather through
+        the box, then the local one (local.py); (None, why) where it cannot.  The
+        first finds out whether the box takes the job, before going on."""
+        why = self._local.gather_refusal(output, input)
+        if why:
+            return None, why
+        self._worker.drain()
+        fut = self._local.allgather(output, input)
+        if self._worker.gather is None:
+            try:
+                fut.wait()
+            except NetreduceError:
+                if isinstance(self._worker.gather, str):
+                    return None, f"the box takes no all-gather job ({self._worker.gather})"
+                raise
+
+        def finish(f):
+            f.value()
+            if then is not None:
+                then()
+            return result
+        return self._issued(works.Work(fut.then(finish), result)), None
 
     def _allgather_base(self, output, input, opts=None):
         """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal),
@@ -444,7 +496,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         """all_gather (the list form): through the box into one buffer, then each
         rank's part into its tensor; else Gloo's, counted with why."""
         why = None
-        if self._sub:
+        if self._sub and self._local is None:
             why = self._sub
         elif self._worker.algo != "box":   # no box: the group's all-gathers are Gloo's
             return self._to_gloo("allgather", lambda: self._gloo_allgather(output_tensors,

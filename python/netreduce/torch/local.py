@@ -16,7 +16,17 @@ all-reduce:
      order; a CUDA share staged through pinned host memory, staging.py);
   3. the local all-gather: every rank gets every share back.
 
-In chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
+FSDP's collectives (one piece each, no chunks):
+
+  reduce-scatter  the local reduce-scatter of every host's blocks of local index
+                  p (in FP32), then column p's reduce-scatter through the box
+                  (nr_reduce_scatter; CUDA: its all-reduce, staged, this host's
+                  block): rank (h, p) gets share (h, p); no all-gather;
+  all-gather      column p's all-gather through the box (nr_allgather, host
+                  tensors, byte for byte), then the local all-gather of those,
+                  put back in rank order.
+
+An all-reduce goes in chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
 chunks overlap (the local backend reduces chunk c + 1 while the worker sends
 chunk c through the box); a thread of this rank drives them, one call after
 the other.  Every rank ends with the same bits (the all-gather copies them);
@@ -48,6 +58,7 @@ from .counters import STATS, kind, now
 from .worker import Worker
 
 MODES = ("group", "library")
+_FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def mode():
@@ -137,13 +148,63 @@ class LocalComposition:
         CPU, or on a CUDA device refusal() took) in place: returns a torch Future
         completed with tensor (or the error).  Run by this rank's driver thread,
         one call after the other."""
-        if tensor.device.type == "cuda":
+        return self._submit(self._allreduce, tensor, [tensor], tensor, op)
+
+    def reduce_scatter(self, output, flat, op):
+        """SUM or AVG of flat (world x output's elements, one type: float32,
+        bfloat16 or float16, CPU or a CUDA device refusal() took) over the job,
+        this rank's share into output: a torch Future completed with output."""
+        return self._submit(self._reduce_scatter, output, [output, flat], output, flat, op)
+
+    def allgather(self, output, flat):
+        """Every rank's bytes of host tensor flat into output (world x them, in
+        rank order), byte for byte: a torch Future completed with output."""
+        return self._submit(self._allgather_bytes, output, [output, flat], flat, output)
+
+    def rs_refusal(self, output, flat, op):
+        """Why reduce_scatter() cannot take these, or None."""
+        if op not in ("SUM", "AVG"):
+            return f"NR_TORCH_LOCAL=group reduce-scatters SUM and AVG, not {op}"
+        if output.dtype != flat.dtype or flat.dtype not in _FLOATS:
+            return (f"NR_TORCH_LOCAL=group reduce-scatters float32, bfloat16 and float16 of one "
+                    f"type, not {flat.dtype} into {output.dtype}")
+        if not output.is_contiguous() or not flat.is_contiguous():
+            return "not contiguous: NR_TORCH_LOCAL=group reduce-scatters one flat buffer"
+        if flat.numel() != output.numel() * self.size:
+            raise ValueError(f"reduce_scatter: the input has {flat.numel()} elements, the "
+                             f"output {output.numel()}: expected {output.numel() * self.size} "
+                             f"for {self.size} ranks")
+        if flat.device != output.device:
+            return "tensors on several devices"
+        return self.refusal(flat.device)
+
+    def gather_refusal(self, output, flat):
+        """Why allgather() cannot take these, or None: host tensors (the column's
+        all-gather is the box's, nr_allgather, on host memory), contiguous, one
+        type, the column communicator on a box that takes an all-gather job."""
+        for t in (output, flat):
+            if t.device.type != "cpu":
+                return (f"a {t.device.type} tensor: NR_TORCH_LOCAL=group gathers host tensors "
+                        "(the column's all-gather reads host memory)")
+            if not t.is_contiguous() or t.layout != torch.strided:
+                return "not contiguous: NR_TORCH_LOCAL=group gathers one flat buffer"
+        if output.dtype != flat.dtype:
+            return "tensors of several types"
+        if self.worker.algo != "box":
+            return "no box: the columns' all-gathers need the box (NR_BOX)"
+        if isinstance(self.worker.gather, str):
+            return f"the box takes no all-gather job ({self.worker.gather})"
+        return None
+
+    def _submit(self, fn, result, tensors, *args):
+        """fn(loc, *args) on the driver thread; a Future completed with result."""
+        if result.device.type == "cuda":
             ready = torch.cuda.Event()
-            ready.record(torch.cuda.current_stream(tensor.device))
-            fut = torch.futures.Future(devices=[tensor.device])
+            ready.record(torch.cuda.current_stream(result.device))
+            fut = torch.futures.Future(devices=[result.device])
         else:
             ready, fut = None, torch.futures.Future()
-        self._q.put((tensor, op, ready, fut))
+        self._q.put((fn, result, tensors, args, ready, fut))
         return fut
 
     def _run(self):
@@ -151,24 +212,25 @@ class LocalComposition:
             item = self._q.get()
             if item is None:
                 return
-            tensor, op, ready, fut = item
+            fn, result, tensors, args, ready, fut = item
             try:
                 if ready is None:
-                    self._allreduce(tensor, op, self.cpu)
-                    fut.set_result(tensor)
+                    fn(self.cpu, *args)
+                    fut.set_result(result)
                     continue
                 # CUDA: the phases on the driver's stream, after the caller's;
                 # the future completes on it (its events recorded there)
                 stream = self.cuda.stream
-                with torch.cuda.device(tensor.device), torch.cuda.stream(stream):
+                with torch.cuda.device(result.device), torch.cuda.stream(stream):
                     stream.wait_event(ready)
-                    tensor.record_stream(stream)
-                    self._allreduce(tensor, op, self.cuda)
-                    fut.set_result(tensor)
+                    for t in tensors:
+                        t.record_stream(stream)
+                    fn(self.cuda, *args)
+                    fut.set_result(result)
             except Exception as e:   # noqa: BLE001 - handed to the caller's future
                 fut.set_exception(e)
 
-    def _allreduce(self, tensor, op, loc):
+    def _allreduce(self, loc, tensor, op):
         t0 = now()
         flat = tensor.view(-1)
         work = flat.float() if flat.dtype != torch.float32 else flat
@@ -182,18 +244,7 @@ class LocalComposition:
         # every chunk's local reduce-scatter queued at once (the local backend runs
         # them in turn); each share through the box as soon as it is in; each
         # chunk's all-gather as soon as its share came back
-        rs = None
-        if loc.rs_native:
-            try:
-                rs = [loc.pg._reduce_scatter_base(s, c, opts) for s, c in zip(shares, chunks)]
-            except RuntimeError as e:   # Gloo of torch 1.13 has none: all-reduce, then the share
-                if "support" not in str(e):
-                    raise
-                loc.rs_native = False
-        if rs is None:
-            aopts = AllreduceOptions()
-            aopts.reduceOp = dist.ReduceOp.SUM
-            rs = [loc.pg.allreduce([c], aopts) for c in chunks]
+        rs = [self._local_reduce_scatter(loc, s, c, opts) for s, c in zip(shares, chunks)]
         boxed = []
         for w, s, c in zip(rs, shares, chunks):
             w.wait()    # NCCL: this stream waits for it (the box's staging after this stream)
@@ -215,11 +266,81 @@ class LocalComposition:
             res.div_(self.size)
         if res.data_ptr() != flat.data_ptr() or res.dtype != flat.dtype:
             flat.copy_(res)   # 16-bit: rounded once, here
+        self._done(loc, kind("all_reduce", op, tensor) + " local group",
+                   tensor.numel() * tensor.element_size(), t0)
+
+    def _reduce_scatter(self, loc, output, flat, op):
+        """Local rank p's blocks of every host (the shares of ranks (h, p), h in
+        host order) summed over the host by a local reduce-scatter (in FP32),
+        then over the hosts by column p's reduce-scatter: this rank's share.
+        One piece (no chunks): the shares are the caller's."""
+        t0 = now()
+        n, hosts, local = output.numel(), self.hosts, self.local
+        # [host, local rank, n] in rank order -> [local rank, host, n], in FP32
+        work = torch.empty((local, hosts, n), dtype=torch.float32, device=flat.device)
+        work.copy_(flat.view(hosts, local, n).transpose(0, 1))
+        mine = work.new_empty(hosts * n)
+        opts = ReduceScatterOptions()
+        opts.reduceOp = dist.ReduceOp.SUM
+        w = self._local_reduce_scatter(loc, mine, work.view(-1), opts)
+        w.wait()
+        if not loc.rs_native:
+            mine.copy_(work[self.lrank].view(-1))
+        k = kind("reduce_scatter", "SUM", mine) + " column"
+        if mine.device.type == "cpu":
+            share = mine.new_empty(n)
+            raw, _ = self.worker.request_reduce_scatter(mine, share, "SUM", kind=k)
+            raw.wait()
+        else:   # CUDA: the column's all-reduce (staged), this host's block
+            raw, _ = self.worker.request(mine, "SUM", as_list=False, kind=k)
+            raw.wait()
+            share = mine.view(hosts, n)[self.host]
+        if op == "AVG":
+            share.div_(self.size)
+        output.view(-1).copy_(share)   # 16-bit: rounded once, here
+        STATS.count(loc.backend, "local reduce_scatter" if loc.rs_native else "local all_reduce")
+        self._done(loc, kind("reduce_scatter", op, flat) + " local group",
+                   flat.numel() * flat.element_size(), t0)
+
+    def _allgather_bytes(self, loc, flat, output):
+        """Column p's all-gather (the box: ranks (h, p), h in host order), then the
+        local all-gather of those; output in rank order."""
+        t0 = now()
+        hosts, local = self.hosts, self.local
+        src = flat.view(-1).view(torch.uint8)
+        nb = src.numel()
+        col = torch.empty(hosts * nb, dtype=torch.uint8)
+        raw, _ = self.worker.request_allgather(src, col, kind=kind("allgather", "-", flat) +
+                                               " column")
+        raw.wait()
+        every = torch.empty(local * hosts * nb, dtype=torch.uint8)
+        self._allgather(loc, every, col).wait()
+        # [local rank, host, bytes] -> [host, local rank, bytes]: rank order
+        output.view(-1).view(torch.uint8).view(hosts, local, nb).copy_(
+            every.view(local, hosts, nb).transpose(0, 1))
+        STATS.count(loc.backend, "local allgather")
+        self._done(loc, kind("allgather", "-", flat) + " local group",
+                   output.numel() * output.element_size(), t0)
+
+    def _done(self, loc, k, nbytes, t0):
         if loc.stream is not None:
-            loc.stream.synchronize()   # the time counted is the all-reduce's, not its queueing
+            loc.stream.synchronize()   # the time counted is the collective's, not its queueing
         t1 = now()
-        STATS.through(kind("all_reduce", op, tensor) + " local group",
-                      tensor.numel() * tensor.element_size(), t1 - t0, t1)
+        STATS.through(k, nbytes, t1 - t0, t1)
+
+    def _local_reduce_scatter(self, loc, out, inp, opts):
+        """The local backend's reduce-scatter of inp into out, or (Gloo of torch
+        1.13 has none) its all-reduce of inp, whose share the caller reads."""
+        if loc.rs_native:
+            try:
+                return loc.pg._reduce_scatter_base(out, inp, opts)
+            except RuntimeError as e:
+                if "support" not in str(e):
+                    raise
+                loc.rs_native = False
+        aopts = AllreduceOptions()
+        aopts.reduceOp = dist.ReduceOp.SUM
+        return loc.pg.allreduce([inp], aopts)
 
     def _allgather(self, loc, c, s):
         """Every local rank's share s into chunk c: the local backend's all-gather
