@@ -48,6 +48,24 @@ struct soft_share {
 
 static pthread_mutex_t shares_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct soft_share *shares;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* A fork holds shares_mu across itself: the child's copy is never locked by a
+ * thread the child does not have (one in a join's bind, in another thread). */
+static void shares_lock(void)
+{
+	pthread_mutex_lock(&shares_mu);
+}
+
+static void shares_unlock(void)
+{
+	pthread_mutex_unlock(&shares_mu);
+}
+
+static void atfork_init(void)
+{
+	pthread_atfork(shares_lock, shares_unlock, shares_unlock);
+}
 
 static struct soft_share *share_find(uint32_t ip, uint16_t port)
 {
@@ -63,6 +81,7 @@ int soft_share_join(struct soft_tp *tp)
 {
 	struct soft_share *s;
 
+	pthread_once(&atfork_once, atfork_init);
 	tp->in_tail = &tp->in_head;
 	tp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (tp->wake_fd < 0)

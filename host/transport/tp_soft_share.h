@@ -13,8 +13,9 @@
  * wake descriptor written), which takes it at its next receive round, before
  * it reads the socket itself.  A forked child never shares its parent's
  * socket: its transports bind their own, which fails while it holds the
- * parent's (as another process's would).  Fork before opening transports in
- * other threads: the registry's locks are not reset in a child.
+ * parent's (as another process's would).  A fork waits for the registry
+ * (pthread_atfork), so a child never starts with it locked by a thread it
+ * does not have (a DataLoader's worker forked while a subgroup opens).
  */
 #ifndef NR_TP_SOFT_SHARE_H
 #define NR_TP_SOFT_SHARE_H

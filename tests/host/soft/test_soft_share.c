@@ -17,10 +17,13 @@
  * (B1 passes it and wakes B2); B1 spinning in a thread while B2 takes long
  * messages, every packet still in sequence at B2 (no sequence NAK); closing
  * B1, which bound the socket, leaves B2 working, and after both closed the
- * address binds afresh.
+ * address binds afresh; a child forked while another thread opens and closes
+ * transports opens its own (the registry is never locked in the child).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <unistd.h>
@@ -180,6 +183,57 @@ static void test_open_at_once(void **state)
 		assert_non_null(tp[0]);
 		assert_non_null(tp[1]);
 	}
+}
+
+/* A thread opening and closing transports on one address without a pause,
+ * while the test forks: each child opens a transport of its own within 5 s. */
+static atomic_bool churn_stop;
+
+static void *churn(void *arg)
+{
+	struct nr_tp_config c = tu_cfg("127.0.0.4", MTU);
+	char err[256];
+
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		struct nr_tp *tp = nr_tp_open(&c, err, sizeof(err));
+
+		if (tp)
+			nr_tp_close(tp);
+	}
+	return NULL;
+}
+
+static void test_fork_while_opening(void **state)
+{
+	pthread_t th;
+	int hung = 0, failed = 0;
+
+	(void)state;
+	atomic_store(&churn_stop, false);
+	assert_int_equal(pthread_create(&th, NULL, churn, NULL), 0);
+	for (int i = 0; i < 200 && !hung; i++) {
+		pid_t pid = fork();
+		int st;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct nr_tp_config c = tu_cfg("127.0.0.5", MTU);
+			char err[256];
+			struct nr_tp *tp;
+
+			alarm(5); /* a registry locked for good: the child hangs */
+			tp = nr_tp_open(&c, err, sizeof(err));
+			_exit(tp ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		hung += WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM;
+		failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	atomic_store(&churn_stop, true);
+	pthread_join(th, NULL);
+	assert_int_equal(hung, 0);
+	assert_int_equal(failed, 0);
 }
 
 /* The claims, and an inbox's bound: through the share's own calls. */
@@ -467,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_passed_wakes_sleeper),
 		cmocka_unit_test(test_passed_in_order),
 		cmocka_unit_test(test_first_closes),
+		cmocka_unit_test(test_fork_while_opening),
 		/* clang-format on */
 	};
 
