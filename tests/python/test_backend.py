@@ -50,6 +50,11 @@ def library():
     return netreduce.torch.stats()["library"]
 
 
+def delegated_calls(kind):
+    """The calls of kind that went to Gloo, counted with a reason."""
+    return netreduce.torch.stats()["delegated"].get(kind, {"calls": 0})["calls"]
+
+
 def lib_sum(lib):
     return lib.get("ring_calls", 0) + lib.get("box_calls", 0), \
         lib.get("ring_bytes", 0) + lib.get("box_bytes", 0)
@@ -308,7 +313,7 @@ class Backend(unittest.TestCase):
 
     def test_reduce_scatter_refused_is_delegated_with_why(self):
         k = "reduce_scatter SUM int64 cpu contiguous"
-        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        before = delegated_calls(k)
         out = torch.zeros(4, dtype=torch.int64)
         try:
             self.pg._reduce_scatter_base(out, torch.arange(4)).wait()
@@ -323,7 +328,7 @@ class Backend(unittest.TestCase):
         # Gloo has no AVG ("Cannot use ReduceOp.AVG with Gloo"): a float64 AVG
         # (refused by netreduce) is Gloo's SUM, then divided by the group's size
         k = "all_reduce AVG float64 cpu contiguous"
-        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        before = delegated_calls(k)
         t = torch.arange(6, dtype=torch.float64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", netreduce.torch.NetreduceFallbackWarning)
@@ -331,11 +336,11 @@ class Backend(unittest.TestCase):
             w = dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True)
             w.get_future().wait()
         self.assertTrue(torch.equal(t, torch.arange(6, dtype=torch.float64) / self.pg.size()))
-        self.assertEqual(netreduce.torch.stats()["delegated"][k]["calls"] - before, 2)
+        self.assertEqual(delegated_calls(k) - before, 2)
 
     def test_reduce_scatter_list_refused_is_delegated(self):
         k = "reduce_scatter SUM int64 cpu contiguous"
-        before = netreduce.torch.stats()["delegated"].get(k, {"calls": 0})["calls"]
+        before = delegated_calls(k)
         out = torch.zeros(3, dtype=torch.int64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", netreduce.torch.NetreduceFallbackWarning)

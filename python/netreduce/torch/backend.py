@@ -431,9 +431,16 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         if why:
             return None, why
         raw, fut = w.request_allgather(input, output, kind=kind(collective, "-", input))
-        if w.gather is None:   # the first: whether the box takes the job, before going on
+        return self._gathered(raw, fut, result, then, cause=raw)
+
+    def _gathered(self, first, fut, result, then, cause=None):
+        """The Work of an all-gather: fut, then then(); (None, why) where the box
+        took no all-gather job.  The communicator's first waits for first (its
+        request) to find that out before going on."""
+        w = self._worker
+        if w.gather is None:
             try:
-                raw.wait()
+                first.wait()
             except NetreduceError:
                 if isinstance(w.gather, str):
                     return None, f"the box takes no all-gather job ({w.gather})"
@@ -444,7 +451,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             if then is not None:
                 then()
             return result
-        return self._issued(works.Work(fut.then(finish), result, cause=raw)), None
+        return self._issued(works.Work(fut.then(finish), result, cause=cause)), None
 
     def _local_gather(self, collective, output, input, result, then):
         """_gather() under NR_TORCH_LOCAL=group: the column's all-gather through
@@ -455,20 +462,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             return None, why
         self._worker.drain()
         fut = self._local.allgather(output, input)
-        if self._worker.gather is None:
-            try:
-                fut.wait()
-            except NetreduceError:
-                if isinstance(self._worker.gather, str):
-                    return None, f"the box takes no all-gather job ({self._worker.gather})"
-                raise
-
-        def finish(f):
-            f.value()
-            if then is not None:
-                then()
-            return result
-        return self._issued(works.Work(fut.then(finish), result)), None
+        return self._gathered(fut, fut, result, then)
 
     def _allgather_base(self, output, input, opts=None):
         """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal),
