@@ -248,7 +248,10 @@ static int connect_from(unsigned h, const char *addr, struct run *u, bool *seen)
 			*seen = true;
 			return fd;
 		}
-		NRZ_CHECK(errno == ECONNREFUSED, "connect to %s: %s", addr, strerror(errno));
+		/* refused: not listening (yet, or any more); reset: the listener
+		 * closed while this connection waited in its queue (rank 0 done) */
+		NRZ_CHECK(errno == ECONNREFUSED || errno == ECONNRESET, "connect to %s: %s", addr,
+			  strerror(errno));
 		close(fd);
 		if (run_done(u) || *seen)
 			return -1;      /* rank 0 is past its gather */
