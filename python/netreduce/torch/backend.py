@@ -254,7 +254,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         opts = _allreduce_opts(opts, op)
         name = op_name(opts.reduceOp)
         if self._local is not None:
-            why = self._local_refusal(tensors, name)
+            why = self._local.allreduce_refusal(tensors, name)
         else:
             why = self._sub or refusal(tensors, name, self._worker.comm.topology)
         if why:
@@ -273,15 +273,6 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             fut = self._local.allreduce(t, name)
             return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
         return self._submit(t, name, "all_reduce", result=tensors)
-
-    def _local_refusal(self, tensors, name):
-        """Why NR_TORCH_LOCAL=group's all-reduce cannot take tensors with op name
-        (it takes SUM or AVG of host tensors, and of CUDA ones where torch has
-        NCCL), or None."""
-        why = refusal(tensors, name, False)
-        if not why and name == "MAX":
-            why = "NR_TORCH_LOCAL=group sums only (its local phases are reduce-scatters)"
-        return why or self._local.refusal(tensors[0].device)
 
     def allreduce_coalesced(self, tensors, opts=None):
         name = op_name(opts.reduceOp) if opts is not None else "SUM"

@@ -54,11 +54,11 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
 import torch.distributed as dist
 
 from . import staging
+from .accept import flat_refusal, gather_refusal, refusal
 from .counters import STATS, kind, now
 from .worker import Worker
 
 MODES = ("group", "library")
-_FLOATS = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def mode():
@@ -161,35 +161,37 @@ class LocalComposition:
         rank order), byte for byte: a torch Future completed with output."""
         return self._submit(self._allgather_bytes, output, [output, flat], flat, output)
 
+    def allreduce_refusal(self, tensors, op):
+        """Why allreduce() cannot take tensors (the backend's list) with op, or None."""
+        why = refusal(tensors, op, False)
+        return why or self._sum_refusal(op) or self.refusal(tensors[0].device)
+
     def rs_refusal(self, output, flat, op):
         """Why reduce_scatter() cannot take these, or None."""
-        if op not in ("SUM", "AVG"):
-            return f"NR_TORCH_LOCAL=group reduce-scatters SUM and AVG, not {op}"
-        if output.dtype != flat.dtype or flat.dtype not in _FLOATS:
-            return (f"NR_TORCH_LOCAL=group reduce-scatters float32, bfloat16 and float16 of one "
-                    f"type, not {flat.dtype} into {output.dtype}")
-        if not output.is_contiguous() or not flat.is_contiguous():
-            return "not contiguous: NR_TORCH_LOCAL=group reduce-scatters one flat buffer"
+        why = flat_refusal([output, flat], op, False) or self._sum_refusal(op)
+        if why:
+            return why
+        if output.dtype != flat.dtype:
+            return f"tensors of several types: {flat.dtype} into {output.dtype}"
         if flat.numel() != output.numel() * self.size:
             raise ValueError(f"reduce_scatter: the input has {flat.numel()} elements, the "
                              f"output {output.numel()}: expected {output.numel() * self.size} "
                              f"for {self.size} ranks")
-        if flat.device != output.device:
-            return "tensors on several devices"
         return self.refusal(flat.device)
 
+    @staticmethod
+    def _sum_refusal(op):
+        if op == "MAX":
+            return "NR_TORCH_LOCAL=group sums only (its local phases are reduce-scatters)"
+        return None
+
     def gather_refusal(self, output, flat):
-        """Why allgather() cannot take these, or None: host tensors (the column's
-        all-gather is the box's, nr_allgather, on host memory), contiguous, one
-        type, the column communicator on a box that takes an all-gather job."""
-        for t in (output, flat):
-            if t.device.type != "cpu":
-                return (f"a {t.device.type} tensor: NR_TORCH_LOCAL=group gathers host tensors "
-                        "(the column's all-gather reads host memory)")
-            if not t.is_contiguous() or t.layout != torch.strided:
-                return "not contiguous: NR_TORCH_LOCAL=group gathers one flat buffer"
-        if output.dtype != flat.dtype:
-            return "tensors of several types"
+        """Why allgather() cannot take these, or None: what the box's all-gather
+        takes (accept.gather_refusal: host tensors, contiguous, one type), the
+        column communicator on a box that takes an all-gather job."""
+        why = gather_refusal([output, flat])
+        if why:
+            return why
         if self.worker.algo != "box":
             return "no box: the columns' all-gathers need the box (NR_BOX)"
         if isinstance(self.worker.gather, str):
@@ -247,9 +249,7 @@ class LocalComposition:
         rs = [self._local_reduce_scatter(loc, s, c, opts) for s, c in zip(shares, chunks)]
         boxed = []
         for w, s, c in zip(rs, shares, chunks):
-            w.wait()    # NCCL: this stream waits for it (the box's staging after this stream)
-            if not loc.rs_native:
-                s.copy_(c.view(self.local, -1)[self.lrank])
+            self._share_in(loc, w, s, c)   # NCCL: this stream waits (the staging after it)
             boxed.append(self.worker.request(s, "SUM", as_list=False,
                                              kind=kind("all_reduce", "SUM", s) + " column")[0])
         ag = []
@@ -258,9 +258,6 @@ class LocalComposition:
             ag.append(self._allgather(loc, c, s))
         for w in ag:
             w.wait()
-        STATS.count(loc.backend, "local reduce_scatter" if loc.rs_native else
-                    "local all_reduce", len(chunks))
-        STATS.count(loc.backend, "local allgather", len(chunks))
         res = buf[:n]
         if op == "AVG":
             res.div_(self.size)
@@ -282,10 +279,8 @@ class LocalComposition:
         mine = work.new_empty(hosts * n)
         opts = ReduceScatterOptions()
         opts.reduceOp = dist.ReduceOp.SUM
-        w = self._local_reduce_scatter(loc, mine, work.view(-1), opts)
-        w.wait()
-        if not loc.rs_native:
-            mine.copy_(work[self.lrank].view(-1))
+        self._share_in(loc, self._local_reduce_scatter(loc, mine, work.view(-1), opts), mine,
+                       work.view(-1))
         k = kind("reduce_scatter", "SUM", mine) + " column"
         if mine.device.type == "cpu":
             share = mine.new_empty(n)
@@ -298,7 +293,6 @@ class LocalComposition:
         if op == "AVG":
             share.div_(self.size)
         output.view(-1).copy_(share)   # 16-bit: rounded once, here
-        STATS.count(loc.backend, "local reduce_scatter" if loc.rs_native else "local all_reduce")
         self._done(loc, kind("reduce_scatter", op, flat) + " local group",
                    flat.numel() * flat.element_size(), t0)
 
@@ -318,7 +312,6 @@ class LocalComposition:
         # [local rank, host, bytes] -> [host, local rank, bytes]: rank order
         output.view(-1).view(torch.uint8).view(hosts, local, nb).copy_(
             every.view(local, hosts, nb).transpose(0, 1))
-        STATS.count(loc.backend, "local allgather")
         self._done(loc, kind("allgather", "-", flat) + " local group",
                    output.numel() * output.element_size(), t0)
 
@@ -330,21 +323,34 @@ class LocalComposition:
 
     def _local_reduce_scatter(self, loc, out, inp, opts):
         """The local backend's reduce-scatter of inp into out, or (Gloo of torch
-        1.13 has none) its all-reduce of inp, whose share the caller reads."""
+        1.13 has none) its all-reduce of inp, whose share _share_in() reads;
+        counted under the backend by what was issued."""
         if loc.rs_native:
             try:
-                return loc.pg._reduce_scatter_base(out, inp, opts)
+                w = loc.pg._reduce_scatter_base(out, inp, opts)
+                STATS.count(loc.backend, "local reduce_scatter")
+                return w
             except RuntimeError as e:
                 if "support" not in str(e):
                     raise
                 loc.rs_native = False
         aopts = AllreduceOptions()
         aopts.reduceOp = dist.ReduceOp.SUM
+        STATS.count(loc.backend, "local all_reduce")
         return loc.pg.allreduce([inp], aopts)
+
+    def _share_in(self, loc, w, out, inp):
+        """Wait for w, _local_reduce_scatter's; where it was an all-reduce, this
+        rank's share of inp into out."""
+        w.wait()
+        if not loc.rs_native:
+            out.copy_(inp.view(self.local, -1)[self.lrank])
 
     def _allgather(self, loc, c, s):
         """Every local rank's share s into chunk c: the local backend's all-gather
-        into one tensor, or (Gloo of torch 1.13 has none) into views of c."""
+        into one tensor, or (Gloo of torch 1.13 has none) into views of c;
+        counted under the backend."""
+        STATS.count(loc.backend, "local allgather")
         if loc.ag_native:
             try:
                 return loc.pg._allgather_base(c, s)
