@@ -138,6 +138,39 @@ def _sub_worker(store, rank, size):
                       "collectives go to Gloo")
 
 
+class _Gloo:
+    """The inner ProcessGroupGloo, every collective handed to it as Gloo's but
+    an AVG, which Gloo has not ("Cannot use ReduceOp.AVG with Gloo"; FSDP2
+    reduce-scatters with AVG): of floating tensors its SUM, the outputs then
+    divided by the group's size (work.Then)."""
+
+    def __init__(self, pg, size):
+        self._pg, self._n = pg, size
+
+    def __getattr__(self, name):
+        return getattr(self._pg, name)
+
+    def _avg(self, opts, outputs, call):
+        if op_name(opts.reduceOp) != "AVG" or not all(o.is_floating_point() for o in outputs):
+            return call(opts)
+        s = type(opts)()
+        s.reduceOp = ReduceOp.SUM
+        s.timeout = opts.timeout
+        return works.Then(call(s), lambda: [o.div_(self._n) for o in outputs], outputs)
+
+    def allreduce(self, tensors, opts):
+        return self._avg(opts, tensors, lambda o: self._pg.allreduce(tensors, o))
+
+    def allreduce_coalesced(self, tensors, opts):
+        return self._avg(opts, tensors, lambda o: self._pg.allreduce_coalesced(tensors, o))
+
+    def reduce_scatter(self, outputs, inputs, opts):
+        return self._avg(opts, outputs, lambda o: self._pg.reduce_scatter(outputs, inputs, o))
+
+    def _reduce_scatter_base(self, output, input, opts):
+        return self._avg(opts, [output], lambda o: self._pg._reduce_scatter_base(output, input, o))
+
+
 class ProcessGroupNetreduce(dist.ProcessGroup):
     """c10d process group: all-reduce through netreduce, the rest through Gloo."""
 
@@ -145,7 +178,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         super().__init__(rank, size)
         # Gloo first: it checks the rendezvous and the data path between the hosts
         # (GLOO_SOCKET_IFNAME picks the interface) before libnetreduce needs it.
-        self._gloo = ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size, timeout)
+        self._gloo = _Gloo(ProcessGroupGloo(PrefixStore("netreduce-gloo", store), rank, size,
+                                            timeout), size)
         # a subgroup (another group of the process holds a communicator): its own
         # communicator, or where the layout forbids one none, every collective
         # Gloo's, counted with why (the same on every rank: every process made
@@ -232,18 +266,6 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             self._worker.drain()     # keep the order the caller issued collectives in
         return self._issued(call())
 
-    def _gloo_avg(self, opts, outputs, call, result):
-        """call(opts) on Gloo, which has no AVG ("Cannot use ReduceOp.AVG with
-        Gloo"; FSDP2 reduce-scatters with AVG): AVG of floating tensors as SUM,
-        then the outputs divided by the group's size."""
-        if op_name(opts.reduceOp) != "AVG" or not all(o.is_floating_point() for o in outputs):
-            return call(opts)
-        s = type(opts)()
-        s.reduceOp = ReduceOp.SUM
-        s.timeout = opts.timeout
-        n = self.size()
-        return works.Then(call(s), lambda: [o.div_(n) for o in outputs], result)
-
     def _sub_gloo(self, collective, call, t, nbytes, name="-"):
         """A subgroup's collective (no worker): Gloo's, counted as delegated with why."""
         return self._to_gloo(collective, call, (kind(collective, name, t), nbytes, self._sub))
@@ -260,9 +282,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         if why:
             t = tensors[0] if tensors else torch.empty(0)
             return self._to_gloo("all_reduce",
-                                 lambda: self._gloo_avg(opts, tensors,
-                                                        lambda o: self._gloo.allreduce(tensors, o),
-                                                        tensors),
+                                 lambda: self._gloo.allreduce(tensors, opts),
                                  (kind("all_reduce", name, t),
                                   sum(x.numel() * x.element_size() for x in tensors), why))
         t = tensors[0]
@@ -281,9 +301,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             t = tensors[0] if tensors else torch.empty(0)
             opts = opts if opts is not None else AllreduceCoalescedOptions()
             return self._to_gloo("all_reduce_coalesced",
-                                 lambda: self._gloo_avg(
-                                     opts, tensors,
-                                     lambda o: self._gloo.allreduce_coalesced(tensors, o), tensors),
+                                 lambda: self._gloo.allreduce_coalesced(tensors, opts),
                                  (kind("all_reduce_coalesced", name, t),
                                   sum(x.numel() * x.element_size() for x in tensors), why))
         flat = torch.cat([t.reshape(-1) for t in tensors])
@@ -327,15 +345,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         if self._local is not None and len(output_tensors) == 1 and len(input_tensors) == 1:
             flat = torch.cat([t.reshape(-1) for t in input_tensors[0]])
             return self._local_reduce_scatter(output_tensors[0], flat, opts, output_tensors,
-                                              lambda o: self._gloo.reduce_scatter(
-                                                  output_tensors, input_tensors, o))
+                                              lambda: self._gloo.reduce_scatter(
+                                                  output_tensors, input_tensors, opts))
         if self._sub:
             return self._sub_gloo("reduce_scatter",
-                                  lambda: self._gloo_avg(
-                                      opts, output_tensors,
-                                      lambda o: self._gloo.reduce_scatter(output_tensors,
-                                                                          input_tensors, o),
-                                      output_tensors),
+                                  lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
+                                                                    opts),
                                   output_tensors[0] if output_tensors else torch.empty(0),
                                   sum(t.numel() * t.element_size() for tl in input_tensors
                                       for t in tl), name)
@@ -350,10 +365,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                                              output_tensors, copied=True)
         t = output_tensors[0] if output_tensors else torch.empty(0)
         return self._to_gloo("reduce_scatter",
-                             lambda: self._gloo_avg(
-                                 opts, output_tensors,
-                                 lambda o: self._gloo.reduce_scatter(output_tensors, input_tensors,
-                                                                     o), output_tensors),
+                             lambda: self._gloo.reduce_scatter(output_tensors, input_tensors,
+                                                               opts),
                              (kind("reduce_scatter", name, t),
                               sum(x.numel() * x.element_size() for tl in input_tensors
                                   for x in tl), why))
@@ -363,35 +376,29 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         name = op_name(opts.reduceOp)
         if self._local is not None:
             return self._local_reduce_scatter(output, input.reshape(-1), opts, [output],
-                                              lambda o: self._gloo._reduce_scatter_base(
-                                                  output, input, o))
+                                              lambda: self._gloo._reduce_scatter_base(
+                                                  output, input, opts))
         if self._sub:
             return self._sub_gloo("reduce_scatter",
-                                  lambda: self._gloo_avg(
-                                      opts, [output],
-                                      lambda o: self._gloo._reduce_scatter_base(output, input, o),
-                                      [output]),
+                                  lambda: self._gloo._reduce_scatter_base(output, input, opts),
                                   input, input.numel() * input.element_size(), name)
         why = flat_refusal([output, input], name, self._worker.comm.topology)
         if not why:
             return self._reduce_scatter_flat(output, input.reshape(-1), name,
                                              "reduce_scatter", [output])
         return self._to_gloo("reduce_scatter",
-                             lambda: self._gloo_avg(
-                                 opts, [output],
-                                 lambda o: self._gloo._reduce_scatter_base(output, input, o),
-                                 [output]),
+                             lambda: self._gloo._reduce_scatter_base(output, input, opts),
                              (kind("reduce_scatter", name, input),
                               input.numel() * input.element_size(), why))
 
     def _local_reduce_scatter(self, output, flat, opts, result, gloo):
-        """NR_TORCH_LOCAL=group's reduce-scatter (local.py), or gloo(opts), counted
-        as delegated with why local.py cannot take it."""
+        """NR_TORCH_LOCAL=group's reduce-scatter (local.py), or gloo(), counted as
+        delegated with why local.py cannot take it."""
         name = op_name(opts.reduceOp)
         why = self._local.rs_refusal(output, flat, name)
         if why:
             return self._to_gloo("reduce_scatter",
-                                 lambda: self._gloo_avg(opts, [output], gloo, result),
+                                 gloo,
                                  (kind("reduce_scatter", name, flat),
                                   flat.numel() * flat.element_size(), why))
         if output.numel() == 0:
