@@ -86,8 +86,11 @@ def rank_main():
     rs64 = torch.empty(4, dtype=torch.float64)
     dist.reduce_scatter_tensor(rs64, src, op=dist.ReduceOp.AVG)
     dist.all_reduce(src, op=dist.ReduceOp.AVG)
+    red = torch.full((3,), float(rank + 1))   # a reduce is Gloo's: AVG on its root alone
+    dist.reduce(red, dst=WORLD - 1, op=dist.ReduceOp.AVG)
     out["gloo_avg"] = torch.equal(rs64, torch.full_like(rs64, mean)) and \
-        torch.equal(src, torch.full_like(src, mean))
+        torch.equal(src, torch.full_like(src, mean)) and \
+        (rank != WORLD - 1 or torch.equal(red, torch.full_like(red, mean)))
     dist.barrier()
     dist.destroy_process_group()
     print("RESULT " + json.dumps(out), flush=True)

@@ -142,7 +142,7 @@ class _Gloo:
     """The inner ProcessGroupGloo, every collective handed to it as Gloo's but
     an AVG, which Gloo has not ("Cannot use ReduceOp.AVG with Gloo"; FSDP2
     reduce-scatters with AVG): of floating tensors its SUM, the outputs then
-    divided by the group's size (work.Then)."""
+    divided by the group's size (work.Then); a reduce's on its root alone."""
 
     def __init__(self, pg, size):
         self._pg, self._n = pg, size
@@ -150,13 +150,16 @@ class _Gloo:
     def __getattr__(self, name):
         return getattr(self._pg, name)
 
-    def _avg(self, opts, outputs, call):
+    def _avg(self, opts, outputs, call, divided=None):
         if op_name(opts.reduceOp) != "AVG" or not all(o.is_floating_point() for o in outputs):
             return call(opts)
         s = type(opts)()
         s.reduceOp = ReduceOp.SUM
-        s.timeout = opts.timeout
-        return works.Then(call(s), lambda: [o.div_(self._n) for o in outputs], outputs)
+        for field in ("timeout", "rootRank", "rootTensor"):
+            if hasattr(opts, field):
+                setattr(s, field, getattr(opts, field))
+        divided = outputs if divided is None else divided
+        return works.Then(call(s), lambda: [o.div_(self._n) for o in divided], outputs)
 
     def allreduce(self, tensors, opts):
         return self._avg(opts, tensors, lambda o: self._pg.allreduce(tensors, o))
@@ -169,6 +172,10 @@ class _Gloo:
 
     def _reduce_scatter_base(self, output, input, opts):
         return self._avg(opts, [output], lambda o: self._pg._reduce_scatter_base(output, input, o))
+
+    def reduce(self, tensors, opts):
+        root = tensors if opts.rootRank == self._pg.rank() else []
+        return self._avg(opts, tensors, lambda o: self._pg.reduce(tensors, o), divided=root)
 
 
 class ProcessGroupNetreduce(dist.ProcessGroup):
