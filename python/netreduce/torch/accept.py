@@ -60,22 +60,25 @@ def flat_refusal(tensors, op, topology=False):
     return None
 
 
-def gather_refusal(tensors, topology=False):
+def gather_refusal(tensors, topology=False, staged=False):
     """Why netreduce cannot all-gather into or from tensors (any type: bytes) on a
     communicator with a box, or None: host tensors, dense and contiguous, one rank
-    a host (nr_allgather)."""
+    a host (nr_allgather).  staged: CUDA tensors too, on one device (the caller
+    stages them through host memory: NR_TORCH_LOCAL=group's all-gather)."""
     for t in tensors:
         if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
             return "not a dense tensor: netreduce gathers dense buffers"
-        if t.device.type != "cpu":
+        if t.device.type != "cpu" and not (staged and t.device.type == "cuda"):
             return (f"a {t.device.type} tensor: netreduce gathers host tensors (its staging "
-                    "of GPU memory is the all-reduce's)")
+                    "of GPU memory is the all-reduce's and NR_TORCH_LOCAL=group's)")
         if not t.is_contiguous():
             return "not contiguous: netreduce gathers one flat buffer"
     if topology:
         return "hosts with several ranks or racks: netreduce gathers on one rank a host"
     if len({t.dtype for t in tensors}) > 1:
         return "tensors of several types"
+    if len({t.device for t in tensors}) > 1:
+        return "tensors on several devices"
     return None
 
 

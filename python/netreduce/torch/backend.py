@@ -470,7 +470,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         return self._gathered(fut, fut, result, then)
 
     def _allgather_base(self, output, input, opts=None):
-        """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal),
+        """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal;
+        CUDA ones too under NR_TORCH_LOCAL=group, staged),
         else Gloo's all-gather into views of output (Gloo has no _allgather_base of its
         own on torch 1.13 and 2.6), counted with why."""
         if output.numel() != input.numel() * self.size() or not output.is_contiguous():
@@ -508,7 +509,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             if any(o.numel() != x.numel() or o.dtype != x.dtype for o in outs):
                 why = "outputs of another size or type than the input"
             else:
-                flat = torch.empty(x.numel() * self.size(), dtype=x.dtype)
+                flat = torch.empty(x.numel() * self.size(), dtype=x.dtype, device=x.device)
 
                 def scatter():
                     for o, part in zip(outs, flat.split(x.numel())):

@@ -22,9 +22,9 @@ FSDP's collectives (one piece each, no chunks):
                   p (in FP32), then column p's reduce-scatter through the box
                   (nr_reduce_scatter; CUDA: its all-reduce, staged, this host's
                   block): rank (h, p) gets share (h, p); no all-gather;
-  all-gather      column p's all-gather through the box (nr_allgather, host
-                  tensors, byte for byte), then the local all-gather of those,
-                  put back in rank order.
+  all-gather      column p's all-gather through the box (nr_allgather, byte for
+                  byte; CUDA: staged through pinned memory), then the local
+                  all-gather of those, put back in rank order.
 
 An all-reduce goes in chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
 chunks overlap (the local backend reduces chunk c + 1 while the worker sends
@@ -157,8 +157,9 @@ class LocalComposition:
         return self._submit(self._reduce_scatter, output, [output, flat], output, flat, op)
 
     def allgather(self, output, flat):
-        """Every rank's bytes of host tensor flat into output (world x them, in
-        rank order), byte for byte: a torch Future completed with output."""
+        """Every rank's bytes of flat into output (world x them, in rank order),
+        byte for byte, on the CPU or a CUDA device refusal() took: a torch Future
+        completed with output."""
         return self._submit(self._allgather_bytes, output, [output, flat], flat, output)
 
     def allreduce_refusal(self, tensors, op):
@@ -187,16 +188,16 @@ class LocalComposition:
 
     def gather_refusal(self, output, flat):
         """Why allgather() cannot take these, or None: what the box's all-gather
-        takes (accept.gather_refusal: host tensors, contiguous, one type), the
-        column communicator on a box that takes an all-gather job."""
-        why = gather_refusal([output, flat])
+        takes (accept.gather_refusal: contiguous, one type, one device, CUDA
+        staged), the column communicator on a box that takes an all-gather job."""
+        why = gather_refusal([output, flat], staged=True)
         if why:
             return why
         if self.worker.algo != "box":
             return "no box: the columns' all-gathers need the box (NR_BOX)"
         if isinstance(self.worker.gather, str):
             return f"the box takes no all-gather job ({self.worker.gather})"
-        return None
+        return self.refusal(flat.device)
 
     def _submit(self, fn, result, tensors, *args):
         """fn(loc, *args) on the driver thread; a Future completed with result."""
@@ -303,11 +304,16 @@ class LocalComposition:
         hosts, local = self.hosts, self.local
         src = flat.view(-1).view(torch.uint8)
         nb = src.numel()
-        col = torch.empty(hosts * nb, dtype=torch.uint8)
+        cuda = src.device.type == "cuda"
+        if cuda:   # the box's all-gather is of host memory: staged, pinned
+            src = torch.empty(nb, dtype=torch.uint8, pin_memory=True).copy_(src)
+        col = torch.empty(hosts * nb, dtype=torch.uint8, pin_memory=cuda)
         raw, _ = self.worker.request_allgather(src, col, kind=kind("allgather", "-", flat) +
                                                " column")
         raw.wait()
-        every = torch.empty(local * hosts * nb, dtype=torch.uint8)
+        if cuda:   # both copies synchronous on the driver's stream
+            col = col.to(flat.device)
+        every = torch.empty(local * hosts * nb, dtype=torch.uint8, device=flat.device)
         self._allgather(loc, every, col).wait()
         # [local rank, host, bytes] -> [host, local rank, bytes]: rank order
         output.view(-1).view(torch.uint8).view(hosts, local, nb).copy_(
