@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 import unittest
 import warnings
 
@@ -337,6 +338,22 @@ class Backend(unittest.TestCase):
             w.get_future().wait()
         self.assertTrue(torch.equal(t, torch.arange(6, dtype=torch.float64) / self.pg.size()))
         self.assertEqual(delegated_calls(k) - before, 2)
+
+    def test_reduce_delegated_every_form(self):
+        # Gloo's reduce binding has two forms, ([tensors], ReduceOptions) and
+        # (tensor, root, op); AVG in either is Gloo's SUM, divided on the root,
+        # and the Work says it is completed without being waited for first
+        t = torch.arange(4.0)
+        self.pg.reduce(t, 0).wait()
+        self.pg.reduce(t, 0, dist.ReduceOp.AVG).wait()
+        self.pg.reduce([t]).wait()
+        self.assertTrue(torch.equal(t, torch.arange(4.0)))
+        w = dist.reduce(t, 0, op=dist.ReduceOp.AVG, async_op=True)
+        deadline = time.monotonic() + 30
+        while not w.is_completed():
+            self.assertLess(time.monotonic(), deadline, "is_completed() never became true")
+            time.sleep(0.01)
+        self.assertTrue(torch.equal(t, torch.arange(4.0) / self.pg.size()))
 
     def test_reduce_scatter_list_refused_is_delegated(self):
         k = "reduce_scatter SUM int64 cpu contiguous"

@@ -42,7 +42,7 @@ import os
 
 from torch._C._distributed_c10d import (AllreduceCoalescedOptions, AllreduceOptions,
                                         PrefixStore, ProcessGroupGloo, ReduceOp,
-                                        ReduceScatterOptions)
+                                        ReduceOptions, ReduceScatterOptions)
 import torch
 import torch.distributed as dist
 
@@ -173,7 +173,11 @@ class _Gloo:
     def _reduce_scatter_base(self, output, input, opts):
         return self._avg(opts, [output], lambda o: self._pg._reduce_scatter_base(output, input, o))
 
-    def reduce(self, tensors, opts):
+    def reduce(self, tensors, opts=None, op=ReduceOp.SUM):
+        if isinstance(tensors, torch.Tensor):   # the binding's other form: (tensor, root, op)
+            tensors, root, opts = [tensors], opts, ReduceOptions()
+            opts.rootRank, opts.reduceOp = root, op
+        opts = opts if opts is not None else ReduceOptions()
         root = tensors if opts.rootRank == self._pg.rank() else []
         return self._avg(opts, tensors, lambda o: self._pg.reduce(tensors, o), divided=root)
 

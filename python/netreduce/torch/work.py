@@ -158,6 +158,11 @@ class Then(dist.Work):
         return fut.then(finish)
 
     def is_completed(self):
+        if not self._ran and self._work.is_completed():
+            try:
+                self.wait()      # after() runs: what the caller reads next is final
+            except Exception:   # noqa: BLE001 - failed: completed; wait() raises it
+                return True
         return self._ran
 
     def synchronize(self):
