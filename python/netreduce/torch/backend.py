@@ -516,6 +516,8 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                 flat = torch.empty(x.numel() * self.size(), dtype=x.dtype, device=x.device)
 
                 def scatter():
+                    if flat.is_cuda:   # the copies are queued on the callback's stream
+                        flat.record_stream(torch.cuda.current_stream(flat.device))
                     for o, part in zip(outs, flat.split(x.numel())):
                         o.copy_(part.view_as(o))
                 work, why = self._gather("allgather", flat, x.contiguous().view(-1),
