@@ -66,6 +66,9 @@
 #               (NR_TORCH_LOCAL=group: local Gloo phases, the box for the shares) and
 #               the library's shared memory (NR_LOCAL_SIZE=2, parallel), same run:
 #               exact (integers), the same bits on every rank, counted, timed
+#   local-group-quota  local-group's path with the tenant at 3 box jobs: one
+#               column's all-gather job refused, every rank's all-gathers then
+#               Gloo's (the host's ranks agree), counted with the reason; exact
 #   collectives-rtl  on the RTL box (no reduce bor): the all-gathers refused once,
 #               then Gloo's, counted with the reason; the all-reduce goes on
 #   collectives FSDP's collectives on the backend, through the box: all-gathers of
@@ -148,6 +151,7 @@ collectives_run() {
 
 case $scenario in
 train-hier|train-torchrun|local-group|train-hsdp-local|train-fsdp-local) hosts=2 TB_PROCS=2 ;;
+local-group-quota) hosts=2 TB_PROCS=2 quota=3 ;;
 train-racks) TB_RACKS=2 TB_NOBOX_RACKS=1 ;;
 train-dlcp) TB_LOSS=1 ;;
 train-prio) TB_RATE=100 TB_PRIO=1 ;;
@@ -162,11 +166,12 @@ trap 'tb_teardown' EXIT
 trap 'exit 130' INT TERM
 tb_setup "$hosts"
 if [ -n "${quota:-}" ]; then
-	# the job's tenant: its hosts' addresses and MACs, at most $quota box jobs (the
+	# the job's tenant: its hosts' addresses (each process's) and MACs, at most $quota box jobs (the
 	# ranks' NR_TOKEN is its token; the box's own token file keeps the testbed's)
 	TB_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 	jq -n --arg t "$TB_TOKEN" --argjson q "$quota" \
-		--argjson ips "$(for ((i = 0; i < hosts; i++)); do tb_data_ip "$i"; done | jq -R . | jq -s .)" \
+		--argjson ips "$(for ((i = 0; i < hosts; i++)); do for ((p = 0; p < ${TB_PROCS:-1}; p++)); do
+			tb_data_ip "$i" "$p"; done; done | jq -R . | jq -s .)" \
 		--argjson macs "$(for ((i = 0; i < hosts; i++)); do tb_host_mac "$i"; echo; done | jq -R . | jq -s .)" \
 		'{tenants: [{name: "hsdp", token: $t, ips: $ips, macs: $macs, max_jobs: $q}]}' \
 		> "$TB_RUNDIR/tenants.json"
@@ -272,6 +277,21 @@ check_failed() {
 		echo "$msg" | grep -qE "netreduce job nr-[0-9a-f]+, rank $r: " ||
 			fail "rank $r: the message does not name the job and the rank"
 		echo "$msg" | grep -qE "$pattern" || fail "rank $r: the message does not match /$pattern/"
+	done
+}
+
+# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's
+# RESULT line, one a line
+lg_run() {
+	local tag=$1 r f
+	shift
+	TB_LAUNCH_PROCS=2 tb_launch "$tag" 0 "$hosts" env -u NR_RANK -u NR_WORLD \
+		LOCAL_WORLD_SIZE=2 "$@" "${py[@]}" "$here/local_group.py"
+	tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
+	printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
+		{ show_logs "$tag" >&2; fail "$tag: a rank failed" >&2; }
+	for f in "$TB_RUNDIR/$tag.out" "$TB_RUNDIR/$tag".h*.log; do
+		sed -n 's/^RESULT //p' "$f"
 	done
 }
 
@@ -528,20 +548,6 @@ train-hsdp-quota)
 		"parameters as Gloo's"
 	;;
 local-group)
-	# lg_run TAG ENV...: tests/python/local_group.py on 2 ranks a host; every rank's
-	# RESULT line, one a line
-	lg_run() {
-		local tag=$1 r f
-		shift
-		TB_LAUNCH_PROCS=2 tb_launch "$tag" 0 "$hosts" env -u NR_RANK -u NR_WORLD \
-			LOCAL_WORLD_SIZE=2 "$@" "${py[@]}" "$here/local_group.py"
-		tb_wait 300 "${TB_LAUNCH_PIDS[@]}"
-		printf '%s\n' "${TB_RCS[@]}" | grep -qvx 0 &&
-			{ show_logs "$tag" >&2; fail "$tag: a rank failed" >&2; }
-		for f in "$TB_RUNDIR/$tag.out" "$TB_RUNDIR/$tag".h*.log; do
-			sed -n 's/^RESULT //p' "$f"
-		done
-	}
 	grp=$(lg_run lgroup NR_TORCH_LOCAL=group)
 	lib=$(lg_run llib NR_TORCH_LOCAL=library NR_LOCAL_SIZE=2 NR_HIER=parallel)
 	[ "$(wc -l <<< "$grp")" = "$world" ] && [ "$(wc -l <<< "$lib")" = "$world" ] ||
@@ -578,6 +584,27 @@ local-group)
 		"the same bits on every rank, $calls all-reduces a rank through it ($cols column shares" \
 		"through the box, $lrs local phases on Gloo), $rsg reduce-scatters and $agg all-gathers" \
 		"(-0.0 and NaN payloads kept), none delegated; timed beside the library's path"
+	;;
+local-group-quota)
+	# the tenant at 3 box jobs: both columns' all-reduce jobs, and the all-gather
+	# job of whichever column asks first; the other's is refused.  The host's ranks
+	# agree at the first all-gather: every rank's all-gathers go to Gloo, counted
+	# with the reason, none waits for a rank that went elsewhere
+	grp=$(lg_run lquota NR_TORCH_LOCAL=group)
+	[ "$(wc -l <<< "$grp")" = "$world" ] || fail "RESULT lines: $(wc -l <<< "$grp") of $world"
+	jq -c -s 'map({rank, delegated})[]' <<< "$grp"
+	jq -e -s 'all(.checks | to_entries | all(.value))' <<< "$grp" >/dev/null ||
+		fail "not exact: $(jq -c -s 'map(.checks)' <<< "$grp")"
+	agg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("allgather") and endswith("local group")) | .value.calls] | add // 0) | max' <<< "$grp")
+	off=$(jq -s 'map([.delegated | to_entries[] | select(.key | startswith("allgather")) | select(.value.why | test("all-gather job")) | .value.calls] | add // 0) | min' <<< "$grp")
+	quota=$(jq -s 'map([.delegated[] | select(.why | test("quota"))] | length) | add' <<< "$grp")
+	[ "$agg" = 0 ] && [ "$off" = 2 ] && [ "$quota" -ge 2 ] ||
+		fail "all-gathers: $agg through the local group (a rank's most; expected 0), $off" \
+			"delegated with the box's refusal (a rank's least; expected 2), $quota ranks" \
+			"naming the quota: $(jq -c -s 'map(.delegated)' <<< "$grp")"
+	pass "2 hosts x 2 ranks, the tenant at 3 jobs: one column's all-gather job refused, every" \
+		"rank's all-gathers on Gloo (exact, counted with the reason), the all-reduces and" \
+		"reduce-scatters through the box, exact"
 	;;
 collectives-rtl)
 	# a box whose aggregator has no reduce bor (the RTL's): the first all-gather

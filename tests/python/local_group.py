@@ -90,6 +90,16 @@ def main():
         out["checks"][name] = bool(torch.equal(x, want))
         out["ms"][name] = statistics.median(times) * 1e3
         out["digest"][name] = hashlib.sha256(x.view(torch.uint8).numpy().tobytes()).hexdigest()[:16]
+    # a collective the backend hands to Gloo waits for those issued before it
+    n = 1 << 18
+    base = (torch.arange(n) % 97).float()
+    x = base + rank
+    w = dist.all_reduce(x, async_op=True)
+    y = x if rank == 0 else torch.empty_like(x)   # rank 0 sends x: its sum, not its input
+    dist.broadcast(y, src=0)
+    w.wait()
+    want = base * world + world * (world - 1) / 2
+    out["checks"]["gloo after"] = bool(torch.equal(x, want) and torch.equal(y, want))
     if mode == "group":
         out["checks"].update(sharded(rank, world))
     st = netreduce.torch.stats()

@@ -273,9 +273,16 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             STATS.delegate(*refused, self.rank(), self._worker.job if self._worker else "-")
         else:
             STATS.gloo(collective)
-        if self._worker is not None:
-            self._worker.drain()     # keep the order the caller issued collectives in
+        self._drain()     # keep the order the caller issued collectives in
         return self._issued(call())
+
+    def _drain(self):
+        """Wait until the collectives submitted before have run: NR_TORCH_LOCAL=group's
+        (local.py's driver), else the worker's."""
+        if self._local is not None:
+            self._local.drain()
+        elif self._worker is not None:
+            self._worker.drain()
 
     def _sub_gloo(self, collective, call, t, nbytes, name="-"):
         """A subgroup's collective (no worker): Gloo's, counted as delegated with why."""
@@ -299,8 +306,7 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         t = tensors[0]
         if t.numel() == 0:
             return self._issued(works.done(tensors))
-        if self._local is not None:   # NR_TORCH_LOCAL=group (local.py)
-            self._worker.drain()
+        if self._local is not None:   # NR_TORCH_LOCAL=group (local.py): its driver's turn
             fut = self._local.allreduce(t, name)
             return self._issued(works.Work(fut.then(lambda f: (f.value(), tensors)[1]), tensors))
         return self._submit(t, name, "all_reduce", result=tensors)
@@ -414,7 +420,6 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
                                   flat.numel() * flat.element_size(), why))
         if output.numel() == 0:
             return self._issued(works.done(result))
-        self._worker.drain()
         fut = self._local.reduce_scatter(output, flat, name)
         return self._issued(works.Work(fut.then(lambda f: (f.value(), result)[1]), result))
 
@@ -439,28 +444,26 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             why = why or f"the box takes no all-gather job ({w.gather})"
         if why:
             return None, why
+        first = w.gather is None
         raw, fut = w.request_allgather(input, output, kind=kind(collective, "-", input))
-        return self._gathered(raw, fut, result, then, cause=raw)
-
-    def _gathered(self, first, fut, result, then, cause=None):
-        """The Work of an all-gather: fut, then then(); (None, why) where the box
-        took no all-gather job.  The communicator's first waits for first (its
-        request) to find that out before going on."""
-        w = self._worker
-        if w.gather is None:
+        if first:   # wait for the first to find out whether the box took the job
             try:
-                first.wait()
+                raw.wait()
             except NetreduceError:
                 if isinstance(w.gather, str):
                     return None, f"the box takes no all-gather job ({w.gather})"
                 raise
+        return self._gathered(fut, result, then, cause=raw), None
+
+    def _gathered(self, fut, result, then, cause=None):
+        """The Work of an all-gather: fut, then then()."""
 
         def finish(f):
             f.value()
             if then is not None:
                 then()
             return result
-        return self._issued(works.Work(fut.then(finish), result, cause=cause)), None
+        return self._issued(works.Work(fut.then(finish), result, cause=cause))
 
     def _local_gather(self, collective, output, input, result, then):
         """_gather() under NR_TORCH_LOCAL=group: the column's all-gather through
@@ -469,9 +472,16 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         why = self._local.gather_refusal(output, input)
         if why:
             return None, why
-        self._worker.drain()
+        first = self._local.gather is None
         fut = self._local.allgather(output, input)
-        return self._gathered(fut, fut, result, then)
+        if first:   # the host's ranks agree whether every column's job was taken
+            try:
+                fut.wait()
+            except Exception:
+                if isinstance(self._local.gather, str):
+                    return None, self._local.gather
+                raise
+        return self._gathered(fut, result, then), None
 
     def _allgather_base(self, output, input, opts=None):
         """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal;

@@ -24,7 +24,10 @@ FSDP's collectives (one piece each, no chunks):
                   block): rank (h, p) gets share (h, p); no all-gather;
   all-gather      column p's all-gather through the box (nr_allgather, byte for
                   byte; CUDA: staged through pinned memory), then the local
-                  all-gather of those, put back in rank order.
+                  all-gather of those, put back in rank order.  The columns'
+                  all-gather jobs open at the first, each apart: the host's ranks
+                  agree on the box's answers, and where it refused any, every
+                  rank gathers with Gloo from then on (counted with why).
 
 An all-reduce goes in chunks of NR_STAGE_CHUNK_KB (default 4096 KiB): the three phases of different
 chunks overlap (the local backend reduces chunk c + 1 while the worker sends
@@ -53,6 +56,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
                                         ReduceScatterOptions)
 import torch.distributed as dist
 
+from ..comm import NetreduceError
 from . import staging
 from .accept import flat_refusal, gather_refusal, refusal
 from .counters import STATS, kind, now
@@ -109,6 +113,9 @@ class LocalComposition:
         self.cpu = _Local(ProcessGroupGloo(PrefixStore(f"netreduce-local/{self.host}", store),
                                            self.lrank, local, timeout), "gloo")
         self.cuda = None          # _Local of NCCL, made at the first CUDA all-reduce
+        # the columns' all-gathers: None until the first, then True, or why not (the
+        # same on every rank: the local ranks agree on it, see _column_gather)
+        self.gather = None
         self._mu = threading.Lock()   # ... by one thread
         self.worker = Worker(PrefixStore(f"netreduce-col/{self.lrank}", store), self.host,
                              self.hosts, "netreduce", flat=True, addr_rank=rank)
@@ -195,8 +202,8 @@ class LocalComposition:
             return why
         if self.worker.algo != "box":
             return "no box: the columns' all-gathers need the box (NR_BOX)"
-        if isinstance(self.worker.gather, str):
-            return f"the box takes no all-gather job ({self.worker.gather})"
+        if isinstance(self.gather, str):
+            return self.gather
         return self.refusal(flat.device)
 
     def _submit(self, fn, result, tensors, *args):
@@ -210,28 +217,39 @@ class LocalComposition:
         self._q.put((fn, result, tensors, args, ready, fut))
         return fut
 
+    def drain(self):
+        """Wait until every collective submitted so far has run (the backend,
+        before it hands one to Gloo: the order the caller issued them in)."""
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._q.join()
+
     def _run(self):
         while True:
             item = self._q.get()
-            if item is None:
-                return
-            fn, result, tensors, args, ready, fut = item
             try:
-                if ready is None:
-                    fn(self.cpu, *args)
-                    fut.set_result(result)
-                    continue
-                # CUDA: the phases on the driver's stream, after the caller's;
-                # the future completes on it (its events recorded there)
-                stream = self.cuda.stream
-                with torch.cuda.device(result.device), torch.cuda.stream(stream):
-                    stream.wait_event(ready)
-                    for t in tensors:
-                        t.record_stream(stream)
-                    fn(self.cuda, *args)
-                    fut.set_result(result)
-            except Exception as e:   # noqa: BLE001 - handed to the caller's future
-                fut.set_exception(e)
+                if item is None:
+                    return
+                self._one(*item)
+            finally:
+                self._q.task_done()
+
+    def _one(self, fn, result, tensors, args, ready, fut):
+        try:
+            if ready is None:
+                fn(self.cpu, *args)
+                fut.set_result(result)
+                return
+            # CUDA: the phases on the driver's stream, after the caller's;
+            # the future completes on it (its events recorded there)
+            stream = self.cuda.stream
+            with torch.cuda.device(result.device), torch.cuda.stream(stream):
+                stream.wait_event(ready)
+                for t in tensors:
+                    t.record_stream(stream)
+                fn(self.cuda, *args)
+                fut.set_result(result)
+        except Exception as e:   # noqa: BLE001 - handed to the caller's future
+            fut.set_exception(e)
 
     def _allreduce(self, loc, tensor, op):
         t0 = now()
@@ -308,9 +326,7 @@ class LocalComposition:
         if cuda:   # the box's all-gather is of host memory: staged, pinned
             src = torch.empty(nb, dtype=torch.uint8, pin_memory=True).copy_(src)
         col = torch.empty(hosts * nb, dtype=torch.uint8, pin_memory=cuda)
-        raw, _ = self.worker.request_allgather(src, col, kind=kind("allgather", "-", flat) +
-                                               " column")
-        raw.wait()
+        self._column_gather(src, col, kind("allgather", "-", flat) + " column")
         if cuda:   # both copies synchronous on the driver's stream
             col = col.to(flat.device)
         every = torch.empty(local * hosts * nb, dtype=torch.uint8, device=flat.device)
@@ -320,6 +336,43 @@ class LocalComposition:
             every.view(local, hosts, nb).transpose(0, 1))
         self._done(loc, kind("allgather", "-", flat) + " local group",
                    output.numel() * output.element_size(), t0)
+
+    def _column_gather(self, src, col, k):
+        """Column p's all-gather of src into col through the box.  Its job opens at
+        the first, for each column apart: the box may take one column's and refuse
+        another's (a tenant's quota).  So at the first the host's ranks agree (a
+        MAX over the local Gloo group): where any column was refused, every rank
+        raises here, before the local phase, and self.gather says why; the backend
+        then gathers with Gloo, every rank alike (each column's ranks heard their
+        box's answer alike, rank 0 of the column told them)."""
+        raw, _ = self.worker.request_allgather(src, col, kind=k)
+        if self.gather is not None:
+            raw.wait()
+            return
+        code, err = 0, None
+        try:
+            raw.wait()
+        except NetreduceError as e:    # 1: the box took no all-gather job for this column
+            code, err = (1 if isinstance(self.worker.gather, str) else 2), e
+        except Exception as e:   # noqa: BLE001 - 2: failed; raised once agreed
+            code, err = 2, e
+        flag = torch.tensor([code], dtype=torch.int32)
+        opts = AllreduceOptions()
+        opts.reduceOp = dist.ReduceOp.MAX
+        self.cpu.pg.allreduce([flag], opts).wait()
+        agreed = int(flag.item())
+        if agreed == 0:
+            self.gather = True
+            return
+        if err is not None and code == 2:
+            raise err
+        if agreed == 1:
+            self.gather = (f"the box takes no all-gather job ({self.worker.gather})"
+                           if code else "the box takes no all-gather job for another column "
+                           "of this host's ranks (NR_TORCH_LOCAL=group)")
+            raise RuntimeError(self.gather)
+        raise RuntimeError("netreduce: all_gather: another local rank's column all-gather "
+                           "failed") from err
 
     def _done(self, loc, k, nbytes, t0):
         if loc.stream is not None:
