@@ -347,6 +347,7 @@ class Backend(unittest.TestCase):
         self.pg.reduce(t, 0).wait()
         self.pg.reduce(t, 0, dist.ReduceOp.AVG).wait()
         self.pg.reduce([t]).wait()
+        self.pg.reduce(t, root=0).wait()
         self.assertTrue(torch.equal(t, torch.arange(4.0)))
         w = dist.reduce(t, 0, op=dist.ReduceOp.AVG, async_op=True)
         deadline = time.monotonic() + 30

@@ -173,9 +173,9 @@ class _Gloo:
     def _reduce_scatter_base(self, output, input, opts):
         return self._avg(opts, [output], lambda o: self._pg._reduce_scatter_base(output, input, o))
 
-    def reduce(self, tensors, opts=None, op=ReduceOp.SUM):
+    def reduce(self, tensors, opts=None, op=ReduceOp.SUM, root=None):
         if isinstance(tensors, torch.Tensor):   # the binding's other form: (tensor, root, op)
-            tensors, root, opts = [tensors], opts, ReduceOptions()
+            tensors, root, opts = [tensors], opts if root is None else root, ReduceOptions()
             opts.rootRank, opts.reduceOp = root, op
         opts = opts if opts is not None else ReduceOptions()
         root = tensors if opts.rootRank == self._pg.rank() else []

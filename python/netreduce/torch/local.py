@@ -345,6 +345,8 @@ class LocalComposition:
         raises here, before the local phase, and self.gather says why; the backend
         then gathers with Gloo, every rank alike (each column's ranks heard their
         box's answer alike, rank 0 of the column told them)."""
+        if isinstance(self.gather, str):   # agreed by a first queued beside this one
+            raise RuntimeError(self.gather)
         raw, _ = self.worker.request_allgather(src, col, kind=k)
         if self.gather is not None:
             raw.wait()

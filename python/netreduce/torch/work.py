@@ -124,10 +124,12 @@ class Then(dist.Work):
             _recent.append(self)
 
     def _run_after(self):
-        with self._lock:
+        with self._lock:     # a poller of is_completed() waits here until after() is done
             if not self._ran:
-                self._ran = True
-                self._after()
+                try:
+                    self._after()
+                finally:
+                    self._ran = True
         with _lock:
             _pending.pop(id(self), None)
 
@@ -158,7 +160,10 @@ class Then(dist.Work):
         return fut.then(finish)
 
     def is_completed(self):
-        if not self._ran and self._work.is_completed():
+        """Whether work is done and after() ran: host outputs' after() runs here
+        once work is (CUDA ones' on the stream of whoever waits, in wait())."""
+        if not self._ran and self._work.is_completed() and \
+                not any(t.is_cuda for t in self._result if isinstance(t, torch.Tensor)):
             try:
                 self.wait()      # after() runs: what the caller reads next is final
             except Exception:   # noqa: BLE001 - failed: completed; wait() raises it
