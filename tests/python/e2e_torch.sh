@@ -571,7 +571,7 @@ local-group)
 	# FSDP's collectives: 3 reduce-scatters and 2 all-gathers a rank through the
 	# local group and the columns, nothing delegated to Gloo
 	rsg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("reduce_scatter") and endswith("local group")) | .value.calls] | add // 0) | min' <<< "$grp")
-	agg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("allgather") and endswith("local group")) | .value.calls] | add // 0) | min' <<< "$grp")
+	agg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("allgather") and endswith("float32 cpu contiguous local group")) | .value.calls] | add // 0) | min' <<< "$grp")
 	[ "$rsg" = 3 ] && [ "$agg" = 2 ] ||
 		fail "the local-group path: $rsg reduce-scatters and $agg all-gathers through it (a" \
 			"rank's least), expected 3 and 2"
@@ -596,7 +596,7 @@ local-group-quota)
 	jq -e -s 'all(.checks | to_entries | all(.value))' <<< "$grp" >/dev/null ||
 		fail "not exact: $(jq -c -s 'map(.checks)' <<< "$grp")"
 	agg=$(jq -s 'map([.netreduce | to_entries[] | select(.key | startswith("allgather") and endswith("local group")) | .value.calls] | add // 0) | max' <<< "$grp")
-	off=$(jq -s 'map([.delegated | to_entries[] | select(.key | startswith("allgather")) | select(.value.why | test("all-gather job")) | .value.calls] | add // 0) | min' <<< "$grp")
+	off=$(jq -s 'map([.delegated | to_entries[] | select(.key | startswith("allgather") and endswith("float32 cpu contiguous")) | select(.value.why | test("all-gather job")) | .value.calls] | add // 0) | min' <<< "$grp")
 	quota=$(jq -s 'map([.delegated[] | select(.why | test("quota"))] | length) | add' <<< "$grp")
 	[ "$agg" = 0 ] && [ "$off" = 2 ] && [ "$quota" -ge 2 ] ||
 		fail "all-gathers: $agg through the local group (a rank's most; expected 0), $off" \

@@ -67,6 +67,21 @@ def sharded(rank, world):
     return checks
 
 
+def hooked(rank, world):
+    """DDP with netreduce's comm hooks (hook_state(), as examples/train.py): the
+    gradient averaged over every rank of every host, exact."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    checks = {}
+    for name, hook in (("ddp hook", netreduce.torch.allreduce_hook),
+                       ("ddp bf16 hook", netreduce.torch.bf16_hook)):
+        model = torch.nn.Linear(8, 1, bias=False)
+        ddp = DDP(model)
+        ddp.register_comm_hook(netreduce.torch.hook_state(), hook)
+        ddp(torch.full((1, 8), float(rank + 1))).sum().backward()
+        checks[name] = bool(torch.equal(model.weight.grad, torch.full((1, 8), (world + 1) / 2)))
+    return checks
+
+
 def main():
     dist.init_process_group("netreduce")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -102,6 +117,7 @@ def main():
     out["checks"]["gloo after"] = bool(torch.equal(x, want) and torch.equal(y, want))
     if mode == "group":
         out["checks"].update(sharded(rank, world))
+    out["checks"].update(hooked(rank, world))
     st = netreduce.torch.stats()
     out.update(netreduce=st["netreduce"], gloo=st.get("gloo", {}), delegated=st.get("delegated", {}),
                library=st.get("library", {}))

@@ -218,6 +218,12 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
     def worker(self):
         return self._worker
 
+    @property
+    def composed(self):
+        """Whether NR_TORCH_LOCAL=group composes this group's collectives (local.py):
+        its worker is then this rank's column's, one rank a host, not the group's."""
+        return self._local is not None
+
     def getBackendName(self):   # called by C++ (DDP's logger, ProcessGroup.name())
         return BACKEND
 

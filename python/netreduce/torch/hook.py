@@ -18,7 +18,9 @@ the bytes, as torch's bf16_compress_hook and fp16_compress_hook do for Gloo
 and NCCL: each rank rounds its bucket once to the type, the box sums the
 ranks' elements in FP32 in rank order and rounds the sum once, and the hook
 writes it back as float32 divided by the world size (in float32: torch's hooks
-divide in 16 bits before the sum, one rounding more).  With NR_SHORT_PPM (the job's bound
+divide in 16 bits before the sum, one rounding more); on hosts of several
+ranks or racks (whose phases sum float32) the rounded elements go widened to
+float32, the same sum rounded once, twice the bytes.  With NR_SHORT_PPM (the job's bound
 on short packets) the buckets go tolerant: the box may complete a packet of
 theirs without one rank's lost contribution, within the bound
 (nr_allreduce_flags, NR_MSG_TOLERANT); every other all-reduce stays exact.
@@ -28,6 +30,9 @@ in the backward pass) to the input side, whose gradients the next forward
 pass needs first, so the input side's buckets take the highest class
 (bucket_class); buckets queued together then run at once, each on its
 class's box channel.  stats()["buckets"] keeps each bucket's latency.
+Where the default group composes its collectives (NR_TORCH_LOCAL=group,
+local.py), hook_state() is None and the hooks all-reduce through the group
+(its local phases and the box; exact, no bound, no classes).
 """
 import threading
 
@@ -58,11 +63,13 @@ def hook_state():
     """The Worker the hooks use: the default group's when its backend is
     netreduce, else one of the default (world)
     group's ranks, through its store.  Collective on the first call: every
-    rank calls it."""
+    rank calls it.  None where the default group composes its collectives
+    (NR_TORCH_LOCAL=group: a rank's worker is its column's): the hooks then
+    all-reduce through the group, its local phases and the box."""
     global _default
     pg = c10d._get_default_group()
     if isinstance(pg, ProcessGroupNetreduce):
-        return pg.worker
+        return None if pg.composed else pg.worker
     with _lock:
         if _default is None or _default.closed:
             store = c10d._get_default_store()
@@ -74,6 +81,9 @@ def _average(state, bucket, tolerant):
     global _nbuckets
     worker = state if isinstance(state, Worker) else hook_state()
     buf = bucket.buffer()
+    if worker is None:   # NR_TORCH_LOCAL=group: through the group (local.py), exact
+        fut = dist.all_reduce(buf, op=dist.ReduceOp.AVG, async_op=True).get_future()
+        return fut.then(lambda f: f.value()[0])
     index = bucket.index()
     if bucket.is_last():
         _nbuckets = index + 1
@@ -111,8 +121,16 @@ def _compressed_hook(state, bucket, dtype, name):
         raise TypeError(f"netreduce.torch.{name}: DDP's bucket is {buf.dtype}, the hook "
                         "compresses float32 gradients (use allreduce_hook for other types)")
     half = buf.to(dtype)
+    if worker is None:   # NR_TORCH_LOCAL=group: through the group (local.py)
+        fut, world = dist.all_reduce(half, async_op=True).get_future(), dist.get_world_size()
+        return fut.then(lambda f: buf.copy_(f.value()[0]).div_(world))
     why = refusal([half], "SUM", worker.comm.topology)
-    if why:
+    if why and refusal([half], "SUM") is None:
+        # hosts of several ranks or racks, whose phases sum float32 only: the
+        # rounded elements widened (exactly), the FP32 sum rounded once here
+        fut = worker.submit(half.float(), "SUM", as_list=True,
+                            kind=kind("ddp_bucket", "SUM", half) + " as float32")
+    elif why:
         STATS.delegate(kind("ddp_bucket", "SUM", half), half.numel() * half.element_size(), why,
                        worker.rank, worker.job)
         fut = dist.all_reduce(half, async_op=True).get_future()
@@ -120,7 +138,7 @@ def _compressed_hook(state, bucket, dtype, name):
         fut = worker.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
 
     def decompress(f):
-        return buf.copy_(f.value()[0]).div_(worker.world)
+        return buf.copy_(f.value()[0].to(dtype)).div_(worker.world)
     return fut.then(decompress)
 
 
