@@ -445,31 +445,37 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
             return None, self._sub
         if w.algo != "box":
             return None, None
-        why = gather_refusal([output, input], w.comm.topology)
-        if isinstance(w.gather, str):   # the box took no all-gather job
-            why = why or f"the box takes no all-gather job ({w.gather})"
+        why = gather_refusal([output, input], w.comm.topology) or self._gather_refused()
         if why:
             return None, why
         first = w.gather is None
         raw, fut = w.request_allgather(input, output, kind=kind(collective, "-", input))
-        if first:   # wait for the first to find out whether the box took the job
-            try:
-                raw.wait()
-            except NetreduceError:
-                if isinstance(w.gather, str):
-                    return None, f"the box takes no all-gather job ({w.gather})"
-                raise
-        return self._gathered(fut, result, then, cause=raw), None
+        return self._gathered(first, raw, self._gather_refused, fut, result, then, cause=raw)
 
-    def _gathered(self, fut, result, then, cause=None):
-        """The Work of an all-gather: fut, then then()."""
+    def _gather_refused(self):
+        """Why the worker's all-gathers are Gloo's: the box took no all-gather job; or None."""
+        g = self._worker.gather
+        return f"the box takes no all-gather job ({g})" if isinstance(g, str) else None
+
+    def _gathered(self, first, waited, refused, fut, result, then, cause=None):
+        """The Work of an all-gather: fut, then then(); or (None, refused()) where
+        this was the communicator's first (waited for here, before going on) and
+        found that the box takes no all-gather job."""
+        if first:
+            try:
+                waited.wait()
+            except Exception:
+                why = refused()
+                if why:
+                    return None, why
+                raise
 
         def finish(f):
             f.value()
             if then is not None:
                 then()
             return result
-        return self._issued(works.Work(fut.then(finish), result, cause=cause))
+        return self._issued(works.Work(fut.then(finish), result, cause=cause)), None
 
     def _local_gather(self, collective, output, input, result, then):
         """_gather() under NR_TORCH_LOCAL=group: the column's all-gather through
@@ -478,16 +484,9 @@ class ProcessGroupNetreduce(dist.ProcessGroup):
         why = self._local.gather_refusal(output, input)
         if why:
             return None, why
-        first = self._local.gather is None
+        first = self._local.gather is None   # the host's ranks agree on the columns' jobs
         fut = self._local.allgather(output, input)
-        if first:   # the host's ranks agree whether every column's job was taken
-            try:
-                fut.wait()
-            except Exception:
-                if isinstance(self._local.gather, str):
-                    return None, self._local.gather
-                raise
-        return self._gathered(fut, result, then), None
+        return self._gathered(first, fut, self._local.gather_refused, fut, result, then)
 
     def _allgather_base(self, output, input, opts=None):
         """all_gather_into_tensor: through the box (host tensors, accept.gather_refusal;

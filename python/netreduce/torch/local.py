@@ -202,9 +202,11 @@ class LocalComposition:
             return why
         if self.worker.algo != "box":
             return "no box: the columns' all-gathers need the box (NR_BOX)"
-        if isinstance(self.gather, str):
-            return self.gather
-        return self.refusal(flat.device)
+        return self.gather_refused() or self.refusal(flat.device)
+
+    def gather_refused(self):
+        """Why the columns' all-gathers are Gloo's (the box refused one's job), or None."""
+        return self.gather if isinstance(self.gather, str) else None
 
     def _submit(self, fn, result, tensors, *args):
         """fn(loc, *args) on the driver thread; a Future completed with result."""
@@ -345,7 +347,7 @@ class LocalComposition:
         raises here, before the local phase, and self.gather says why; the backend
         then gathers with Gloo, every rank alike (each column's ranks heard their
         box's answer alike, rank 0 of the column told them)."""
-        if isinstance(self.gather, str):   # agreed by a first queued beside this one
+        if self.gather_refused():   # agreed by a first queued beside this one
             raise RuntimeError(self.gather)
         raw, _ = self.worker.request_allgather(src, col, kind=k)
         if self.gather is not None:
