@@ -121,11 +121,10 @@ def _compressed_hook(state, bucket, dtype, name):
         raise TypeError(f"netreduce.torch.{name}: DDP's bucket is {buf.dtype}, the hook "
                         "compresses float32 gradients (use allreduce_hook for other types)")
     half = buf.to(dtype)
+    why = None if worker is None else refusal([half], "SUM", worker.comm.topology)
     if worker is None:   # NR_TORCH_LOCAL=group: through the group (local.py)
-        fut, world = dist.all_reduce(half, async_op=True).get_future(), dist.get_world_size()
-        return fut.then(lambda f: buf.copy_(f.value()[0]).div_(world))
-    why = refusal([half], "SUM", worker.comm.topology)
-    if why and refusal([half], "SUM") is None:
+        fut = dist.all_reduce(half, async_op=True).get_future()
+    elif why and refusal([half], "SUM") is None:
         # hosts of several ranks or racks, whose phases sum float32 only: the
         # rounded elements widened (exactly), the FP32 sum rounded once here
         fut = worker.submit(half.float(), "SUM", as_list=True,
@@ -137,8 +136,10 @@ def _compressed_hook(state, bucket, dtype, name):
     else:
         fut = worker.submit(half, "SUM", as_list=True, kind=kind("ddp_bucket", "SUM", half))
 
+    world = dist.get_world_size() if worker is None else worker.world
+
     def decompress(f):
-        return buf.copy_(f.value()[0].to(dtype)).div_(worker.world)
+        return buf.copy_(f.value()[0].to(dtype)).div_(world)
     return fut.then(decompress)
 
 
